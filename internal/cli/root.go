@@ -1,0 +1,132 @@
+// Package cli is wirebench's command line: the subcommand table, flags
+// turned into config structs, signals turned into context cancellation,
+// output format choice and exit codes. Business logic lives in the packages
+// it calls; nothing below this package parses flags or prints to a terminal.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1 // the measurement could not be made or was cut short
+	exitUsage   = 2 // the command line was wrong
+	exitSignal  = 3 // a second interrupt: stop without waiting
+)
+
+// env carries what every subcommand needs from the outside world.
+type env struct {
+	ctx    context.Context
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// usageError marks an error in what the user typed; it exits with code 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usagef returns a usage error with a formatted message.
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// Main runs wirebench with the given arguments (without the program name)
+// and returns the process exit code. The first SIGINT or SIGTERM cancels the
+// running test, which then reports what it measured so far; a second one
+// exits at once with code 3.
+func Main(args []string, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-sigs:
+			fmt.Fprintln(stderr, "wirebench: second interrupt, exiting")
+			os.Exit(exitSignal)
+		case <-time.After(10 * time.Minute):
+		}
+	}()
+	return run(ctx, args, stdout, stderr)
+}
+
+// run is Main without signal handling, for tests.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{ctx: ctx, stdout: stdout, stderr: stderr}
+	root := newRootCmd(e)
+	root.SetArgs(rewriteIperfArgs(args))
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "wirebench: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+func newRootCmd(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "wirebench",
+		Short: "Measure throughput, loss, jitter and latency of devices and links",
+		Long: `wirebench measures the network performance of devices and links, speaking the
+iperf dialect the device already runs (iperf2 old and new, zperf, lwiperf,
+ESP-IDF), and explains every result against the line rate of the medium.
+
+iperf habits work too: "wirebench -s" is "wirebench server", and
+"wirebench -c HOST -u -b 100M -t 60" is "wirebench client HOST -u -b 100M -t 60".`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(commands(e)...)
+	for _, c := range root.Commands() {
+		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	}
+	return root
+}
+
+// commands is the subcommand table.
+func commands(e *env) []*cobra.Command {
+	return []*cobra.Command{
+		newClientCmd(e),
+		newServerCmd(e),
+		newCalcCmd(e),
+		newPingCmd(e),
+		newVersionCmd(e),
+	}
+}
+
+// exactArgs is cobra.ExactArgs returning a usage error.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("expected %s, got %d argument(s)", what, len(args))
+		}
+		return nil
+	}
+}

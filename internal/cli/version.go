@@ -1,0 +1,20 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/version"
+)
+
+func newVersionCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the wirebench version",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(*cobra.Command, []string) error {
+			fmt.Fprintf(e.stdout, "wirebench %s\n", version.String())
+			return nil
+		},
+	}
+}

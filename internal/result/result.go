@@ -1,0 +1,168 @@
+// Package result is the versioned result model every part of wirebench
+// shares: what a test was asked to do, what each interval measured, what the
+// sender sent and what the receiver counted, and the warnings that say when a
+// figure cannot be trusted. It has no dependencies beyond the standard
+// library, so stores, reports and the web dashboard can all read it.
+//
+// The JSON form is a contract documented in docs/json.md. Keys are only ever
+// added within one schema version; a change of meaning bumps Schema.
+package result
+
+import "time"
+
+// Schema is the value of the "schema" key of every result document.
+const Schema = "wirebench/1"
+
+// Protocol names used in Test.Protocol.
+const (
+	TCP = "tcp"
+	UDP = "udp"
+)
+
+// Direction names used in Test.Direction. They are seen from the side that
+// produced the result: a client that sends is "send", the server receiving
+// that test is "receive".
+const (
+	DirSend    = "send"    // this side sent, the peer received
+	DirReceive = "receive" // this side received, the peer sent
+	DirBidir   = "bidir"   // both at once
+)
+
+// Result is one test, as seen from the side that produced it.
+type Result struct {
+	Schema    string     `json:"schema"`
+	Role      string     `json:"role"` // "client" or "server"
+	Version   string     `json:"version,omitempty"`
+	StartedAt time.Time  `json:"started_at"`
+	Test      Test       `json:"test"`
+	Intervals []Interval `json:"intervals"`
+	// Sender is present when this side sent traffic.
+	Sender *Sender `json:"sender,omitempty"`
+	// Receiver is present when some side received traffic and its counts are
+	// known: counted here, or taken from the peer's report (see Source).
+	Receiver *Receiver `json:"receiver,omitempty"`
+	// Reverse holds the counts of a second, opposite flow of the same test
+	// (iperf2 -d/-r connect-back, --full-duplex, bidir), when there is one.
+	Reverse *Flow `json:"reverse,omitempty"`
+	// Streams holds per-stream figures when Test.Streams > 1.
+	Streams []Stream `json:"streams,omitempty"`
+	// Link puts the figures against the line rate of the medium, when a
+	// medium was named.
+	Link *Link `json:"link,omitempty"`
+	// Warnings say in plain words why a figure above should not be trusted
+	// as it stands. An empty list means nothing suspicious was seen.
+	Warnings []string `json:"warnings"`
+	// Error is set when the test ended early; the figures above are then the
+	// partial ones gathered up to that point.
+	Error string `json:"error,omitempty"`
+}
+
+// Test describes what was asked of the test, after defaults were applied.
+type Test struct {
+	Protocol    string  `json:"protocol"`
+	Direction   string  `json:"direction"`
+	Dialect     string  `json:"dialect"`
+	Host        string  `json:"host"`
+	Port        int     `json:"port"`
+	Peer        string  `json:"peer,omitempty"` // address:port of the peer as seen on the wire
+	Duration    float64 `json:"duration_s"`     // requested duration; 0 when Bytes is set
+	Bytes       int64   `json:"bytes,omitempty"`
+	RateBPS     float64 `json:"rate_bps"` // requested UDP rate in bit/s of payload; 0 = unpaced
+	RatePPS     float64 `json:"rate_pps,omitempty"`
+	Length      int     `json:"length"`
+	Streams     int     `json:"streams"`
+	Mode        string  `json:"mode,omitempty"` // "", "reverse", "full-duplex", "dual", "tradeoff"
+	PeerVersion string  `json:"peer_version,omitempty"`
+}
+
+// Interval is one reporting interval summed over all streams of a flow.
+type Interval struct {
+	Start         float64 `json:"start_s"`
+	End           float64 `json:"end_s"`
+	Bytes         int64   `json:"bytes"`
+	BitsPerSecond float64 `json:"bits_per_second"`
+	Packets       int64   `json:"packets"`
+	Lost          int64   `json:"lost"`
+	OutOfOrder    int64   `json:"out_of_order"`
+	JitterMS      float64 `json:"jitter_ms"`
+	// Flow tells which flow the interval belongs to when a test has two
+	// ("forward" or "reverse"); empty for single-flow tests.
+	Flow string `json:"flow,omitempty"`
+}
+
+// Sender is what this side sent.
+type Sender struct {
+	Bytes         int64   `json:"bytes"`
+	BitsPerSecond float64 `json:"bits_per_second"`
+	Packets       int64   `json:"packets"`
+	Seconds       float64 `json:"seconds"`
+	// SendErrors counts writes the kernel refused (ENOBUFS and the like).
+	SendErrors int64 `json:"send_errors,omitempty"`
+	// PacketsPerSecond is Packets/Seconds for UDP.
+	PacketsPerSecond float64 `json:"packets_per_second,omitempty"`
+}
+
+// Receiver is what the receiving side counted.
+type Receiver struct {
+	Bytes         int64   `json:"bytes"`
+	BitsPerSecond float64 `json:"bits_per_second"`
+	Packets       int64   `json:"packets"`
+	Lost          int64   `json:"lost"`
+	OutOfOrder    int64   `json:"out_of_order"`
+	Duplicates    int64   `json:"duplicates"`
+	JitterMS      float64 `json:"jitter_ms"`
+	Seconds       float64 `json:"seconds"`
+	// Total is the number of datagrams the receiver expected (iperf's
+	// "Total"): the highest sequence number seen, the FIN included.
+	Total int64 `json:"total,omitempty"`
+	// Source says where these counts come from: "local" (this side
+	// received) or "peer-report" (the peer's server report).
+	Source string `json:"source"`
+	// HostDrops counts datagrams our own socket receive buffer dropped
+	// during the test (Linux SO_RXQ_OVFL); -1 when unknown.
+	HostDrops int64 `json:"host_drops,omitempty"`
+	// PacketsPerSecond is Packets/Seconds for UDP.
+	PacketsPerSecond float64 `json:"packets_per_second,omitempty"`
+}
+
+// Flow is the summary of one direction of a two-flow test.
+type Flow struct {
+	Direction string     `json:"direction"`
+	Sender    *Sender    `json:"sender,omitempty"`
+	Receiver  *Receiver  `json:"receiver,omitempty"`
+	Intervals []Interval `json:"intervals,omitempty"`
+}
+
+// Stream is one stream's share of a multi-stream test.
+type Stream struct {
+	ID       int       `json:"id"`
+	Sender   *Sender   `json:"sender,omitempty"`
+	Receiver *Receiver `json:"receiver,omitempty"`
+}
+
+// Link places the measured goodput against what the medium allows.
+type Link struct {
+	Medium string `json:"medium"`
+	// TheoreticalBPS is the highest goodput the medium allows for this
+	// payload size and protocol stack.
+	TheoreticalBPS float64 `json:"theoretical_bps"`
+	// PercentOfTheoretical is the receiver goodput as a share of it.
+	PercentOfTheoretical float64 `json:"percent_of_theoretical"`
+	FramesPerSecond      float64 `json:"frames_per_second"`
+	// WireL2BPS and WireL1BPS are the measured rate counted with frame
+	// headers (L2) and with preamble and gap as well (L1).
+	WireL2BPS float64 `json:"wire_l2_bps"`
+	WireL1BPS float64 `json:"wire_l1_bps"`
+	// Diagnosis is a plain-words explanation when the figures look limited
+	// by something other than bandwidth (for example a timer tick).
+	Diagnosis string `json:"diagnosis,omitempty"`
+}
+
+// New returns a Result with the schema set and empty lists ready, so the
+// JSON form always carries "intervals" and "warnings" as arrays.
+func New(role string) *Result {
+	return &Result{Schema: Schema, Role: role, Intervals: []Interval{}, Warnings: []string{}, StartedAt: time.Now().UTC()}
+}
+
+// Warn appends a warning.
+func (r *Result) Warn(msg string) { r.Warnings = append(r.Warnings, msg) }

@@ -1,0 +1,19 @@
+// Package version holds the build version embedded in every result.
+package version
+
+import "runtime/debug"
+
+// Version is set at link time with -ldflags "-X ...version.Version=v1.2.3";
+// otherwise it is read from the module's build information.
+var Version = ""
+
+// String returns the version, or "devel" when none is known.
+func String() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
