@@ -1,0 +1,90 @@
+package linerate
+
+import "fmt"
+
+// Placement puts a measured goodput next to what the medium allows.
+type Placement struct {
+	Medium string `json:"medium"`
+	// TheoreticalBPS is the highest goodput for this payload and stack.
+	TheoreticalBPS float64 `json:"theoretical_bps"`
+	// PercentOfTheoretical is the measured goodput as a share of it.
+	PercentOfTheoretical float64 `json:"percent_of_theoretical"`
+	// PacketsPerSecond and FramesPerSecond are the datagram and frame
+	// rates the measured goodput implies (frames count IP fragments).
+	PacketsPerSecond float64 `json:"packets_per_second"`
+	FramesPerSecond  float64 `json:"frames_per_second"`
+	// WireL2BPS counts the measured traffic with frame headers (and USB
+	// class framing); WireL1BPS adds preamble and gap (USB: whole bus
+	// packets), so it is the share of the line in use times BitRate.
+	WireL2BPS float64 `json:"wire_l2_bps"`
+	WireL1BPS float64 `json:"wire_l1_bps"`
+}
+
+// Measured places a measured goodput (application payload bit/s) of
+// payload-byte datagrams on stack s against medium m.
+func Measured(m Medium, s Stack, payload int, goodputBPS float64) (Placement, error) {
+	if goodputBPS < 0 {
+		return Placement{}, fmt.Errorf("invalid goodput %v: want zero or more bit/s", goodputBPS)
+	}
+	if payload <= 0 {
+		return Placement{}, fmt.Errorf("invalid payload %d: want at least 1 byte to place a goodput", payload)
+	}
+	b, err := Analyze(m, s, payload)
+	if err != nil {
+		return Placement{}, fmt.Errorf("working out the theoretical goodput: %w", err)
+	}
+	pps := goodputBPS / (8 * float64(payload))
+	return Placement{
+		Medium:               m.Name,
+		TheoreticalBPS:       b.GoodputBPS,
+		PercentOfTheoretical: 100 * goodputBPS / b.GoodputBPS,
+		PacketsPerSecond:     pps,
+		FramesPerSecond:      pps * float64(len(b.Fragments)),
+		WireL2BPS:            pps * b.FrameBytes * 8,
+		WireL1BPS:            pps * b.WireBytes * 8,
+	}, nil
+}
+
+// Echo is an ICMP echo exchange on one medium: a request and a reply of
+// the same size, one after the other on the same link.
+type Echo struct {
+	Request Breakdown `json:"request"`
+	// RoundTripWire is the line time of request plus reply, in seconds: the
+	// shortest round trip the medium allows (store-and-forward hops and the
+	// responder's own time come on top).
+	RoundTripWire float64 `json:"round_trip_wire_s"`
+	// NoGapBytes is the request counted without the inter-frame gap, the
+	// way seed report 004 counted it (IP data + IP header, Ethernet header,
+	// preamble and FCS per packet); NoGapOverhead is that per-packet
+	// overhead. Equal to the wire bytes on media without a gap.
+	NoGapBytes    float64 `json:"no_gap_bytes"`
+	NoGapOverhead float64 `json:"no_gap_overhead"`
+}
+
+// AnalyzeEcho works out the wire cost of an echo with payload bytes of
+// ICMP data (what ping -s / -l sets) on stack s (its Transport is set to
+// ICMP).
+func AnalyzeEcho(m Medium, s Stack, payload int) (Echo, error) {
+	s.Transport = ICMP
+	b, err := Analyze(m, s, payload)
+	if err != nil {
+		return Echo{}, err
+	}
+	e := Echo{Request: b, RoundTripWire: 2 * b.WireTime}
+	for _, f := range b.Fragments {
+		e.NoGapBytes += f.WireBytes - float64(f.Gap)
+	}
+	first := b.Fragments[0]
+	e.NoGapOverhead = first.Overhead() - float64(first.Gap)
+	return e, nil
+}
+
+// ImpliedBPS is the rate at which bytes must cross the line in one
+// direction for an echo to take rtt seconds, with request and reply each
+// given half of it (seed report 004's assumption).
+func ImpliedBPS(bytes, rtt float64) float64 {
+	if rtt <= 0 {
+		return 0
+	}
+	return bytes * 8 / (rtt / 2)
+}
