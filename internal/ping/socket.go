@@ -1,0 +1,143 @@
+package ping
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+)
+
+// SocketKind names the kind of ICMP socket in use.
+type SocketKind string
+
+// Socket kinds.
+const (
+	SocketAuto         SocketKind = ""             // try raw, then unprivileged
+	SocketRaw          SocketKind = "raw"          // ip4:icmp / ip6:ipv6-icmp
+	SocketUnprivileged SocketKind = "unprivileged" // udp4 / udp6 ICMP datagram socket
+)
+
+// Timestamp sources recorded in SocketInfo.RxTimestamps.
+const (
+	TimestampKernel = "kernel"    // SO_TIMESTAMPNS control messages
+	TimestampUser   = "userspace" // time.Now right after the receive call returned
+)
+
+// SocketInfo says what socket the pinger got and what it can do.
+type SocketInfo struct {
+	Kind    SocketKind `json:"kind"`
+	Network string     `json:"network"` // as given to icmp.ListenPacket: "ip4:icmp", "udp4", …
+	// ID is the echo identifier the kernel puts on our requests for an
+	// unprivileged socket (the socket's "port"); 0 for raw sockets, where
+	// the pinger chooses it.
+	ID int `json:"-"`
+	// RxTimestamps is TimestampKernel when receive times come from the
+	// kernel, else TimestampUser.
+	RxTimestamps string `json:"rx_timestamps"`
+	// RxTimestampsWhy says why kernel timestamps are not in use.
+	RxTimestampsWhy string `json:"rx_timestamps_why,omitempty"`
+	// DF is whether the don't-fragment setting can be controlled.
+	DF bool `json:"df_supported"`
+}
+
+// Packet is one message read from a Conn.
+type Packet struct {
+	Data []byte    // the ICMP message, IP header removed
+	From net.IP    // the sender
+	At   time.Time // receive time: kernel timestamp when Kernel is set
+	// Kernel is set when At came from the kernel.
+	Kernel bool
+}
+
+// Conn is an open ICMP socket for one address family.
+//
+// ReadPacket may be called from one goroutine while WriteTo, SetDF and
+// PathMTU are called from another; Close unblocks a pending ReadPacket,
+// which then returns net.ErrClosed. No method may be used after Close
+// except Close, which then returns an error.
+type Conn interface {
+	// WriteTo sends the ICMP message b to dst and returns the time taken
+	// immediately before the send system call. A payload too big for the
+	// path with DF set fails with an error matching syscall.EMSGSIZE.
+	WriteTo(b []byte, dst net.IP) (time.Time, error)
+	// ReadPacket reads the next ICMP message, waiting until the deadline
+	// set with SetReadDeadline.
+	ReadPacket(buf []byte) (Packet, error)
+	SetReadDeadline(t time.Time) error
+	// SetDF turns don't-fragment on or off for later sends. It returns an
+	// error matching ErrNotSupported where the system cannot do it.
+	SetDF(on bool) error
+	Info() SocketInfo
+	Close() error
+}
+
+// OpenFunc opens one kind of ICMP socket (SocketRaw or SocketUnprivileged)
+// for IPv4 or IPv6.
+type OpenFunc func(kind SocketKind, v6 bool) (Conn, error)
+
+// ErrNotSupported is returned for what this system cannot do.
+var ErrNotSupported = errors.New("not supported on this system")
+
+// ErrNoPermission is matched (errors.Is) by the error Open returns when
+// neither a raw nor an unprivileged ICMP socket is permitted.
+var ErrNoPermission = errors.New("no ICMP socket permitted")
+
+// NoPermissionError says why neither socket kind could be opened and what
+// to change.
+type NoPermissionError struct {
+	RawErr, DgramErr error
+	// GroupRange is the value of net.ipv4.ping_group_range, when known.
+	GroupRange string
+}
+
+func (e *NoPermissionError) Error() string {
+	rng := ""
+	if e.GroupRange != "" {
+		rng = fmt.Sprintf(" (net.ipv4.ping_group_range is %q)", e.GroupRange)
+	}
+	return fmt.Sprintf("no ICMP socket permitted: raw socket: %v; unprivileged ICMP socket: %v%s. "+
+		"To ping, do one of: run as root; grant CAP_NET_RAW (sudo setcap cap_net_raw+ep /path/to/wirebench); "+
+		"or allow unprivileged ICMP sockets: sudo sysctl -w net.ipv4.ping_group_range=\"0 2147483647\"",
+		e.RawErr, e.DgramErr, rng)
+}
+
+// Is makes errors.Is(err, ErrNoPermission) true.
+func (e *NoPermissionError) Is(target error) bool { return target == ErrNoPermission }
+
+// Open opens an ICMP socket of the kind asked for; SocketAuto tries a raw
+// socket and then an unprivileged one. open nil means the system's sockets.
+func Open(kind SocketKind, v6 bool, open OpenFunc) (Conn, error) {
+	if open == nil {
+		open = OpenSystem
+	}
+	if kind != SocketAuto {
+		c, err := open(kind, v6)
+		if err != nil {
+			return nil, fmt.Errorf("opening %s ICMP socket: %w", kind, err)
+		}
+		return c, nil
+	}
+	c, rawErr := open(SocketRaw, v6)
+	if rawErr == nil {
+		return c, nil
+	}
+	c, dgramErr := open(SocketUnprivileged, v6)
+	if dgramErr == nil {
+		return c, nil
+	}
+	if errors.Is(rawErr, os.ErrPermission) && errors.Is(dgramErr, os.ErrPermission) {
+		return nil, &NoPermissionError{RawErr: rawErr, DgramErr: dgramErr, GroupRange: pingGroupRange()}
+	}
+	return nil, fmt.Errorf("opening ICMP socket: raw: %w; unprivileged: %w", rawErr, dgramErr)
+}
+
+// pingGroupRange reads net.ipv4.ping_group_range; "" where there is none.
+func pingGroupRange() string {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ping_group_range")
+	if err != nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(string(b)), " ")
+}
