@@ -181,3 +181,19 @@ func (s Stack) fragments(n int) []int {
 	}
 	return append(out, n)
 }
+
+// RawPayload is the L2 payload of an Ethernet-style frame of frame bytes,
+// counted from the header to the FCS as RFC 2544 counts frame sizes, on
+// stack s (whose VLAN tag counts in the frame). Use it with
+// Transport Raw.
+func RawPayload(s Stack, frame int) (int, error) {
+	hdr := 14 + 4
+	if s.VLAN {
+		hdr += VLANTag
+	}
+	p := frame - hdr
+	if p < 0 || p > s.mtu() {
+		return 0, fmt.Errorf("invalid frame size %d: want %d to %d bytes (MTU %d)", frame, hdr, s.mtu()+hdr, s.mtu())
+	}
+	return p, nil
+}
