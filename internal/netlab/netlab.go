@@ -1,0 +1,218 @@
+package netlab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrNotSupported is returned on systems without Linux network namespaces.
+var ErrNotSupported = errors.New("netlab: network namespaces are only supported on linux")
+
+// Prefix starts the name of every namespace this package creates. The full
+// name is "wbl-<pid>-<start>-<rand>[-<label>]-a|b": the creating process's
+// PID and its start time (clock ticks since boot, from /proc/<pid>/stat)
+// let CleanupStale tell a crashed run's namespaces from a live one's even
+// after the PID has been reused.
+const Prefix = "wbl-"
+
+// Wire constants of the shaping recipe (see the package documentation).
+const (
+	// EthernetHeader is the MAC header already counted in every skb length.
+	EthernetHeader = 14
+	// EthernetOverhead is what the wire adds per frame and the skb does not
+	// carry: preamble+SFD 8, FCS 4, inter-frame gap 12. It is the size
+	// table's "overhead".
+	EthernetOverhead = 24
+	// DefaultMTU is the veth MTU when Config.MTU is zero.
+	DefaultMTU = 1500
+	// DefaultLatency is tbf's latency (its queue length expressed in time)
+	// when Config.Latency is zero.
+	DefaultLatency = 20 * time.Millisecond
+)
+
+// Addresses used inside a lab. They come from the RFC 2544 benchmarking
+// block 198.18.0.0/15 (IPv4) and the RFC 5180 block 2001:2::/48 (IPv6);
+// every lab uses the same ones, which is safe because each lab's
+// namespaces see only their own veth pair. No default route is installed:
+// the only reachable destination from a host is the other host.
+var (
+	addrA  = netip.MustParsePrefix("198.18.0.1/24")
+	addrB  = netip.MustParsePrefix("198.18.0.2/24")
+	addr6A = netip.MustParsePrefix("2001:2::1/64")
+	addr6B = netip.MustParsePrefix("2001:2::2/64")
+)
+
+// Config describes a lab. The zero value is an unshaped IPv4 lab with
+// MTU 1500.
+type Config struct {
+	// Name is an optional label (up to 16 letters, digits or '_') added to
+	// the namespace names so that `ip netns list` shows which test made them.
+	Name string
+	// RateBPS is the emulated Ethernet wire rate in bit/s; 0 leaves the
+	// link unshaped (veth speed, i.e. memory speed).
+	RateBPS uint64
+	// Burst is tbf's bucket size in bytes; 0 picks the larger of two
+	// full-size frames and 250 µs at RateBPS (3125 bytes at 100 Mbit/s).
+	Burst int
+	// Latency is how long a frame may wait in tbf's queue before it is
+	// dropped (this fixes the queue's length); 0 means DefaultLatency.
+	Latency time.Duration
+	// MTU of both veth ends; 0 means DefaultMTU. At most 65535.
+	MTU int
+	// IPv6 also gives each host an address from 2001:2::/64 (Host.Addr6),
+	// configured without duplicate address detection so that it is usable
+	// as soon as New returns.
+	IPv6 bool
+	// ShapeBothWays shapes B→A as well as A→B. Without it only A's egress is
+	// shaped and B→A (e.g. TCP's ACKs) runs at veth speed.
+	ShapeBothWays bool
+
+	// hook, when set (by tests only), is called after each creation step and
+	// can fail it, to check that New cleans up after a failure midway.
+	hook func(step string) error
+}
+
+var labelRE = regexp.MustCompile(`^[A-Za-z0-9_]{0,16}$`)
+
+// Validate reports the first invalid field of c.
+func (c Config) Validate() error {
+	switch {
+	case !labelRE.MatchString(c.Name):
+		return fmt.Errorf("netlab: name %q: want up to 16 letters, digits or '_'", c.Name)
+	case c.MTU != 0 && (c.MTU < 68 || c.MTU > 65535):
+		return fmt.Errorf("netlab: mtu %d: want 68..65535", c.MTU)
+	case c.Burst < 0:
+		return fmt.Errorf("netlab: burst %d: must not be negative", c.Burst)
+	case c.Latency < 0:
+		return fmt.Errorf("netlab: latency %v: must not be negative", c.Latency)
+	case c.RateBPS != 0 && c.Burst != 0 && c.Burst < c.mtu()+EthernetHeader+EthernetOverhead:
+		return fmt.Errorf("netlab: burst %d: smaller than one full frame (%d bytes)",
+			c.Burst, c.mtu()+EthernetHeader+EthernetOverhead)
+	}
+	return nil
+}
+
+func (c Config) mtu() int {
+	if c.MTU == 0 {
+		return DefaultMTU
+	}
+	return c.MTU
+}
+
+func (c Config) latency() time.Duration {
+	if c.Latency == 0 {
+		return DefaultLatency
+	}
+	return c.Latency
+}
+
+// burst returns the tbf bucket size in bytes: Burst, or at least two
+// full-size frames (tbf must be able to pass one whole frame, and the size
+// table makes a frame count MTU+14+24 bytes) and 250 µs worth of the rate so
+// that timer granularity does not cap high rates.
+func (c Config) burst() int {
+	if c.Burst != 0 {
+		return c.Burst
+	}
+	b := 2 * (c.mtu() + EthernetHeader + EthernetOverhead)
+	if r := int(c.RateBPS / 8 / 4000); r > b {
+		b = r
+	}
+	return b
+}
+
+// tcQdiscArgs returns the arguments of `tc` that install the shaping qdisc
+// on ifname in namespace ns.
+func (c Config) tcQdiscArgs(ns, ifname string) []string {
+	return []string{
+		"-n", ns, "qdisc", "replace", "dev", ifname, "root",
+		"stab", "overhead", strconv.Itoa(EthernetOverhead), "linklayer", "ethernet",
+		"tbf", "rate", strconv.FormatUint(c.RateBPS, 10) + "bit",
+		"burst", strconv.Itoa(c.burst()),
+		"latency", strconv.FormatInt(c.latency().Microseconds(), 10) + "us",
+	}
+}
+
+// WireGoodput returns the goodput in bit/s that a shaped lab link of
+// rateBPS gives a flow carrying payload bytes per frame behind headers
+// bytes of IP/transport headers: rate × payload / (payload + headers + 14 +
+// 24). For UDP over IPv4 headers is 28 (1470-byte payloads at 100 Mbit/s:
+// 95.70 Mbit/s); for TCP over IPv4 with timestamps it is 52 and the payload
+// is the MSS, 1448 at MTU 1500 (94.15 Mbit/s).
+func WireGoodput(rateBPS uint64, payload, headers int) float64 {
+	frame := payload + headers + EthernetHeader + EthernetOverhead
+	return float64(rateBPS) * float64(payload) / float64(frame)
+}
+
+// Lab is a pair of network namespaces joined by a veth pair. Its methods are
+// safe for concurrent use once New has returned; Close must be called once
+// the lab is no longer needed (it is idempotent).
+type Lab struct {
+	// A and B are the two ends. A→B is the shaped direction.
+	A, B *Host
+	// Config is the effective configuration (defaults filled in).
+	Config Config
+
+	sys labSys
+}
+
+// Host is one end of a lab: a network namespace holding one veth end.
+type Host struct {
+	// Name is the namespace name, as `ip netns list` shows it.
+	Name string
+	// Addr is the host's IPv4 address (198.18.0.1 for A, .2 for B, /24).
+	Addr netip.Addr
+	// Addr6 is the host's IPv6 address (2001:2::1 / ::2) when Config.IPv6 is
+	// set, else the zero Addr.
+	Addr6 netip.Addr
+	// Ifname is the name of the host's veth end inside its namespace.
+	Ifname string
+	// Shaped reports whether the host's egress is shaped.
+	Shaped bool
+
+	sys hostSys
+}
+
+// Command returns a command that runs name with args inside the host's
+// namespace (`ip netns exec NS name args…`), killed when ctx is done.
+func (h *Host) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", h.Name, name}, args...)...)
+}
+
+// nsName builds a namespace name from its parts; see Prefix.
+func nsName(pid int, start uint64, rand, label, end string) string {
+	s := Prefix + strconv.Itoa(pid) + "-" + strconv.FormatUint(start, 10) + "-" + rand
+	if label != "" {
+		s += "-" + label
+	}
+	return s + "-" + end
+}
+
+// parseNSName extracts the creator's PID and start time from a namespace
+// name made by nsName. ok is false for names this package did not make.
+func parseNSName(name string) (pid int, start uint64, ok bool) {
+	rest, found := strings.CutPrefix(name, Prefix)
+	if !found {
+		return 0, 0, false
+	}
+	parts := strings.Split(rest, "-")
+	if len(parts) < 4 {
+		return 0, 0, false
+	}
+	pid, err := strconv.Atoi(parts[0])
+	if err != nil || pid <= 0 {
+		return 0, 0, false
+	}
+	start, err = strconv.ParseUint(parts[1], 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	return pid, start, true
+}

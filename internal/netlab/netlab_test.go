@@ -1,0 +1,122 @@
+package netlab
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     Config
+		wantErr string // substring; "" means valid
+	}{
+		{"zero", Config{}, ""},
+		{"shaped", Config{Name: "udp_1", RateBPS: 100e6, Burst: 3000, Latency: 20 * time.Millisecond}, ""},
+		{"bad label", Config{Name: "a-b"}, `name "a-b"`},
+		{"long label", Config{Name: strings.Repeat("x", 17)}, "up to 16"},
+		{"small mtu", Config{MTU: 67}, "mtu 67"},
+		{"big mtu", Config{MTU: 65536}, "mtu 65536"},
+		{"negative burst", Config{Burst: -1}, "burst -1"},
+		{"negative latency", Config{Latency: -time.Second}, "latency -1s"},
+		{"burst below a frame", Config{RateBPS: 1e6, Burst: 1537}, "smaller than one full frame (1538 bytes)"},
+		{"burst of one frame", Config{RateBPS: 1e6, Burst: 1538}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("Validate() = %v, want nil", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("Validate() = %v, want error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestBurstDefault(t *testing.T) {
+	tests := []struct {
+		cfg  Config
+		want int
+	}{
+		{Config{RateBPS: 10e6}, 3076},             // two 1538-byte frames
+		{Config{RateBPS: 100e6}, 3125},            // 250 µs at 100 Mbit/s
+		{Config{RateBPS: 1e9}, 31250},             // 250 µs at 1 Gbit/s
+		{Config{RateBPS: 10e6, MTU: 9000}, 18076}, // two jumbo frames
+		{Config{RateBPS: 1e9, Burst: 5000}, 5000},
+	}
+	for _, tt := range tests {
+		if got := tt.cfg.burst(); got != tt.want {
+			t.Errorf("%+v.burst() = %d, want %d", tt.cfg, got, tt.want)
+		}
+	}
+}
+
+func TestTCQdiscArgs(t *testing.T) {
+	cfg := Config{RateBPS: 100e6, Burst: 3000, Latency: 20 * time.Millisecond}
+	got := strings.Join(cfg.tcQdiscArgs("wbl-1-2-abc-a", "wbl-a"), " ")
+	want := "-n wbl-1-2-abc-a qdisc replace dev wbl-a root stab overhead 24 linklayer ethernet " +
+		"tbf rate 100000000bit burst 3000 latency 20000us"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("tc args (-want +got):\n%s", diff)
+	}
+}
+
+func TestWireGoodput(t *testing.T) {
+	tests := []struct {
+		name             string
+		rate             uint64
+		payload, headers int
+		want             float64 // bit/s, to 1 kbit/s
+	}{
+		{"udp 1470 at 100M", 100e6, 1470, 28, 95.703e6},     // 1470/1536
+		{"tcp mss 1448 at 100M", 100e6, 1448, 52, 94.148e6}, // 1448/1538
+		{"udp 18 (64-byte frame) at 1G", 1e9, 18, 28, 214.286e6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := WireGoodput(tt.rate, tt.payload, tt.headers)
+			if math.Abs(got-tt.want) > 1e3 {
+				t.Fatalf("WireGoodput = %.0f, want %.0f", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNSNameRoundTrip(t *testing.T) {
+	tests := []struct {
+		pid   int
+		start uint64
+		label string
+	}{
+		{1, 0, ""},
+		{4194304, 123456789, "udp_shaping"},
+	}
+	for _, tt := range tests {
+		for _, end := range []string{"a", "b"} {
+			name := nsName(tt.pid, tt.start, "0a1b2c", tt.label, end)
+			if !strings.HasPrefix(name, Prefix) {
+				t.Fatalf("%q lacks prefix %q", name, Prefix)
+			}
+			pid, start, ok := parseNSName(name)
+			if !ok || pid != tt.pid || start != tt.start {
+				t.Fatalf("parseNSName(%q) = %d, %d, %v; want %d, %d, true", name, pid, start, ok, tt.pid, tt.start)
+			}
+		}
+	}
+}
+
+func TestParseNSNameRejects(t *testing.T) {
+	for _, name := range []string{
+		"", "wbl-", "blue", "wbl-x-1-ab-a", "wbl-0-1-ab-a", "wbl-12-x-ab-a", "wbl-12-34-a", "wbx-12-34-ab-a",
+	} {
+		if pid, start, ok := parseNSName(name); ok {
+			t.Errorf("parseNSName(%q) = %d, %d, true; want not ok", name, pid, start)
+		}
+	}
+}
