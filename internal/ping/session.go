@@ -1,0 +1,201 @@
+package ping
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+)
+
+// PingSize sends count echo requests of size payload bytes, one every
+// interval, and waits up to timeout after each for its reply. It returns
+// when every probe is answered or failed, or the last one's timeout has
+// passed, or ctx ends (the result then holds what was measured so far).
+// Replies to probes of earlier calls still count there (as late or
+// duplicate) when they arrive during this call.
+func (p *Pinger) PingSize(ctx context.Context, size, count int, interval, timeout time.Duration) (*SizeResult, error) {
+	res := &SizeResult{Size: size}
+	if size < 0 || size > MaxPayload(p.v6) {
+		return res, fmt.Errorf("ping size %d: want 0 to %d bytes", size, MaxPayload(p.v6))
+	}
+	var open []*probe
+	next := time.Now()
+	var lastDeadline time.Time
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		now := time.Now()
+		if res.Sent < count && !now.Before(next) {
+			pr := p.send(size, timeout, res)
+			open = append(open, pr)
+			lastDeadline = pr.deadline
+			next = next.Add(interval)
+			continue
+		}
+		open = stillOpen(open, now)
+		if res.Sent == count && len(open) == 0 {
+			break
+		}
+		wake := next
+		if res.Sent == count {
+			if !now.Before(lastDeadline) {
+				break
+			}
+			wake = lastDeadline
+		}
+		timer.Reset(time.Until(wake))
+		select {
+		case <-ctx.Done():
+			res.finish()
+			return res, ctx.Err()
+		case m := <-p.in:
+			if m.err != nil {
+				res.finish()
+				return res, fmt.Errorf("reading replies: %w", m.err)
+			}
+			p.handle(m)
+		case <-timer.C:
+		}
+	}
+	p.drain()
+	res.finish()
+	return res, nil
+}
+
+// stillOpen keeps the probes still awaiting a reply at now.
+func stillOpen(open []*probe, now time.Time) []*probe {
+	out := open[:0]
+	for _, pr := range open {
+		if !pr.closed && !now.After(pr.deadline) {
+			out = append(out, pr)
+		}
+	}
+	return out
+}
+
+// drain handles the messages already queued without waiting.
+func (p *Pinger) drain() {
+	for {
+		select {
+		case m := <-p.in:
+			if m.err == nil {
+				p.handle(m)
+			}
+		default:
+			return
+		}
+	}
+}
+
+func (p *Pinger) send(size int, timeout time.Duration, res *SizeResult) *probe {
+	seq := p.seq & 0xffff
+	p.seq++
+	pr := &probe{seq: seq, size: size, res: res}
+	b, err := MarshalEcho(p.v6, p.tr.id, seq, Payload(seq, size))
+	res.Sent++
+	if err == nil {
+		pr.sent, err = p.conn.WriteTo(b, p.cfg.Target)
+	}
+	pr.deadline = pr.sent.Add(timeout)
+	p.tr.add(pr)
+	if err == nil {
+		return pr
+	}
+	pr.closed = true
+	if errors.Is(err, syscall.EMSGSIZE) {
+		res.TooBig++
+		res.PathMTU = p.pathMTU()
+		p.emit(Event{Outcome: OutcomeTooBig, Seq: seq, Size: size, PathMTU: res.PathMTU})
+		return pr
+	}
+	res.SendErrors++
+	if res.Error == "" {
+		res.Error = err.Error()
+	}
+	p.emit(Event{Outcome: OutcomeSendError, Seq: seq, Size: size, Err: err})
+	return pr
+}
+
+// pathMTU is the path MTU towards the target, looked up once.
+func (p *Pinger) pathMTU() int {
+	if p.mtu > 0 {
+		return p.mtu
+	}
+	find := p.cfg.PathMTU
+	if find == nil {
+		find = RouteMTU
+	}
+	if mtu, err := find(p.cfg.Target); err == nil {
+		p.mtu = mtu
+	}
+	return p.mtu
+}
+
+func (p *Pinger) handle(m incoming) {
+	o, pr := p.tr.match(m.reply, m.from, m.at)
+	if pr == nil {
+		return
+	}
+	ev := Event{Outcome: o, Seq: pr.seq, Size: pr.size, From: m.from, Kernel: m.kernel}
+	rtt := m.at.Sub(pr.sent)
+	r := pr.res
+	switch o {
+	case OutcomeReply:
+		r.Received++
+		r.Samples = append(r.Samples, rtt)
+		ev.RTT = rtt
+	case OutcomeLate:
+		r.Late++
+		ev.RTT = rtt
+	case OutcomeDuplicate:
+		r.Duplicates++
+		ev.RTT = rtt
+	case OutcomeCorrupt:
+		r.Corrupt++
+	case OutcomeTooBig:
+		r.TooBig++
+		r.PathMTU, ev.PathMTU = m.reply.MTU, m.reply.MTU
+	case OutcomeUnreachable:
+		r.Unreachable++
+	}
+	p.emit(ev)
+}
+
+func (p *Pinger) emit(ev Event) {
+	if p.cfg.OnEvent != nil {
+		p.cfg.OnEvent(ev)
+	}
+}
+
+// Try sends one probe of size bytes and waits up to timeout for its
+// reply; it is a TryFunc for Search once timeout is bound.
+func (p *Pinger) Try(ctx context.Context, size int, timeout time.Duration) Verdict {
+	r, err := p.PingSize(ctx, size, 1, 0, timeout)
+	switch {
+	case r.Received > 0:
+		return Verdict{Answered: true}
+	case r.TooBig > 0:
+		return Verdict{Reason: NeedsFragmentation(r.PathMTU), Final: true}
+	case err != nil:
+		return Verdict{Reason: err.Error()}
+	case r.Corrupt > 0:
+		return Verdict{Reason: "reply corrupted"}
+	case r.Late > 0:
+		return Verdict{Reason: fmt.Sprintf("reply later than %v", timeout)}
+	case r.Unreachable > 0:
+		return Verdict{Reason: "unreachable"}
+	case r.SendErrors > 0:
+		return Verdict{Reason: r.Error}
+	}
+	return Verdict{Reason: fmt.Sprintf("no reply within %v", timeout)}
+}
+
+// NeedsFragmentation is the text given for a probe over the path MTU with
+// don't-fragment set.
+func NeedsFragmentation(mtu int) string {
+	if mtu <= 0 {
+		return "needs fragmentation (path MTU unknown)"
+	}
+	return fmt.Sprintf("needs fragmentation (path MTU %d)", mtu)
+}
