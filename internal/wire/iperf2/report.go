@@ -27,6 +27,7 @@ package iperf2
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"time"
 )
 
@@ -127,7 +128,7 @@ func (t *TransitStats) appendTo(dst []byte) []byte {
 	}
 	whole := int32(t.M2)
 	dst = be.AppendUint32(dst, uint32(whole))
-	dst = be.AppendUint32(dst, uint32(int32((t.M2-float64(whole))*1e6)))
+	dst = be.AppendUint32(dst, uint32(int32(math.Round((t.M2-float64(whole))*1e6))))
 	dst = appendSecUsec(dst, t.VD)
 	dst = be.AppendUint32(dst, uint32(t.Count))
 	dst = be.AppendUint32(dst, uint32(t.IPGCount))
