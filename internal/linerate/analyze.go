@@ -189,11 +189,14 @@ func steps(m Medium, s Stack, b Breakdown) []string {
 			add("%d bytes of %s data need %d %s packets (MTU %d; every fragment but the last carries a multiple of 8): %s", b.IPData, ip, n, ip, s.mtu(), groupSizes(b.Fragments))
 		}
 	}
+	at := 0
 	for _, g := range group(overheadOnly(b.Fragments)) {
-		add("%s: %s = %s bytes of overhead", plural(g.n, "packet"), overheadWords(m, g.f), num(g.f.Overhead()))
+		line := fmt.Sprintf("%s: %s = %s bytes of overhead", plural(g.n, "packet"), overheadWords(m, g.f), num(g.f.Overhead()))
 		if m.Kind == USB {
-			add("  %s", usbWords(m, g.f))
+			line += "; " + usbWords(m, b.Fragments[at])
 		}
+		add("%s", line)
+		at += g.n
 	}
 	add("on the wire: %d + %s = %s bytes = %s bits", b.IPData, overheadSum(b.Fragments), num(b.WireBytes), num(b.WireBits))
 	add("at %s that takes %s: %s datagrams/s, %s frames/s", MediumRate(m.BitRate), timeWords(b.WireTime), num2(1/b.WireTime), num2(float64(len(b.Fragments))/b.WireTime))

@@ -249,12 +249,18 @@ func TestPropertyGoodputBelowLinkRate(t *testing.T) {
 // More payload never lowers goodput as long as the frame count stays the
 // same, and on USB the bus packet count too: a payload that tips a transfer
 // into one more packet (or onto a ZLP) does cost goodput, which is the
-// point of the USB model.
+// point of the USB model. (NCM alignment padding is the other exception.)
 func TestPropertyMorePayloadNeverLess(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		m, s := genCase(t)
 		p1 := rapid.IntRange(0, s.MaxPayload()).Draw(t, "p1")
 		p2 := rapid.IntRange(p1, s.MaxPayload()).Draw(t, "p2")
+		if m.Class == NCM && m.Aggregate > 1 {
+			// NCM pads each datagram but the last to a multiple of 4: a
+			// payload 2 bytes longer can cost 4 more bytes. Compare payloads
+			// with the same padding.
+			p2 -= (p2 - p1) % 4
+		}
 		b1, err1 := Analyze(m, s, p1)
 		b2, err2 := Analyze(m, s, p2)
 		if err1 != nil || err2 != nil {

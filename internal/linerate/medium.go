@@ -178,8 +178,8 @@ func MediumNames() []string {
 // and MAXFPS the frame rate cap (0 for none); the last two may be left out.
 func LookupMedium(name string) (Medium, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
-	if rest, ok := strings.CutPrefix(n, "custom:"); ok {
-		return parseCustom(rest)
+	if strings.HasPrefix(n, "custom:") {
+		return parseCustom(strings.TrimSpace(name)[len("custom:"):])
 	}
 	eth := map[string]float64{"eth10": 10e6, "eth100": 100e6, "eth1g": 1e9, "eth2.5g": 2.5e9, "eth5g": 5e9, "eth10g": 10e9}
 	if r, ok := eth[n]; ok {
