@@ -44,9 +44,9 @@ func TestBurstDefault(t *testing.T) {
 		cfg  Config
 		want int
 	}{
-		{Config{RateBPS: 10e6}, 3076},             // two 1538-byte frames
-		{Config{RateBPS: 100e6}, 3125},            // 250 µs at 100 Mbit/s
-		{Config{RateBPS: 1e9}, 31250},             // 250 µs at 1 Gbit/s
+		{Config{RateBPS: 1e6}, 3076},              // two 1538-byte frames
+		{Config{RateBPS: 100e6}, 12500},           // 1 ms at 100 Mbit/s
+		{Config{RateBPS: 1e9}, 125000},            // 1 ms at 1 Gbit/s
 		{Config{RateBPS: 10e6, MTU: 9000}, 18076}, // two jumbo frames
 		{Config{RateBPS: 1e9, Burst: 5000}, 5000},
 	}
