@@ -1,0 +1,104 @@
+// Package netlab builds a small network lab for tests and for `wirebench
+// lab`: two Linux network namespaces, A and B, joined by a veth pair, and
+// optionally a shaper that makes A→B (and, if asked, B→A) behave like an
+// Ethernet wire of a given rate. Everything it creates is removed by
+// Lab.Close, and CleanupStale removes what a crashed run left behind.
+//
+// # Topology and addresses
+//
+//	namespace wbl-…-a                         namespace wbl-…-b
+//	  lo 127.0.0.1                              lo 127.0.0.1
+//	  wbl-a 198.18.0.1/24 ═══════ veth ═══════ wbl-b 198.18.0.2/24
+//	        2001:2::1/64 (Config.IPv6)               2001:2::2/64
+//	  root qdisc: stab + tbf (if shaped)        (shaped too with ShapeBothWays)
+//
+// Addresses come only from the benchmarking blocks 198.18.0.0/15 (RFC 2544)
+// and 2001:2::/48 (RFC 5180). There is no default route, so a host can reach
+// nothing but its peer and its own loopback. The veth pair is created inside
+// A with its peer placed straight into B; it never exists in the root
+// namespace. Namespaces are created and configured with
+// github.com/vishvananda/netns and netlink; only the shaping qdisc is made by
+// running tc (see below).
+//
+// # Using a lab
+//
+//	lab, err := netlab.New(ctx, netlab.Config{Name: "udp", RateBPS: 100e6})
+//	if err != nil { … }
+//	defer lab.Close()
+//	var ln net.PacketConn
+//	err = lab.B.Do(func() (err error) {
+//		ln, err = net.ListenPacket("udp", netip.AddrPortFrom(lab.B.Addr, 5001).String())
+//		return err
+//	})
+//
+// Host.Do runs a function on a locked OS thread moved into the host's
+// namespace; a socket created there stays in that namespace for its whole
+// life and can then be used from any goroutine. Host.Command runs a program
+// there (`ip netns exec`), e.g. a real iperf.
+//
+// # The Ethernet wire recipe, and where each number comes from
+//
+// A shaped direction gets, as root qdisc of the sending veth end:
+//
+//		tc qdisc replace dev wbl-a root stab overhead 24 linklayer ethernet \
+//		   tbf rate <RateBPS>bit burst <Burst> latency <Latency>
+//		ip link set dev wbl-a gso_max_segs 1   (done over netlink)
+//
+//	  - tbf (token bucket) is the rate limiter; this kernel has no netem, fq or
+//	    cake, and tbf is exact enough when told the true size of each frame.
+//	  - stab overhead 24: tbf charges each packet its skb length, which already
+//	    includes the 14-byte Ethernet header but not what the wire adds per
+//	    frame: preamble and start delimiter 8 + FCS 4 + inter-frame gap 12 =
+//	    24 bytes. The size table (TCA_STAB) adds them. With "linklayer
+//	    ethernet" and no mpu, tc installs no table cells, only the overhead, so
+//	    sizes are exact to the byte. vishvananda/netlink v1.3.1 cannot attach
+//	    a size table to a qdisc, which is why this one step shells out to tc.
+//	  - So a 1470-byte UDP payload becomes 1470+8+20+14+24 = 1536 bytes of wire
+//	    time, and UDP goodput at 100 Mbit/s is 100 × 1470/1536 = 95.70 Mbit/s
+//	    (WireGoodput(100e6, 1470, 28)).
+//	  - gso_max_segs 1: TCP hands the qdisc GSO super-packets; tbf splits them
+//	    but the size table's overhead is then charged once per super-packet
+//	    instead of once per frame, and TCP would get 95.6 Mbit/s, more than a
+//	    real wire allows. One segment per skb makes every skb one frame. TCP
+//	    goodput at 100 Mbit/s is then 100 × 1448/1538 = 94.15 Mbit/s (MSS 1448
+//	    at MTU 1500 with timestamps; 1448 + 32 TCP + 20 IP + 14 + 24 = 1538).
+//	  - burst (bucket size) defaults to the larger of two full frames and 1 ms
+//	    at the rate (12500 bytes at 100 Mbit/s). tbf sends from a timer and
+//	    anything that delays that timer by more than (burst − frame)/rate loses
+//	    wire time for good; 1 ms of slack keeps the rate exact on a busy
+//	    machine. The price is that after an idle period up to one bucket leaves
+//	    back to back at veth speed; rates over a run are unaffected except for
+//	    that one bucket at the start.
+//	  - latency (default 20 ms) sets tbf's queue length: a frame that would
+//	    wait longer is dropped, as at a real bottleneck with a 250 kB buffer at
+//	    100 Mbit/s.
+//
+// Limits of the emulation: frames shorter than 60 bytes are not padded to
+// Ethernet's minimum 64 (UDP payloads under 18 bytes are charged less wire
+// time than a real wire would); there is no delay or loss beyond tbf's own
+// queue (use a user-space impairment relay for those); and the shaper needs
+// CPU time like everything else, so on an overloaded machine the emulated
+// wire delivers less than its rate. The shaping tests log the load average
+// for that reason.
+//
+// # Names and stale namespaces
+//
+// Namespaces are named wbl-<pid>-<starttime>-<random>[-<label>]-a|b, after
+// the creating process's PID and its start time in /proc/<pid>/stat. A
+// namespace is stale when no process with that PID and start time exists;
+// CleanupStale removes exactly those, so it is safe to call while other
+// processes are running labs.
+//
+// # Privileges and platforms
+//
+// Creating a lab needs root (or CAP_SYS_ADMIN and CAP_NET_ADMIN) and
+// iproute2's ip and tc; Available says whether this machine qualifies. On
+// systems other than Linux every function returns ErrNotSupported.
+//
+// # Tests
+//
+// The namespace tests are root-gated and skip with a reason otherwise. The
+// shaping accuracy tests measure rates, so they sit behind a build tag:
+//
+//	go test -tags netlab -run Shaping -v ./internal/netlab/
+package netlab
