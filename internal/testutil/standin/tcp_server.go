@@ -155,10 +155,20 @@ func (r *lwiperfRx) abort(off int64, why string) {
 }
 
 func serveLwiperf(ctx context.Context, conn net.Conn, o TCPServerOptions) (LwiperfServerResult, error) {
-	res := LwiperfServerResult{Peer: conn.RemoteAddr()}
-	rx := &lwiperfRx{res: &res}
-	buf := make([]byte, 64*1024)
+	res := &LwiperfServerResult{Peer: conn.RemoteAddr()}
 	var back chan struct{}
+	err := lwiperfReceive(ctx, conn, o, res, &back)
+	if back != nil {
+		<-back // the connect-back writes into res
+	}
+	return *res, err
+}
+
+// lwiperfReceive runs the receive side; *back is set when a connect-back
+// has been started.
+func lwiperfReceive(ctx context.Context, conn net.Conn, o TCPServerOptions, res *LwiperfServerResult, back *chan struct{}) error {
+	rx := &lwiperfRx{res: res}
+	buf := make([]byte, 64*1024)
 	for reads := 0; ; reads++ {
 		_ = conn.SetReadDeadline(time.Now().Add(o.Idle))
 		n, err := conn.Read(buf)
@@ -166,33 +176,33 @@ func serveLwiperf(ctx context.Context, conn net.Conn, o TCPServerOptions) (Lwipe
 			res.FirstReadLen = n
 		}
 		if !rx.feed(buf[:n]) {
-			return res, nil // abort: the deferred Close ends the connection
+			_ = conn.Close() // abort
+			return nil
 		}
-		if back == nil && rx.settled && res.Header.Flags&(flagVersion1|flagRunNow) == flagVersion1|flagRunNow && !o.NoConnectBack {
-			back = lwiperfConnectBack(ctx, conn, &res) // dual: at once
+		dual := res.Header.Flags&(flagVersion1|flagRunNow) == flagVersion1|flagRunNow
+		if *back == nil && rx.settled && dual && !o.NoConnectBack {
+			*back = lwiperfConnectBack(ctx, conn, res) // dual: at once
 		}
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return res, ctx.Err()
+				return ctx.Err()
 			}
 			rx.abort(res.Bytes, "idle or read error: "+err.Error())
-			return res, nil
+			_ = conn.Close()
+			return nil
 		}
 	}
 	if !rx.settled || len(rx.hdr) > 0 {
 		rx.abort(res.Bytes-int64(len(rx.hdr)), "pbuf shorter than 24 bytes at a header position")
-		return res, nil
+		return nil
 	}
-	if back == nil && res.Header.Flags&flagVersion1 != 0 && !o.NoConnectBack {
-		back = lwiperfConnectBack(ctx, conn, &res) // tradeoff: at EOF
+	if *back == nil && res.Header.Flags&flagVersion1 != 0 && !o.NoConnectBack {
+		*back = lwiperfConnectBack(ctx, conn, res) // tradeoff: at EOF
 	}
-	if back != nil {
-		<-back
-	}
-	return res, nil
+	return nil
 }
 
 // lwiperfConnectBack runs lwiperf_tx_start_passive: connect to
