@@ -45,6 +45,10 @@ func Run(ctx context.Context, target string, cfg Config, o Options) (*Result, er
 			break
 		}
 	}
+	p.drain()
+	for _, sr := range res.Sizes {
+		sr.finish() // replies to earlier sizes may have come in since
+	}
 	return res, nil
 }
 

@@ -1,0 +1,152 @@
+package ping
+
+import (
+	"errors"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// fakeHost decides how a fake target answers each echo request.
+type fakeHost struct {
+	rtt       time.Duration
+	maxSize   int // largest payload answered; <0 answers all
+	dfMTU     int // with DF on, payloads above dfMTU-28 fail with EMSGSIZE
+	corrupt   func(seq int) bool
+	duplicate func(seq int) bool
+	late      func(seq int) bool // reply stamped after the timeout
+	lateBy    time.Duration
+	wrongID   bool // answer with another identifier (someone else's ping)
+	from      net.IP
+}
+
+// fakeConn is a Conn whose "network" is a fakeHost answering in memory.
+type fakeConn struct {
+	host fakeHost
+	v6   bool
+	kind SocketKind
+	id   int // kernel-chosen id for unprivileged sockets
+
+	mu     sync.Mutex
+	df     bool
+	q      chan Packet
+	closed chan struct{}
+	once   sync.Once
+}
+
+func newFakeConn(h fakeHost, kind SocketKind, v6 bool) *fakeConn {
+	return &fakeConn{host: h, kind: kind, v6: v6, id: 4242, q: make(chan Packet, 4096), closed: make(chan struct{})}
+}
+
+func (c *fakeConn) WriteTo(b []byte, dst net.IP) (time.Time, error) {
+	now := time.Now()
+	r := echoRequest(b, c.v6)
+	c.mu.Lock()
+	df := c.df
+	c.mu.Unlock()
+	if df && c.host.dfMTU > 0 && len(r.Payload) > c.host.dfMTU-28 {
+		return now, os.NewSyscallError("sendto", syscall.EMSGSIZE)
+	}
+	if c.kind == SocketUnprivileged {
+		r.ID = c.id // the kernel rewrites the identifier
+	}
+	if c.host.maxSize >= 0 && len(r.Payload) > c.host.maxSize {
+		return now, nil
+	}
+	if c.host.wrongID {
+		r.ID ^= 0x5555
+	}
+	payload := append([]byte(nil), r.Payload...)
+	if c.host.corrupt != nil && c.host.corrupt(r.Seq) && len(payload) > 0 {
+		payload[len(payload)/2] ^= 0x01
+	}
+	at := now.Add(c.host.rtt)
+	if c.host.late != nil && c.host.late(r.Seq) {
+		at = now.Add(c.host.lateBy)
+	}
+	reply := echoReply(c.v6, r.ID, r.Seq, payload)
+	from := c.host.from
+	if from == nil {
+		from = dst
+	}
+	c.q <- Packet{Data: reply, From: from, At: at, Kernel: true}
+	if c.host.duplicate != nil && c.host.duplicate(r.Seq) {
+		c.q <- Packet{Data: reply, From: from, At: at.Add(time.Microsecond), Kernel: true}
+	}
+	return now, nil
+}
+
+// echoRequest parses what the pinger sent (an echo request) for the fake.
+func echoRequest(b []byte, v6 bool) Reply {
+	c := append([]byte(nil), b...)
+	c[0] = 0 // echo reply v4
+	if v6 {
+		c[0] = 129
+	}
+	r, err := ParseReply(c, v6)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+func echoReply(v6 bool, id, seq int, payload []byte) []byte {
+	b, err := MarshalEcho(v6, id, seq, payload)
+	if err != nil {
+		panic(err)
+	}
+	b[0] = 0
+	if v6 {
+		b[0] = 129
+	}
+	return b
+}
+
+func (c *fakeConn) ReadPacket(buf []byte) (Packet, error) {
+	select {
+	case p := <-c.q:
+		n := copy(buf, p.Data)
+		p.Data = buf[:n]
+		return p, nil
+	case <-c.closed:
+		return Packet{}, net.ErrClosed
+	}
+}
+
+func (c *fakeConn) SetReadDeadline(time.Time) error { return nil }
+
+func (c *fakeConn) SetDF(on bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.df = on
+	return nil
+}
+
+func (c *fakeConn) Info() SocketInfo {
+	i := SocketInfo{Kind: c.kind, Network: "fake", RxTimestamps: TimestampKernel, DF: true}
+	if c.kind == SocketUnprivileged {
+		i.ID = c.id
+	}
+	return i
+}
+
+func (c *fakeConn) Close() error {
+	err := errors.New("already closed")
+	c.once.Do(func() { close(c.closed); err = nil })
+	return err
+}
+
+// openFake returns an OpenFunc handing out fake conns of the kinds listed
+// in allowed; other kinds fail with the given error.
+func openFake(h fakeHost, denied error, allowed ...SocketKind) OpenFunc {
+	return func(kind SocketKind, v6 bool) (Conn, error) {
+		for _, k := range allowed {
+			if k == kind {
+				return newFakeConn(h, kind, v6), nil
+			}
+		}
+		return nil, denied
+	}
+}

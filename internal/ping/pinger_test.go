@@ -1,0 +1,223 @@
+package ping
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"time"
+)
+
+func TestPingSizeCounts(t *testing.T) {
+	target := net.ParseIP("198.18.0.2")
+	every := func(n int) func(int) bool { return func(seq int) bool { return seq%n == 0 } }
+	tests := []struct {
+		name   string
+		host   fakeHost
+		kind   SocketKind
+		v6     bool
+		size   int
+		tmo    time.Duration // short where no reply is expected; long where replies must not race it
+		want   SizeResult
+		events int
+	}{
+		{"all answered", fakeHost{rtt: time.Millisecond, maxSize: -1}, SocketRaw, false, 1000, 5 * time.Second,
+			SizeResult{Sent: 10, Received: 10}, 10},
+		{"ipv6 unprivileged", fakeHost{rtt: time.Millisecond, maxSize: -1}, SocketUnprivileged, true, 65500, 5 * time.Second,
+			SizeResult{Sent: 10, Received: 10}, 10},
+		{"too big for host", fakeHost{maxSize: 3000}, SocketRaw, false, 3001, 20 * time.Millisecond,
+			SizeResult{Sent: 10, LossPct: 100}, 0},
+		{"corrupt half", fakeHost{rtt: time.Millisecond, maxSize: -1, corrupt: every(2)}, SocketRaw, false, 100, 500 * time.Millisecond,
+			SizeResult{Sent: 10, Received: 5, Corrupt: 5, LossPct: 50}, 10},
+		{"duplicates", fakeHost{rtt: time.Millisecond, maxSize: -1, duplicate: every(5)}, SocketRaw, false, 64, 5 * time.Second,
+			SizeResult{Sent: 10, Received: 10, Duplicates: 3}, 13}, // seqs 0xffff, 0, 5
+		{"late", fakeHost{rtt: time.Millisecond, maxSize: -1, late: every(2), lateBy: time.Hour}, SocketRaw, false, 64, 5 * time.Second,
+			SizeResult{Sent: 10, Received: 5, Late: 5, LossPct: 50}, 10},
+		{"other pinger's replies", fakeHost{rtt: time.Millisecond, maxSize: -1, wrongID: true}, SocketRaw, false, 64, 20 * time.Millisecond,
+			SizeResult{Sent: 10, LossPct: 100}, 0},
+		{"replies from elsewhere", fakeHost{rtt: time.Millisecond, maxSize: -1, from: net.ParseIP("198.18.0.9")}, SocketRaw, false, 64, 20 * time.Millisecond,
+			SizeResult{Sent: 10, LossPct: 100}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ip := target
+			if tt.v6 {
+				ip = net.ParseIP("fd00::2")
+			}
+			events := 0
+			p, err := New(Config{Target: ip, Socket: tt.kind, Open: openFake(tt.host, nil, tt.kind),
+				OnEvent: func(Event) { events++ }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			// Start the sequence near the wrap to check 16-bit matching.
+			p.seq = 0xfffc
+			got, err := p.PingSize(context.Background(), tt.size, 10, 0, tt.tmo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Samples) != got.Received {
+				t.Errorf("%d samples for %d received", len(got.Samples), got.Received)
+			}
+			got.Samples, got.RTT, got.Size, tt.want.Samples = nil, RTTStats{}, 0, nil
+			if diff := cmp.Diff(tt.want, *got); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			if events != tt.events {
+				t.Errorf("%d events, want %d", events, tt.events)
+			}
+		})
+	}
+}
+
+func TestPingSizeRTTFromTimestamps(t *testing.T) {
+	p, err := New(Config{Target: net.ParseIP("127.0.0.1"), Socket: SocketRaw,
+		Open: openFake(fakeHost{rtt: 3 * time.Millisecond, maxSize: -1}, nil, SocketRaw)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	r, err := p.PingSize(context.Background(), 56, 5, 0, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fake stamps each reply exactly 3 ms after the send time it returned.
+	if r.RTT.Min != 3*time.Millisecond || r.RTT.Max != 3*time.Millisecond || r.RTT.P50 != 3*time.Millisecond {
+		t.Errorf("rtt %+v, want all 3ms", r.RTT)
+	}
+}
+
+func TestDFNeedsFragmentation(t *testing.T) {
+	var seen []Event
+	p, err := New(Config{Target: net.ParseIP("198.18.0.2"), Socket: SocketRaw,
+		Open:    openFake(fakeHost{maxSize: -1, dfMTU: 1500}, nil, SocketRaw),
+		PathMTU: func(net.IP) (int, error) { return 1500, nil },
+		OnEvent: func(e Event) { seen = append(seen, e) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.SetDF(true); err != nil {
+		t.Fatal(err)
+	}
+	r, err := p.PingSize(context.Background(), 2000, 3, 0, time.Hour) // must not wait for the hour
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.TooBig != 3 || r.PathMTU != 1500 || r.Received != 0 || len(seen) != 3 {
+		t.Fatalf("result %+v, events %v", r, seen)
+	}
+	for _, e := range seen {
+		if e.Outcome != OutcomeTooBig || NeedsFragmentation(e.PathMTU) != "needs fragmentation (path MTU 1500)" {
+			t.Errorf("event %+v", e)
+		}
+	}
+	v := p.Try(context.Background(), 2000, time.Hour)
+	if v.Answered || !v.Final || v.Reason != "needs fragmentation (path MTU 1500)" {
+		t.Errorf("Try = %+v", v)
+	}
+}
+
+func TestUnprivilegedUsesKernelID(t *testing.T) {
+	p, err := New(Config{Target: net.ParseIP("127.0.0.1"), Socket: SocketAuto, ID: 7,
+		Open: openFake(fakeHost{maxSize: -1}, os.NewSyscallError("socket", syscall.EPERM), SocketUnprivileged)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if p.Info().Kind != SocketUnprivileged || p.ID() != 4242 {
+		t.Errorf("kind %q id %d, want unprivileged 4242", p.Info().Kind, p.ID())
+	}
+}
+
+func TestNoPermissionError(t *testing.T) {
+	eperm := os.NewSyscallError("socket", syscall.EPERM)
+	eacces := os.NewSyscallError("socket", syscall.EACCES)
+	open := func(kind SocketKind, v6 bool) (Conn, error) {
+		if kind == SocketRaw {
+			return nil, eperm
+		}
+		return nil, eacces
+	}
+	_, err := Open(SocketAuto, false, open)
+	if !errors.Is(err, ErrNoPermission) {
+		t.Fatalf("Open error %v does not match ErrNoPermission", err)
+	}
+	var npe *NoPermissionError
+	if !errors.As(err, &npe) {
+		t.Fatalf("error %T is not a *NoPermissionError", err)
+	}
+	npe.GroupRange = "1 0"
+	want := `no ICMP socket permitted: raw socket: socket: operation not permitted; ` +
+		`unprivileged ICMP socket: socket: permission denied (net.ipv4.ping_group_range is "1 0"). ` +
+		`To ping, do one of: run as root; grant CAP_NET_RAW (sudo setcap cap_net_raw+ep /path/to/wirebench); ` +
+		`or allow unprivileged ICMP sockets: sudo sysctl -w net.ipv4.ping_group_range="0 2147483647"`
+	if npe.Error() != want {
+		t.Errorf("error text\n got %s\nwant %s", npe.Error(), want)
+	}
+	// One permission error and one other error is not "no permission".
+	_, err = Open(SocketAuto, false, func(kind SocketKind, v6 bool) (Conn, error) {
+		if kind == SocketRaw {
+			return nil, eperm
+		}
+		return nil, os.NewSyscallError("socket", syscall.EAFNOSUPPORT)
+	})
+	if err == nil || errors.Is(err, ErrNoPermission) || !strings.Contains(err.Error(), "address family") {
+		t.Errorf("mixed failure: %v", err)
+	}
+}
+
+func TestRunReportsSocketAndFragments(t *testing.T) {
+	cfg := Config{Target: net.ParseIP("198.18.0.2"), Open: openFake(fakeHost{maxSize: -1}, nil, SocketRaw)}
+	res, err := Run(context.Background(), "lab", cfg, Options{Sizes: []int{1472, 1473, 65507}, Count: 2,
+		Timeout: time.Second, MTU: 1500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Socket.Kind != SocketRaw || len(res.Sizes) != 3 {
+		t.Fatalf("result %+v", res)
+	}
+	for i, want := range []int{1, 2, 45} {
+		if s := res.Sizes[i]; s.Fragments != want || s.Received != 2 {
+			t.Errorf("size %d: %d fragments, %d received; want %d, 2", s.Size, s.Fragments, s.Received, want)
+		}
+	}
+}
+
+func TestReassemblyFake(t *testing.T) {
+	cfg := Config{Target: net.ParseIP("198.18.0.2"),
+		Open:    openFake(fakeHost{maxSize: 3000, dfMTU: 1500}, nil, SocketRaw),
+		PathMTU: func(net.IP) (int, error) { return 1500, nil }}
+	res, err := Reassembly(context.Background(), "lab", cfg, 0, 2, 10*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.WithoutDF.Largest != 3000 || res.WithoutDF.FirstFailing != 3001 {
+		t.Errorf("without DF: %+v", res.WithoutDF)
+	}
+	if res.WithDF == nil || res.WithDF.Largest != 1472 || res.WithDF.FirstFailing != 1473 ||
+		res.WithDF.FailReason != "needs fragmentation (path MTU 1500)" {
+		t.Errorf("with DF: %+v", res.WithDF)
+	}
+}
+
+func TestPingSizeCancel(t *testing.T) {
+	p, err := New(Config{Target: net.ParseIP("198.18.0.2"), Socket: SocketRaw,
+		Open: openFake(fakeHost{maxSize: 0}, nil, SocketRaw)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r, err := p.PingSize(ctx, 100, 1000, time.Hour, time.Hour)
+	if !errors.Is(err, context.Canceled) || r.Sent != 1 {
+		t.Errorf("sent %d, err %v; want 1 sent and context.Canceled", r.Sent, err)
+	}
+}
