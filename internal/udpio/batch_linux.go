@@ -142,37 +142,38 @@ func (c *batchConn) releaseRx(k int) {
 	}
 }
 
-// WriteBatch sends all of msgs, batch size datagrams per sendmmsg.
+// WriteBatch sends all of msgs, batch size datagrams per sendmmsg. A message
+// with an unusable destination is an error after the ones before it are sent.
 func (c *batchConn) WriteBatch(msgs []Message) (int, error) {
 	sent := 0
 	for sent < len(msgs) {
-		k := min(len(msgs)-sent, len(c.tx.msgs))
-		if err := c.packTx(msgs[sent : sent+k]); err != nil {
-			return sent, err
+		k, perr := c.packTx(msgs[sent:min(len(msgs), sent+len(c.tx.msgs))])
+		n, err := 0, error(nil)
+		if k > 0 {
+			n, err = c.xc.WriteBatch(c.tx.msgs[:k], 0)
 		}
-		n, err := c.xc.WriteBatch(c.tx.msgs[:k], 0)
 		c.releaseTx(k)
-		if n > 0 {
-			sent += n
-		}
-		if err != nil {
+		sent += max(n, 0)
+		switch {
+		case err != nil:
 			return sent, fmt.Errorf("udpio: sendmmsg (%d of %d sent): %w", sent, len(msgs), err)
-		}
-		if n <= 0 {
+		case perr != nil:
+			return sent, perr
+		case n <= 0:
 			return sent, fmt.Errorf("udpio: %w (%d of %d sent)", errNoProgress, sent, len(msgs))
 		}
 	}
 	return sent, nil
 }
 
-// packTx fills the reusable x/net messages for msgs.
-func (c *batchConn) packTx(msgs []Message) error {
+// packTx fills the reusable x/net messages for msgs, stopping at the first
+// message with an unusable destination. It returns how many it filled.
+func (c *batchConn) packTx(msgs []Message) (int, error) {
 	tx := &c.tx
 	for i := range msgs {
 		to, err := c.dest(msgs[i].Addr)
 		if err != nil {
-			c.releaseTx(i)
-			return err
+			return i, err
 		}
 		tx.iov[i][0] = msgs[i].Buf
 		tx.msgs[i].Buffers = tx.iov[i][:]
@@ -185,7 +186,7 @@ func (c *batchConn) packTx(msgs []Message) error {
 			tx.msgs[i].Addr = ua
 		}
 	}
-	return nil
+	return len(msgs), nil
 }
 
 func (c *batchConn) releaseTx(k int) {
