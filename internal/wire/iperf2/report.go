@@ -114,11 +114,11 @@ func (r *ServerReport) appendV1(dst []byte, flags uint32) []byte {
 	dst = be.AppendUint32(dst, flags)
 	dst = be.AppendUint32(dst, uint32(r.TotalBytes>>32))
 	dst = be.AppendUint32(dst, uint32(r.TotalBytes))
-	dst = appendSecUsec(dst, max(r.Stop, 0))
+	dst = appendUSecUsec(dst, r.Stop)
 	dst = be.AppendUint32(dst, uint32(r.Errors))
 	dst = be.AppendUint32(dst, uint32(r.OutOfOrder))
 	dst = be.AppendUint32(dst, uint32(r.Datagrams))
-	return appendSecUsec(dst, max(r.Jitter, 0))
+	return appendUSecUsec(dst, r.Jitter)
 }
 
 func (t *TransitStats) appendTo(dst []byte) []byte {
@@ -136,12 +136,23 @@ func (t *TransitStats) appendTo(dst []byte) []byte {
 }
 
 // appendSecUsec writes d as (int32 seconds, int32 microseconds), both truncated toward zero like 2.1.8's
-// (long) casts, so a negative d gives two negative words.
+// (long) casts, so a negative d gives two negative words. d is clamped to the int32 range of seconds.
 func appendSecUsec(dst []byte, d time.Duration) []byte {
+	const lim = math.MaxInt32 * time.Second
+	d = min(max(d, -lim), lim)
 	sec := int32(d / time.Second)
 	usec := int32((d % time.Second) / time.Microsecond)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(sec))
 	return binary.BigEndian.AppendUint32(dst, uint32(usec))
+}
+
+// appendUSecUsec writes a non-negative d as (u32 seconds, u32 microseconds), the way the 2.1.8 client reads
+// stop and jitter; negative values are written as 0 and values beyond the u32 range of seconds are clamped.
+func appendUSecUsec(dst []byte, d time.Duration) []byte {
+	const lim = math.MaxUint32 * time.Second
+	d = min(max(d, 0), lim)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(d/time.Second))
+	return binary.BigEndian.AppendUint32(dst, uint32((d%time.Second)/time.Microsecond))
 }
 
 // ParseServerReport decodes a server report. If the word at 16 has VERSION1 (and b has at least 56 bytes) the
