@@ -72,7 +72,11 @@ func TestShapingUDP(t *testing.T) {
 		t.Fatalf("listen in B: %v", err)
 	}
 	defer srv.Close()
-	_ = srv.SetReadBuffer(4 << 20)
+	// SO_RCVBUFFORCE (we are root) gets past net.core.rmem_max: a receiver
+	// starved of CPU for a few ms must not drop datagrams at its socket.
+	if err := forceRcvBuf(srv, 8<<20); err != nil {
+		t.Fatalf("receive buffer: %v", err)
+	}
 
 	rxDone := make(chan []arrival, 1)
 	go func() {
@@ -132,6 +136,7 @@ func TestShapingUDP(t *testing.T) {
 	}
 	from, last := afterWarmup(log, udpWarmup), log[len(log)-1]
 	got := goodputBetween(from, last)
+	t.Logf("drops at B's socket (Udp RcvbufErrors in B): %s", udpRcvbufErrors(l.B))
 	t.Logf("%s; offered %.2f Mbit/s (%d datagrams in %v, %d ENOBUFS), received %d (%.1f%%) over %v",
 		loadAvg(), offered/1e6, sent, offerDur.Round(time.Millisecond), sendErrs, len(log),
 		100*float64(len(log))/float64(sent), last.at.Sub(log[0].at).Round(time.Millisecond))
@@ -252,4 +257,44 @@ func loadAvg() string {
 		return "load ?"
 	}
 	return "load " + f[0] + " on " + strconv.Itoa(runtime.NumCPU()) + " CPUs"
+}
+
+func forceRcvBuf(c *net.UDPConn, n int) error {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, n)
+	}); err != nil {
+		return err
+	}
+	return serr
+}
+
+// udpRcvbufErrors returns the Udp RcvbufErrors counter of h's namespace.
+func udpRcvbufErrors(h *Host) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := h.Command(ctx, "cat", "/proc/net/snmp").Output()
+	if err != nil {
+		return "? (" + err.Error() + ")"
+	}
+	var names, values []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "Udp:" {
+			if names == nil {
+				names = f
+			} else {
+				values = f
+			}
+		}
+	}
+	for i, n := range names {
+		if n == "RcvbufErrors" && i < len(values) {
+			return values[i]
+		}
+	}
+	return "?"
 }
