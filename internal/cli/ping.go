@@ -1,12 +1,445 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/wirebench/wirebench/internal/linerate"
+	"github.com/wirebench/wirebench/internal/ping"
+	"github.com/wirebench/wirebench/internal/units"
 )
 
-// newPingCmd is being written; it is replaced by the real command.
+// PingSchema is the value of the "schema" key of ping's JSON documents.
+const PingSchema = "wirebench/ping/1"
+
+// pingFlags is what the ping command line asked for, as typed.
+type pingFlags struct {
+	count             int
+	interval, timeout string
+	size              string
+	sizes             string
+	ladder            bool
+	mtu               int
+	df                bool
+	jsonOut           bool
+	quiet             bool
+	socket            string
+	ipv4, ipv6        bool
+	reassembly        bool
+	tries             int
+	medium            string
+	explain           bool
+}
+
+// pingPlan is pingFlags checked and converted.
+type pingPlan struct {
+	host     string
+	addr     net.IP
+	sizes    []int
+	interval time.Duration
+	timeout  time.Duration
+	socket   ping.SocketKind
+	mtu      int // from --mtu, or the route; 0 when unknown
+	medium   *linerate.Medium
+}
+
 func newPingCmd(e *env) *cobra.Command {
-	return &cobra.Command{Use: "ping", Hidden: true, RunE: func(*cobra.Command, []string) error { return errors.New("ping: not built yet") }}
+	var f pingFlags
+	cmd := &cobra.Command{
+		Use:   "ping HOST",
+		Short: "ICMP echo: RTT, loss and corruption per payload size, fragment ladders, the reassembly probe",
+		Long: `ping sends ICMP echo requests of one or more payload sizes and reports, per size,
+sent, received, loss, corrupted payloads, duplicates, late replies and
+min/avg/max/mdev with exact p50/p90/p99 (nearest rank over the samples).
+
+It uses a raw ICMP socket (root or CAP_NET_RAW) or else an unprivileged ICMP
+socket (net.ipv4.ping_group_range), and says which. Receive times come from
+the kernel (SO_TIMESTAMPNS) where the socket gives them.
+
+--ladder pings both sides of every fragment boundary of the path MTU
+(1472/1473, 2952/2953, … 65507 for IPv4 over 1500). --reassembly-probe finds
+the largest payload the host answers, without and with DF. --medium turns
+each size's median RTT into the bit rate it implies on that medium
+(--explain shows the count step by step).`,
+		Args: exactArgs(1, "one HOST"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			plan, err := planPing(e.ctx, args[0], f, cmd.Flags().Changed("mtu"))
+			if err != nil {
+				return err
+			}
+			if f.reassembly {
+				return runReassembly(e, plan, f)
+			}
+			return runPing(e, plan, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVarP(&f.count, "count", "c", 5, "echo requests per size")
+	fl.StringVarP(&f.interval, "interval", "i", "1s", "time between requests (seconds, or a duration like 200ms)")
+	fl.StringVarP(&f.size, "size", "s", "56", "ICMP payload bytes (like ping -s); up to 65507 for IPv4, 65527 for IPv6")
+	fl.StringVar(&f.sizes, "sizes", "", "comma-separated payload sizes, e.g. 56,1472,1473,65500")
+	fl.BoolVar(&f.ladder, "ladder", false, "ping the sizes either side of every fragment boundary of the path MTU, up to the largest")
+	fl.IntVar(&f.mtu, "mtu", 0, "path MTU for --ladder, fragment counts and --medium (default: the route's, else 1500)")
+	fl.BoolVar(&f.df, "df", false, "set don't-fragment (IPv4 IP_PMTUDISC_DO, IPv6 IPV6_DONTFRAG; Linux only)")
+	fl.StringVar(&f.timeout, "timeout", "1s", "how long to wait for each reply (seconds, or a duration)")
+	fl.BoolVar(&f.jsonOut, "json", false, "print one JSON document")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no line per reply, only the summary")
+	fl.StringVar(&f.socket, "socket", "auto", "ICMP socket: auto (raw, then unprivileged), raw or unprivileged")
+	fl.BoolVarP(&f.ipv4, "ipv4", "4", false, "use IPv4")
+	fl.BoolVarP(&f.ipv6, "ipv6", "6", false, "use IPv6")
+	fl.BoolVar(&f.reassembly, "reassembly-probe", false, "find the largest payload the host answers, without and with DF")
+	fl.IntVar(&f.tries, "tries", 3, "attempts per size before the reassembly probe calls it failed")
+	fl.StringVar(&f.medium, "medium", "", "turn each size's median RTT into the implied bit rate on this medium (see wirebench calc)")
+	fl.BoolVar(&f.explain, "explain", false, "show the implied-rate count (or the probe's steps) step by step")
+	return cmd
+}
+
+func planPing(ctx context.Context, host string, f pingFlags, mtuSet bool) (pingPlan, error) {
+	p := pingPlan{host: host, socket: ping.SocketKind(f.socket)}
+	if f.socket == "auto" {
+		p.socket = ping.SocketAuto
+	} else if p.socket != ping.SocketRaw && p.socket != ping.SocketUnprivileged {
+		return p, usagef("invalid --socket %q: want auto, raw or unprivileged", f.socket)
+	}
+	var err error
+	if p.interval, err = parseSeconds(f.interval); err != nil {
+		return p, usagef("invalid --interval: %v", err)
+	}
+	if p.timeout, err = parseSeconds(f.timeout); err != nil || p.timeout == 0 {
+		return p, usagef("invalid --timeout %q: want a positive time", f.timeout)
+	}
+	if f.count < 1 || f.tries < 1 {
+		return p, usagef("--count and --tries must be at least 1")
+	}
+	if f.ipv4 && f.ipv6 {
+		return p, usagef("-4 and -6 exclude each other")
+	}
+	if mtuSet && (f.mtu < 68 || f.mtu > 65535) {
+		return p, usagef("invalid --mtu %d: want 68 to 65535", f.mtu)
+	}
+	if f.medium != "" {
+		m, err := linerate.LookupMedium(f.medium)
+		if err != nil {
+			return p, usagef("invalid --medium: %v (known: %s)", err, strings.Join(linerate.MediumNames(), ", "))
+		}
+		p.medium = &m
+	}
+	if p.addr, err = resolveHost(ctx, host, f.ipv4, f.ipv6); err != nil {
+		return p, err
+	}
+	p.mtu = f.mtu
+	if p.mtu == 0 {
+		if mtu, err := ping.RouteMTU(p.addr); err == nil {
+			p.mtu = mtu
+		}
+	}
+	p.sizes, err = pingSizes(f, p)
+	return p, err
+}
+
+// pingSizes is the list of payload sizes: --ladder, --sizes or -s.
+func pingSizes(f pingFlags, p pingPlan) ([]int, error) {
+	v6 := p.addr.To4() == nil
+	maxp := ping.MaxPayload(v6)
+	if f.ladder {
+		mtu := p.mtu
+		if mtu <= 0 || mtu > 65535 {
+			mtu = 1500
+		}
+		return ping.Ladder(mtu, v6), nil
+	}
+	list := f.size
+	if f.sizes != "" {
+		list = f.sizes
+	}
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := units.ParseSize(s)
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		if n > int64(maxp) {
+			return nil, usagef("size %d is over the largest echo payload, %d bytes", n, maxp)
+		}
+		out = append(out, int(n))
+	}
+	return out, nil
+}
+
+// parseSeconds reads "0.2" (seconds, as ping -i takes it) or "200ms".
+func parseSeconds(s string) (time.Duration, error) {
+	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		if v < 0 || v > 86400 {
+			return 0, fmt.Errorf("%q is out of range", s)
+		}
+		return time.Duration(v * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q is not a time: want seconds (0.2) or a duration (200ms)", s)
+	}
+	return d, nil
+}
+
+func resolveHost(ctx context.Context, host string, only4, only6 bool) (net.IP, error) {
+	network := "ip"
+	switch {
+	case only4:
+		network = "ip4"
+	case only6:
+		network = "ip6"
+	}
+	ips, err := net.DefaultResolver.LookupIP(ctx, network, host)
+	if err != nil {
+		return nil, fmt.Errorf("resolving %s: %w", host, err)
+	}
+	for _, ip := range ips { // IPv4 first unless -6
+		if ip.To4() != nil {
+			return ip.To4(), nil
+		}
+	}
+	return ips[0], nil
+}
+
+// pingDoc is ping's JSON document.
+type pingDoc struct {
+	Schema string `json:"schema"`
+	*ping.Result
+	Implied []impliedRate `json:"implied,omitempty"`
+}
+
+// impliedRate is one size's median RTT as a bit rate on the medium.
+type impliedRate struct {
+	Size           int      `json:"size"`
+	Medium         string   `json:"medium"`
+	MediumBPS      float64  `json:"medium_bps"`
+	Fragments      int      `json:"fragments"`
+	WireBytes      float64  `json:"wire_bytes"`
+	NoGapBytes     float64  `json:"no_gap_bytes"`
+	RoundTripWireS float64  `json:"round_trip_wire_s"`
+	RTTP50S        float64  `json:"rtt_p50_s"`
+	ImpliedBPS     float64  `json:"implied_bps"`
+	ImpliedNoGap   float64  `json:"implied_no_gap_bps"`
+	Share          float64  `json:"implied_share_of_medium"`
+	Steps          []string `json:"steps"`
+	Error          string   `json:"error,omitempty"`
+}
+
+func runPing(e *env, p pingPlan, f pingFlags) error {
+	cfg := ping.Config{Target: p.addr, Socket: p.socket}
+	if !f.jsonOut && !f.quiet {
+		cfg.OnEvent = func(ev ping.Event) { writePingEvent(e.stdout, p, ev) }
+	}
+	opts := ping.Options{Sizes: p.sizes, Count: f.count, Interval: p.interval, Timeout: p.timeout, DF: f.df, MTU: p.mtu}
+	if !f.jsonOut {
+		fmt.Fprintf(e.stdout, "PING %s (%s): %d size(s), %d request(s) each\n", p.host, p.addr, len(p.sizes), f.count)
+	}
+	res, err := ping.Run(e.ctx, p.host, cfg, opts)
+	if err != nil {
+		if errors.Is(err, ping.ErrNotSupported) {
+			return usagef("%v", err)
+		}
+		return err
+	}
+	var implied []impliedRate
+	if p.medium != nil {
+		implied = impliedRates(*p.medium, res, p)
+	}
+	if f.jsonOut {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(pingDoc{Schema: PingSchema, Result: res, Implied: implied})
+	}
+	writePingSummary(e.stdout, res)
+	for _, r := range implied {
+		writeImplied(e.stdout, r, f.explain)
+	}
+	if res.Error != "" {
+		fmt.Fprintf(e.stdout, "stopped early: %s\n", res.Error)
+	}
+	return nil
+}
+
+func writePingEvent(w io.Writer, p pingPlan, ev ping.Event) {
+	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }
+	switch ev.Outcome {
+	case ping.OutcomeReply:
+		fmt.Fprintf(w, "%d bytes from %s: seq=%d time=%s ms\n", ev.Size, ev.From, ev.Seq, ms(ev.RTT))
+	case ping.OutcomeLate, ping.OutcomeDuplicate:
+		fmt.Fprintf(w, "%d bytes from %s: seq=%d time=%s ms (%s)\n", ev.Size, ev.From, ev.Seq, ms(ev.RTT), ev.Outcome)
+	case ping.OutcomeCorrupt:
+		fmt.Fprintf(w, "%d bytes from %s: seq=%d payload differs from what was sent (corrupt)\n", ev.Size, ev.From, ev.Seq)
+	case ping.OutcomeTooBig:
+		fmt.Fprintf(w, "size %d seq=%d: %s\n", ev.Size, ev.Seq, ping.NeedsFragmentation(ev.PathMTU))
+	case ping.OutcomeUnreachable:
+		fmt.Fprintf(w, "size %d seq=%d: unreachable (from %s)\n", ev.Size, ev.Seq, ev.From)
+	case ping.OutcomeSendError:
+		fmt.Fprintf(w, "size %d seq=%d: %v\n", ev.Size, ev.Seq, ev.Err)
+	}
+}
+
+func socketWords(s ping.SocketInfo, id int) string {
+	ts := "kernel receive timestamps (SO_TIMESTAMPNS)"
+	if s.RxTimestamps != ping.TimestampKernel {
+		ts = "user-space receive times"
+		if s.RxTimestampsWhy != "" {
+			ts += " (" + s.RxTimestampsWhy + ")"
+		}
+	}
+	if id == 0 {
+		return fmt.Sprintf("%s ICMP socket (%s), %s", s.Kind, s.Network, ts)
+	}
+	return fmt.Sprintf("%s ICMP socket (%s), id %d, %s", s.Kind, s.Network, id, ts)
+}
+
+func writePingSummary(w io.Writer, r *ping.Result) {
+	df := "off"
+	if r.DF {
+		df = "on"
+	}
+	mtu := "unknown"
+	if r.PathMTU > 0 {
+		mtu = strconv.Itoa(r.PathMTU)
+	}
+	fmt.Fprintf(w, "--- %s ping statistics ---\n", r.Target)
+	fmt.Fprintf(w, "socket: %s; DF %s; path MTU %s\n", socketWords(r.Socket, r.ID), df, mtu)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "size\tfrags\tsent\trecv\tloss %%\tcorrupt\tdup\tlate\tfrag-needed\tmin/avg/max/mdev ms\tp50/p90/p99 ms\t\n")
+	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }
+	for _, s := range r.Sizes {
+		rtt := "-\t-"
+		if s.Received > 0 {
+			rtt = fmt.Sprintf("%s/%s/%s/%s\t%s/%s/%s", ms(s.RTT.Min), ms(s.RTT.Avg), ms(s.RTT.Max), ms(s.RTT.Mdev),
+				ms(s.RTT.P50), ms(s.RTT.P90), ms(s.RTT.P99))
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.1f\t%d\t%d\t%d\t%d\t%s\t\n", s.Size, s.Fragments, s.Sent, s.Received, s.LossPct,
+			s.Corrupt, s.Duplicates, s.Late, s.TooBig, rtt)
+	}
+	tw.Flush()
+	for _, s := range r.Sizes {
+		if s.TooBig > 0 {
+			fmt.Fprintf(w, "size %d: %s\n", s.Size, ping.NeedsFragmentation(s.PathMTU))
+		}
+		if s.Error != "" {
+			fmt.Fprintf(w, "size %d: %d send error(s), first: %s\n", s.Size, s.SendErrors, s.Error)
+		}
+	}
+}
+
+// impliedRates turns each answered size's median RTT into the rate the
+// medium would need, seed report 004's way (request and reply each take
+// half the round trip).
+func impliedRates(m linerate.Medium, res *ping.Result, p pingPlan) []impliedRate {
+	st := linerate.Stack{IPv6: p.addr.To4() == nil, MTU: 1500}
+	if p.mtu >= 68 && p.mtu <= 65535 {
+		st.MTU = p.mtu
+	}
+	var out []impliedRate
+	for _, s := range res.Sizes {
+		ir := impliedRate{Size: s.Size, Medium: m.Name, MediumBPS: m.BitRate}
+		echo, err := linerate.AnalyzeEcho(m, st, s.Size)
+		if err != nil {
+			ir.Error = err.Error()
+			out = append(out, ir)
+			continue
+		}
+		ir.Fragments, ir.WireBytes, ir.NoGapBytes = len(echo.Request.Fragments), echo.Request.WireBytes, echo.NoGapBytes
+		ir.RoundTripWireS, ir.Steps = echo.RoundTripWire, echo.Request.Steps
+		if s.Received == 0 {
+			ir.Error = "no replies: no RTT to turn into a rate"
+		} else {
+			ir.RTTP50S = s.RTT.P50.Seconds()
+			ir.ImpliedBPS = linerate.ImpliedBPS(ir.WireBytes, ir.RTTP50S)
+			ir.ImpliedNoGap = linerate.ImpliedBPS(ir.NoGapBytes, ir.RTTP50S)
+			ir.Share = ir.ImpliedBPS / m.BitRate
+		}
+		out = append(out, ir)
+	}
+	return out
+}
+
+func writeImplied(w io.Writer, r impliedRate, explain bool) {
+	if r.Error != "" {
+		fmt.Fprintf(w, "implied rate, %d bytes on %s: %s\n", r.Size, r.Medium, r.Error)
+		return
+	}
+	mb := func(bps float64) string { return strconv.FormatFloat(bps/1e6, 'f', 2, 64) + " Mbit/s" }
+	fmt.Fprintf(w, "implied rate, %d bytes on %s (%s): median RTT %.3f ms -> %s (%.1f %% of the medium); %s as seed 004 counts\n",
+		r.Size, r.Medium, linerate.MediumRate(r.MediumBPS), r.RTTP50S*1e3, mb(r.ImpliedBPS), r.Share*100, mb(r.ImpliedNoGap))
+	if !explain {
+		return
+	}
+	n := len(r.Steps)
+	for i, s := range r.Steps {
+		fmt.Fprintf(w, "  %d) %s\n", i+1, s)
+	}
+	fmt.Fprintf(w, "  %d) request and reply are the same size: the wire alone needs 2 × %s bytes = %.3f ms per round trip\n",
+		n+1, trimFloat(r.WireBytes), r.RoundTripWireS*1e3)
+	fmt.Fprintf(w, "  %d) seed 004 gives each direction half the measured round trip: %s bytes × 8 / (%.3f ms / 2) = %s\n",
+		n+2, trimFloat(r.WireBytes), r.RTTP50S*1e3, mb(r.ImpliedBPS))
+	fmt.Fprintf(w, "  %d) without the inter-frame gap (as seed 004 counted): %s bytes -> %s\n", n+3, trimFloat(r.NoGapBytes), mb(r.ImpliedNoGap))
+	fmt.Fprintf(w, "  %d) the rest of the round trip, %.3f ms, is the host's own time and store-and-forward hops: why it is below %s\n",
+		n+4, (r.RTTP50S-r.RoundTripWireS)*1e3, linerate.MediumRate(r.MediumBPS))
+}
+
+func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func runReassembly(e *env, p pingPlan, f pingFlags) error {
+	cfg := ping.Config{Target: p.addr, Socket: p.socket}
+	if !f.jsonOut {
+		fmt.Fprintf(e.stdout, "reassembly probe %s (%s): %d tries per size, %v timeout each\n", p.host, p.addr, f.tries, p.timeout)
+	}
+	res, err := ping.Reassembly(e.ctx, p.host, cfg, p.mtu, f.tries, p.timeout)
+	if err != nil {
+		return err
+	}
+	if f.jsonOut {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Schema string `json:"schema"`
+			*ping.ReassemblyResult
+		}{PingSchema, res})
+	}
+	fmt.Fprintf(e.stdout, "socket: %s; ladder for path MTU %d\n", socketWords(res.Socket, 0), res.PathMTU)
+	writeSearch(e.stdout, "without DF", res.WithoutDF, f.explain)
+	if res.WithDF != nil {
+		writeSearch(e.stdout, "with DF", *res.WithDF, f.explain)
+	} else {
+		fmt.Fprintf(e.stdout, "with DF: not searched: %s\n", res.DFError)
+	}
+	if res.Error != "" {
+		fmt.Fprintf(e.stdout, "stopped early: %s\n", res.Error)
+	}
+	return nil
+}
+
+func writeSearch(w io.Writer, label string, s ping.SearchResult, explain bool) {
+	switch {
+	case s.Largest < 0:
+		fmt.Fprintf(w, "%s: no size answered; first failing %d bytes (%s)\n", label, s.FirstFailing, s.FailReason)
+	case s.FirstFailing == 0:
+		fmt.Fprintf(w, "%s: largest answered %d bytes (every size tried was answered)\n", label, s.Largest)
+	default:
+		fmt.Fprintf(w, "%s: largest answered %d bytes; first failing %d bytes (%s)\n", label, s.Largest, s.FirstFailing, s.FailReason)
+	}
+	if explain {
+		for _, st := range s.Steps {
+			verdict := "answered"
+			if !st.Answered {
+				verdict = "failed: " + st.Reason
+			}
+			fmt.Fprintf(w, "  %-6s %5d bytes, %d tr%s: %s\n", st.Phase, st.Size, st.Tries, map[bool]string{true: "y", false: "ies"}[st.Tries == 1], verdict)
+		}
+	}
 }
