@@ -13,6 +13,11 @@ package iperf2
 //     "0.0000-0.1071 sec  2.15 KBytes   164 Kbits/sec   0.018 ms 0/11 (0%)".
 //   - capFIN2 / capReportEcho: a second FIN (id -12) and the server's answer to it: an echo of that FIN's first
 //     128 bytes, not a report (the section 1.5 quirk).
+//   - capReportToLegacy: the reply of `iperf -s -u -p 15021` to a legacy client built with this codec (12-byte
+//     header, v1 header with flags 0 at 12, ids 0..19 of 200 bytes, FIN -20). The server printed
+//     "0.0000-0.1066 sec  3.91 KBytes   300 Kbits/sec   0.009 ms 0/20 (0%)": it still replies in the modern
+//     layout (report at 16), and counted 20 datagrams = 4000 bytes (id 0 not counted, the FIN counted).
+//     The modern counterpart (ids 1..20, FIN -21) printed 0/21 and 4200 bytes.
 //   - capClientHdrAck: what `iperf -s -p 15014` wrote back after a 60-byte 40010078 header.
 
 import "encoding/hex"
@@ -56,6 +61,11 @@ var (
 			"00000000ffffff9c000000000000000000000000000200010008000300000000" +
 			"0010000000000000000000000000000000000000000000000000000000000000" +
 			"0000000000000000000000000000000000000000000000000000000000000000")
+	capReportToLegacy = mustHex(
+		"00000000000000000000000000000000880000000000000000000fa000000000" +
+			"0001a06900000000000000000000001400000000000000080000000000000020" +
+			"000000000000003f00000000000003a5000000000000002e000005be0008646f" +
+			"000000000000000300000014000000bb00000001000000000000000000000000")
 	capClientHdrAck = mustHex(
 		"000000020000001c0000000000020001000800030000000000000000")
 )

@@ -222,3 +222,16 @@ func TestIsEcho(t *testing.T) {
 		t.Errorf("echo parsed as %v, %v; the IsEcho check is the only guard", l, err)
 	}
 }
+
+// TestCapturedReportToLegacyClient: a 2.1.8 server answers even a 12-byte-header client at offset 16, so a
+// legacy client that reads at 12 gets garbage, while ParseServerReport detects the modern layout.
+func TestCapturedReportToLegacyClient(t *testing.T) {
+	r, l, err := ParseServerReport(capReportToLegacy)
+	if err != nil || l != LayoutModern {
+		t.Fatalf("layout %v err %v", l, err)
+	}
+	if r.Datagrams != 20 || r.TotalBytes != 4000 || r.Errors != 0 || r.OutOfOrder != 0 ||
+		r.Stop != 106601*time.Microsecond || r.Jitter != 8*time.Microsecond {
+		t.Errorf("report %+v", r)
+	}
+}
