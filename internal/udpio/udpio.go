@@ -88,8 +88,14 @@ type Options struct {
 //
 // WriteBatch sends len(msgs) datagrams, as many system calls as needed, and
 // returns how many were sent; on error it returns the count sent before the
-// error and the error wrapped (ENOBUFS, EAGAIN, ECONNREFUSED on a connected
-// socket ...), so the caller can count it and go on.
+// error and the error wrapped (ENOBUFS, ECONNREFUSED on a connected socket
+// after an ICMP port unreachable, ...), so the caller can count it, skip the
+// failed datagram and go on. A full send buffer (EAGAIN) does not surface:
+// the socket is non-blocking under Go's poller, which waits until there is
+// room, as net.UDPConn writes do; Close unblocks such a wait.
+//
+// On a connected socket ReadBatch can likewise return ECONNREFUSED (wrapped)
+// when an ICMP port unreachable arrived; the socket stays usable.
 //
 // Each method is safe to call from one reader goroutine and one writer
 // goroutine at the same time; Drops, Capabilities, the address methods,

@@ -242,3 +242,31 @@ func FuzzParseOOB(f *testing.F) {
 		}
 	})
 }
+
+// TestSendErrorSurfaced checks a kernel send error reaches the caller wrapped,
+// with the count of datagrams sent: on loopback a datagram to a closed port
+// makes the next send on the connected socket fail with ECONNREFUSED.
+func TestSendErrorSurfaced(t *testing.T) {
+	for _, noBatch := range []bool{false, true} {
+		t.Run(fmt.Sprintf("nobatch=%v", noBatch), func(t *testing.T) {
+			dead := listen(t, "udp4", "127.0.0.1:0", Options{})
+			addr := dead.LocalAddr().String()
+			dead.Close()
+			cli := dial(t, "udp4", addr, Options{NoBatch: noBatch})
+			var err error
+			for range 10 {
+				var n int
+				n, err = cli.WriteBatch(payloads(1, "refused"))
+				if err != nil {
+					if n != 0 {
+						t.Fatalf("WriteBatch = %d, %v; want 0 sent with the error", n, err)
+					}
+					break
+				}
+			}
+			if !errors.Is(err, unix.ECONNREFUSED) {
+				t.Fatalf("WriteBatch error = %v; want ECONNREFUSED after sending to a closed port", err)
+			}
+		})
+	}
+}
