@@ -343,3 +343,61 @@ func TestOptionsBatchSize(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentReadWrite uses one Conn from a reader and a writer goroutine
+// at once (run with -race): 200 datagrams go to an echo socket and back.
+func TestConcurrentReadWrite(t *testing.T) {
+	for _, noBatch := range []bool{false, true} {
+		t.Run(fmt.Sprintf("nobatch=%v", noBatch), func(t *testing.T) {
+			opt := Options{NoBatch: noBatch, BatchSize: 16, ReadBuffer: 1 << 20}
+			echo := listen(t, "udp4", "127.0.0.1:0", opt)
+			c := dial(t, "udp4", echo.LocalAddr().String(), opt)
+			const n = 200
+			echoErr := make(chan error, 1)
+			go func() { echoErr <- echoN(echo, n) }()
+			writeErr := make(chan error, 1)
+			go func() {
+				for i := 0; i < n; i += 10 {
+					if _, err := c.WriteBatch(payloads(10, fmt.Sprint(i))); err != nil {
+						writeErr <- err
+						return
+					}
+				}
+				writeErr <- nil
+			}()
+			readN(t, c, n, 64)
+			if err := <-writeErr; err != nil {
+				t.Fatal(err)
+			}
+			if err := <-echoErr; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// echoN sends back the first n datagrams c receives.
+func echoN(c Conn, n int) error {
+	if err := c.SetReadDeadline(time.Now().Add(safety)); err != nil {
+		return err
+	}
+	msgs := make([]Message, 16)
+	for i := range msgs {
+		msgs[i].Buf = make([]byte, 64)
+	}
+	for done := 0; done < n; {
+		k, err := c.ReadBatch(msgs)
+		if err != nil {
+			return err
+		}
+		out := make([]Message, k)
+		for i := range out {
+			out[i] = Message{Buf: msgs[i].Buf[:msgs[i].N], Addr: msgs[i].Addr}
+		}
+		if _, err := c.WriteBatch(out); err != nil {
+			return err
+		}
+		done += k
+	}
+	return nil
+}
