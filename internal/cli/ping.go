@@ -50,6 +50,7 @@ type pingPlan struct {
 	timeout  time.Duration
 	socket   ping.SocketKind
 	mtu      int // from --mtu, or the route; 0 when unknown
+	mtuFlag  bool
 	medium   *linerate.Medium
 }
 
@@ -89,7 +90,7 @@ each size's median RTT into the bit rate it implies on that medium
 	fl.StringVarP(&f.size, "size", "s", "56", "ICMP payload bytes (like ping -s); up to 65507 for IPv4, 65527 for IPv6")
 	fl.StringVar(&f.sizes, "sizes", "", "comma-separated payload sizes, e.g. 56,1472,1473,65500")
 	fl.BoolVar(&f.ladder, "ladder", false, "ping the sizes either side of every fragment boundary of the path MTU, up to the largest")
-	fl.IntVar(&f.mtu, "mtu", 0, "path MTU for --ladder, fragment counts and --medium (default: the route's, else 1500)")
+	fl.IntVar(&f.mtu, "mtu", 0, "path MTU for --ladder, fragment counts and --medium (default: the route's; for --medium 1500 when the route's is over 9216)")
 	fl.BoolVar(&f.df, "df", false, "set don't-fragment (IPv4 IP_PMTUDISC_DO, IPv6 IPV6_DONTFRAG; Linux only)")
 	fl.StringVar(&f.timeout, "timeout", "1s", "how long to wait for each reply (seconds, or a duration)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print one JSON document")
@@ -137,7 +138,7 @@ func planPing(ctx context.Context, host string, f pingFlags, mtuSet bool) (pingP
 	if p.addr, err = resolveHost(ctx, host, f.ipv4, f.ipv6); err != nil {
 		return p, err
 	}
-	p.mtu = f.mtu
+	p.mtu, p.mtuFlag = f.mtu, mtuSet
 	if p.mtu == 0 {
 		if mtu, err := ping.RouteMTU(p.addr); err == nil {
 			p.mtu = mtu
@@ -340,8 +341,10 @@ func writePingSummary(w io.Writer, r *ping.Result) {
 // medium would need, seed report 004's way (request and reply each take
 // half the round trip).
 func impliedRates(m linerate.Medium, res *ping.Result, p pingPlan) []impliedRate {
+	// The medium's MTU: --mtu, else the route's when it could be an
+	// Ethernet's (loopback's 65535 could not), else 1500.
 	st := linerate.Stack{IPv6: p.addr.To4() == nil, MTU: 1500}
-	if p.mtu >= 68 && p.mtu <= 65535 {
+	if p.mtuFlag || p.mtu >= 68 && p.mtu <= 9216 {
 		st.MTU = p.mtu
 	}
 	var out []impliedRate
@@ -388,8 +391,13 @@ func writeImplied(w io.Writer, r impliedRate, explain bool) {
 	fmt.Fprintf(w, "  %d) seed 004 gives each direction half the measured round trip: %s bytes × 8 / (%.3f ms / 2) = %s\n",
 		n+2, trimFloat(r.WireBytes), r.RTTP50S*1e3, mb(r.ImpliedBPS))
 	fmt.Fprintf(w, "  %d) without the inter-frame gap (as seed 004 counted): %s bytes -> %s\n", n+3, trimFloat(r.NoGapBytes), mb(r.ImpliedNoGap))
-	fmt.Fprintf(w, "  %d) the rest of the round trip, %.3f ms, is the host's own time and store-and-forward hops: why it is below %s\n",
-		n+4, (r.RTTP50S-r.RoundTripWireS)*1e3, linerate.MediumRate(r.MediumBPS))
+	if rest := r.RTTP50S - r.RoundTripWireS; rest >= 0 {
+		fmt.Fprintf(w, "  %d) the rest of the round trip, %.3f ms, is the host's own time and store-and-forward hops: why it is below %s\n",
+			n+4, rest*1e3, linerate.MediumRate(r.MediumBPS))
+	} else {
+		fmt.Fprintf(w, "  %d) the round trip is %.3f ms shorter than the wire alone allows: this path is not a %s link all the way\n",
+			n+4, -rest*1e3, linerate.MediumRate(r.MediumBPS))
+	}
 }
 
 func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
