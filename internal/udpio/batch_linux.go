@@ -32,7 +32,11 @@ func newConn(uc *net.UDPConn, opt Options) (Conn, error) {
 	if opt.NoBatch {
 		return newSingleConn(b), nil
 	}
-	return newBatchConn(b, opt.batchSize()), nil
+	c := newBatchConn(b, opt.batchSize())
+	if opt.GSO {
+		c.gso.init(b.uc, opt.batchSize())
+	}
+	return c, nil
 }
 
 // batchConn moves up to size datagrams per recvmmsg/sendmmsg. Its rx state
@@ -142,9 +146,18 @@ func (c *batchConn) releaseRx(k int) {
 	}
 }
 
-// WriteBatch sends all of msgs, batch size datagrams per sendmmsg. A message
-// with an unusable destination is an error after the ones before it are sent.
+// WriteBatch sends all of msgs, batch size datagrams per sendmmsg (with
+// GSO, batch size groups of up to gsoMaxSegments datagrams). A message with
+// an unusable destination is an error after the ones before it are sent.
 func (c *batchConn) WriteBatch(msgs []Message) (int, error) {
+	if c.gso.active.Load() {
+		return c.writeGSO(msgs)
+	}
+	return c.writePlain(msgs)
+}
+
+// writePlain sends one datagram per mmsghdr.
+func (c *batchConn) writePlain(msgs []Message) (int, error) {
 	sent := 0
 	for sent < len(msgs) {
 		k, perr := c.packTx(msgs[sent:min(len(msgs), sent+len(c.tx.msgs))])
@@ -177,22 +190,39 @@ func (c *batchConn) packTx(msgs []Message) (int, error) {
 		}
 		tx.iov[i][0] = msgs[i].Buf
 		tx.msgs[i].Buffers = tx.iov[i][:]
-		tx.msgs[i].Addr = nil
-		if to.IsValid() {
-			ua := &tx.addrs[i]
-			ua.IP = ipInto(&tx.ips[i], to.Addr())
-			ua.Port = int(to.Port())
-			ua.Zone = to.Addr().Zone()
-			tx.msgs[i].Addr = ua
-		}
+		tx.msgs[i].OOB = nil
+		c.setAddr(i, to)
 	}
 	return len(msgs), nil
+}
+
+// setAddr points mmsghdr slot i at destination to (nil when zero) without
+// allocating.
+func (c *batchConn) setAddr(i int, to netip.AddrPort) {
+	tx := &c.tx
+	tx.msgs[i].Addr = nil
+	if to.IsValid() {
+		ua := &tx.addrs[i]
+		ua.IP = ipInto(&tx.ips[i], to.Addr())
+		ua.Port = int(to.Port())
+		ua.Zone = to.Addr().Zone()
+		tx.msgs[i].Addr = ua
+	}
+}
+
+// Capabilities reports GSO as currently in use: it goes false if the kernel
+// refused a segmented send.
+func (c *batchConn) Capabilities() Capabilities {
+	caps := c.caps
+	caps.GSO = c.gso.active.Load()
+	return caps
 }
 
 func (c *batchConn) releaseTx(k int) {
 	for i := range k {
 		c.tx.iov[i][0] = nil
 		c.tx.msgs[i].Buffers = nil
+		c.tx.msgs[i].OOB = nil
 	}
 }
 

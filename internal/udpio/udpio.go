@@ -54,6 +54,10 @@ type Capabilities struct {
 	Batch        bool // sendmmsg/recvmmsg: more than one datagram per system call
 	KernelRxTime bool // Message.Time comes from the kernel (SO_TIMESTAMPNS)
 	DropCounter  bool // Drops is supported (SO_RXQ_OVFL and/or SO_MEMINFO)
+	// GSO is true while WriteBatch coalesces datagrams with UDP_SEGMENT
+	// (requested with Options.GSO and supported by the kernel). It turns
+	// false for good if the kernel refuses a segmented send.
+	GSO bool
 	// ReadBuffer and WriteBuffer are the socket buffer sizes in bytes as the
 	// kernel reports them after Options were applied (Linux reports double
 	// the requested size); 0 when unknown.
@@ -77,6 +81,15 @@ type Options struct {
 	// NoBatch forces one datagram per call and system call (recvmsg/sendmsg).
 	// Kernel receive times and drop counts still work on Linux.
 	NoBatch bool
+	// GSO asks WriteBatch to coalesce runs of consecutive datagrams with the
+	// same destination and size (the last of a run may be shorter) into one
+	// UDP_SEGMENT send of up to 64 datagrams, which the kernel splits. Linux
+	// only, ignored with NoBatch; see Capabilities.GSO for whether it is on.
+	// The run leaves the host back to back, so it suits bulk rates, not
+	// finely paced traffic. If the kernel answers a segmented send with EIO
+	// or EINVAL (no checksum offload, a segment above the path MTU), GSO is
+	// switched off for this Conn and the unsent datagrams go out plainly.
+	GSO bool
 }
 
 // Conn is a UDP socket.

@@ -166,7 +166,7 @@ func TestWriteBatchAllocs(t *testing.T) {
 // cmsg builds one control message as the kernel lays it out.
 func cmsg(level, typ int, data []byte) []byte {
 	b := make([]byte, unix.CmsgSpace(len(data)))
-	h := (*unix.Cmsghdr)(unsafePointer(b))
+	h := (*unix.Cmsghdr)(unsafePointerOf(b))
 	h.Level, h.Type = int32(level), int32(typ)
 	h.SetLen(unix.CmsgLen(len(data)))
 	copy(b[unix.CmsgLen(0):], data)
