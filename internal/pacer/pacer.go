@@ -1,0 +1,144 @@
+// Package pacer schedules sends at a precise average rate. Send times are
+// fixed on an absolute timeline from the start (packet k is due at
+// start + k/rate), so sleep overshoot never accumulates into a lower rate:
+// whatever is due is sent at once, and the pacer reports how far behind its
+// schedule the sender fell, so results can say when the offered rate was
+// not what was asked.
+//
+// This kernel has no fq qdisc, so UDP pacing is done here, in user space.
+package pacer
+
+import (
+	"context"
+	"math"
+	"time"
+)
+
+// Clock is the time source; tests inject a fake one.
+type Clock interface {
+	Now() time.Time
+	// Sleep blocks for d or until ctx is done.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// SystemClock is the real clock.
+type SystemClock struct{}
+
+// Now returns time.Now().
+func (SystemClock) Now() time.Time { return time.Now() }
+
+// Sleep sleeps for d, returning early with ctx.Err() when ctx is done.
+func (SystemClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Pacer releases packets at a fixed rate. The zero rate means unpaced:
+// every call to Due says a full batch is due. A Pacer is used by one
+// goroutine.
+type Pacer struct {
+	clock    Clock
+	interval float64 // nanoseconds between packets; 0 = unpaced
+	start    time.Time
+	released int64
+	maxLag   time.Duration
+}
+
+// New returns a pacer sending pps packets per second (0 = unpaced),
+// starting now.
+func New(clock Clock, pps float64) *Pacer {
+	p := &Pacer{clock: clock}
+	p.SetRate(pps)
+	return p
+}
+
+// SetRate changes the rate from now on (for sweeps that change rate
+// between trials). The schedule restarts at the current time.
+func (p *Pacer) SetRate(pps float64) {
+	p.interval = 0
+	if pps > 0 {
+		p.interval = 1e9 / pps
+	}
+	p.start = p.clock.Now()
+	p.released = 0
+	p.maxLag = 0
+}
+
+// Start returns the start of the current schedule.
+func (p *Pacer) Start() time.Time { return p.start }
+
+// at returns when packet k is due, in nanoseconds after the start. Due and
+// Next both use it, so a packet is due exactly at the time Next names.
+func (p *Pacer) at(k int64) int64 { return int64(math.Ceil(float64(k) * p.interval)) }
+
+// Due returns how many packets (at most max) are due at time now and
+// marks them released. It also records how late the oldest of them is.
+func (p *Pacer) Due(now time.Time, max int) int {
+	if p.interval == 0 {
+		p.released += int64(max)
+		return max
+	}
+	elapsed := int64(now.Sub(p.start))
+	// k is the last packet due: at(k) <= elapsed < at(k+1).
+	k := int64(float64(elapsed) / p.interval)
+	for k >= 0 && p.at(k) > elapsed {
+		k--
+	}
+	for p.at(k+1) <= elapsed {
+		k++
+	}
+	due := k + 1 - p.released
+	if due <= 0 {
+		return 0
+	}
+	if lag := time.Duration(elapsed - p.at(p.released)); lag > p.maxLag && due > 1 {
+		p.maxLag = lag
+	}
+	if due > int64(max) {
+		due = int64(max)
+	}
+	p.released += due
+	return int(due)
+}
+
+// Next returns the time the next packet is due.
+func (p *Pacer) Next() time.Time {
+	if p.interval == 0 {
+		return p.start
+	}
+	return p.start.Add(time.Duration(p.at(p.released)))
+}
+
+// Wait sleeps until the next packet is due.
+func (p *Pacer) Wait(ctx context.Context) error {
+	return p.clock.Sleep(ctx, p.Next().Sub(p.clock.Now()))
+}
+
+// Released returns how many packets have been released so far.
+func (p *Pacer) Released() int64 { return p.released }
+
+// MaxLag returns the furthest the sender fell behind its schedule: how late
+// the oldest packet of a burst was when it was released. A large lag means
+// the sender could not keep up and sent in catch-up bursts.
+func (p *Pacer) MaxLag() time.Duration { return p.maxLag }
+
+// Behind returns how far behind schedule the pacer is at now: the time
+// since the next packet was due, or 0 when it is not yet due.
+func (p *Pacer) Behind(now time.Time) time.Duration {
+	if p.interval == 0 {
+		return 0
+	}
+	if d := now.Sub(p.Next()); d > 0 {
+		return d
+	}
+	return 0
+}

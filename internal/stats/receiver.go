@@ -1,0 +1,54 @@
+package stats
+
+import "time"
+
+// UDPReceiver accounts for the datagrams of one UDP stream: sequence
+// tracking, jitter and the counters interval reports read. Bytes and
+// Packets count distinct datagrams only; duplicates are counted apart and
+// never add to goodput. It is owned by one goroutine.
+type UDPReceiver struct {
+	Seq    *SeqTracker
+	Jitter Jitter
+	C      Counters
+
+	bytes       int64
+	first, last time.Time
+}
+
+// NewUDPReceiver returns a receiver expecting ids from firstID.
+func NewUDPReceiver(firstID int64) *UDPReceiver {
+	return &UDPReceiver{Seq: NewSeqTracker(firstID)}
+}
+
+// Datagram records one data datagram of n payload bytes with sequence id,
+// arriving at arrival, stamped by the sender at sent (zero when the sender
+// stamps nothing).
+func (r *UDPReceiver) Datagram(id int64, n int, arrival, sent time.Time) Kind {
+	k := r.Seq.Add(id)
+	if k == Duplicate {
+		r.C.Duplicates.Store(r.Seq.Duplicates())
+		return k
+	}
+	if r.first.IsZero() {
+		r.first = arrival
+	}
+	r.last = arrival
+	r.bytes += int64(n)
+	r.Jitter.AddStamped(arrival, sent)
+	r.C.Bytes.Store(r.bytes)
+	r.C.Packets.Store(r.Seq.Received())
+	r.C.Lost.Store(r.Seq.RunningLost())
+	r.C.OutOfOrder.Store(r.Seq.OutOfOrder())
+	r.C.JitterNS.Store(int64(r.Jitter.Value()))
+	return k
+}
+
+// Bytes returns the payload bytes of distinct datagrams received.
+func (r *UDPReceiver) Bytes() int64 { return r.bytes }
+
+// FirstArrival and LastArrival bound the receive period (zero before any
+// datagram arrived).
+func (r *UDPReceiver) FirstArrival() time.Time { return r.first }
+
+// LastArrival is the arrival time of the latest non-duplicate datagram.
+func (r *UDPReceiver) LastArrival() time.Time { return r.last }
