@@ -21,7 +21,7 @@ type Counters struct {
 // Snapshot is a copy of Counters at one moment.
 type Snapshot struct {
 	Bytes, Packets, Lost, OutOfOrder, Duplicates, Errors int64
-	Jitter                                              time.Duration
+	Jitter                                               time.Duration
 }
 
 // Snapshot reads the counters.

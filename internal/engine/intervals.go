@@ -1,0 +1,121 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/stats"
+)
+
+// Flow is a set of stream counters reported together as one line per
+// interval (the SUM line over streams).
+type Flow struct {
+	Name     string // "" for a single-flow test, else "forward"/"reverse"
+	Counters []*stats.Counters
+	prev     stats.Snapshot
+}
+
+// Intervals emits one result.Interval per flow every period, built from
+// snapshots of the flows' counters, until Stop, which emits the last,
+// partial interval. The per-datagram path never takes a lock: counters are
+// atomics owned by their streams.
+type Intervals struct {
+	start  time.Time
+	period time.Duration
+	emit   func(result.Interval)
+
+	mu    sync.Mutex // guards following fields
+	flows []*Flow
+	last  time.Duration
+	all   []result.Interval
+	done  chan struct{}
+	wg    sync.WaitGroup
+}
+
+// NewIntervals returns a reporter for the flows, with intervals counted from
+// start. emit (may be nil) is called from the reporter's goroutine.
+func NewIntervals(start time.Time, period time.Duration, emit func(result.Interval), flows ...*Flow) *Intervals {
+	return &Intervals{start: start, period: period, emit: emit, flows: flows, done: make(chan struct{})}
+}
+
+// AddFlow adds a flow (for streams that start later, like a connect-back).
+func (iv *Intervals) AddFlow(f *Flow) {
+	iv.mu.Lock()
+	defer iv.mu.Unlock()
+	iv.flows = append(iv.flows, f)
+}
+
+// Run starts the periodic reports. Without a period only Stop reports.
+func (iv *Intervals) Run(ctx context.Context) {
+	if iv.period <= 0 {
+		return
+	}
+	iv.wg.Add(1)
+	go func() {
+		defer iv.wg.Done()
+		for k := 1; ; k++ {
+			next := iv.start.Add(time.Duration(k) * iv.period)
+			t := time.NewTimer(time.Until(next))
+			select {
+			case <-t.C:
+				iv.report(next.Sub(iv.start))
+			case <-iv.done:
+				t.Stop()
+				return
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+		}
+	}()
+}
+
+// Stop ends the periodic reports, emits the final partial interval ending
+// at end (if it is at least a millisecond long or nothing was reported yet)
+// and returns every interval emitted.
+func (iv *Intervals) Stop(end time.Time) []result.Interval {
+	close(iv.done)
+	iv.wg.Wait()
+	iv.mu.Lock()
+	last, n := iv.last, len(iv.all)
+	iv.mu.Unlock()
+	if at := end.Sub(iv.start); at-last >= time.Millisecond || n == 0 {
+		iv.report(at)
+	}
+	iv.mu.Lock()
+	defer iv.mu.Unlock()
+	return iv.all
+}
+
+func (iv *Intervals) report(at time.Duration) {
+	iv.mu.Lock()
+	from := iv.last
+	iv.last = at
+	var out []result.Interval
+	for _, f := range iv.flows {
+		var now stats.Snapshot
+		for _, c := range f.Counters {
+			now = now.Add(c.Snapshot())
+		}
+		d := now.Sub(f.prev)
+		f.prev = now
+		secs := (at - from).Seconds()
+		in := result.Interval{
+			Start: from.Seconds(), End: at.Seconds(), Bytes: d.Bytes, Packets: d.Packets,
+			Lost: d.Lost, OutOfOrder: d.OutOfOrder, JitterMS: float64(d.Jitter) / 1e6, Flow: f.Name,
+		}
+		if secs > 0 {
+			in.BitsPerSecond = float64(d.Bytes) * 8 / secs
+		}
+		out = append(out, in)
+	}
+	iv.all = append(iv.all, out...)
+	iv.mu.Unlock()
+	if iv.emit != nil {
+		for _, in := range out {
+			iv.emit(in)
+		}
+	}
+}

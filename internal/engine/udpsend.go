@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"syscall"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/pacer"
+	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/udpio"
+)
+
+// Stamper writes a datagram's per-packet header (sequence id and send
+// time) into b, which already holds the rest of the payload.
+type Stamper func(b []byte, id int64, now time.Time)
+
+// UDPSendConfig is what SendUDP sends.
+type UDPSendConfig struct {
+	// Template is one datagram's payload; every datagram is a copy of it
+	// with Stamp applied. Its length is the datagram length.
+	Template []byte
+	Stamp    Stamper
+	// PPS is the rate in datagrams per second; 0 sends as fast as the
+	// socket takes them.
+	PPS float64
+	// Duration bounds the test; Bytes, when positive, ends it once that
+	// many payload bytes were sent. One of them must be set.
+	Duration time.Duration
+	Bytes    int64
+	// FirstID is the sequence id of the first datagram; ids then count up
+	// by one per datagram actually sent.
+	FirstID int64
+	// Dst is the destination; the zero value on a connected socket.
+	Dst netip.AddrPort
+	// Batch is the most datagrams handed to the socket at once (default 32).
+	Batch int
+	Clock pacer.Clock
+}
+
+// UDPSendResult is what SendUDP did.
+type UDPSendResult struct {
+	Packets, Bytes int64
+	// NextID is the id the next datagram would have carried: FirstID +
+	// Packets.
+	NextID     int64
+	Start, End time.Time
+	// MaxLag is the furthest the sender fell behind its schedule.
+	MaxLag time.Duration
+	// Errors counts datagrams the socket refused; they were not sent and
+	// used no id.
+	Errors  int64
+	LastErr error
+}
+
+// maxConsecutiveRefused ends a send whose every datagram is refused (no
+// one listening on the peer's port, reported by ICMP).
+const maxConsecutiveRefused = 20
+
+// SendUDP sends paced datagrams on conn until the duration or byte count is
+// reached or ctx is done. It keeps c up to date while it runs. It returns an
+// error only when sending could not go on (for example the peer's port is
+// closed); the result then holds what was sent until then.
+func SendUDP(ctx context.Context, conn udpio.Conn, cfg UDPSendConfig, c *stats.Counters) (UDPSendResult, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = pacer.SystemClock{}
+	}
+	batch := cfg.Batch
+	if batch <= 0 {
+		batch = 32
+	}
+	if cfg.Duration <= 0 && cfg.Bytes <= 0 {
+		return UDPSendResult{}, errors.New("udp send: neither a duration nor a byte count was given")
+	}
+	msgs := make([]udpio.Message, batch)
+	for i := range msgs {
+		msgs[i].Buf = append([]byte(nil), cfg.Template...)
+		msgs[i].Addr = cfg.Dst
+	}
+	p := pacer.New(cfg.Clock, cfg.PPS)
+	res := UDPSendResult{Start: p.Start(), NextID: cfg.FirstID}
+	end := res.Start.Add(cfg.Duration)
+	refused := 0
+	size := int64(len(cfg.Template))
+	for ctx.Err() == nil {
+		now := cfg.Clock.Now()
+		if cfg.Duration > 0 && !now.Before(end) {
+			break
+		}
+		if cfg.Bytes > 0 && res.Bytes >= cfg.Bytes {
+			break
+		}
+		n := p.Due(now, batch)
+		if cfg.Bytes > 0 {
+			if left := (cfg.Bytes - res.Bytes + size - 1) / size; int64(n) > left {
+				n = int(left)
+			}
+		}
+		if n == 0 {
+			wait := p.Next()
+			if cfg.Duration > 0 && end.Before(wait) {
+				wait = end
+			}
+			_ = cfg.Clock.Sleep(ctx, wait.Sub(now))
+			continue
+		}
+		for i := 0; i < n; i++ {
+			cfg.Stamp(msgs[i].Buf, res.NextID+int64(i), now)
+		}
+		sent, err := conn.WriteBatch(msgs[:n])
+		res.Packets += int64(sent)
+		res.Bytes += int64(sent) * size
+		res.NextID += int64(sent)
+		c.Packets.Store(res.Packets)
+		c.Bytes.Store(res.Bytes)
+		if err != nil {
+			res.Errors += int64(n - sent)
+			res.LastErr = err
+			c.Errors.Store(res.Errors)
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				if refused++; refused >= maxConsecutiveRefused {
+					res.End = cfg.Clock.Now()
+					res.MaxLag = p.MaxLag()
+					return res, fmt.Errorf("sending udp: the peer refused %d datagrams in a row (nothing listening on its port?): %w", refused, err)
+				}
+			}
+			continue
+		}
+		refused = 0
+	}
+	res.End = cfg.Clock.Now()
+	res.MaxLag = p.MaxLag()
+	return res, nil
+}
