@@ -1,0 +1,234 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/units"
+)
+
+// banner is the rule iperf draws around its settings.
+const banner = "------------------------------------------------------------"
+
+// columns names one layout of the figures after Interval/Transfer/Bandwidth.
+type columns int
+
+const (
+	colTCP        columns = iota // no extra columns
+	colUDPSend                   // datagrams, packets/s
+	colUDPRecv                   // jitter, lost/total, out-of-order, packets/s
+	colUDPRecvSum                // as colUDPRecv plus duplicates (summaries)
+)
+
+// Text renders one test as iperf-style lines. A client makes one Text; a
+// server makes one per accepted test, all writing to the same writer.
+//
+// Each method writes whole lines with one Write call. A Text is not safe
+// for concurrent use by itself; distinct Texts may share a writer whose
+// Write is. The first write error is kept and returned by Err; later calls
+// then write nothing.
+type Text struct {
+	w    io.Writer
+	id   string
+	seen map[columns]bool // column headers printed since the last Header
+	err  error
+}
+
+// NewText returns a Text writing to w. id is the test's line id, as
+// printed in brackets: "1" for a client, the server's running test number
+// for a server.
+func NewText(w io.Writer, id string) *Text {
+	return &Text{w: w, id: id, seen: map[columns]bool{}}
+}
+
+// Err returns the first error writing to the writer, if any.
+func (t *Text) Err() error { return t.err }
+
+func (t *Text) write(b *strings.Builder) {
+	if t.err != nil || b.Len() == 0 {
+		return
+	}
+	if _, err := io.WriteString(t.w, b.String()); err != nil {
+		t.err = fmt.Errorf("writing text report: %w", err)
+	}
+}
+
+// Listening prints the banner a server shows once at start: the port it
+// listens on for both TCP and UDP, and the address it is bound to when
+// bind is not empty.
+func (t *Text) Listening(bind string, port int) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\nServer listening on TCP and UDP port %d", banner, port)
+	if bind != "" {
+		fmt.Fprintf(&b, ", bound to %s", bind)
+	}
+	fmt.Fprintf(&b, "\n%s\n", banner)
+	t.write(&b)
+}
+
+// Header prints what a test is about to do. For role "client" that is the
+// iperf banner (peer, protocol and port; datagram size and rate or buffer
+// size; dialect, streams, amount and mode) followed by the connected line
+// when local or peer is known. For role "server" it is the one line per
+// accepted test: "[  3] local 127.0.0.1 port 5001 connected with 127.0.0.1
+// port 45018 (udp, iperf2, peer 2.1.8)". local and peer are "host:port".
+// Header also starts a new table: column headers print again before the
+// next interval lines.
+func (t *Text) Header(test result.Test, role, local, peer string) {
+	t.seen = map[columns]bool{}
+	var b strings.Builder
+	if role == "server" {
+		fmt.Fprintf(&b, "%s local %s connected with %s (%s)\n", idText(t.id), hostPort(local), hostPort(peer), serverTags(test))
+		t.write(&b)
+		return
+	}
+	proto := strings.ToUpper(test.Protocol)
+	fmt.Fprintf(&b, "%s\nClient connecting to %s, %s port %d\n", banner, test.Host, proto, test.Port)
+	b.WriteString(sizeLine(test) + "\n")
+	b.WriteString(settingsLine(test) + "\n")
+	b.WriteString(banner + "\n")
+	if local != "" || peer != "" {
+		fmt.Fprintf(&b, "%s local %s connected with %s\n", idText(t.id), hostPort(local), hostPort(peer))
+	}
+	t.write(&b)
+}
+
+// serverTags lists protocol, dialect, mode and peer version for the
+// server's connected line.
+func serverTags(test result.Test) string {
+	tags := []string{test.Protocol}
+	for _, s := range []string{test.Dialect, test.Mode} {
+		if s != "" {
+			tags = append(tags, s)
+		}
+	}
+	if test.PeerVersion != "" {
+		tags = append(tags, "peer "+test.PeerVersion)
+	}
+	return strings.Join(tags, ", ")
+}
+
+// sizeLine says what each write carries and, for UDP, at what rate.
+func sizeLine(test result.Test) string {
+	if test.Protocol != result.UDP {
+		if test.Length > 0 {
+			return fmt.Sprintf("Writing %d byte buffers", test.Length)
+		}
+		return "Writing default-size buffers"
+	}
+	s := "Sending datagrams"
+	if test.Length > 0 {
+		s = fmt.Sprintf("Sending %d byte datagrams", test.Length)
+	}
+	bps, pps := test.RateBPS, test.RatePPS
+	if pps <= 0 && bps > 0 && test.Length > 0 {
+		pps = bps / (8 * float64(test.Length))
+	}
+	if bps <= 0 && pps > 0 && test.Length > 0 {
+		bps = pps * 8 * float64(test.Length)
+	}
+	switch {
+	case test.RatePPS > 0 && finite(test.RatePPS):
+		s += fmt.Sprintf(", rate %.0f pps", test.RatePPS)
+		if finite(bps) && bps > 0 {
+			s += " (" + units.FormatBits(bps) + ")"
+		}
+	case bps > 0 && finite(bps):
+		s += ", rate " + units.FormatBits(bps)
+		if finite(pps) && pps > 0 {
+			s += fmt.Sprintf(" (%.0f pps)", pps)
+		}
+	default:
+		s += ", unpaced"
+	}
+	return s
+}
+
+// settingsLine lists dialect, streams, amount and mode.
+func settingsLine(test result.Test) string {
+	var parts []string
+	if test.Dialect != "" {
+		parts = append(parts, "Dialect "+test.Dialect)
+	}
+	n := max(test.Streams, 1)
+	if n == 1 {
+		parts = append(parts, "1 stream")
+	} else {
+		parts = append(parts, fmt.Sprintf("%d streams", n))
+	}
+	switch {
+	case test.Bytes > 0:
+		parts = append(parts, "amount "+bytesText(test.Bytes))
+	case test.Duration > 0 && finite(test.Duration):
+		parts = append(parts, "time "+strconv.FormatFloat(test.Duration, 'f', -1, 64)+" s")
+	}
+	if test.Mode != "" {
+		parts = append(parts, "mode "+test.Mode)
+	}
+	s := strings.Join(parts, ", ")
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// kindOf picks the columns of interval lines.
+func kindOf(udp, receiving bool) columns {
+	switch {
+	case !udp:
+		return colTCP
+	case receiving:
+		return colUDPRecv
+	default:
+		return colUDPSend
+	}
+}
+
+// columnHeader writes the "[ ID] Interval ..." line for k unless it was
+// already printed in this table.
+func (t *Text) columnHeader(b *strings.Builder, k columns) {
+	if t.seen[k] {
+		return
+	}
+	t.seen[k] = true
+	fmt.Fprintf(b, "[ ID] %-15s  %11s  %14s", "Interval", "Transfer", "Bandwidth")
+	switch k {
+	case colUDPSend:
+		fmt.Fprintf(b, "  %9s  %11s", "Datagrams", "PPS")
+	case colUDPRecv:
+		fmt.Fprintf(b, "  %11s  %20s  %12s  %11s", "Jitter", "Lost/Total (loss)", "Out-of-order", "PPS")
+	case colUDPRecvSum:
+		fmt.Fprintf(b, "  %11s  %20s  %12s  %10s  %11s", "Jitter", "Lost/Total (loss)", "Out-of-order", "Duplicates", "PPS")
+	}
+	b.WriteString("\n")
+}
+
+// common writes the id, interval, transfer and bandwidth columns.
+func common(b *strings.Builder, id string, start, end float64, bytes int64, bps float64) {
+	fmt.Fprintf(b, "%s %-11s sec  %11s  %14s", idText(id), spanText(start, end), bytesText(bytes), bitsText(bps, end-start))
+}
+
+// Interval prints one interval line, preceded by the column header the
+// first time lines of its kind appear. id is the line id ("1", "SUM");
+// udp and receiving choose the columns: UDP senders show datagrams and
+// packets/s, UDP receivers jitter, lost/total (loss %), out-of-order and
+// packets/s. An interval of a two-flow test is tagged with its flow.
+func (t *Text) Interval(id string, in result.Interval, udp bool, receiving bool) {
+	var b strings.Builder
+	k := kindOf(udp, receiving)
+	t.columnHeader(&b, k)
+	common(&b, id, in.Start, in.End, in.Bytes, in.BitsPerSecond)
+	secs := in.End - in.Start
+	switch k {
+	case colUDPSend:
+		fmt.Fprintf(&b, "  %9d  %11s", in.Packets, ppsText(0, in.Packets, secs))
+	case colUDPRecv:
+		total := in.Packets + max(in.Lost, 0)
+		fmt.Fprintf(&b, "  %11s  %20s  %12d  %11s", jitterText(in.JitterMS), lossText(in.Lost, total), in.OutOfOrder, ppsText(0, in.Packets, secs))
+	}
+	if in.Flow != "" {
+		b.WriteString("  " + in.Flow)
+	}
+	b.WriteString("\n")
+	t.write(&b)
+}
