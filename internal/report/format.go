@@ -34,9 +34,9 @@ func bytesText(n int64) string {
 }
 
 // spanText formats an interval "0.00-1.00" of seconds, or n/a when the
-// bounds are not finite.
+// bounds are not finite or not in order.
 func spanText(start, end float64) string {
-	if !finite(start) || !finite(end) {
+	if !finite(start) || !finite(end) || start < 0 || end < start {
 		return na
 	}
 	return fmt.Sprintf("%.2f-%.2f", start, end)
@@ -47,7 +47,8 @@ func rateOf(n int64, secs float64) (float64, bool) {
 	if n < 0 || !(secs > 0) || !finite(secs) {
 		return 0, false
 	}
-	return float64(n) / secs, true
+	r := float64(n) / secs
+	return r, finite(r)
 }
 
 // ppsText formats a packet rate: given when it is a positive finite

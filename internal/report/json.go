@@ -39,7 +39,7 @@ func WriteJSON(w io.Writer, r *result.Result, indent bool) error {
 // Sanitize returns a deep copy of r that encoding/json can always encode
 // and that keeps the document's shape: every NaN or infinite number
 // becomes 0 and adds a warning naming its key ("receiver.jitter_ms was
-// NaN; written as 0: JSON has no such number"), nil interval and warning
+// NaN, which JSON cannot carry: written as 0, do not trust it"), nil interval and warning
 // lists become empty ones, and an empty schema becomes result.Schema.
 // Sanitize(nil) is nil.
 func Sanitize(r *result.Result) *result.Result {
@@ -69,7 +69,7 @@ func cleanCopy(dst, src reflect.Value, path string, bad *[]string) {
 	case reflect.Float32, reflect.Float64:
 		f := src.Float()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			*bad = append(*bad, fmt.Sprintf("%s was %v; written as 0: JSON has no such number", path, f))
+			*bad = append(*bad, fmt.Sprintf("%s was %v, which JSON cannot carry: written as 0, do not trust it", path, f))
 			f = 0
 		}
 		dst.SetFloat(f)

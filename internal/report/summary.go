@@ -89,7 +89,7 @@ func senderLine(b *strings.Builder, id string, udp bool, s *result.Sender) {
 	}
 	b.WriteString("  sender\n")
 	var errs string
-	if s.SendErrors != 0 {
+	if s.SendErrors > 0 {
 		errs = fmt.Sprintf(" (%d writes refused by the kernel)", s.SendErrors)
 	}
 	switch {

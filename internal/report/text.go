@@ -131,12 +131,14 @@ func sizeLine(test result.Test) string {
 		bps = pps * 8 * float64(test.Length)
 	}
 	switch {
-	case test.RatePPS > 0 && finite(test.RatePPS):
+	case !finite(test.RatePPS) || !finite(test.RateBPS) || test.RatePPS < 0 || test.RateBPS < 0:
+		s += ", rate " + na
+	case test.RatePPS > 0:
 		s += fmt.Sprintf(", rate %.0f pps", test.RatePPS)
 		if finite(bps) && bps > 0 {
 			s += " (" + units.FormatBits(bps) + ")"
 		}
-	case bps > 0 && finite(bps):
+	case bps > 0:
 		s += ", rate " + units.FormatBits(bps)
 		if finite(pps) && pps > 0 {
 			s += fmt.Sprintf(" (%.0f pps)", pps)
