@@ -1,11 +1,222 @@
 package cli
 
 import (
-	"errors"
+	"fmt"
+	"math"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/report"
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/units"
 )
 
+// clientFlags are the client command's flags as typed.
+type clientFlags struct {
+	port       int
+	udp        bool
+	rate       string
+	seconds    float64
+	num        string
+	interval   float64
+	length     string
+	parallel   int
+	reverse    bool
+	tradeoff   bool
+	dual       bool
+	listenPort int
+	fullDuplex bool
+	dialect    string
+	json, csv  bool
+	linkFlags
+}
+
 func newClientCmd(e *env) *cobra.Command {
-	return &cobra.Command{Use: "client HOST", RunE: func(*cobra.Command, []string) error { return errors.New("client: not built yet") }}
+	f := &clientFlags{}
+	cmd := &cobra.Command{
+		Use:   "client HOST",
+		Short: "Run a test against an iperf2-speaking server (iperf, zperf, lwiperf, ESP-IDF, wirebench)",
+		Long: `Run one test against HOST, which may be a real iperf 2 server, a device's built-in
+iperf (zperf, lwiperf, ESP-IDF, vendor stacks) or a wirebench server.
+
+The dialect decides what goes on the wire:
+  iperf2         (default) iperf 2.1 style: 16-byte UDP header, 60-byte TCP header
+  iperf2-legacy  iperf 2.0.5 / lwiperf style: 12-byte UDP header, ids from 0,
+                 24-byte TCP header repeated every 128 KiB
+  raw            no test header (what zperf and ESP-IDF send)`,
+		Example: `  wirebench client 192.0.2.1 -u -b 100M -i 1 -t 10
+  wirebench -c 192.0.2.1 -u -b 8000pps -l 64
+  wirebench client 192.0.2.1 --dialect iperf2-legacy -r -L 5002
+  wirebench client 192.0.2.1 -u -b 10M --json`,
+		Args: exactArgs(1, "one HOST"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runClient(e, cmd, args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVarP(&f.port, "port", "p", session.DefaultPort, "server port")
+	fl.BoolVarP(&f.udp, "udp", "u", false, "use UDP (default TCP)")
+	fl.StringVarP(&f.rate, "bandwidth", "b", "", "UDP rate: bit/s with k/M/G (100M) or packets/s (8000pps); default 1 Mbit/s")
+	fl.Float64VarP(&f.seconds, "time", "t", 10, "test duration in seconds")
+	fl.StringVarP(&f.num, "num", "n", "", "send this many bytes instead of for a time (K/M/G)")
+	fl.Float64VarP(&f.interval, "interval", "i", 0, "seconds between interval reports (0 = none)")
+	fl.StringVarP(&f.length, "len", "l", "", "datagram payload (UDP, default 1470) or write size (TCP, default 128K)")
+	fl.IntVarP(&f.parallel, "parallel", "P", 1, "parallel streams")
+	fl.BoolVarP(&f.reverse, "reverse", "R", false, "the server sends, on our connection (iperf 2.1)")
+	fl.BoolVarP(&f.tradeoff, "tradeoff", "r", false, "then the server connects back and sends (legacy)")
+	fl.BoolVarP(&f.dual, "dualtest", "d", false, "the server connects back and sends at the same time (legacy)")
+	fl.IntVarP(&f.listenPort, "listenport", "L", 0, "port to listen on for -r/-d (default the server port)")
+	fl.BoolVar(&f.fullDuplex, "full-duplex", false, "send and receive on one TCP connection (iperf 2.1)")
+	fl.StringVar(&f.dialect, "dialect", session.DialectIperf2, "wire dialect: iperf2, iperf2-legacy or raw")
+	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, docs/json.md)")
+	fl.BoolVar(&f.csv, "csv", false, "print intervals and summary as CSV")
+	f.linkFlags.register(cmd)
+	return cmd
+}
+
+// config turns the flags into a session config, with usage errors for
+// anything malformed.
+func (f *clientFlags) config(cmd *cobra.Command, host string) (session.ClientConfig, error) {
+	cfg := session.ClientConfig{
+		Host: host, Port: f.port, UDP: f.udp, Parallel: f.parallel, Dialect: f.dialect,
+		Reverse: f.reverse, Tradeoff: f.tradeoff, Dual: f.dual, ListenPort: f.listenPort, FullDuplex: f.fullDuplex,
+	}
+	if f.seconds <= 0 || math.IsInf(f.seconds, 0) || math.IsNaN(f.seconds) || f.seconds > 86400*365 {
+		return cfg, usagef("invalid duration -t %v: want seconds > 0", f.seconds)
+	}
+	cfg.Duration = time.Duration(f.seconds * float64(time.Second))
+	if f.interval < 0 || math.IsNaN(f.interval) || (f.interval > 0 && f.interval < 0.01) {
+		return cfg, usagef("invalid interval -i %v: want 0 (none) or at least 0.01 seconds", f.interval)
+	}
+	cfg.Interval = time.Duration(f.interval * float64(time.Second))
+	if f.rate != "" {
+		r, err := units.ParseRate(f.rate)
+		if err != nil {
+			return cfg, usageError{err}
+		}
+		if !f.udp {
+			return cfg, usagef("-b sets a UDP rate; add -u (TCP is not paced)")
+		}
+		cfg.Rate = r
+	}
+	if f.num != "" {
+		n, err := units.ParseSize(f.num)
+		if err != nil || n == 0 {
+			return cfg, usagef("invalid byte count -n %q: want a positive size like 10M", f.num)
+		}
+		cfg.Bytes, cfg.Duration = n, 0
+	}
+	if f.length != "" {
+		n, err := units.ParseSize(f.length)
+		if err != nil {
+			return cfg, usageError{err}
+		}
+		cfg.Length = int(min(n, math.MaxInt32))
+	}
+	if f.listenPort != 0 && !f.tradeoff && !f.dual {
+		return cfg, usagef("-L is the port for the -r/-d connect-back; add -r or -d")
+	}
+	return cfg, nil
+}
+
+func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
+	format, err := pickFormat(f.json, f.csv)
+	if err != nil {
+		return err
+	}
+	cfg, err := f.config(cmd, host)
+	if err != nil {
+		return err
+	}
+	link, err := f.linkFlags.resolve()
+	if err != nil {
+		return err
+	}
+	text := report.NewText(e.stdout, "1")
+	if format == formatText {
+		cfg.OnInterval = func(in result.Interval) {
+			text.Interval(intervalID(cfg.Parallel, in), in, cfg.UDP, in.Flow == "reverse" || cfg.Reverse)
+		}
+		text.Header(previewTest(cfg), "client", "", host)
+	}
+	r, err := session.RunClient(e.ctx, cfg)
+	if err != nil {
+		return usageOrRun(err)
+	}
+	link.apply(r)
+	switch format {
+	case formatJSON:
+		err = report.WriteJSON(e.stdout, r, true)
+	case formatCSV:
+		if err = report.WriteCSVHeader(e.stdout); err == nil {
+			err = report.WriteCSV(e.stdout, r)
+		}
+	default:
+		text.Summary(r)
+		err = text.Err()
+	}
+	if err != nil {
+		return err
+	}
+	if r.Error != "" {
+		return fmt.Errorf("test ended early: %s", r.Error)
+	}
+	return nil
+}
+
+// intervalID is the bracketed id of an interval line: SUM over several
+// streams.
+func intervalID(parallel int, in result.Interval) string {
+	if parallel > 1 {
+		return "SUM"
+	}
+	return "1"
+}
+
+// previewTest describes the test before it runs, for the header lines.
+func previewTest(cfg session.ClientConfig) result.Test {
+	t := result.Test{Protocol: result.TCP, Dialect: cfg.Dialect, Host: cfg.Host, Port: cfg.Port, Duration: cfg.Duration.Seconds(),
+		Bytes: cfg.Bytes, Length: cfg.Length, Streams: cfg.Parallel}
+	if t.Dialect == "" {
+		t.Dialect = session.DialectIperf2
+	}
+	if cfg.UDP {
+		t.Protocol = result.UDP
+		if t.Length == 0 {
+			t.Length = session.DefaultUDPLength
+		}
+		rate := cfg.Rate
+		if rate.Value == 0 {
+			rate = units.Rate{Value: session.DefaultUDPRateBPS}
+		}
+		if rate.PPS {
+			t.RatePPS, t.RateBPS = rate.Value, rate.Value*float64(t.Length*8)
+		} else {
+			t.RateBPS, t.RatePPS = rate.Value, rate.Value/float64(t.Length*8)
+		}
+	} else if t.Length == 0 {
+		t.Length = session.DefaultTCPLength
+	}
+	switch {
+	case cfg.Reverse:
+		t.Mode, t.Direction = "reverse", result.DirReceive
+	case cfg.FullDuplex:
+		t.Mode, t.Direction = "full-duplex", result.DirBidir
+	case cfg.Dual:
+		t.Mode, t.Direction = "dual", result.DirBidir
+	case cfg.Tradeoff:
+		t.Mode, t.Direction = "tradeoff", result.DirSend
+	default:
+		t.Direction = result.DirSend
+	}
+	return t
+}
+
+// usageOrRun classifies a session error: config problems are usage errors.
+func usageOrRun(err error) error {
+	if session.IsConfigError(err) {
+		return usageError{err}
+	}
+	return err
 }

@@ -1,11 +1,149 @@
 package cli
 
 import (
-	"errors"
+	"math"
+	"strconv"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/report"
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
 )
 
+type serverFlags struct {
+	port        int
+	bind        string
+	oneShot     bool
+	interval    float64
+	idle        float64
+	maxTests    int
+	maxDuration float64
+	json, csv   bool
+	linkFlags
+}
+
 func newServerCmd(e *env) *cobra.Command {
-	return &cobra.Command{Use: "server HOST", RunE: func(*cobra.Command, []string) error { return errors.New("server: not built yet") }}
+	f := &serverFlags{}
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Answer iperf2 tests (TCP and UDP, every dialect) from any number of clients",
+		Long: `Listen for tests on one port, TCP and UDP. Each test is answered in its
+client's own dialect: iperf 2.1 (16-byte UDP header, report at offset 16),
+iperf 2.0.5 and old zperf (12-byte header, report at offset 12), and
+header-less clients (zperf TCP, ESP-IDF). Clients that never send a FIN
+(ESP-IDF) end after --idle-timeout. Legacy -r/-d connect back only to the
+address the test came from.`,
+		Example: `  wirebench server
+  wirebench -s -u -i 1
+  wirebench server -p 5002 --json > results.jsonl`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServer(e, f) },
+	}
+	fl := cmd.Flags()
+	fl.IntVarP(&f.port, "port", "p", session.DefaultPort, "TCP and UDP port to listen on")
+	fl.StringVarP(&f.bind, "bind", "B", "", "local address to listen on (default all)")
+	fl.BoolVarP(&f.oneShot, "one-off", "1", false, "exit after the first test")
+	fl.Float64VarP(&f.interval, "interval", "i", 0, "seconds between interval reports (0 = none)")
+	fl.Float64Var(&f.idle, "idle-timeout", 5, "seconds of silence that end a UDP test without FIN or a silent TCP connection")
+	fl.IntVar(&f.maxTests, "max-tests", 1024, "most tests open at once")
+	fl.Float64Var(&f.maxDuration, "max-duration", 3600, "longest this server sends in a reverse or connect-back test, in seconds")
+	fl.BoolVar(&f.json, "json", false, "print one JSON document per test, one per line (JSON Lines, schema wirebench/1)")
+	fl.BoolVar(&f.csv, "csv", false, "print each test's intervals and summary as CSV")
+	// iperf muscle memory: -u is accepted and means nothing (both are served).
+	var udp bool
+	fl.BoolVarP(&udp, "udp", "u", false, "accepted for iperf compatibility: TCP and UDP are always served")
+	f.linkFlags.register(cmd)
+	return cmd
+}
+
+func runServer(e *env, f *serverFlags) error {
+	format, err := pickFormat(f.json, f.csv)
+	if err != nil {
+		return err
+	}
+	for name, v := range map[string]float64{"--interval": f.interval, "--idle-timeout": f.idle, "--max-duration": f.maxDuration} {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return usagef("invalid %s %v: want seconds ≥ 0", name, v)
+		}
+	}
+	if f.port < 0 || f.port > 65535 {
+		return usagef("invalid port %d", f.port)
+	}
+	link, err := f.linkFlags.resolve()
+	if err != nil {
+		return err
+	}
+	out := &syncWriter{w: e.stdout}
+	var mu sync.Mutex // guards texts and csvHeader
+	texts := map[int]*report.Text{}
+	csvHeader := false
+	text := func(id int) *report.Text {
+		mu.Lock()
+		defer mu.Unlock()
+		t := texts[id]
+		if t == nil {
+			t = report.NewText(out, strconv.Itoa(id))
+			texts[id] = t
+		}
+		return t
+	}
+	cfg := session.ServerConfig{
+		Bind: f.bind, Port: f.port, OneShot: f.oneShot, MaxTests: f.maxTests,
+		Interval:    time.Duration(f.interval * float64(time.Second)),
+		IdleTimeout: time.Duration(f.idle * float64(time.Second)),
+		MaxDuration: time.Duration(f.maxDuration * float64(time.Second)),
+		OnLog:       func(msg string) { e.logf("%s", msg) },
+	}
+	if f.port == 0 {
+		cfg.Port = -1
+	}
+	udpTests := map[int]bool{} // guarded by mu
+	if format == formatText {
+		cfg.OnTestStart = func(id int, r *result.Result) {
+			mu.Lock()
+			udpTests[id] = r.Test.Protocol == result.UDP
+			mu.Unlock()
+			text(id).Header(r.Test, "server", "", r.Test.Peer)
+		}
+		cfg.OnInterval = func(id int, in result.Interval) {
+			mu.Lock()
+			udp := udpTests[id]
+			mu.Unlock()
+			text(id).Interval(strconv.Itoa(id), in, udp, in.Flow != "reverse")
+		}
+	}
+	cfg.OnResult = func(id int, r *result.Result) {
+		link.apply(r)
+		switch format {
+		case formatJSON:
+			_ = report.WriteJSON(out, r, false)
+		case formatCSV:
+			mu.Lock()
+			if !csvHeader {
+				_ = report.WriteCSVHeader(out)
+				csvHeader = true
+			}
+			mu.Unlock()
+			_ = report.WriteCSV(out, r)
+		default:
+			t := text(id)
+			t.Summary(r)
+			mu.Lock()
+			delete(texts, id)
+			delete(udpTests, id)
+			mu.Unlock()
+		}
+	}
+	srv, err := session.Listen(e.ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if format == formatText {
+		report.NewText(out, "").Listening(f.bind, srv.Port())
+	} else {
+		e.logf("listening on TCP and UDP port %d", srv.Port())
+	}
+	return srv.Serve(e.ctx)
 }

@@ -72,21 +72,56 @@ func (iv *Intervals) Run(ctx context.Context) {
 	}()
 }
 
-// Stop ends the periodic reports, emits the final partial interval ending
-// at end (if it is at least a millisecond long or nothing was reported yet)
-// and returns every interval emitted.
+// Stop ends the periodic reports and emits the final, partial interval
+// ending at end. A tail shorter than a tenth of the period is not worth a
+// line of its own: it is merged into the last interval, so the intervals
+// always add up to the whole test. It returns every interval.
 func (iv *Intervals) Stop(end time.Time) []result.Interval {
 	close(iv.done)
 	iv.wg.Wait()
+	at := end.Sub(iv.start)
 	iv.mu.Lock()
 	last, n := iv.last, len(iv.all)
 	iv.mu.Unlock()
-	if at := end.Sub(iv.start); at-last >= time.Millisecond || n == 0 {
+	switch {
+	case n == 0 || at-last >= iv.period/10 && at-last >= time.Millisecond:
 		iv.report(at)
+	case at > last:
+		iv.mergeTail(at)
 	}
 	iv.mu.Lock()
 	defer iv.mu.Unlock()
 	return iv.all
+}
+
+// mergeTail adds the counts since the last report to the last interval of
+// each flow and stretches it to at.
+func (iv *Intervals) mergeTail(at time.Duration) {
+	iv.mu.Lock()
+	defer iv.mu.Unlock()
+	iv.last = at
+	for k, f := range iv.flows {
+		var now stats.Snapshot
+		for _, c := range f.Counters {
+			now = now.Add(c.Snapshot())
+		}
+		d := now.Sub(f.prev)
+		f.prev = now
+		i := len(iv.all) - len(iv.flows) + k
+		if i < 0 {
+			continue
+		}
+		in := &iv.all[i]
+		in.End = at.Seconds()
+		in.Bytes += d.Bytes
+		in.Packets += d.Packets
+		in.Lost += d.Lost
+		in.OutOfOrder += d.OutOfOrder
+		in.JitterMS = float64(d.Jitter) / 1e6
+		if secs := in.End - in.Start; secs > 0 {
+			in.BitsPerSecond = float64(in.Bytes) * 8 / secs
+		}
+	}
 }
 
 func (iv *Intervals) report(at time.Duration) {

@@ -14,46 +14,78 @@ import (
 // the receive loop. m.Buf[:m.N] is only valid during the call.
 type UDPHandler func(m *udpio.Message) bool
 
+// UDPReceiveConfig tunes ReceiveUDP. The zero value is valid.
+type UDPReceiveConfig struct {
+	// BufSize is the largest datagram taken whole (default 65536); larger
+	// ones arrive truncated.
+	BufSize int
+	// Batch is how many datagrams one read may return (default 32).
+	Batch int
+	// Idle ends the loop when nothing arrived for this long (0 = never).
+	Idle time.Duration
+	// Tick, with OnTick, wakes the loop at least this often even when
+	// nothing arrives; OnTick returning false ends the loop.
+	Tick   time.Duration
+	OnTick func(now time.Time) bool
+}
+
 // ReceiveUDP reads datagrams from conn in batches and hands each to h until
-// h returns false, ctx is done, or nothing arrives for idle (0 = no idle
-// limit). It returns nil on those normal ends and the socket's error
-// otherwise. bufSize is the largest datagram it can take whole (larger ones
-// arrive truncated).
-func ReceiveUDP(ctx context.Context, conn udpio.Conn, bufSize, batch int, idle time.Duration, h UDPHandler) error {
-	if batch <= 0 {
-		batch = 32
+// h or OnTick returns false, ctx is done, or the idle time passes. It returns
+// nil on those normal ends and the socket's error otherwise.
+func ReceiveUDP(ctx context.Context, conn udpio.Conn, cfg UDPReceiveConfig, h UDPHandler) error {
+	if cfg.BufSize <= 0 {
+		cfg.BufSize = 65536
 	}
-	msgs := make([]udpio.Message, batch)
+	if cfg.Batch <= 0 {
+		cfg.Batch = 32
+	}
+	msgs := make([]udpio.Message, cfg.Batch)
 	for i := range msgs {
-		msgs[i].Buf = make([]byte, bufSize)
+		msgs[i].Buf = make([]byte, cfg.BufSize)
 	}
 	// Unblock a pending read when ctx ends.
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
+	lastRx := time.Now()
 	for {
-		if idle > 0 {
-			_ = conn.SetReadDeadline(time.Now().Add(idle))
+		now := time.Now()
+		var deadline time.Time
+		if cfg.Idle > 0 {
+			deadline = lastRx.Add(cfg.Idle)
+		}
+		if cfg.Tick > 0 && (deadline.IsZero() || now.Add(cfg.Tick).Before(deadline)) {
+			deadline = now.Add(cfg.Tick)
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
+		_ = conn.SetReadDeadline(deadline)
 		n, err := conn.ReadBatch(msgs)
+		if n > 0 {
+			lastRx = time.Now()
+		}
 		for i := 0; i < n; i++ {
 			if !h(&msgs[i]) {
 				return nil
 			}
 		}
-		if err != nil {
-			switch {
-			case ctx.Err() != nil, errors.Is(err, os.ErrDeadlineExceeded):
+		if err == nil {
+			continue
+		}
+		switch {
+		case ctx.Err() != nil, errors.Is(err, net.ErrClosed):
+			return nil
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			now := time.Now()
+			if cfg.OnTick != nil && !cfg.OnTick(now) {
 				return nil
-			case errors.Is(err, net.ErrClosed):
-				return nil
-			case isTransientRead(err):
-				continue
-			default:
-				return err
 			}
+			if cfg.Idle > 0 && now.Sub(lastRx) >= cfg.Idle {
+				return nil
+			}
+		case isTransientRead(err):
+		default:
+			return err
 		}
 	}
 }

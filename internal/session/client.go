@@ -1,0 +1,256 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/units"
+	"github.com/wirebench/wirebench/internal/version"
+	"github.com/wirebench/wirebench/internal/wire/iperf2"
+)
+
+// Defaults of a client test, as iperf2 has them.
+const (
+	DefaultPort        = 5001
+	DefaultDuration    = 10 * time.Second
+	DefaultUDPLength   = 1470
+	DefaultTCPLength   = 128 * 1024
+	DefaultUDPRateBPS  = iperf2.DefaultUDPRate // 1048576 bit/s, iperf2's default
+	defaultIdleTimeout = 5 * time.Second
+)
+
+// ClientConfig is one client test. The zero value of each field means its
+// default.
+type ClientConfig struct {
+	Host     string
+	Port     int
+	UDP      bool
+	Rate     units.Rate // UDP only; zero = DefaultUDPRateBPS
+	Duration time.Duration
+	Bytes    int64 // when set, the test ends after this many bytes instead
+	Interval time.Duration
+	Length   int
+	Parallel int
+	Dialect  string
+
+	Reverse    bool // -R: the server sends on our connection (2.1)
+	FullDuplex bool // --full-duplex: both directions on one connection (TCP)
+	Tradeoff   bool // -r: the server connects back after our test
+	Dual       bool // -d: the server connects back at once
+	ListenPort int  // -L: where we listen for the connect-back (default Port)
+
+	// OnInterval, when set, receives each interval as it ends.
+	OnInterval func(result.Interval)
+}
+
+func (c *ClientConfig) applyDefaults() {
+	if c.Port == 0 {
+		c.Port = DefaultPort
+	}
+	if c.Duration == 0 && c.Bytes == 0 {
+		c.Duration = DefaultDuration
+	}
+	if c.Length == 0 {
+		c.Length = DefaultTCPLength
+		if c.UDP {
+			c.Length = DefaultUDPLength
+		}
+	}
+	if c.Parallel == 0 {
+		c.Parallel = 1
+	}
+	if c.Dialect == "" {
+		c.Dialect = DialectIperf2
+	}
+	if c.UDP && c.Rate.Value == 0 {
+		c.Rate = units.Rate{Value: DefaultUDPRateBPS}
+	}
+	if c.ListenPort == 0 {
+		c.ListenPort = c.Port
+	}
+}
+
+// Validate checks a config after defaults.
+func (c *ClientConfig) Validate() error {
+	switch c.Dialect {
+	case DialectIperf2, DialectIperf2Legacy, DialectRaw:
+	default:
+		return fmt.Errorf("unknown dialect %q (want iperf2, iperf2-legacy or raw)", c.Dialect)
+	}
+	if c.Host == "" {
+		return errors.New("no host given")
+	}
+	if c.Port < 1 || c.Port > 65535 || c.ListenPort < 1 || c.ListenPort > 65535 {
+		return fmt.Errorf("port out of range 1-65535")
+	}
+	if c.Parallel < 1 || c.Parallel > 128 {
+		return fmt.Errorf("parallel streams %d out of range 1-128", c.Parallel)
+	}
+	if c.Duration < 0 || c.Bytes < 0 {
+		return errors.New("duration and byte count must not be negative")
+	}
+	modes := 0
+	for _, m := range []bool{c.Reverse, c.FullDuplex, c.Tradeoff, c.Dual} {
+		if m {
+			modes++
+		}
+	}
+	if modes > 1 {
+		return errors.New("choose at most one of -R, --full-duplex, -r and -d")
+	}
+	if (c.Reverse || c.FullDuplex) && c.Dialect != DialectIperf2 {
+		return fmt.Errorf("-R and --full-duplex need the iperf2 (2.1) dialect; %s peers connect back instead (-r/-d)", c.Dialect)
+	}
+	if (c.Tradeoff || c.Dual) && c.Dialect == DialectRaw {
+		return errors.New("-r and -d need a test header: use the iperf2 or iperf2-legacy dialect")
+	}
+	if c.FullDuplex && c.UDP {
+		return errors.New("--full-duplex is for TCP; for UDP use -d")
+	}
+	if c.UDP {
+		min := 16
+		if c.Dialect == DialectIperf2Legacy {
+			min = 12
+		}
+		if c.Length < min || c.Length > 65507 {
+			return fmt.Errorf("UDP length %d out of range %d-65507 for the %s dialect", c.Length, min, c.Dialect)
+		}
+	} else if c.Length < 1 || c.Length > 64<<20 {
+		return fmt.Errorf("TCP length %d out of range 1 byte to 64 MiB", c.Length)
+	}
+	return nil
+}
+
+func (c *ClientConfig) addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
+
+// mode names the test's direction mode for result.Test.Mode.
+func (c *ClientConfig) mode() string {
+	switch {
+	case c.Reverse:
+		return "reverse"
+	case c.FullDuplex:
+		return "full-duplex"
+	case c.Dual:
+		return "dual"
+	case c.Tradeoff:
+		return "tradeoff"
+	}
+	return ""
+}
+
+// pps returns the datagram rate the config asks for.
+func (c *ClientConfig) pps() float64 {
+	if c.Rate.PPS {
+		return c.Rate.Value
+	}
+	return c.Rate.Value / float64(c.Length*8)
+}
+
+// ConfigError is a ClientConfig that cannot be run as given.
+type ConfigError struct{ Err error }
+
+func (e ConfigError) Error() string { return e.Err.Error() }
+func (e ConfigError) Unwrap() error { return e.Err }
+
+// IsConfigError reports whether err says the config was wrong.
+func IsConfigError(err error) bool {
+	var ce ConfigError
+	return errors.As(err, &ce)
+}
+
+// RunClient runs one client test. It returns an error when the test could
+// not start (bad config, peer unreachable); a test that started and then
+// failed returns its partial result with Result.Error set, and a nil error.
+func RunClient(ctx context.Context, cfg ClientConfig) (*result.Result, error) {
+	cfg.applyDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, ConfigError{err}
+	}
+	r := result.New("client")
+	r.Version = version.String()
+	r.Test = result.Test{
+		Protocol: result.TCP, Direction: result.DirSend, Dialect: cfg.Dialect, Host: cfg.Host, Port: cfg.Port,
+		Duration: cfg.Duration.Seconds(), Bytes: cfg.Bytes, Length: cfg.Length, Streams: cfg.Parallel, Mode: cfg.mode(),
+	}
+	switch {
+	case cfg.Reverse:
+		r.Test.Direction = result.DirReceive
+	case cfg.FullDuplex || cfg.Dual:
+		r.Test.Direction = result.DirBidir
+	}
+	if cfg.UDP {
+		r.Test.Protocol = result.UDP
+		r.Test.RatePPS = cfg.pps()
+		r.Test.RateBPS = cfg.pps() * float64(cfg.Length*8)
+		return runUDPClient(ctx, &cfg, r)
+	}
+	return runTCPClient(ctx, &cfg, r)
+}
+
+// modeFlags sets the header bits for the test's mode.
+func (c *ClientConfig) modeFlags(h *iperf2.ClientHeader) {
+	switch {
+	case c.Tradeoff:
+		h.Flags |= iperf2.FlagVersion1
+	case c.Dual:
+		h.Flags |= iperf2.FlagVersion1 | iperf2.FlagRunNow
+	case c.Reverse:
+		h.Flags |= iperf2.FlagVersion2
+		h.UpperFlags |= iperf2.UpperReverse
+	case c.FullDuplex:
+		h.Flags |= iperf2.FlagVersion2
+		h.UpperFlags |= iperf2.UpperFullDuplex
+	}
+	if c.UDP && (c.Reverse || c.FullDuplex) {
+		h.Flags |= iperf2.FlagUDPTests
+	}
+	if c.Tradeoff || c.Dual {
+		h.Port = int32(c.ListenPort)
+	}
+}
+
+// header builds the test header for the dialect; nil for raw.
+func (c *ClientConfig) header(udp bool, lengthGiven bool) []byte {
+	amount := iperf2.AmountForDuration(c.Duration)
+	if c.Bytes > 0 {
+		amount = iperf2.AmountForBytes(c.Bytes)
+	}
+	switch c.Dialect {
+	case DialectIperf2:
+		h := iperf2.NewClientHeader(udp, int32(c.Parallel), int32(c.Port))
+		h.Amount = amount
+		if udp {
+			h.SetRate(uint64(c.Rate.Value), c.Rate.PPS)
+			if c.Rate.PPS {
+				h.UpperFlags |= iperf2.UpperUnitsPPS
+			}
+		}
+		if lengthGiven {
+			h.BufLen = int32(c.Length)
+		}
+		c.modeFlags(&h)
+		if udp {
+			return h.AppendUDPTo(nil)
+		}
+		return h.AppendTo(nil)
+	case DialectIperf2Legacy:
+		h := iperf2.ClientHeader{NumThreads: int32(c.Parallel), Port: int32(c.Port), Amount: amount}
+		if udp {
+			h.WinBand = int32(min(c.Rate.Value, 1<<31-1))
+			if c.Rate.PPS {
+				h.WinBand = int32(min(c.Rate.Value*float64(c.Length*8), 1<<31-1))
+			}
+		}
+		if lengthGiven {
+			h.BufLen = int32(c.Length)
+		}
+		c.modeFlags(&h)
+		return h.AppendTo(nil)
+	}
+	return nil
+}

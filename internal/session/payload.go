@@ -1,0 +1,29 @@
+package session
+
+import (
+	"sync"
+
+	"github.com/wirebench/wirebench/internal/udpio"
+)
+
+// fillPattern fills b with iperf's "0123456789" pattern, which every iperf2
+// peer accepts as data.
+func fillPattern(b []byte) {
+	for i := range b {
+		b[i] = '0' + byte(i%10)
+	}
+}
+
+// lockedConn serialises writes to a UDP socket shared by the server's
+// reader (which sends reports) and the senders of reverse tests.
+type lockedConn struct {
+	udpio.Conn
+	mu sync.Mutex
+}
+
+// WriteBatch sends under the lock.
+func (c *lockedConn) WriteBatch(msgs []udpio.Message) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Conn.WriteBatch(msgs)
+}

@@ -1,0 +1,211 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/udpio"
+	"github.com/wirebench/wirebench/internal/version"
+)
+
+// ServerConfig configures a Server. The zero value of each field means its
+// default.
+type ServerConfig struct {
+	// Bind is the local address to listen on; "" listens on all.
+	Bind string
+	// Port is the TCP and UDP port (default 5001); 0 after Listen means
+	// an ephemeral port was asked for with Port = -1.
+	Port int
+	// OneShot makes Serve return after the first test ends (-1).
+	OneShot bool
+	// Interval is the reporting interval of each test (0 = none).
+	Interval time.Duration
+	// IdleTimeout ends a UDP test whose client went silent without a FIN,
+	// and a TCP connection that sends nothing (default 5 s).
+	IdleTimeout time.Duration
+	// HeaderTimeout bounds the wait for a TCP test header (default 4 s,
+	// iperf2's TESTEXCHANGETIMEOUT); a connection that sends nothing by then
+	// is treated as header-less data.
+	HeaderTimeout time.Duration
+	// MaxTests bounds the tests open at once (default 1024): what a flood
+	// of spoofed sources can make the server hold.
+	MaxTests int
+	// MaxDuration caps what this server sends in reverse and connect-back
+	// tests, whatever a client asks (default 1 hour).
+	MaxDuration time.Duration
+
+	// OnTestStart is called when a test is accepted, with the test number
+	// and a description of the peer; OnInterval with each interval of a
+	// test; OnResult with each finished test; OnLog with operational log
+	// lines (garbage received, refused connections). All may be nil; they
+	// may be called from several goroutines at once.
+	OnTestStart func(id int, r *result.Result)
+	OnInterval  func(id int, in result.Interval)
+	OnResult    func(id int, r *result.Result)
+	OnLog       func(msg string)
+}
+
+func (c *ServerConfig) applyDefaults() {
+	if c.Port == 0 {
+		c.Port = DefaultPort
+	}
+	if c.Port < 0 {
+		c.Port = 0
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = defaultIdleTimeout
+	}
+	if c.HeaderTimeout == 0 {
+		c.HeaderTimeout = 4 * time.Second
+	}
+	if c.MaxTests == 0 {
+		c.MaxTests = 1024
+	}
+	if c.MaxDuration == 0 {
+		c.MaxDuration = time.Hour
+	}
+}
+
+// Server answers iperf2 tests (TCP and UDP, every dialect) on one port,
+// any number at once.
+type Server struct {
+	cfg  ServerConfig
+	tcp  net.Listener
+	udp  *lockedConn
+	port int
+
+	nextID  atomic.Int64
+	wg      sync.WaitGroup
+	oneShot chan struct{}
+	once    sync.Once
+	logs    *rateLog
+	ctx     context.Context // Serve's context, for work started later
+}
+
+// Listen opens the server's TCP and UDP sockets.
+func Listen(ctx context.Context, cfg ServerConfig) (*Server, error) {
+	cfg.applyDefaults()
+	s := &Server{cfg: cfg, oneShot: make(chan struct{}), logs: newRateLog(cfg.OnLog)}
+	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on tcp %s: %w", addr, err)
+	}
+	s.tcp = ln
+	s.port = ln.Addr().(*net.TCPAddr).Port
+	uaddr := net.JoinHostPort(cfg.Bind, strconv.Itoa(s.port))
+	uc, err := udpio.Listen(ctx, "udp", uaddr, udpSocketOptions)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("listening on udp %s: %w", uaddr, err)
+	}
+	s.udp = &lockedConn{Conn: uc}
+	return s, nil
+}
+
+// Port returns the port the server listens on (TCP and UDP).
+func (s *Server) Port() int { return s.port }
+
+// Serve answers tests until ctx is done (or, with OneShot, until the first
+// test ended), then closes the sockets and waits for running tests to end.
+func (s *Server) Serve(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.ctx = ctx
+	go func() {
+		select {
+		case <-s.oneShot:
+			cancel()
+		case <-ctx.Done():
+		}
+		s.tcp.Close()
+	}()
+	errc := make(chan error, 2)
+	go func() { errc <- s.serveTCP(ctx) }()
+	go func() { errc <- s.serveUDP(ctx) }()
+	var first error
+	for i := 0; i < 2; i++ {
+		if err := <-errc; err != nil && first == nil && ctx.Err() == nil {
+			first = err
+			cancel()
+		}
+	}
+	s.udp.Close()
+	s.wg.Wait()
+	s.logs.flush()
+	return first
+}
+
+// newTest numbers a test and announces it.
+func (s *Server) newTest(r *result.Result) int {
+	id := int(s.nextID.Add(1))
+	if s.cfg.OnTestStart != nil {
+		s.cfg.OnTestStart(id, r)
+	}
+	return id
+}
+
+// finished hands a result on and ends a one-shot server.
+func (s *Server) finished(id int, r *result.Result) {
+	if s.cfg.OnResult != nil {
+		s.cfg.OnResult(id, r)
+	}
+	if s.cfg.OneShot {
+		s.once.Do(func() { close(s.oneShot) })
+	}
+}
+
+func (s *Server) interval(id int) func(result.Interval) {
+	if s.cfg.OnInterval == nil {
+		return nil
+	}
+	return func(in result.Interval) { s.cfg.OnInterval(id, in) }
+}
+
+func (s *Server) serveTCP(ctx context.Context) error {
+	for {
+		c, err := s.tcp.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			s.logs.log("accept", fmt.Sprintf("accepting a tcp connection: %v", err))
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.handleTCP(ctx, c)
+		}()
+	}
+}
+
+// peerOf returns a connection's remote address.
+func peerOf(c net.Conn) netip.AddrPort {
+	ap, _ := netip.ParseAddrPort(c.RemoteAddr().String())
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+}
+
+// newServerResult starts a server-side result.
+func newServerResult(proto, dialect string, peer netip.AddrPort, port int) *result.Result {
+	r := result.New("server")
+	r.Test = result.Test{Protocol: proto, Direction: result.DirReceive, Dialect: dialect, Host: peer.Addr().String(),
+		Port: port, Peer: peer.String(), Streams: 1}
+	return r
+}
+
+func versionString() string { return version.String() }

@@ -1,0 +1,263 @@
+package session
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/engine"
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/wire/iperf2"
+)
+
+// tcpTest is one TCP test on the server.
+type tcpTest struct {
+	id      int
+	c       net.Conn
+	peer    netip.AddrPort
+	hdr     iperf2.ClientHeader
+	hasHdr  bool
+	first   []byte // bytes read before the data phase (flags and header)
+	res     *result.Result
+	rx, tx  stats.Counters
+	noBytes bool
+}
+
+// handleTCP runs one TCP test: read the flags (with a timeout), then the
+// header if there is one, acknowledge it when the spec says so, and
+// receive, send or both as the header asks.
+func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
+	defer c.Close()
+	t := &tcpTest{c: c, peer: peerOf(c)}
+	if err := s.readTCPHeader(t); err != nil {
+		s.logs.log("tcp-header", fmt.Sprintf("tcp: %s: %v", t.peer, err))
+	}
+	dialect := DialectRaw
+	if t.hasHdr {
+		dialect = DialectIperf2Legacy
+		if t.hdr.HasExtension() {
+			dialect = DialectIperf2
+		}
+	}
+	t.res = newServerResult(result.TCP, dialect, t.peer, s.port)
+	t.res.Version = versionString()
+	h := t.hdr
+	reverse := t.hasHdr && h.Flags&iperf2.FlagVersion2 != 0 && h.UpperFlags&iperf2.UpperReverse != 0
+	fullDuplex := t.hasHdr && h.Flags&iperf2.FlagVersion2 != 0 && h.UpperFlags&iperf2.UpperFullDuplex != 0
+	connectBack := t.hasHdr && h.Flags&iperf2.FlagVersion1 != 0
+	runNow := connectBack && h.Flags&iperf2.FlagRunNow != 0
+	if t.hasHdr {
+		t.res.Test.PeerVersion = iperf2.VersionString(h.VersionU, h.VersionL)
+		if d, ok := h.Duration(); ok {
+			t.res.Test.Duration = d.Seconds()
+		}
+		if n, ok := h.ByteCount(); ok {
+			t.res.Test.Bytes = n
+		}
+		t.res.Test.Streams = max(int(h.NumThreads), 1)
+		t.res.Test.Length = int(h.BufLen)
+	}
+	switch {
+	case reverse:
+		t.res.Test.Direction, t.res.Test.Mode = result.DirSend, "reverse"
+	case fullDuplex:
+		t.res.Test.Direction, t.res.Test.Mode = result.DirBidir, "full-duplex"
+	case runNow:
+		t.res.Test.Direction, t.res.Test.Mode = result.DirBidir, "dual"
+	case connectBack:
+		t.res.Test.Mode = "tradeoff"
+	}
+	t.id = s.newTest(t.res)
+	if t.hasHdr && iperf2.NeedsClientHdrAck(h.Flags) {
+		_ = c.SetWriteDeadline(time.Now().Add(s.cfg.HeaderTimeout))
+		if _, err := c.Write(iperf2.AppendClientHdrAck(nil)); err != nil {
+			t.res.Warn("could not send the header acknowledgement: " + err.Error())
+		}
+		_ = c.SetWriteDeadline(time.Time{})
+	}
+	start := time.Now()
+	var flows []*engine.Flow
+	if !reverse {
+		flows = append(flows, &engine.Flow{Counters: []*stats.Counters{&t.rx}})
+	}
+	if reverse || fullDuplex {
+		name := ""
+		if fullDuplex {
+			name, flows[0].Name = "reverse", "forward"
+		}
+		flows = append(flows, &engine.Flow{Name: name, Counters: []*stats.Counters{&t.tx}})
+	}
+	iv := engine.NewIntervals(start, s.cfg.Interval, s.interval(t.id), flows...)
+	iv.Run(ctx)
+
+	var wg sync.WaitGroup
+	var back *result.Flow
+	if runNow {
+		wg.Add(1)
+		go func() { defer wg.Done(); back = s.connectBackTCP(ctx, t) }()
+	}
+	var sent engine.TCPResult
+	var sendErr error
+	if reverse || fullDuplex {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sent, sendErr = s.sendTCP(ctx, t)
+			if reverse {
+				if tc, ok := c.(*net.TCPConn); ok {
+					_ = tc.CloseWrite()
+				}
+			}
+		}()
+	}
+	var got engine.TCPResult
+	var recvErr error
+	if reverse {
+		// Drain whatever the client sends (nothing, normally) until it
+		// closes, so its FIN is read.
+		_ = c.SetReadDeadline(time.Now().Add(s.sendDuration(t) + 10*time.Second))
+		_, _ = io.Copy(io.Discard, c)
+	} else {
+		got, recvErr = engine.ReceiveTCP(ctx, c, 128<<10, s.cfg.IdleTimeout, t.first, &t.rx)
+	}
+	if connectBack && !runNow {
+		back = s.connectBackTCP(ctx, t)
+	}
+	wg.Wait()
+	r := t.res
+	r.Intervals = iv.Stop(time.Now())
+	if !reverse {
+		rr := &result.Receiver{Bytes: got.Bytes, Seconds: got.End.Sub(start).Seconds(), Source: "local"}
+		if rr.Seconds > 0 {
+			rr.BitsPerSecond = float64(rr.Bytes) * 8 / rr.Seconds
+		}
+		r.Receiver = rr
+		if errors.Is(recvErr, engine.ErrIdle) {
+			if got.Bytes == 0 {
+				s.logs.log("tcp-silent", fmt.Sprintf("tcp: %s connected and sent nothing for %v; closed", t.peer, s.cfg.IdleTimeout))
+			}
+			r.Warn(fmt.Sprintf("the client went silent for %v without closing; the test ended on the idle timeout", s.cfg.IdleTimeout))
+		} else if recvErr != nil {
+			r.Error = "receiving: " + recvErr.Error()
+		}
+	}
+	if reverse || fullDuplex {
+		sd := &result.Sender{Bytes: sent.Bytes, Seconds: sent.End.Sub(sent.Start).Seconds()}
+		rateOf(sd)
+		sd.PacketsPerSecond = 0
+		r.Sender = sd
+		if sendErr != nil && r.Error == "" {
+			r.Error = "sending: " + sendErr.Error()
+		}
+	}
+	if back != nil {
+		r.Reverse = back
+	}
+	s.finished(t.id, r)
+}
+
+// readTCPHeader reads the first word and, when it announces a header, the
+// rest of it. Bytes read count as received data (2.1.8 counts them too).
+func (s *Server) readTCPHeader(t *tcpTest) error {
+	c := t.c
+	_ = c.SetReadDeadline(time.Now().Add(s.cfg.HeaderTimeout))
+	defer c.SetReadDeadline(time.Time{})
+	var word [4]byte
+	n, err := io.ReadFull(c, word[:])
+	t.first = append(t.first, word[:n]...)
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil // a header-less stream that has not started yet
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil
+		}
+		return fmt.Errorf("reading the test header: %w", err)
+	}
+	flags := binary.BigEndian.Uint32(word[:])
+	hl := iperf2.ClientHeaderLen(flags, false)
+	if hl == 0 {
+		return nil // zperf/ESP-IDF: plain data from the first byte
+	}
+	if flags&(iperf2.FlagBounceback|iperf2.FlagKeyCheck) != 0 {
+		return fmt.Errorf("the client asked for bounceback or a permit key (flags %08x), which this server does not do; counting the stream as data", flags)
+	}
+	rest := make([]byte, hl-4)
+	m, err := io.ReadFull(c, rest)
+	t.first = append(t.first, rest[:m]...)
+	if err != nil {
+		return fmt.Errorf("reading the %d-byte test header (got %d): %w", hl, 4+m, err)
+	}
+	h, _, err := iperf2.ParseClientHeader(t.first)
+	if err != nil {
+		return fmt.Errorf("malformed test header, counting it as data: %w", err)
+	}
+	t.hdr, t.hasHdr = h, true
+	return nil
+}
+
+// sendDuration is how long the server sends for a test: what the client
+// asked, capped by MaxDuration.
+func (s *Server) sendDuration(t *tcpTest) time.Duration {
+	d, ok := t.hdr.Duration()
+	if !ok || d > s.cfg.MaxDuration {
+		d = s.cfg.MaxDuration
+	}
+	return d
+}
+
+// sendTCP sends the digit pattern on the test's own connection (-R,
+// --full-duplex).
+func (s *Server) sendTCP(ctx context.Context, t *tcpTest) (engine.TCPResult, error) {
+	buf := make([]byte, max(int(t.hdr.BufLen), DefaultTCPLength))
+	if t.hdr.BufLen > 0 {
+		buf = buf[:t.hdr.BufLen]
+	}
+	fillPattern(buf)
+	cfg := engine.TCPSendConfig{Buffer: buf, Duration: s.sendDuration(t)}
+	if n, ok := t.hdr.ByteCount(); ok {
+		cfg.Bytes = n
+	}
+	return engine.SendTCP(ctx, t.c, cfg, &t.tx)
+}
+
+// connectBackTCP runs the legacy -r/-d connect-back: a new connection to
+// the client's own address (never any other) on the port its header names,
+// carrying the digit pattern without a header.
+func (s *Server) connectBackTCP(ctx context.Context, t *tcpTest) *result.Flow {
+	port := int(t.hdr.Port)
+	if port <= 0 || port > 65535 {
+		port = s.port
+	}
+	dst := net.JoinHostPort(t.peer.Addr().String(), strconv.Itoa(port))
+	d := net.Dialer{Timeout: 5 * time.Second}
+	c, err := d.DialContext(ctx, "tcp", dst)
+	if err != nil {
+		t.res.Warn(fmt.Sprintf("connect-back to %s failed: %v", dst, err))
+		return nil
+	}
+	defer c.Close()
+	bt := &tcpTest{c: c, hdr: t.hdr}
+	res, err := s.sendTCP(ctx, bt)
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.CloseWrite()
+		_ = tc.SetReadDeadline(time.Now().Add(2 * time.Second))
+		_, _ = io.Copy(io.Discard, tc)
+	}
+	sd := &result.Sender{Bytes: res.Bytes, Seconds: res.End.Sub(res.Start).Seconds()}
+	rateOf(sd)
+	sd.PacketsPerSecond = 0
+	if err != nil {
+		t.res.Warn("connect-back stream: " + err.Error())
+	}
+	return &result.Flow{Direction: result.DirSend, Sender: sd}
+}

@@ -1,0 +1,335 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/engine"
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/udpio"
+	"github.com/wirebench/wirebench/internal/wire/iperf2"
+)
+
+// udpSocketOptions are the buffers our UDP sockets ask for: large enough
+// that a burst at line rate does not overflow our own host.
+var udpSocketOptions = udpio.Options{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20}
+
+// streamOutcome is one UDP stream's send and end-of-test exchange.
+type streamOutcome struct {
+	send engine.UDPSendResult
+	fin  finOutcome
+	err  error
+}
+
+func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*result.Result, error) {
+	conns := make([]udpio.Conn, cfg.Parallel)
+	for i := range conns {
+		c, err := udpio.Dial(ctx, "udp", cfg.addr(), "", udpSocketOptions)
+		if err != nil {
+			closeAll(conns)
+			return nil, fmt.Errorf("opening udp socket to %s: %w", cfg.addr(), err)
+		}
+		conns[i] = c
+	}
+	defer closeAll(conns)
+	r.Test.Peer = conns[0].RemoteAddr().String()
+
+	var back *connectBack
+	if cfg.Tradeoff || cfg.Dual {
+		var err error
+		if back, err = listenConnectBack(ctx, cfg, conns[0].RemoteAddr().Addr()); err != nil {
+			return nil, err
+		}
+		defer back.close()
+	}
+	if cfg.Reverse {
+		return runUDPReverse(ctx, cfg, conns, r)
+	}
+
+	layout, fin := iperf2.LayoutModern, finModern
+	if cfg.Dialect == DialectIperf2Legacy {
+		layout, fin = iperf2.LayoutLegacy, finLegacy
+	}
+	spec := &udpStream{layout: layout, header: cfg.header(true, true), length: cfg.Length,
+		pps: cfg.pps() / float64(cfg.Parallel), duration: cfg.Duration, bytes: cfg.Bytes, fin: fin}
+	if cfg.Bytes > 0 {
+		spec.bytes = cfg.Bytes / int64(cfg.Parallel)
+	}
+	counters := make([]*stats.Counters, cfg.Parallel)
+	for i := range counters {
+		counters[i] = new(stats.Counters)
+	}
+	start := time.Now()
+	iv := engine.NewIntervals(start, cfg.Interval, cfg.OnInterval, &engine.Flow{Name: flowName(back, "forward"), Counters: counters})
+	iv.Run(ctx)
+	if back != nil {
+		back.start(ctx, iv, cfg.Dual)
+	}
+	outs := make([]streamOutcome, cfg.Parallel)
+	var wg sync.WaitGroup
+	for i := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tmpl := spec.template()
+			o := &outs[i]
+			o.send, o.err = spec.send(ctx, conns[i], netip.AddrPort{}, tmpl, counters[i])
+			if o.err == nil || o.send.Packets > 0 {
+				var err error
+				o.fin, err = spec.finish(ctx, conns[i], netip.AddrPort{}, tmpl, o.send.Packets)
+				if o.err == nil {
+					o.err = err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if back != nil && cfg.Tradeoff {
+		back.release()
+	}
+	var backFlow *result.Flow
+	if back != nil {
+		backFlow = back.wait(ctx, cfg.Duration)
+	}
+	r.Intervals = iv.Stop(time.Now())
+	fillUDPClientResult(r, cfg, outs)
+	if backFlow != nil {
+		r.Reverse = backFlow
+		r.Warnings = append(r.Warnings, back.warnings...)
+	}
+	return r, nil
+}
+
+// flowName labels the forward flow only when a second flow exists.
+func flowName(back *connectBack, name string) string {
+	if back == nil {
+		return ""
+	}
+	return name
+}
+
+func closeAll(conns []udpio.Conn) {
+	for _, c := range conns {
+		if c != nil {
+			c.Close()
+		}
+	}
+}
+
+// fillUDPClientResult sums the streams into the result: our own send
+// counts, and the receiver counts from the server reports.
+func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutcome) {
+	snd := &result.Sender{}
+	var rcv *result.Receiver
+	var maxLag time.Duration
+	noReport, echoes := 0, 0
+	var first, last time.Time
+	for i, o := range outs {
+		if first.IsZero() || o.send.Start.Before(first) {
+			first = o.send.Start
+		}
+		if o.send.End.After(last) {
+			last = o.send.End
+		}
+		// The FIN is a full datagram, counted like iperf does.
+		fins := int64(0)
+		if o.fin.fins > 0 {
+			fins = 1
+		}
+		s := &result.Sender{Bytes: o.send.Bytes + fins*int64(cfg.Length), Packets: o.send.Packets + fins, SendErrors: o.send.Errors,
+			Seconds: o.send.End.Sub(o.send.Start).Seconds()}
+		rateOf(s)
+		snd.Bytes += s.Bytes
+		snd.Packets += s.Packets
+		snd.SendErrors += s.SendErrors
+		maxLag = max(maxLag, o.send.MaxLag)
+		echoes += o.fin.echoes
+		st := result.Stream{ID: i + 1, Sender: s}
+		if o.fin.report != nil {
+			rr := reportReceiver(o.fin.report)
+			st.Receiver = rr
+			if rcv == nil {
+				rcv = &result.Receiver{Source: "peer-report"}
+			}
+			rcv.Bytes += rr.Bytes
+			rcv.Packets += rr.Packets
+			rcv.Lost += rr.Lost
+			rcv.OutOfOrder += rr.OutOfOrder
+			rcv.Total += rr.Total
+			rcv.JitterMS = max(rcv.JitterMS, rr.JitterMS)
+			rcv.Seconds = max(rcv.Seconds, rr.Seconds)
+		} else {
+			noReport++
+		}
+		if o.err != nil && r.Error == "" {
+			r.Error = o.err.Error()
+		}
+		if cfg.Parallel > 1 {
+			r.Streams = append(r.Streams, st)
+		}
+	}
+	snd.Seconds = last.Sub(first).Seconds()
+	rateOf(snd)
+	r.Sender = snd
+	if rcv != nil {
+		if rcv.Seconds > 0 {
+			rcv.BitsPerSecond = float64(rcv.Bytes) * 8 / rcv.Seconds
+			rcv.PacketsPerSecond = float64(rcv.Packets) / rcv.Seconds
+		}
+		r.Receiver = rcv
+	}
+	warnSender(r, cfg, snd, maxLag)
+	if noReport > 0 {
+		r.Warn(fmt.Sprintf("%d of %d streams got no server report after their FINs (%s): the receiver's counts are unknown for them", noReport, len(outs), finWait(cfg)))
+	}
+	if rcv != nil && cfg.Parallel > 1 {
+		r.Warn("the receiver jitter shown for several streams is the largest of the streams' jitters")
+	}
+}
+
+func finWait(cfg *ClientConfig) string {
+	if cfg.Dialect == DialectIperf2Legacy {
+		return "10 tries, 250 ms apart"
+	}
+	return "201 FINs, 10 ms apart"
+}
+
+// reportReceiver turns a server report into receiver counts.
+func reportReceiver(rep *iperf2.ServerReport) *result.Receiver {
+	rr := &result.Receiver{
+		Bytes: int64(rep.TotalBytes), Lost: int64(rep.Errors), OutOfOrder: int64(rep.OutOfOrder),
+		Total: int64(rep.Datagrams), JitterMS: float64(rep.Jitter) / 1e6, Seconds: rep.Stop.Seconds(), Source: "peer-report",
+	}
+	rr.Packets = max(rr.Total-rr.Lost, 0)
+	if rr.Seconds > 0 {
+		rr.BitsPerSecond = float64(rr.Bytes) * 8 / rr.Seconds
+		rr.PacketsPerSecond = float64(rr.Packets) / rr.Seconds
+	}
+	return rr
+}
+
+func rateOf(s *result.Sender) {
+	if s.Seconds > 0 {
+		s.BitsPerSecond = float64(s.Bytes) * 8 / s.Seconds
+		s.PacketsPerSecond = float64(s.Packets) / s.Seconds
+	}
+}
+
+// warnSender says when the sender did not offer what was asked.
+func warnSender(r *result.Result, cfg *ClientConfig, snd *result.Sender, maxLag time.Duration) {
+	if snd.SendErrors > 0 {
+		r.Warn(fmt.Sprintf("our host refused %d datagrams (socket send errors): they were not sent and are not in the counts", snd.SendErrors))
+	}
+	want := cfg.pps()
+	if want <= 0 || snd.Seconds <= 0 || cfg.Bytes > 0 {
+		return
+	}
+	got := float64(snd.Packets) / snd.Seconds
+	if got < 0.99*want {
+		r.Warn(fmt.Sprintf("the sender fell behind its pacing: it offered %.0f datagrams/s of the %.0f asked (%.1f %%); the path was not tested at the requested rate",
+			got, want, 100*got/want))
+	}
+	if interval := time.Duration(float64(time.Second) / want); maxLag > max(20*time.Millisecond, 20*interval) {
+		r.Warn(fmt.Sprintf("the sender fell up to %v behind its schedule and caught up in bursts: the offered load was burstier than the average rate says", maxLag.Round(time.Microsecond)))
+	}
+}
+
+// runUDPReverse runs a 2.1 -R UDP test: we send our header until the
+// server's traffic arrives, then receive it until its final negative id.
+func runUDPReverse(ctx context.Context, cfg *ClientConfig, conns []udpio.Conn, r *result.Result) (*result.Result, error) {
+	hdr := cfg.header(true, true)
+	recvs := make([]*udpRecv, len(conns))
+	counters := make([]*stats.Counters, len(conns))
+	start := time.Now()
+	for i := range conns {
+		recvs[i] = newUDPRecvAs(conns[i].RemoteAddr(), iperf2.LayoutModern, false, start)
+		counters[i] = &recvs[i].rx.C
+	}
+	iv := engine.NewIntervals(start, cfg.Interval, cfg.OnInterval, &engine.Flow{Counters: counters})
+	iv.Run(ctx)
+	limit := cfg.Duration + 3*time.Second
+	if cfg.Bytes > 0 {
+		limit = 10 * time.Minute
+	}
+	rctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, len(conns))
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = receiveReverse(rctx, c, hdr, cfg.Length, recvs[i])
+		}()
+	}
+	wg.Wait()
+	r.Intervals = iv.Stop(time.Now())
+	var rcv result.Receiver
+	for i, rv := range recvs {
+		rv.endIdle()
+		rr := rv.receiver()
+		if cfg.Parallel > 1 {
+			r.Streams = append(r.Streams, result.Stream{ID: i + 1, Receiver: rr})
+		}
+		sumReceiver(&rcv, rr)
+		for _, w := range rv.warnings() {
+			if !rv.idleEnded {
+				r.Warn(w)
+			}
+		}
+		if rv.idleEnded && rv.rx.Seq.Started() {
+			r.Warn(fmt.Sprintf("stream %d: the server's final datagram never arrived; counts run to the last datagram received", i+1))
+		}
+		if !rv.rx.Seq.Started() {
+			r.Warn(fmt.Sprintf("stream %d: the server sent nothing back: does it support -R (iperf 2.1 or later)?", i+1))
+		}
+		if errs[i] != nil && r.Error == "" {
+			r.Error = errs[i].Error()
+		}
+	}
+	r.Receiver = &rcv
+	return r, nil
+}
+
+// receiveReverse sends hdr (a full first datagram) until data arrives,
+// then counts the server's datagrams.
+func receiveReverse(ctx context.Context, c udpio.Conn, hdr []byte, length int, rv *udpRecv) error {
+	first := (&udpStream{layout: iperf2.LayoutModern, header: hdr, length: length}).template()
+	iperf2.PutDatagram(first, iperf2.LayoutModern, 0, time.Now())
+	var got atomic.Bool
+	hello := func() {
+		for k := 0; k < 100 && !got.Load() && ctx.Err() == nil; k++ {
+			_, _ = c.WriteBatch([]udpio.Message{{Buf: first}})
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	var once sync.Once
+	go once.Do(hello)
+	return engine.ReceiveUDP(ctx, c, engine.UDPReceiveConfig{Idle: defaultIdleTimeout}, func(m *udpio.Message) bool {
+		got.Store(true)
+		rv.feed(m.Buf[:m.N], m.Time)
+		return !rv.done
+	})
+}
+
+// sumReceiver adds one stream's counts into a sum.
+func sumReceiver(sum *result.Receiver, rr *result.Receiver) {
+	sum.Source = rr.Source
+	sum.Bytes += rr.Bytes
+	sum.Packets += rr.Packets
+	sum.Lost += rr.Lost
+	sum.OutOfOrder += rr.OutOfOrder
+	sum.Duplicates += rr.Duplicates
+	sum.Total += rr.Total
+	sum.JitterMS = max(sum.JitterMS, rr.JitterMS)
+	sum.Seconds = max(sum.Seconds, rr.Seconds)
+	if sum.Seconds > 0 {
+		sum.BitsPerSecond = float64(sum.Bytes) * 8 / sum.Seconds
+		sum.PacketsPerSecond = float64(sum.Packets) / sum.Seconds
+	}
+}

@@ -1,0 +1,186 @@
+package session
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/wire/iperf2"
+)
+
+// maxReportResends bounds how often one finished test answers late FINs, so
+// a flood of FINs cannot keep the server replying forever.
+const maxReportResends = 250
+
+// udpRecv is the receiving side of one iperf2 UDP test, fed datagram by
+// datagram by whoever reads the socket (the server's demultiplexer, or a
+// client's connect-back listener). It is owned by one goroutine.
+type udpRecv struct {
+	peer    netip.AddrPort
+	layout  iperf2.Layout
+	seq64   bool
+	hdr     iperf2.ClientHeader
+	hasHdr  bool
+	dialect string
+
+	rx         *stats.UDPReceiver
+	start      time.Time // first datagram's arrival
+	last       time.Time // latest datagram's arrival
+	finAt      time.Time
+	finID      int64
+	done       bool
+	idleEnded  bool
+	report     []byte
+	resends    int
+	late       int64 // data datagrams after the FIN
+	short      int64 // datagrams too short to carry an id
+	finHeader  []byte
+	dropsAtEnd uint64
+}
+
+// newUDPRecv starts a test from its first datagram b.
+func newUDPRecv(peer netip.AddrPort, b []byte, at time.Time) *udpRecv {
+	t := &udpRecv{peer: peer, layout: iperf2.DetectUDPLayout(b), start: at, last: at}
+	off := t.layout.HeaderLen()
+	if len(b) >= off+4 {
+		flags := binary.BigEndian.Uint32(b[off:])
+		if iperf2.ClientHeaderLen(flags, true) > 0 {
+			if h, _, err := iperf2.ParseClientHeader(b[off:]); err == nil {
+				t.hdr, t.hasHdr = h, true
+				t.seq64 = h.Flags&iperf2.FlagSeqNo64b != 0
+			}
+		}
+	}
+	switch {
+	case t.layout == iperf2.LayoutLegacy:
+		t.dialect = DialectIperf2Legacy
+	case t.hasHdr:
+		t.dialect = DialectIperf2
+	default:
+		t.dialect = DialectRaw
+	}
+	t.rx = stats.NewUDPReceiver(t.layout.FirstID())
+	return t
+}
+
+// newUDPRecvAs starts a test whose layout is known in advance (a stream
+// we asked for: -R, or a connect-back from a 2.1 server).
+func newUDPRecvAs(peer netip.AddrPort, layout iperf2.Layout, seq64 bool, at time.Time) *udpRecv {
+	return &udpRecv{peer: peer, layout: layout, seq64: seq64, start: at, last: at, dialect: DialectIperf2,
+		rx: stats.NewUDPReceiver(layout.FirstID())}
+}
+
+// feed accounts for one datagram and returns the reply to send, if any:
+// the server report when the datagram is a FIN.
+func (t *udpRecv) feed(b []byte, at time.Time) []byte {
+	id, sec, usec, ok := iperf2.ParseDatagram(b, t.layout, t.seq64)
+	if !ok {
+		t.short++
+		return nil
+	}
+	if t.done {
+		if iperf2.IsFIN(id) && t.report != nil && t.resends < maxReportResends {
+			t.resends++
+			return t.report
+		}
+		if !iperf2.IsFIN(id) {
+			t.late++
+		}
+		return nil
+	}
+	if !t.rx.Seq.Started() {
+		t.start = at
+	}
+	t.last = at
+	var sent time.Time
+	if sec != 0 || usec != 0 {
+		sent = time.Unix(int64(sec), int64(usec)*1000)
+	}
+	if iperf2.IsFIN(id) {
+		// The FIN counts as datagram |id| (iperf's rule, §1.4).
+		t.rx.Datagram(-id, len(b), at, sent)
+		t.finID, t.finAt, t.done = id, at, true
+		hl := t.layout.HeaderLen()
+		t.finHeader = append([]byte(nil), b[:min(hl, len(b))]...)
+		t.report = t.buildReport()
+		return t.report
+	}
+	t.rx.Datagram(id, len(b), at, sent)
+	return nil
+}
+
+// endIdle ends a test whose client stopped sending without a FIN (ESP-IDF).
+func (t *udpRecv) endIdle() {
+	if t.done {
+		return
+	}
+	t.done, t.idleEnded = true, true
+	t.finAt = t.last
+}
+
+// duration is the receive period: first arrival to the FIN (or, for a test
+// that ended idle, to the last datagram).
+func (t *udpRecv) duration() time.Duration { return t.finAt.Sub(t.start) }
+
+func (t *udpRecv) buildReport() []byte {
+	s := t.rx.Seq
+	r := iperf2.ServerReport{
+		TotalBytes: uint64(t.rx.Bytes()),
+		Stop:       t.duration(),
+		Errors:     uint64(s.Lost()),
+		OutOfOrder: uint64(s.OutOfOrder()),
+		Datagrams:  uint64(max(s.Max(), 0)),
+		Jitter:     t.rx.Jitter.Value(),
+	}
+	if t.layout == iperf2.LayoutLegacy {
+		return r.AppendLegacy(nil, t.finHeader)
+	}
+	if secs := r.Stop.Seconds(); secs > 0 {
+		r.Transit.IPGCount = int32(float64(r.Datagrams) / secs)
+		r.Transit.IPGSum = 1
+	}
+	return r.AppendModern(nil, nil)
+}
+
+// receiver returns the receiver summary of the test so far.
+func (t *udpRecv) receiver() *result.Receiver {
+	s := t.rx.Seq
+	secs := t.duration().Seconds()
+	if !t.done {
+		secs = t.last.Sub(t.start).Seconds()
+	}
+	r := &result.Receiver{
+		Bytes: t.rx.Bytes(), Packets: s.Received(), Lost: s.Lost(), OutOfOrder: s.OutOfOrder(),
+		Duplicates: s.Duplicates(), JitterMS: float64(t.rx.Jitter.Value()) / 1e6, Seconds: secs,
+		Total: max(s.Max(), 0), Source: "local",
+	}
+	if secs > 0 {
+		r.BitsPerSecond = float64(r.Bytes) * 8 / secs
+		r.PacketsPerSecond = float64(r.Packets) / secs
+	}
+	return r
+}
+
+// warnings says what makes this test's figures doubtful.
+func (t *udpRecv) warnings() []string {
+	var w []string
+	if t.idleEnded {
+		w = append(w, "the sender never sent a FIN (an ESP-IDF-style client?): the test ended after its idle timeout and the duration runs to the last datagram received")
+	}
+	if z := t.rx.Jitter.ZeroStamps(); z > 0 {
+		w = append(w, fmt.Sprintf("%d datagrams carried no sender timestamp: jitter is computed from the others only (0 if none had one)", z))
+	}
+	if t.short > 0 {
+		w = append(w, fmt.Sprintf("%d datagrams were too short to carry a sequence number and were not counted", t.short))
+	}
+	if n := t.rx.Seq.TooOld(); n > 0 {
+		w = append(w, fmt.Sprintf("%d datagrams arrived more than %d ids late: they were counted as out of order without checking for duplicates", n, stats.Window))
+	}
+	if t.late > 0 {
+		w = append(w, fmt.Sprintf("%d data datagrams arrived after the FIN and were not counted", t.late))
+	}
+	return w
+}

@@ -1,0 +1,289 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/engine"
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/udpio"
+	"github.com/wirebench/wirebench/internal/wire/iperf2"
+)
+
+// finishedKeep is how long a finished UDP test still answers late FINs.
+const finishedKeep = 10 * time.Second
+
+// udpTest is one UDP test the server is running or has just finished.
+type udpTest struct {
+	id        int
+	rx        *udpRecv
+	res       *result.Result
+	iv        *engine.Intervals
+	reverse   bool // the server sends (-R); incoming datagrams are hellos
+	sendDone  chan struct{}
+	finished  bool
+	expiresAt time.Time
+	dropsAt   uint64
+	dropsOK   bool
+}
+
+// serveUDP is the UDP demultiplexer: one reader for every test on the port.
+func (s *Server) serveUDP(ctx context.Context) error {
+	tests := map[netip.AddrPort]*udpTest{}
+	lastSweep := time.Now()
+	sweep := func(now time.Time) bool {
+		if now.Sub(lastSweep) >= sweepEvery {
+			s.sweepUDP(ctx, tests, now)
+			lastSweep = now
+		}
+		return true
+	}
+	err := engine.ReceiveUDP(ctx, s.udp, engine.UDPReceiveConfig{Batch: 64, Tick: sweepEvery, OnTick: sweep}, func(m *udpio.Message) bool {
+		sweep(time.Now())
+		s.datagram(ctx, tests, m)
+		return true
+	})
+	for _, t := range tests {
+		if !t.finished {
+			s.endUDP(t, "the server stopped during the test")
+		}
+	}
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("reading the udp socket: %w", err)
+	}
+	return nil
+}
+
+// sweepEvery is how often the server looks for silent and expired tests.
+const sweepEvery = 250 * time.Millisecond
+
+// datagram handles one arriving datagram.
+func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest, m *udpio.Message) {
+	b := m.Buf[:m.N]
+	src := netip.AddrPortFrom(m.Addr.Addr().Unmap(), m.Addr.Port())
+	if len(b) < 12 {
+		s.logs.log("short", fmt.Sprintf("udp: ignored a %d-byte datagram from %s: too short for an iperf header", len(b), src))
+		return
+	}
+	t := tests[src]
+	if t == nil {
+		id, _, _, _ := iperf2.ParseDatagram(b, iperf2.DetectUDPLayout(b), false)
+		if iperf2.IsFIN(id) {
+			s.logs.log("stray-fin", fmt.Sprintf("udp: ignored a FIN from %s, which has no test here", src))
+			return
+		}
+		if len(tests) >= s.cfg.MaxTests {
+			s.logs.log("full", fmt.Sprintf("udp: ignored a new test from %s: %d tests are open (--max-tests)", src, len(tests)))
+			return
+		}
+		t = s.startUDP(ctx, src, b, m.Time)
+		tests[src] = t
+	}
+	if t.reverse {
+		return // the client's hellos while we send
+	}
+	reply := t.rx.feed(b, m.Time)
+	if reply != nil {
+		if _, err := s.udp.WriteBatch([]udpio.Message{{Buf: reply, Addr: src}}); err != nil {
+			s.logs.log("reply", fmt.Sprintf("udp: sending the report to %s: %v", src, err))
+		}
+	}
+	if t.rx.done && !t.finished {
+		s.endUDP(t, "")
+	}
+}
+
+// startUDP opens a test from its first datagram.
+func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at time.Time) *udpTest {
+	rx := newUDPRecv(src, b, at)
+	r := newServerResult(result.UDP, rx.dialect, src, s.port)
+	r.Version = versionString()
+	if rx.hasHdr {
+		r.Test.PeerVersion = iperf2.VersionString(rx.hdr.VersionU, rx.hdr.VersionL)
+		if d, ok := rx.hdr.Duration(); ok {
+			r.Test.Duration = d.Seconds()
+		}
+		if v, pps := rx.hdr.Rate(); rx.hdr.HasExtension() && v > 0 {
+			if pps {
+				r.Test.RatePPS = float64(v)
+			} else {
+				r.Test.RateBPS = float64(v)
+			}
+		} else if rx.hdr.WinBand > 0 {
+			r.Test.RateBPS = float64(rx.hdr.WinBand)
+		}
+		if rx.hdr.NumThreads > 0 {
+			r.Test.Streams = int(rx.hdr.NumThreads)
+		}
+	}
+	r.Test.Length = len(b)
+	t := &udpTest{rx: rx, res: r}
+	t.dropsAt, t.dropsOK = s.udp.Drops()
+	h := rx.hdr
+	switch {
+	case rx.hasHdr && h.Flags&iperf2.FlagVersion2 != 0 && h.UpperFlags&iperf2.UpperReverse != 0:
+		t.reverse = true
+		r.Test.Direction, r.Test.Mode = result.DirSend, "reverse"
+	case rx.hasHdr && h.Flags&iperf2.FlagVersion1 != 0:
+		r.Test.Mode = "tradeoff"
+		if h.Flags&iperf2.FlagRunNow != 0 {
+			r.Test.Mode, r.Test.Direction = "dual", result.DirBidir
+		}
+	}
+	t.id = s.newTest(r)
+	t.iv = engine.NewIntervals(at, s.cfg.Interval, s.interval(t.id), &engine.Flow{Counters: []*stats.Counters{&rx.rx.C}})
+	t.iv.Run(ctx)
+	switch r.Test.Mode {
+	case "reverse":
+		t.sendDone = make(chan struct{})
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer close(t.sendDone)
+			s.sendUDP(ctx, t, s.udp, src, finReverse)
+		}()
+	case "dual":
+		t.sendDone = make(chan struct{})
+		s.connectBackUDP(ctx, t, src)
+	}
+	return t
+}
+
+// sendUDP sends the server's side of a reverse or connect-back test on
+// conn to dst, as the client's header asked, capped by MaxDuration.
+func (s *Server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst netip.AddrPort, fin finStyle) {
+	h := t.rx.hdr
+	length := int(h.BufLen)
+	if length <= 0 {
+		length = t.res.Test.Length
+	}
+	length = max(length, 16)
+	d, ok := h.Duration()
+	if !ok || d > s.cfg.MaxDuration {
+		d = s.cfg.MaxDuration
+	}
+	pps := t.res.Test.RatePPS
+	if pps == 0 {
+		rate := t.res.Test.RateBPS
+		if rate == 0 {
+			rate = DefaultUDPRateBPS
+		}
+		pps = rate / float64(length*8)
+	}
+	var bytes int64
+	if n, ok := h.ByteCount(); ok {
+		bytes, d = n, s.cfg.MaxDuration
+	}
+	spec := &udpStream{layout: iperf2.LayoutModern, length: length, pps: pps, duration: d, bytes: bytes, fin: fin}
+	tmpl := spec.template()
+	var c stats.Counters
+	snd, err := spec.send(ctx, conn, dst, tmpl, &c)
+	out, ferr := spec.finish(ctx, conn, dst, tmpl, snd.Packets)
+	sd := &result.Sender{Bytes: snd.Bytes + int64(length), Packets: snd.Packets + 1, SendErrors: snd.Errors, Seconds: snd.End.Sub(snd.Start).Seconds()}
+	rateOf(sd)
+	flow := &result.Flow{Direction: result.DirSend, Sender: sd}
+	if out.report != nil {
+		flow.Receiver = reportReceiver(out.report)
+	} else if fin != finReverse {
+		t.res.Warn("the client sent no report for the connect-back test: its receive counts are unknown")
+	}
+	if err == nil {
+		err = ferr
+	}
+	if err != nil && t.res.Error == "" {
+		t.res.Error = "sending: " + err.Error()
+	}
+	if fin == finReverse {
+		t.res.Sender = sd
+		t.res.Test.Length, t.res.Test.RatePPS, t.res.Test.Duration = length, pps, d.Seconds()
+		t.res.Test.RateBPS = pps * float64(length*8)
+		return
+	}
+	t.res.Reverse = flow
+}
+
+// connectBackUDP starts the legacy -r/-d connect-back: a new test from us to
+// the client's address (never any other) on the port its header names.
+func (s *Server) connectBackUDP(ctx context.Context, t *udpTest, src netip.AddrPort) {
+	if t.sendDone == nil {
+		t.sendDone = make(chan struct{})
+	}
+	port := int(t.rx.hdr.Port)
+	if port <= 0 || port > 65535 {
+		port = s.port
+	}
+	dst := netip.AddrPortFrom(src.Addr(), uint16(port))
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(t.sendDone)
+		conn, err := udpio.Dial(ctx, "udp", dst.String(), net.JoinHostPort(s.cfg.Bind, strconv.Itoa(0)), udpSocketOptions)
+		if err != nil {
+			t.res.Warn(fmt.Sprintf("connect-back to %s failed: %v", dst, err))
+			return
+		}
+		defer conn.Close()
+		s.sendUDP(ctx, t, conn, netip.AddrPort{}, finModern)
+	}()
+}
+
+// sweepUDP ends tests whose client went silent and forgets finished ones.
+func (s *Server) sweepUDP(ctx context.Context, tests map[netip.AddrPort]*udpTest, now time.Time) {
+	for src, t := range tests {
+		switch {
+		case t.finished && now.After(t.expiresAt):
+			delete(tests, src)
+		case !t.finished && !t.reverse && now.Sub(t.rx.last) > s.cfg.IdleTimeout:
+			t.rx.endIdle()
+			s.endUDP(t, "")
+		case t.reverse && !t.finished:
+			select {
+			case <-t.sendDone:
+				s.endUDP(t, "")
+			default:
+			}
+		}
+	}
+}
+
+// endUDP finishes a test: its result is complete once its own sending (if
+// any) is done.
+func (s *Server) endUDP(t *udpTest, why string) {
+	t.finished = true
+	t.expiresAt = time.Now().Add(finishedKeep)
+	r := t.res
+	if why != "" {
+		r.Error = why
+	}
+	finish := func() {
+		r.Intervals = t.iv.Stop(time.Now())
+		if !t.reverse {
+			r.Receiver = t.rx.receiver()
+			r.Warnings = append(r.Warnings, t.rx.warnings()...)
+			if d, ok := s.udp.Drops(); ok && t.dropsOK && d > t.dropsAt {
+				r.Warn(fmt.Sprintf("our server socket dropped %d datagrams during this test because its receive buffer was full (host-side loss, counted as lost)", d-t.dropsAt))
+				r.Receiver.HostDrops = int64(d - t.dropsAt)
+			}
+		}
+		s.finished(t.id, r)
+	}
+	if t.rx.hasHdr && t.rx.hdr.Flags&iperf2.FlagVersion1 != 0 && t.sendDone == nil && why == "" {
+		// Tradeoff: the connect-back runs after our receive.
+		s.connectBackUDP(s.ctx, t, t.rx.peer)
+	}
+	if t.sendDone == nil {
+		finish()
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		<-t.sendDone
+		finish()
+	}()
+}
