@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -201,5 +203,19 @@ func TestJSONLines(t *testing.T) {
 	}
 	if n != 2 {
 		t.Errorf("%d lines, want 2", n)
+	}
+}
+
+// TestDocExample keeps the examples in docs/json.md equal to what the
+// renderer writes.
+func TestDocExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "json.md"))
+	if err != nil {
+		t.Fatalf("reading docs/json.md: %v", err)
+	}
+	for _, sc := range []scenario{udpClientPeerReport(), serverReceive()} {
+		if !strings.Contains(string(doc), "\n"+renderJSON(t, sc)+"```") {
+			t.Errorf("docs/json.md lacks the current %s document; copy testdata/%s.json into it", sc.name, sc.name)
+		}
 	}
 }
