@@ -81,7 +81,7 @@ func (t *Text) Header(test result.Test, role, local, peer string) {
 	t.seen = map[columns]bool{}
 	var b strings.Builder
 	if role == "server" {
-		fmt.Fprintf(&b, "%s local %s connected with %s (%s)\n", idText(t.id), hostPort(local), hostPort(peer), serverTags(test))
+		fmt.Fprintf(&b, "%s %s (%s)\n", idText(t.id), connected(local, peer), serverTags(test))
 		t.write(&b)
 		return
 	}
@@ -91,9 +91,21 @@ func (t *Text) Header(test result.Test, role, local, peer string) {
 	b.WriteString(settingsLine(test) + "\n")
 	b.WriteString(banner + "\n")
 	if local != "" || peer != "" {
-		fmt.Fprintf(&b, "%s local %s connected with %s\n", idText(t.id), hostPort(local), hostPort(peer))
+		fmt.Fprintf(&b, "%s %s\n", idText(t.id), connected(local, peer))
 	}
 	t.write(&b)
+}
+
+// connected says "local A port 1 connected with B port 2", leaving out
+// the side that is not known.
+func connected(local, peer string) string {
+	switch {
+	case local == "":
+		return "connected with " + orNA(hostPort(peer))
+	case peer == "":
+		return "local " + hostPort(local)
+	}
+	return "local " + hostPort(local) + " connected with " + hostPort(peer)
 }
 
 // serverTags lists protocol, dialect, mode and peer version for the

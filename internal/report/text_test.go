@@ -258,3 +258,20 @@ func TestRendersNeverPrintNonsense(t *testing.T) {
 		}
 	})
 }
+
+func TestHeaderUnknownAddresses(t *testing.T) {
+	tests := []struct{ local, peer, want string }{
+		{"", "127.0.0.1:45018", "[  3] connected with 127.0.0.1 port 45018 (udp, iperf2)\n"},
+		{"127.0.0.1:5001", "", "[  3] local 127.0.0.1 port 5001 (udp, iperf2)\n"},
+		{"", "", "[  3] connected with n/a (udp, iperf2)\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			var buf bytes.Buffer
+			NewText(&buf, "3").Header(result.Test{Protocol: result.UDP, Dialect: "iperf2"}, "server", tt.local, tt.peer)
+			if buf.String() != tt.want {
+				t.Errorf("got %q, want %q", buf.String(), tt.want)
+			}
+		})
+	}
+}
