@@ -87,7 +87,13 @@ type Server struct {
 	oneShot chan struct{}
 	once    sync.Once
 	logs    *rateLog
-	ctx     context.Context // Serve's context, for work started later
+
+	tcpProtos []TCPProtocol
+	udpProtos []UDPProtocol
+	// udpTests and udpOwners belong to the UDP reader goroutine.
+	udpTests  map[netip.AddrPort]*udpTest
+	udpOwners map[netip.AddrPort]*UDPProtocol
+	ctx       context.Context // Serve's context, for work started later
 }
 
 // Listen opens the server's TCP and UDP sockets.

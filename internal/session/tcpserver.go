@@ -21,15 +21,16 @@ import (
 
 // tcpTest is one TCP test on the server.
 type tcpTest struct {
-	id      int
-	c       net.Conn
-	peer    netip.AddrPort
-	hdr     iperf2.ClientHeader
-	hasHdr  bool
-	first   []byte // bytes read before the data phase (flags and header)
-	res     *result.Result
-	rx, tx  stats.Counters
-	noBytes bool
+	id       int
+	c        net.Conn
+	peer     netip.AddrPort
+	hdr      iperf2.ClientHeader
+	hasHdr   bool
+	first    []byte // bytes read before the data phase (flags and header)
+	firstErr error  // why the first word could not be read whole
+	res      *result.Result
+	rx, tx   stats.Counters
+	noBytes  bool
 }
 
 // handleTCP runs one TCP test: read the flags (with a timeout), then the
@@ -38,6 +39,10 @@ type tcpTest struct {
 func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 	defer c.Close()
 	t := &tcpTest{c: c, peer: peerOf(c)}
+	if p := s.readFirstWord(t); p != nil {
+		p.Serve(ctx, c, t.first)
+		return
+	}
 	if err := s.readTCPHeader(t); err != nil {
 		s.logs.log("tcp-header", fmt.Sprintf("tcp: %s: %v", t.peer, err))
 	}
@@ -165,16 +170,28 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 	s.finished(t.id, r)
 }
 
-// readTCPHeader reads the first word and, when it announces a header, the
-// rest of it. Bytes read count as received data (2.1.8 counts them too).
-func (s *Server) readTCPHeader(t *tcpTest) error {
-	c := t.c
-	_ = c.SetReadDeadline(time.Now().Add(s.cfg.HeaderTimeout))
-	defer c.SetReadDeadline(time.Time{})
+// readFirstWord reads the connection's first four bytes (within the
+// header timeout) into t.first and returns the other protocol they belong
+// to, if any.
+func (s *Server) readFirstWord(t *tcpTest) *TCPProtocol {
+	_ = t.c.SetReadDeadline(time.Now().Add(s.cfg.HeaderTimeout))
+	defer t.c.SetReadDeadline(time.Time{})
 	var word [4]byte
-	n, err := io.ReadFull(c, word[:])
+	n, err := io.ReadFull(t.c, word[:])
 	t.first = append(t.first, word[:n]...)
 	if err != nil {
+		t.firstErr = err
+		return nil
+	}
+	return s.sniffTCP(t.first)
+}
+
+// readTCPHeader reads, after the first word, the rest of the header when
+// the word announces one. Bytes read count as received data (2.1.8 counts
+// them too).
+func (s *Server) readTCPHeader(t *tcpTest) error {
+	c := t.c
+	if err := t.firstErr; err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			return nil // a header-less stream that has not started yet
 		}
@@ -183,7 +200,9 @@ func (s *Server) readTCPHeader(t *tcpTest) error {
 		}
 		return fmt.Errorf("reading the test header: %w", err)
 	}
-	flags := binary.BigEndian.Uint32(word[:])
+	_ = c.SetReadDeadline(time.Now().Add(s.cfg.HeaderTimeout))
+	defer c.SetReadDeadline(time.Time{})
+	flags := binary.BigEndian.Uint32(t.first)
 	hl := iperf2.ClientHeaderLen(flags, false)
 	if hl == 0 {
 		return nil // zperf/ESP-IDF: plain data from the first byte

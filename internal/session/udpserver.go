@@ -34,7 +34,8 @@ type udpTest struct {
 
 // serveUDP is the UDP demultiplexer: one reader for every test on the port.
 func (s *Server) serveUDP(ctx context.Context) error {
-	tests := map[netip.AddrPort]*udpTest{}
+	s.udpTests = map[netip.AddrPort]*udpTest{}
+	tests := s.udpTests
 	lastSweep := time.Now()
 	sweep := func(now time.Time) bool {
 		if now.Sub(lastSweep) >= sweepEvery {
@@ -66,6 +67,14 @@ const sweepEvery = 250 * time.Millisecond
 func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest, m *udpio.Message) {
 	b := m.Buf[:m.N]
 	src := netip.AddrPortFrom(m.Addr.Addr().Unmap(), m.Addr.Port())
+	if p := s.udpOwner(src, b); p != nil {
+		if reply := p.Datagram(src, b, m.Time); reply != nil {
+			if _, err := s.udp.WriteBatch([]udpio.Message{{Buf: reply, Addr: src}}); err != nil {
+				s.logs.log("reply", fmt.Sprintf("udp: replying to %s (%s): %v", src, p.Name, err))
+			}
+		}
+		return
+	}
 	if len(b) < 12 {
 		s.logs.log("short", fmt.Sprintf("udp: ignored a %d-byte datagram from %s: too short for an iperf header", len(b), src))
 		return
@@ -96,6 +105,32 @@ func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest
 	if t.rx.done && !t.finished {
 		s.endUDP(t, "")
 	}
+}
+
+// udpOwner returns the other protocol that owns src's datagrams: the one
+// that claimed it earlier and is not done, or one that claims b now when
+// src has no iperf2 test.
+func (s *Server) udpOwner(src netip.AddrPort, b []byte) *UDPProtocol {
+	if len(s.udpProtos) == 0 {
+		return nil
+	}
+	if p, ok := s.udpOwners[src]; ok {
+		if !p.Done(src) {
+			return p
+		}
+		delete(s.udpOwners, src)
+	}
+	if s.udpTests[src] != nil {
+		return nil
+	}
+	if p := s.sniffUDP(b); p != nil && len(s.udpOwners) < s.cfg.MaxTests {
+		if s.udpOwners == nil {
+			s.udpOwners = map[netip.AddrPort]*UDPProtocol{}
+		}
+		s.udpOwners[src] = p
+		return p
+	}
+	return nil
 }
 
 // startUDP opens a test from its first datagram.
@@ -234,6 +269,11 @@ func (s *Server) connectBackUDP(ctx context.Context, t *udpTest, src netip.AddrP
 
 // sweepUDP ends tests whose client went silent and forgets finished ones.
 func (s *Server) sweepUDP(ctx context.Context, tests map[netip.AddrPort]*udpTest, now time.Time) {
+	for src, p := range s.udpOwners {
+		if p.Done(src) {
+			delete(s.udpOwners, src)
+		}
+	}
 	for src, t := range tests {
 		switch {
 		case t.finished && now.After(t.expiresAt):
