@@ -37,7 +37,7 @@ func base(role string, test result.Test) *result.Result {
 func udpClientPeerReport() scenario {
 	r := base("client", result.Test{
 		Protocol: result.UDP, Direction: result.DirSend, Dialect: "iperf2", Host: "127.0.0.1", Port: 5001,
-		Peer: "127.0.0.1:5001", Duration: 2, RateBPS: 10e6, Length: 1470, Streams: 1, PeerVersion: "2.1.8",
+		Peer: "127.0.0.1:5001", Duration: 2, RateBPS: 10e6, RatePPS: 10e6 / (8 * 1470), Length: 1470, Streams: 1, PeerVersion: "2.1.8",
 	})
 	r.Intervals = []result.Interval{
 		{Start: 0, End: 1, Bytes: 1311240, BitsPerSecond: 10489920, Packets: 892},

@@ -145,11 +145,6 @@ func sizeLine(test result.Test) string {
 	switch {
 	case !finite(test.RatePPS) || !finite(test.RateBPS) || test.RatePPS < 0 || test.RateBPS < 0:
 		s += ", rate " + na
-	case test.RatePPS > 0:
-		s += fmt.Sprintf(", rate %.0f pps", test.RatePPS)
-		if finite(bps) && bps > 0 {
-			s += " (" + units.FormatBits(bps) + ")"
-		}
 	case bps > 0:
 		s += ", rate " + units.FormatBits(bps)
 		if finite(pps) && pps > 0 {

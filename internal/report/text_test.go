@@ -275,3 +275,25 @@ func TestHeaderUnknownAddresses(t *testing.T) {
 		})
 	}
 }
+
+func TestRateLine(t *testing.T) {
+	tests := []struct {
+		name string
+		test result.Test
+		want string
+	}{
+		{"bps", result.Test{Protocol: result.UDP, Length: 1470, RateBPS: 10e6}, "Sending 1470 byte datagrams, rate 10.0 Mbits/sec (850 pps)"},
+		{"both", result.Test{Protocol: result.UDP, Length: 1470, RateBPS: 10e6, RatePPS: 850.34}, "Sending 1470 byte datagrams, rate 10.0 Mbits/sec (850 pps)"},
+		{"pps only", result.Test{Protocol: result.UDP, Length: 1470, RatePPS: 8000}, "Sending 1470 byte datagrams, rate 94.1 Mbits/sec (8000 pps)"},
+		{"unpaced", result.Test{Protocol: result.UDP, Length: 64}, "Sending 64 byte datagrams, unpaced"},
+		{"negative", result.Test{Protocol: result.UDP, Length: 64, RateBPS: -1}, "Sending 64 byte datagrams, rate n/a"},
+		{"tcp", result.Test{Protocol: result.TCP, Length: 131072}, "Writing 131072 byte buffers"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := sizeLine(tt.test); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
