@@ -91,6 +91,15 @@ func (p *linkPlacer) apply(r *result.Result) {
 		Medium: pl.Medium, TheoreticalBPS: pl.TheoreticalBPS, PercentOfTheoretical: pl.PercentOfTheoretical,
 		FramesPerSecond: pl.FramesPerSecond, WireL2BPS: pl.WireL2BPS, WireL1BPS: pl.WireL1BPS,
 	}
+	if len(r.Diagnoses) > 0 {
+		// A stream using most of the medium is limited by bandwidth,
+		// whatever its arrival pattern looks like.
+		if pl.PercentOfTheoretical < 90 {
+			r.Link.Diagnosis = r.Diagnoses[0]
+		} else {
+			r.Diagnoses = nil
+		}
+	}
 	if what == "sender" {
 		r.Warn("--medium: the receiver's goodput is unknown, so the placement uses what was sent, not what arrived")
 	}

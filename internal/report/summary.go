@@ -31,6 +31,11 @@ func (t *Text) Summary(r *result.Result) {
 	if r.Link != nil {
 		linkLines(&b, t.id, r.Link)
 	}
+	if r.Link == nil || r.Link.Diagnosis == "" {
+		for _, d := range r.Diagnoses {
+			fmt.Fprintf(&b, "%s Diagnosis: %s\n", idText(t.id), indentMore(d, "      "))
+		}
+	}
 	for _, w := range r.Warnings {
 		b.WriteString("WARNING: " + indentMore(w, "         ") + "\n")
 	}

@@ -49,6 +49,10 @@ type Result struct {
 	// Link puts the figures against the line rate of the medium, when a
 	// medium was named.
 	Link *Link `json:"link,omitempty"`
+	// Diagnoses are findings about the path in plain words, with their
+	// evidence: for example that arrivals follow a timer tick rather than
+	// the bandwidth of the link (see Link.Diagnosis when a medium is named).
+	Diagnoses []string `json:"diagnoses,omitempty"`
 	// Warnings say in plain words why a figure above should not be trusted
 	// as it stands. An empty list means nothing suspicious was seen.
 	Warnings []string `json:"warnings"`

@@ -3,11 +3,13 @@ package session
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"net/netip"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/tickdiag"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
@@ -39,7 +41,13 @@ type udpRecv struct {
 	short      int64 // datagrams too short to carry an id
 	finHeader  []byte
 	dropsAtEnd uint64
+	// arrivals are the receive times of the first maxArrivals data
+	// datagrams, relative to start, for the timer-tick diagnosis.
+	arrivals []time.Duration
 }
+
+// maxArrivals bounds the arrival times one test keeps (8 bytes each).
+const maxArrivals = 100_000
 
 // newUDPRecv starts a test from its first datagram b.
 func newUDPRecv(peer netip.AddrPort, b []byte, at time.Time) *udpRecv {
@@ -108,8 +116,22 @@ func (t *udpRecv) feed(b []byte, at time.Time) []byte {
 		t.report = t.buildReport()
 		return t.report
 	}
-	t.rx.Datagram(id, len(b), at, sent)
+	if t.rx.Datagram(id, len(b), at, sent) != stats.Duplicate && len(t.arrivals) < maxArrivals {
+		t.arrivals = append(t.arrivals, at.Sub(t.start))
+	}
 	return nil
+}
+
+// diagnose looks for a timer-bound arrival pattern (tickdiag) and returns
+// the finding with its evidence, or "".
+func (t *udpRecv) diagnose() string {
+	d := tickdiag.Diagnose(t.arrivals, 0)
+	if d == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s (evidence: %.0f frames/s, within %.2f %% of %.0f = %.0f × %.0f Hz; bursts of %.1f every %v; phase lock %.2f over %d bursts)",
+		d.Message, d.FrameRate, 100*math.Abs(d.Offset), d.NearestMultiple, d.NearestMultiple/d.TickHz, d.TickHz,
+		d.FramesPerTick, d.Period.Round(time.Microsecond), d.PhaseLock, d.Bursts)
 }
 
 // endIdle ends a test whose client stopped sending without a FIN (ESP-IDF).

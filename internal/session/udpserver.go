@@ -305,6 +305,9 @@ func (s *Server) endUDP(t *udpTest, why string) {
 		if !t.reverse {
 			r.Receiver = t.rx.receiver()
 			r.Warnings = append(r.Warnings, t.rx.warnings()...)
+			if d := t.rx.diagnose(); d != "" {
+				r.Diagnoses = append(r.Diagnoses, d)
+			}
 			if d, ok := s.udp.Drops(); ok && t.dropsOK && d > t.dropsAt {
 				r.Warn(fmt.Sprintf("our server socket dropped %d datagrams during this test because its receive buffer was full (host-side loss, counted as lost)", d-t.dropsAt))
 				r.Receiver.HostDrops = int64(d - t.dropsAt)
