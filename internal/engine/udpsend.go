@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -66,6 +67,10 @@ const maxConsecutiveRefused = 20
 func SendUDP(ctx context.Context, conn udpio.Conn, cfg UDPSendConfig, c *stats.Counters) (UDPSendResult, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = pacer.SystemClock{}
+		// Precise short sleeps block this thread: keep the sender on it.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		pacer.TuneThread()
 	}
 	batch := cfg.Batch
 	if batch <= 0 {

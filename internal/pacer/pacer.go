@@ -28,8 +28,14 @@ type SystemClock struct{}
 func (SystemClock) Now() time.Time { return time.Now() }
 
 // Sleep sleeps for d, returning early with ctx.Err() when ctx is done.
+// Waits shorter than a few milliseconds block the calling thread for
+// precision (see sleep_linux.go) and are not interrupted by ctx.
 func (SystemClock) Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
+		return ctx.Err()
+	}
+	if d < preciseLimit {
+		preciseSleep(d)
 		return ctx.Err()
 	}
 	t := time.NewTimer(d)

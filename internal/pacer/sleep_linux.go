@@ -1,0 +1,31 @@
+package pacer
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Go's runtime rounds sleeps shorter than a millisecond up to about 1.1 ms
+// on Linux (its netpoller waits in whole milliseconds), which would turn a
+// 100 Mbit/s stream into bursts every 1.1 ms. Short waits therefore use
+// nanosleep on the calling thread, which wakes within tens of microseconds
+// (a few with TuneThread).
+
+// preciseLimit is the longest wait slept with nanosleep; longer waits use a
+// Go timer and stay cancellable.
+const preciseLimit = 4 * time.Millisecond
+
+// preciseSleep blocks the calling OS thread for d.
+func preciseSleep(d time.Duration) {
+	ts := unix.NsecToTimespec(int64(d))
+	for unix.Nanosleep(&ts, &ts) == unix.EINTR {
+	}
+}
+
+// TuneThread asks the kernel to wake the calling thread's sleeps without
+// the default 50 µs timer slack. Call it from a goroutine locked to its
+// thread (runtime.LockOSThread), such as a paced sender's.
+func TuneThread() {
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+}
