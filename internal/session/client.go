@@ -44,6 +44,10 @@ type ClientConfig struct {
 	Dual       bool // -d: the server connects back at once
 	ListenPort int  // -L: where we listen for the connect-back (default Port)
 
+	// iperf3 dialect only (DialectIperf3, default port 5201).
+	Bidir            bool // --bidir: both directions at once, P streams each
+	UDPCounters64Bit bool // --udp-counters-64bit: 64-bit UDP sequence numbers
+
 	// OnInterval, when set, receives each interval as it ends.
 	OnInterval func(result.Interval)
 }
@@ -167,6 +171,12 @@ func IsConfigError(err error) bool {
 // not start (bad config, peer unreachable); a test that started and then
 // failed returns its partial result with Result.Error set, and a nil error.
 func RunClient(ctx context.Context, cfg ClientConfig) (*result.Result, error) {
+	if cfg.Dialect == DialectIperf3 {
+		return runIperf3(ctx, cfg)
+	}
+	if cfg.Bidir || cfg.UDPCounters64Bit {
+		return nil, ConfigError{errors.New("--bidir and --udp-counters-64bit need the iperf3 dialect")}
+	}
 	cfg.applyDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, ConfigError{err}

@@ -1,0 +1,691 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/engine"
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/udpio"
+	"github.com/wirebench/wirebench/internal/version"
+	"github.com/wirebench/wirebench/internal/wire/iperf3"
+)
+
+// i3ClientStream is one data stream of our iperf3 client.
+type i3ClientStream struct {
+	id     int64
+	send   bool // we send on it (else we receive)
+	tcp    net.Conn
+	udp    udpio.Conn
+	c      stats.Counters
+	urx    *i3UDPRecv
+	tcpRes engine.TCPResult
+	udpRes engine.UDPSendResult
+	err    error
+	totals i3UDPTotals
+}
+
+func (s *i3ClientStream) close() {
+	if s.tcp != nil {
+		s.tcp.Close()
+	}
+	if s.udp != nil {
+		s.udp.Close()
+	}
+}
+
+// i3Client is one test of our iperf3 client.
+type i3Client struct {
+	cfg     *ClientConfig
+	r       *result.Result
+	ctrl    net.Conn
+	conn    *iperf3.Conn
+	m       *iperf3.Machine
+	cookie  iperf3.Cookie
+	params  *iperf3.Params
+	streams []*i3ClientStream
+	start   time.Time
+	end     time.Time
+	peer    *iperf3.Results
+	perIv   []result.Interval
+	sent    *iperf3.Results
+}
+
+// i3ClientDefaults applies iperf3's defaults to a client config.
+func i3ClientDefaults(c *ClientConfig) {
+	if c.Port == 0 {
+		c.Port = DefaultIperf3Port
+	}
+	if c.Duration == 0 && c.Bytes == 0 {
+		c.Duration = DefaultDuration
+	}
+	if c.Length == 0 {
+		c.Length = DefaultTCPLength
+		if c.UDP {
+			c.Length = i3DefaultUDP
+		}
+	}
+	if c.Parallel == 0 {
+		c.Parallel = 1
+	}
+	if c.UDP && c.Rate.Value == 0 {
+		c.Rate.Value = i3DefaultRate
+	}
+}
+
+// i3ClientValidate checks an iperf3 client config after defaults.
+func i3ClientValidate(c *ClientConfig) error {
+	switch {
+	case c.Host == "":
+		return errors.New("no host given")
+	case c.Port < 1 || c.Port > 65535:
+		return errors.New("port out of range 1-65535")
+	case c.Parallel < 1 || c.Parallel > i3StreamsLimit:
+		return fmt.Errorf("parallel streams %d out of range 1-%d", c.Parallel, i3StreamsLimit)
+	case c.Duration < 0 || c.Bytes < 0:
+		return errors.New("duration and byte count must not be negative")
+	case c.Duration > iperf3.MaxTime*time.Second:
+		return fmt.Errorf("duration above iperf3's limit of %d s", iperf3.MaxTime)
+	case c.Reverse && c.Bidir:
+		return errors.New("choose one of -R and --bidir")
+	case c.FullDuplex || c.Tradeoff || c.Dual:
+		return errors.New("--full-duplex, -r and -d are iperf2 modes; iperf3 has -R and --bidir")
+	}
+	if c.UDP {
+		min := iperf3.UDPHeaderSize(c.UDPCounters64Bit)
+		if c.Length < min || c.Length > iperf3.MaxUDPBlockSize {
+			return fmt.Errorf("UDP length %d out of range %d-%d for iperf3", c.Length, min, iperf3.MaxUDPBlockSize)
+		}
+	} else if c.Length < 1 || c.Length > iperf3.MaxBlockSize {
+		return fmt.Errorf("TCP length %d out of range 1 byte to %d for iperf3", c.Length, iperf3.MaxBlockSize)
+	}
+	return nil
+}
+
+// runIperf3 is RunClient for the iperf3 dialect.
+func runIperf3(ctx context.Context, cfg ClientConfig) (*result.Result, error) {
+	r, _, err := RunIperf3Client(ctx, cfg)
+	return r, err
+}
+
+// RunIperf3Client runs one iperf3 client test (cfg.Dialect is taken as
+// iperf3) and also returns the test as iperf3's -J document. Errors follow
+// RunClient: an error when the test could not start (including a server's
+// refusal), else a result with Error set when it failed midway.
+func RunIperf3Client(ctx context.Context, cfg ClientConfig) (*result.Result, *iperf3.Report, error) {
+	cfg.Dialect = DialectIperf3
+	i3ClientDefaults(&cfg)
+	if err := i3ClientValidate(&cfg); err != nil {
+		return nil, nil, ConfigError{err}
+	}
+	cl := &i3Client{cfg: &cfg, m: iperf3.NewMachine(iperf3.RoleClient)}
+	cl.r = cl.newResult()
+	defer cl.close()
+	if err := cl.setUp(ctx); err != nil {
+		return nil, nil, err
+	}
+	cl.run(ctx)
+	return cl.r, cl.report(), nil
+}
+
+func (cl *i3Client) newResult() *result.Result {
+	cfg := cl.cfg
+	r := result.New("client")
+	r.Version = version.String()
+	r.Test = result.Test{Protocol: result.TCP, Direction: result.DirSend, Dialect: DialectIperf3, Host: cfg.Host, Port: cfg.Port,
+		Duration: cfg.Duration.Seconds(), Bytes: cfg.Bytes, Length: cfg.Length, Streams: cfg.Parallel}
+	switch {
+	case cfg.Reverse:
+		r.Test.Direction, r.Test.Mode = result.DirReceive, "reverse"
+	case cfg.Bidir:
+		r.Test.Direction, r.Test.Mode = result.DirBidir, "bidir"
+	}
+	if cfg.Bytes > 0 {
+		r.Test.Duration = 0
+	}
+	if cfg.UDP {
+		r.Test.Protocol = result.UDP
+		r.Test.RatePPS = cfg.pps()
+		r.Test.RateBPS = cfg.pps() * float64(cfg.Length*8)
+	}
+	return r
+}
+
+func (cl *i3Client) close() {
+	for _, s := range cl.streams {
+		s.close()
+	}
+	if cl.ctrl != nil {
+		cl.ctrl.Close()
+	}
+}
+
+// step bounds one control step.
+func step(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, i3StepTimeout)
+}
+
+// buildParams is what we ask of the server.
+func (cl *i3Client) buildParams() *iperf3.Params {
+	cfg := cl.cfg
+	p := &iperf3.Params{Protocol: iperf3.ProtoTCP, Parallel: int64(cfg.Parallel), Reverse: cfg.Reverse, Bidirectional: cfg.Bidir,
+		Len: int64(cfg.Length), PacingTimer: 1000, UDPCounters64Bit: cfg.UDP && cfg.UDPCounters64Bit,
+		WB: &iperf3.WBParams{Version: iperf3.WBVersion, Agent: "wirebench/" + version.String(), Duplicates: true,
+			IntervalMs: max(cfg.Interval.Milliseconds(), 0)}}
+	if cfg.Bytes > 0 {
+		p.Num = cfg.Bytes
+	} else {
+		p.Time = int64(math.Ceil(cfg.Duration.Seconds()))
+	}
+	if cfg.UDP {
+		p.Protocol = iperf3.ProtoUDP
+		p.Bandwidth = int64(cfg.pps() * float64(cfg.Length*8) / float64(cfg.Parallel))
+	}
+	return p
+}
+
+// setUp runs the conversation up to TEST_RUNNING: cookie, parameters,
+// streams. Any failure here means the test did not start.
+func (cl *i3Client) setUp(ctx context.Context) error {
+	cfg := cl.cfg
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", cfg.addr())
+	if err != nil {
+		return fmt.Errorf("connecting to %s: %w", cfg.addr(), err)
+	}
+	cl.ctrl = c
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	cl.r.Test.Peer = c.RemoteAddr().String()
+	cl.conn = iperf3.NewConn(c)
+	if cl.cookie, err = iperf3.NewCookie(nil); err != nil {
+		return fmt.Errorf("making a cookie: %w", err)
+	}
+	sctx, cancel := step(ctx)
+	defer cancel()
+	if err := cl.conn.WriteCookie(sctx, cl.cookie); err != nil {
+		return fmt.Errorf("sending the iperf3 cookie: %w", err)
+	}
+	if err := cl.expect(sctx, iperf3.ParamExchange); err != nil {
+		return err
+	}
+	cl.params = cl.buildParams()
+	if err := cl.conn.WriteParams(sctx, cl.params); err != nil {
+		return fmt.Errorf("sending the iperf3 parameters: %w", err)
+	}
+	if err := cl.m.Send(iperf3.ParamExchange); err != nil {
+		return err
+	}
+	if err := cl.expect(sctx, iperf3.CreateStreams); err != nil {
+		return err
+	}
+	if err := cl.openStreams(sctx); err != nil {
+		return err
+	}
+	if err := cl.m.Send(iperf3.CreateStreams); err != nil {
+		return err
+	}
+	if err := cl.expect(sctx, iperf3.TestStart); err != nil {
+		return err
+	}
+	return cl.expect(sctx, iperf3.TestRunning)
+}
+
+// expect reads the next state and checks it is want; a SERVER_ERROR or
+// ACCESS_DENIED becomes the error.
+func (cl *i3Client) expect(ctx context.Context, want iperf3.State) error {
+	st, err := cl.readState(ctx)
+	if err != nil {
+		return err
+	}
+	if st != want {
+		return fmt.Errorf("iperf3 server sent %v, want %v", st, want)
+	}
+	return nil
+}
+
+// readState reads and validates one state byte, turning error states into
+// errors.
+func (cl *i3Client) readState(ctx context.Context) (iperf3.State, error) {
+	st, err := cl.conn.ReadState(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("reading the iperf3 control connection: %w", err)
+	}
+	if err := cl.m.Recv(st); err != nil {
+		return st, fmt.Errorf("iperf3 server: %w", err)
+	}
+	switch st {
+	case iperf3.AccessDenied:
+		return st, errors.New("the iperf3 server is busy running a test (access denied)")
+	case iperf3.ServerError:
+		se, err := cl.conn.ReadServerErr(ctx)
+		if err != nil {
+			return st, fmt.Errorf("the iperf3 server reported an error, then: %w", err)
+		}
+		return st, fmt.Errorf("the iperf3 server refused: %w", se)
+	case iperf3.ServerTerminate:
+		return st, errors.New("the iperf3 server was terminated")
+	}
+	return st, nil
+}
+
+// openStreams opens the data streams in iperf3's order: with --bidir our
+// sending streams first.
+func (cl *i3Client) openStreams(ctx context.Context) error {
+	cfg := cl.cfg
+	n := cfg.Parallel
+	if cfg.Bidir {
+		n *= 2
+	}
+	for k := 0; k < n; k++ {
+		s := &i3ClientStream{id: i3StreamID(k), send: !cfg.Reverse && (!cfg.Bidir || k < cfg.Parallel)}
+		cl.streams = append(cl.streams, s)
+		var err error
+		if cfg.UDP {
+			err = cl.openUDP(ctx, s)
+		} else {
+			err = cl.openTCP(ctx, s)
+		}
+		if err != nil {
+			return fmt.Errorf("opening iperf3 stream %d: %w", s.id, err)
+		}
+	}
+	return nil
+}
+
+func (cl *i3Client) openTCP(ctx context.Context, s *i3ClientStream) error {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", cl.cfg.addr())
+	if err != nil {
+		return err
+	}
+	s.tcp = c
+	return iperf3.NewConn(c).WriteCookie(ctx, cl.cookie)
+}
+
+// openUDP runs the UDP connect handshake: "9876" out, any known reply form
+// back (data datagrams that overtake the reply in reverse mode are skipped).
+func (cl *i3Client) openUDP(ctx context.Context, s *i3ClientStream) error {
+	c, err := udpio.Dial(ctx, "udp", cl.cfg.addr(), "", udpSocketOptions)
+	if err != nil {
+		return err
+	}
+	s.udp = c
+	if !s.send {
+		s.urx = newI3UDPRecv(cl.cfg.UDPCounters64Bit)
+	}
+	if _, err := c.WriteBatch([]udpio.Message{{Buf: []byte(iperf3.UDPConnectMsg)}}); err != nil {
+		return fmt.Errorf("sending the udp connect message: %w", err)
+	}
+	dl, _ := ctx.Deadline()
+	_ = c.SetReadDeadline(dl)
+	defer c.SetReadDeadline(time.Time{})
+	msgs := []udpio.Message{{Buf: make([]byte, 65536)}}
+	for skipped := 0; skipped < 64; skipped++ {
+		if _, err := c.ReadBatch(msgs); err != nil {
+			return fmt.Errorf("waiting for the udp connect reply: %w", err)
+		}
+		if msgs[0].N == 4 && iperf3.ClassifyUDPReply(msgs[0].Buf[:4]) != iperf3.UDPReplyInvalid {
+			return nil
+		}
+		if s.urx != nil {
+			s.urx.feed(msgs[0].Buf[:msgs[0].N], msgs[0].Time)
+		}
+	}
+	return errors.New("no udp connect reply among the first datagrams")
+}
+
+// run moves the data, ends the test and exchanges results. Failures are
+// recorded in the result.
+func (cl *i3Client) run(ctx context.Context) {
+	cfg := cl.cfg
+	cl.start = time.Now()
+	cl.r.StartedAt = cl.start.UTC()
+	var sendC, recvC, allC []*stats.Counters
+	var ids []int64
+	for _, s := range cl.streams {
+		if s.send {
+			sendC = append(sendC, &s.c)
+		} else if s.urx != nil {
+			recvC = append(recvC, &s.urx.rx.C)
+		} else {
+			recvC = append(recvC, &s.c)
+		}
+		ids = append(ids, s.id)
+		allC = append(allC, cl.counters(s))
+	}
+	var flows []*engine.Flow
+	if len(sendC) > 0 {
+		flows = append(flows, &engine.Flow{Counters: sendC})
+	}
+	if len(recvC) > 0 {
+		flows = append(flows, &engine.Flow{Counters: recvC})
+	}
+	if len(flows) == 2 {
+		flows[0].Name, flows[1].Name = "forward", "reverse"
+	}
+	iv := engine.NewIntervals(cl.start, cfg.Interval, cfg.OnInterval, flows...)
+	iv.Run(ctx)
+	perPeriod := cfg.Interval
+	if perPeriod == 0 {
+		perPeriod = time.Second
+	}
+	per := engine.NewIntervals(cl.start, perPeriod, nil, i3Flows(ids, allC)...)
+	per.Run(ctx)
+
+	// The control connection is read by one goroutine from now on.
+	ctrlMsg := make(chan error, 1)
+	go func() {
+		st, err := cl.readState(ctx)
+		if err == nil && st != iperf3.ExchangeResults {
+			err = fmt.Errorf("iperf3 server sent %v during the test", st)
+		}
+		ctrlMsg <- err
+	}()
+
+	rctx, stopRecv := context.WithCancel(ctx)
+	defer stopRecv()
+	sctx, stopSend := context.WithCancel(ctx)
+	defer stopSend()
+	var sendWG, recvWG sync.WaitGroup
+	for _, s := range cl.streams {
+		if s.send {
+			sendWG.Add(1)
+			go func() { defer sendWG.Done(); cl.sendStream(sctx, s) }()
+		} else {
+			recvWG.Add(1)
+			go func() { defer recvWG.Done(); cl.recvStream(rctx, s) }()
+		}
+	}
+	ended := make(chan struct{})
+	go func() { cl.waitEnd(sctx, &sendWG); close(ended) }()
+	var ctrlErr error
+	early := false
+	select {
+	case <-ended:
+	case ctrlErr = <-ctrlMsg:
+		early = true
+	case <-ctx.Done():
+		ctrlErr = ctx.Err()
+		early = true
+	}
+	stopSend()
+	sendWG.Wait()
+	<-ended
+	cl.end = time.Now()
+	if !early {
+		wctx, cancel := step(ctx)
+		err := cl.conn.WriteState(wctx, iperf3.TestEnd)
+		cancel()
+		if err == nil {
+			err = cl.m.Send(iperf3.TestEnd)
+		}
+		if err != nil {
+			ctrlErr = fmt.Errorf("sending TEST_END: %w", err)
+		} else {
+			select {
+			case ctrlErr = <-ctrlMsg:
+			case <-time.After(i3StepTimeout):
+				ctrlErr = errors.New("the iperf3 server did not answer TEST_END")
+			case <-ctx.Done():
+				ctrlErr = ctx.Err()
+			}
+		}
+	}
+	stopRecv()
+	recvWG.Wait()
+	for _, s := range cl.streams {
+		if s.urx != nil {
+			s.totals = s.urx.stop()
+		}
+	}
+	cl.r.Intervals = iv.Stop(time.Now())
+	cl.perIv = per.Stop(time.Now())
+	if ctrlErr == nil {
+		ctrlErr = cl.exchange(ctx)
+	} else {
+		cl.ctrl.Close() // unblocks the reader goroutine
+		<-ctrlMsg
+	}
+	cl.fill()
+	if ctrlErr != nil && cl.r.Error == "" {
+		cl.r.Error = ctrlErr.Error()
+	}
+}
+
+func (cl *i3Client) counters(s *i3ClientStream) *stats.Counters {
+	if s.urx != nil {
+		return &s.urx.rx.C
+	}
+	return &s.c
+}
+
+// waitEnd returns when the client's end condition is met: every sender
+// done (plus a settling pause for data in flight), or for a receive-only
+// test the duration or byte count.
+func (cl *i3Client) waitEnd(ctx context.Context, senders *sync.WaitGroup) {
+	cfg := cl.cfg
+	sending := !cfg.Reverse
+	if sending {
+		senders.Wait()
+		select {
+		case <-time.After(i3SettleTime):
+		case <-ctx.Done():
+		}
+		return
+	}
+	if cfg.Bytes == 0 {
+		select {
+		case <-time.After(time.Until(cl.start.Add(cfg.Duration))):
+		case <-ctx.Done():
+		}
+		return
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var got int64
+		for _, s := range cl.streams {
+			got += cl.counters(s).Bytes.Load()
+		}
+		if got >= cfg.Bytes {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (cl *i3Client) sendStream(ctx context.Context, s *i3ClientStream) {
+	cfg := cl.cfg
+	per := int64(0)
+	if cfg.Bytes > 0 {
+		per = (cfg.Bytes + int64(cfg.Parallel) - 1) / int64(cfg.Parallel)
+	}
+	if cfg.UDP {
+		s.udpRes, s.err = engine.SendUDP(ctx, s.udp, engine.UDPSendConfig{Template: i3Payload(cfg.Length),
+			Stamp: i3Stamp(cfg.UDPCounters64Bit), PPS: cfg.pps() / float64(cfg.Parallel), Duration: cfg.Duration, Bytes: per, FirstID: 1}, &s.c)
+		return
+	}
+	s.tcpRes, s.err = engine.SendTCP(ctx, s.tcp, engine.TCPSendConfig{Buffer: i3Payload(cfg.Length), Duration: cfg.Duration, Bytes: per}, &s.c)
+}
+
+func (cl *i3Client) recvStream(ctx context.Context, s *i3ClientStream) {
+	if s.udp != nil {
+		s.err = engine.ReceiveUDP(ctx, s.udp, engine.UDPReceiveConfig{}, func(m *udpio.Message) bool {
+			s.urx.feed(m.Buf[:m.N], m.Time)
+			return true
+		})
+		return
+	}
+	s.tcpRes, s.err = engine.ReceiveTCP(ctx, s.tcp, 128*1024, 0, nil, &s.c)
+}
+
+// exchange sends our results and reads the server's after EXCHANGE_RESULTS.
+func (cl *i3Client) exchange(ctx context.Context) error {
+	sctx, cancel := step(ctx)
+	defer cancel()
+	cl.sent = cl.ourResults()
+	if err := cl.conn.WriteResults(sctx, cl.sent); err != nil {
+		return fmt.Errorf("sending our iperf3 results: %w", err)
+	}
+	cl.conn.MaxJSON = 16 << 20 // server_output_json of a long test
+	res, err := cl.conn.ReadResults(sctx)
+	if err != nil {
+		return fmt.Errorf("reading the iperf3 server's results: %w", err)
+	}
+	cl.peer = res
+	if err := cl.expect(sctx, iperf3.DisplayResults); err != nil {
+		return err
+	}
+	if err := cl.conn.WriteState(sctx, iperf3.IperfDone); err != nil {
+		return fmt.Errorf("sending IPERF_DONE: %w", err)
+	}
+	return cl.m.Send(iperf3.IperfDone)
+}
+
+// ourResults is our side's results JSON.
+func (cl *i3Client) ourResults() *iperf3.Results {
+	res := &iperf3.Results{SenderHasRetransmits: -1}
+	if cl.cfg.Reverse {
+		res.SenderHasRetransmits = 0
+	}
+	for _, s := range cl.streams {
+		sr := iperf3.StreamResult{ID: s.id, Retransmits: -1}
+		if !s.send {
+			sr.Retransmits = 0
+		}
+		switch {
+		case s.send && s.udp != nil:
+			sr.Bytes, sr.Packets = s.udpRes.Bytes, s.udpRes.Packets
+			sr.StartTime, sr.EndTime = 0, s.udpRes.End.Sub(cl.start).Seconds()
+		case s.send:
+			sr.Bytes = s.tcpRes.Bytes
+			sr.EndTime = s.tcpRes.End.Sub(cl.start).Seconds()
+		case s.urx != nil:
+			t := s.totals
+			sr.Bytes, sr.Packets, sr.Errors, sr.Jitter = t.bytes, t.maxSeq, t.lost, t.jitter.Seconds()
+			sr.EndTime = cl.end.Sub(cl.start).Seconds()
+		default:
+			sr.Bytes = s.tcpRes.Bytes
+			sr.EndTime = cl.end.Sub(cl.start).Seconds()
+		}
+		sr.EndTime = max(sr.EndTime, 0)
+		res.Streams = append(res.Streams, sr)
+	}
+	return res
+}
+
+// fill puts the figures into the result: our own counts, and the peer's
+// receive counts from its results.
+func (cl *i3Client) fill() {
+	cfg, r := cl.cfg, cl.r
+	udp := cfg.UDP
+	var snd result.Sender
+	var rcv result.Receiver
+	var sendIDs []int64
+	var sendStreams, recvStreams []*result.Stream
+	var first, last time.Time
+	for _, s := range cl.streams {
+		st := &result.Stream{ID: int(s.id)}
+		if s.send {
+			sendIDs = append(sendIDs, s.id)
+			sd := &result.Sender{Bytes: s.tcpRes.Bytes, Seconds: s.tcpRes.End.Sub(s.tcpRes.Start).Seconds()}
+			a, b := s.tcpRes.Start, s.tcpRes.End
+			if udp {
+				sd = &result.Sender{Bytes: s.udpRes.Bytes, Packets: s.udpRes.Packets, SendErrors: s.udpRes.Errors,
+					Seconds: s.udpRes.End.Sub(s.udpRes.Start).Seconds()}
+				a, b = s.udpRes.Start, s.udpRes.End
+			}
+			if first.IsZero() || a.Before(first) {
+				first = a
+			}
+			last = later(last, b)
+			rateOf(sd)
+			if !udp {
+				sd.PacketsPerSecond = 0
+			}
+			snd.Bytes += sd.Bytes
+			snd.Packets += sd.Packets
+			snd.SendErrors += sd.SendErrors
+			st.Sender = sd
+			sendStreams = append(sendStreams, st)
+		} else {
+			var rr *result.Receiver
+			if s.urx != nil {
+				rr = i3LocalReceiver(s.totals, cl.start, cl.end)
+			} else {
+				rr = &result.Receiver{Bytes: s.tcpRes.Bytes, Seconds: cl.end.Sub(cl.start).Seconds(), Source: "local"}
+				i3Rates(rr, false)
+			}
+			sumReceiver(&rcv, rr)
+			st.Receiver = rr
+			recvStreams = append(recvStreams, st)
+		}
+		if s.err != nil && r.Error == "" {
+			r.Error = fmt.Sprintf("stream %d: %v", s.id, s.err)
+		}
+	}
+	if !udp {
+		rcv.PacketsPerSecond = 0
+	}
+	var peerRcv *result.Receiver
+	if len(sendIDs) > 0 {
+		snd.Seconds = last.Sub(first).Seconds()
+		rateOf(&snd)
+		if !udp {
+			snd.PacketsPerSecond = 0
+		}
+		if cl.peer != nil {
+			sum, per, err := i3PeerReceiver(cl.peer, sendIDs, udp)
+			if err != nil {
+				r.Warn("the server's results do not match our streams: " + err.Error())
+			} else {
+				peerRcv = sum
+				for i, st := range sendStreams {
+					st.Receiver = per[i]
+				}
+			}
+		} else {
+			r.Warn("no results came back from the iperf3 server: the receiver's counts are unknown")
+		}
+		if udp {
+			warnSender(r, cfg, &snd, 0)
+		}
+	}
+	switch {
+	case cfg.Bidir:
+		r.Sender, r.Receiver = &snd, peerRcv
+		r.Reverse = &result.Flow{Direction: result.DirReceive, Receiver: &rcv}
+	case cfg.Reverse:
+		r.Receiver = &rcv
+		if rcv.Bytes == 0 {
+			r.Warn("the iperf3 server sent nothing back")
+		}
+	default:
+		r.Sender, r.Receiver = &snd, peerRcv
+	}
+	if len(cl.streams) > 1 {
+		for _, st := range append(sendStreams, recvStreams...) {
+			r.Streams = append(r.Streams, *st)
+		}
+	}
+}
+
+// later returns the later of two times.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

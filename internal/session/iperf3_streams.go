@@ -1,0 +1,199 @@
+package session
+
+import (
+	"crypto/rand"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/engine"
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/wire/iperf3"
+)
+
+// DialectIperf3 is the iperf3 control protocol (wire-protocols.md §4).
+const DialectIperf3 = "iperf3"
+
+// DefaultIperf3Port is iperf3's port.
+const DefaultIperf3Port = 5201
+
+// iperf3 timing: how long one control step may take before the test is
+// given up, and how long a sender waits after its last write before it ends
+// the test, so the receiver has read what is still in flight (iperf3 stops
+// counting at TEST_END and would miss it).
+const (
+	i3StepTimeout  = 10 * time.Second
+	i3SettleTime   = 200 * time.Millisecond
+	i3DefaultUDP   = 1460 // iperf3's fallback datagram length
+	i3DefaultRate  = 1_000_000
+	i3StreamsLimit = iperf3.MaxStreams
+)
+
+// i3StreamID returns the iperf3 id of the k-th stream (0-based): 1, 3, 4, 5, …
+func i3StreamID(k int) int64 {
+	if k == 0 {
+		return 1
+	}
+	return int64(k) + 2
+}
+
+// i3Stamp returns the stamper that writes iperf3's UDP header.
+func i3Stamp(c64 bool) engine.Stamper {
+	return func(b []byte, id int64, now time.Time) {
+		h := iperf3.UDPHeader{Sec: uint32(now.Unix()), Usec: uint32(now.Nanosecond() / 1000), Seq: uint64(id)}
+		_, _ = h.Put(b, c64)
+	}
+}
+
+// i3Payload returns n random bytes (iperf3 sends random payload).
+func i3Payload(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return b
+}
+
+// i3UDPRecv is one received iperf3 UDP stream. The reader goroutine feeds
+// it; the test reads its totals at the end; the mutex keeps the two apart.
+type i3UDPRecv struct {
+	mu      sync.Mutex
+	rx      *stats.UDPReceiver
+	c64     bool
+	stopped bool
+	bad     int64
+}
+
+func newI3UDPRecv(c64 bool) *i3UDPRecv { return &i3UDPRecv{rx: stats.NewUDPReceiver(1), c64: c64} }
+
+// feed accounts for one datagram; short ones and the 4-byte connect
+// messages are not data.
+func (u *i3UDPRecv) feed(b []byte, at time.Time) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.stopped {
+		return
+	}
+	h, err := iperf3.DecodeUDPHeader(b, u.c64)
+	if err != nil || h.Seq == 0 || h.Seq > 1<<62 {
+		if len(b) != 4 {
+			u.bad++
+			u.rx.C.Errors.Store(u.bad)
+		}
+		return
+	}
+	var sent time.Time
+	if h.Sec != 0 || h.Usec != 0 {
+		sent = time.Unix(int64(h.Sec), int64(h.Usec)*1000)
+	}
+	u.rx.Datagram(int64(h.Seq), len(b), at, sent)
+}
+
+// i3UDPTotals is a UDP receiver's final figures.
+type i3UDPTotals struct {
+	bytes, received, maxSeq, lost, ooo, dups, bad int64
+	jitter                                        time.Duration
+	first, last                                   time.Time
+}
+
+// stop ends the counting and returns the totals.
+func (u *i3UDPRecv) stop() i3UDPTotals {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.stopped = true
+	s := u.rx.Seq
+	t := i3UDPTotals{bytes: u.rx.Bytes(), received: s.Received(), lost: s.Lost(), ooo: s.OutOfOrder(), dups: s.Duplicates(),
+		bad: u.bad, jitter: u.rx.Jitter.Value(), first: u.rx.FirstArrival(), last: u.rx.LastArrival()}
+	if s.Started() {
+		t.maxSeq = s.Max()
+	}
+	return t
+}
+
+// i3FlowIntervals splits per-stream intervals (flows named by stream id)
+// into wirebench extension intervals.
+func i3WBIntervals(ivs []result.Interval) map[int64][]iperf3.WBInterval {
+	out := map[int64][]iperf3.WBInterval{}
+	for _, in := range ivs {
+		id, err := strconv.ParseInt(in.Flow, 10, 64)
+		if err != nil {
+			continue
+		}
+		out[id] = append(out[id], iperf3.WBInterval{Start: in.Start, End: in.End, Bytes: in.Bytes, Packets: in.Packets,
+			Lost: in.Lost, OutOfOrder: in.OutOfOrder})
+	}
+	return out
+}
+
+// i3PeerReceiver sums the peer's results for the streams we sent on into
+// receiver counts (Source "peer-report"), with the wirebench extension's
+// duplicates and out-of-order counts when the peer sent them.
+func i3PeerReceiver(res *iperf3.Results, ids []int64, udp bool) (*result.Receiver, []*result.Receiver, error) {
+	sum := &result.Receiver{Source: "peer-report"}
+	per := make([]*result.Receiver, len(ids))
+	for i, id := range ids {
+		sr := res.Stream(id)
+		if sr == nil {
+			return nil, nil, fmt.Errorf("the peer's results have no stream %d", id)
+		}
+		rr := &result.Receiver{Bytes: sr.Bytes, Seconds: sr.EndTime - sr.StartTime, Source: "peer-report"}
+		if udp {
+			rr.Total, rr.Lost = sr.Packets, sr.Errors
+			rr.Packets = max(sr.Packets-sr.Errors, 0)
+			rr.JitterMS = sr.Jitter * 1000
+		}
+		if res.WB != nil {
+			for _, w := range res.WB.Streams {
+				if w.ID == id {
+					rr.Duplicates, rr.OutOfOrder = w.Duplicates, w.OutOfOrder
+				}
+			}
+		}
+		i3Rates(rr, udp)
+		per[i] = rr
+		sumReceiver(sum, rr)
+	}
+	if !udp {
+		sum.PacketsPerSecond = 0
+	}
+	return sum, per, nil
+}
+
+// i3Rates fills a receiver's rates.
+func i3Rates(rr *result.Receiver, udp bool) {
+	if rr.Seconds > 0 {
+		rr.BitsPerSecond = float64(rr.Bytes) * 8 / rr.Seconds
+		if udp {
+			rr.PacketsPerSecond = float64(rr.Packets) / rr.Seconds
+		}
+	}
+}
+
+// i3LocalReceiver turns a UDP receiver's totals into receiver counts.
+func i3LocalReceiver(t i3UDPTotals, start, end time.Time) *result.Receiver {
+	rr := &result.Receiver{Bytes: t.bytes, Packets: t.received, Lost: t.lost, OutOfOrder: t.ooo, Duplicates: t.dups,
+		JitterMS: float64(t.jitter) / 1e6, Total: t.maxSeq, Seconds: end.Sub(start).Seconds(), Source: "local"}
+	i3Rates(rr, true)
+	return rr
+}
+
+// i3Flows builds one engine flow per stream, named by its id, for the
+// per-stream intervals (iperf3 -J intervals and the wb_ extension).
+func i3Flows(ids []int64, cs []*stats.Counters) []*engine.Flow {
+	fl := make([]*engine.Flow, len(ids))
+	for i := range ids {
+		fl[i] = &engine.Flow{Name: strconv.FormatInt(ids[i], 10), Counters: []*stats.Counters{cs[i]}}
+	}
+	return fl
+}
+
+// sortedIDs returns the keys of m in order.
+func sortedIDs[T any](m map[int64]T) []int64 {
+	ids := make([]int64, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
