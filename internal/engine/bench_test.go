@@ -1,0 +1,136 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/engine"
+	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/udpio"
+)
+
+// BenchmarkPacing measures how well SendUDP holds a requested rate over
+// loopback, at 0.1, 10 and 100 Mbit/s of 1470-byte datagrams (8.5, 850 and
+// 8503 datagrams/s). One op is one datagram, so ns/op is the achieved
+// interval between datagrams. Custom metrics:
+//
+//	rate-err-%      achieved send rate vs requested, from the time each
+//	                datagram was handed to the socket: (n−1) intervals
+//	                over first-to-last send time
+//	rx-rate-err-%   the same from the receiver's kernel timestamps
+//	gap-mean-us     mean interval between sends (the request is 1/pps)
+//	gap-sd-us       standard deviation of that interval: how evenly spaced
+//	                the datagrams leave (0 would be perfect)
+//	rx-gap-sd-us    the same at the receiver (kernel timestamps)
+//	max-lag-us      furthest the sender fell behind its schedule
+//	lost            datagrams the receiver did not get
+//
+// The 0.1 Mbit/s case sends only 8.5 datagrams/s, so use a count, e.g.
+//
+//	go test -run '^$' -bench Pacing -benchtime 40x ./internal/engine/
+func BenchmarkPacing(b *testing.B) {
+	for _, mbps := range []float64{0.1, 10, 100} {
+		b.Run(fmt.Sprintf("rate=%gMbps", mbps), func(b *testing.B) { benchPacing(b, mbps*1e6, 1470) })
+	}
+}
+
+// pacingMaxTime bounds one benchmark run, whatever b.N asks for.
+const pacingMaxTime = 60 * time.Second
+
+func benchPacing(b *testing.B, bps float64, size int) {
+	ctx, cancel := context.WithTimeout(context.Background(), pacingMaxTime+10*time.Second)
+	defer cancel()
+	rx, err := udpio.Listen(ctx, "udp4", "127.0.0.1:0", udpio.Options{ReadBuffer: 8 << 20})
+	if err != nil {
+		b.Fatalf("listening on loopback: %v", err)
+	}
+	defer rx.Close()
+	tx, err := udpio.Dial(ctx, "udp4", rx.LocalAddr().String(), "", udpio.Options{WriteBuffer: 4 << 20})
+	if err != nil {
+		b.Fatalf("dialing loopback: %v", err)
+	}
+	defer tx.Close()
+
+	n := b.N
+	sendAt := make([]time.Time, n)
+	recvAt := make([]time.Time, n)
+	got := make(chan int, 1)
+	go func() {
+		count := 0
+		_ = engine.ReceiveUDP(ctx, rx, engine.UDPReceiveConfig{Idle: 2 * time.Second}, func(m *udpio.Message) bool {
+			if m.N >= 8 {
+				if id := binary.BigEndian.Uint64(m.Buf); id < uint64(n) && recvAt[id].IsZero() {
+					recvAt[id] = m.Time
+					count++
+				}
+			}
+			return count < n
+		})
+		got <- count
+	}()
+
+	pps := bps / float64(size*8)
+	var c stats.Counters
+	b.ResetTimer()
+	res, err := engine.SendUDP(ctx, tx, engine.UDPSendConfig{
+		Template: make([]byte, size),
+		Stamp: func(buf []byte, id int64, now time.Time) {
+			binary.BigEndian.PutUint64(buf, uint64(id))
+			if id < int64(n) {
+				sendAt[id] = now
+			}
+		},
+		PPS:      pps,
+		Bytes:    int64(n) * int64(size),
+		Duration: pacingMaxTime,
+	}, &c)
+	b.StopTimer()
+	if err != nil {
+		b.Fatalf("sending: %v", err)
+	}
+	received := <-got
+	if res.Packets < 2 {
+		return // one datagram has no interval to measure
+	}
+	sent := sendAt[:res.Packets]
+	interval := 1 / pps // seconds
+	mean, sd := gapStats(sent)
+	b.ReportMetric(100*(interval/mean-1), "rate-err-%")
+	b.ReportMetric(mean*1e6, "gap-mean-us")
+	b.ReportMetric(sd*1e6, "gap-sd-us")
+	b.ReportMetric(float64(res.MaxLag.Microseconds()), "max-lag-us")
+	b.ReportMetric(float64(int64(n)-int64(received)), "lost")
+	if arrived := compact(recvAt); len(arrived) >= 2 {
+		rmean, rsd := gapStats(arrived)
+		b.ReportMetric(100*(interval/rmean-1), "rx-rate-err-%")
+		b.ReportMetric(rsd*1e6, "rx-gap-sd-us")
+	}
+}
+
+// compact drops the zero times (datagrams that never arrived).
+func compact(ts []time.Time) []time.Time {
+	out := make([]time.Time, 0, len(ts))
+	for _, t := range ts {
+		if !t.IsZero() {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// gapStats returns the mean and standard deviation, in seconds, of the
+// intervals between consecutive times.
+func gapStats(ts []time.Time) (mean, sd float64) {
+	k := len(ts) - 1
+	mean = ts[k].Sub(ts[0]).Seconds() / float64(k)
+	var ss float64
+	for i := 1; i < len(ts); i++ {
+		d := ts[i].Sub(ts[i-1]).Seconds() - mean
+		ss += d * d
+	}
+	return mean, math.Sqrt(ss / float64(k))
+}
