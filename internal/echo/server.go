@@ -1,0 +1,224 @@
+package echo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/session"
+)
+
+// DefaultIdleTimeout is how long a silent UDP source or TCP connection is
+// kept.
+const DefaultIdleTimeout = 5 * time.Second
+
+// ServerConfig configures a Server. The zero value is usable.
+type ServerConfig struct {
+	// IdleTimeout forgets a UDP source and closes a TCP connection that
+	// sent nothing for this long (default DefaultIdleTimeout).
+	IdleTimeout time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// OnLog receives operational lines (malformed messages); may be nil.
+	// It may be called from several goroutines at once.
+	OnLog func(msg string)
+}
+
+// Server answers echo requests. Its methods are safe for concurrent use.
+type Server struct {
+	cfg ServerConfig
+
+	mu      sync.Mutex // guards following fields
+	sources map[netip.AddrPort]*source
+
+	// Counters, for tests and logs.
+	requests  atomic.Int64 // requests answered (UDP and TCP)
+	malformed atomic.Int64 // messages that could not be decoded
+}
+
+// source is one UDP client's state.
+type source struct {
+	last time.Time
+	bye  bool
+}
+
+// NewServer returns an echo server with cfg's defaults filled in.
+func NewServer(cfg ServerConfig) *Server {
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Server{cfg: cfg, sources: map[netip.AddrPort]*source{}}
+}
+
+// Register adds the echo protocols (TCP and UDP) to srv; call it before
+// srv.Serve.
+func Register(srv *session.Server, cfg ServerConfig) *Server {
+	s := NewServer(cfg)
+	srv.AddTCPProtocol(s.TCPProtocol())
+	srv.AddUDPProtocol(s.UDPProtocol())
+	return s
+}
+
+// Requests returns how many requests were answered.
+func (s *Server) Requests() int64 { return s.requests.Load() }
+
+// Malformed returns how many messages could not be decoded.
+func (s *Server) Malformed() int64 { return s.malformed.Load() }
+
+// TCPProtocol describes the TCP echo for session.Server.AddTCPProtocol.
+func (s *Server) TCPProtocol() session.TCPProtocol {
+	return session.TCPProtocol{Name: "wirebench-echo", Match: HasMagic, Serve: s.ServeTCP}
+}
+
+// UDPProtocol describes the UDP echo for session.Server.AddUDPProtocol.
+func (s *Server) UDPProtocol() session.UDPProtocol {
+	return session.UDPProtocol{Name: "wirebench-echo", Match: matchUDP, Datagram: s.Datagram, Done: s.Done}
+}
+
+// matchUDP claims a new source's first datagram only when it is a whole,
+// valid request or bye: an iperf2 datagram counter that happens to start
+// with the magic does not also carry a version, kind and its exact length.
+func matchUDP(b []byte) bool {
+	m, err := Parse(b)
+	return err == nil && m.Kind != KindReply
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.cfg.OnLog != nil {
+		s.cfg.OnLog(fmt.Sprintf(format, args...))
+	}
+}
+
+// Datagram answers one UDP datagram from src: a request gets a reply (a
+// copy with the kind changed), a bye forgets src, anything else is counted
+// and dropped. It does not block.
+func (s *Server) Datagram(src netip.AddrPort, b []byte, at time.Time) []byte {
+	if at.IsZero() {
+		at = s.cfg.Now()
+	}
+	m, err := Parse(b)
+	s.mu.Lock()
+	src0 := s.sources[src]
+	if src0 == nil {
+		src0 = &source{}
+		s.sources[src] = src0
+	}
+	src0.last = at
+	if err == nil && m.Kind == KindBye {
+		src0.bye = true
+	}
+	s.mu.Unlock()
+	if err != nil || m.Kind != KindRequest {
+		if err != nil {
+			s.malformed.Add(1)
+			s.logf("echo: udp: dropped a malformed message from %s: %v", src, err)
+		}
+		return nil
+	}
+	s.requests.Add(1)
+	reply := append([]byte(nil), b...)
+	setKind(reply, KindReply)
+	return reply
+}
+
+// Done reports whether src is finished (said bye, or silent for the idle
+// timeout) and, if so, forgets it.
+func (s *Server) Done(src netip.AddrPort) bool {
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.sources[src]
+	if st == nil {
+		return true
+	}
+	if st.bye || now.Sub(st.last) > s.cfg.IdleTimeout {
+		delete(s.sources, src)
+		return true
+	}
+	return false
+}
+
+// Sources returns how many UDP sources are remembered.
+func (s *Server) Sources() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sources)
+}
+
+// ServeTCP echoes the requests on c until EOF, a bye, the idle timeout,
+// an error or ctx's end. first holds the bytes the caller already read
+// (the magic; at most HeaderLen bytes). It does not close c.
+func (s *Server) ServeTCP(ctx context.Context, c net.Conn, first []byte) {
+	if len(first) > HeaderLen {
+		s.logf("echo: tcp: %s: %d bytes read before the echo handler (want at most %d)", c.RemoteAddr(), len(first), HeaderLen)
+		return
+	}
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
+	defer stop()
+	buf := make([]byte, 0, 4096)
+	buf = append(buf, first...)
+	for {
+		msg, err := s.readTCP(c, buf[:len(buf):cap(buf)], len(buf))
+		buf = buf[:0]
+		if err != nil {
+			if !errors.Is(err, io.EOF) && ctx.Err() == nil {
+				s.logf("echo: tcp: %s: %v", c.RemoteAddr(), err)
+			}
+			return
+		}
+		m, _ := ParseHeader(msg)
+		if m.Kind == KindBye {
+			return
+		}
+		if m.Kind == KindReply {
+			continue
+		}
+		s.requests.Add(1)
+		setKind(msg, KindReply)
+		_ = c.SetWriteDeadline(s.cfg.Now().Add(s.cfg.IdleTimeout))
+		if _, err := c.Write(msg); err != nil {
+			if ctx.Err() == nil {
+				s.logf("echo: tcp: %s: writing a reply: %v", c.RemoteAddr(), err)
+			}
+			return
+		}
+		buf = msg[:0]
+	}
+}
+
+// readTCP reads one whole message into buf, of which the first have bytes
+// are already there. A clean EOF before a message starts returns io.EOF.
+func (s *Server) readTCP(c net.Conn, buf []byte, have int) ([]byte, error) {
+	buf = buf[:max(have, HeaderLen)]
+	_ = c.SetReadDeadline(s.cfg.Now().Add(s.cfg.IdleTimeout))
+	if _, err := io.ReadFull(c, buf[have:HeaderLen]); err != nil {
+		if have == 0 && errors.Is(err, io.EOF) {
+			return nil, io.EOF
+		}
+		return nil, fmt.Errorf("reading a message header: %w", err)
+	}
+	m, err := ParseHeader(buf)
+	if err != nil {
+		s.malformed.Add(1)
+		return nil, err
+	}
+	if cap(buf) < m.Len {
+		nb := make([]byte, m.Len)
+		copy(nb, buf)
+		buf = nb
+	}
+	buf = buf[:m.Len]
+	if _, err := io.ReadFull(c, buf[HeaderLen:]); err != nil {
+		return nil, fmt.Errorf("reading a %d-byte message: %w", m.Len, err)
+	}
+	return buf, nil
+}
