@@ -82,6 +82,9 @@ func (f *clientFlags) config(cmd *cobra.Command, host string) (session.ClientCon
 		Host: host, Port: f.port, UDP: f.udp, Parallel: f.parallel, Dialect: f.dialect,
 		Reverse: f.reverse, Tradeoff: f.tradeoff, Dual: f.dual, ListenPort: f.listenPort, FullDuplex: f.fullDuplex,
 	}
+	if f.parallel < 1 {
+		return cfg, usagef("invalid -P %d: want at least 1 stream", f.parallel)
+	}
 	if f.seconds <= 0 || math.IsInf(f.seconds, 0) || math.IsNaN(f.seconds) || f.seconds > 86400*365 {
 		return cfg, usagef("invalid duration -t %v: want seconds > 0", f.seconds)
 	}

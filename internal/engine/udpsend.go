@@ -56,9 +56,11 @@ type UDPSendResult struct {
 	LastErr error
 }
 
-// maxConsecutiveRefused ends a send whose every datagram is refused (no
-// one listening on the peer's port, reported by ICMP).
-const maxConsecutiveRefused = 20
+// maxRefused ends a send after this many datagrams were refused: each
+// refusal is an ICMP port-unreachable from the peer, so nothing listens on
+// its port (the kernel reports one per ICMP message, so refusals and
+// successful sends alternate).
+const maxRefused = 5
 
 // SendUDP sends paced datagrams on conn until the duration or byte count is
 // reached or ctx is done. It keeps c up to date while it runs. It returns an
@@ -125,15 +127,13 @@ func SendUDP(ctx context.Context, conn udpio.Conn, cfg UDPSendConfig, c *stats.C
 			res.LastErr = err
 			c.Errors.Store(res.Errors)
 			if errors.Is(err, syscall.ECONNREFUSED) {
-				if refused++; refused >= maxConsecutiveRefused {
+				if refused++; refused >= maxRefused {
 					res.End = cfg.Clock.Now()
 					res.MaxLag = p.MaxLag()
-					return res, fmt.Errorf("sending udp: the peer refused %d datagrams in a row (nothing listening on its port?): %w", refused, err)
+					return res, fmt.Errorf("sending udp: the peer answered %d times that its port is closed (is the server running?): %w", refused, err)
 				}
 			}
-			continue
 		}
-		refused = 0
 	}
 	res.End = cfg.Clock.Now()
 	res.MaxLag = p.MaxLag()

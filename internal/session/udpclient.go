@@ -79,7 +79,7 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 			tmpl := spec.template()
 			o := &outs[i]
 			o.send, o.err = spec.send(ctx, conns[i], netip.AddrPort{}, tmpl, counters[i])
-			if o.err == nil || o.send.Packets > 0 {
+			if o.err == nil {
 				var err error
 				o.fin, err = spec.finish(ctx, conns[i], netip.AddrPort{}, tmpl, o.send.Packets)
 				if o.err == nil {
