@@ -252,6 +252,10 @@ func runUDPReverse(ctx context.Context, cfg *ClientConfig, conns []udpio.Conn, r
 	}
 	iv := engine.NewIntervals(start, cfg.Interval, cfg.OnInterval, &engine.Flow{Counters: counters})
 	iv.Run(ctx)
+	drops0 := make([]uint64, len(conns))
+	for i, c := range conns {
+		drops0[i], _ = c.Drops()
+	}
 	limit := cfg.Duration + 3*time.Second
 	if cfg.Bytes > 0 {
 		limit = 10 * time.Minute
@@ -281,6 +285,14 @@ func runUDPReverse(ctx context.Context, cfg *ClientConfig, conns []udpio.Conn, r
 			if !rv.idleEnded {
 				r.Warn(w)
 			}
+		}
+		if d, ok := conns[i].Drops(); ok && d > drops0[i] {
+			rr.HostDrops = int64(d - drops0[i])
+			rcv.HostDrops += rr.HostDrops
+			r.Warn(fmt.Sprintf("stream %d: our socket dropped %d datagrams because its receive buffer was full (host-side loss, counted as lost)", i+1, d-drops0[i]))
+		}
+		if d := rv.diagnose(); d != "" {
+			r.Diagnoses = append(r.Diagnoses, d)
 		}
 		if rv.idleEnded && rv.rx.Seq.Started() {
 			r.Warn(fmt.Sprintf("stream %d: the server's final datagram never arrived; counts run to the last datagram received", i+1))
