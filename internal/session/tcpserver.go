@@ -234,12 +234,17 @@ func (s *Server) sendDuration(t *tcpTest) time.Duration {
 	return d
 }
 
+// maxTCPWrite caps the write size a client header can ask the server for.
+const maxTCPWrite = 1 << 20
+
 // sendTCP sends the digit pattern on the test's own connection (-R,
 // --full-duplex).
 func (s *Server) sendTCP(ctx context.Context, t *tcpTest) (engine.TCPResult, error) {
-	buf := make([]byte, max(int(t.hdr.BufLen), DefaultTCPLength))
+	// The header may ask for writes of up to 2 GiB: clamp, so a garbage
+	// header cannot make us allocate that much per connection.
+	buf := make([]byte, min(max(int(t.hdr.BufLen), DefaultTCPLength), maxTCPWrite))
 	if t.hdr.BufLen > 0 {
-		buf = buf[:t.hdr.BufLen]
+		buf = buf[:min(int(t.hdr.BufLen), maxTCPWrite)]
 	}
 	fillPattern(buf)
 	cfg := engine.TCPSendConfig{Buffer: buf, Duration: s.sendDuration(t)}

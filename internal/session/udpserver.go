@@ -15,6 +15,10 @@ import (
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
+// maxUDPPayload is the largest UDP payload (IPv4); longer lengths in a
+// client header are clamped to it.
+const maxUDPPayload = 65507
+
 // finishedKeep is how long a finished UDP test still answers late FINs.
 const finishedKeep = 10 * time.Second
 
@@ -197,7 +201,9 @@ func (s *Server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst n
 	if length <= 0 {
 		length = t.res.Test.Length
 	}
-	length = max(length, 16)
+	// A header may ask for any length up to 2^31: clamp to what fits in
+	// a UDP datagram, or one garbage datagram makes us allocate gigabytes.
+	length = min(max(length, 16), maxUDPPayload)
 	d, ok := h.Duration()
 	if !ok || d > s.cfg.MaxDuration {
 		d = s.cfg.MaxDuration
