@@ -30,6 +30,7 @@ type clientFlags struct {
 	dialect    string
 	json, csv  bool
 	linkFlags
+	latencyFlags
 }
 
 func newClientCmd(e *env) *cobra.Command {
@@ -72,6 +73,7 @@ The dialect decides what goes on the wire:
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, docs/json.md)")
 	fl.BoolVar(&f.csv, "csv", false, "print intervals and summary as CSV")
 	f.linkFlags.register(cmd)
+	f.latencyFlags.register(cmd)
 	return cmd
 }
 
@@ -143,11 +145,14 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 		}
 		text.Header(previewTest(cfg), "client", "", host)
 	}
-	r, err := session.RunClient(e.ctx, cfg)
+	r, lat, err := f.latencyFlags.runClient(e, cfg, format)
 	if err != nil {
 		return usageOrRun(err)
 	}
 	link.apply(r)
+	if lat != nil {
+		return finishUnderLoad(e, format, text, r, lat)
+	}
 	switch format {
 	case formatJSON:
 		err = report.WriteJSON(e.stdout, r, true)

@@ -117,6 +117,7 @@ func commands(e *env) []*cobra.Command {
 		newServerCmd(e),
 		newCalcCmd(e),
 		newPingCmd(e),
+		newLatencyCmd(e),
 		newLoopbackCmd(e),
 		newVersionCmd(e),
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -140,6 +141,7 @@ func runServer(e *env, f *serverFlags) error {
 	if err != nil {
 		return err
 	}
+	echo.Register(srv, echo.ServerConfig{IdleTimeout: cfg.IdleTimeout, OnLog: cfg.OnLog})
 	if format == formatText {
 		report.NewText(out, "").Listening(f.bind, srv.Port())
 	} else {

@@ -150,6 +150,12 @@ type Stats struct {
 	RTT               Summary `json:"rtt"`
 }
 
+// ConfigError is a Config that cannot be run as given.
+type ConfigError struct{ Err error }
+
+func (e ConfigError) Error() string { return e.Err.Error() }
+func (e ConfigError) Unwrap() error { return e.Err }
+
 // errTimeout is a request that got no reply in time.
 var errTimeout = errors.New("no reply in time")
 
@@ -171,7 +177,7 @@ type prober interface {
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.applyDefaults()
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, ConfigError{err}
 	}
 	r := &Result{Schema: Schema, Kind: "request-response", Version: version.String(), StartedAt: time.Now(), Warnings: []string{}}
 	r.Test = TestInfo{Proto: cfg.Proto, Host: cfg.Host, Port: cfg.Port, Count: cfg.Count,

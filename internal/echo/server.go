@@ -98,6 +98,15 @@ func (s *Server) logf(format string, args ...any) {
 	}
 }
 
+// logMalformed counts a malformed message and logs the 1st, 2nd, 4th,
+// 8th, ... so that a flood of junk cannot flood the log.
+func (s *Server) logMalformed(format string, args ...any) {
+	n := s.malformed.Add(1)
+	if n&(n-1) == 0 {
+		s.logf(format+fmt.Sprintf(" (%d malformed so far)", n), args...)
+	}
+}
+
 // Datagram answers one UDP datagram from src: a request gets a reply (a
 // copy with the kind changed), a bye forgets src, anything else is counted
 // and dropped. It does not block.
@@ -119,8 +128,7 @@ func (s *Server) Datagram(src netip.AddrPort, b []byte, at time.Time) []byte {
 	s.mu.Unlock()
 	if err != nil || m.Kind != KindRequest {
 		if err != nil {
-			s.malformed.Add(1)
-			s.logf("echo: udp: dropped a malformed message from %s: %v", src, err)
+			s.logMalformed("echo: udp: dropped a malformed message from %s: %v", src, err)
 		}
 		return nil
 	}
@@ -169,6 +177,9 @@ func (s *Server) ServeTCP(ctx context.Context, c net.Conn, first []byte) {
 	for {
 		msg, err := s.readTCP(c, buf[:len(buf):cap(buf)], len(buf))
 		buf = buf[:0]
+		if msg == nil && err == nil {
+			return // malformed, logged
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && ctx.Err() == nil {
 				s.logf("echo: tcp: %s: %v", c.RemoteAddr(), err)
@@ -208,8 +219,8 @@ func (s *Server) readTCP(c net.Conn, buf []byte, have int) ([]byte, error) {
 	}
 	m, err := ParseHeader(buf)
 	if err != nil {
-		s.malformed.Add(1)
-		return nil, err
+		s.logMalformed("echo: tcp: %s: %v", c.RemoteAddr(), err)
+		return nil, nil
 	}
 	if cap(buf) < m.Len {
 		nb := make([]byte, m.Len)

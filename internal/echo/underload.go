@@ -165,7 +165,7 @@ func newPhaseProber(ctx context.Context, cfg *LoadProbeConfig) (phaseProber, Pro
 			Timeout: cfg.Timeout, Dial: cfg.Dial, Count: 1}
 		ecfg.applyDefaults()
 		if err := ecfg.Validate(); err != nil {
-			return nil, info, fmt.Errorf("latency probe: %w", err)
+			return nil, info, ConfigError{fmt.Errorf("latency probe: %w", err)}
 		}
 		ecfg.Count = 0
 		sp, err := newProber(ctx, &ecfg)
@@ -190,7 +190,7 @@ func newPhaseProber(ctx context.Context, cfg *LoadProbeConfig) (phaseProber, Pro
 		info.Peer, info.Socket = pc.Target.String(), string(pg.Info().Kind)
 		return &icmpPhases{p: pg, cfg: cfg}, info, nil
 	}
-	return nil, info, fmt.Errorf("unknown latency probe %q (want udp or icmp)", cfg.Proto)
+	return nil, info, ConfigError{fmt.Errorf("unknown latency probe %q (want udp or icmp)", cfg.Proto)}
 }
 
 // resolve finds host's first address.

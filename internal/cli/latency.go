@@ -1,0 +1,272 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/echo"
+	"github.com/wirebench/wirebench/internal/report"
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
+)
+
+// latencyCmdFlags are the latency command's flags as typed.
+type latencyCmdFlags struct {
+	port     int
+	proto    string
+	count    int
+	seconds  float64
+	interval float64
+	size     int
+	timeout  float64
+	json     bool
+}
+
+func newLatencyCmd(e *env) *cobra.Command {
+	f := &latencyCmdFlags{}
+	cmd := &cobra.Command{
+		Use:   "latency HOST",
+		Short: "Measure request/response latency against a wirebench server (UDP or TCP echo, TCP connect time)",
+		Long: `Send small echo requests to a wirebench server's port, one at a time, and report
+the round-trip times (min, mean, stddev, max, p50, p90, p99, p99.9 from an HDR
+histogram), loss and the requests answered per second.
+
+  --proto udp      one datagram per request (default)
+  --proto tcp      requests on one TCP connection
+  --proto connect  the time of the TCP handshake (connect, then close)
+
+With -i 0 each request goes out as soon as the previous one is answered, so
+the rate shows the round trips the path and server can do per second.
+The JSON document has the schema wirebench-latency/1 (docs/latency.md).`,
+		Example: `  wirebench latency 192.0.2.1
+  wirebench latency 192.0.2.1 --proto tcp -c 1000 -i 0 -s 1024
+  wirebench latency 192.0.2.1 --proto connect -t 5 -i 0.1 --json`,
+		Args: exactArgs(1, "one HOST"),
+		RunE: func(cmd *cobra.Command, args []string) error { return runLatency(e, cmd, args[0], f) },
+	}
+	fl := cmd.Flags()
+	fl.IntVarP(&f.port, "port", "p", session.DefaultPort, "server port")
+	fl.StringVar(&f.proto, "proto", echo.ProtoUDP, "udp, tcp or connect")
+	fl.IntVarP(&f.count, "count", "c", 0, "requests to send (default 10, or unlimited with -t)")
+	fl.Float64VarP(&f.seconds, "time", "t", 0, "send requests for this many seconds instead of a count")
+	fl.Float64VarP(&f.interval, "interval", "i", 0.01, "seconds from one request to the next (0 = back to back)")
+	fl.IntVarP(&f.size, "size", "s", echo.DefaultSize, "message size in bytes, header included (24 to 65507 UDP, 65535 TCP)")
+	fl.Float64Var(&f.timeout, "timeout", 1, "seconds to wait for each reply")
+	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench-latency/1)")
+	return cmd
+}
+
+// seconds turns a flag value into a duration, with a usage error for a
+// negative or non-finite value.
+func seconds(name string, v float64) (time.Duration, error) {
+	if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) || v > 86400*365 {
+		return 0, usagef("invalid %s %v: want seconds ≥ 0", name, v)
+	}
+	return time.Duration(v * float64(time.Second)), nil
+}
+
+func runLatency(e *env, cmd *cobra.Command, host string, f *latencyCmdFlags) error {
+	cfg := echo.Config{Host: host, Port: f.port, Proto: f.proto, Count: f.count, Size: f.size}
+	var err error
+	if cfg.Duration, err = seconds("--time", f.seconds); err != nil {
+		return err
+	}
+	if cfg.Interval, err = seconds("--interval", f.interval); err != nil {
+		return err
+	}
+	if cfg.Timeout, err = seconds("--timeout", f.timeout); err != nil {
+		return err
+	}
+	if f.timeout == 0 {
+		return usagef("invalid --timeout 0: want seconds > 0")
+	}
+	if f.count < 0 {
+		return usagef("invalid --count %d", f.count)
+	}
+	if cmd.Flags().Changed("count") && cmd.Flags().Changed("time") {
+		return usagef("choose one of -c and -t")
+	}
+	r, err := echo.Run(e.ctx, cfg)
+	if err != nil {
+		if ce := (echo.ConfigError{}); errors.As(err, &ce) {
+			return usageError{err}
+		}
+		return err
+	}
+	if f.json {
+		err = writeJSONDoc(e.stdout, r)
+	} else {
+		err = writeLatencyText(e.stdout, r)
+	}
+	if err != nil {
+		return err
+	}
+	if r.Error != "" {
+		return fmt.Errorf("latency test: %s", r.Error)
+	}
+	return nil
+}
+
+func writeJSONDoc(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the result: %w", err)
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// writeLatencyText prints a request/response result.
+func writeLatencyText(w io.Writer, r *echo.Result) error {
+	var b strings.Builder
+	what := r.Test.Proto + " echo"
+	if r.Test.Proto == echo.ProtoConnect {
+		what = "tcp connect"
+	}
+	fmt.Fprintf(&b, "latency: %s to %s", what, r.Test.Peer)
+	if r.Test.Size > 0 {
+		fmt.Fprintf(&b, ", %d-byte messages", r.Test.Size)
+	}
+	fmt.Fprintf(&b, ", interval %s\n", fmtInterval(r.Test.Interval))
+	fmt.Fprintf(&b, "  sent %d, answered %d, timeouts %d, late %d, errors %d, loss %.2f %%; %.0f answered/s over %.3f s\n",
+		r.Sent, r.Received, r.Timeouts, r.Late, r.Errors, r.LossPct, r.RequestsPerSecond, r.Seconds)
+	b.WriteString(rttHeader("  rtt"))
+	b.WriteString(rttRow("", r.RTT))
+	for _, wng := range r.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", wng)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func fmtInterval(s float64) string {
+	if s == 0 {
+		return "0 (back to back)"
+	}
+	return time.Duration(s * float64(time.Second)).String()
+}
+
+func rttHeader(label string) string {
+	return fmt.Sprintf("%-8s %7s %7s %9s %9s %9s %9s %9s %9s %9s %9s  (ms)\n",
+		label, "count", "loss", "min", "p50", "p90", "p99", "p99.9", "max", "mean", "stddev")
+}
+
+func rttRow(label string, s echo.Summary) string {
+	return fmt.Sprintf("%-8s %7d %7s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n",
+		label, s.Count, "", s.Min, s.P50, s.P90, s.P99, s.P999, s.Max, s.Mean, s.StdDev)
+}
+
+func statsRow(label string, st echo.Stats) string {
+	s := st.RTT
+	return fmt.Sprintf("%-8s %7d %6.2f%% %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n",
+		label, s.Count, st.LossPct, s.Min, s.P50, s.P90, s.P99, s.P999, s.Max, s.Mean, s.StdDev)
+}
+
+// latencyFlags are the client command's --latency flags: a probe beside
+// the throughput test.
+type latencyFlags struct {
+	latency         string
+	latencyInterval float64
+	latencyIdle     float64
+}
+
+func (l *latencyFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&l.latency, "latency", "", "also measure RTT before and during the test: udp (echo to the wirebench server) or icmp; --latency alone means udp, write --latency=icmp")
+	fl.Lookup("latency").NoOptDefVal = echo.ProtoUDP
+	fl.Float64Var(&l.latencyInterval, "latency-interval", 0.01, "seconds between latency probes")
+	fl.Float64Var(&l.latencyIdle, "latency-idle", 1, "seconds of idle latency probing before the test starts")
+}
+
+// runClient runs the client test, beside the latency probe when asked.
+func (l *latencyFlags) runClient(e *env, cfg session.ClientConfig, format outputFormat) (*result.Result, *echo.UnderLoadResult, error) {
+	if l.latency == "" {
+		r, err := session.RunClient(e.ctx, cfg)
+		return r, nil, err
+	}
+	if l.latency != echo.ProtoUDP && l.latency != echo.ProtoICMP {
+		return nil, nil, usagef("invalid --latency %q: want udp or icmp", l.latency)
+	}
+	if format == formatCSV {
+		return nil, nil, usagef("--latency has no CSV form: use --json or text")
+	}
+	iv, err := seconds("--latency-interval", l.latencyInterval)
+	if err != nil || iv < time.Millisecond {
+		return nil, nil, usagef("invalid --latency-interval %v: want at least 0.001 seconds", l.latencyInterval)
+	}
+	idle, err := seconds("--latency-idle", l.latencyIdle)
+	if err != nil || idle < iv {
+		return nil, nil, usagef("invalid --latency-idle %v: want at least one probe interval", l.latencyIdle)
+	}
+	var r *result.Result
+	var rerr error
+	lat, err := echo.UnderLoad(e.ctx, echo.LoadProbeConfig{Proto: l.latency, Host: cfg.Host, Port: cfg.Port, Interval: iv, Idle: idle},
+		func(ctx context.Context) { r, rerr = session.RunClient(ctx, cfg) })
+	if ce := (echo.ConfigError{}); errors.As(err, &ce) {
+		return nil, nil, usageError{fmt.Errorf("--latency: %w", err)}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("--latency: %w", err)
+	}
+	if rerr != nil {
+		return nil, nil, rerr
+	}
+	return r, lat, nil
+}
+
+// finishUnderLoad prints a client result with its latency probe: JSON as
+// one wirebench-latency/1 document carrying the wirebench/1 result under
+// "throughput", text as the usual summary followed by the idle and loaded
+// RTT table.
+func finishUnderLoad(e *env, format outputFormat, text *report.Text, r *result.Result, lat *echo.UnderLoadResult) error {
+	var err error
+	if format == formatJSON {
+		lat.Throughput = report.Sanitize(r)
+		err = writeJSONDoc(e.stdout, lat)
+	} else {
+		text.Summary(r)
+		if err = text.Err(); err == nil {
+			err = writeUnderLoadText(e.stdout, lat)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case r.Error != "":
+		return fmt.Errorf("test ended early: %s", r.Error)
+	case lat.Error != "":
+		return fmt.Errorf("latency probe: %s", lat.Error)
+	}
+	return nil
+}
+
+func writeUnderLoadText(w io.Writer, lat *echo.UnderLoadResult) error {
+	var b strings.Builder
+	p := lat.Probe
+	fmt.Fprintf(&b, "latency: %s probe to %s every %s, %d-byte %s", p.Proto, p.Peer,
+		fmtInterval(p.Interval), p.Size, map[string]string{echo.ProtoUDP: "messages", echo.ProtoICMP: "payloads"}[p.Proto])
+	if p.Socket != "" {
+		fmt.Fprintf(&b, " (%s socket)", p.Socket)
+	}
+	b.WriteString("\n")
+	b.WriteString(rttHeader(""))
+	b.WriteString(statsRow("idle", lat.Idle))
+	b.WriteString(statsRow("loaded", lat.Loaded))
+	if lat.Idle.RTT.Count > 0 && lat.Loaded.RTT.Count > 0 {
+		fmt.Fprintf(&b, "under load the median RTT rose by %.3f ms (%.3f → %.3f ms)\n",
+			lat.Loaded.RTT.P50-lat.Idle.RTT.P50, lat.Idle.RTT.P50, lat.Loaded.RTT.P50)
+	}
+	for _, wng := range lat.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", wng)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
