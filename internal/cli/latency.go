@@ -261,7 +261,7 @@ func writeUnderLoadText(w io.Writer, lat *echo.UnderLoadResult) error {
 	b.WriteString(statsRow("idle", lat.Idle))
 	b.WriteString(statsRow("loaded", lat.Loaded))
 	if lat.Idle.RTT.Count > 0 && lat.Loaded.RTT.Count > 0 {
-		fmt.Fprintf(&b, "under load the median RTT rose by %.3f ms (%.3f → %.3f ms)\n",
+		fmt.Fprintf(&b, "under load the median RTT changed by %+.3f ms (%.3f → %.3f ms)\n",
 			lat.Loaded.RTT.P50-lat.Idle.RTT.P50, lat.Idle.RTT.P50, lat.Loaded.RTT.P50)
 	}
 	for _, wng := range lat.Warnings {
