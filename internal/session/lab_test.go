@@ -201,10 +201,15 @@ func attempt(t *testing.T, check func(try int) error) {
 // has no ramp (our sender paces at 120 Mbit/s from the first datagram), so
 // tbf's queue fills within milliseconds and the wire is busy from the first
 // arrival to the FIN, which reaches B after the queue drained at wire rate.
-// The one start-up effect is tbf's initial bucket (Config.Burst, 12500
-// bytes at 100 Mbit/s: 1 ms of tokens) leaving at veth speed; it adds at
-// most burst/duration to the figure (+0.035 % over 3 s), computed below
-// and allowed for on top of the 100 % bound, never silently.
+// One start-up effect can lift the figure: tbf starts with a full bucket
+// (Config.Burst, 12500 bytes at 100 Mbit/s: 1 ms of tokens), so by any
+// time t after its first release it has passed at most burst + rate × t
+// bytes of wire time, the first datagram included. Over a 3 s window that
+// is at most +0.033 %; measured on an idle machine: +0.02..+0.03 %. The
+// 100 % bound of "% of theoretical" therefore gets that allowance plus one
+// frame (0.004 %) of slack for timestamp and rate rounding, computed from
+// the lab's bucket and the window and logged — never a silent fudge. (The
+// tool prints such a figure as 100.0 %.)
 func TestLabUDP100M(t *testing.T) {
 	requireLab(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -227,10 +232,9 @@ func TestLabUDP100M(t *testing.T) {
 	if !within(theory.TheoreticalBPS, want, 1e-9) {
 		t.Fatalf("theory disagrees: netlab %.6f Mbit/s, linerate eth100 %.6f Mbit/s", want/1e6, theory.TheoreticalBPS/1e6)
 	}
-	// Upper bound of "% of theoretical": 100 % plus tbf's initial bucket
-	// spread over the test (see the test comment).
-	// lab.Config holds the effective bucket size (defaults filled in).
-	bucketBias := 100 * float64(lab.Config.Burst) * 8 / (labRate * labDuration.Seconds())
+	// Wire bytes of one full datagram: payload + UDP/IP 28 + Ethernet 14 +
+	// preamble/FCS/gap 24 (1536 for 1470-byte payloads).
+	frame := labUDPLen + 28 + netlab.EthernetHeader + netlab.EthernetOverhead
 
 	attempt(t, func(try int) error {
 		cr, sr, err := srv.runClient(ctx, lab, session.ClientConfig{
@@ -250,11 +254,18 @@ func TestLabUDP100M(t *testing.T) {
 		if err != nil {
 			return fmt.Errorf("placing %v bit/s on eth100: %w", ours, err)
 		}
+		if sr.Receiver.Seconds < 1 {
+			return fmt.Errorf("our server's receive window is only %.3f s", sr.Receiver.Seconds)
+		}
+		// Allowance above 100 %: tbf's initial bucket plus one frame of
+		// slack, over the window (see the test comment); lab.Config holds
+		// the effective bucket size.
+		startBias := 100 * float64(lab.Config.Burst+frame) * 8 / (labRate * sr.Receiver.Seconds)
 		t.Logf("try %d: %s; offered %.2f Mbit/s (%d datagrams, asked %.0f Mbit/s); server received %d, lost %d over %.3f s",
 			try, loadAvg(), cr.Sender.BitsPerSecond/1e6, cr.Sender.Packets, labUDPOffer/1e6,
 			sr.Receiver.Packets, sr.Receiver.Lost, sr.Receiver.Seconds)
 		t.Logf("try %d: goodput: server %.3f Mbit/s (%+.3f %%), client's server report %.3f Mbit/s (%+.3f %%); theory %.3f; eth100 %.3f %% of theoretical (bound 99.5..100+%.3f)",
-			try, ours/1e6, relErr(ours, want), peer/1e6, relErr(peer, want), want/1e6, pl.PercentOfTheoretical, bucketBias)
+			try, ours/1e6, relErr(ours, want), peer/1e6, relErr(peer, want), want/1e6, pl.PercentOfTheoretical, startBias)
 		t.Logf("try %d: server intervals (Mbit/s): %s", try, intervalRates(sr.Intervals))
 		t.Logf("try %d: client warnings %q; server warnings %q", try, cr.Warnings, sr.Warnings)
 
@@ -277,8 +288,8 @@ func TestLabUDP100M(t *testing.T) {
 		if !within(peer, want, labUDPTol) {
 			return fmt.Errorf("the client's server report says %.3f Mbit/s, not within %.1f %% of %.3f", peer/1e6, 100*labUDPTol, want/1e6)
 		}
-		if p := pl.PercentOfTheoretical; p < 99.5 || p > 100+bucketBias {
-			return fmt.Errorf("eth100 placement %.3f %% of theoretical: want 99.5..100 (+%.3f tbf bucket)", p, bucketBias)
+		if p := pl.PercentOfTheoretical; p < 99.5 || p > 100+startBias {
+			return fmt.Errorf("eth100 placement %.3f %% of theoretical: want 99.5..100 (+%.3f for tbf's initial bucket and one frame)", p, startBias)
 		}
 		return nil
 	})
