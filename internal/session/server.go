@@ -93,7 +93,10 @@ type Server struct {
 	// udpTests and udpOwners belong to the UDP reader goroutine.
 	udpTests  map[netip.AddrPort]*udpTest
 	udpOwners map[netip.AddrPort]*UDPProtocol
-	ctx       context.Context // Serve's context, for work started later
+	// udpFinished counts the finished tests still in udpTests (kept to
+	// answer late FINs); same goroutine.
+	udpFinished int
+	ctx         context.Context // Serve's context, for work started later
 }
 
 // Listen opens the server's TCP and UDP sockets.

@@ -203,12 +203,14 @@ func (s *Server) readTCPHeader(t *tcpTest) error {
 	_ = c.SetReadDeadline(time.Now().Add(s.cfg.HeaderTimeout))
 	defer c.SetReadDeadline(time.Time{})
 	flags := binary.BigEndian.Uint32(t.first)
+	if flags&(iperf2.FlagBounceback|iperf2.FlagKeyCheck) != 0 {
+		// Checked first: a bounceback header has none of the bits that
+		// announce a client header, and would pass silently as data.
+		return fmt.Errorf("the client asked for bounceback or a permit key (flags %08x), which this server does not do; counting the stream as data", flags)
+	}
 	hl := iperf2.ClientHeaderLen(flags, false)
 	if hl == 0 {
 		return nil // zperf/ESP-IDF: plain data from the first byte
-	}
-	if flags&(iperf2.FlagBounceback|iperf2.FlagKeyCheck) != 0 {
-		return fmt.Errorf("the client asked for bounceback or a permit key (flags %08x), which this server does not do; counting the stream as data", flags)
 	}
 	rest := make([]byte, hl-4)
 	m, err := io.ReadFull(c, rest)

@@ -26,6 +26,7 @@ type udpRecv struct {
 	seq64   bool
 	hdr     iperf2.ClientHeader
 	hasHdr  bool
+	hdrErr  error // why an announced client header could not be read
 	dialect string
 
 	rx         *stats.UDPReceiver
@@ -37,6 +38,7 @@ type udpRecv struct {
 	idleEnded  bool
 	report     []byte
 	resends    int
+	unanswered int64 // late FINs not answered (resend limit reached, or no report)
 	late       int64 // data datagrams after the FIN
 	short      int64 // datagrams too short to carry an id
 	finHeader  []byte
@@ -59,6 +61,8 @@ func newUDPRecv(peer netip.AddrPort, b []byte, at time.Time) *udpRecv {
 			if h, _, err := iperf2.ParseClientHeader(b[off:]); err == nil {
 				t.hdr, t.hasHdr = h, true
 				t.seq64 = h.Flags&iperf2.FlagSeqNo64b != 0
+			} else {
+				t.hdrErr = err
 			}
 		}
 	}
@@ -94,7 +98,9 @@ func (t *udpRecv) feed(b []byte, at time.Time) []byte {
 			t.resends++
 			return t.report
 		}
-		if !iperf2.IsFIN(id) {
+		if iperf2.IsFIN(id) {
+			t.unanswered++
+		} else {
 			t.late++
 		}
 		return nil

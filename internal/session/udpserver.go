@@ -90,7 +90,7 @@ func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest
 			s.logs.log("stray-fin", fmt.Sprintf("udp: ignored a FIN from %s, which has no test here", src))
 			return
 		}
-		if len(tests) >= s.cfg.MaxTests {
+		if len(tests) >= s.cfg.MaxTests && !s.evictFinishedUDP(tests) {
 			s.logs.log("full", fmt.Sprintf("udp: ignored a new test from %s: %d tests are open (--max-tests)", src, len(tests)))
 			return
 		}
@@ -100,7 +100,15 @@ func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest
 	if t.reverse {
 		return // the client's hellos while we send
 	}
+	unanswered := t.rx.unanswered
 	reply := t.rx.feed(b, m.Time)
+	if t.rx.unanswered > unanswered {
+		why := fmt.Sprintf("its report was already re-sent %d times", t.rx.resends)
+		if t.rx.report == nil {
+			why = "its test ended without a FIN (idle timeout)"
+		}
+		s.logs.log("late-fin", fmt.Sprintf("udp: ignored a late FIN from %s: %s", src, why))
+	}
 	if reply != nil {
 		if _, err := s.udp.WriteBatch([]udpio.Message{{Buf: reply, Addr: src}}); err != nil {
 			s.logs.log("reply", fmt.Sprintf("udp: sending the report to %s: %v", src, err))
@@ -137,9 +145,29 @@ func (s *Server) udpOwner(src netip.AddrPort, b []byte) *UDPProtocol {
 	return nil
 }
 
+// evictFinishedUDP frees a slot held by a finished test (kept only to
+// answer late FINs), so finished tests never lock new ones out. It reports
+// whether it freed one.
+func (s *Server) evictFinishedUDP(tests map[netip.AddrPort]*udpTest) bool {
+	if s.udpFinished == 0 {
+		return false
+	}
+	for src, t := range tests {
+		if t.finished {
+			delete(tests, src)
+			s.udpFinished--
+			return true
+		}
+	}
+	return false
+}
+
 // startUDP opens a test from its first datagram.
 func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at time.Time) *udpTest {
 	rx := newUDPRecv(src, b, at)
+	if rx.hdrErr != nil {
+		s.logs.log("udp-header", fmt.Sprintf("udp: %s announced a test header but sent it cut short (%v); counting its datagrams as header-less data", src, rx.hdrErr))
+	}
 	r := newServerResult(result.UDP, rx.dialect, src, s.port)
 	r.Version = versionString()
 	if rx.hasHdr {
@@ -284,6 +312,7 @@ func (s *Server) sweepUDP(ctx context.Context, tests map[netip.AddrPort]*udpTest
 		switch {
 		case t.finished && now.After(t.expiresAt):
 			delete(tests, src)
+			s.udpFinished--
 		case !t.finished && !t.reverse && now.Sub(t.rx.last) > s.cfg.IdleTimeout:
 			t.rx.endIdle()
 			s.endUDP(t, "")
@@ -301,6 +330,7 @@ func (s *Server) sweepUDP(ctx context.Context, tests map[netip.AddrPort]*udpTest
 // any) is done.
 func (s *Server) endUDP(t *udpTest, why string) {
 	t.finished = true
+	s.udpFinished++
 	t.expiresAt = time.Now().Add(finishedKeep)
 	r := t.res
 	if why != "" {
