@@ -7,12 +7,13 @@
 // built to be robust rather than timing-free:
 //
 //   - the figures asserted are the ones the tool itself reports (our
-//     server's Receiver and the client's parsed server report), which iperf
-//     computes the same way: bytes received over the receiver's first-to-last
-//     arrival window;
+//     server's Receiver and the client's parsed server report), computed as
+//     iperf computes them: bytes received over the receiver's window (UDP:
+//     first datagram to FIN; TCP: accepted connection to last read);
 //   - each test lasts 3 s, so a start-up effect of a few milliseconds (tbf's
 //     initial bucket, TCP's ramp) moves the figure by a small fraction of the
-//     tolerance, and that bias is computed and logged, not guessed;
+//     tolerance; the UDP bias is bounded by computation, and the per-interval
+//     rates are logged so a ramp shows;
 //   - a first attempt that misses is logged and the test is run once more;
 //     the assertion then applies, unchanged, to the second attempt. Both
 //     figures stay in the log, so a retry hides nothing: a tool that is wrong
