@@ -463,6 +463,29 @@ func checkServerReport(t *testing.T, l iperfLine, sent int64, r *result.Result) 
 	if rc.Bytes == 0 || rc.Source != "local" || r.Test.Dialect != DialectIperf2 || r.Test.PeerVersion == "" {
 		t.Errorf("our server's result: test %+v receiver %+v", r.Test, *rc)
 	}
+	checkIntervalsCover(t, r, "", rc.Bytes, 0, rc.Seconds)
+}
+
+// checkIntervalsCover checks that the intervals of one flow of a result
+// add up to want bytes (or up to slack fewer) and end with the flow: by
+// its seconds plus 0.5 s, far less than the 1 s a connect-back after it
+// takes.
+func checkIntervalsCover(t *testing.T, r *result.Result, flow string, want, slack int64, seconds float64) {
+	t.Helper()
+	var sum int64
+	end := 0.0
+	for _, in := range r.Intervals {
+		if in.Flow == flow {
+			sum += in.Bytes
+			end = max(end, in.End)
+		}
+	}
+	if sum > want || sum < want-slack {
+		t.Errorf("intervals of flow %q add up to %d bytes, want %d (slack %d): %+v", flow, sum, want, slack, r.Intervals)
+	}
+	if end > seconds+0.5 {
+		t.Errorf("intervals of flow %q run to %.2f s, but the flow took %.2f s: %+v", flow, end, seconds, r.Intervals)
+	}
 }
 
 // TestInteropIperfUDPClientToServer: "iperf -c -u" against our server (§6
@@ -548,6 +571,9 @@ func TestInteropIperfUDPClientToServer(t *testing.T) {
 		if l.Lost != 0 || l.Total != sd.Packets || l.Bytes != sd.Bytes {
 			t.Errorf("iperf received %v; we sent %+v", l, *sd)
 		}
+		// The intervals count what we sent (the final datagram may be
+		// left out), not the empty receive side.
+		checkIntervalsCover(t, r, "", sd.Bytes, int64(r.Test.Length), sd.Seconds)
 	})
 
 	for _, mode := range []string{"-r", "-d"} {
@@ -679,6 +705,7 @@ func TestInteropIperfTCPClientToServer(t *testing.T) {
 				t.Fatalf("our server's result has no connect-back flow (warnings %q)", r.Warnings)
 			}
 			check(t, "connect-back", back[0].Bytes, r.Reverse.Sender.Bytes)
+			checkIntervalsCover(t, r, "", r.Receiver.Bytes, 0, r.Receiver.Seconds)
 		})
 	}
 }

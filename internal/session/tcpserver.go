@@ -134,12 +134,20 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 	} else {
 		got, recvErr = engine.ReceiveTCP(ctx, c, 128<<10, s.cfg.IdleTimeout, t.first, &t.rx)
 	}
+	var intervals []result.Interval
+	stopped := false
 	if connectBack && !runNow {
+		// Tradeoff: our receive is over; the connect-back that follows
+		// is a flow of its own and must not stretch this one's intervals.
+		intervals, stopped = iv.Stop(time.Now()), true
 		back = s.connectBackTCP(ctx, t)
 	}
 	wg.Wait()
 	r := t.res
-	r.Intervals = iv.Stop(time.Now())
+	if !stopped {
+		intervals = iv.Stop(time.Now())
+	}
+	r.Intervals = intervals
 	if !reverse {
 		rr := &result.Receiver{Bytes: got.Bytes, Seconds: got.End.Sub(start).Seconds(), Source: "local"}
 		if rr.Seconds > 0 {

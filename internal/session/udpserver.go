@@ -28,7 +28,8 @@ type udpTest struct {
 	rx        *udpRecv
 	res       *result.Result
 	iv        *engine.Intervals
-	reverse   bool // the server sends (-R); incoming datagrams are hellos
+	reverse   bool           // the server sends (-R); incoming datagrams are hellos
+	tx        stats.Counters // what the server sends (-R, connect-back)
 	sendDone  chan struct{}
 	finished  bool
 	expiresAt time.Time
@@ -203,7 +204,11 @@ func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 		}
 	}
 	t.id = s.newTest(r)
-	t.iv = engine.NewIntervals(at, s.cfg.Interval, s.interval(t.id), &engine.Flow{Counters: []*stats.Counters{&rx.rx.C}})
+	counted := &rx.rx.C
+	if t.reverse {
+		counted = &t.tx // the client's datagrams are only hellos
+	}
+	t.iv = engine.NewIntervals(at, s.cfg.Interval, s.interval(t.id), &engine.Flow{Counters: []*stats.Counters{counted}})
 	t.iv.Run(ctx)
 	switch r.Test.Mode {
 	case "reverse":
@@ -250,8 +255,7 @@ func (s *Server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst n
 	}
 	spec := &udpStream{layout: iperf2.LayoutModern, length: length, pps: pps, duration: d, bytes: bytes, fin: fin}
 	tmpl := spec.template()
-	var c stats.Counters
-	snd, err := spec.send(ctx, conn, dst, tmpl, &c)
+	snd, err := spec.send(ctx, conn, dst, tmpl, &t.tx)
 	out, ferr := spec.finish(ctx, conn, dst, tmpl, snd.Packets)
 	sd := &result.Sender{Bytes: snd.Bytes + int64(length), Packets: snd.Packets + 1, SendErrors: snd.Errors, Seconds: snd.End.Sub(snd.Start).Seconds()}
 	rateOf(sd)
@@ -336,8 +340,10 @@ func (s *Server) endUDP(t *udpTest, why string) {
 	if why != "" {
 		r.Error = why
 	}
+	// The intervals end with our receive (or, for -R, our send, which is
+	// over by now): a tradeoff connect-back after it is a flow of its own.
+	r.Intervals = t.iv.Stop(time.Now())
 	finish := func() {
-		r.Intervals = t.iv.Stop(time.Now())
 		if !t.reverse {
 			r.Receiver = t.rx.receiver()
 			r.Warnings = append(r.Warnings, t.rx.warnings()...)
