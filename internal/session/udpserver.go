@@ -337,13 +337,14 @@ func (s *Server) endUDP(t *udpTest, why string) {
 	s.udpFinished++
 	t.expiresAt = time.Now().Add(finishedKeep)
 	r := t.res
-	if why != "" {
-		r.Error = why
-	}
 	// The intervals end with our receive (or, for -R, our send, which is
 	// over by now): a tradeoff connect-back after it is a flow of its own.
 	r.Intervals = t.iv.Stop(time.Now())
 	finish := func() {
+		// Set once our own sending is over: the sender writes r.Error too.
+		if why != "" {
+			r.Error = why
+		}
 		if !t.reverse {
 			r.Receiver = t.rx.receiver()
 			r.Warnings = append(r.Warnings, t.rx.warnings()...)
