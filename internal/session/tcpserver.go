@@ -273,8 +273,7 @@ func (s *Server) connectBackTCP(ctx context.Context, t *tcpTest) *result.Flow {
 		port = s.port
 	}
 	dst := net.JoinHostPort(t.peer.Addr().String(), strconv.Itoa(port))
-	d := net.Dialer{Timeout: 5 * time.Second}
-	c, err := d.DialContext(ctx, "tcp", dst)
+	c, err := dialConnectBack(ctx, dst)
 	if err != nil {
 		t.res.Warn(fmt.Sprintf("connect-back to %s failed: %v", dst, err))
 		return nil
@@ -294,4 +293,28 @@ func (s *Server) connectBackTCP(ctx context.Context, t *tcpTest) *result.Flow {
 		t.res.Warn("connect-back stream: " + err.Error())
 	}
 	return &result.Flow{Direction: result.DirSend, Sender: sd}
+}
+
+// connectBackRetry is how long a refused connect-back is retried: an
+// iperf 2.1.8 client asking for -d opens its -L listener only after its
+// own connection is up, so our immediate dial can come first and be
+// refused.
+const connectBackRetry = 2 * time.Second
+
+// dialConnectBack dials the client's -r/-d listener, retrying every 20 ms
+// while it refuses, for up to connectBackRetry.
+func dialConnectBack(ctx context.Context, dst string) (net.Conn, error) {
+	d := net.Dialer{Timeout: 5 * time.Second}
+	giveUp := time.Now().Add(connectBackRetry)
+	for {
+		c, err := d.DialContext(ctx, "tcp", dst)
+		if err == nil || !isRefused(err) || time.Now().After(giveUp) {
+			return c, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
