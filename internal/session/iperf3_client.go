@@ -220,16 +220,10 @@ func (cl *i3Client) setUp(ctx context.Context) error {
 	if err := cl.conn.WriteParams(sctx, cl.params); err != nil {
 		return fmt.Errorf("sending the iperf3 parameters: %w", err)
 	}
-	if err := cl.m.Send(iperf3.ParamExchange); err != nil {
-		return err
-	}
 	if err := cl.expect(sctx, iperf3.CreateStreams); err != nil {
 		return err
 	}
 	if err := cl.openStreams(sctx); err != nil {
-		return err
-	}
-	if err := cl.m.Send(iperf3.CreateStreams); err != nil {
 		return err
 	}
 	if err := cl.expect(sctx, iperf3.TestStart); err != nil {

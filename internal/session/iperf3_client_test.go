@@ -1,0 +1,190 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/units"
+	"github.com/wirebench/wirebench/internal/wire/iperf3"
+)
+
+// iperf3Bin returns the real iperf3 binary, or skips the test.
+func iperf3Bin(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("iperf3")
+	if err != nil {
+		t.Skipf("real iperf3 not installed (exec.LookPath: %v): interop with iperf3 3.12 is not tested", err)
+	}
+	return p
+}
+
+// realIperf3Server runs `iperf3 -s -1 -J` on a loopback port until one
+// test ended, and returns its port and a function that waits for its -J
+// report.
+func realIperf3Server(t *testing.T) (int, func() *iperf3.Report) {
+	t.Helper()
+	bin := iperf3Bin(t)
+	port := freePort(t, "tcp")
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	cmd := exec.CommandContext(ctx, bin, "-s", "-1", "-J", "-B", "127.0.0.1", "-p", strconv.Itoa(port))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	// A probe connection would count as iperf3's one test: wait instead
+	// until the port cannot be bound, which means iperf3 listens on it.
+	for i := 0; ; i++ {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			break
+		}
+		ln.Close()
+		if i > 500 {
+			t.Fatalf("iperf3 -s did not start: %s", errb.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return port, func() *iperf3.Report {
+		t.Helper()
+		select {
+		case <-done:
+		case <-time.After(guard):
+			t.Fatalf("iperf3 -s did not end after the test")
+		}
+		var rep iperf3.Report
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatalf("decoding iperf3 -s -J output: %v\n%s\nstderr: %s", err, out.String(), errb.String())
+		}
+		return &rep
+	}
+}
+
+// sumReceivedBytes is what a real iperf3 server counted as received.
+func sumReceivedBytes(rep *iperf3.Report) int64 {
+	switch {
+	case rep.End.SumReceived != nil:
+		return rep.End.SumReceived.Bytes
+	case rep.End.Sum != nil:
+		return rep.End.Sum.Bytes
+	}
+	return -1
+}
+
+func TestIperf3ClientAgainstRealServer(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  ClientConfig
+	}{
+		{"tcp 2s", ClientConfig{Duration: 2 * time.Second}},
+		{"udp 1M 200B", ClientConfig{UDP: true, Rate: units.Rate{Value: 1e6}, Length: 200, Duration: time.Second}},
+		{"udp 64-bit counters", ClientConfig{UDP: true, Rate: units.Rate{Value: 1e6}, Length: 200, Duration: time.Second, UDPCounters64Bit: true}},
+		{"tcp -R", ClientConfig{Duration: time.Second, Reverse: true}},
+		{"udp -R", ClientConfig{UDP: true, Rate: units.Rate{Value: 2e6}, Length: 400, Duration: time.Second, Reverse: true}},
+		{"tcp --bidir -P 2", ClientConfig{Duration: time.Second, Bidir: true, Parallel: 2}},
+		{"udp --bidir -P 2", ClientConfig{UDP: true, Rate: units.Rate{Value: 2e6}, Length: 300, Duration: time.Second, Bidir: true, Parallel: 2}},
+		{"tcp -n", ClientConfig{Bytes: 50 << 20}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			port, report := realIperf3Server(t)
+			cfg := tc.cfg
+			cfg.Host, cfg.Port, cfg.Dialect = "127.0.0.1", port, DialectIperf3
+			ctx, cancel := context.WithTimeout(context.Background(), guard)
+			defer cancel()
+			r, err := RunClient(ctx, cfg)
+			if err != nil {
+				t.Fatalf("RunClient: %v", err)
+			}
+			rep := report()
+			if r.Error != "" {
+				t.Fatalf("test failed: %s (warnings %q)", r.Error, r.Warnings)
+			}
+			checkAgainstIperf3Server(t, &cfg, r, rep)
+		})
+	}
+}
+
+// checkAgainstIperf3Server compares our client's result with what the
+// real iperf3 server printed with -J.
+func checkAgainstIperf3Server(t *testing.T, cfg *ClientConfig, r *result.Result, rep *iperf3.Report) {
+	t.Helper()
+	if r.Test.Dialect != DialectIperf3 {
+		t.Errorf("dialect %q", r.Test.Dialect)
+	}
+	// The server's per-stream figures by role.
+	var srvRecv, srvSent int64
+	for _, st := range rep.End.Streams {
+		s := st.UDP
+		if s == nil {
+			if st.Receiver != nil && !st.Receiver.Sender {
+				srvRecv += st.Receiver.Bytes
+			}
+			if st.Sender != nil && st.Sender.Sender {
+				srvSent += st.Sender.Bytes
+			}
+			continue
+		}
+		// 3.12 prints 0 bytes for a receiving UDP stream; its packets
+		// (highest sequence number) and lost_packets are right.
+		if s.Sender {
+			srvSent += s.Bytes
+		} else if s.Packets != nil && s.LostPackets != nil {
+			srvRecv += (*s.Packets - *s.LostPackets) * int64(cfg.Length)
+		}
+	}
+	if cfg.UDP && !cfg.Bidir && rep.End.SumReceived != nil && rep.End.SumReceived.Bytes != srvRecv {
+		t.Errorf("iperf3's sum_received.bytes %d, its streams %d", rep.End.SumReceived.Bytes, srvRecv)
+	}
+	if !cfg.Reverse {
+		if r.Sender == nil || r.Receiver == nil {
+			t.Fatalf("sender %+v receiver %+v", r.Sender, r.Receiver)
+		}
+		if r.Receiver.Source != "peer-report" {
+			t.Errorf("receiver source %q", r.Receiver.Source)
+		}
+		if r.Sender.Bytes == 0 || srvRecv != r.Sender.Bytes {
+			t.Errorf("iperf3 server received %d bytes, we sent %d", srvRecv, r.Sender.Bytes)
+		}
+		if r.Receiver.Bytes != srvRecv {
+			t.Errorf("our receiver figure %d != iperf3's %d", r.Receiver.Bytes, srvRecv)
+		}
+		if cfg.UDP && (r.Receiver.Lost != 0 || r.Receiver.Total != r.Sender.Packets) {
+			t.Errorf("UDP: lost %d of %d, we sent %d", r.Receiver.Lost, r.Receiver.Total, r.Sender.Packets)
+		}
+	}
+	if cfg.Reverse || cfg.Bidir {
+		rcv := r.Receiver
+		if cfg.Bidir {
+			if r.Reverse == nil {
+				t.Fatal("no reverse flow")
+			}
+			rcv = r.Reverse.Receiver
+		}
+		if rcv == nil || rcv.Bytes == 0 {
+			t.Fatalf("received nothing: %+v", rcv)
+		}
+		if cfg.UDP {
+			if rcv.Lost != 0 {
+				t.Errorf("UDP reverse: lost %d of %d", rcv.Lost, rcv.Total)
+			}
+		} else if rcv.Bytes > srvSent {
+			t.Errorf("received %d bytes, the server sent only %d", rcv.Bytes, srvSent)
+		}
+	}
+	if cfg.Parallel > 1 && len(r.Streams) != cfg.Parallel*2 {
+		t.Errorf("%d streams in the result", len(r.Streams))
+	}
+	t.Logf("sent %+v\nreceiver %+v\nreverse %+v\nwarnings %q", r.Sender, r.Receiver, r.Reverse, r.Warnings)
+}
