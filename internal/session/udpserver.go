@@ -340,21 +340,31 @@ func (s *Server) endUDP(t *udpTest, why string) {
 	// The intervals end with our receive (or, for -R, our send, which is
 	// over by now): a tradeoff connect-back after it is a flow of its own.
 	r.Intervals = t.iv.Stop(time.Now())
+	// What we received is read here, on the reader goroutine that feeds
+	// t.rx; the finish below may run on another goroutine once our own
+	// sending is over, while late FINs still reach t.rx.
+	var rcv *result.Receiver
+	var warns, diags []string
+	if !t.reverse {
+		rcv = t.rx.receiver()
+		warns = t.rx.warnings()
+		if d := t.rx.diagnose(); d != "" {
+			diags = append(diags, d)
+		}
+		if d, ok := s.udp.Drops(); ok && t.dropsOK && d > t.dropsAt {
+			warns = append(warns, fmt.Sprintf("our server socket dropped %d datagrams during this test because its receive buffer was full (host-side loss, counted as lost)", d-t.dropsAt))
+			rcv.HostDrops = int64(d - t.dropsAt)
+		}
+	}
 	finish := func() {
 		// Set once our own sending is over: the sender writes r.Error too.
 		if why != "" {
 			r.Error = why
 		}
-		if !t.reverse {
-			r.Receiver = t.rx.receiver()
-			r.Warnings = append(r.Warnings, t.rx.warnings()...)
-			if d := t.rx.diagnose(); d != "" {
-				r.Diagnoses = append(r.Diagnoses, d)
-			}
-			if d, ok := s.udp.Drops(); ok && t.dropsOK && d > t.dropsAt {
-				r.Warn(fmt.Sprintf("our server socket dropped %d datagrams during this test because its receive buffer was full (host-side loss, counted as lost)", d-t.dropsAt))
-				r.Receiver.HostDrops = int64(d - t.dropsAt)
-			}
+		if rcv != nil {
+			r.Receiver = rcv
+			r.Warnings = append(r.Warnings, warns...)
+			r.Diagnoses = append(r.Diagnoses, diags...)
 		}
 		s.finished(t.id, r)
 	}
