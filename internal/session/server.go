@@ -90,6 +90,9 @@ type Server struct {
 
 	tcpProtos []TCPProtocol
 	udpProtos []UDPProtocol
+	// extra are more listeners (iperf3's own port) that Serve runs until
+	// its context ends.
+	extra []func(ctx context.Context)
 	// udpTests and udpOwners belong to the UDP reader goroutine.
 	udpTests  map[netip.AddrPort]*udpTest
 	udpOwners map[netip.AddrPort]*UDPProtocol
@@ -130,6 +133,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.ctx = ctx
+	for _, run := range s.extra {
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); run(ctx) }()
+	}
 	go func() {
 		select {
 		case <-s.oneShot:

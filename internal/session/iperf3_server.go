@@ -1,0 +1,853 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/engine"
+	"github.com/wirebench/wirebench/internal/report"
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/udpio"
+	"github.com/wirebench/wirebench/internal/wire/iperf3"
+)
+
+// Iperf3Config configures the iperf3 side of a Server.
+type Iperf3Config struct {
+	// Port is iperf3's own port (TCP and UDP), usually DefaultIperf3Port;
+	// 0 serves iperf3 only on the iperf2 port, -1 picks an ephemeral port.
+	Port int
+	// MaxRate caps a test's total rate in bit/s (0 = no cap): a test asking
+	// for more is refused with iperf3's IETOTALRATE (27), and an unpaced
+	// test measured above it is ended with the same code.
+	MaxRate float64
+}
+
+// EnableIperf3 makes s answer iperf3 clients as well: on its own port (when
+// cfg.Port is not 0) and on the iperf2 port, where iperf3 control and data
+// connections are told apart by their cookie characters and UDP streams by
+// the 4-byte connect message. Each control connection is its own test;
+// --max-tests (ServerConfig.MaxTests) bounds how many run at once. Call it
+// after Listen and before Serve; it returns the iperf3 port (0 when none).
+func (s *Server) EnableIperf3(ctx context.Context, cfg Iperf3Config) (int, error) {
+	hub := &i3Hub{s: s, cfg: cfg, tests: map[iperf3.Cookie]*i3Test{}}
+	main := &i3Demux{hub: hub, conn: s.udp, streams: map[netip.AddrPort]*i3SrvStream{}}
+	s.AddTCPProtocol(TCPProtocol{Name: "iperf3", Match: iperf3.LooksLikeCookie, Serve: hub.serveConn})
+	s.AddUDPProtocol(UDPProtocol{Name: "iperf3", Match: main.match, Datagram: main.datagram, Done: main.done})
+	if cfg.Port == 0 {
+		return 0, nil
+	}
+	port := max(cfg.Port, 0)
+	addr := net.JoinHostPort(s.cfg.Bind, strconv.Itoa(port))
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return 0, fmt.Errorf("listening on tcp %s for iperf3: %w", addr, err)
+	}
+	port = ln.Addr().(*net.TCPAddr).Port
+	uaddr := net.JoinHostPort(s.cfg.Bind, strconv.Itoa(port))
+	uc, err := udpio.Listen(ctx, "udp", uaddr, udpSocketOptions)
+	if err != nil {
+		ln.Close()
+		return 0, fmt.Errorf("listening on udp %s for iperf3: %w", uaddr, err)
+	}
+	own := &i3Demux{hub: hub, conn: &lockedConn{Conn: uc}, streams: map[netip.AddrPort]*i3SrvStream{}}
+	s.extra = append(s.extra, func(ctx context.Context) {
+		stop := context.AfterFunc(ctx, func() { ln.Close(); uc.Close() })
+		defer stop()
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); own.serve(ctx) }()
+		hub.accept(ctx, ln)
+		uc.Close()
+		wg.Wait()
+	})
+	return port, nil
+}
+
+// i3Hub holds the iperf3 tests of one server, by cookie.
+type i3Hub struct {
+	s   *Server
+	cfg Iperf3Config
+
+	mu    sync.Mutex
+	tests map[iperf3.Cookie]*i3Test
+	order []*i3Test // registration order, for matching UDP streams
+}
+
+// accept serves iperf3's own TCP port.
+func (h *i3Hub) accept(ctx context.Context, ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			h.s.logs.log("i3-accept", fmt.Sprintf("iperf3: accepting a connection: %v", err))
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		h.s.wg.Add(1)
+		go func() {
+			defer h.s.wg.Done()
+			defer c.Close()
+			h.serveConn(ctx, c, nil)
+		}()
+	}
+}
+
+// serveConn reads the cookie of a new connection (first holds bytes
+// already read) and treats it as a data stream of a test waiting for
+// streams, or as a new control connection.
+func (h *i3Hub) serveConn(ctx context.Context, c net.Conn, first []byte) {
+	peer := peerOf(c)
+	buf := make([]byte, iperf3.CookieSize)
+	n := copy(buf, first)
+	_ = c.SetReadDeadline(time.Now().Add(h.s.cfg.HeaderTimeout))
+	if _, err := io.ReadFull(c, buf[n:]); err != nil {
+		h.s.logs.log("i3-cookie", fmt.Sprintf("iperf3: %s: reading the cookie: %v", peer, err))
+		return
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	ck, err := iperf3.ParseCookie(buf)
+	if err != nil {
+		h.s.logs.log("i3-cookie", fmt.Sprintf("iperf3: %s: %v", peer, err))
+		return
+	}
+	h.mu.Lock()
+	t := h.tests[ck]
+	h.mu.Unlock()
+	if t != nil {
+		t.attachTCP(ctx, c)
+		return
+	}
+	h.control(ctx, c, ck, peer)
+}
+
+// register adds a new test unless MaxTests are running.
+func (h *i3Hub) register(t *i3Test) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.tests) >= h.s.cfg.MaxTests || h.tests[t.cookie] != nil {
+		return false
+	}
+	h.tests[t.cookie] = t
+	h.order = append(h.order, t)
+	return true
+}
+
+func (h *i3Hub) unregister(t *i3Test) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.tests, t.cookie)
+	for i, o := range h.order {
+		if o == t {
+			h.order = append(h.order[:i], h.order[i+1:]...)
+			break
+		}
+	}
+}
+
+// pendingUDP returns the oldest test from addr that waits for UDP streams.
+// Tests from one address that create streams at the same moment cannot be
+// told apart (the connect message carries no cookie); the oldest wins.
+func (h *i3Hub) pendingUDPLocked(addr netip.Addr) *i3Test {
+	for _, t := range h.order {
+		if t.accepting && t.udp && t.peer.Addr() == addr && len(t.streams) < t.need {
+			return t
+		}
+	}
+	return nil
+}
+
+// i3Test is one iperf3 test on the server.
+type i3Test struct {
+	hub    *i3Hub
+	cookie iperf3.Cookie
+	peer   netip.AddrPort
+	p      *iperf3.Params
+	udp    bool
+
+	// Guarded by hub.mu while streams are being created.
+	accepting bool
+	need      int
+	streams   []*i3SrvStream
+	ready     chan struct{} // closed when every stream arrived
+	done      chan struct{} // closed when the test is over
+	ended     atomic.Bool
+}
+
+// i3SrvStream is one data stream of a server test.
+type i3SrvStream struct {
+	t      *i3Test
+	id     int64
+	send   bool // the server sends on it
+	tcp    net.Conn
+	uconn  udpio.Conn
+	dst    netip.AddrPort
+	urx    *i3UDPRecv
+	c      stats.Counters
+	tcpRes engine.TCPResult
+	udpRes engine.UDPSendResult
+	err    error
+	totals i3UDPTotals
+}
+
+func (st *i3SrvStream) counters() *stats.Counters {
+	if st.urx != nil {
+		return &st.urx.rx.C
+	}
+	return &st.c
+}
+
+// addStreamLocked appends a stream in arrival order: with --bidir the
+// first P streams are the client's sending ones.
+func (t *i3Test) addStreamLocked(st *i3SrvStream) {
+	k := len(t.streams)
+	st.t, st.id = t, i3StreamID(k)
+	p := t.p.StreamsPerDirection()
+	st.send = t.p.Reverse || (t.p.Bidirectional && k >= p)
+	if t.udp && !st.send {
+		st.urx = newI3UDPRecv(t.p.UDPCounters64Bit)
+	}
+	t.streams = append(t.streams, st)
+	if len(t.streams) == t.need {
+		t.accepting = false
+		close(t.ready)
+	}
+}
+
+// attachTCP makes c a data stream of t, or denies it, and holds it until
+// the test is over.
+func (t *i3Test) attachTCP(ctx context.Context, c net.Conn) {
+	h := t.hub
+	h.mu.Lock()
+	ok := t.accepting && !t.udp
+	if ok {
+		t.addStreamLocked(&i3SrvStream{tcp: c})
+	}
+	h.mu.Unlock()
+	if !ok {
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = c.Write([]byte{iperf3.AccessDenied.Byte()})
+		return
+	}
+	select {
+	case <-t.done:
+	case <-ctx.Done():
+	}
+}
+
+// i3Refusal is a test refused after its parameters.
+func (h *i3Hub) refusal(p *iperf3.Params) *iperf3.ServerErr {
+	if err := p.Validate(); err != nil {
+		var se *iperf3.ServerErr
+		if errors.As(err, &se) {
+			return se
+		}
+		return &iperf3.ServerErr{IErrno: iperf3.ErrnoRecvParams}
+	}
+	if p.Time > 0 && time.Duration(p.Time)*time.Second > h.s.cfg.MaxDuration {
+		return &iperf3.ServerErr{IErrno: iperf3.ErrnoMaxDuration}
+	}
+	if h.cfg.MaxRate > 0 && p.Bandwidth > 0 && float64(p.Bandwidth)*float64(p.TotalStreams()) > h.cfg.MaxRate {
+		return &iperf3.ServerErr{IErrno: iperf3.ErrnoTotalRate}
+	}
+	return nil
+}
+
+// ctrlMsg is one state read by the control reader, or its error.
+type ctrlMsg struct {
+	st  iperf3.State
+	err error
+}
+
+// control runs one iperf3 test from its control connection.
+func (h *i3Hub) control(ctx context.Context, c net.Conn, ck iperf3.Cookie, peer netip.AddrPort) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	conn := iperf3.NewConn(c)
+	t := &i3Test{hub: h, cookie: ck, peer: peer, ready: make(chan struct{}), done: make(chan struct{})}
+	if !h.register(t) {
+		sctx, cancel := step(ctx)
+		_ = conn.WriteState(sctx, iperf3.AccessDenied)
+		cancel()
+		h.s.logs.log("i3-busy", fmt.Sprintf("iperf3: %s: busy (%d tests running, --max-tests)", peer, h.s.cfg.MaxTests))
+		return
+	}
+	defer h.unregister(t)
+	defer func() {
+		t.ended.Store(true)
+		close(t.done)
+	}()
+	sv := &i3ServerTest{t: t, conn: conn, ctrl: c, m: iperf3.NewMachine(iperf3.RoleServer)}
+	if err := sv.run(ctx); err != nil {
+		h.s.logs.log("i3-test", fmt.Sprintf("iperf3: %s: %v", peer, err))
+	}
+}
+
+// i3ServerTest is the control side of one server test.
+type i3ServerTest struct {
+	t     *i3Test
+	conn  *iperf3.Conn
+	ctrl  net.Conn
+	m     *iperf3.Machine
+	r     *result.Result
+	id    int
+	start time.Time
+	end   time.Time
+	perIv []result.Interval
+}
+
+func (sv *i3ServerTest) send(ctx context.Context, st iperf3.State) error {
+	sctx, cancel := step(ctx)
+	defer cancel()
+	if err := sv.m.Send(st); err != nil {
+		return err
+	}
+	if err := sv.conn.WriteState(sctx, st); err != nil {
+		return fmt.Errorf("sending %v: %w", st, err)
+	}
+	return nil
+}
+
+func (sv *i3ServerTest) refuse(ctx context.Context, se *iperf3.ServerErr) error {
+	sctx, cancel := step(ctx)
+	defer cancel()
+	_ = sv.conn.WriteServerErr(sctx, se)
+	return fmt.Errorf("refused: %w", se)
+}
+
+// run is the server's side of the conversation.
+func (sv *i3ServerTest) run(ctx context.Context) error {
+	t, h := sv.t, sv.t.hub
+	if err := sv.send(ctx, iperf3.ParamExchange); err != nil {
+		return err
+	}
+	sctx, cancel := step(ctx)
+	p, err := sv.conn.ReadParams(sctx)
+	cancel()
+	if err != nil {
+		if errors.Is(err, iperf3.ErrBadParams) || errors.Is(err, iperf3.ErrInvalidJSON) || errors.Is(err, iperf3.ErrJSONTooLarge) {
+			_ = sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoRecvParams})
+		}
+		return fmt.Errorf("reading the parameters: %w", err)
+	}
+	if se := h.refusal(p); se != nil {
+		return sv.refuse(ctx, se)
+	}
+	h.mu.Lock()
+	t.p, t.udp, t.need, t.accepting = p, p.Protocol == iperf3.ProtoUDP, p.TotalStreams(), true
+	h.mu.Unlock()
+	if err := sv.send(ctx, iperf3.CreateStreams); err != nil {
+		return err
+	}
+	// One goroutine reads the control connection until the test's end
+	// message: a client that vanishes or sends something else is noticed
+	// at once, in every state.
+	msgs := make(chan ctrlMsg, 1)
+	var rd sync.WaitGroup
+	rd.Add(1)
+	go func() {
+		defer rd.Done()
+		st, err := sv.conn.ReadState(ctx)
+		msgs <- ctrlMsg{st, err}
+	}()
+	defer func() { sv.ctrl.Close(); rd.Wait() }()
+
+	timer := time.NewTimer(i3StepTimeout)
+	defer timer.Stop()
+	select {
+	case <-t.ready:
+	case m := <-msgs:
+		h.closeStreams(t)
+		return sv.badMsg(m, "while waiting for the data streams")
+	case <-timer.C:
+		h.closeStreams(t)
+		return sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoStreamAccept})
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := sv.send(ctx, iperf3.TestStart); err != nil {
+		return err
+	}
+	if err := sv.send(ctx, iperf3.TestRunning); err != nil {
+		return err
+	}
+	m, err := sv.runData(ctx, msgs)
+	if err != nil {
+		return err
+	}
+	if err := sv.m.Recv(m.st); err != nil {
+		return err
+	}
+	if m.st != iperf3.TestEnd {
+		return fmt.Errorf("the client sent %v", m.st)
+	}
+	return sv.exchange(ctx)
+}
+
+// badMsg describes a control message that came when none should.
+func (sv *i3ServerTest) badMsg(m ctrlMsg, when string) error {
+	if m.err != nil {
+		return fmt.Errorf("the control connection failed %s: %w", when, m.err)
+	}
+	if err := sv.m.Recv(m.st); err != nil {
+		return fmt.Errorf("%s: %w", when, err)
+	}
+	return fmt.Errorf("the client sent %v %s", m.st, when)
+}
+
+func (h *i3Hub) closeStreams(t *i3Test) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t.accepting = false
+	for _, st := range t.streams {
+		if st.tcp != nil {
+			st.tcp.Close()
+		}
+	}
+}
+
+// runData moves the data until the client's TEST_END (or a failure), and
+// fills sv.r. It returns the control message that ended the data phase.
+func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg, error) {
+	t, h, p := sv.t, sv.t.hub, sv.t.p
+	sv.start = time.Now()
+	sv.r = sv.newResult()
+	sv.id = h.s.newTest(sv.r)
+	var recvC, sendC, allC []*stats.Counters
+	var ids []int64
+	for _, st := range t.streams {
+		if st.send {
+			sendC = append(sendC, st.counters())
+		} else {
+			recvC = append(recvC, st.counters())
+		}
+		allC, ids = append(allC, st.counters()), append(ids, st.id)
+	}
+	var flows []*engine.Flow
+	if len(recvC) > 0 {
+		flows = append(flows, &engine.Flow{Counters: recvC})
+	}
+	if len(sendC) > 0 {
+		flows = append(flows, &engine.Flow{Counters: sendC})
+	}
+	if len(flows) == 2 {
+		flows[0].Name, flows[1].Name = "forward", "reverse"
+	}
+	iv := engine.NewIntervals(sv.start, h.s.cfg.Interval, h.s.interval(sv.id), flows...)
+	iv.Run(ctx)
+	period := time.Second
+	if p.WB != nil && p.WB.IntervalMs > 0 {
+		period = max(time.Duration(p.WB.IntervalMs)*time.Millisecond, 10*time.Millisecond)
+	}
+	per := engine.NewIntervals(sv.start, period, nil, i3Flows(ids, allC)...)
+	per.Run(ctx)
+
+	backstop := h.s.cfg.MaxDuration
+	if p.Time > 0 {
+		backstop = min(backstop, time.Duration(p.Time)*time.Second)
+	}
+	backstop += 30 * time.Second
+	dctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	for _, st := range t.streams {
+		if st.send || st.tcp != nil {
+			wg.Add(1)
+			go func() { defer wg.Done(); sv.stream(dctx, st, backstop) }()
+		}
+	}
+	var m ctrlMsg
+	var err error
+	limit := time.NewTimer(backstop)
+	defer limit.Stop()
+	check := time.NewTicker(time.Second)
+	defer check.Stop()
+wait:
+	for {
+		select {
+		case m = <-msgs:
+			if m.err != nil {
+				err = fmt.Errorf("the control connection failed during the test: %w", m.err)
+			}
+			break wait
+		case <-limit.C:
+			err = sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoServerExpired})
+			break wait
+		case now := <-check.C:
+			if h.cfg.MaxRate > 0 && sv.rate(allC, now) > h.cfg.MaxRate {
+				err = sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoTotalRate})
+				break wait
+			}
+		case <-ctx.Done():
+			err = ctx.Err()
+			break wait
+		}
+	}
+	sv.end = time.Now()
+	stop()
+	for _, st := range t.streams {
+		if st.urx != nil {
+			st.totals = st.urx.stop()
+		}
+	}
+	// iperf3 closes the data connections at TEST_END.
+	h.closeStreams(t)
+	wg.Wait()
+	sv.r.Intervals = iv.Stop(sv.end)
+	sv.perIv = per.Stop(sv.end)
+	sv.fill()
+	if err != nil {
+		sv.r.Error = err.Error()
+		h.s.finished(sv.id, sv.r)
+	}
+	return m, err
+}
+
+// rate is the test's average rate so far, both directions together.
+func (sv *i3ServerTest) rate(cs []*stats.Counters, now time.Time) float64 {
+	var b int64
+	for _, c := range cs {
+		b += c.Bytes.Load()
+	}
+	return float64(b) * 8 / now.Sub(sv.start).Seconds()
+}
+
+// stream runs one TCP stream, or one UDP stream the server sends on (UDP
+// receiving happens in the demultiplexer).
+func (sv *i3ServerTest) stream(ctx context.Context, st *i3SrvStream, backstop time.Duration) {
+	p := sv.t.p
+	length := int(p.Len)
+	if length <= 0 {
+		length = DefaultTCPLength
+		if sv.t.udp {
+			length = i3DefaultUDP
+		}
+	}
+	var per int64
+	if p.Num > 0 {
+		per = (p.Num + int64(p.StreamsPerDirection()) - 1) / int64(p.StreamsPerDirection())
+	}
+	switch {
+	case st.uconn != nil:
+		pps := 0.0
+		if p.Bandwidth > 0 {
+			pps = float64(p.Bandwidth) / float64(length*8)
+		}
+		st.udpRes, st.err = engine.SendUDP(ctx, st.uconn, engine.UDPSendConfig{Template: i3Payload(length), Stamp: i3Stamp(p.UDPCounters64Bit),
+			PPS: pps, Duration: backstop, Bytes: per, FirstID: 1, Dst: st.dst}, &st.c)
+	case st.send:
+		st.tcpRes, st.err = engine.SendTCP(ctx, st.tcp, engine.TCPSendConfig{Buffer: i3Payload(length), Duration: backstop, Bytes: per}, &st.c)
+	default:
+		st.tcpRes, st.err = engine.ReceiveTCP(ctx, st.tcp, max(length, 128*1024), 0, nil, &st.c)
+	}
+	if ctx.Err() != nil {
+		st.err = nil // ended by TEST_END
+	}
+}
+
+func (sv *i3ServerTest) newResult() *result.Result {
+	t, p := sv.t, sv.t.p
+	proto := result.TCP
+	if t.udp {
+		proto = result.UDP
+	}
+	r := newServerResult(proto, DialectIperf3, t.peer, sv.ctrl.LocalAddr().(*net.TCPAddr).Port)
+	r.Version = versionString()
+	r.StartedAt = sv.start.UTC()
+	r.Test.PeerVersion = p.ClientVersion
+	if p.WB != nil && p.WB.Agent != "" {
+		r.Test.PeerVersion = p.WB.Agent
+	}
+	r.Test.Duration, r.Test.Bytes = float64(p.Time), p.Num
+	r.Test.Length, r.Test.Streams = int(p.Len), p.StreamsPerDirection()
+	if t.udp && p.Bandwidth > 0 && p.Len > 0 {
+		r.Test.RateBPS = float64(p.Bandwidth) * float64(p.StreamsPerDirection())
+		r.Test.RatePPS = r.Test.RateBPS / float64(p.Len*8)
+	}
+	switch {
+	case p.Reverse:
+		r.Test.Direction, r.Test.Mode = result.DirSend, "reverse"
+	case p.Bidirectional:
+		r.Test.Direction, r.Test.Mode = result.DirBidir, "bidir"
+	}
+	return r
+}
+
+// fill puts our own counts into the result.
+func (sv *i3ServerTest) fill() {
+	r, udp := sv.r, sv.t.udp
+	var snd result.Sender
+	var rcv result.Receiver
+	var nSend, nRecv int
+	for _, st := range sv.t.streams {
+		rs := result.Stream{ID: int(st.id)}
+		if st.send {
+			nSend++
+			sd := &result.Sender{Bytes: st.tcpRes.Bytes, Seconds: st.tcpRes.End.Sub(st.tcpRes.Start).Seconds()}
+			if st.uconn != nil {
+				sd = &result.Sender{Bytes: st.udpRes.Bytes, Packets: st.udpRes.Packets, SendErrors: st.udpRes.Errors,
+					Seconds: st.udpRes.End.Sub(st.udpRes.Start).Seconds()}
+			}
+			rateOf(sd)
+			snd.Bytes += sd.Bytes
+			snd.Packets += sd.Packets
+			snd.SendErrors += sd.SendErrors
+			snd.Seconds = max(snd.Seconds, sd.Seconds)
+			rs.Sender = sd
+		} else {
+			nRecv++
+			var rr *result.Receiver
+			if st.urx != nil {
+				rr = i3LocalReceiver(st.totals, sv.start, sv.end)
+			} else {
+				rr = &result.Receiver{Bytes: st.tcpRes.Bytes, Seconds: sv.end.Sub(sv.start).Seconds(), Source: "local"}
+				i3Rates(rr, false)
+			}
+			sumReceiver(&rcv, rr)
+			rs.Receiver = rr
+		}
+		if st.err != nil && r.Error == "" {
+			r.Error = fmt.Sprintf("stream %d: %v", st.id, st.err)
+		}
+		if len(sv.t.streams) > 1 {
+			r.Streams = append(r.Streams, rs)
+		}
+	}
+	rateOf(&snd)
+	if !udp {
+		snd.PacketsPerSecond, rcv.PacketsPerSecond = 0, 0
+	}
+	if nRecv > 0 {
+		r.Receiver = &rcv
+	}
+	if nSend > 0 {
+		if nRecv > 0 {
+			r.Reverse = &result.Flow{Direction: result.DirSend, Sender: &snd}
+		} else {
+			r.Sender = &snd
+		}
+	}
+}
+
+// ourResults is the server's results JSON.
+func (sv *i3ServerTest) ourResults() *iperf3.Results {
+	p := sv.t.p
+	res := &iperf3.Results{SenderHasRetransmits: 0}
+	if p.Reverse || p.Bidirectional {
+		res.SenderHasRetransmits = -1
+	}
+	endT := sv.end.Sub(sv.start).Seconds()
+	for _, st := range sv.t.streams {
+		sr := iperf3.StreamResult{ID: st.id, EndTime: endT}
+		switch {
+		case st.uconn != nil:
+			sr.Bytes, sr.Packets, sr.Retransmits = st.udpRes.Bytes, st.udpRes.Packets, -1
+		case st.send:
+			sr.Bytes, sr.Retransmits = st.tcpRes.Bytes, -1
+		case st.urx != nil:
+			tt := st.totals
+			sr.Bytes, sr.Packets, sr.Errors, sr.Jitter = tt.bytes, tt.maxSeq, tt.lost, tt.jitter.Seconds()
+		default:
+			sr.Bytes = st.tcpRes.Bytes
+		}
+		res.Streams = append(res.Streams, sr)
+	}
+	if p.WB != nil {
+		wb := &iperf3.WBResults{Version: iperf3.WBVersion, Agent: "wirebench/" + versionString()}
+		ivs := i3WBIntervals(sv.perIv)
+		for _, st := range sv.t.streams {
+			if st.send {
+				continue
+			}
+			ws := iperf3.WBStream{ID: st.id, Intervals: ivs[st.id]}
+			if st.urx != nil {
+				ws.Duplicates, ws.OutOfOrder = st.totals.dups, st.totals.ooo
+			}
+			wb.Streams = append(wb.Streams, ws)
+		}
+		res.WB = wb
+	}
+	if p.GetServerOutput {
+		res.ServerOutputText = sv.text()
+	}
+	return res
+}
+
+// text renders the test as the server's human report.
+func (sv *i3ServerTest) text() string {
+	var b bytes.Buffer
+	tx := report.NewText(&b, "1")
+	tx.Header(sv.r.Test, "server", "", sv.r.Test.Peer)
+	for _, in := range sv.r.Intervals {
+		tx.Interval("1", in, sv.t.udp, in.Flow != "reverse" && !sv.t.p.Reverse)
+	}
+	tx.Summary(sv.r)
+	return b.String()
+}
+
+// exchange runs EXCHANGE_RESULTS to IPERF_DONE and reports the result.
+func (sv *i3ServerTest) exchange(ctx context.Context) error {
+	h := sv.t.hub
+	fail := func(err error) error {
+		if sv.r.Error == "" {
+			sv.r.Error = err.Error()
+		}
+		h.s.finished(sv.id, sv.r)
+		return err
+	}
+	if err := sv.send(ctx, iperf3.ExchangeResults); err != nil {
+		return fail(err)
+	}
+	sctx, cancel := step(ctx)
+	defer cancel()
+	peer, err := sv.conn.ReadResults(sctx)
+	if err != nil {
+		_ = sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoRecvResults})
+		return fail(fmt.Errorf("reading the client's results: %w", err))
+	}
+	sv.peerCounts(peer)
+	if err := sv.conn.WriteResults(sctx, sv.ourResults()); err != nil {
+		return fail(fmt.Errorf("sending our results: %w", err))
+	}
+	if err := sv.send(ctx, iperf3.DisplayResults); err != nil {
+		return fail(err)
+	}
+	st, err := sv.conn.ReadState(sctx)
+	if err == nil {
+		err = sv.m.Recv(st)
+	}
+	if err == nil && st != iperf3.IperfDone {
+		err = fmt.Errorf("the client sent %v instead of IPERF_DONE", st)
+	}
+	if err != nil {
+		sv.r.Warn("the client did not end the conversation cleanly: " + err.Error())
+	}
+	h.s.finished(sv.id, sv.r)
+	return nil
+}
+
+// peerCounts takes the receive counts of the streams we sent on from the
+// client's results.
+func (sv *i3ServerTest) peerCounts(peer *iperf3.Results) {
+	var ids []int64
+	for _, st := range sv.t.streams {
+		if st.send {
+			ids = append(ids, st.id)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	sum, _, err := i3PeerReceiver(peer, ids, sv.t.udp)
+	if err != nil {
+		sv.r.Warn("the client's results do not match our streams: " + err.Error())
+		return
+	}
+	if sv.r.Reverse != nil {
+		sv.r.Reverse.Receiver = sum
+	} else {
+		sv.r.Receiver = sum
+	}
+}
+
+// i3Demux routes the datagrams of one UDP socket to iperf3 streams by
+// source address.
+type i3Demux struct {
+	hub  *i3Hub
+	conn udpio.Conn // writes must be safe with a concurrent reader and senders
+
+	mu      sync.Mutex
+	streams map[netip.AddrPort]*i3SrvStream
+}
+
+// match reports whether a new source's first datagram is an iperf3 UDP
+// connect message for a test waiting for streams from its address.
+func (d *i3Demux) match(b []byte) bool {
+	return len(b) == 4 && iperf3.IsUDPConnectMsg(b)
+}
+
+// datagram handles one datagram; it returns the connect reply when b
+// opened a stream.
+func (d *i3Demux) datagram(src netip.AddrPort, b []byte, at time.Time) []byte {
+	d.mu.Lock()
+	st := d.streams[src]
+	d.mu.Unlock()
+	if st != nil && !st.t.ended.Load() {
+		if st.urx != nil {
+			st.urx.feed(b, at)
+		}
+		return nil
+	}
+	if len(b) != 4 || !iperf3.IsUDPConnectMsg(b) {
+		return nil
+	}
+	h := d.hub
+	h.mu.Lock()
+	t := h.pendingUDPLocked(src.Addr())
+	if t != nil {
+		st = &i3SrvStream{uconn: d.conn, dst: src}
+		t.addStreamLocked(st)
+		if !st.send {
+			st.uconn = nil
+		}
+	}
+	h.mu.Unlock()
+	if t == nil {
+		h.s.logs.log("i3-udp", fmt.Sprintf("iperf3: ignored a udp connect from %s: no test from that address waits for streams", src))
+		return nil
+	}
+	d.mu.Lock()
+	d.streams[src] = st
+	d.mu.Unlock()
+	return []byte(iperf3.UDPConnectReply)
+}
+
+// done reports whether src's stream has ended, and forgets it then.
+func (d *i3Demux) done(src netip.AddrPort) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := d.streams[src]
+	if st == nil || st.t.ended.Load() {
+		delete(d.streams, src)
+		return true
+	}
+	return false
+}
+
+// serve reads iperf3's own UDP socket.
+func (d *i3Demux) serve(ctx context.Context) {
+	sweep := func(time.Time) bool {
+		d.mu.Lock()
+		for src, st := range d.streams {
+			if st.t.ended.Load() {
+				delete(d.streams, src)
+			}
+		}
+		d.mu.Unlock()
+		return true
+	}
+	err := engine.ReceiveUDP(ctx, d.conn, engine.UDPReceiveConfig{Batch: 64, Tick: sweepEvery, OnTick: sweep}, func(m *udpio.Message) bool {
+		if reply := d.datagram(m.Addr, m.Buf[:m.N], m.Time); reply != nil {
+			if _, err := d.conn.WriteBatch([]udpio.Message{{Buf: reply, Addr: m.Addr}}); err != nil {
+				d.hub.s.logs.log("i3-reply", fmt.Sprintf("iperf3: udp connect reply to %s: %v", m.Addr, err))
+			}
+		}
+		return true
+	})
+	if err != nil && ctx.Err() == nil {
+		d.hub.s.logs.log("i3-udp-read", fmt.Sprintf("iperf3: reading the udp socket: %v", err))
+	}
+}

@@ -1,0 +1,332 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/units"
+	"github.com/wirebench/wirebench/internal/wire/iperf3"
+)
+
+// i3TestServer is an in-process server with iperf3 enabled on an
+// ephemeral port of its own and on the iperf2 port.
+type i3TestServer struct {
+	t        *testing.T
+	srv      *Server
+	port     int // iperf2 port (iperf3 is sniffed there too)
+	i3port   int
+	cancel   context.CancelFunc
+	done     chan error
+	mu       sync.Mutex
+	results  []*result.Result
+	logs     []string
+	changed  chan struct{}
+	stopOnce sync.Once
+}
+
+func startI3Server(t *testing.T, cfg ServerConfig, i3 Iperf3Config) *i3TestServer {
+	t.Helper()
+	ts := &i3TestServer{t: t, done: make(chan error, 1), changed: make(chan struct{})}
+	cfg.Bind, cfg.Port = "127.0.0.1", -1
+	cfg.OnResult = func(id int, r *result.Result) {
+		ts.mu.Lock()
+		ts.results = append(ts.results, r)
+		close(ts.changed)
+		ts.changed = make(chan struct{})
+		ts.mu.Unlock()
+	}
+	cfg.OnLog = func(msg string) {
+		ts.mu.Lock()
+		ts.logs = append(ts.logs, msg)
+		ts.mu.Unlock()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := Listen(ctx, cfg)
+	if err != nil {
+		cancel()
+		t.Fatalf("Listen: %v", err)
+	}
+	if i3.Port == 0 {
+		i3.Port = -1
+	}
+	p3, err := srv.EnableIperf3(ctx, i3)
+	if err != nil {
+		cancel()
+		t.Fatalf("EnableIperf3: %v", err)
+	}
+	ts.srv, ts.cancel, ts.port, ts.i3port = srv, cancel, srv.Port(), p3
+	go func() { ts.done <- srv.Serve(ctx) }()
+	t.Cleanup(ts.stop)
+	return ts
+}
+
+func (ts *i3TestServer) stop() {
+	ts.stopOnce.Do(func() {
+		ts.cancel()
+		select {
+		case err := <-ts.done:
+			if err != nil {
+				ts.t.Errorf("Serve: %v", err)
+			}
+		case <-time.After(guard):
+			ts.t.Errorf("Serve did not return within %v", guard)
+		}
+	})
+}
+
+func (ts *i3TestServer) count() int {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return len(ts.results)
+}
+
+// waitResults waits for n results.
+func (ts *i3TestServer) waitResults(n int) []*result.Result {
+	ts.t.Helper()
+	deadline := time.After(guard)
+	for {
+		ts.mu.Lock()
+		if len(ts.results) >= n {
+			out := append([]*result.Result(nil), ts.results...)
+			ts.mu.Unlock()
+			return out
+		}
+		ch := ts.changed
+		logs := strings.Join(ts.logs, "\n")
+		ts.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline:
+			ts.t.Fatalf("waited %v for %d results; logs:\n%s", guard, n, logs)
+		}
+	}
+}
+
+// runIperf3Client runs the real iperf3 client with args and -J, and
+// returns its report and its text output (stderr included).
+func runIperf3Client(t *testing.T, port int, args ...string) (*iperf3.Report, string) {
+	t.Helper()
+	bin := iperf3Bin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	all := append([]string{"-c", "127.0.0.1", "-p", strconv.Itoa(port)}, args...)
+	cmd := exec.CommandContext(ctx, bin, all...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	text := out.String() + errb.String()
+	for _, bad := range []string{"unable to receive results", "control socket has closed unexpectedly"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("iperf3 client said %q:\n%s", bad, text)
+		}
+	}
+	if err != nil {
+		t.Fatalf("iperf3 %v: %v\n%s", all, err, text)
+	}
+	var rep iperf3.Report
+	if slicesContain(args, "-J") {
+		// 3.12 prints a peer's −1 (unknown retransmits, as iperf3 itself
+		// sends them) as 2^64−1, and sums of them as 2^64−n.
+		body := wrapRe.ReplaceAllFunc(out.Bytes(), func(b []byte) []byte {
+			u, _ := strconv.ParseUint(string(b), 10, 64)
+			return []byte(strconv.FormatInt(int64(u), 10))
+		})
+		if err := json.Unmarshal(body, &rep); err != nil {
+			t.Fatalf("decoding iperf3 -J: %v\n%s", err, text)
+		}
+	} else if !strings.Contains(text, "iperf Done.") {
+		t.Errorf("iperf3 client did not end with \"iperf Done.\":\n%s", text)
+	}
+	return &rep, text
+}
+
+var wrapRe = regexp.MustCompile(`1844674407370955\d{4}`)
+
+func slicesContain(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func TestIperf3RealClientsAgainstOurServer(t *testing.T) {
+	ts := startI3Server(t, ServerConfig{}, Iperf3Config{})
+	cases := []struct {
+		name    string
+		args    []string
+		onIperf bool // on the iperf2 port instead of our iperf3 port
+		udp     bool
+		human   bool // run again without -J: the text must end with "iperf Done."
+	}{
+		{"tcp", []string{"-t", "1"}, false, false, false},
+		{"udp 1M 200B", []string{"-u", "-b", "1M", "-l", "200", "-t", "1"}, false, true, true},
+		{"udp 64-bit", []string{"-u", "-b", "1M", "-l", "200", "-t", "1", "--udp-counters-64bit"}, false, true, false},
+		{"tcp -R", []string{"-t", "1", "-R"}, false, false, true},
+		{"udp -R", []string{"-u", "-b", "2M", "-l", "400", "-t", "1", "-R"}, false, true, false},
+		{"tcp --bidir -P 2", []string{"-t", "1", "--bidir", "-P", "2"}, false, false, false},
+		{"udp --bidir -P 2", []string{"-u", "-b", "1M", "-l", "300", "-t", "1", "--bidir", "-P", "2"}, false, true, true},
+		{"tcp --get-server-output", []string{"-t", "1", "--get-server-output"}, false, false, true},
+		{"tcp on the iperf2 port", []string{"-t", "1"}, true, false, false},
+		{"udp on the iperf2 port", []string{"-u", "-b", "1M", "-l", "200", "-t", "1"}, true, true, false},
+		{"udp -R on the iperf2 port", []string{"-u", "-b", "1M", "-l", "200", "-t", "1", "-R"}, true, true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			port := ts.i3port
+			if tc.onIperf {
+				port = ts.port
+			}
+			before := ts.count()
+			rep, _ := runIperf3Client(t, port, append(tc.args, "-J")...)
+			r := ts.waitResults(before + 1)[before]
+			if !tc.human {
+				return
+			}
+			_, text := runIperf3Client(t, port, tc.args...) // the human form ends with "iperf Done."
+			ts.waitResults(before + 2)
+			if r.Error != "" {
+				t.Fatalf("server result error: %s", r.Error)
+			}
+			checkRealClient(t, tc.args, tc.udp, rep, r)
+			if slicesContain(tc.args, "--get-server-output") && !strings.Contains(text, "Server output:") {
+				t.Errorf("no server output in:\n%s", text)
+			}
+		})
+	}
+}
+
+// checkRealClient compares the real client's -J figures with our server's
+// result.
+func checkRealClient(t *testing.T, args []string, udp bool, rep *iperf3.Report, r *result.Result) {
+	t.Helper()
+	if rep.End.SumReceived == nil || rep.End.SumSent == nil {
+		t.Fatalf("no sums in the client's -J: %+v", rep.End)
+	}
+	reverse, bidir := slicesContain(args, "-R"), slicesContain(args, "--bidir")
+	switch {
+	case bidir:
+		if r.Receiver == nil || r.Reverse == nil || r.Reverse.Sender == nil {
+			t.Fatalf("bidir result: %+v", r)
+		}
+		if got := rep.End.SumReceived.Bytes; got != r.Receiver.Bytes {
+			t.Errorf("client's sum_received %d, our count %d", got, r.Receiver.Bytes)
+		}
+		if rep.End.SumReceivedBidirReverse == nil || rep.End.SumReceivedBidirReverse.Bytes == 0 {
+			t.Errorf("client received nothing in the reverse direction")
+		}
+	case reverse:
+		if r.Sender == nil || r.Receiver == nil {
+			t.Fatalf("reverse result: sender %+v receiver %+v", r.Sender, r.Receiver)
+		}
+		if rep.End.SumSent.Bytes != r.Sender.Bytes {
+			t.Errorf("client's sum_sent (our sending) %d, our count %d", rep.End.SumSent.Bytes, r.Sender.Bytes)
+		}
+		if rep.End.SumReceived.Bytes != r.Receiver.Bytes || r.Receiver.Source != "peer-report" {
+			t.Errorf("client's sum_received %d, our peer-report %+v", rep.End.SumReceived.Bytes, r.Receiver)
+		}
+	default:
+		if r.Receiver == nil {
+			t.Fatal("no receiver")
+		}
+		if got := rep.End.SumReceived.Bytes; got != r.Receiver.Bytes || got == 0 {
+			t.Errorf("client's sum_received %d, our count %d", got, r.Receiver.Bytes)
+		}
+		if got := rep.End.SumSent.Bytes; got != r.Receiver.Bytes {
+			t.Errorf("client sent %d, we received %d", got, r.Receiver.Bytes)
+		}
+	}
+	if udp && !reverse && r.Receiver != nil && r.Receiver.Lost != 0 {
+		t.Errorf("UDP lost %d of %d", r.Receiver.Lost, r.Receiver.Total)
+	}
+}
+
+// TestIperf3FourClientsAtOnce runs four real iperf3 clients against one
+// server at the same time.
+func TestIperf3FourClientsAtOnce(t *testing.T) {
+	ts := startI3Server(t, ServerConfig{}, Iperf3Config{})
+	args := [][]string{
+		{"-t", "1", "-J"},
+		{"-u", "-b", "1M", "-l", "200", "-t", "1", "-J"},
+		{"-t", "1", "-R", "-J"},
+		{"-t", "1", "-P", "2", "-J"},
+	}
+	reps := make([]*iperf3.Report, len(args))
+	var wg sync.WaitGroup
+	for i, a := range args {
+		wg.Add(1)
+		go func() { defer wg.Done(); reps[i], _ = runIperf3Client(t, ts.i3port, a...) }()
+	}
+	wg.Wait()
+	rs := ts.waitResults(len(args))
+	// Match each client to its server result by the client's control port.
+	for i, rep := range reps {
+		if rep == nil || len(rep.Start.Connected) == 0 {
+			t.Fatalf("client %d: no report", i)
+		}
+		var r *result.Result
+		for _, x := range rs {
+			_, port, _ := net.SplitHostPort(x.Test.Peer)
+			for _, c := range rep.Start.Connected {
+				if strconv.FormatInt(c.LocalPort, 10) == port {
+					r = x
+				}
+			}
+		}
+		if r == nil {
+			// The control connection's port is not among start.connected;
+			// match on direction and protocol instead.
+			t.Logf("client %d: matching by totals", i)
+			for _, x := range rs {
+				if x.Receiver != nil && x.Receiver.Bytes == rep.End.SumReceived.Bytes {
+					r = x
+				}
+			}
+		}
+		if r == nil {
+			t.Fatalf("client %d: no server result with its counts (sum_received %d)", i, rep.End.SumReceived.Bytes)
+		}
+		checkRealClient(t, args[i], slicesContain(args[i], "-u"), rep, r)
+	}
+}
+
+// TestIperf3OurClientOurServer checks the wirebench extension: per-interval
+// receiver counts and duplicates reach our client.
+func TestIperf3OurClientOurServer(t *testing.T) {
+	ts := startI3Server(t, ServerConfig{}, Iperf3Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	for _, cfg := range []ClientConfig{
+		{UDP: true, Rate: units.Rate{Value: 2e6}, Length: 500, Duration: time.Second, Interval: 250 * time.Millisecond},
+		{Duration: time.Second, Bidir: true},
+	} {
+		cfg.Host, cfg.Port, cfg.Dialect = "127.0.0.1", ts.i3port, DialectIperf3
+		r, rep, err := RunIperf3Client(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Error != "" || r.Receiver == nil || r.Sender == nil {
+			t.Fatalf("result %+v", r)
+		}
+		if r.Receiver.Bytes != r.Sender.Bytes {
+			t.Errorf("server received %d, we sent %d", r.Receiver.Bytes, r.Sender.Bytes)
+		}
+		if cfg.UDP && (r.Receiver.Lost != 0 || r.Receiver.Total != r.Sender.Packets) {
+			t.Errorf("lost %d of %d", r.Receiver.Lost, r.Receiver.Total)
+		}
+		if rep == nil {
+			t.Fatal("no -J report")
+		}
+	}
+}
