@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -29,6 +30,9 @@ type clientFlags struct {
 	fullDuplex bool
 	dialect    string
 	json, csv  bool
+	bidir      bool // iperf3 --bidir
+	counters64 bool // iperf3 --udp-counters-64bit
+	jsonIperf3 bool // iperf3 -J output
 	linkFlags
 	latencyFlags
 }
@@ -69,7 +73,10 @@ The dialect decides what goes on the wire:
 	fl.BoolVarP(&f.dual, "dualtest", "d", false, "the server connects back and sends at the same time (legacy)")
 	fl.IntVarP(&f.listenPort, "listenport", "L", 0, "port to listen on for -r/-d (default the server port)")
 	fl.BoolVar(&f.fullDuplex, "full-duplex", false, "send and receive on one TCP connection (iperf 2.1)")
-	fl.StringVar(&f.dialect, "dialect", session.DialectIperf2, "wire dialect: iperf2, iperf2-legacy or raw")
+	fl.StringVar(&f.dialect, "dialect", session.DialectIperf2, "wire dialect: iperf2, iperf2-legacy, raw or iperf3 (default iperf3 when -p 5201)")
+	fl.BoolVar(&f.bidir, "bidir", false, "iperf3: both directions at once, -P streams each")
+	fl.BoolVar(&f.counters64, "udp-counters-64bit", false, "iperf3: 64-bit UDP sequence numbers")
+	fl.BoolVar(&f.jsonIperf3, "json-iperf3", false, "iperf3: print iperf3's own -J document instead of wirebench/1")
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, docs/json.md)")
 	fl.BoolVar(&f.csv, "csv", false, "print intervals and summary as CSV")
 	f.linkFlags.register(cmd)
@@ -83,6 +90,10 @@ func (f *clientFlags) config(cmd *cobra.Command, host string) (session.ClientCon
 	cfg := session.ClientConfig{
 		Host: host, Port: f.port, UDP: f.udp, Parallel: f.parallel, Dialect: f.dialect,
 		Reverse: f.reverse, Tradeoff: f.tradeoff, Dual: f.dual, ListenPort: f.listenPort, FullDuplex: f.fullDuplex,
+		Bidir: f.bidir, UDPCounters64Bit: f.counters64,
+	}
+	if !cmd.Flags().Changed("dialect") && f.port == session.DefaultIperf3Port {
+		cfg.Dialect = session.DialectIperf3
 	}
 	if f.parallel < 1 {
 		return cfg, usagef("invalid -P %d: want at least 1 stream", f.parallel)
@@ -144,6 +155,9 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 			text.Interval(intervalID(cfg.Parallel, in), in, cfg.UDP, in.Flow == "reverse" || cfg.Reverse)
 		}
 		text.Header(previewTest(cfg), "client", "", host)
+	}
+	if f.jsonIperf3 {
+		return runClientIperf3JSON(e, cfg, format)
 	}
 	r, lat, err := f.latencyFlags.runClient(e, cfg, format)
 	if err != nil {
@@ -227,4 +241,28 @@ func usageOrRun(err error) error {
 		return usageError{err}
 	}
 	return err
+}
+
+// runClientIperf3JSON runs an iperf3 test and prints iperf3's -J document.
+func runClientIperf3JSON(e *env, cfg session.ClientConfig, format outputFormat) error {
+	if cfg.Dialect != session.DialectIperf3 {
+		return usagef("--json-iperf3 needs the iperf3 dialect (--dialect iperf3, or -p 5201)")
+	}
+	if format != formatText {
+		return usagef("--json-iperf3 replaces --json and --csv")
+	}
+	cfg.OnInterval = nil
+	r, rep, err := session.RunIperf3Client(e.ctx, cfg)
+	if err != nil {
+		return usageOrRun(err)
+	}
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "\t")
+	if err := enc.Encode(rep); err != nil {
+		return err
+	}
+	if r.Error != "" {
+		return fmt.Errorf("test ended early: %s", r.Error)
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/units"
 )
 
 type serverFlags struct {
@@ -21,6 +22,8 @@ type serverFlags struct {
 	idle        float64
 	maxTests    int
 	maxDuration float64
+	iperf3Port  int
+	maxRate     string
 	json, csv   bool
 	linkFlags
 }
@@ -49,7 +52,9 @@ address the test came from.`,
 	fl.Float64VarP(&f.interval, "interval", "i", 0, "seconds between interval reports (0 = none)")
 	fl.Float64Var(&f.idle, "idle-timeout", 5, "seconds of silence that end a UDP test without FIN or a silent TCP connection")
 	fl.IntVar(&f.maxTests, "max-tests", 1024, "most tests open at once")
-	fl.Float64Var(&f.maxDuration, "max-duration", 3600, "longest this server sends in a reverse or connect-back test, in seconds")
+	fl.Float64Var(&f.maxDuration, "max-duration", 3600, "longest this server sends in a reverse or connect-back test, in seconds; iperf3 clients asking for more are refused")
+	fl.IntVar(&f.iperf3Port, "iperf3-port", session.DefaultIperf3Port, "also answer iperf3 clients on this port (0 = only on the main port, where they are recognised too)")
+	fl.StringVar(&f.maxRate, "max-rate", "", "refuse iperf3 tests asking for (or measured at) more than this total rate, bit/s with k/M/G")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document per test, one per line (JSON Lines, schema wirebench/1)")
 	fl.BoolVar(&f.csv, "csv", false, "print each test's intervals and summary as CSV")
 	// iperf muscle memory: -u is accepted and means nothing (both are served).
@@ -71,6 +76,17 @@ func runServer(e *env, f *serverFlags) error {
 	}
 	if f.port < 0 || f.port > 65535 {
 		return usagef("invalid port %d", f.port)
+	}
+	if f.iperf3Port < 0 || f.iperf3Port > 65535 {
+		return usagef("invalid --iperf3-port %d", f.iperf3Port)
+	}
+	var maxRate float64
+	if f.maxRate != "" {
+		r, err := units.ParseRate(f.maxRate)
+		if err != nil || r.PPS || r.Value <= 0 {
+			return usagef("invalid --max-rate %q: want a rate in bit/s like 100M", f.maxRate)
+		}
+		maxRate = r.Value
 	}
 	link, err := f.linkFlags.resolve()
 	if err != nil {
@@ -142,6 +158,17 @@ func runServer(e *env, f *serverFlags) error {
 		return err
 	}
 	echo.Register(srv, echo.ServerConfig{IdleTimeout: cfg.IdleTimeout, OnLog: cfg.OnLog})
+	i3 := session.Iperf3Config{Port: f.iperf3Port, MaxRate: maxRate}
+	if f.iperf3Port == srv.Port() {
+		i3.Port = 0 // iperf3 is recognised on the main port anyway
+	}
+	i3port, err := srv.EnableIperf3(e.ctx, i3)
+	if err != nil {
+		return err
+	}
+	if i3port != 0 {
+		e.logf("iperf3 clients also on TCP and UDP port %d", i3port)
+	}
 	if format == formatText {
 		report.NewText(out, "").Listening(f.bind, srv.Port())
 	} else {
