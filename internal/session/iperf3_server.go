@@ -389,12 +389,18 @@ func (sv *i3ServerTest) run(ctx context.Context) error {
 		return err
 	}
 	if err := sv.m.Recv(m.st); err != nil {
-		return err
-	}
-	if m.st != iperf3.TestEnd {
-		return fmt.Errorf("the client sent %v", m.st)
+		return fail(sv, err)
 	}
 	return sv.exchange(ctx)
+}
+
+// fail reports a started test that failed.
+func fail(sv *i3ServerTest, err error) error {
+	if sv.r.Error == "" {
+		sv.r.Error = err.Error()
+	}
+	sv.t.hub.s.finished(sv.id, sv.r)
+	return err
 }
 
 // badMsg describes a control message that came when none should.
@@ -495,6 +501,9 @@ wait:
 			err = ctx.Err()
 			break wait
 		}
+	}
+	if err == nil && m.st != iperf3.TestEnd {
+		err = sv.badMsg(m, "during the test")
 	}
 	sv.end = time.Now()
 	stop()
@@ -701,13 +710,7 @@ func (sv *i3ServerTest) text() string {
 // exchange runs EXCHANGE_RESULTS to IPERF_DONE and reports the result.
 func (sv *i3ServerTest) exchange(ctx context.Context) error {
 	h := sv.t.hub
-	fail := func(err error) error {
-		if sv.r.Error == "" {
-			sv.r.Error = err.Error()
-		}
-		h.s.finished(sv.id, sv.r)
-		return err
-	}
+	fail := func(err error) error { return fail(sv, err) }
 	if err := sv.send(ctx, iperf3.ExchangeResults); err != nil {
 		return fail(err)
 	}
