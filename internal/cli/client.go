@@ -149,15 +149,15 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.jsonIperf3 {
+		return runClientIperf3JSON(e, cfg, format)
+	}
 	text := report.NewText(e.stdout, "1")
 	if format == formatText {
 		cfg.OnInterval = func(in result.Interval) {
 			text.Interval(intervalID(cfg.Parallel, in), in, cfg.UDP, in.Flow == "reverse" || cfg.Reverse)
 		}
 		text.Header(previewTest(cfg), "client", "", host)
-	}
-	if f.jsonIperf3 {
-		return runClientIperf3JSON(e, cfg, format)
 	}
 	r, lat, err := f.latencyFlags.runClient(e, cfg, format)
 	if err != nil {

@@ -188,3 +188,80 @@ func checkAgainstIperf3Server(t *testing.T, cfg *ClientConfig, r *result.Result,
 	}
 	t.Logf("sent %+v\nreceiver %+v\nreverse %+v\nwarnings %q", r.Sender, r.Receiver, r.Reverse, r.Warnings)
 }
+
+// keyPaths lists the object key paths of a JSON document (array elements
+// share their array's path).
+func keyPaths(v any, prefix string, out map[string]bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			p := prefix + "." + k
+			out[p] = true
+			keyPaths(e, p, out)
+		}
+	case []any:
+		for _, e := range x {
+			keyPaths(e, prefix+"[]", out)
+		}
+	}
+}
+
+// TestIperf3JSONMatchesRealStructure compares our --json-iperf3 document
+// with real iperf3 3.12 -J output for the same kind of test: every key we
+// print is one iperf3 prints there, and the keys consumers rely on are all
+// present. The real output decodes with the same Report types.
+func TestIperf3JSONMatchesRealStructure(t *testing.T) {
+	for _, udp := range []bool{false, true} {
+		t.Run("udp="+strconv.FormatBool(udp), func(t *testing.T) {
+			// Real iperf3 client against a real server.
+			port, report := realIperf3Server(t)
+			args := []string{"-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "1", "-J"}
+			if udp {
+				args = append(args, "-u", "-b", "1M", "-l", "200")
+			}
+			out, err := exec.Command(iperf3Bin(t), args...).Output()
+			if err != nil {
+				t.Fatalf("iperf3 -c: %v", err)
+			}
+			report()
+			var realRep iperf3.Report
+			if err := json.Unmarshal(wrapRe.ReplaceAll(out, []byte("0")), &realRep); err != nil {
+				t.Fatalf("real -J does not decode into Report: %v", err)
+			}
+			// Our client against a real server.
+			port2, report2 := realIperf3Server(t)
+			cfg := ClientConfig{Host: "127.0.0.1", Port: port2, Duration: time.Second, UDP: udp, Length: 200, Rate: units.Rate{Value: 1e6}}
+			if !udp {
+				cfg.Length, cfg.Rate = 0, units.Rate{}
+			}
+			_, rep, err := RunIperf3Client(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			report2()
+			ours, err := json.Marshal(rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var a, b any
+			_ = json.Unmarshal(wrapRe.ReplaceAll(out, []byte("0")), &a)
+			_ = json.Unmarshal(ours, &b)
+			realKeys, ourKeys := map[string]bool{}, map[string]bool{}
+			keyPaths(a, "", realKeys)
+			keyPaths(b, "", ourKeys)
+			for k := range ourKeys {
+				if !realKeys[k] && k != ".start.test_start.bidir" {
+					t.Errorf("we print %s, iperf3 3.12 does not", k)
+				}
+			}
+			for _, k := range []string{".start.connected", ".start.version", ".start.timestamp.timesecs", ".start.connecting_to.host",
+				".start.cookie", ".start.test_start.protocol", ".start.test_start.num_streams", ".intervals[].streams[].bytes",
+				".intervals[].sum.bits_per_second", ".end.sum_sent.bytes", ".end.sum_received.bytes", ".end.streams",
+				".end.cpu_utilization_percent.remote_total"} {
+				if !ourKeys[k] {
+					t.Errorf("our document lacks %s", k)
+				}
+			}
+		})
+	}
+}
