@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -25,6 +26,9 @@ import (
 //	gap-mean-us     mean interval between sends (the request is 1/pps)
 //	gap-sd-us       standard deviation of that interval: how evenly spaced
 //	                the datagrams leave (0 would be perfect)
+//	gap-p99-us      99th percentile of that interval (about twice the
+//	                requested interval means some slots were missed and
+//	                caught up with a pair sent back to back)
 //	rx-gap-sd-us    the same at the receiver (kernel timestamps)
 //	max-lag-us      furthest the sender fell behind its schedule
 //	lost            datagrams the receiver did not get
@@ -102,6 +106,7 @@ func benchPacing(b *testing.B, bps float64, size int) {
 	b.ReportMetric(100*(interval/mean-1), "rate-err-%")
 	b.ReportMetric(mean*1e6, "gap-mean-us")
 	b.ReportMetric(sd*1e6, "gap-sd-us")
+	b.ReportMetric(gapP99(sent)*1e6, "gap-p99-us")
 	b.ReportMetric(float64(res.MaxLag.Microseconds()), "max-lag-us")
 	b.ReportMetric(float64(int64(n)-int64(received)), "lost")
 	if arrived := compact(recvAt); len(arrived) >= 2 {
@@ -120,6 +125,17 @@ func compact(ts []time.Time) []time.Time {
 		}
 	}
 	return out
+}
+
+// gapP99 returns the 99th percentile, in seconds, of the intervals
+// between consecutive times.
+func gapP99(ts []time.Time) float64 {
+	gaps := make([]float64, len(ts)-1)
+	for i := 1; i < len(ts); i++ {
+		gaps[i-1] = ts[i].Sub(ts[i-1]).Seconds()
+	}
+	slices.Sort(gaps)
+	return gaps[min(len(gaps)-1, len(gaps)*99/100)]
 }
 
 // gapStats returns the mean and standard deviation, in seconds, of the
