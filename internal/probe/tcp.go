@@ -1,0 +1,287 @@
+package probe
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/echo"
+	"github.com/wirebench/wirebench/internal/wire/iperf2"
+	"github.com/wirebench/wirebench/internal/wire/iperf3"
+)
+
+// Sizes of the data the iperf2 feature probes ask for.
+const (
+	reverseBytes = 64 * 1024
+	dualBytes    = 64 * 1024
+	maxDrain     = 64 << 20 // most bytes read from a peer that ignores the byte count
+)
+
+// readReply reads from c until more(b) is false, the peer closes (ended),
+// max bytes have arrived, or wait passes.
+func readReply(ctx context.Context, c net.Conn, wait time.Duration, more func([]byte) bool, max int) (b []byte, ended bool) {
+	deadline := time.Now().Add(wait)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = c.SetReadDeadline(deadline)
+	defer func() { _ = c.SetReadDeadline(time.Time{}) }()
+	buf := make([]byte, max)
+	n := 0
+	for n < max && more(buf[:n]) {
+		m, err := c.Read(buf[n:])
+		n += m
+		if err != nil {
+			return buf[:n], !errors.Is(err, os.ErrDeadlineExceeded)
+		}
+	}
+	return buf[:n], false
+}
+
+// closeGracefully half-closes c, reads what the peer still sends (at most
+// maxDrain bytes, until wait) so that no unread data turns the close into a
+// reset, and closes. It returns the bytes drained and whether the peer
+// closed its side in time.
+func closeGracefully(c net.Conn, wait time.Duration) (int64, bool) {
+	defer c.Close()
+	if tc, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = tc.CloseWrite()
+	}
+	_ = c.SetReadDeadline(time.Now().Add(wait))
+	n, err := io.Copy(io.Discard, io.LimitReader(c, maxDrain))
+	return n, err == nil && n < maxDrain
+}
+
+// opening sends the opening cookie (see OpeningCookie) and classifies the
+// answer; for an iperf3 peer it goes on with the tiny test on the same
+// connection.
+func (p *prober) opening(ctx context.Context) OpeningKind {
+	t0 := time.Now()
+	c, err := p.dial(ctx)
+	if err != nil {
+		p.res.TCP.Opening = string(OpeningRefused)
+		p.step("tcp-opening", string(OpeningRefused), err.Error(), t0)
+		return OpeningRefused
+	}
+	ck, err := iperf3.NewCookie(nil)
+	if err != nil {
+		_ = c.Close()
+		p.step("tcp-opening", "error", err.Error(), t0)
+		return OpeningOther
+	}
+	ck = OpeningCookie(ck)
+	if _, err := c.Write(ck.AppendWire(nil)); err != nil {
+		_ = c.Close()
+		p.res.TCP.Opening = string(OpeningClosed)
+		p.step("tcp-opening", string(OpeningClosed), "writing the cookie: "+err.Error(), t0)
+		return OpeningClosed
+	}
+	reply, ended := readReply(ctx, c, p.cfg.Timeout, OpeningNeedsMore, iperf2.ClientHdrAckSizeTS)
+	kind, ver := ClassifyOpening(reply, ended)
+	p.res.TCP.Opening = string(kind)
+	detail := fmt.Sprintf("%d byte(s) back: % x", len(reply), reply[:min(len(reply), 20)])
+	switch kind {
+	case OpeningIperf3:
+		p.res.Iperf3.Answered, p.res.Iperf3.Reverse = true, Yes
+		p.step("tcp-opening", string(kind), "PARAM_EXCHANGE", t0)
+		p.iperf3Test(ctx, c, ck)
+		return kind
+	case OpeningIperf3Busy:
+		p.res.Iperf3.Answered, p.res.Iperf3.Busy, p.res.Iperf3.Reverse = true, true, Yes
+		_ = c.Close()
+		p.step("tcp-opening", string(kind), "ACCESS_DENIED: a test is running", t0)
+		return kind
+	case OpeningIperf2Ack:
+		p.res.Iperf2.TCP, p.res.Iperf2.Version = true, ver
+		detail = "CLIENTHDRACK, version " + orUnknown(ver)
+	case OpeningSilent:
+		p.res.Iperf2.TCPNoAck = true
+		detail = "accepted 37 bytes, no reply within " + p.cfg.Timeout.String()
+	}
+	closeGracefully(c, p.cfg.Timeout)
+	p.step("tcp-opening", string(kind), detail, t0)
+	return kind
+}
+
+// headerProbe sends a plain 2.1 TCP header (EXTEND, 60 bytes) and waits for
+// the CLIENTHDRACK.
+func (p *prober) headerProbe(ctx context.Context) {
+	t0 := time.Now()
+	c, err := p.dial(ctx)
+	if err != nil {
+		p.step("iperf2-header", "no connection", err.Error(), t0)
+		return
+	}
+	h := iperf2.NewClientHeader(false, 1, int32(p.cfg.Port))
+	h.Amount = iperf2.AmountForBytes(int64(h.Len()))
+	if _, err := c.Write(h.AppendTo(nil)); err != nil {
+		_ = c.Close()
+		p.step("iperf2-header", "closed", err.Error(), t0)
+		return
+	}
+	reply, ended := readReply(ctx, c, p.cfg.Timeout, OpeningNeedsMore, iperf2.ClientHdrAckSizeTS)
+	closeGracefully(c, p.cfg.Timeout)
+	if ver, ok := AckVersion(reply); ok {
+		p.res.Iperf2.TCP, p.res.Iperf2.Version = true, ver
+		p.step("iperf2-header", "ack", "CLIENTHDRACK, version "+orUnknown(ver), t0)
+		return
+	}
+	if len(reply) == 0 && !ended {
+		p.res.Iperf2.TCPNoAck = true
+		p.step("iperf2-header", "no ack", "60-byte 2.1 header accepted, no CLIENTHDRACK", t0)
+		return
+	}
+	p.step("iperf2-header", "other", fmt.Sprintf("%d byte(s), closed=%v", len(reply), ended), t0)
+}
+
+// reverseProbe asks for -R (VERSION2 + REVERSE, 64 KiB) and counts what the
+// server sends on our connection.
+func (p *prober) reverseProbe(ctx context.Context) {
+	t0 := time.Now()
+	c, err := p.dial(ctx)
+	if err != nil {
+		p.step("iperf2-reverse", "no connection", err.Error(), t0)
+		return
+	}
+	h := iperf2.NewClientHeader(false, 1, int32(p.cfg.Port))
+	h.Flags |= iperf2.FlagVersion2
+	h.UpperFlags |= iperf2.UpperReverse
+	h.Amount = iperf2.AmountForBytes(reverseBytes)
+	if _, err := c.Write(h.AppendTo(nil)); err != nil {
+		_ = c.Close()
+		p.res.Iperf2.Reverse = No
+		p.step("iperf2-reverse", "no", err.Error(), t0)
+		return
+	}
+	n, ended := drainCounting(c, 3*p.cfg.Timeout)
+	_ = c.Close()
+	detail := fmt.Sprintf("%d bytes received on our connection, server closed=%v", n, ended)
+	if n > 0 {
+		p.res.Iperf2.Reverse = Yes
+		p.step("iperf2-reverse", "yes", detail, t0)
+		return
+	}
+	p.res.Iperf2.Reverse = No
+	p.step("iperf2-reverse", "no", detail, t0)
+}
+
+// drainCounting reads c until EOF or wait (at most maxDrain bytes), skipping
+// a leading CLIENTHDRACK, and returns the data bytes and whether the peer
+// closed.
+func drainCounting(c net.Conn, wait time.Duration) (int64, bool) {
+	_ = c.SetReadDeadline(time.Now().Add(wait))
+	buf := make([]byte, 64*1024)
+	var n int64
+	first := true
+	for n < maxDrain {
+		m, err := c.Read(buf)
+		if first && m >= 12 {
+			if k := iperf2.ClientHdrAckLen(buf[:m]); k > 0 && k <= m {
+				m -= k
+			}
+			first = false
+		}
+		n += int64(m)
+		if err != nil {
+			return n, !errors.Is(err, os.ErrDeadlineExceeded)
+		}
+	}
+	return n, false
+}
+
+// dualProbe asks for -d (VERSION1 | RUN_NOW, mPort = a listener of ours on
+// the local address that reaches the peer) and waits for the connect-back.
+// Only connections from the peer's own address are taken.
+func (p *prober) dualProbe(ctx context.Context) {
+	t0 := time.Now()
+	c, err := p.dial(ctx)
+	if err != nil {
+		p.step("iperf2-dual", "no connection", err.Error(), t0)
+		return
+	}
+	defer func() { closeGracefully(c, p.cfg.Timeout) }()
+	local := c.LocalAddr().(*net.TCPAddr)
+	peer := c.RemoteAddr().(*net.TCPAddr)
+	ln, err := p.cfg.Listen(ctx, "tcp", net.JoinHostPort(local.IP.String(), "0"))
+	if err != nil {
+		p.step("iperf2-dual", "untested", "listening for the connect-back: "+err.Error(), t0)
+		return
+	}
+	defer ln.Close()
+	h := iperf2.NewClientHeader(false, 1, int32(ln.Addr().(*net.TCPAddr).Port))
+	h.Flags |= iperf2.FlagVersion1 | iperf2.FlagRunNow
+	h.Amount = iperf2.AmountForBytes(dualBytes)
+	if _, err := c.Write(h.AppendTo(nil)); err != nil {
+		p.res.Iperf2.ConnectBack = No
+		p.step("iperf2-dual", "no", err.Error(), t0)
+		return
+	}
+	back, err := acceptFrom(ln, peer.IP, 3*p.cfg.Timeout)
+	if err != nil {
+		p.res.Iperf2.ConnectBack = No
+		p.step("iperf2-dual", "no", "no connect-back: "+err.Error(), t0)
+		return
+	}
+	n, ended := drainCounting(back, 3*p.cfg.Timeout)
+	_ = back.Close()
+	p.res.Iperf2.ConnectBack = Yes
+	p.step("iperf2-dual", "yes", fmt.Sprintf("connected back from %s, %d bytes, closed=%v", back.RemoteAddr(), n, ended), t0)
+}
+
+// acceptFrom accepts one connection from ip within wait; connections from
+// other addresses are closed at once.
+func acceptFrom(ln net.Listener, ip net.IP, wait time.Duration) (net.Conn, error) {
+	if tl, ok := ln.(*net.TCPListener); ok {
+		_ = tl.SetDeadline(time.Now().Add(wait))
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if a, ok := c.RemoteAddr().(*net.TCPAddr); ok && a.IP.Equal(ip) {
+			return c, nil
+		}
+		_ = c.Close()
+	}
+}
+
+// echoTCP sends one wirebench echo request and a bye.
+func (p *prober) echoTCP(ctx context.Context) {
+	t0 := time.Now()
+	c, err := p.dial(ctx)
+	if err != nil {
+		p.step("echo-tcp", "no connection", err.Error(), t0)
+		return
+	}
+	id := randID()
+	if _, err := c.Write(echo.Append(nil, echo.Message{Kind: echo.KindRequest, Len: echo.HeaderLen, ID: id})); err != nil {
+		_ = c.Close()
+		p.step("echo-tcp", "no", err.Error(), t0)
+		return
+	}
+	reply, _ := readReply(ctx, c, p.cfg.Timeout, func(b []byte) bool { return len(b) < echo.HeaderLen }, echo.HeaderLen)
+	ver, ok := EchoReplyOK(reply, id)
+	if ok {
+		_, _ = c.Write(echo.Append(nil, echo.Message{Kind: echo.KindBye, Len: echo.HeaderLen, ID: id + 1}))
+	}
+	closeGracefully(c, p.cfg.Timeout)
+	if !ok {
+		p.step("echo-tcp", "no", fmt.Sprintf("%d byte(s) back, not an echo reply", len(reply)), t0)
+		return
+	}
+	p.res.Wirebench.EchoTCP, p.res.Wirebench.EchoVersion = true, ver
+	p.step("echo-tcp", "yes", fmt.Sprintf("echo reply, format version %d", ver), t0)
+}
+
+func randID() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.BigEndian.Uint64(b[:]) >> 1
+}
