@@ -118,6 +118,7 @@ func commands(e *env) []*cobra.Command {
 		newCalcCmd(e),
 		newPingCmd(e),
 		newLatencyCmd(e),
+		newProbeCmd(e),
 		newLoopbackCmd(e),
 		newVersionCmd(e),
 	}
