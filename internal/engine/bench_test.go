@@ -35,7 +35,11 @@ import (
 //
 // The 0.1 Mbit/s case sends only 8.5 datagrams/s, so use a count, e.g.
 //
-//	go test -run '^$' -bench Pacing -benchtime 40x ./internal/engine/
+//	go test -run '^$' -bench 'Pacing/rate=0.1' -benchtime 40x ./internal/engine/
+//	go test -run '^$' -bench 'Pacing/rate=(10|100)M' -benchtime 3000x ./internal/engine/
+//
+// A run longer than a minute stops and fails the benchmark rather than
+// report a rate it did not finish.
 func BenchmarkPacing(b *testing.B) {
 	for _, mbps := range []float64{0.1, 10, 100} {
 		b.Run(fmt.Sprintf("rate=%gMbps", mbps), func(b *testing.B) { benchPacing(b, mbps*1e6, 1470) })
@@ -97,6 +101,9 @@ func benchPacing(b *testing.B, bps float64, size int) {
 		b.Fatalf("sending: %v", err)
 	}
 	received := <-got
+	if res.Packets < int64(n) {
+		b.Fatalf("the %v bound ended the run after %d of %d datagrams: ask for fewer (-benchtime Nx)", pacingMaxTime, res.Packets, n)
+	}
 	if res.Packets < 2 {
 		return // one datagram has no interval to measure
 	}
