@@ -466,13 +466,19 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 		backstop = min(backstop, time.Duration(p.Time)*time.Second)
 	}
 	backstop += 30 * time.Second
-	dctx, stop := context.WithCancel(ctx)
-	defer stop()
+	sctx, stopSend := context.WithCancel(ctx)
+	defer stopSend()
+	rctx, stopRecv := context.WithCancel(ctx)
+	defer stopRecv()
 	var wg sync.WaitGroup
 	for _, st := range t.streams {
 		if st.send || st.tcp != nil {
+			c := rctx
+			if st.send {
+				c = sctx
+			}
 			wg.Add(1)
-			go func() { defer wg.Done(); sv.stream(dctx, st, backstop) }()
+			go func() { defer wg.Done(); sv.stream(c, st, backstop) }()
 		}
 	}
 	var m ctrlMsg
@@ -505,8 +511,15 @@ wait:
 	if err == nil && m.st != iperf3.TestEnd {
 		err = sv.badMsg(m, "during the test")
 	}
+	stopSend()
+	if err == nil {
+		// What the client sent before TEST_END may still be on its way or
+		// in our socket buffers: count it (iperf3's own server stops at
+		// TEST_END and misses it).
+		drain(ctx, recvC)
+	}
 	sv.end = time.Now()
-	stop()
+	stopRecv()
 	for _, st := range t.streams {
 		if st.urx != nil {
 			st.totals = st.urx.stop()
@@ -523,6 +536,35 @@ wait:
 		h.s.finished(sv.id, sv.r)
 	}
 	return m, err
+}
+
+// drain waits until the receive counters stop moving (20 ms without
+// change), at most one second.
+func drain(ctx context.Context, cs []*stats.Counters) {
+	if len(cs) == 0 {
+		return
+	}
+	sum := func() (b int64) {
+		for _, c := range cs {
+			b += c.Bytes.Load()
+		}
+		return b
+	}
+	prev := sum()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for i := 0; i < 50; i++ {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+		now := sum()
+		if now == prev {
+			return
+		}
+		prev = now
+	}
 }
 
 // rate is the test's average rate so far, both directions together.
