@@ -246,6 +246,25 @@ func TestStandinTCPClientsToServer(t *testing.T) {
 		}
 		check(t, c, DialectRaw)
 	})
+	for _, mode := range []struct {
+		name           string
+		tradeoff, dual bool
+	}{{"lwiperf-r", true, false}, {"lwiperf-d", false, true}} {
+		t.Run(mode.name, func(t *testing.T) {
+			c, err := standin.LwiperfTCPClient(deadlineCtx(t), ts.addr, standin.TCPClientOptions{Amount: -30,
+				Tradeoff: mode.tradeoff, Dual: mode.dual, MPort: freePort(t, "tcp")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := check(t, c, DialectIperf2Legacy)
+			if c.CallbackErr != nil || c.CallbackBytes == 0 {
+				t.Fatalf("connect-back: %d bytes, error %v", c.CallbackBytes, c.CallbackErr)
+			}
+			if r.Reverse == nil || r.Reverse.Sender == nil || r.Reverse.Sender.Bytes != c.CallbackBytes {
+				t.Errorf("our result's reverse flow %+v, the stand-in received %d", r.Reverse, c.CallbackBytes)
+			}
+		})
+	}
 	t.Run("zperf", func(t *testing.T) {
 		c, err := standin.ZperfTCPClient(deadlineCtx(t), ts.addr, standin.TCPClientOptions{Bytes: 100_000})
 		if err != nil {
