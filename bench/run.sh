@@ -38,16 +38,19 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# stop_pid PID: TERM, then KILL if it is still there after a second.
+# stop_pid PID: TERM to PID and its children (a `timeout` wrapper's
+# command), then KILL to whatever is left after a second (iperf's server
+# may ignore TERM while a test is open).
 stop_pid() {
-	local p=$1 i
-	kill -0 "$p" 2>/dev/null || return 0
-	kill "$p" 2>/dev/null || true
+	local p=$1 i kids
+	kill -0 "$p" 2>/dev/null || { wait "$p" 2>/dev/null || true; return 0; }
+	kids=$(ps -o pid= --ppid "$p" || true)
+	kill $kids "$p" 2>/dev/null || true
 	for i in 1 2 3 4 5 6 7 8 9 10; do
 		kill -0 "$p" 2>/dev/null || break
 		sleep 0.1
 	done
-	kill -9 "$p" 2>/dev/null || true
+	kill -9 $kids "$p" 2>/dev/null || true
 	wait "$p" 2>/dev/null || true
 }
 
@@ -83,13 +86,14 @@ echo "$(iperf -v 2>&1 | head -1); $("$WB" version 2>/dev/null | head -1 || echo 
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 echo
 
-# start_server TOOL PORT LOG: our server or iperf's, in the background.
+# start_server TOOL PORT LOG: our server or iperf's, in the background,
+# bounded by timeout even if this script is killed outright.
 start_server() {
-	local tool=$1 port=$2 log=$3
+	local tool=$1 port=$2 log=$3 limit=$((DUR + PPS_DUR + 60))
 	if [ "$tool" = ours ]; then
-		"$WB" server -B 127.0.0.1 -p "$port" --json -1 >"$log" 2>"$log.err" &
+		timeout -k 2 "$limit" "$WB" server -B 127.0.0.1 -p "$port" --json -1 >"$log" 2>"$log.err" &
 	else
-		stdbuf -oL iperf -s -u -B 127.0.0.1 -p "$port" >"$log" 2>&1 &
+		timeout -k 2 "$limit" stdbuf -oL iperf -s -u -B 127.0.0.1 -p "$port" >"$log" 2>&1 &
 	fi
 	SERVER_PID=$!
 	PIDS+=("$SERVER_PID")
