@@ -127,6 +127,10 @@ type Receiver struct {
 	HostDrops int64 `json:"host_drops,omitempty"`
 	// PacketsPerSecond is Packets/Seconds for UDP.
 	PacketsPerSecond float64 `json:"packets_per_second,omitempty"`
+	// Intervals are the receiver's own per-interval counts, when the peer
+	// that received is a wirebench that reported them (iperf3 control
+	// protocol with wirebench's extension keys).
+	Intervals []Interval `json:"intervals,omitempty"`
 }
 
 // Flow is the summary of one direction of a two-flow test.

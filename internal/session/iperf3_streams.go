@@ -147,6 +147,7 @@ func i3PeerReceiver(res *iperf3.Results, ids []int64, udp bool) (*result.Receive
 			for _, w := range res.WB.Streams {
 				if w.ID == id {
 					rr.Duplicates, rr.OutOfOrder = w.Duplicates, w.OutOfOrder
+					rr.Intervals = i3PeerIntervals(w.Intervals)
 				}
 			}
 		}
@@ -157,7 +158,47 @@ func i3PeerReceiver(res *iperf3.Results, ids []int64, udp bool) (*result.Receive
 	if !udp {
 		sum.PacketsPerSecond = 0
 	}
+	sum.Intervals = sumIntervals(per)
 	return sum, per, nil
+}
+
+// i3PeerIntervals turns a wirebench peer's receiver intervals into ours.
+func i3PeerIntervals(ws []iperf3.WBInterval) []result.Interval {
+	var out []result.Interval
+	for _, w := range ws {
+		in := result.Interval{Start: w.Start, End: w.End, Bytes: w.Bytes, Packets: w.Packets, Lost: w.Lost, OutOfOrder: w.OutOfOrder}
+		if secs := w.End - w.Start; secs > 0 {
+			in.BitsPerSecond = float64(w.Bytes) * 8 / secs
+		}
+		out = append(out, in)
+	}
+	return out
+}
+
+// sumIntervals adds the streams' receiver intervals index by index; nil
+// unless every stream has the same number of them.
+func sumIntervals(per []*result.Receiver) []result.Interval {
+	if len(per) == 0 || len(per[0].Intervals) == 0 {
+		return nil
+	}
+	out := append([]result.Interval(nil), per[0].Intervals...)
+	for _, rr := range per[1:] {
+		if len(rr.Intervals) != len(out) {
+			return nil
+		}
+		for i, in := range rr.Intervals {
+			out[i].Bytes += in.Bytes
+			out[i].Packets += in.Packets
+			out[i].Lost += in.Lost
+			out[i].OutOfOrder += in.OutOfOrder
+		}
+	}
+	for i := range out {
+		if secs := out[i].End - out[i].Start; secs > 0 {
+			out[i].BitsPerSecond = float64(out[i].Bytes) * 8 / secs
+		}
+	}
+	return out
 }
 
 // i3Rates fills a receiver's rates.
