@@ -128,6 +128,9 @@ func EchoReplyOK(b []byte, id uint64) (int, bool) {
 
 // Summarize fills r.Dialects, r.Answered and r.Summary from the findings.
 func Summarize(r *Result) {
+	if r.Iperf2.TCP {
+		r.Iperf2.TCPNoAck = false // a later step got the ack the opening did not
+	}
 	r.Dialects = r.Dialects[:0]
 	add := func(cond bool, d string) {
 		if cond {

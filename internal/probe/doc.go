@@ -17,7 +17,7 @@
 //	                                                           wirebench server answers wb_version
 //	iperf2-header   60-byte 2.1 header (EXTEND)                CLIENTHDRACK and version (if the opening
 //	                                                           got none)
-//	iperf2-reverse  2.1 header with VERSION2 + REVERSE, 64 KiB  the server sends on our connection (-R)
+//	iperf2-reverse  2.1 header, VERSION2 + REVERSE, 20 ms     the server sends on our connection (-R)
 //	iperf2-dual     VERSION1|RUN_NOW, mPort = our listener      the server connects back (-d)
 //	echo-tcp/udp    one "!WBE" request (internal/echo)          wirebench
 //	iperf2-udp      5 datagrams + FIN (2.1 header at 16)        server report; its layout (modern at 16,

@@ -14,6 +14,9 @@ import (
 // iperf3TestBytes is the size of the tiny iperf3 test (one block, -n).
 const iperf3TestBytes = 1024
 
+// iperf3SettleTime is the pause between the test data and TEST_END.
+const iperf3SettleTime = 20 * time.Millisecond
+
 // iperf3Test runs a complete 1 KiB TCP test on control connection c, which
 // has just received PARAM_EXCHANGE, so that the server ends in its normal
 // state instead of logging an abandoned client. The parameters carry the
@@ -72,6 +75,10 @@ func (p *prober) iperf3Conversation(ctx context.Context, conn *iperf3.Conn, ck i
 	if _, err := data.Write(make([]byte, iperf3TestBytes)); err != nil {
 		return nil, fmt.Errorf("writing test data: %w", err)
 	}
+	// The server counts only what it reads before TEST_END; a real -n client
+	// sends TEST_END right after its last write and races the same way. A
+	// short pause lets the data arrive first in the common case.
+	time.Sleep(iperf3SettleTime)
 	if err := conn.WriteState(ctx, iperf3.TestEnd); err != nil {
 		return nil, err
 	}

@@ -16,11 +16,13 @@ import (
 	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
-// Sizes of the data the iperf2 feature probes ask for.
+// The iperf2 feature probes ask for a 20 ms test, not a byte count: iperf
+// 2.1.8's server crashed (SIGSEGV) after about 17 runs of `iperf -c -R -n 64K`
+// from its own client, and a byte-count -R probe crashed it the same way.
+// 20 ms of loopback TCP is some tens of MB, which drainCounting reads whole.
 const (
-	reverseBytes = 64 * 1024
-	dualBytes    = 64 * 1024
-	maxDrain     = 64 << 20 // most bytes read from a peer that ignores the byte count
+	featureTest = 20 * time.Millisecond
+	maxDrain    = 512 << 20 // most bytes read from one feature probe
 )
 
 // readReply reads from c until more(b) is false, the peer closes (ended),
@@ -140,7 +142,7 @@ func (p *prober) headerProbe(ctx context.Context) {
 	p.step("iperf2-header", "other", fmt.Sprintf("%d byte(s), closed=%v", len(reply), ended), t0)
 }
 
-// reverseProbe asks for -R (VERSION2 + REVERSE, 64 KiB) and counts what the
+// reverseProbe asks for -R (VERSION2 + REVERSE, a 20 ms test) and counts what the
 // server sends on our connection.
 func (p *prober) reverseProbe(ctx context.Context) {
 	t0 := time.Now()
@@ -152,7 +154,7 @@ func (p *prober) reverseProbe(ctx context.Context) {
 	h := iperf2.NewClientHeader(false, 1, int32(p.cfg.Port))
 	h.Flags |= iperf2.FlagVersion2
 	h.UpperFlags |= iperf2.UpperReverse
-	h.Amount = iperf2.AmountForBytes(reverseBytes)
+	h.Amount = iperf2.AmountForDuration(featureTest)
 	if _, err := c.Write(h.AppendTo(nil)); err != nil {
 		_ = c.Close()
 		p.res.Iperf2.Reverse = No
@@ -216,7 +218,7 @@ func (p *prober) dualProbe(ctx context.Context) {
 	defer ln.Close()
 	h := iperf2.NewClientHeader(false, 1, int32(ln.Addr().(*net.TCPAddr).Port))
 	h.Flags |= iperf2.FlagVersion1 | iperf2.FlagRunNow
-	h.Amount = iperf2.AmountForBytes(dualBytes)
+	h.Amount = iperf2.AmountForDuration(featureTest)
 	if _, err := c.Write(h.AppendTo(nil)); err != nil {
 		p.res.Iperf2.ConnectBack = No
 		p.step("iperf2-dual", "no", err.Error(), t0)

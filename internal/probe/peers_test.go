@@ -1,0 +1,126 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Helpers for the interop tests: free loopback ports and real iperf/iperf3
+// servers started, watched and killed by the test.
+
+// syncBuf collects a child's output.
+type syncBuf struct {
+	mu sync.Mutex // guards b
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// freePort returns a loopback port free for both TCP and UDP.
+func freePort(t *testing.T) int {
+	t.Helper()
+	for range 50 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		pc, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		_ = ln.Close()
+		if err == nil {
+			_ = pc.Close()
+			return port
+		}
+	}
+	t.Fatal("no free TCP+UDP port")
+	return 0
+}
+
+// inUse reports whether a TCP (or UDP) listener holds the loopback port.
+func inUse(network string, port int) bool {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if network == "udp" {
+		pc, err := net.ListenPacket("udp", addr)
+		if err == nil {
+			_ = pc.Close()
+		}
+		return err != nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		_ = ln.Close()
+	}
+	return err != nil
+}
+
+// startPeer runs bin with args until the test ends and waits (≤ 3 s) until
+// it holds port for network. It skips the test when bin is not installed.
+func startPeer(t *testing.T, bin string, network string, port int, args ...string) *syncBuf {
+	t.Helper()
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		t.Skipf("%s not installed (%v): this interop test needs the real binary", bin, err)
+	}
+	out := &syncBuf{}
+	cmd := exec.Command(path, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	for end := time.Now().Add(3 * time.Second); !inUse(network, port); {
+		if time.Now().After(end) {
+			t.Fatalf("%s %v did not listen on %s port %d; output:\n%s", bin, args, network, port, out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return out
+}
+
+// runProbe probes 127.0.0.1:port with a test deadline.
+func runProbe(t *testing.T, port int) *Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	start := time.Now()
+	r, err := Run(ctx, Config{Host: "127.0.0.1", Port: port})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var text bytes.Buffer
+	_ = WriteText(&text, r)
+	t.Logf("probe of port %d (%v):\n%s", port, time.Since(start).Round(time.Millisecond), text.String())
+	return r
+}
+
+// wantDialects checks r.Dialects exactly.
+func wantDialects(t *testing.T, r *Result, want ...string) {
+	t.Helper()
+	if len(r.Dialects) != len(want) {
+		t.Fatalf("dialects %v, want %v", r.Dialects, want)
+	}
+	for i := range want {
+		if r.Dialects[i] != want[i] {
+			t.Fatalf("dialects %v, want %v", r.Dialects, want)
+		}
+	}
+}
