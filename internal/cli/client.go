@@ -29,6 +29,7 @@ type clientFlags struct {
 	listenPort int
 	fullDuplex bool
 	dialect    string
+	congestion string
 	json, csv  bool
 	bidir      bool // iperf3 --bidir
 	counters64 bool // iperf3 --udp-counters-64bit
@@ -73,6 +74,7 @@ The dialect decides what goes on the wire:
 	fl.BoolVarP(&f.dual, "dualtest", "d", false, "the server connects back and sends at the same time (legacy)")
 	fl.IntVarP(&f.listenPort, "listenport", "L", 0, "port to listen on for -r/-d (default the server port)")
 	fl.BoolVar(&f.fullDuplex, "full-duplex", false, "send and receive on one TCP connection (iperf 2.1)")
+	fl.StringVarP(&f.congestion, "congestion", "C", "", "TCP congestion control for our connections (Linux: cubic, bbr, reno, ...; default the system's)")
 	fl.StringVar(&f.dialect, "dialect", session.DialectIperf2, "wire dialect: iperf2, iperf2-legacy, raw or iperf3 (default iperf3 when -p 5201)")
 	fl.BoolVar(&f.bidir, "bidir", false, "iperf3: both directions at once, -P streams each")
 	fl.BoolVar(&f.counters64, "udp-counters-64bit", false, "iperf3: 64-bit UDP sequence numbers")
@@ -90,7 +92,7 @@ func (f *clientFlags) config(cmd *cobra.Command, host string) (session.ClientCon
 	cfg := session.ClientConfig{
 		Host: host, Port: f.port, UDP: f.udp, Parallel: f.parallel, Dialect: f.dialect,
 		Reverse: f.reverse, Tradeoff: f.tradeoff, Dual: f.dual, ListenPort: f.listenPort, FullDuplex: f.fullDuplex,
-		Bidir: f.bidir, UDPCounters64Bit: f.counters64,
+		Bidir: f.bidir, UDPCounters64Bit: f.counters64, Congestion: f.congestion,
 	}
 	if !cmd.Flags().Changed("dialect") && f.port == session.DefaultIperf3Port {
 		cfg.Dialect = session.DialectIperf3

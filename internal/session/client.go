@@ -48,6 +48,10 @@ type ClientConfig struct {
 	Bidir            bool // --bidir: both directions at once, P streams each
 	UDPCounters64Bit bool // --udp-counters-64bit: 64-bit UDP sequence numbers
 
+	// Congestion names the TCP congestion control algorithm for our
+	// connections (Linux; "" = the system default).
+	Congestion string
+
 	// OnInterval, when set, receives each interval as it ends.
 	OnInterval func(result.Interval)
 }

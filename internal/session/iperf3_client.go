@@ -296,6 +296,9 @@ func (cl *i3Client) openStreams(ctx context.Context) error {
 
 func (cl *i3Client) openTCP(ctx context.Context, s *i3ClientStream) error {
 	var d net.Dialer
+	if cl.cfg.Congestion != "" {
+		d.Control = congestionControl(cl.cfg.Congestion)
+	}
 	c, err := d.DialContext(ctx, "tcp", cl.cfg.addr())
 	if err != nil {
 		return err

@@ -24,6 +24,9 @@ type tcpStreamOutcome struct {
 func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*result.Result, error) {
 	conns := make([]net.Conn, cfg.Parallel)
 	var d net.Dialer
+	if cfg.Congestion != "" {
+		d.Control = congestionControl(cfg.Congestion)
+	}
 	for i := range conns {
 		c, err := d.DialContext(ctx, "tcp", cfg.addr())
 		if err != nil {
