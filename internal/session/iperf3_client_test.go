@@ -234,7 +234,9 @@ func TestIperf3JSONMatchesRealStructure(t *testing.T) {
 			if !udp {
 				cfg.Length, cfg.Rate = 0, units.Rate{}
 			}
-			_, rep, err := RunIperf3Client(context.Background(), cfg)
+			gctx, gcancel := context.WithTimeout(context.Background(), guard)
+			defer gcancel()
+			_, rep, err := RunIperf3Client(gctx, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
