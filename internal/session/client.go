@@ -57,8 +57,20 @@ type ClientConfig struct {
 }
 
 func (c *ClientConfig) applyDefaults() {
+	c.defaults(DefaultPort, DefaultUDPLength, DefaultUDPRateBPS)
+	if c.Dialect == "" {
+		c.Dialect = DialectIperf2
+	}
+	if c.ListenPort == 0 {
+		c.ListenPort = c.Port
+	}
+}
+
+// defaults fills what both iperf generations default alike; port, UDP
+// length and UDP rate are each generation's own.
+func (c *ClientConfig) defaults(port, udpLength int, udpRate float64) {
 	if c.Port == 0 {
-		c.Port = DefaultPort
+		c.Port = port
 	}
 	if c.Duration == 0 && c.Bytes == 0 {
 		c.Duration = DefaultDuration
@@ -66,20 +78,14 @@ func (c *ClientConfig) applyDefaults() {
 	if c.Length == 0 {
 		c.Length = DefaultTCPLength
 		if c.UDP {
-			c.Length = DefaultUDPLength
+			c.Length = udpLength
 		}
 	}
 	if c.Parallel == 0 {
 		c.Parallel = 1
 	}
-	if c.Dialect == "" {
-		c.Dialect = DialectIperf2
-	}
 	if c.UDP && c.Rate.Value == 0 {
-		c.Rate = units.Rate{Value: DefaultUDPRateBPS}
-	}
-	if c.ListenPort == 0 {
-		c.ListenPort = c.Port
+		c.Rate = units.Rate{Value: udpRate}
 	}
 }
 

@@ -59,24 +59,7 @@ type i3Client struct {
 
 // i3ClientDefaults applies iperf3's defaults to a client config.
 func i3ClientDefaults(c *ClientConfig) {
-	if c.Port == 0 {
-		c.Port = DefaultIperf3Port
-	}
-	if c.Duration == 0 && c.Bytes == 0 {
-		c.Duration = DefaultDuration
-	}
-	if c.Length == 0 {
-		c.Length = DefaultTCPLength
-		if c.UDP {
-			c.Length = i3DefaultUDP
-		}
-	}
-	if c.Parallel == 0 {
-		c.Parallel = 1
-	}
-	if c.UDP && c.Rate.Value == 0 {
-		c.Rate.Value = i3DefaultRate
-	}
+	c.defaults(DefaultIperf3Port, i3DefaultUDP, i3DefaultRate)
 }
 
 // i3ClientValidate checks an iperf3 client config after defaults.

@@ -154,15 +154,9 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 			rr := reportReceiver(o.fin.report)
 			st.Receiver = rr
 			if rcv == nil {
-				rcv = &result.Receiver{Source: "peer-report"}
+				rcv = &result.Receiver{}
 			}
-			rcv.Bytes += rr.Bytes
-			rcv.Packets += rr.Packets
-			rcv.Lost += rr.Lost
-			rcv.OutOfOrder += rr.OutOfOrder
-			rcv.Total += rr.Total
-			rcv.JitterMS = max(rcv.JitterMS, rr.JitterMS)
-			rcv.Seconds = max(rcv.Seconds, rr.Seconds)
+			sumReceiver(rcv, rr)
 		} else {
 			noReport++
 		}
@@ -177,10 +171,6 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 	rateOf(snd)
 	r.Sender = snd
 	if rcv != nil {
-		if rcv.Seconds > 0 {
-			rcv.BitsPerSecond = float64(rcv.Bytes) * 8 / rcv.Seconds
-			rcv.PacketsPerSecond = float64(rcv.Packets) / rcv.Seconds
-		}
 		r.Receiver = rcv
 	}
 	warnSender(r, cfg, snd, maxLag)
