@@ -635,6 +635,10 @@ func (cl *i3Client) fill() {
 				for i, st := range sendStreams {
 					st.Receiver = per[i]
 				}
+				if !udp && sum.Bytes < snd.Bytes {
+					r.Warn(fmt.Sprintf("the iperf3 server counted %d bytes fewer than we sent: iperf3 stops counting when the test ends, so data still in flight or unread then is not in its figure (TCP loses nothing; its receiver rate is understated by %.2f %%)",
+						snd.Bytes-sum.Bytes, 100*float64(snd.Bytes-sum.Bytes)/float64(snd.Bytes)))
+				}
 			}
 		} else {
 			r.Warn("no results came back from the iperf3 server: the receiver's counts are unknown")

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"net"
 	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,8 +156,21 @@ func checkAgainstIperf3Server(t *testing.T, cfg *ClientConfig, r *result.Result,
 		if r.Receiver.Source != "peer-report" {
 			t.Errorf("receiver source %q", r.Receiver.Source)
 		}
-		if r.Sender.Bytes == 0 || srvRecv != r.Sender.Bytes {
+		switch {
+		case r.Sender.Bytes == 0 || srvRecv > r.Sender.Bytes:
 			t.Errorf("iperf3 server received %d bytes, we sent %d", srvRecv, r.Sender.Bytes)
+		case srvRecv < r.Sender.Bytes && (cfg.UDP || !cfg.Bidir):
+			t.Errorf("iperf3 server received %d bytes, we sent %d", srvRecv, r.Sender.Bytes)
+		case srvRecv < r.Sender.Bytes:
+			// TCP --bidir: a 3.12 server serves both directions from one
+			// thread and stops counting at TEST_END with data of ours
+			// still unread; real iperf3 against itself shows the same
+			// (sum_sent > sum_received by up to ~11 MB in 3 of 5 runs
+			// here). We must then say so.
+			t.Logf("iperf3 server received %d bytes, we sent %d (TCP --bidir: iperf3 stops counting at TEST_END)", srvRecv, r.Sender.Bytes)
+			if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "stops counting") }) {
+				t.Errorf("no warning that the iperf3 server counted less than we sent; warnings %q", r.Warnings)
+			}
 		}
 		if r.Receiver.Bytes != srvRecv {
 			t.Errorf("our receiver figure %d != iperf3's %d", r.Receiver.Bytes, srvRecv)
