@@ -341,17 +341,7 @@ func (cl *i3Client) run(ctx context.Context) {
 		ids = append(ids, s.id)
 		allC = append(allC, cl.counters(s))
 	}
-	var flows []*engine.Flow
-	if len(sendC) > 0 {
-		flows = append(flows, &engine.Flow{Counters: sendC})
-	}
-	if len(recvC) > 0 {
-		flows = append(flows, &engine.Flow{Counters: recvC})
-	}
-	if len(flows) == 2 {
-		flows[0].Name, flows[1].Name = "forward", "reverse"
-	}
-	iv := engine.NewIntervals(cl.start, cfg.Interval, cfg.OnInterval, flows...)
+	iv := engine.NewIntervals(cl.start, cfg.Interval, cfg.OnInterval, directionFlows(sendC, recvC)...)
 	iv.Run(ctx)
 	perPeriod := cfg.Interval
 	if perPeriod == 0 {

@@ -442,17 +442,7 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 		}
 		allC, ids = append(allC, st.counters()), append(ids, st.id)
 	}
-	var flows []*engine.Flow
-	if len(recvC) > 0 {
-		flows = append(flows, &engine.Flow{Counters: recvC})
-	}
-	if len(sendC) > 0 {
-		flows = append(flows, &engine.Flow{Counters: sendC})
-	}
-	if len(flows) == 2 {
-		flows[0].Name, flows[1].Name = "forward", "reverse"
-	}
-	iv := engine.NewIntervals(sv.start, h.s.cfg.Interval, h.s.interval(sv.id), flows...)
+	iv := engine.NewIntervals(sv.start, h.s.cfg.Interval, h.s.interval(sv.id), directionFlows(recvC, sendC)...)
 	iv.Run(ctx)
 	period := time.Second
 	if p.WB != nil && p.WB.IntervalMs > 0 {

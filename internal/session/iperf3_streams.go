@@ -238,3 +238,20 @@ func sortedIDs[T any](m map[int64]T) []int64 {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return ids
 }
+
+// directionFlows makes the interval flows of a test: the client-to-server
+// direction first. Each side that has streams is a flow; with both, they
+// are named "forward" and "reverse".
+func directionFlows(forward, reverse []*stats.Counters) []*engine.Flow {
+	var flows []*engine.Flow
+	if len(forward) > 0 {
+		flows = append(flows, &engine.Flow{Counters: forward})
+	}
+	if len(reverse) > 0 {
+		flows = append(flows, &engine.Flow{Counters: reverse})
+	}
+	if len(flows) == 2 {
+		flows[0].Name, flows[1].Name = "forward", "reverse"
+	}
+	return flows
+}
