@@ -54,7 +54,7 @@ address the test came from.`,
 	fl.IntVar(&f.maxTests, "max-tests", 1024, "most tests open at once")
 	fl.Float64Var(&f.maxDuration, "max-duration", 3600, "longest this server sends in a reverse or connect-back test, in seconds; iperf3 clients asking for more are refused")
 	fl.IntVar(&f.iperf3Port, "iperf3-port", session.DefaultIperf3Port, "also answer iperf3 clients on this port (0 = only on the main port, where they are recognised too)")
-	fl.StringVar(&f.maxRate, "max-rate", "", "refuse iperf3 tests asking for (or measured at) more than this total rate, bit/s with k/M/G")
+	fl.StringVar(&f.maxRate, "max-rate", "", "refuse iperf3 tests asking for (or measured at) more than this total rate, and send no faster than this in iperf2 UDP -R/-r/-d tests; bit/s with k/M/G")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document per test, one per line (JSON Lines, schema wirebench/1)")
 	fl.BoolVar(&f.csv, "csv", false, "print each test's intervals and summary as CSV")
 	// iperf muscle memory: -u is accepted and means nothing (both are served).
@@ -111,6 +111,7 @@ func runServer(e *env, f *serverFlags) error {
 		Interval:    time.Duration(f.interval * float64(time.Second)),
 		IdleTimeout: time.Duration(f.idle * float64(time.Second)),
 		MaxDuration: time.Duration(f.maxDuration * float64(time.Second)),
+		MaxSendRate: maxRate,
 		OnLog:       func(msg string) { e.logf("%s", msg) },
 	}
 	if f.port == 0 {

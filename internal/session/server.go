@@ -41,6 +41,11 @@ type ServerConfig struct {
 	// MaxDuration caps what this server sends in reverse and connect-back
 	// tests, whatever a client asks (default 1 hour).
 	MaxDuration time.Duration
+	// MaxSendRate caps, in bit/s of payload, the rate this server sends at
+	// in iperf2 UDP reverse and connect-back tests (0 = as the client asks).
+	// The client's header is all it takes to make the server send, so this
+	// bounds what a spoofed source can aim at its victim.
+	MaxSendRate float64
 
 	// OnTestStart is called when a test is accepted, with the test number
 	// and a description of the peer; OnInterval with each interval of a

@@ -249,6 +249,10 @@ func (s *Server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst n
 		}
 		pps = rate / float64(length*8)
 	}
+	if limit := s.cfg.MaxSendRate; limit > 0 && pps*float64(length*8) > limit {
+		t.res.Warn(fmt.Sprintf("the client asked for %.0f bit/s; this server sends at most %.0f bit/s (--max-rate)", pps*float64(length*8), limit))
+		pps = limit / float64(length*8)
+	}
 	var bytes int64
 	if n, ok := h.ByteCount(); ok {
 		bytes, d = n, s.cfg.MaxDuration
