@@ -183,15 +183,6 @@ func TestIperf3RealClientsAgainstOurServer(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.name == "udp --bidir -P 2" {
-				// Known interop bug, left open in issue 3: in about 1 of 10
-				// runs the real 3.12 client stops with "unable to read from
-				// stream socket" and sends IPERF_DONE without TEST_END
-				// (reproduce: wirebench server --iperf3-port 15802, then 30 ×
-				// iperf3 -c 127.0.0.1 -p 15802 -u -b 1M -l 300 -t 1 --bidir -P 2 -J).
-				// Our own client against our server covers UDP --bidir meanwhile.
-				t.Skip("known bug: real iperf3 3.12 UDP --bidir -P 2 against our server fails about 1 run in 10 (issue 3)")
-			}
 			port := ts.i3port
 			if tc.onIperf {
 				port = ts.port
