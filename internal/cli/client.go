@@ -42,7 +42,7 @@ func newClientCmd(e *env) *cobra.Command {
 	f := &clientFlags{}
 	cmd := &cobra.Command{
 		Use:   "client HOST",
-		Short: "Run a test against an iperf2-speaking server (iperf, zperf, lwiperf, ESP-IDF, wirebench)",
+		Short: "Run a test against an iperf2 or iperf3 server (iperf, iperf3, zperf, lwiperf, ESP-IDF, wirebench)",
 		Long: `Run one test against HOST, which may be a real iperf 2 server, a device's built-in
 iperf (zperf, lwiperf, ESP-IDF, vendor stacks) or a wirebench server.
 

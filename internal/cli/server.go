@@ -32,7 +32,7 @@ func newServerCmd(e *env) *cobra.Command {
 	f := &serverFlags{}
 	cmd := &cobra.Command{
 		Use:   "server",
-		Short: "Answer iperf2 tests (TCP and UDP, every dialect) from any number of clients",
+		Short: "Answer iperf2 and iperf3 tests (TCP and UDP, every dialect) from any number of clients",
 		Long: `Listen for tests on one port, TCP and UDP. Each test is answered in its
 client's own dialect: iperf 2.1 (16-byte UDP header, report at offset 16),
 iperf 2.0.5 and old zperf (12-byte header, report at offset 12), and
