@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/net/icmp"
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
 	"golang.org/x/sys/unix"
 )
 
@@ -56,6 +58,16 @@ func OpenSystem(kind SocketKind, v6 bool) (Conn, error) {
 	c.info = SocketInfo{Kind: kind, Network: network, RxTimestamps: TimestampKernel, DF: true}
 	if u, ok := c.pcon.LocalAddr().(*net.UDPAddr); ok && kind == SocketUnprivileged {
 		c.info.ID = u.Port
+	}
+	if kind == SocketRaw {
+		// A raw ICMP socket is handed a copy of every ICMP message the host
+		// receives, our own 65 KB echo requests on loopback included; the
+		// kernel queues and wakes us for each before the reply is even
+		// made. Let only what we read through (as iputils does).
+		if err := rawICMPFilter(pc, v6); err != nil {
+			pc.Close()
+			return nil, fmt.Errorf("opening %s: setting the icmp filter: %w", network, err)
+		}
 	}
 	if err := c.setInt(unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
 		c.info.RxTimestamps, c.info.RxTimestampsWhy = TimestampUser, err.Error()
@@ -243,4 +255,23 @@ func RouteMTU(dst net.IP) (int, error) {
 		return 0, fmt.Errorf("finding the path mtu to %v: %w", dst, gerr)
 	}
 	return mtu, nil
+}
+
+// rawICMPFilter makes a raw socket pass only echo replies and the errors
+// that answer a probe (unreachable/too big, time exceeded).
+func rawICMPFilter(pc *icmp.PacketConn, v6 bool) error {
+	if v6 {
+		var f ipv6.ICMPFilter
+		f.SetAll(true)
+		for _, t := range []ipv6.ICMPType{ipv6.ICMPTypeEchoReply, ipv6.ICMPTypeDestinationUnreachable, ipv6.ICMPTypePacketTooBig, ipv6.ICMPTypeTimeExceeded} {
+			f.Accept(t)
+		}
+		return pc.IPv6PacketConn().SetICMPFilter(&f)
+	}
+	var f ipv4.ICMPFilter
+	f.SetAll(true)
+	for _, t := range []ipv4.ICMPType{ipv4.ICMPTypeEchoReply, ipv4.ICMPTypeDestinationUnreachable, ipv4.ICMPTypeTimeExceeded} {
+		f.Accept(t)
+	}
+	return pc.IPv4PacketConn().SetICMPFilter(&f)
 }
