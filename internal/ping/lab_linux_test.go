@@ -67,7 +67,7 @@ func sizeLimitedResponder(t *testing.T, h *netlab.Host, limit int) {
 	t.Helper()
 	sysctl(t, h, "net.ipv4.icmp_echo_ignore_all=1")
 	var c Conn
-	if err := h.Do(func() (err error) { c, err = OpenSystem(SocketRaw, false); return err }); err != nil {
+	if err := h.Do(func() (err error) { c, err = openSystem(SocketRaw, false, false); return err }); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})

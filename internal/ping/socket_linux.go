@@ -32,6 +32,12 @@ type sysConn struct {
 // SocketUnprivileged, IPv4 or IPv6. It asks for SO_TIMESTAMPNS and falls
 // back to user-space receive times when the kernel refuses.
 func OpenSystem(kind SocketKind, v6 bool) (Conn, error) {
+	return openSystem(kind, v6, true)
+}
+
+// openSystem is OpenSystem; filter false leaves a raw socket seeing every
+// ICMP message (a test's stand-in responder reads echo requests).
+func openSystem(kind SocketKind, v6, filter bool) (Conn, error) {
 	network, addr := networkFor(kind, v6)
 	if network == "" {
 		return nil, fmt.Errorf("opening icmp socket: unknown kind %q", kind)
@@ -59,7 +65,7 @@ func OpenSystem(kind SocketKind, v6 bool) (Conn, error) {
 	if u, ok := c.pcon.LocalAddr().(*net.UDPAddr); ok && kind == SocketUnprivileged {
 		c.info.ID = u.Port
 	}
-	if kind == SocketRaw {
+	if kind == SocketRaw && filter {
 		// A raw ICMP socket is handed a copy of every ICMP message the host
 		// receives, our own 65 KB echo requests on loopback included; the
 		// kernel queues and wakes us for each before the reply is even
