@@ -157,7 +157,7 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	text := report.NewText(e.stdout, "1")
 	if format == formatText {
 		cfg.OnInterval = func(in result.Interval) {
-			text.Interval(intervalID(cfg.Parallel, in), in, cfg.UDP, in.Flow == "reverse" || cfg.Reverse)
+			text.Interval(intervalID(cfg.Parallel), in, cfg.UDP, in.Flow == "reverse" || cfg.Reverse)
 		}
 		text.Header(previewTest(cfg), "client", "", host)
 	}
@@ -191,7 +191,7 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 
 // intervalID is the bracketed id of an interval line: SUM over several
 // streams.
-func intervalID(parallel int, in result.Interval) string {
+func intervalID(parallel int) string {
 	if parallel > 1 {
 		return "SUM"
 	}

@@ -13,11 +13,9 @@ import (
 
 // TCPSendConfig is what SendTCP writes.
 type TCPSendConfig struct {
-	// Buffer is written again and again; Prepare, when set, may rewrite it
-	// before each write (k counts writes from 0), for dialects that put a
-	// header at the start of every write.
-	Buffer  []byte
-	Prepare func(b []byte, k int64)
+	// Buffer is written again and again (a dialect that wants a header at
+	// the start of every write puts it in the buffer once).
+	Buffer []byte
 	// Duration bounds the test; Bytes, when positive, ends it after that
 	// many bytes. One of them must be set.
 	Duration time.Duration
@@ -60,9 +58,6 @@ func SendTCP(ctx context.Context, conn net.Conn, cfg TCPSendConfig, c *stats.Cou
 			if int64(len(b)) > left {
 				b = b[:left]
 			}
-		}
-		if cfg.Prepare != nil {
-			cfg.Prepare(b, res.Writes)
 		}
 		var n int
 		n, err = conn.Write(b)

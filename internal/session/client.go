@@ -234,8 +234,10 @@ func (c *ClientConfig) modeFlags(h *iperf2.ClientHeader) {
 	}
 }
 
-// header builds the test header for the dialect; nil for raw.
-func (c *ClientConfig) header(udp bool, lengthGiven bool) []byte {
+// header builds the test header for the dialect; nil for raw. It always
+// carries the length (2.1.8 sends it only for an explicit -l); a server
+// uses it for the datagrams or writes it sends back.
+func (c *ClientConfig) header(udp bool) []byte {
 	amount := iperf2.AmountForDuration(c.Duration)
 	if c.Bytes > 0 {
 		amount = iperf2.AmountForBytes(c.Bytes)
@@ -250,9 +252,7 @@ func (c *ClientConfig) header(udp bool, lengthGiven bool) []byte {
 				h.UpperFlags |= iperf2.UpperUnitsPPS
 			}
 		}
-		if lengthGiven {
-			h.BufLen = int32(c.Length)
-		}
+		h.BufLen = int32(c.Length)
 		c.modeFlags(&h)
 		if udp {
 			return h.AppendUDPTo(nil)
@@ -266,9 +266,7 @@ func (c *ClientConfig) header(udp bool, lengthGiven bool) []byte {
 				h.WinBand = int32(min(c.Rate.Value*float64(c.Length*8), 1<<31-1))
 			}
 		}
-		if lengthGiven {
-			h.BufLen = int32(c.Length)
-		}
+		h.BufLen = int32(c.Length)
 		c.modeFlags(&h)
 		return h.AppendTo(nil)
 	}

@@ -106,10 +106,9 @@ func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 // runTCPStream runs one connection: header, then send and/or receive.
 func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, sending, receiving bool, sc, rc *stats.Counters) tcpStreamOutcome {
 	var o tcpStreamOutcome
-	hdr := cfg.header(false, true)
+	hdr := cfg.header(false)
 	buf := make([]byte, cfg.Length)
 	fillPattern(buf)
-	var prepare func([]byte, int64)
 	switch cfg.Dialect {
 	case DialectIperf2Legacy:
 		// 2.0.5 and lwiperf expect the 24-byte header again at the start
@@ -151,7 +150,7 @@ func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, sending, r
 		}()
 	}
 	if sending {
-		sres, err := engine.SendTCP(ctx, c, engine.TCPSendConfig{Buffer: buf, Prepare: prepare, Duration: cfg.Duration, Bytes: cfg.Bytes, Counted: hdrBytes}, sc)
+		sres, err := engine.SendTCP(ctx, c, engine.TCPSendConfig{Buffer: buf, Duration: cfg.Duration, Bytes: cfg.Bytes, Counted: hdrBytes}, sc)
 		sres.Bytes += hdrBytes
 		o.sent, o.sendErr = sres, err
 		if tc, ok := c.(*net.TCPConn); ok {

@@ -55,7 +55,7 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	if cfg.Dialect == DialectIperf2Legacy {
 		layout, fin = iperf2.LayoutLegacy, finLegacy
 	}
-	spec := &udpStream{layout: layout, header: cfg.header(true, true), length: cfg.Length,
+	spec := &udpStream{layout: layout, header: cfg.header(true), length: cfg.Length,
 		pps: cfg.pps() / float64(cfg.Parallel), duration: cfg.Duration, bytes: cfg.Bytes, fin: fin}
 	if cfg.Bytes > 0 {
 		spec.bytes = cfg.Bytes / int64(cfg.Parallel)
@@ -232,7 +232,7 @@ func warnSender(r *result.Result, cfg *ClientConfig, snd *result.Sender, maxLag 
 // runUDPReverse runs a 2.1 -R UDP test: we send our header until the
 // server's traffic arrives, then receive it until its final negative id.
 func runUDPReverse(ctx context.Context, cfg *ClientConfig, conns []udpio.Conn, r *result.Result) (*result.Result, error) {
-	hdr := cfg.header(true, true)
+	hdr := cfg.header(true)
 	recvs := make([]*udpRecv, len(conns))
 	counters := make([]*stats.Counters, len(conns))
 	start := time.Now()
