@@ -50,7 +50,7 @@ func (s *Server) serveUDP(ctx context.Context) error {
 		return true
 	}
 	err := engine.ReceiveUDP(ctx, s.udp, engine.UDPReceiveConfig{Batch: 64, Tick: sweepEvery, OnTick: sweep}, func(m *udpio.Message) bool {
-		sweep(time.Now())
+		sweep(m.Time) // the receive time: no clock read per datagram
 		s.datagram(ctx, tests, m)
 		return true
 	})
@@ -72,19 +72,23 @@ const sweepEvery = 250 * time.Millisecond
 func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest, m *udpio.Message) {
 	b := m.Buf[:m.N]
 	src := netip.AddrPortFrom(m.Addr.Addr().Unmap(), m.Addr.Port())
-	if p := s.udpOwner(src, b); p != nil {
-		if reply := p.Datagram(src, b, m.Time); reply != nil {
-			if _, err := s.udp.WriteBatch([]udpio.Message{{Buf: reply, Addr: src}}); err != nil {
-				s.logs.log("reply", fmt.Sprintf("udp: replying to %s (%s): %v", src, p.Name, err))
+	t := tests[src]
+	if t == nil {
+		// Only a source with no iperf2 test of its own can belong to
+		// another protocol: a running test's datagrams skip these lookups.
+		if p := s.udpOwner(src, b); p != nil {
+			if reply := p.Datagram(src, b, m.Time); reply != nil {
+				if _, err := s.udp.WriteBatch([]udpio.Message{{Buf: reply, Addr: src}}); err != nil {
+					s.logs.log("reply", fmt.Sprintf("udp: replying to %s (%s): %v", src, p.Name, err))
+				}
 			}
+			return
 		}
-		return
 	}
 	if len(b) < 12 {
 		s.logs.log("short", fmt.Sprintf("udp: ignored a %d-byte datagram from %s: too short for an iperf header", len(b), src))
 		return
 	}
-	t := tests[src]
 	if t == nil {
 		id, _, _, _ := iperf2.ParseDatagram(b, iperf2.DetectUDPLayout(b), false)
 		if iperf2.IsFIN(id) {
