@@ -41,6 +41,16 @@ type UDPSendConfig struct {
 	Clock pacer.Clock
 }
 
+// OfferedRate returns the datagrams per second actually offered: the
+// datagrams after the first over the time from the first send to the last
+// (N datagrams span N−1 gaps). It is 0 with fewer than two datagrams.
+func (r UDPSendResult) OfferedRate() float64 {
+	if r.Packets < 2 || !r.Last.After(r.First) {
+		return 0
+	}
+	return float64(r.Packets-1) / r.Last.Sub(r.First).Seconds()
+}
+
 // UDPSendResult is what SendUDP did.
 type UDPSendResult struct {
 	Packets, Bytes int64
@@ -48,6 +58,9 @@ type UDPSendResult struct {
 	// Packets.
 	NextID     int64
 	Start, End time.Time
+	// First and Last are when the first and the last datagram were handed
+	// to the socket (zero before any was sent).
+	First, Last time.Time
 	// MaxLag is the furthest the sender fell behind its schedule.
 	MaxLag time.Duration
 	// Errors counts datagrams the socket refused; they were not sent and
@@ -117,6 +130,12 @@ func SendUDP(ctx context.Context, conn udpio.Conn, cfg UDPSendConfig, c *stats.C
 			cfg.Stamp(msgs[i].Buf, res.NextID+int64(i), now)
 		}
 		sent, err := conn.WriteBatch(msgs[:n])
+		if sent > 0 {
+			if res.First.IsZero() {
+				res.First = now
+			}
+			res.Last = now
+		}
 		res.Packets += int64(sent)
 		res.Bytes += int64(sent) * size
 		res.NextID += int64(sent)

@@ -127,6 +127,7 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 	snd := &result.Sender{}
 	var rcv *result.Receiver
 	var maxLag time.Duration
+	var offered float64 // datagrams/s summed over streams
 	noReport, echoes := 0, 0
 	var first, last time.Time
 	for i, o := range outs {
@@ -143,7 +144,8 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 		}
 		s := &result.Sender{Bytes: o.send.Bytes + fins*int64(cfg.Length), Packets: o.send.Packets + fins, SendErrors: o.send.Errors,
 			Seconds: o.send.End.Sub(o.send.Start).Seconds()}
-		rateOf(s)
+		offeredRate(s, o.send, cfg.Length)
+		offered += s.PacketsPerSecond
 		snd.Bytes += s.Bytes
 		snd.Packets += s.Packets
 		snd.SendErrors += s.SendErrors
@@ -168,7 +170,8 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 		}
 	}
 	snd.Seconds = last.Sub(first).Seconds()
-	rateOf(snd)
+	snd.PacketsPerSecond = offered
+	snd.BitsPerSecond = offered * float64(cfg.Length*8)
 	r.Sender = snd
 	if rcv != nil {
 		r.Receiver = rcv
@@ -203,6 +206,15 @@ func reportReceiver(rep *iperf2.ServerReport) *result.Receiver {
 	return rr
 }
 
+// offeredRate sets a UDP sender's rates from what it offered between its
+// first and last datagram, not from bytes over the test's length: a
+// 1-second test at 8.5 datagrams/s sends 9 datagrams plus the FIN, and
+// bytes over time would call that 118 kbit/s for the 100 kbit/s asked.
+func offeredRate(s *result.Sender, send engine.UDPSendResult, length int) {
+	s.PacketsPerSecond = send.OfferedRate()
+	s.BitsPerSecond = s.PacketsPerSecond * float64(length*8)
+}
+
 func rateOf(s *result.Sender) {
 	if s.Seconds > 0 {
 		s.BitsPerSecond = float64(s.Bytes) * 8 / s.Seconds
@@ -219,7 +231,10 @@ func warnSender(r *result.Result, cfg *ClientConfig, snd *result.Sender, maxLag 
 	if want <= 0 || snd.Seconds <= 0 || cfg.Bytes > 0 {
 		return
 	}
-	got := float64(snd.Packets) / snd.Seconds
+	got := snd.PacketsPerSecond
+	if got == 0 {
+		got = float64(snd.Packets) / snd.Seconds
+	}
 	if got < 0.99*want {
 		r.Warn(fmt.Sprintf("the sender fell behind its pacing: it offered %.0f datagrams/s of the %.0f asked (%.1f %%); the path was not tested at the requested rate",
 			got, want, 100*got/want))
