@@ -202,9 +202,9 @@ func attempt(t *testing.T, check func(try int) error) {
 // wire itself runs short by 0.5-7 % now and then on this kind of two-core
 // virtual machine (tbf dequeues on a timer that fires late under load;
 // netlab's own shaping tests show it without wirebench in the path; one CI
-// rehearsal saw three bad tries in a row), so a check gets five tries. Every try's figures are logged and every try
-// faces the same assertions: a tool that measured wrongly would fail all
-// three.
+// rehearsal saw three bad tries in a row), so a check gets five tries,
+// a second apart. Every try's figures are logged and every try faces the
+// same assertions: a tool that measured wrongly would fail all five.
 const labAttempts = 5
 
 // labBurst is the labs' tbf bucket: 5 ms at 100 Mbit/s, so a late tbf
