@@ -16,7 +16,7 @@ import (
 var ErrNotSupported = errors.New("netlab: network namespaces are only supported on linux")
 
 // Prefix starts the name of every namespace this package creates. The full
-// name is "wbl-<pid>-<start>-<rand>[-<label>]-a|b": the creating process's
+// name is "wbl-<pid>-<start>-<rand>[-<label>]-a|b|r": the creating process's
 // PID and its start time (clock ticks since boot, from /proc/<pid>/stat)
 // let CleanupStale tell a crashed run's namespaces from a live one's even
 // after the PID has been reused.
@@ -49,6 +49,22 @@ var (
 	addr6B = netip.MustParsePrefix("2001:2::2/64")
 )
 
+// Addresses of the router topology (Config.Router): two point-to-point
+// links, A–R and R–B, each a /31 (RFC 3021) or /127 (RFC 6164), so that A
+// and B keep the addresses they have in the two-host lab and R takes the
+// other address of each link. A and B each have one route, to the other
+// link via R; there is still no default route anywhere.
+var (
+	rtrAddrA   = netip.MustParsePrefix("198.18.0.1/31") // A, on link A–R
+	rtrAddrRA  = netip.MustParsePrefix("198.18.0.0/31") // R, on link A–R
+	rtrAddrB   = netip.MustParsePrefix("198.18.0.2/31") // B, on link R–B
+	rtrAddrRB  = netip.MustParsePrefix("198.18.0.3/31") // R, on link R–B
+	rtrAddr6A  = netip.MustParsePrefix("2001:2::1/127")
+	rtrAddr6RA = netip.MustParsePrefix("2001:2::/127")
+	rtrAddr6B  = netip.MustParsePrefix("2001:2::2/127")
+	rtrAddr6RB = netip.MustParsePrefix("2001:2::3/127")
+)
+
 // Config describes a lab. The zero value is an unshaped IPv4 lab with
 // MTU 1500.
 type Config struct {
@@ -73,6 +89,14 @@ type Config struct {
 	// ShapeBothWays shapes B→A as well as A→B. Without it only A's egress is
 	// shaped and B→A (e.g. TCP's ACKs) runs at veth speed.
 	ShapeBothWays bool
+	// Router puts a third namespace, R, between A and B: A ═ R ═ B, with
+	// IP forwarding on in R only. The shaper then sits on R's egress
+	// towards B (and, with ShapeBothWays, towards A) instead of on A's own
+	// egress, like the bottleneck of a real path. A TCP sender in A then
+	// gets no backpressure from a local qdisc (TCP Small Queues) and fills
+	// the shaper's queue, which is what latency-under-load tests need.
+	// A and B keep their addresses (198.18.0.1 and .2); see Lab.R.
+	Router bool
 
 	// hook, when set (by tests only), is called after each creation step and
 	// can fail it, to check that New cleans up after a failure midway.
@@ -157,30 +181,39 @@ func WireGoodput(rateBPS uint64, payload, headers int) float64 {
 	return float64(rateBPS) * float64(payload) / float64(frame)
 }
 
-// Lab is a pair of network namespaces joined by a veth pair. Its methods are
+// Lab is a pair of network namespaces joined by a veth pair (or, with
+// Config.Router, by a router namespace and two veth pairs). Its methods are
 // safe for concurrent use once New has returned; Close must be called once
 // the lab is no longer needed (it is idempotent).
 type Lab struct {
 	// A and B are the two ends. A→B is the shaped direction.
 	A, B *Host
+	// R is the router between A and B when Config.Router is set, else nil.
+	// Its Ifname and Addr are those of its side towards B (wbl-rb,
+	// 198.18.0.3), whose egress carries the shaped A→B direction; its side
+	// towards A is wbl-ra, 198.18.0.0.
+	R *Host
 	// Config is the effective configuration (defaults filled in).
 	Config Config
 
 	sys labSys
 }
 
-// Host is one end of a lab: a network namespace holding one veth end.
+// Host is one end of a lab (or its router): a network namespace holding a
+// veth end.
 type Host struct {
 	// Name is the namespace name, as `ip netns list` shows it.
 	Name string
-	// Addr is the host's IPv4 address (198.18.0.1 for A, .2 for B, /24).
+	// Addr is the host's IPv4 address (198.18.0.1 for A, .2 for B, /24;
+	// with Config.Router the same in /31s, and .3 for R).
 	Addr netip.Addr
-	// Addr6 is the host's IPv6 address (2001:2::1 / ::2) when Config.IPv6 is
-	// set, else the zero Addr.
+	// Addr6 is the host's IPv6 address (2001:2::1 / ::2, and ::3 for R)
+	// when Config.IPv6 is set, else the zero Addr.
 	Addr6 netip.Addr
 	// Ifname is the name of the host's veth end inside its namespace.
 	Ifname string
-	// Shaped reports whether the host's egress is shaped.
+	// Shaped reports whether the host's egress is shaped (with
+	// Config.Router only R's is).
 	Shaped bool
 
 	sys hostSys

@@ -31,9 +31,58 @@ const nsDir = "/run/netns"
 // created inside A with its peer placed directly into B), so the names never
 // meet the root namespace and every lab can use the same ones.
 const (
-	ifnameA = "wbl-a"
-	ifnameB = "wbl-b"
+	ifnameA  = "wbl-a"
+	ifnameB  = "wbl-b"
+	ifnameRA = "wbl-ra" // R's end of the A–R link (Config.Router)
+	ifnameRB = "wbl-rb" // R's end of the R–B link (Config.Router)
 )
+
+// end is one veth end of a lab: the host whose namespace holds it, its
+// name and its addresses (addr6 only with Config.IPv6).
+type end struct {
+	h      *Host
+	ifname string
+	addr   netip.Prefix
+	addr6  netip.Prefix
+}
+
+// link is a veth pair: a is created in its host's namespace with b's end
+// placed straight into b's.
+type link struct{ a, b end }
+
+// links returns the lab's veth pairs: A–B, or A–R and B–R with a router.
+func (l *Lab) links() []link {
+	if l.R == nil {
+		return []link{{
+			end{l.A, ifnameA, addrA, addr6A},
+			end{l.B, ifnameB, addrB, addr6B},
+		}}
+	}
+	return []link{
+		{end{l.A, ifnameA, rtrAddrA, rtrAddr6A}, end{l.R, ifnameRA, rtrAddrRA, rtrAddr6RA}},
+		{end{l.B, ifnameB, rtrAddrB, rtrAddr6B}, end{l.R, ifnameRB, rtrAddrRB, rtrAddr6RB}},
+	}
+}
+
+// ends returns every veth end of the lab.
+func (l *Lab) ends() []end {
+	var out []end
+	for _, lk := range l.links() {
+		out = append(out, lk.a, lk.b)
+	}
+	return out
+}
+
+// hosts returns the lab's namespaces that exist (R only with a router).
+func (l *Lab) hosts() []*Host {
+	var out []*Host
+	for _, h := range []*Host{l.A, l.B, l.R} {
+		if h != nil {
+			out = append(out, h)
+		}
+	}
+	return out
+}
 
 type labSys struct {
 	closeOnce sync.Once
@@ -47,7 +96,8 @@ type hostSys struct {
 
 // New creates a lab: two namespaces, a veth pair between them with
 // addresses, lo up on both sides, and, when cfg.RateBPS is set, the shaping
-// qdisc. On any error everything created so far is removed before New
+// qdisc. With cfg.Router it creates three: A and B joined through a router
+// R, with routes in A and B to each other via R and the shaping on R. On any error everything created so far is removed before New
 // returns. ctx bounds the creation (including the tc command).
 func New(ctx context.Context, cfg Config) (*Lab, error) {
 	if err := cfg.Validate(); err != nil {
@@ -85,17 +135,23 @@ func (l *Lab) build(ctx context.Context) error {
 	}
 	l.A = &Host{Name: base("a"), Ifname: ifnameA, Addr: addrA.Addr()}
 	l.B = &Host{Name: base("b"), Ifname: ifnameB, Addr: addrB.Addr()}
+	if l.Config.Router {
+		l.R = &Host{Name: base("r"), Ifname: ifnameRB, Addr: rtrAddrRB.Addr()}
+	}
 	steps := []struct {
 		name string
 		fn   func(context.Context) error
 	}{
 		{"namespace a", func(context.Context) error { return l.A.createNS() }},
 		{"namespace b", func(context.Context) error { return l.B.createNS() }},
+		{"namespace r", l.createRouterNS},
 		{"loopback", l.upLoopback},
 		{"veth", l.addVeth},
 		{"addresses", l.addAddrs},
 		{"no dad", l.noDAD},
+		{"forwarding", l.forward},
 		{"link up", l.upVeth},
+		{"routes", l.addRoutes},
 		{"shaping", l.shape},
 		{"carrier", l.waitCarrier},
 	}
@@ -160,8 +216,16 @@ func (h *Host) createNS() error {
 	return nil
 }
 
+// createRouterNS creates R's namespace when the lab has a router.
+func (l *Lab) createRouterNS(context.Context) error {
+	if l.R == nil {
+		return nil
+	}
+	return l.R.createNS()
+}
+
 func (l *Lab) upLoopback(context.Context) error {
-	for _, h := range []*Host{l.A, l.B} {
+	for _, h := range l.hosts() {
 		lo, err := h.sys.nl.LinkByName("lo")
 		if err != nil {
 			return fmt.Errorf("netlab: find lo in %s: %w", h.Name, err)
@@ -174,123 +238,214 @@ func (l *Lab) upLoopback(context.Context) error {
 }
 
 func (l *Lab) addVeth(context.Context) error {
-	veth := &netlink.Veth{
-		LinkAttrs:     netlink.LinkAttrs{Name: l.A.Ifname, MTU: l.Config.MTU},
-		PeerName:      l.B.Ifname,
-		PeerMTU:       uint32(l.Config.MTU),
-		PeerNamespace: netlink.NsFd(int(l.B.sys.ns)),
-	}
-	if err := l.A.sys.nl.LinkAdd(veth); err != nil {
-		return fmt.Errorf("netlab: add veth %s/%s: %w", l.A.Ifname, l.B.Ifname, err)
+	for _, lk := range l.links() {
+		veth := &netlink.Veth{
+			LinkAttrs:     netlink.LinkAttrs{Name: lk.a.ifname, MTU: l.Config.MTU},
+			PeerName:      lk.b.ifname,
+			PeerMTU:       uint32(l.Config.MTU),
+			PeerNamespace: netlink.NsFd(int(lk.b.h.sys.ns)),
+		}
+		if err := lk.a.h.sys.nl.LinkAdd(veth); err != nil {
+			return fmt.Errorf("netlab: add veth %s/%s: %w", lk.a.ifname, lk.b.ifname, err)
+		}
 	}
 	return nil
 }
 
 func (l *Lab) addAddrs(context.Context) error {
-	type hostAddr struct {
-		h *Host
-		p netip.Prefix
-	}
-	list := []hostAddr{{l.A, addrA}, {l.B, addrB}}
-	if l.Config.IPv6 {
-		l.A.Addr6, l.B.Addr6 = addr6A.Addr(), addr6B.Addr()
-		list = append(list, hostAddr{l.A, addr6A}, hostAddr{l.B, addr6B})
-	}
-	for _, ha := range list {
-		link, err := ha.h.sys.nl.LinkByName(ha.h.Ifname)
-		if err != nil {
-			return fmt.Errorf("netlab: find %s in %s: %w", ha.h.Ifname, ha.h.Name, err)
+	for _, e := range l.ends() {
+		list := []netip.Prefix{e.addr}
+		if l.Config.IPv6 {
+			list = append(list, e.addr6)
+			if e.ifname == e.h.Ifname {
+				e.h.Addr6 = e.addr6.Addr()
+			}
 		}
-		a := &netlink.Addr{
-			IPNet: &net.IPNet{IP: ha.p.Addr().AsSlice(), Mask: net.CIDRMask(ha.p.Bits(), ha.p.Addr().BitLen())},
-		}
-		if ha.p.Addr().Is6() {
-			a.Flags = unix.IFA_F_NODAD // usable at once, no 1-2 s "tentative" wait
-		}
-		if err := ha.h.sys.nl.AddrAdd(link, a); err != nil {
-			return fmt.Errorf("netlab: add address %s to %s in %s: %w", ha.p, ha.h.Ifname, ha.h.Name, err)
+		for _, p := range list {
+			if err := e.addAddr(p); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// noDAD turns off IPv6 duplicate address detection on both veth ends
-// before they come up, so that their link-local addresses (used by neighbour
-// discovery) are usable at once instead of after about a second.
+// addAddr adds p to the end's interface.
+func (e end) addAddr(p netip.Prefix) error {
+	link, err := e.h.sys.nl.LinkByName(e.ifname)
+	if err != nil {
+		return fmt.Errorf("netlab: find %s in %s: %w", e.ifname, e.h.Name, err)
+	}
+	a := &netlink.Addr{
+		IPNet: &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())},
+	}
+	if p.Addr().Is6() {
+		a.Flags = unix.IFA_F_NODAD // usable at once, no 1-2 s "tentative" wait
+	}
+	if err := e.h.sys.nl.AddrAdd(link, a); err != nil {
+		return fmt.Errorf("netlab: add address %s to %s in %s: %w", p, e.ifname, e.h.Name, err)
+	}
+	return nil
+}
+
+// noDAD turns off IPv6 duplicate address detection on every veth end
+// before it comes up, so that its link-local address (used by neighbour
+// discovery) is usable at once instead of after about a second.
 func (l *Lab) noDAD(context.Context) error {
 	if !l.Config.IPv6 {
 		return nil
 	}
-	for _, h := range []*Host{l.A, l.B} {
-		p := "/proc/sys/net/ipv6/conf/" + h.Ifname + "/accept_dad"
+	for _, e := range l.ends() {
+		p := "/proc/sys/net/ipv6/conf/" + e.ifname + "/accept_dad"
 		// /proc/sys/net shows the namespace of the thread that opens it.
-		if err := h.Do(func() error { return os.WriteFile(p, []byte("0"), 0o644) }); err != nil {
-			return fmt.Errorf("netlab: disable DAD on %s in %s: %w", h.Ifname, h.Name, err)
+		if err := e.h.Do(func() error { return os.WriteFile(p, []byte("0"), 0o644) }); err != nil {
+			return fmt.Errorf("netlab: disable DAD on %s in %s: %w", e.ifname, e.h.Name, err)
+		}
+	}
+	return nil
+}
+
+// forward turns on IP forwarding in R (and only there; a new namespace
+// starts with it off).
+func (l *Lab) forward(context.Context) error {
+	if l.R == nil {
+		return nil
+	}
+	files := []string{"/proc/sys/net/ipv4/ip_forward"}
+	if l.Config.IPv6 {
+		files = append(files, "/proc/sys/net/ipv6/conf/all/forwarding")
+	}
+	for _, p := range files {
+		if err := l.R.Do(func() error { return os.WriteFile(p, []byte("1"), 0o644) }); err != nil {
+			return fmt.Errorf("netlab: enable forwarding (%s) in %s: %w", p, l.R.Name, err)
 		}
 	}
 	return nil
 }
 
 func (l *Lab) upVeth(context.Context) error {
-	for _, h := range []*Host{l.A, l.B} {
-		link, err := h.sys.nl.LinkByName(h.Ifname)
+	for _, e := range l.ends() {
+		link, err := e.h.sys.nl.LinkByName(e.ifname)
 		if err != nil {
-			return fmt.Errorf("netlab: find %s in %s: %w", h.Ifname, h.Name, err)
+			return fmt.Errorf("netlab: find %s in %s: %w", e.ifname, e.h.Name, err)
 		}
-		if err := h.sys.nl.LinkSetUp(link); err != nil {
-			return fmt.Errorf("netlab: set %s up in %s: %w", h.Ifname, h.Name, err)
+		if err := e.h.sys.nl.LinkSetUp(link); err != nil {
+			return fmt.Errorf("netlab: set %s up in %s: %w", e.ifname, e.h.Name, err)
 		}
 	}
 	return nil
 }
 
-// shape installs the Ethernet-wire emulation on A's egress (and B's with
-// ShapeBothWays). GSO is limited to one segment per skb through netlink; the
+// addRoutes gives A and B, when there is a router, one route each: to the
+// other host's link via R's address on their own link. Nothing else is
+// routed; there is no default route.
+func (l *Lab) addRoutes(context.Context) error {
+	if l.R == nil {
+		return nil
+	}
+	lks := l.links()
+	for i, lk := range lks {
+		other := lks[1-i].a // the far host's end
+		routes := []struct{ dst, gw netip.Prefix }{{other.addr, lk.b.addr}}
+		if l.Config.IPv6 {
+			routes = append(routes, struct{ dst, gw netip.Prefix }{other.addr6, lk.b.addr6})
+		}
+		for _, r := range routes {
+			if err := lk.a.addRoute(r.dst.Masked(), r.gw.Addr()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// addRoute adds a route to dst via gw on the end's interface.
+func (e end) addRoute(dst netip.Prefix, gw netip.Addr) error {
+	link, err := e.h.sys.nl.LinkByName(e.ifname)
+	if err != nil {
+		return fmt.Errorf("netlab: find %s in %s: %w", e.ifname, e.h.Name, err)
+	}
+	r := &netlink.Route{
+		LinkIndex: link.Attrs().Index,
+		Dst:       &net.IPNet{IP: dst.Addr().AsSlice(), Mask: net.CIDRMask(dst.Bits(), dst.Addr().BitLen())},
+		Gw:        gw.AsSlice(),
+	}
+	if err := e.h.sys.nl.RouteAdd(r); err != nil {
+		return fmt.Errorf("netlab: add route to %s via %s in %s: %w", dst, gw, e.h.Name, err)
+	}
+	return nil
+}
+
+// shapedEnds returns the veth ends whose egress gets the shaper: A's (and
+// B's with ShapeBothWays), or with a router R's towards B (and towards A).
+func (l *Lab) shapedEnds() []end {
+	lks := l.links()
+	if l.R == nil {
+		out := []end{lks[0].a}
+		if l.Config.ShapeBothWays {
+			out = append(out, lks[0].b)
+		}
+		return out
+	}
+	out := []end{lks[1].b}
+	if l.Config.ShapeBothWays {
+		out = append(out, lks[0].b)
+	}
+	return out
+}
+
+// shape installs the Ethernet-wire emulation on the shaped ends (see
+// shapedEnds). GSO is limited to one segment per skb through netlink; the
 // qdisc is installed by running tc, because vishvananda/netlink v1.3.1
-// cannot attach a size table (TCA_STAB) to a qdisc.
+// cannot attach a size table (TCA_STAB) to a qdisc. With a router every
+// end gets gso_max_segs 1, not only R's: R forwards the skbs A and B send
+// as they are, so a GSO super-packet from A would reach R's tbf as one
+// packet and be charged the per-frame overhead once.
 func (l *Lab) shape(ctx context.Context) error {
 	if l.Config.RateBPS == 0 {
 		return nil
 	}
-	hosts := []*Host{l.A}
-	if l.Config.ShapeBothWays {
-		hosts = append(hosts, l.B)
+	segs := l.shapedEnds()
+	if l.R != nil {
+		segs = l.ends()
 	}
-	for _, h := range hosts {
-		link, err := h.sys.nl.LinkByName(h.Ifname)
+	for _, e := range segs {
+		link, err := e.h.sys.nl.LinkByName(e.ifname)
 		if err != nil {
-			return fmt.Errorf("netlab: find %s in %s: %w", h.Ifname, h.Name, err)
+			return fmt.Errorf("netlab: find %s in %s: %w", e.ifname, e.h.Name, err)
 		}
-		if err := h.sys.nl.LinkSetGSOMaxSegs(link, 1); err != nil {
-			return fmt.Errorf("netlab: set gso_max_segs 1 on %s in %s: %w", h.Ifname, h.Name, err)
+		if err := e.h.sys.nl.LinkSetGSOMaxSegs(link, 1); err != nil {
+			return fmt.Errorf("netlab: set gso_max_segs 1 on %s in %s: %w", e.ifname, e.h.Name, err)
 		}
-		args := l.Config.tcQdiscArgs(h.Name, h.Ifname)
+	}
+	for _, e := range l.shapedEnds() {
+		args := l.Config.tcQdiscArgs(e.h.Name, e.ifname)
 		out, err := exec.CommandContext(ctx, "tc", args...).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("netlab: tc %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 		}
-		h.Shaped = true
+		e.h.Shaped = true
 	}
 	return nil
 }
 
-// waitCarrier waits (at most 2 s) until both veth ends report carrier, so
+// waitCarrier waits (at most 2 s) until every veth end reports carrier, so
 // that the first packet a test sends is not dropped.
 func (l *Lab) waitCarrier(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	for _, h := range []*Host{l.A, l.B} {
+	for _, e := range l.ends() {
 		for {
-			link, err := h.sys.nl.LinkByName(h.Ifname)
+			link, err := e.h.sys.nl.LinkByName(e.ifname)
 			if err != nil {
-				return fmt.Errorf("netlab: find %s in %s: %w", h.Ifname, h.Name, err)
+				return fmt.Errorf("netlab: find %s in %s: %w", e.ifname, e.h.Name, err)
 			}
 			if link.Attrs().OperState == netlink.OperUp {
 				break
 			}
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("netlab: waiting for carrier on %s in %s: %w", h.Ifname, h.Name, ctx.Err())
+				return fmt.Errorf("netlab: waiting for carrier on %s in %s: %w", e.ifname, e.h.Name, ctx.Err())
 			case <-time.After(5 * time.Millisecond):
 			}
 		}
@@ -298,15 +453,13 @@ func (l *Lab) waitCarrier(ctx context.Context) error {
 	return nil
 }
 
-// Close removes both namespaces; the veth pair and qdiscs go with them. It
-// is safe to call more than once and on a partly built lab.
+// Close removes the lab's namespaces (two, or three with a router); the
+// veth pairs and qdiscs go with them. It is safe to call more than once
+// and on a partly built lab.
 func (l *Lab) Close() error {
 	l.sys.closeOnce.Do(func() {
 		var errs []error
-		for _, h := range []*Host{l.A, l.B} {
-			if h == nil {
-				continue
-			}
+		for _, h := range l.hosts() {
 			if h.sys.nl != nil {
 				h.sys.nl.Close()
 			}
