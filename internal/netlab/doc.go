@@ -1,6 +1,6 @@
 // Package netlab builds a small network lab for tests and for `wirebench
-// lab`: two Linux network namespaces, A and B, joined by a veth pair, and
-// optionally a shaper that makes A→B (and, if asked, B→A) behave like an
+// lab`: two Linux network namespaces, A and B, joined by a veth pair (or,
+// optionally, through a third, router namespace R), and optionally a shaper that makes A→B (and, if asked, B→A) behave like an
 // Ethernet wire of a given rate. Everything it creates is removed by
 // Lab.Close, and CleanupStale removes what a crashed run left behind.
 //
@@ -11,6 +11,29 @@
 //	  wbl-a 198.18.0.1/24 ═══════ veth ═══════ wbl-b 198.18.0.2/24
 //	        2001:2::1/64 (Config.IPv6)               2001:2::2/64
 //	  root qdisc: stab + tbf (if shaped)        (shaped too with ShapeBothWays)
+//
+// With Config.Router a third namespace, R, sits between them and the
+// shaper moves to R's egress, like the bottleneck of a real path:
+//
+//	wbl-…-a                      wbl-…-r                      wbl-…-b
+//	  wbl-a 198.18.0.1/31 ═══ wbl-ra 198.18.0.0/31
+//	        2001:2::1/127            2001:2::/127
+//	                              wbl-rb 198.18.0.3/31 ═══ wbl-b 198.18.0.2/31
+//	                                     2001:2::3/127            2001:2::2/127
+//	  route 198.18.0.2/31          ip_forward 1               route 198.18.0.0/31
+//	    via 198.18.0.0             stab + tbf on wbl-rb         via 198.18.0.3
+//	                               (and wbl-ra, ShapeBothWays)
+//
+// Each link is a point-to-point /31 (RFC 3021) or /127 (RFC 6164), so A
+// and B keep their addresses. Only R forwards; A and B have one route
+// each, to the other link via R, and still no default route. Why it
+// matters: with the shaper on the sender's own egress, TCP Small Queues
+// and the local qdisc hold a TCP sender back, and its load never fills
+// the shaper's queue; through R nothing holds it back but its congestion
+// window, so a loss-based TCP load fills R's queue (bufferbloat) as it
+// would at a real bottleneck. With a router, every veth end gets
+// gso_max_segs 1 (R forwards A's skbs as they are, so A must send single
+// frames for the per-frame overhead to be charged per frame).
 //
 // Addresses come only from the benchmarking blocks 198.18.0.0/15 (RFC 2544)
 // and 2001:2::/48 (RFC 5180). There is no default route, so a host can reach
@@ -83,7 +106,7 @@
 //
 // # Names and stale namespaces
 //
-// Namespaces are named wbl-<pid>-<starttime>-<random>[-<label>]-a|b, after
+// Namespaces are named wbl-<pid>-<starttime>-<random>[-<label>]-a|b|r, after
 // the creating process's PID and its start time in /proc/<pid>/stat. A
 // namespace is stale when no process with that PID and start time exists;
 // CleanupStale removes exactly those, so it is safe to call while other

@@ -61,7 +61,15 @@ func goodputBetween(from, to arrival) float64 {
 // result by under 0.01 %.
 func TestShapingUDP(t *testing.T) {
 	requireLab(t)
-	l := newLab(t, Config{Name: "shapeudp", RateBPS: shapeRate})
+	for _, router := range []bool{false, true} {
+		t.Run(map[bool]string{false: "two hosts", true: "router"}[router], func(t *testing.T) {
+			shapingUDP(t, newLab(t, Config{Name: "shapeudp", RateBPS: shapeRate, Router: router}))
+		})
+	}
+}
+
+// shapingUDP is TestShapingUDP on lab l.
+func shapingUDP(t *testing.T, l *Lab) {
 	want := WireGoodput(shapeRate, udpPayload, 28)
 
 	var srv *net.UDPConn
@@ -156,10 +164,21 @@ func TestShapingUDP(t *testing.T) {
 // starts at the first read at least 500 ms after the first byte and ends at
 // the last read; goodput is the bytes read in between over that time.
 // Expected: 1448/1538 of the wire (MSS 1448 with timestamps; frame = 1448 +
-// 32 TCP + 20 IP + 14 Ethernet + 24 wire overhead).
+// 32 TCP + 20 IP + 14 Ethernet + 24 wire overhead). Both shaping tests run
+// on the two-host lab and on the router lab (shaper on R's egress), where
+// the same figures must hold: a GSO super-packet reaching R's tbf would be
+// charged the per-frame overhead once and push TCP above 1448/1538.
 func TestShapingTCP(t *testing.T) {
 	requireLab(t)
-	l := newLab(t, Config{Name: "shapetcp", RateBPS: shapeRate})
+	for _, router := range []bool{false, true} {
+		t.Run(map[bool]string{false: "two hosts", true: "router"}[router], func(t *testing.T) {
+			shapingTCP(t, newLab(t, Config{Name: "shapetcp", RateBPS: shapeRate, Router: router}))
+		})
+	}
+}
+
+// shapingTCP is TestShapingTCP on lab l.
+func shapingTCP(t *testing.T, l *Lab) {
 	want := WireGoodput(shapeRate, 1448, 52)
 
 	var ln net.Listener
