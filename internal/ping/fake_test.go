@@ -19,7 +19,10 @@ type fakeHost struct {
 	late      func(seq int) bool // reply stamped after the timeout
 	lateBy    time.Duration
 	wrongID   bool // answer with another identifier (someone else's ping)
-	from      net.IP
+	// drops, when set, is the socket's cumulative drop count reported
+	// with the reply to seq.
+	drops func(seq int) uint32
+	from  net.IP
 }
 
 // fakeConn is a Conn whose "network" is a fakeHost answering in memory.
@@ -29,31 +32,33 @@ type fakeConn struct {
 	kind SocketKind
 	id   int // kernel-chosen id for unprivileged sockets
 
-	mu     sync.Mutex
-	df     bool
-	q      chan Packet
-	closed chan struct{}
-	once   sync.Once
+	mu       sync.Mutex
+	df       bool
+	deadline time.Time
+	q        chan Packet
+	closed   chan struct{}
+	once     sync.Once
 }
 
 func newFakeConn(h fakeHost, kind SocketKind, v6 bool) *fakeConn {
 	return &fakeConn{host: h, kind: kind, v6: v6, id: 4242, q: make(chan Packet, 4096), closed: make(chan struct{})}
 }
 
-func (c *fakeConn) WriteTo(b []byte, dst net.IP) (time.Time, error) {
+func (c *fakeConn) WriteTo(b []byte, dst net.IP) (Sent, error) {
 	now := time.Now()
+	sent := Sent{At: now}
 	r := echoRequest(b, c.v6)
 	c.mu.Lock()
 	df := c.df
 	c.mu.Unlock()
 	if df && c.host.dfMTU > 0 && len(r.Payload) > c.host.dfMTU-28 {
-		return now, os.NewSyscallError("sendto", syscall.EMSGSIZE)
+		return sent, os.NewSyscallError("sendto", syscall.EMSGSIZE)
 	}
 	if c.kind == SocketUnprivileged {
 		r.ID = c.id // the kernel rewrites the identifier
 	}
 	if c.host.maxSize >= 0 && len(r.Payload) > c.host.maxSize {
-		return now, nil
+		return sent, nil
 	}
 	if c.host.wrongID {
 		r.ID ^= 0x5555
@@ -71,11 +76,43 @@ func (c *fakeConn) WriteTo(b []byte, dst net.IP) (time.Time, error) {
 	if from == nil {
 		from = dst
 	}
-	c.q <- Packet{Data: reply, From: from, At: at, Kernel: true}
+	pkt := Packet{Data: reply, From: from, At: at, Kernel: true}
+	if c.host.drops != nil {
+		pkt.Drops, pkt.HasDrops = c.host.drops(r.Seq), true
+	}
+	c.q <- pkt
 	if c.host.duplicate != nil && c.host.duplicate(r.Seq) {
 		c.q <- Packet{Data: reply, From: from, At: at.Add(time.Microsecond), Kernel: true}
 	}
-	return now, nil
+	return sent, nil
+}
+
+// stampedConn is a fakeConn whose "kernel" stamps each send txDelay after
+// the send call, except the sequence numbers unstamped refuses.
+type stampedConn struct {
+	*fakeConn
+	txDelay   time.Duration
+	unstamped func(seq int) bool
+	mu        sync.Mutex
+	seqs      map[time.Time]int // send time → sequence number
+}
+
+func (c *stampedConn) WriteTo(b []byte, dst net.IP) (Sent, error) {
+	s, err := c.fakeConn.WriteTo(b, dst)
+	c.mu.Lock()
+	c.seqs[s.At] = echoRequest(b, c.v6).Seq
+	c.mu.Unlock()
+	return s, err
+}
+
+func (c *stampedConn) TxTime(s Sent) (time.Time, bool) {
+	c.mu.Lock()
+	seq := c.seqs[s.At]
+	c.mu.Unlock()
+	if c.unstamped != nil && c.unstamped(seq) {
+		return time.Time{}, false
+	}
+	return s.At.Add(c.txDelay), true
 }
 
 // echoRequest parses what the pinger sent (an echo request) for the fake.
@@ -105,17 +142,45 @@ func echoReply(v6 bool, id, seq int, payload []byte) []byte {
 }
 
 func (c *fakeConn) ReadPacket(buf []byte) (Packet, error) {
-	select {
-	case p := <-c.q:
+	got := func(p Packet) (Packet, error) {
 		n := copy(buf, p.Data)
 		p.Data = buf[:n]
 		return p, nil
+	}
+	c.mu.Lock()
+	dl := c.deadline
+	c.mu.Unlock()
+	var expired <-chan time.Time
+	if !dl.IsZero() {
+		select {
+		case p := <-c.q:
+			return got(p)
+		default:
+		}
+		left := time.Until(dl)
+		if left <= 0 {
+			return Packet{}, os.ErrDeadlineExceeded
+		}
+		t := time.NewTimer(left)
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case p := <-c.q:
+		return got(p)
 	case <-c.closed:
 		return Packet{}, net.ErrClosed
+	case <-expired:
+		return Packet{}, os.ErrDeadlineExceeded
 	}
 }
 
-func (c *fakeConn) SetReadDeadline(time.Time) error { return nil }
+func (c *fakeConn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.deadline = t
+	return nil
+}
 
 func (c *fakeConn) SetDF(on bool) error {
 	c.mu.Lock()

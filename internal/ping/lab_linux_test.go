@@ -6,10 +6,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os/exec"
-	"regexp"
-	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -177,26 +173,16 @@ func TestLabUnprivileged65500(t *testing.T) {
 	}
 	t.Logf("lab, unprivileged socket (id %d), 65500 bytes in %d fragments: rtt min/p50/avg/max %v/%v/%v/%v",
 		res.ID, s.Fragments, s.RTT.Min, s.RTT.P50, s.RTT.Avg, s.RTT.Max)
-	if _, err := exec.LookPath("ping"); err != nil {
-		t.Log("iputils ping is not installed (apt-get install iputils-ping): median comparison skipped")
-		return
-	}
-	out, err := lab.A.Command(context.Background(), "ping", "-n", "-s", "65500", "-c", "20", "-i", "0.05", lab.B.Addr.String()).CombinedOutput()
-	if err != nil {
-		t.Logf("iputils ping: %v\n%s", err, out)
-		return
-	}
-	t.Logf("lab median RTT 65500 bytes: wirebench %v, iputils ping %v", s.RTT.P50, iputilsMedian(out))
+	r := interleaved(t, cfg, lab.A.Command, 65500, 6, 10)
+	r.check(t, "lab namespace, unprivileged socket")
 }
 
-func iputilsMedian(out []byte) time.Duration {
-	var rtts []time.Duration
-	for _, m := range regexp.MustCompile(`time=([0-9.]+) ms`).FindAllSubmatch(out, -1) {
-		ms, _ := strconv.ParseFloat(string(m[1]), 64)
-		rtts = append(rtts, time.Duration(ms*1e6))
-	}
-	slices.Sort(rtts)
-	return Percentile(rtts, 50)
+// TestLabSameRunAsIputils: to a lab namespace over a raw socket, our
+// median RTT for 65500-byte echoes is no higher than iputils ping's.
+func TestLabSameRunAsIputils(t *testing.T) {
+	lab, cfg := newLab(t, netlab.Config{Name: "pingcmp"})
+	cfg.Socket = SocketRaw
+	interleaved(t, cfg, lab.A.Command, 65500, 6, 10).check(t, "lab namespace, raw socket")
 }
 
 // TestLabImpliedRate10M pings 65500 bytes over a link shaped as 10 Mbit/s

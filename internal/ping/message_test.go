@@ -90,7 +90,7 @@ func TestTrackerMatch(t *testing.T) {
 	target := []byte{198, 18, 0, 2}
 	tr := newTracker(0x10001, target) // only the low 16 bits go on the wire
 	now := timeAt(0)
-	pr := &probe{seq: 5, size: 4, sent: now, deadline: timeAt(100)}
+	pr := &probe{seq: 5, size: 4, tx: Sent{At: now}, deadline: timeAt(100)}
 	tr.add(pr)
 	ok := Reply{Kind: KindEchoReply, ID: 1, Seq: 5, Payload: Payload(5, 4)}
 	steps := []struct {
@@ -112,12 +112,12 @@ func TestTrackerMatch(t *testing.T) {
 			t.Errorf("%s: %v, want %v", s.name, got, s.want)
 		}
 	}
-	late := &probe{seq: 6, size: 0, sent: now, deadline: timeAt(100)}
+	late := &probe{seq: 6, size: 0, tx: Sent{At: now}, deadline: timeAt(100)}
 	tr.add(late)
 	if got, _ := tr.match(Reply{Kind: KindEchoReply, ID: 1, Seq: 6}, target, timeAt(101)); got != OutcomeLate {
 		t.Errorf("late reply: %v", got)
 	}
-	big := &probe{seq: 7, size: 2000, sent: now, deadline: timeAt(100)}
+	big := &probe{seq: 7, size: 2000, tx: Sent{At: now}, deadline: timeAt(100)}
 	tr.add(big)
 	if got, p := tr.match(Reply{Kind: KindTooBig, ID: 1, Seq: 7, MTU: 1500}, []byte{10, 0, 0, 1}, timeAt(1)); got != OutcomeTooBig || !p.closed {
 		t.Errorf("frag needed from a router: %v", got)

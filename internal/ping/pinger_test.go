@@ -93,6 +93,74 @@ func TestPingSizeRTTFromTimestamps(t *testing.T) {
 	}
 }
 
+func TestPingSizeRTTFromKernelTx(t *testing.T) {
+	open := func(kind SocketKind, v6 bool) (Conn, error) {
+		return &stampedConn{fakeConn: newFakeConn(fakeHost{rtt: 3 * time.Millisecond, maxSize: -1}, kind, v6),
+			txDelay: 40 * time.Microsecond, unstamped: func(seq int) bool { return seq%4 == 1 },
+			seqs: make(map[time.Time]int)}, nil
+	}
+	p, err := New(Config{Target: net.ParseIP("127.0.0.1"), Socket: SocketRaw, Open: open})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.seq = 0
+	var fromTx, fromCall int
+	p.cfg.OnEvent = func(ev Event) {
+		want := 3*time.Millisecond - 40*time.Microsecond
+		if !ev.KernelTx {
+			want = 3 * time.Millisecond
+		}
+		if ev.RTT != want {
+			t.Errorf("seq %d: rtt %v (kernel tx %v), want %v", ev.Seq, ev.RTT, ev.KernelTx, want)
+		}
+		if ev.KernelTx {
+			fromTx++
+		} else {
+			fromCall++
+		}
+	}
+	r, err := p.PingSize(context.Background(), 56, 8, 0, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Seqs 1 and 5 got no transmit timestamp: timed from the send call.
+	if r.Received != 8 || r.KernelTx != 6 || fromTx != 6 || fromCall != 2 {
+		t.Errorf("received %d, kernel tx %d; events %d from tx, %d from the call; want 8, 6; 6, 2",
+			r.Received, r.KernelTx, fromTx, fromCall)
+	}
+	if r.RTT.Min != 3*time.Millisecond-40*time.Microsecond || r.RTT.Max != 3*time.Millisecond {
+		t.Errorf("rtt %+v", r.RTT)
+	}
+}
+
+func TestSocketDropsCounted(t *testing.T) {
+	// The socket's counter reads 7 before the test, then 9 from seq 3 on.
+	host := fakeHost{rtt: time.Millisecond, maxSize: -1, drops: func(seq int) uint32 {
+		if seq >= 3 {
+			return 9
+		}
+		return 7
+	}}
+	p, err := New(Config{Target: net.ParseIP("127.0.0.1"), Socket: SocketRaw, Open: openFake(host, nil, SocketRaw)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.seq, p.drops = 0, 7
+	first, err := p.PingSize(context.Background(), 56, 3, 0, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := p.PingSize(context.Background(), 56, 3, 0, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.SocketDrops != 0 || second.SocketDrops != 2 {
+		t.Errorf("socket drops %d then %d, want 0 then 2", first.SocketDrops, second.SocketDrops)
+	}
+}
+
 func TestDFNeedsFragmentation(t *testing.T) {
 	var seen []Event
 	p, err := New(Config{Target: net.ParseIP("198.18.0.2"), Socket: SocketRaw,

@@ -10,20 +10,29 @@ import (
 // replies that came within the timeout; corrupt and late replies are
 // counted apart and not in Received, so they count as loss.
 type SizeResult struct {
-	Size        int      `json:"size"`
-	Fragments   int      `json:"fragments,omitempty"` // IP packets per echo on the path MTU
-	Sent        int      `json:"sent"`
-	Received    int      `json:"received"`
-	LossPct     float64  `json:"loss_pct"`
-	Corrupt     int      `json:"corrupt"`
-	Duplicates  int      `json:"duplicates"`
-	Late        int      `json:"late"`
-	TooBig      int      `json:"needs_fragmentation,omitempty"`
-	PathMTU     int      `json:"path_mtu,omitempty"` // the MTU reported with TooBig
-	Unreachable int      `json:"unreachable,omitempty"`
-	SendErrors  int      `json:"send_errors,omitempty"`
-	Error       string   `json:"error,omitempty"` // the first send error
-	RTT         RTTStats `json:"rtt_ms"`
+	Size        int     `json:"size"`
+	Fragments   int     `json:"fragments,omitempty"` // IP packets per echo on the path MTU
+	Sent        int     `json:"sent"`
+	Received    int     `json:"received"`
+	LossPct     float64 `json:"loss_pct"`
+	Corrupt     int     `json:"corrupt"`
+	Duplicates  int     `json:"duplicates"`
+	Late        int     `json:"late"`
+	TooBig      int     `json:"needs_fragmentation,omitempty"`
+	PathMTU     int     `json:"path_mtu,omitempty"` // the MTU reported with TooBig
+	Unreachable int     `json:"unreachable,omitempty"`
+	SendErrors  int     `json:"send_errors,omitempty"`
+	Error       string  `json:"error,omitempty"` // the first send error
+	// SocketDrops counts the messages our own socket dropped while this
+	// size was measured (receive buffer full): replies lost on this host,
+	// not on the network. Other ICMP traffic seen by a raw socket counts
+	// too.
+	SocketDrops int `json:"socket_drops,omitempty"`
+	// KernelTx counts the Received replies whose RTT starts at the
+	// kernel's transmit timestamp; the others start right before the send
+	// call, as iputils ping times them.
+	KernelTx int      `json:"rtt_from_kernel_tx"`
+	RTT      RTTStats `json:"rtt_ms"`
 	// Samples are the round-trip times of the intact, timely replies.
 	Samples []time.Duration `json:"-"`
 }
@@ -80,4 +89,9 @@ type Event struct {
 	PathMTU int   // for OutcomeTooBig
 	Err     error // for OutcomeSendError
 	Kernel  bool  // RTT measured with a kernel receive timestamp
+	// KernelTx: RTT measured from the kernel's transmit timestamp.
+	KernelTx bool
+	// CallRTT is the round trip from right before the send call, as
+	// iputils ping times it; equal to RTT when KernelTx is false.
+	CallRTT time.Duration
 }

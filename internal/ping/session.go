@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"syscall"
 	"time"
 )
@@ -19,11 +20,14 @@ func (p *Pinger) PingSize(ctx context.Context, size, count int, interval, timeou
 	if size < 0 || size > MaxPayload(p.v6) {
 		return res, fmt.Errorf("ping size %d: want 0 to %d bytes", size, MaxPayload(p.v6))
 	}
+	// Take what came while nobody read (replies to earlier probes, other
+	// ICMP traffic) before sending.
+	p.drain()
+	p.dropsCur = res
+	defer func() { p.dropsCur = nil }()
 	var open []*probe
 	next := time.Now()
 	var lastDeadline time.Time
-	timer := time.NewTimer(0)
-	defer timer.Stop()
 	for {
 		now := time.Now()
 		if res.Sent < count && !now.Before(next) {
@@ -44,18 +48,13 @@ func (p *Pinger) PingSize(ctx context.Context, size, count int, interval, timeou
 			}
 			wake = lastDeadline
 		}
-		timer.Reset(time.Until(wake))
-		select {
-		case <-ctx.Done():
+		if _, err := p.readOne(ctx, wake); err != nil {
+			res.finish()
+			return res, err
+		}
+		if ctx.Err() != nil {
 			res.finish()
 			return res, ctx.Err()
-		case m := <-p.in:
-			if m.err != nil {
-				res.finish()
-				return res, fmt.Errorf("reading replies: %w", m.err)
-			}
-			p.handle(m)
-		case <-timer.C:
 		}
 	}
 	p.drain()
@@ -77,12 +76,7 @@ func stillOpen(open []*probe, now time.Time) []*probe {
 // drain handles the messages already queued without waiting.
 func (p *Pinger) drain() {
 	for {
-		select {
-		case m := <-p.in:
-			if m.err == nil {
-				p.handle(m)
-			}
-		default:
+		if ok, err := p.readOne(context.Background(), time.Now()); !ok || err != nil {
 			return
 		}
 	}
@@ -95,9 +89,9 @@ func (p *Pinger) send(size int, timeout time.Duration, res *SizeResult) *probe {
 	b, err := MarshalEcho(p.v6, p.tr.id, seq, Payload(seq, size))
 	res.Sent++
 	if err == nil {
-		pr.sent, err = p.conn.WriteTo(b, p.cfg.Target)
+		pr.tx, err = p.conn.WriteTo(b, p.cfg.Target)
 	}
-	pr.deadline = pr.sent.Add(timeout)
+	pr.deadline = pr.tx.At.Add(timeout)
 	p.tr.add(pr)
 	if err == nil {
 		return pr
@@ -132,18 +126,27 @@ func (p *Pinger) pathMTU() int {
 	return p.mtu
 }
 
-func (p *Pinger) handle(m incoming) {
-	o, pr := p.tr.match(m.reply, m.from, m.at)
+// handle counts a parsed message read at the time at (from the kernel
+// when kernel is set).
+func (p *Pinger) handle(reply Reply, from net.IP, at time.Time, kernel bool) {
+	o, pr := p.tr.match(reply, from, at)
 	if pr == nil {
 		return
 	}
-	ev := Event{Outcome: o, Seq: pr.seq, Size: pr.size, From: m.from, Kernel: m.kernel}
-	rtt := m.at.Sub(pr.sent)
+	ev := Event{Outcome: o, Seq: pr.seq, Size: pr.size, From: from, Kernel: kernel}
+	var rtt time.Duration
+	if o == OutcomeReply || o == OutcomeLate || o == OutcomeDuplicate {
+		rtt, ev.KernelTx = p.rtt(pr, at)
+		ev.CallRTT = at.Sub(pr.tx.At)
+	}
 	r := pr.res
 	switch o {
 	case OutcomeReply:
 		r.Received++
 		r.Samples = append(r.Samples, rtt)
+		if ev.KernelTx {
+			r.KernelTx++
+		}
 		ev.RTT = rtt
 	case OutcomeLate:
 		r.Late++
@@ -155,11 +158,28 @@ func (p *Pinger) handle(m incoming) {
 		r.Corrupt++
 	case OutcomeTooBig:
 		r.TooBig++
-		r.PathMTU, ev.PathMTU = m.reply.MTU, m.reply.MTU
+		r.PathMTU, ev.PathMTU = reply.MTU, reply.MTU
 	case OutcomeUnreachable:
 		r.Unreachable++
 	}
 	p.emit(ev)
+}
+
+// rtt is the round-trip time of pr answered at at: from the kernel's
+// transmit timestamp when there is one (kernelTx), else from the time taken
+// right before the send call. A duplicate finds the timestamp taken by the
+// first reply and uses the send call's time.
+func (p *Pinger) rtt(pr *probe, at time.Time) (d time.Duration, kernelTx bool) {
+	if !pr.txAt.IsZero() {
+		return at.Sub(pr.txAt), true
+	}
+	if ts, ok := p.conn.(TxStamper); ok {
+		if t, ok := ts.TxTime(pr.tx); ok {
+			pr.txAt = t
+			return at.Sub(t), true
+		}
+	}
+	return at.Sub(pr.tx.At), false
 }
 
 func (p *Pinger) emit(ev Event) {

@@ -19,10 +19,15 @@ const (
 	SocketUnprivileged SocketKind = "unprivileged" // udp4 / udp6 ICMP datagram socket
 )
 
-// Timestamp sources recorded in SocketInfo.RxTimestamps.
+// Timestamp sources recorded in SocketInfo.RxTimestamps and TxTimestamps.
 const (
-	TimestampKernel = "kernel"    // SO_TIMESTAMPNS control messages
-	TimestampUser   = "userspace" // time.Now right after the receive call returned
+	// TimestampKernel: receive times from SO_TIMESTAMPNS; transmit times
+	// from SO_TIMESTAMPING (when the first IP packet of an echo request
+	// entered the host's queueing layer, after the payload was copied).
+	TimestampKernel = "kernel"
+	// TimestampUser: time.Now right after the receive call returned, or
+	// right before the send call.
+	TimestampUser = "userspace"
 )
 
 // SocketInfo says what socket the pinger got and what it can do.
@@ -38,8 +43,17 @@ type SocketInfo struct {
 	RxTimestamps string `json:"rx_timestamps"`
 	// RxTimestampsWhy says why kernel timestamps are not in use.
 	RxTimestampsWhy string `json:"rx_timestamps_why,omitempty"`
+	// TxTimestamps is TimestampKernel when the socket asked the kernel for
+	// transmit timestamps, else TimestampUser. Whether each probe got one
+	// is counted per size (SizeResult.KernelTx).
+	TxTimestamps string `json:"tx_timestamps"`
+	// TxTimestampsWhy says why kernel transmit timestamps are not in use.
+	TxTimestampsWhy string `json:"tx_timestamps_why,omitempty"`
 	// DF is whether the don't-fragment setting can be controlled.
 	DF bool `json:"df_supported"`
+	// CountsDrops is whether the socket reports the messages it drops
+	// for want of receive buffer (SO_RXQ_OVFL).
+	CountsDrops bool `json:"counts_drops"`
 }
 
 // Packet is one message read from a Conn.
@@ -49,6 +63,31 @@ type Packet struct {
 	At   time.Time // receive time: kernel timestamp when Kernel is set
 	// Kernel is set when At came from the kernel.
 	Kernel bool
+	// Drops is how many messages the socket has dropped since it was
+	// opened (its receive buffer was full), when HasDrops.
+	Drops    uint32
+	HasDrops bool
+}
+
+// Sent is what WriteTo knows of a message it sent.
+type Sent struct {
+	// At is the time taken immediately before the send system call.
+	At time.Time
+	// key identifies the send to the Conn's TxStamper, when stamped.
+	key     txKey
+	stamped bool
+}
+
+// txKey names one send to the kernel's timestamp counter: the counter's
+// value, and how many times the counter has been reset before it.
+type txKey struct{ gen, n uint32 }
+
+// TxStamper is implemented by a Conn that can tell when the kernel put a
+// message on the wire.
+type TxStamper interface {
+	// TxTime returns the kernel's transmit timestamp of s, when one has
+	// come and is plausible (not before s.At).
+	TxTime(s Sent) (time.Time, bool)
 }
 
 // Conn is an open ICMP socket for one address family.
@@ -61,7 +100,7 @@ type Conn interface {
 	// WriteTo sends the ICMP message b to dst and returns the time taken
 	// immediately before the send system call. A payload too big for the
 	// path with DF set fails with an error matching syscall.EMSGSIZE.
-	WriteTo(b []byte, dst net.IP) (time.Time, error)
+	WriteTo(b []byte, dst net.IP) (Sent, error)
 	// ReadPacket reads the next ICMP message, waiting until the deadline
 	// set with SetReadDeadline.
 	ReadPacket(buf []byte) (Packet, error)

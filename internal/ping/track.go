@@ -33,7 +33,8 @@ func (o Outcome) String() string {
 type probe struct {
 	seq      int
 	size     int
-	sent     time.Time
+	tx       Sent      // what the send call returned
+	txAt     time.Time // the kernel's transmit timestamp, once taken
 	deadline time.Time
 	answered bool // a reply (in time or late) has been counted
 	closed   bool // nothing more is awaited: answered, or failed at once

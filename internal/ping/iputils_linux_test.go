@@ -1,0 +1,99 @@
+//go:build linux
+
+package ping
+
+import (
+	"context"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// sameRun is what interleaved rounds of our pings and iputils pings
+// measured.
+type sameRun struct {
+	ours, ourCall, theirs []time.Duration // RTTs: ours (kernel tx when stamped), ours from the send call, iputils
+	kernelTx              int             // of ours, how many started at a kernel transmit timestamp
+}
+
+// interleaved pings cfg.Target with size-byte payloads in rounds,
+// alternately per probes from our pinger and per probes from iputils ping
+// (run by command), so that both tools see the same moments of a shared,
+// noisy machine. It skips the test when iputils ping is not installed.
+func interleaved(t *testing.T, cfg Config, command func(ctx context.Context, name string, args ...string) *exec.Cmd, size, rounds, per int) sameRun {
+	t.Helper()
+	if _, err := exec.LookPath("ping"); err != nil {
+		t.Skip("iputils ping is not installed (apt-get install iputils-ping; ./scripts/test does): no same-run comparison")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var r sameRun
+	cfg.OnEvent = func(ev Event) {
+		if ev.Outcome == OutcomeReply {
+			r.ourCall = append(r.ourCall, ev.CallRTT)
+		}
+	}
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	args := []string{"-n", "-s", strconv.Itoa(size), "-c", strconv.Itoa(per), "-i", "0.02", "-W", "1"}
+	if p.v6 {
+		args = append(args, "-6")
+	}
+	args = append(args, cfg.Target.String())
+	for i := range rounds {
+		s, err := p.PingSize(ctx, size, per, 20*time.Millisecond, time.Second)
+		if err != nil || s.Received != per || s.Corrupt != 0 {
+			t.Fatalf("round %d: our ping: %v, result %+v", i, err, s)
+		}
+		r.ours = append(r.ours, s.Samples...)
+		r.kernelTx += s.KernelTx
+		out, err := command(ctx, "ping", args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("round %d: iputils ping %v: %v\n%s", i, args, err, out)
+		}
+		theirs := iputilsRTTs(out)
+		if len(theirs) != per {
+			t.Fatalf("round %d: %d RTTs in iputils' output, want %d:\n%s", i, len(theirs), per, out)
+		}
+		r.theirs = append(r.theirs, theirs...)
+	}
+	return r
+}
+
+// median sorts d and returns its middle value.
+func median(d []time.Duration) time.Duration {
+	slices.Sort(d)
+	return Percentile(d, 50)
+}
+
+// check logs the three medians and fails when ours is above iputils'.
+func (r sameRun) check(t *testing.T, where string) {
+	t.Helper()
+	ours, call, theirs := median(r.ours), median(r.ourCall), median(r.theirs)
+	t.Logf("%s, median RTT over %d interleaved probes each: wirebench %v (%d of %d from kernel transmit timestamps), "+
+		"wirebench from the send call %v, iputils ping %v; ratios %.2f and %.2f",
+		where, len(r.theirs), ours, r.kernelTx, len(r.ours), call, theirs,
+		float64(ours)/float64(theirs), float64(call)/float64(theirs))
+	if r.kernelTx != len(r.ours) {
+		t.Errorf("%d of %d RTTs had no kernel transmit timestamp", len(r.ours)-r.kernelTx, len(r.ours))
+	}
+	if ours > theirs {
+		t.Errorf("median RTT %v is above iputils ping's %v in the same run", ours, theirs)
+	}
+}
+
+// iputilsRTTs reads the time= figures of iputils ping's reply lines.
+func iputilsRTTs(out []byte) []time.Duration {
+	var rtts []time.Duration
+	for _, m := range regexp.MustCompile(`time=([0-9.]+) ms`).FindAllSubmatch(out, -1) {
+		ms, _ := strconv.ParseFloat(string(m[1]), 64)
+		rtts = append(rtts, time.Duration(ms*1e6))
+	}
+	return rtts
+}
