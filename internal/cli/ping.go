@@ -290,17 +290,24 @@ func writePingEvent(w io.Writer, p pingPlan, ev ping.Event) {
 }
 
 func socketWords(s ping.SocketInfo, id int) string {
-	ts := "kernel receive timestamps (SO_TIMESTAMPNS)"
+	rx := "kernel receive timestamps (SO_TIMESTAMPNS)"
 	if s.RxTimestamps != ping.TimestampKernel {
-		ts = "user-space receive times"
+		rx = "user-space receive times"
 		if s.RxTimestampsWhy != "" {
-			ts += " (" + s.RxTimestampsWhy + ")"
+			rx += " (" + s.RxTimestampsWhy + ")"
+		}
+	}
+	tx := "kernel transmit timestamps (SO_TIMESTAMPING: request entering the queueing layer)"
+	if s.TxTimestamps != ping.TimestampKernel {
+		tx = "send times taken before the send call"
+		if s.TxTimestampsWhy != "" {
+			tx += " (" + s.TxTimestampsWhy + ")"
 		}
 	}
 	if id == 0 {
-		return fmt.Sprintf("%s ICMP socket (%s), %s", s.Kind, s.Network, ts)
+		return fmt.Sprintf("%s ICMP socket (%s), %s, %s", s.Kind, s.Network, tx, rx)
 	}
-	return fmt.Sprintf("%s ICMP socket (%s), id %d, %s", s.Kind, s.Network, id, ts)
+	return fmt.Sprintf("%s ICMP socket (%s), id %d, %s, %s", s.Kind, s.Network, id, tx, rx)
 }
 
 func writePingSummary(w io.Writer, r *ping.Result) {
@@ -333,6 +340,14 @@ func writePingSummary(w io.Writer, r *ping.Result) {
 		}
 		if s.Error != "" {
 			fmt.Fprintf(w, "size %d: %d send error(s), first: %s\n", s.Size, s.SendErrors, s.Error)
+		}
+		if r.Socket.TxTimestamps == ping.TimestampKernel && s.KernelTx < s.Received {
+			fmt.Fprintf(w, "size %d: %d of %d round trips timed from the send call: no kernel transmit timestamp came for them\n",
+				s.Size, s.Received-s.KernelTx, s.Received)
+		}
+		if s.SocketDrops > 0 {
+			fmt.Fprintf(w, "WARNING size %d: our own socket dropped %d ICMP messages (receive buffer full): "+
+				"replies lost on this host count as loss here\n", s.Size, s.SocketDrops)
 		}
 	}
 }
