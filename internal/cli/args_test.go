@@ -39,6 +39,27 @@ func TestRewriteIperfArgs(t *testing.T) {
 	}
 }
 
+func TestJoinOptionalValues(t *testing.T) {
+	tests := []struct {
+		in, want []string
+	}{
+		{[]string{"client", "h", "--latency", "icmp"}, []string{"client", "h", "--latency=icmp"}},
+		{[]string{"client", "h", "--latency", "udp", "-t", "2"}, []string{"client", "h", "--latency=udp", "-t", "2"}},
+		{[]string{"client", "h", "--latency", "-t", "2"}, []string{"client", "h", "--latency", "-t", "2"}},
+		{[]string{"client", "--latency", "h"}, []string{"client", "--latency", "h"}}, // h is the host
+		{[]string{"client", "h", "--latency=icmp"}, []string{"client", "h", "--latency=icmp"}},
+		{[]string{"client", "h", "--", "--latency", "icmp"}, []string{"client", "h", "--", "--latency", "icmp"}},
+		{[]string{"client", "h", "--latency"}, []string{"client", "h", "--latency"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.in, " "), func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, joinOptionalValues(tt.in)); diff != "" {
+				t.Errorf("join(%q) (-want +got):\n%s", tt.in, diff)
+			}
+		})
+	}
+}
+
 // TestUsageErrors checks that malformed command lines give one clear line
 // on stderr and exit code 2, without touching the network.
 func TestUsageErrors(t *testing.T) {

@@ -74,7 +74,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{ctx: ctx, stdout: stdout, stderr: stderr}
 	root := newRootCmd(e)
-	root.SetArgs(rewriteIperfArgs(args))
+	root.SetArgs(joinOptionalValues(rewriteIperfArgs(args)))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
