@@ -64,8 +64,11 @@ sent, received, loss, corrupted payloads, duplicates, late replies and
 min/avg/max/mdev with exact p50/p90/p99 (nearest rank over the samples).
 
 It uses a raw ICMP socket (root or CAP_NET_RAW) or else an unprivileged ICMP
-socket (net.ipv4.ping_group_range), and says which. Receive times come from
-the kernel (SO_TIMESTAMPNS) where the socket gives them.
+socket (net.ipv4.ping_group_range), and says which. Round trips run from the
+kernel's transmit timestamp (the request entering the queueing layer,
+SO_TIMESTAMPING) to its receive timestamp (SO_TIMESTAMPNS), where the system
+gives them, else from right before the send call (as iputils ping does);
+docs/ping.md has the details.
 
 --ladder pings both sides of every fragment boundary of the path MTU
 (1472/1473, 2952/2953, … 65507 for IPv4 over 1500). --reassembly-probe finds
