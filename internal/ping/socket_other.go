@@ -37,23 +37,24 @@ func OpenSystem(kind SocketKind, v6 bool) (Conn, error) {
 		return nil, fmt.Errorf("listening on %s: %w", network, err)
 	}
 	info := SocketInfo{Kind: kind, Network: network, RxTimestamps: TimestampUser,
-		RxTimestampsWhy: "kernel receive timestamps are only read on linux"}
+		RxTimestampsWhy: "kernel receive timestamps are only read on linux", TxTimestamps: TimestampUser,
+		TxTimestampsWhy: "kernel transmit timestamps are only read on linux"}
 	if u, ok := pc.LocalAddr().(*net.UDPAddr); ok && kind == SocketUnprivileged {
 		info.ID = u.Port
 	}
 	return &sysConn{pc: pc, info: info, v6: v6}, nil
 }
 
-func (c *sysConn) WriteTo(b []byte, dst net.IP) (time.Time, error) {
+func (c *sysConn) WriteTo(b []byte, dst net.IP) (Sent, error) {
 	var addr net.Addr = &net.IPAddr{IP: dst}
 	if c.info.Kind == SocketUnprivileged {
 		addr = &net.UDPAddr{IP: dst}
 	}
-	at := time.Now()
+	s := Sent{At: time.Now()}
 	if _, err := c.pc.WriteTo(b, addr); err != nil {
-		return at, fmt.Errorf("sending echo to %v: %w", dst, err)
+		return s, fmt.Errorf("sending echo to %v: %w", dst, err)
 	}
-	return at, nil
+	return s, nil
 }
 
 func (c *sysConn) ReadPacket(buf []byte) (Packet, error) {
@@ -80,9 +81,17 @@ func (c *sysConn) SetDF(on bool) error {
 	return fmt.Errorf("setting don't-fragment: %w", ErrNotSupported)
 }
 
-func (c *sysConn) SetReadDeadline(t time.Time) error { return c.pc.SetReadDeadline(t) }
-func (c *sysConn) Info() SocketInfo                  { return c.info }
-func (c *sysConn) Close() error                      { return c.pc.Close() }
+// SetReadDeadline sets when a waiting ReadPacket gives up. A deadline
+// already passed still lets a queued message be read (as on Linux): Go's
+// sockets would time out at once, so it is moved a millisecond ahead.
+func (c *sysConn) SetReadDeadline(t time.Time) error {
+	if soon := time.Now().Add(time.Millisecond); !t.IsZero() && t.Before(soon) {
+		t = soon
+	}
+	return c.pc.SetReadDeadline(t)
+}
+func (c *sysConn) Info() SocketInfo { return c.info }
+func (c *sysConn) Close() error     { return c.pc.Close() }
 
 // RouteMTU is not supported on this system.
 func RouteMTU(dst net.IP) (int, error) {

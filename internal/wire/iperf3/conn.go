@@ -70,7 +70,7 @@ func ReadJSONFrame(r io.Reader, max int) ([]byte, error) {
 
 // AppendJSONFrame appends the length prefix and body to b.
 func AppendJSONFrame(b, body []byte) ([]byte, error) {
-	if len(body) > 1<<32-1 {
+	if uint64(len(body)) > 1<<32-1 {
 		return b, fmt.Errorf("%w: %d bytes", ErrJSONTooLarge, len(body))
 	}
 	b = binary.BigEndian.AppendUint32(b, uint32(len(body)))
