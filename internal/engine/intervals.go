@@ -60,7 +60,7 @@ func (iv *Intervals) Run(ctx context.Context) {
 			t := time.NewTimer(time.Until(next))
 			select {
 			case <-t.C:
-				iv.report(next.Sub(iv.start))
+				iv.report(next.Sub(iv.start), true)
 			case <-iv.done:
 				t.Stop()
 				return
@@ -75,7 +75,9 @@ func (iv *Intervals) Run(ctx context.Context) {
 // Stop ends the periodic reports and emits the final, partial interval
 // ending at end. A tail shorter than a tenth of the period is not worth a
 // line of its own: it is merged into the last interval, so the intervals
-// always add up to the whole test. It returns every interval.
+// always add up to the whole test. It returns every interval. Without a
+// period the one interval (the whole test) is returned but not emitted:
+// like iperf without -i, the summary alone stands for it.
 func (iv *Intervals) Stop(end time.Time) []result.Interval {
 	close(iv.done)
 	iv.wg.Wait()
@@ -85,7 +87,7 @@ func (iv *Intervals) Stop(end time.Time) []result.Interval {
 	iv.mu.Unlock()
 	switch {
 	case n == 0 || at-last >= iv.period/10 && at-last >= time.Millisecond:
-		iv.report(at)
+		iv.report(at, iv.period > 0)
 	case at > last:
 		iv.mergeTail(at)
 	}
@@ -124,7 +126,9 @@ func (iv *Intervals) mergeTail(at time.Duration) {
 	}
 }
 
-func (iv *Intervals) report(at time.Duration) {
+// report closes the interval ending at at for every flow and emits it when
+// emit is set.
+func (iv *Intervals) report(at time.Duration, emit bool) {
 	iv.mu.Lock()
 	from := iv.last
 	iv.last = at
@@ -148,7 +152,7 @@ func (iv *Intervals) report(at time.Duration) {
 	}
 	iv.all = append(iv.all, out...)
 	iv.mu.Unlock()
-	if iv.emit != nil {
+	if emit && iv.emit != nil {
 		for _, in := range out {
 			iv.emit(in)
 		}
