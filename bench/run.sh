@@ -10,6 +10,9 @@
 #      vs `iperf -s -u`, both fed by the same sender (our client asking for
 #      2,000,000 datagrams/s, i.e. as fast as it can), figures from the
 #      server's own report.
+#   3. Median RTT of 65500-byte ICMP echoes: `wirebench ping` vs iputils
+#      `ping`, in interleaved rounds (needs root or ping_group_range for ours;
+#      skipped with a reason otherwise).
 #
 # Everything runs on 127.0.0.1 only, every process is bounded in time and
 # killed on exit. Needs: go, iperf (2.x), jq, ss. See bench/README.md.
@@ -189,6 +192,32 @@ for size in "${SIZES[@]}"; do
 	fi
 	echo "       rx pps ours/iperf: $(ratio "${RX[ours,$size]}" "${RX[iperf,$size]}")"
 done
+echo
+
+# rtts FILE: the time= figures (ms) of ping-style reply lines, one per line.
+rtts() { grep -o 'time=[0-9.]*' "$1" | cut -d= -f2; }
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else print a[int((NR + 1) / 2)] }'; }
+
+PING_ROUNDS=${WB_BENCH_PING_ROUNDS:-5}
+echo "== 65500-byte ICMP echo on 127.0.0.1: median RTT, $PING_ROUNDS interleaved rounds of 20 per tool"
+if ! command -v ping >/dev/null; then
+	echo "skipped: iputils ping is not installed"
+elif ! timeout 10 "$WB" ping 127.0.0.1 -c 1 -q >"$OUT/ping-check" 2>&1; then
+	echo "skipped: wirebench ping cannot open an ICMP socket here: $(tail -1 "$OUT/ping-check")"
+else
+	: >"$OUT/ping-ours"
+	: >"$OUT/ping-iputils"
+	for r in $(seq "$PING_ROUNDS"); do
+		timeout 30 "$WB" ping 127.0.0.1 -s 65500 -c 20 -i 0.02 >>"$OUT/ping-ours" 2>&1 || true
+		timeout 30 ping -n -s 65500 -c 20 -i 0.02 127.0.0.1 >>"$OUT/ping-iputils" 2>&1 || true
+	done
+	mo=$(rtts "$OUT/ping-ours" | median)
+	mi=$(rtts "$OUT/ping-iputils" | median)
+	printf '%-9s %8s %12s\n' "tool" "replies" "median ms"
+	printf '%-9s %8s %12s\n' wirebench "$(rtts "$OUT/ping-ours" | wc -l)" "$mo" iputils "$(rtts "$OUT/ping-iputils" | wc -l)" "$mi"
+	echo "          median ours/iputils: $(ratio "$mo" "$mi")"
+	echo "          ours: $(grep -m1 '^socket:' "$OUT/ping-ours" | cut -d';' -f1)"
+fi
 echo
 echo "raw outputs: $OUT"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
