@@ -188,18 +188,14 @@ func TestLabSameRunAsIputils(t *testing.T) {
 }
 
 // TestLabImpliedRate10M pings 65500 bytes over a link shaped as 10 Mbit/s
-// Ethernet both ways and logs the implied rate next to the model's. The
-// figures are logged, not asserted (no timed assertions in tests).
+// Ethernet both ways and holds the implied rate to within 5 % of the
+// model's (the must-show). tbf's bucket is one full frame: a
+// larger one lets its first frames through at veth speed, which read as
+// 4–5 % faster than the wire. The emulated wire is only as punctual as
+// this VM's timers, so up to three tries are made, each logged.
 func TestLabImpliedRate10M(t *testing.T) {
-	_, cfg := newLab(t, netlab.Config{Name: "ping10m", RateBPS: 10_000_000, ShapeBothWays: true, Latency: 500 * time.Millisecond})
-	res, err := Run(context.Background(), "lab", cfg, Options{Sizes: []int{65500}, Count: 5, Interval: 300 * time.Millisecond, Timeout: 3 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := res.Sizes[0]
-	if s.Received != 5 {
-		t.Fatalf("result %+v", s)
-	}
+	_, cfg := newLab(t, netlab.Config{Name: "ping10m", RateBPS: 10_000_000, ShapeBothWays: true,
+		Latency: 500 * time.Millisecond, Burst: 1500 + netlab.EthernetHeader + netlab.EthernetOverhead})
 	m, err := linerate.LookupMedium("eth10")
 	if err != nil {
 		t.Fatal(err)
@@ -208,7 +204,23 @@ func TestLabImpliedRate10M(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	implied := linerate.ImpliedBPS(e.Request.WireBytes, s.RTT.P50.Seconds())
-	t.Logf("10 Mbit/s lab, 65500 bytes: median RTT %v (model's wire-only round trip %.3f ms); implied %.3f Mbit/s, %.2f %% of the model's 10 Mbit/s",
-		s.RTT.P50, e.RoundTripWire*1e3, implied/1e6, 100*implied/m.BitRate)
+	var share float64
+	for try := 1; try <= 3; try++ {
+		res, err := Run(context.Background(), "lab", cfg, Options{Sizes: []int{65500}, Count: 5, Interval: 300 * time.Millisecond, Timeout: 3 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := res.Sizes[0]
+		if s.Received != 5 {
+			t.Fatalf("result %+v", s)
+		}
+		implied := linerate.ImpliedBPS(e.Request.WireBytes, s.RTT.P50.Seconds())
+		share = implied / m.BitRate
+		t.Logf("try %d: 10 Mbit/s lab, 65500 bytes: median RTT %v (model's wire-only round trip %.3f ms); implied %.3f Mbit/s, %.2f %% of the model's 10 Mbit/s",
+			try, s.RTT.P50, e.RoundTripWire*1e3, implied/1e6, 100*share)
+		if share >= 0.95 && share <= 1.05 {
+			return
+		}
+	}
+	t.Errorf("implied rate %.2f %% of the model's, want within 5 %%", 100*share)
 }
