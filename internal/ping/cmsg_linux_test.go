@@ -4,6 +4,8 @@ package ping
 
 import (
 	"encoding/binary"
+	"net"
+	"reflect"
 	"testing"
 	"time"
 
@@ -101,5 +103,62 @@ func FuzzParseTxStamp(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = parseTxStamp(b)
 		_, _ = dropCount(b)
+	})
+}
+
+// icmpErrQueue builds what recvmsg(MSG_ERRQUEUE) gives an unprivileged
+// ICMP socket for an ICMP error: the extended error followed by the
+// reporting host's sockaddr_in.
+func icmpErrQueue(origin, typ, code uint8, info uint32, from [4]byte) []byte {
+	ee := make([]byte, 16+16)
+	binary.NativeEndian.PutUint32(ee, uint32(unix.EHOSTUNREACH))
+	ee[4], ee[5], ee[6] = origin, typ, code
+	binary.NativeEndian.PutUint32(ee[8:], info)
+	binary.NativeEndian.PutUint16(ee[16:], unix.AF_INET)
+	copy(ee[20:], from[:])
+	return cmsg(unix.SOL_IP, unix.IP_RECVERR, ee)
+}
+
+func TestParseQueuedError(t *testing.T) {
+	if unix.CmsgLen(0) != 16 {
+		t.Skip("cmsg layout of this test is for 64-bit linux")
+	}
+	quoted := []byte{8, 0, 0xab, 0xcd, 0x12, 0x34, 0x00, 0x09} // our echo request: id 0x1234, seq 9
+	router := [4]byte{198, 18, 0, 9}
+	tests := []struct {
+		name string
+		oob  []byte
+		data []byte
+		want Reply
+		ok   bool
+	}{
+		{"host unreachable", icmpErrQueue(unix.SO_EE_ORIGIN_ICMP, 3, 1, 0, router), quoted,
+			Reply{Kind: KindUnreachable, Type: 3, Code: 1, ID: 0x1234, Seq: 9}, true},
+		{"fragmentation needed", icmpErrQueue(unix.SO_EE_ORIGIN_ICMP, 3, 4, 1400, router), quoted,
+			Reply{Kind: KindTooBig, Type: 3, Code: 4, ID: 0x1234, Seq: 9, MTU: 1400}, true},
+		{"time exceeded", icmpErrQueue(unix.SO_EE_ORIGIN_ICMP, 11, 0, 0, router), quoted,
+			Reply{Kind: KindUnreachable, Type: 11, ID: 0x1234, Seq: 9}, true},
+		{"local error: the send call said it", icmpErrQueue(unix.SO_EE_ORIGIN_LOCAL, 0, 0, 1500, router), quoted, Reply{}, false},
+		{"not quoting an echo request", icmpErrQueue(unix.SO_EE_ORIGIN_ICMP, 3, 1, 0, router), []byte{0, 0, 0, 0, 0, 0, 0, 0}, Reply{}, false},
+		{"quote too short", icmpErrQueue(unix.SO_EE_ORIGIN_ICMP, 3, 1, 0, router), quoted[:6], Reply{}, false},
+		{"no extended error", nil, quoted, Reply{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, from, ok := parseQueuedError(tt.oob, tt.data, false)
+			if ok != tt.ok || !reflect.DeepEqual(r, tt.want) {
+				t.Fatalf("got %+v %v, want %+v %v", r, ok, tt.want, tt.ok)
+			}
+			if ok && !from.Equal(net.IP(router[:])) {
+				t.Errorf("reported by %v, want %v", from, net.IP(router[:]))
+			}
+		})
+	}
+}
+
+func FuzzParseQueuedError(f *testing.F) {
+	f.Add(icmpErrQueue(unix.SO_EE_ORIGIN_ICMP, 3, 4, 1400, [4]byte{1, 2, 3, 4}), []byte{8, 0, 0, 0, 0, 1, 0, 2}, false)
+	f.Fuzz(func(t *testing.T, oob, data []byte, v6 bool) {
+		_, _, _ = parseQueuedError(oob, data, v6)
 	})
 }

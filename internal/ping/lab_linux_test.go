@@ -224,3 +224,41 @@ func TestLabImpliedRate10M(t *testing.T) {
 	}
 	t.Errorf("implied rate %.2f %% of the model's, want within 5 %%", 100*share)
 }
+
+// TestLabNoSuchHost pings an address on the lab link that nobody holds:
+// the neighbour lookup fails, the kernel reports the host unreachable, and
+// every probe is counted unreachable, raw and unprivileged, and the run ends.
+func TestLabNoSuchHost(t *testing.T) {
+	for _, kind := range []SocketKind{SocketRaw, SocketUnprivileged} {
+		t.Run(string(kind), func(t *testing.T) {
+			lab, cfg := newLab(t, netlab.Config{Name: "pingnx"})
+			if kind == SocketUnprivileged {
+				sysctl(t, lab.A, `net.ipv4.ping_group_range=0 2147483647`)
+			}
+			cfg.Socket = kind
+			cfg.Target = net.IPv4(198, 18, 0, 77) // on the lab's link, held by nobody
+			start := time.Now()
+			res, err := Run(context.Background(), "lab", cfg, Options{Sizes: []int{56, 3000}, Count: 2, Interval: 100 * time.Millisecond, Timeout: 4 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			took := time.Since(start)
+			for _, s := range res.Sizes {
+				// The unprivileged socket is told through its error
+				// queue, the raw one by the ICMP message itself.
+				if s.Sent != 2 || s.Received != 0 || s.LossPct != 100 || s.Unreachable != 2 {
+					t.Errorf("size %d: %+v", s.Size, s)
+				}
+				t.Logf("size %d: sent %d, unreachable %d, send errors %d (%s)", s.Size, s.Sent, s.Unreachable, s.SendErrors, s.Error)
+			}
+			if res.Error != "" {
+				t.Errorf("run error %q", res.Error)
+			}
+			// Never a hang: each size waits at most its last probe's
+			// timeout (a loose bound, not a timing measurement).
+			if took > 30*time.Second {
+				t.Errorf("took %v", took)
+			}
+		})
+	}
+}

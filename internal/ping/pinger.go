@@ -116,8 +116,10 @@ func (p *Pinger) readOne(ctx context.Context, until time.Time) (bool, error) {
 			return false, fmt.Errorf("reading replies: %w", err)
 		}
 		p.countDrops(pkt)
-		r, err := ParseReply(pkt.Data, p.v6)
-		if err != nil || r.Kind == KindOther {
+		var r Reply
+		if pkt.Reply != nil {
+			r = *pkt.Reply
+		} else if r, err = ParseReply(pkt.Data, p.v6); err != nil || r.Kind == KindOther {
 			continue
 		}
 		p.handle(r, pkt.From, pkt.At, pkt.Kernel)

@@ -67,6 +67,10 @@ type Packet struct {
 	// opened (its receive buffer was full), when HasDrops.
 	Drops    uint32
 	HasDrops bool
+	// Reply, when set, is an ICMP error the kernel reported through the
+	// socket's error queue (unprivileged sockets), already parsed; Data
+	// is then empty and From is the host that reported it.
+	Reply *Reply
 }
 
 // Sent is what WriteTo knows of a message it sent.

@@ -36,6 +36,12 @@ type sysConn struct {
 	deadline atomic.Int64 // read deadline, UnixNano; 0 = none
 
 	tx txQueue
+	// recvErr: ICMP errors about our echoes come through the error queue
+	// (IP_RECVERR; unprivileged sockets, which are not handed the error
+	// messages themselves). queued holds those read and not yet returned;
+	// tx.mu guards it.
+	recvErr bool
+	queued  []Packet
 }
 
 // rcvBuf is the receive buffer asked for.
@@ -84,6 +90,11 @@ func openSystem(kind SocketKind, v6, filter bool) (Conn, error) {
 		if c.info.ID, err = boundID(fd, v6); err != nil {
 			return fail("binding", err)
 		}
+		level, opt := unix.IPPROTO_IP, unix.IP_RECVERR
+		if v6 {
+			level, opt = unix.IPPROTO_IPV6, unix.IPV6_RECVERR
+		}
+		c.recvErr = c.setInt(level, opt, 1) == nil
 	}
 	if kind == SocketRaw && filter {
 		// A raw ICMP socket is handed a copy of every ICMP message the host
@@ -272,19 +283,40 @@ func (c *sysConn) TxTime(s Sent) (time.Time, bool) {
 }
 
 // drainErrQueue moves every timestamp waiting on the socket's error queue
-// into c.tx; other error-queue messages are dropped. c.tx.mu is held.
+// into c.tx, and the ICMP errors about our echoes into c.queued; other
+// error-queue messages are dropped. c.tx.mu is held.
 func (c *sysConn) drainErrQueue() {
 	var buf [64]byte
 	oob := make([]byte, 256)
 	for range 256 {
-		_, oobn, _, _, err := unix.Recvmsg(c.fd, buf[:], oob, unix.MSG_ERRQUEUE|unix.MSG_DONTWAIT)
+		n, oobn, _, _, err := unix.Recvmsg(c.fd, buf[:], oob, unix.MSG_ERRQUEUE|unix.MSG_DONTWAIT)
 		if err != nil {
 			return
 		}
 		if ts, ok := parseTxStamp(oob[:oobn]); ok {
 			c.tx.add(ts)
+			continue
+		}
+		if !c.recvErr || len(c.queued) >= 1024 {
+			continue
+		}
+		if r, from, ok := parseQueuedError(oob[:oobn], buf[:n], c.v6); ok {
+			c.queued = append(c.queued, Packet{From: from, At: time.Now(), Reply: &r})
 		}
 	}
+}
+
+// takeQueued returns an ICMP error read from the error queue and not yet
+// returned, if there is one.
+func (c *sysConn) takeQueued() (Packet, bool) {
+	c.tx.mu.Lock()
+	defer c.tx.mu.Unlock()
+	if len(c.queued) == 0 {
+		return Packet{}, false
+	}
+	p := c.queued[0]
+	c.queued = c.queued[1:]
+	return p, true
 }
 
 func (c *sysConn) ReadPacket(buf []byte) (Packet, error) {
@@ -293,6 +325,9 @@ func (c *sysConn) ReadPacket(buf []byte) (Packet, error) {
 	}
 	defer c.release()
 	for {
+		if p, ok := c.takeQueued(); ok {
+			return p, nil
+		}
 		n, oobn, flags, from, err := c.recv(buf)
 		if err != nil {
 			return Packet{}, fmt.Errorf("reading icmp: %w", err)
@@ -426,6 +461,61 @@ func dropCount(oob []byte) (uint32, bool) {
 		}
 	}
 	return 0, false
+}
+
+// parseQueuedError reads an ICMP error about one of our echo requests from
+// an error-queue message: the extended error (origin ICMP or ICMP6: type,
+// code, the MTU in ee_info, then the reporting host's address) and the
+// data, which starts at the quoted echo request's header. Errors of local
+// origin (a send refused at once) are not returned: the send call
+// reported them.
+func parseQueuedError(oob, data []byte, v6 bool) (Reply, net.IP, bool) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil || len(data) < 8 {
+		return Reply{}, nil, false
+	}
+	echo, origin := byte(8), byte(unix.SO_EE_ORIGIN_ICMP)
+	if v6 {
+		echo, origin = 128, unix.SO_EE_ORIGIN_ICMP6
+	}
+	if data[0] != echo {
+		return Reply{}, nil, false
+	}
+	for _, m := range msgs {
+		if !(m.Header.Level == unix.SOL_IP && m.Header.Type == unix.IP_RECVERR) &&
+			!(m.Header.Level == unix.SOL_IPV6 && m.Header.Type == unix.IPV6_RECVERR) {
+			continue
+		}
+		d := m.Data
+		if len(d) < 16 || d[4] != origin {
+			continue
+		}
+		r := Reply{Kind: KindUnreachable, Type: int(d[5]), Code: int(d[6]),
+			ID: int(binary.BigEndian.Uint16(data[4:])), Seq: int(binary.BigEndian.Uint16(data[6:]))}
+		mtu := int(binary.NativeEndian.Uint32(d[8:]))
+		if !v6 && r.Type == 3 && r.Code == 4 || v6 && r.Type == 2 {
+			r.Kind, r.MTU = KindTooBig, mtu
+		}
+		return r, offender(d[16:]), true
+	}
+	return Reply{}, nil, false
+}
+
+// offender reads the address of the host that sent an ICMP error: the
+// struct sockaddr_in or sockaddr_in6 after struct sock_extended_err.
+func offender(sa []byte) net.IP {
+	if len(sa) < 8 {
+		return nil
+	}
+	switch binary.NativeEndian.Uint16(sa) {
+	case unix.AF_INET:
+		return net.IP(append([]byte(nil), sa[4:8]...))
+	case unix.AF_INET6:
+		if len(sa) >= 24 {
+			return net.IP(append([]byte(nil), sa[8:24]...))
+		}
+	}
+	return nil
 }
 
 // parseTxStamp reads a transmit timestamp from the control messages of an
