@@ -131,6 +131,20 @@ func runServer(e *env, f *serverFlags) error {
 			mu.Unlock()
 			text(id).Interval(strconv.Itoa(id), in, udp, in.Flow != "reverse")
 		}
+		// Parallel streams of one client (iperf -P): each stream's line,
+		// then the SUM, under the group's one table.
+		cfg.OnGroupInterval = func(group int, streams []session.StreamInterval, sum *result.Interval) {
+			mu.Lock()
+			udp := udpTests[group]
+			mu.Unlock()
+			t := text(group)
+			for _, st := range streams {
+				t.Interval(strconv.Itoa(st.ID), st.Interval, udp, true)
+			}
+			if sum != nil {
+				t.Interval("SUM", *sum, udp, true)
+			}
+		}
 	}
 	cfg.OnResult = func(id int, r *result.Result) {
 		link.apply(r)
@@ -151,6 +165,10 @@ func runServer(e *env, f *serverFlags) error {
 			mu.Lock()
 			delete(texts, id)
 			delete(udpTests, id)
+			for _, st := range r.Streams {
+				delete(texts, st.ID)
+				delete(udpTests, st.ID)
+			}
 			mu.Unlock()
 		}
 	}

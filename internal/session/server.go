@@ -56,6 +56,14 @@ type ServerConfig struct {
 	OnInterval  func(id int, in result.Interval)
 	OnResult    func(id int, r *result.Result)
 	OnLog       func(msg string)
+	// OnGroupInterval is called with each interval of a group of parallel
+	// streams from one client (iperf2 -P, see group.go): group is the
+	// group's test number (its first stream's), streams each stream's
+	// share by its own test number, sum their SUM (nil while the group
+	// has one stream). When it is nil, the streams' shares go to
+	// OnInterval. A group's result comes to OnResult once, under the
+	// group's number, with the streams in Result.Streams.
+	OnGroupInterval func(group int, streams []StreamInterval, sum *result.Interval)
 }
 
 func (c *ServerConfig) applyDefaults() {
@@ -105,6 +113,9 @@ type Server struct {
 	// answer late FINs); same goroutine.
 	udpFinished int
 	ctx         context.Context // Serve's context, for work started later
+
+	groupsMu sync.Mutex
+	groups   map[groupKey]*streamGroup // open groups of parallel streams
 }
 
 // Listen opens the server's TCP and UDP sockets.

@@ -31,6 +31,7 @@ type tcpTest struct {
 	res      *result.Result
 	rx, tx   stats.Counters
 	noBytes  bool
+	member   *groupMember // its client's parallel streams (-P), if any
 }
 
 // handleTCP runs one TCP test: read the flags (with a timeout), then the
@@ -101,7 +102,12 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		}
 		flows = append(flows, &engine.Flow{Name: name, Counters: []*stats.Counters{&t.tx}})
 	}
-	iv := engine.NewIntervals(start, s.cfg.Interval, s.interval(t.id), flows...)
+	emit := s.interval(t.id)
+	if !reverse && !fullDuplex && !connectBack {
+		t.member = s.joinGroup(ctx, result.TCP, t.peer, t.hdr, t.hasHdr, t.id, start, &t.rx)
+		emit = s.emitter(t.member, t.id)
+	}
+	iv := engine.NewIntervals(start, s.cfg.Interval, emit, flows...)
 	iv.Run(ctx)
 
 	var wg sync.WaitGroup
@@ -175,7 +181,7 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 	if back != nil {
 		r.Reverse = back
 	}
-	s.finished(t.id, r)
+	s.streamFinished(t.member, t.id, r)
 }
 
 // readFirstWord reads the connection's first four bytes (within the

@@ -35,6 +35,7 @@ type udpTest struct {
 	expiresAt time.Time
 	dropsAt   uint64
 	dropsOK   bool
+	member    *groupMember // its client's parallel streams (-P), if any
 }
 
 // serveUDP is the UDP demultiplexer: one reader for every test on the port.
@@ -212,7 +213,12 @@ func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 	if t.reverse {
 		counted = &t.tx // the client's datagrams are only hellos
 	}
-	t.iv = engine.NewIntervals(at, s.cfg.Interval, s.interval(t.id), &engine.Flow{Counters: []*stats.Counters{counted}})
+	emit := s.interval(t.id)
+	if !t.reverse && r.Test.Mode == "" {
+		t.member = s.joinGroup(ctx, result.UDP, src, rx.hdr, rx.hasHdr, t.id, at, counted)
+		emit = s.emitter(t.member, t.id)
+	}
+	t.iv = engine.NewIntervals(at, s.cfg.Interval, emit, &engine.Flow{Counters: []*stats.Counters{counted}})
 	t.iv.Run(ctx)
 	switch r.Test.Mode {
 	case "reverse":
@@ -374,7 +380,7 @@ func (s *Server) endUDP(t *udpTest, why string) {
 			r.Warnings = append(r.Warnings, warns...)
 			r.Diagnoses = append(r.Diagnoses, diags...)
 		}
-		s.finished(t.id, r)
+		s.streamFinished(t.member, t.id, r)
 	}
 	if t.rx.hasHdr && t.rx.hdr.Flags&iperf2.FlagVersion1 != 0 && t.sendDone == nil && why == "" {
 		// Tradeoff: the connect-back runs after our receive.

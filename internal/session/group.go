@@ -1,0 +1,396 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/wire/iperf2"
+)
+
+// Parallel streams (iperf2 -P) on the server.
+//
+// An iperf2 client started with -P N opens N connections (TCP) or N
+// source ports (UDP). Each carries the same test header, with numThreads
+// = N. iperf 2.1.8's own server sums every stream of one client host that
+// is active at the same time, whatever its header (active_hosts: keyed by
+// peer address only, so two unrelated clients from one host are summed
+// too). This server is stricter, so that a SUM never mixes two tests:
+//
+//   - A stream whose header announces numThreads N ≥ 2 joins the open
+//     group of earlier streams from the same source address, same protocol
+//     and an identical header (same flags, amount, rate, length, version:
+//     the same client invocation). A group takes streams until it has N,
+//     until headerJoinWindow after its first stream, or until one of its
+//     streams ended, whichever comes first; a stream that comes later
+//     starts a group of its own.
+//   - A stream with no header (zperf, ESP-IDF, iperf -C) announces nothing.
+//     iperf 2.1.8 always sends a header, also for -P, so such streams come
+//     from tools without -P or from iperf -C. They are grouped only by
+//     arrival: a header-less stream joins the header-less stream from the
+//     same address and protocol that arrived less than headerlessJoinWindow
+//     earlier (and less than one reporting interval earlier), so every
+//     interval of the group is reported whole.
+//   - Streams announcing 1 (or legacy modes: -r, -d, -R, --full-duplex) are
+//     single tests, exactly as before.
+//
+// A group ends when every stream that joined it has ended: a client that
+// announces 4 streams and opens 3 gets the result of the 3, with a warning;
+// nothing waits for the fourth. A group of one stream is reported as a
+// single test. --max-tests counts streams, not groups: each stream holds
+// its own socket and state.
+
+// headerJoinWindow bounds how long after its first stream a group of
+// streams announced in their header takes more.
+const headerJoinWindow = 4 * time.Second
+
+// headerlessJoinWindow bounds how far apart header-less streams from one
+// address may arrive to be taken as one client's parallel streams. An
+// iperf -C -P client opens its streams within milliseconds of each other.
+const headerlessJoinWindow = 250 * time.Millisecond
+
+// maxGroupStreams is the most streams one group takes (iperf2's own -P
+// limit is far above any real use; iperf3 allows 128).
+const maxGroupStreams = 128
+
+// groupKey tells which streams may belong to one group.
+type groupKey struct {
+	proto  string
+	addr   netip.Addr
+	hasHdr bool
+	hdr    iperf2.ClientHeader
+}
+
+// StreamInterval is one stream's share of a group interval.
+type StreamInterval struct {
+	ID int // the stream's test number
+	result.Interval
+}
+
+// streamGroup is the parallel streams of one client, reported as one test.
+type streamGroup struct {
+	s      *Server
+	key    groupKey
+	id     int // the group's test number: its first stream's
+	want   int // streams announced in the header; 0 when header-less
+	start  time.Time
+	joinBy time.Time
+
+	mu      sync.Mutex // guards the fields below
+	members []*groupMember
+	closed  bool // takes no more streams
+	ended   int  // members whose stream ended
+	last    time.Duration
+	sums    []result.Interval
+	ticking bool
+
+	stop chan struct{}
+	tick sync.WaitGroup
+}
+
+// groupMember is one stream of a group.
+type groupMember struct {
+	g    *streamGroup
+	id   int
+	c    *stats.Counters
+	prev stats.Snapshot // at the group's last interval; guarded by g.mu
+	res  *result.Result
+	done bool
+}
+
+// joinGroup puts a plain receive stream (test number id, counting into c
+// from start) into its client's group and returns its membership, or nil
+// when the stream is a single test.
+func (s *Server) joinGroup(ctx context.Context, proto string, peer netip.AddrPort, hdr iperf2.ClientHeader, hasHdr bool,
+	id int, start time.Time, c *stats.Counters) *groupMember {
+	if hasHdr && hdr.NumThreads < 2 {
+		return nil
+	}
+	key := groupKey{proto: proto, addr: peer.Addr(), hasHdr: hasHdr, hdr: hdr}
+	s.groupsMu.Lock()
+	defer s.groupsMu.Unlock()
+	if g := s.groups[key]; g != nil {
+		if m := g.add(ctx, id, c, start); m != nil {
+			return m
+		}
+	}
+	g := newStreamGroup(s, key, id, start)
+	if s.groups == nil {
+		s.groups = map[groupKey]*streamGroup{}
+	}
+	s.groups[key] = g
+	m := g.add(ctx, id, c, start)
+	if g.want >= 2 {
+		g.startTicker(ctx)
+	}
+	return m
+}
+
+func newStreamGroup(s *Server, key groupKey, id int, start time.Time) *streamGroup {
+	g := &streamGroup{s: s, key: key, id: id, start: start, stop: make(chan struct{})}
+	if key.hasHdr {
+		g.want = min(int(key.hdr.NumThreads), maxGroupStreams)
+		g.joinBy = start.Add(headerJoinWindow)
+	} else {
+		w := headerlessJoinWindow
+		if p := s.cfg.Interval; p > 0 && p < w {
+			w = p
+		}
+		g.joinBy = start.Add(w)
+	}
+	return g
+}
+
+// add takes a stream that arrived at at, or returns nil when the group
+// takes no more.
+func (g *streamGroup) add(ctx context.Context, id int, c *stats.Counters, at time.Time) *groupMember {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed || len(g.members) > 0 && at.After(g.joinBy) || len(g.members) >= maxGroupStreams {
+		g.closed = true
+		return nil
+	}
+	m := &groupMember{g: g, id: id, c: c}
+	g.members = append(g.members, m)
+	if g.want > 0 && len(g.members) >= g.want {
+		g.closed = true
+	}
+	if len(g.members) == 2 && !g.ticking {
+		g.startTickerLocked(ctx)
+	}
+	return m
+}
+
+// emitter returns the emit function of a stream's own intervals: a
+// stream reports its own intervals while it is alone in its group and no
+// more streams are announced; the group reports them otherwise.
+func (s *Server) emitter(m *groupMember, id int) func(result.Interval) {
+	emit := s.interval(id)
+	if m == nil {
+		return emit
+	}
+	return func(in result.Interval) {
+		g := m.g
+		g.mu.Lock()
+		alone := g.want < 2 && len(g.members) == 1
+		if alone {
+			g.closed = true // its intervals are out: a SUM could not cover them
+		}
+		g.mu.Unlock()
+		if alone && emit != nil {
+			emit(in)
+		}
+	}
+}
+
+func (g *streamGroup) startTicker(ctx context.Context) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.startTickerLocked(ctx)
+}
+
+// startTickerLocked starts the group's interval reports (with g.mu held).
+func (g *streamGroup) startTickerLocked(ctx context.Context) {
+	period := g.s.cfg.Interval
+	if g.ticking || period <= 0 {
+		return
+	}
+	g.ticking = true
+	g.tick.Add(1)
+	go func() {
+		defer g.tick.Done()
+		for k := 1; ; k++ {
+			next := g.start.Add(time.Duration(k) * period)
+			t := time.NewTimer(time.Until(next))
+			select {
+			case <-t.C:
+				g.report(next.Sub(g.start), true)
+			case <-g.stop:
+				t.Stop()
+				return
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+		}
+	}()
+}
+
+// report closes the group interval ending at at: each stream's share and
+// their sum, emitted when emit is set.
+func (g *streamGroup) report(at time.Duration, emit bool) {
+	g.mu.Lock()
+	from := g.last
+	g.last = at
+	var streams []StreamInterval
+	var sum stats.Snapshot
+	for _, m := range g.members {
+		now := m.c.Snapshot()
+		d := now.Sub(m.prev)
+		m.prev = now
+		sum = sum.Add(d)
+		if m.done && d.Bytes == 0 && d.Packets == 0 {
+			continue // an ended stream: no more lines, as iperf
+		}
+		streams = append(streams, StreamInterval{ID: m.id, Interval: intervalOf(from, at, d)})
+	}
+	in := intervalOf(from, at, sum)
+	g.sums = append(g.sums, in)
+	multi := len(g.members) > 1
+	g.mu.Unlock()
+	if !emit {
+		return
+	}
+	if f := g.s.cfg.OnGroupInterval; f != nil {
+		if !multi {
+			f(g.id, streams, nil)
+			return
+		}
+		f(g.id, streams, &in)
+		return
+	}
+	if f := g.s.cfg.OnInterval; f != nil {
+		for _, st := range streams {
+			f(st.ID, st.Interval)
+		}
+	}
+}
+
+// intervalOf is the interval from..at holding the counts d.
+func intervalOf(from, at time.Duration, d stats.Snapshot) result.Interval {
+	in := result.Interval{Start: from.Seconds(), End: at.Seconds(), Bytes: d.Bytes, Packets: d.Packets,
+		Lost: d.Lost, OutOfOrder: d.OutOfOrder, JitterMS: float64(d.Jitter) / 1e6}
+	if secs := (at - from).Seconds(); secs > 0 {
+		in.BitsPerSecond = float64(d.Bytes) * 8 / secs
+	}
+	return in
+}
+
+// streamFinished hands on the result r of the stream with test number id:
+// as its own test when it has no group, else to its group, which reports
+// once its last stream ended.
+func (s *Server) streamFinished(m *groupMember, id int, r *result.Result) {
+	if m == nil {
+		s.finished(id, r)
+		return
+	}
+	g := m.g
+	g.mu.Lock()
+	m.res, m.done = r, true
+	g.closed = true
+	g.ended++
+	all := g.ended == len(g.members)
+	g.mu.Unlock()
+	if !all {
+		return
+	}
+	s.groupsMu.Lock()
+	if s.groups[g.key] == g {
+		delete(s.groups, g.key)
+	}
+	s.groupsMu.Unlock()
+	close(g.stop)
+	g.tick.Wait()
+	if len(g.members) == 1 {
+		if g.want > 1 {
+			r.Warn(g.missing(1))
+		}
+		s.finished(id, r)
+		return
+	}
+	g.finalInterval(time.Now())
+	s.finished(g.id, g.result())
+}
+
+// missing says that fewer streams came than the client announced.
+func (g *streamGroup) missing(n int) string {
+	return fmt.Sprintf("the client announced %d parallel streams but %d arrived within %v of the first: the figures cover those only",
+		g.want, n, headerJoinWindow)
+}
+
+// finalInterval closes the last, partial interval at end, by the rule of
+// the streams' own intervals: a tail shorter than a tenth of the period
+// (or 1 ms) is merged into the last interval, so the intervals add up to
+// the whole test. Without a period the one interval is the whole test.
+func (g *streamGroup) finalInterval(end time.Time) {
+	period := g.s.cfg.Interval
+	at := end.Sub(g.start)
+	g.mu.Lock()
+	last, n := g.last, len(g.sums)
+	g.mu.Unlock()
+	if n == 0 || at-last >= period/10 && at-last >= time.Millisecond {
+		g.report(at, period > 0)
+		return
+	}
+	if at <= last {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var sum stats.Snapshot
+	for _, m := range g.members {
+		now := m.c.Snapshot()
+		sum = sum.Add(now.Sub(m.prev))
+		m.prev = now
+	}
+	in := &g.sums[len(g.sums)-1]
+	merged := intervalOf(time.Duration(in.Start*float64(time.Second)), at, sum)
+	in.End = at.Seconds()
+	in.Bytes += merged.Bytes
+	in.Packets += merged.Packets
+	in.Lost += merged.Lost
+	in.OutOfOrder += merged.OutOfOrder
+	in.JitterMS = merged.JitterMS
+	if secs := in.End - in.Start; secs > 0 {
+		in.BitsPerSecond = float64(in.Bytes) * 8 / secs
+	}
+	g.last = at
+}
+
+// result is the group's test: the first stream's description, each
+// stream's figures, their sum as the receiver, the SUM intervals, and the
+// streams' warnings, diagnoses and first error, each named by stream.
+func (g *streamGroup) result() *result.Result {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	first := g.members[0].res
+	r := result.New("server")
+	r.Version, r.StartedAt, r.Test = first.Version, first.StartedAt, first.Test
+	r.Test.Streams = max(g.want, len(g.members))
+	r.Intervals = append(r.Intervals, g.sums...)
+	var sum result.Receiver
+	hostDrops := int64(0)
+	for _, m := range g.members {
+		mr := m.res
+		r.Streams = append(r.Streams, result.Stream{ID: m.id, Receiver: mr.Receiver})
+		if mr.Receiver != nil {
+			sumReceiver(&sum, mr.Receiver)
+			hostDrops = max(hostDrops, mr.Receiver.HostDrops)
+		}
+		for _, w := range mr.Warnings {
+			r.Warn(fmt.Sprintf("stream %d: %s", m.id, w))
+		}
+		for _, d := range mr.Diagnoses {
+			r.Diagnoses = append(r.Diagnoses, fmt.Sprintf("stream %d: %s", m.id, d))
+		}
+		if mr.Error != "" && r.Error == "" {
+			r.Error = fmt.Sprintf("stream %d: %s", m.id, mr.Error)
+		}
+	}
+	if r.Test.Protocol != result.UDP {
+		sum.PacketsPerSecond = 0
+	}
+	// The streams share one socket on UDP: each counted the socket's drops
+	// during its own life, so the drops of the whole are the largest.
+	sum.HostDrops = hostDrops
+	sum.Source = "local"
+	r.Receiver = &sum
+	if g.want > len(g.members) {
+		r.Warn(g.missing(len(g.members)))
+	}
+	return r
+}
