@@ -24,10 +24,11 @@ import (
 //   - A stream whose header announces numThreads N ≥ 2 joins the open
 //     group of earlier streams from the same source address, same protocol
 //     and an identical header (same flags, amount, rate, length, version:
-//     the same client invocation). A group takes streams until it has N,
-//     until headerJoinWindow after its first stream, or until one of its
-//     streams ended, whichever comes first; a stream that comes later
-//     starts a group of its own.
+//     the same client invocation). A group takes streams until it has N
+//     or until headerJoinWindow (2 s) after its first stream, whichever
+//     comes first; a stream that comes later starts a group of its own.
+//     (iperf opens its -P streams at once: 2 s leaves room for a SYN
+//     retransmitted after 1 s.)
 //   - A stream with no header (zperf, ESP-IDF, iperf -C) announces nothing.
 //     iperf 2.1.8 always sends a header, also for -P, so such streams come
 //     from tools without -P or from iperf -C. They are grouped only by
@@ -38,15 +39,16 @@ import (
 //   - Streams announcing 1 (or legacy modes: -r, -d, -R, --full-duplex) are
 //     single tests, exactly as before.
 //
-// A group ends when every stream that joined it has ended: a client that
-// announces 4 streams and opens 3 gets the result of the 3, with a warning;
-// nothing waits for the fourth. A group of one stream is reported as a
-// single test. --max-tests counts streams, not groups: each stream holds
+// A group ends when every stream that joined it has ended and it takes no
+// more: a client that announces 4 streams and opens 3 gets the result of
+// the 3, with a warning, at the latest when the join window is over;
+// nothing waits longer for the fourth. A group of one stream is reported
+// as a single test (with that warning when more were announced). --max-tests counts streams, not groups: each stream holds
 // its own socket and state.
 
 // headerJoinWindow bounds how long after its first stream a group of
 // streams announced in their header takes more.
-const headerJoinWindow = 4 * time.Second
+const headerJoinWindow = 2 * time.Second
 
 // headerlessJoinWindow bounds how far apart header-less streams from one
 // address may arrive to be taken as one client's parallel streams. An
@@ -80,14 +82,17 @@ type streamGroup struct {
 	start  time.Time
 	joinBy time.Time
 
-	mu      sync.Mutex // guards the fields below
-	members []*groupMember
-	closed  bool // takes no more streams
-	ended   int  // members whose stream ended
-	last    time.Duration
-	sums    []result.Interval
-	ticking bool
+	mu        sync.Mutex // guards the fields below
+	members   []*groupMember
+	closed    bool // takes no more streams
+	finalized bool // reported
+	waiting   bool // a timer ends the join window
+	ended     int  // members whose stream ended
+	last      time.Duration
+	sums      []result.Interval
+	ticking   bool
 
+	ctx  context.Context
 	stop chan struct{}
 	tick sync.WaitGroup
 }
@@ -118,7 +123,7 @@ func (s *Server) joinGroup(ctx context.Context, proto string, peer netip.AddrPor
 			return m
 		}
 	}
-	g := newStreamGroup(s, key, id, start)
+	g := newStreamGroup(ctx, s, key, id, start)
 	if s.groups == nil {
 		s.groups = map[groupKey]*streamGroup{}
 	}
@@ -130,8 +135,8 @@ func (s *Server) joinGroup(ctx context.Context, proto string, peer netip.AddrPor
 	return m
 }
 
-func newStreamGroup(s *Server, key groupKey, id int, start time.Time) *streamGroup {
-	g := &streamGroup{s: s, key: key, id: id, start: start, stop: make(chan struct{})}
+func newStreamGroup(ctx context.Context, s *Server, key groupKey, id int, start time.Time) *streamGroup {
+	g := &streamGroup{s: s, key: key, id: id, start: start, ctx: ctx, stop: make(chan struct{})}
 	if key.hasHdr {
 		g.want = min(int(key.hdr.NumThreads), maxGroupStreams)
 		g.joinBy = start.Add(headerJoinWindow)
@@ -281,13 +286,41 @@ func (s *Server) streamFinished(m *groupMember, id int, r *result.Result) {
 	g := m.g
 	g.mu.Lock()
 	m.res, m.done = r, true
-	g.closed = true
 	g.ended++
-	all := g.ended == len(g.members)
 	g.mu.Unlock()
-	if !all {
+	g.maybeFinish()
+}
+
+// maybeFinish reports the group when every stream that joined it has
+// ended and it takes no more: it is full, its join window is over, or the
+// server stops. Streams that ended early wait for the rest of the window,
+// at most, for the others announced.
+func (g *streamGroup) maybeFinish() {
+	g.mu.Lock()
+	if g.finalized || g.ended < len(g.members) {
+		g.mu.Unlock()
 		return
 	}
+	if wait := time.Until(g.joinBy); !g.closed && wait > 0 && g.ctx.Err() == nil {
+		if !g.waiting {
+			g.waiting = true
+			g.s.wg.Add(1)
+			time.AfterFunc(wait, func() {
+				defer g.s.wg.Done()
+				g.mu.Lock()
+				g.waiting = false
+				g.closed = true
+				g.mu.Unlock()
+				g.maybeFinish()
+			})
+		}
+		g.mu.Unlock()
+		return
+	}
+	g.closed, g.finalized = true, true
+	g.mu.Unlock()
+
+	s := g.s
 	s.groupsMu.Lock()
 	if s.groups[g.key] == g {
 		delete(s.groups, g.key)
@@ -296,10 +329,11 @@ func (s *Server) streamFinished(m *groupMember, id int, r *result.Result) {
 	close(g.stop)
 	g.tick.Wait()
 	if len(g.members) == 1 {
+		m := g.members[0]
 		if g.want > 1 {
-			r.Warn(g.missing(1))
+			m.res.Warn(g.missing(1))
 		}
-		s.finished(id, r)
+		s.finished(m.id, m.res)
 		return
 	}
 	g.finalInterval(time.Now())
