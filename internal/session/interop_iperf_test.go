@@ -417,36 +417,6 @@ func iperfStreamPorts(out string) map[string]int {
 	return ports
 }
 
-// peerPort is the client port of a server result.
-func peerPort(t *testing.T, r *result.Result) int {
-	t.Helper()
-	i := strings.LastIndexByte(r.Test.Peer, ':')
-	p, err := strconv.Atoi(r.Test.Peer[i+1:])
-	if err != nil {
-		t.Fatalf("result peer %q has no port", r.Test.Peer)
-	}
-	return p
-}
-
-// byPort pairs our server's results with iperf's stream ids by port.
-func byPort(t *testing.T, out string, rs []*result.Result) map[string]*result.Result {
-	t.Helper()
-	ports := iperfStreamPorts(out)
-	m := map[string]*result.Result{}
-	for _, r := range rs {
-		pp := peerPort(t, r)
-		for id, port := range ports {
-			if port == pp {
-				m[id] = r
-			}
-		}
-	}
-	if len(m) != len(rs) {
-		t.Fatalf("matched %d of our %d results to iperf's streams %v", len(m), len(rs), ports)
-	}
-	return m
-}
-
 // checkServerReport checks the Server Report iperf printed for a stream
 // (read from our report) against what our server counted, and that it is
 // a loss-free test whose Total is iperf's "Sent" − 1 (its own convention,

@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockedBuffer is a bytes.Buffer safe to read while a server writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// freeLoopbackPort returns a port free a moment ago for TCP and UDP.
+func freeLoopbackPort(t *testing.T) int {
+	t.Helper()
+	for range 20 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		uc, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		ln.Close()
+		if err == nil {
+			uc.Close()
+			return port
+		}
+	}
+	t.Fatal("no free loopback port for TCP and UDP")
+	return 0
+}
+
+// runServerWithIperf runs "wirebench server -1 args…" on a free loopback
+// port, then the real "iperf -c … iperfArgs…" against it, and returns the
+// server's output once it exited after that one test.
+func runServerWithIperf(t *testing.T, args, iperfArgs []string) string {
+	t.Helper()
+	iperf, err := exec.LookPath("iperf")
+	if err != nil {
+		t.Skip("iperf (2.1.8) is not installed: apt-get install iperf")
+	}
+	port := strconv.Itoa(freeLoopbackPort(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out, errOut lockedBuffer
+	done := make(chan int, 1)
+	all := append([]string{"server", "-B", "127.0.0.1", "-p", port, "--iperf3-port", "0", "-1"}, args...)
+	go func() { done <- run(ctx, all, &out, &errOut) }()
+	for !strings.Contains(out.String()+errOut.String(), "listening") {
+		select {
+		case code := <-done:
+			t.Fatalf("the server exited with %d: %s", code, errOut.String())
+		case <-ctx.Done():
+			t.Fatalf("the server did not start listening: %s", errOut.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cmd := exec.CommandContext(ctx, iperf, append([]string{"-c", "127.0.0.1", "-p", port, "-t", "1"}, iperfArgs...)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("iperf: %v\n%s", err, b)
+	}
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("the server exited with %d: %s", code, errOut.String())
+		}
+	case <-ctx.Done():
+		t.Fatalf("the one-shot server did not exit after the test:\n%s", out.String())
+	}
+	return out.String()
+}
+
+// TestServerParallelSum: a real "iperf -c -P 3" against "wirebench server"
+// prints one test with a line per stream and one SUM summary line, and
+// SUM interval lines with -i; --json gives one document with the streams.
+func TestServerParallelSum(t *testing.T) {
+	for _, udp := range []bool{false, true} {
+		iperfArgs := []string{"-P", "3", "-i", "0.5"}
+		name := "tcp"
+		if udp {
+			iperfArgs = append(iperfArgs, "-u", "-b", "3M")
+			name = "udp"
+		}
+		t.Run(name+" text", func(t *testing.T) {
+			out := runServerWithIperf(t, []string{"-i", "0.5"}, iperfArgs)
+			t.Logf("server output:\n%s", out)
+			var sumSummary, streamSummary, sumIntervals int
+			for _, l := range strings.Split(out, "\n") {
+				switch {
+				case strings.HasPrefix(l, "[SUM]") && strings.HasSuffix(l, "receiver"):
+					sumSummary++
+				case strings.HasSuffix(l, "receiver"):
+					streamSummary++
+				case strings.HasPrefix(l, "[SUM]"):
+					sumIntervals++
+				}
+			}
+			if sumSummary != 1 || streamSummary != 3 || sumIntervals < 2 {
+				t.Errorf("%d SUM summary lines, %d stream summary lines, %d SUM interval lines; want 1, 3, ≥ 2", sumSummary, streamSummary, sumIntervals)
+			}
+			if n := strings.Count(out, "connected with"); n != 3 {
+				t.Errorf("%d connected lines, want 3", n)
+			}
+		})
+		t.Run(name+" json", func(t *testing.T) {
+			out := runServerWithIperf(t, []string{"--json"}, iperfArgs)
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			if len(lines) != 1 {
+				t.Fatalf("%d JSON documents, want 1:\n%s", len(lines), out)
+			}
+			var doc struct {
+				Test     struct{ Streams int }                      `json:"test"`
+				Receiver struct{ Bytes int64 }                      `json:"receiver"`
+				Streams  []struct{ Receiver struct{ Bytes int64 } } `json:"streams"`
+			}
+			if err := json.Unmarshal([]byte(lines[0]), &doc); err != nil {
+				t.Fatalf("JSON: %v\n%s", err, out)
+			}
+			var sum int64
+			for _, st := range doc.Streams {
+				sum += st.Receiver.Bytes
+			}
+			if doc.Test.Streams != 3 || len(doc.Streams) != 3 || sum != doc.Receiver.Bytes || sum == 0 {
+				t.Errorf("JSON has test.streams %d, %d streams adding up to %d bytes, receiver %d", doc.Test.Streams, len(doc.Streams), sum, doc.Receiver.Bytes)
+			}
+		})
+	}
+}
