@@ -29,13 +29,14 @@ import (
 //     comes first; a stream that comes later starts a group of its own.
 //     (iperf opens its -P streams at once: 2 s leaves room for a SYN
 //     retransmitted after 1 s.)
-//   - A stream with no header (zperf, ESP-IDF, iperf -C) announces nothing.
-//     iperf 2.1.8 always sends a header, also for -P, so such streams come
-//     from tools without -P or from iperf -C. They are grouped only by
-//     arrival: a header-less stream joins the header-less stream from the
-//     same address and protocol that arrived less than headerlessJoinWindow
-//     earlier (and less than one reporting interval earlier), so every
-//     interval of the group is reported whole.
+//   - A stream with no header (zperf, ESP-IDF, iperf -C) is a single test.
+//     iperf 2.1.8 sends its header on every stream, also for a plain -P
+//     (flags 40010078 on TCP, numThreads = N), so the streams an iperf
+//     server sums are all announced. A header-less stream says nothing
+//     about company: grouping such streams by source address and arrival
+//     time (tried: within 250 ms) merged unrelated sources of one host
+//     into one SUM, for example in this package's robustness tests, and
+//     would do the same to several devices behind one NAT address.
 //   - Streams announcing 1 (or legacy modes: -r, -d, -R, --full-duplex) are
 //     single tests, exactly as before.
 //
@@ -50,21 +51,15 @@ import (
 // streams announced in their header takes more.
 const headerJoinWindow = 2 * time.Second
 
-// headerlessJoinWindow bounds how far apart header-less streams from one
-// address may arrive to be taken as one client's parallel streams. An
-// iperf -C -P client opens its streams within milliseconds of each other.
-const headerlessJoinWindow = 250 * time.Millisecond
-
 // maxGroupStreams is the most streams one group takes (iperf2's own -P
 // limit is far above any real use; iperf3 allows 128).
 const maxGroupStreams = 128
 
 // groupKey tells which streams may belong to one group.
 type groupKey struct {
-	proto  string
-	addr   netip.Addr
-	hasHdr bool
-	hdr    iperf2.ClientHeader
+	proto string
+	addr  netip.Addr
+	hdr   iperf2.ClientHeader
 }
 
 // StreamInterval is one stream's share of a group interval.
@@ -78,7 +73,7 @@ type streamGroup struct {
 	s      *Server
 	key    groupKey
 	id     int // the group's test number: its first stream's
-	want   int // streams announced in the header; 0 when header-less
+	want   int // streams announced in the header
 	start  time.Time
 	joinBy time.Time
 
@@ -112,14 +107,14 @@ type groupMember struct {
 // when the stream is a single test.
 func (s *Server) joinGroup(ctx context.Context, proto string, peer netip.AddrPort, hdr iperf2.ClientHeader, hasHdr bool,
 	id int, start time.Time, c *stats.Counters) *groupMember {
-	if hasHdr && hdr.NumThreads < 2 {
+	if !hasHdr || hdr.NumThreads < 2 {
 		return nil
 	}
-	key := groupKey{proto: proto, addr: peer.Addr(), hasHdr: hasHdr, hdr: hdr}
+	key := groupKey{proto: proto, addr: peer.Addr(), hdr: hdr}
 	s.groupsMu.Lock()
 	defer s.groupsMu.Unlock()
 	if g := s.groups[key]; g != nil {
-		if m := g.add(ctx, id, c, start); m != nil {
+		if m := g.add(start, id, c); m != nil {
 			return m
 		}
 	}
@@ -128,31 +123,21 @@ func (s *Server) joinGroup(ctx context.Context, proto string, peer netip.AddrPor
 		s.groups = map[groupKey]*streamGroup{}
 	}
 	s.groups[key] = g
-	m := g.add(ctx, id, c, start)
-	if g.want >= 2 {
-		g.startTicker(ctx)
-	}
+	m := g.add(start, id, c)
+	g.startTicker(ctx)
 	return m
 }
 
 func newStreamGroup(ctx context.Context, s *Server, key groupKey, id int, start time.Time) *streamGroup {
 	g := &streamGroup{s: s, key: key, id: id, start: start, ctx: ctx, stop: make(chan struct{})}
-	if key.hasHdr {
-		g.want = min(int(key.hdr.NumThreads), maxGroupStreams)
-		g.joinBy = start.Add(headerJoinWindow)
-	} else {
-		w := headerlessJoinWindow
-		if p := s.cfg.Interval; p > 0 && p < w {
-			w = p
-		}
-		g.joinBy = start.Add(w)
-	}
+	g.want = min(int(key.hdr.NumThreads), maxGroupStreams)
+	g.joinBy = start.Add(headerJoinWindow)
 	return g
 }
 
 // add takes a stream that arrived at at, or returns nil when the group
 // takes no more.
-func (g *streamGroup) add(ctx context.Context, id int, c *stats.Counters, at time.Time) *groupMember {
+func (g *streamGroup) add(at time.Time, id int, c *stats.Counters) *groupMember {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed || len(g.members) > 0 && at.After(g.joinBy) || len(g.members) >= maxGroupStreams {
@@ -161,45 +146,25 @@ func (g *streamGroup) add(ctx context.Context, id int, c *stats.Counters, at tim
 	}
 	m := &groupMember{g: g, id: id, c: c}
 	g.members = append(g.members, m)
-	if g.want > 0 && len(g.members) >= g.want {
+	if len(g.members) >= g.want {
 		g.closed = true
-	}
-	if len(g.members) == 2 && !g.ticking {
-		g.startTickerLocked(ctx)
 	}
 	return m
 }
 
-// emitter returns the emit function of a stream's own intervals: a
-// stream reports its own intervals while it is alone in its group and no
-// more streams are announced; the group reports them otherwise.
+// emitter returns the emit function of a stream's own intervals: none
+// for a stream of a group, whose intervals the group reports.
 func (s *Server) emitter(m *groupMember, id int) func(result.Interval) {
-	emit := s.interval(id)
-	if m == nil {
-		return emit
+	if m != nil {
+		return nil
 	}
-	return func(in result.Interval) {
-		g := m.g
-		g.mu.Lock()
-		alone := g.want < 2 && len(g.members) == 1
-		if alone {
-			g.closed = true // its intervals are out: a SUM could not cover them
-		}
-		g.mu.Unlock()
-		if alone && emit != nil {
-			emit(in)
-		}
-	}
+	return s.interval(id)
 }
 
+// startTicker starts the group's interval reports.
 func (g *streamGroup) startTicker(ctx context.Context) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.startTickerLocked(ctx)
-}
-
-// startTickerLocked starts the group's interval reports (with g.mu held).
-func (g *streamGroup) startTickerLocked(ctx context.Context) {
 	period := g.s.cfg.Interval
 	if g.ticking || period <= 0 {
 		return
