@@ -450,9 +450,23 @@ func FuzzServerDatagram(f *testing.F) {
 		cfg := ServerConfig{MaxTests: 2, MaxDuration: time.Second}
 		cfg.applyDefaults()
 		s := &Server{cfg: cfg, udp: &lockedConn{Conn: fc}, port: 5001, oneShot: make(chan struct{}), logs: newRateLog(func(string) {}), ctx: ctx}
-		var started, results int
+		// Every test started must end in exactly one result: its own, or
+		// the one of the -P group it joined (which lists it in Streams).
+		var started int
+		ended := map[int]int{}
+		var mu sync.Mutex
 		s.cfg.OnTestStart = func(int, *result.Result) { started++ }
-		s.cfg.OnResult = func(int, *result.Result) { results++ }
+		s.cfg.OnResult = func(id int, r *result.Result) {
+			mu.Lock()
+			defer mu.Unlock()
+			if len(r.Streams) == 0 {
+				ended[id]++
+				return
+			}
+			for _, st := range r.Streams {
+				ended[st.ID]++
+			}
+		}
 		srcs := [2]netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:40000"), netip.MustParseAddrPort("127.0.0.1:40001")}
 		tests := map[netip.AddrPort]*udpTest{}
 		s.udpTests = tests
@@ -481,9 +495,16 @@ func FuzzServerDatagram(f *testing.F) {
 			}
 		}
 		s.wg.Wait()
-		if results != started || started != len(all) {
-			t.Errorf("%d tests started (%d seen), %d results", started, len(all), results)
+		mu.Lock()
+		if len(ended) != started || started != len(all) {
+			t.Errorf("%d tests started (%d seen), %d ended in a result: %v", started, len(all), len(ended), ended)
 		}
+		for id, n := range ended {
+			if n != 1 {
+				t.Errorf("test %d ended in %d results", id, n)
+			}
+		}
+		mu.Unlock()
 		for _, tt := range all {
 			r := tt.res
 			if rv := r.Receiver; rv != nil && (rv.Lost < 0 || rv.Packets < 0 || rv.Bytes < 0 || rv.OutOfOrder < 0 || rv.Duplicates < 0) {
