@@ -1,55 +1,16 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
-
-// lockedBuffer is a bytes.Buffer safe to read while a server writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// freeLoopbackPort returns a port free a moment ago for TCP and UDP.
-func freeLoopbackPort(t *testing.T) int {
-	t.Helper()
-	for range 20 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		uc, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		ln.Close()
-		if err == nil {
-			uc.Close()
-			return port
-		}
-	}
-	t.Fatal("no free loopback port for TCP and UDP")
-	return 0
-}
 
 // runServerWithIperf runs "wirebench server -1 args…" on a free loopback
 // port, then the real "iperf -c … iperfArgs…" against it, and returns the
@@ -60,10 +21,10 @@ func runServerWithIperf(t *testing.T, args, iperfArgs []string) string {
 	if err != nil {
 		t.Skip("iperf (2.1.8) is not installed: apt-get install iperf")
 	}
-	port := strconv.Itoa(freeLoopbackPort(t))
+	port := strconv.Itoa(loopback.FreePort(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var out, errOut lockedBuffer
+	var out, errOut loopback.Buffer
 	done := make(chan int, 1)
 	all := append([]string{"server", "-B", "127.0.0.1", "-p", port, "--iperf3-port", "0", "-1"}, args...)
 	go func() { done <- run(ctx, all, &out, &errOut) }()

@@ -10,13 +10,14 @@ import (
 
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 	"github.com/wirebench/wirebench/internal/testutil/standin"
 )
 
 // TestProbeIperf218 probes real `iperf -s` and `iperf -s -u` (2.1.8) on one
 // free loopback port.
 func TestProbeIperf218(t *testing.T) {
-	port := freePort(t)
+	port := loopback.FreePort(t)
 	p := strconv.Itoa(port)
 	tcpOut := startPeer(t, "iperf", "tcp", port, "-s", "-p", p)
 	udpOut := startPeer(t, "iperf", "udp", port, "-s", "-u", "-p", p)
@@ -54,7 +55,7 @@ func TestProbeIperf218(t *testing.T) {
 // TestProbeIperf3 probes a real `iperf3 -s`: the tiny test must complete and
 // the server must log no error.
 func TestProbeIperf3(t *testing.T) {
-	port := freePort(t)
+	port := loopback.FreePort(t)
 	out := startPeer(t, "iperf3", "tcp", port, "-s", "-p", strconv.Itoa(port))
 	r := runProbe(t, port)
 	wantDialects(t, r, DialectIperf3)
@@ -83,7 +84,7 @@ func TestProbeIperf3(t *testing.T) {
 func TestProbeLegacyStandins(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	port := freePort(t)
+	port := loopback.FreePort(t)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	udpSrv, err := standin.Legacy205UDPServer(ctx, addr, standin.UDPServerOptions{AckWait: 200 * time.Millisecond})
 	if err != nil {
@@ -150,7 +151,7 @@ func TestProbeWirebench(t *testing.T) {
 
 // TestProbeClosedPort: nothing listening is a result, not an error.
 func TestProbeClosedPort(t *testing.T) {
-	port := freePort(t)
+	port := loopback.FreePort(t)
 	r := runProbe(t, port)
 	if r.Answered || len(r.Dialects) != 0 || !strings.Contains(r.Summary, "nothing answered") {
 		t.Errorf("answered %v dialects %v summary %q; want nothing answered", r.Answered, r.Dialects, r.Summary)

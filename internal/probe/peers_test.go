@@ -6,51 +6,14 @@ import (
 	"net"
 	"os/exec"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
 
 // Helpers for the interop tests: free loopback ports and real iperf/iperf3
 // servers started, watched and killed by the test.
-
-// syncBuf collects a child's output.
-type syncBuf struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// freePort returns a loopback port free for both TCP and UDP.
-func freePort(t *testing.T) int {
-	t.Helper()
-	for range 50 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		pc, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		_ = ln.Close()
-		if err == nil {
-			_ = pc.Close()
-			return port
-		}
-	}
-	t.Fatal("no free TCP+UDP port")
-	return 0
-}
 
 // inUse reports whether a TCP (or UDP) listener holds the loopback port.
 func inUse(network string, port int) bool {
@@ -71,13 +34,13 @@ func inUse(network string, port int) bool {
 
 // startPeer runs bin with args until the test ends and waits (≤ 3 s) until
 // it holds port for network. It skips the test when bin is not installed.
-func startPeer(t *testing.T, bin string, network string, port int, args ...string) *syncBuf {
+func startPeer(t *testing.T, bin string, network string, port int, args ...string) *loopback.Buffer {
 	t.Helper()
 	path, err := exec.LookPath(bin)
 	if err != nil {
 		t.Skipf("%s not installed (%v): this interop test needs the real binary", bin, err)
 	}
-	out := &syncBuf{}
+	out := &loopback.Buffer{}
 	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

@@ -2,7 +2,6 @@ package session
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
@@ -37,10 +37,9 @@ type groupTick struct {
 
 func startGroupServer(t *testing.T, interval time.Duration) *groupServer {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	gs := &groupServer{ourServer: &ourServer{results: make(chan *result.Result, 64), logs: &iperfOutput{}}, peers: map[int]int{}}
-	srv, err := Listen(ctx, ServerConfig{
-		Bind: loHost, Port: -1, Interval: interval,
+	gs := &groupServer{ourServer: &ourServer{results: make(chan *result.Result, 64), logs: &loopback.Buffer{}}, peers: map[int]int{}}
+	gs.start(t, ServerConfig{
+		Interval: interval,
 		OnTestStart: func(id int, r *result.Result) {
 			i := strings.LastIndexByte(r.Test.Peer, ':')
 			p, _ := strconv.Atoi(r.Test.Peer[i+1:])
@@ -53,29 +52,6 @@ func startGroupServer(t *testing.T, interval time.Duration) *groupServer {
 			gs.groups = append(gs.groups, groupTick{group, streams, sum})
 			gs.mu.Unlock()
 		},
-		OnResult: func(_ int, r *result.Result) { gs.results <- r },
-		OnLog:    func(msg string) { fmt.Fprintln(gs.logs, msg) },
-	})
-	if err != nil {
-		cancel()
-		t.Fatalf("Listen: %v", err)
-	}
-	gs.srv = srv
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Errorf("Serve did not return within 10 s of its context ending")
-		}
-		if t.Failed() && gs.logs.String() != "" {
-			t.Logf("our server's log:\n%s", gs.logs.String())
-		}
 	})
 	return gs
 }

@@ -176,28 +176,6 @@ func deadlineCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// freePort returns a loopback TCP port that was free a moment ago (for a
-// connect-back listener whose port must be named in advance).
-func freePort(t *testing.T, network string) int {
-	t.Helper()
-	switch network {
-	case "udp":
-		c, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		return c.LocalAddr().(*net.UDPAddr).Port
-	default:
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		return ln.Addr().(*net.TCPAddr).Port
-	}
-}
-
 // receiver returns r.Receiver or fails the test.
 func receiverOf(t *testing.T, r *result.Result) *result.Receiver {
 	t.Helper()

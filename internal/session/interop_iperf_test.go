@@ -14,6 +14,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 	"github.com/wirebench/wirebench/internal/units"
 )
 
@@ -218,7 +219,7 @@ func TestInteropUDPClientToIperf(t *testing.T) {
 			p, port := startIperfServer(t, true)
 			cfg := udp(port)
 			cfg.Tradeoff, cfg.Dual = mode == "-r", mode == "-d"
-			cfg.ListenPort = freeLoopbackPort(t)
+			cfg.ListenPort = loopback.FreePort(t)
 			r := runOurClient(t, cfg)
 			out := waitLines(t, p, 2, func(l iperfLine) bool { return udpRecvLine(l) || udpRevRecvLine(l) })
 			fwd := findLine(t, out, "the server's receive line", udpRecvLine)
@@ -309,7 +310,7 @@ func TestInteropTCPClientToIperf(t *testing.T) {
 			p, port := startIperfServer(t, false)
 			cfg := tcp(port)
 			cfg.Tradeoff, cfg.Dual = mode == "-r", mode == "-d"
-			cfg.ListenPort = freeLoopbackPort(t)
+			cfg.ListenPort = loopback.FreePort(t)
 			r := runOurClient(t, cfg)
 			out := waitLines(t, p, 2, func(l iperfLine) bool { return tcpFwdLine(l) || tcpRevLine(l) })
 			fwd := findLine(t, out, "the server's receive line", tcpFwdLine)
@@ -330,20 +331,27 @@ func TestInteropTCPClientToIperf(t *testing.T) {
 type ourServer struct {
 	srv     *Server
 	results chan *result.Result
-	logs    *iperfOutput
+	logs    *loopback.Buffer
 }
 
 // startOurServer runs a Server on an ephemeral loopback port until the
 // test ends.
 func startOurServer(t *testing.T) *ourServer {
 	t.Helper()
+	s := &ourServer{results: make(chan *result.Result, 64), logs: &loopback.Buffer{}}
+	s.start(t, ServerConfig{})
+	return s
+}
+
+// start runs a Server configured by cfg, whose Bind, Port, OnResult and
+// OnLog it sets, on an ephemeral loopback port until the test ends.
+func (s *ourServer) start(t *testing.T, cfg ServerConfig) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &ourServer{results: make(chan *result.Result, 64), logs: &iperfOutput{}}
-	srv, err := Listen(ctx, ServerConfig{
-		Bind: loHost, Port: -1,
-		OnResult: func(_ int, r *result.Result) { s.results <- r },
-		OnLog:    func(msg string) { fmt.Fprintln(s.logs, msg) },
-	})
+	cfg.Bind, cfg.Port = loHost, -1
+	cfg.OnResult = func(_ int, r *result.Result) { s.results <- r }
+	cfg.OnLog = func(msg string) { fmt.Fprintln(s.logs, msg) }
+	srv, err := Listen(ctx, cfg)
 	if err != nil {
 		cancel()
 		t.Fatalf("Listen: %v", err)
@@ -365,7 +373,6 @@ func startOurServer(t *testing.T) *ourServer {
 			t.Logf("our server's log:\n%s", s.logs.String())
 		}
 	})
-	return s
 }
 
 // collect waits for n results.
@@ -553,7 +560,7 @@ func TestInteropIperfUDPClientToServer(t *testing.T) {
 	for _, mode := range []string{"-r", "-d"} {
 		t.Run(mode+" -L", func(t *testing.T) {
 			s := startOurServer(t)
-			lport := freeLoopbackPort(t)
+			lport := loopback.FreePort(t)
 			out := runIperfClient(t, s.srv.Port(), "-u", "-b", "1M", mode, "-L", strconv.Itoa(lport))
 			r := s.collect(t, 1)[0]
 			checkSaneIperfText(t, out)
@@ -666,7 +673,7 @@ func TestInteropIperfTCPClientToServer(t *testing.T) {
 	for _, mode := range []string{"-r", "-d"} {
 		t.Run(mode+" -L", func(t *testing.T) {
 			s := startOurServer(t)
-			lport := freeLoopbackPort(t)
+			lport := loopback.FreePort(t)
 			out := runIperfClient(t, s.srv.Port(), mode, "-L", strconv.Itoa(lport))
 			r := s.collect(t, 1)[0]
 			ports := iperfStreamPorts(out)

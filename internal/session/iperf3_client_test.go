@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 	"github.com/wirebench/wirebench/internal/units"
 	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
@@ -33,7 +34,7 @@ func iperf3Bin(t *testing.T) string {
 func realIperf3Server(t *testing.T) (int, func() *iperf3.Report) {
 	t.Helper()
 	bin := iperf3Bin(t)
-	port := freePort(t, "tcp")
+	port := loopback.FreePort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	cmd := exec.CommandContext(ctx, bin, "-s", "-1", "-J", "-B", "127.0.0.1", "-p", strconv.Itoa(port))
 	var out, errb bytes.Buffer

@@ -1,17 +1,16 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
 
 // Helpers to run the real iperf 2 binary as the peer of an interop test:
@@ -19,28 +18,10 @@ import (
 // test ends, and parse the lines it prints. Its numbers are read with
 // "-f B", which prints transfers as exact byte counts.
 
-// iperfOutput collects a child's stdout and stderr.
-type iperfOutput struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (o *iperfOutput) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.Write(p)
-}
-
-func (o *iperfOutput) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.String()
-}
-
 // iperfPeer is one running iperf process.
 type iperfPeer struct {
 	args []string
-	out  *iperfOutput
+	out  *loopback.Buffer
 	done chan struct{}
 	err  error // Wait's result, valid after done is closed
 }
@@ -63,7 +44,7 @@ func startIperfPeer(t *testing.T, limit time.Duration, args ...string) *iperfPee
 	path := iperfBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	cmd := exec.CommandContext(ctx, path, args...)
-	p := &iperfPeer{args: args, out: &iperfOutput{}, done: make(chan struct{})}
+	p := &iperfPeer{args: args, out: &loopback.Buffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
@@ -116,32 +97,11 @@ func (p *iperfPeer) waitExit(t *testing.T, d time.Duration) string {
 	return p.out.String()
 }
 
-// freeLoopbackPort returns a port that is free on 127.0.0.1 for both TCP
-// and UDP at the time of the call.
-func freeLoopbackPort(t *testing.T) int {
-	t.Helper()
-	for range 50 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("finding a free port: %v", err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		uc, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		ln.Close()
-		if err == nil {
-			uc.Close()
-			return port
-		}
-	}
-	t.Fatal("no port free for both TCP and UDP on 127.0.0.1 after 50 tries")
-	return 0
-}
-
 // startIperfServer runs "iperf -s [-u] -f B" on a free loopback port and
 // waits until it listens. It returns the peer and the port.
 func startIperfServer(t *testing.T, udp bool, extra ...string) (*iperfPeer, int) {
 	t.Helper()
-	port := freeLoopbackPort(t)
+	port := loopback.FreePort(t)
 	args := []string{"-s", "-B", "127.0.0.1", "-p", strconv.Itoa(port), "-f", "B"}
 	if udp {
 		// A 2 MB receive buffer absorbs the catch-up burst of a sender

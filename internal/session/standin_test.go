@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 	"github.com/wirebench/wirebench/internal/testutil/standin"
 	"github.com/wirebench/wirebench/internal/units"
 )
@@ -252,7 +253,7 @@ func TestStandinTCPClientsToServer(t *testing.T) {
 	}{{"lwiperf-r", true, false}, {"lwiperf-d", false, true}} {
 		t.Run(mode.name, func(t *testing.T) {
 			c, err := standin.LwiperfTCPClient(deadlineCtx(t), ts.addr, standin.TCPClientOptions{Amount: -30,
-				Tradeoff: mode.tradeoff, Dual: mode.dual, MPort: freePort(t, "tcp")})
+				Tradeoff: mode.tradeoff, Dual: mode.dual, MPort: loopback.FreePort(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -414,7 +415,7 @@ func TestClientToStandinTCPServers(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg := clientCfg(srv.Addr(), DialectIperf2Legacy, false)
-			cfg.Tradeoff, cfg.Dual, cfg.ListenPort = mode.tradeoff, mode.dual, freePort(t, "tcp")
+			cfg.Tradeoff, cfg.Dual, cfg.ListenPort = mode.tradeoff, mode.dual, loopback.FreePort(t)
 			r, err := RunClient(ctx, cfg)
 			if err != nil {
 				t.Fatal(err)

@@ -1,42 +1,24 @@
 package standin
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
 
 // These tests run the stand-ins against the real iperf 2.1.8 binary and
 // assert the cross-version behaviour that docs/wire-protocols.md §1.5/§1.6
 // documents.
 
-// lockedBuffer collects a child's output.
-type lockedBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 type iperfProc struct {
-	out  *lockedBuffer
+	out  *loopback.Buffer
 	done chan struct{}
 }
 
@@ -50,7 +32,7 @@ func startIperf(t *testing.T, args ...string) *iperfProc {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	cmd := exec.CommandContext(ctx, path, args...)
-	p := &iperfProc{out: &lockedBuffer{}, done: make(chan struct{})}
+	p := &iperfProc{out: &loopback.Buffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
 		cancel()
@@ -83,19 +65,9 @@ func (p *iperfProc) waitFor(s string, d time.Duration) bool {
 	return false
 }
 
-func freeUDPPort(t *testing.T) int {
-	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
-}
-
 func startIperfUDPServer(t *testing.T) string {
 	t.Helper()
-	port := strconv.Itoa(freeUDPPort(t))
+	port := strconv.Itoa(loopback.FreePort(t))
 	p := startIperf(t, "-s", "-u", "-B", "127.0.0.1", "-p", port)
 	if !p.waitFor("Server listening", 5*time.Second) {
 		t.Fatalf("iperf server did not start:\n%s", p.out.String())
@@ -108,7 +80,7 @@ func startIperfUDPServer(t *testing.T) string {
 // report at offset 16 with flags 88000000 and Total = |FIN| = n+1 (§1.5,
 // §1.6); zperf reads only 56 bytes of it and decodes it at 16.
 func TestZperfNewClientToIperf218(t *testing.T) {
-	port := strconv.Itoa(freeUDPPort(t))
+	port := strconv.Itoa(loopback.FreePort(t))
 	p := startIperf(t, "-s", "-u", "-B", "127.0.0.1", "-p", port)
 	if !p.waitFor("Server listening", 5*time.Second) {
 		t.Fatal("iperf server did not start")
@@ -134,7 +106,7 @@ func TestZperfNewClientToIperf218(t *testing.T) {
 // reports Total = n, and puts its report at 16, so the 2.0.5 client finds
 // no VERSION1 at 12 and prints no report (§1.5, §1.6, §6 case 3a).
 func TestLegacy205ClientToIperf218(t *testing.T) {
-	port := strconv.Itoa(freeUDPPort(t))
+	port := strconv.Itoa(loopback.FreePort(t))
 	p := startIperf(t, "-s", "-u", "-B", "127.0.0.1", "-p", port)
 	if !p.waitFor("Server listening", 5*time.Second) {
 		t.Fatal("iperf server did not start")

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
 
 func testCtx(t *testing.T, d time.Duration) context.Context {
@@ -203,16 +205,6 @@ func TestESPUDPClientNoFIN(t *testing.T) {
 	}
 }
 
-func freeTCPPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // TestLwiperfServer checks the §5.2 rules against the 2.0.5 and lwiperf
 // clients.
 func TestLwiperfServer(t *testing.T) {
@@ -251,7 +243,7 @@ func TestLwiperfServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		cl, err := LwiperfTCPClient(ctx, srv.Addr().String(), TCPClientOptions{Amount: -20, Dual: true,
-			MPort: freeTCPPort(t), CallbackWait: 10 * time.Millisecond})
+			MPort: loopback.FreePort(t), CallbackWait: 10 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}

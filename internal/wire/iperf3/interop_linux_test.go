@@ -18,6 +18,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
+
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
 
 // These tests talk to the real iperf3 binary over 127.0.0.1 only, with
@@ -32,21 +34,11 @@ func needIperf3(t *testing.T) string {
 	return p
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // startIperf3Server runs `iperf3 -s -1` on a free port and waits until it
 // accepts connections.
 func startIperf3Server(t *testing.T, bin string) (port int, out *bytes.Buffer) {
 	t.Helper()
-	port = freePort(t)
+	port = loopback.FreePort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	cmd := exec.CommandContext(ctx, bin, "-s", "-1", "-B", "127.0.0.1", "-p", strconv.Itoa(port))
 	out = &bytes.Buffer{}
