@@ -354,14 +354,7 @@ func udpEcho(t *testing.T, l *Lab, addr netip.Addr) []byte {
 			srv.WriteToUDPAddrPort(buf[:n], from)
 		}
 	}()
-	var c *net.UDPConn
-	if err := l.A.Do(func() (err error) {
-		c, err = net.DialUDP("udp", nil, srv.LocalAddr().(*net.UDPAddr))
-		return err
-	}); err != nil {
-		t.Fatalf("dial from A: %v", err)
-	}
-	defer c.Close()
+	c := dialFromA(t, l, srv)
 	c.SetDeadline(time.Now().Add(5 * time.Second))
 	if _, err := c.Write([]byte("hello from A")); err != nil {
 		t.Fatal(err)
@@ -666,14 +659,7 @@ func TestRouterShaperLimits(t *testing.T) {
 		rx <- s
 	}()
 
-	var c *net.UDPConn
-	if err := l.A.Do(func() (err error) {
-		c, err = net.DialUDP("udp", nil, srv.LocalAddr().(*net.UDPAddr))
-		return err
-	}); err != nil {
-		t.Fatalf("dial from A: %v", err)
-	}
-	defer c.Close()
+	c := dialFromA(t, l, srv)
 	buf := make([]byte, payload)
 	sent := 0
 	start := time.Now()
@@ -703,4 +689,19 @@ func TestRouterShaperLimits(t *testing.T) {
 	if got < 0.7*want || got > 1.1*want {
 		t.Fatalf("received %.3f Mbit/s, want about the wire goodput %.3f (0.7 to 1.1 of it)", got/1e6, want/1e6)
 	}
+}
+
+// dialFromA opens a UDP socket in host A connected to srv (in B), closed
+// when the test ends.
+func dialFromA(t *testing.T, l *Lab, srv *net.UDPConn) *net.UDPConn {
+	t.Helper()
+	var c *net.UDPConn
+	if err := l.A.Do(func() (err error) {
+		c, err = net.DialUDP("udp", nil, srv.LocalAddr().(*net.UDPAddr))
+		return err
+	}); err != nil {
+		t.Fatalf("dial from A: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }

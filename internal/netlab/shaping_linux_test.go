@@ -111,14 +111,7 @@ func shapingUDP(t *testing.T, l *Lab) {
 		rxDone <- log
 	}()
 
-	var c *net.UDPConn
-	if err := l.A.Do(func() (err error) {
-		c, err = net.DialUDP("udp", nil, srv.LocalAddr().(*net.UDPAddr))
-		return err
-	}); err != nil {
-		t.Fatalf("dial from A: %v", err)
-	}
-	defer c.Close()
+	c := dialFromA(t, l, srv)
 	// A big send buffer lets the offer run far above the wire rate, so tbf
 	// (not socket back-pressure) decides what gets through.
 	_ = c.SetWriteBuffer(4 << 20)
