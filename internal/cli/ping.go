@@ -246,7 +246,11 @@ func runPing(e *env, p pingPlan, f pingFlags) error {
 	}
 	opts := ping.Options{Sizes: p.sizes, Count: f.count, Interval: p.interval, Timeout: p.timeout, DF: f.df, MTU: p.mtu}
 	if !f.jsonOut {
-		fmt.Fprintf(e.stdout, "PING %s (%s): %d size(s), %d request(s) each\n", p.host, p.addr, len(p.sizes), f.count)
+		// Once the socket is open: a run that cannot open one prints only
+		// the error.
+		opts.OnOpen = func(ping.SocketInfo) {
+			fmt.Fprintf(e.stdout, "PING %s (%s): %d size(s), %d request(s) each\n", p.host, p.addr, len(p.sizes), f.count)
+		}
 	}
 	res, err := ping.Run(e.ctx, p.host, cfg, opts)
 	if err != nil {

@@ -16,6 +16,9 @@ type Options struct {
 	DF       bool
 	// MTU is the path MTU used to count fragments; 0 asks the route.
 	MTU int
+	// OnOpen, when set, is called once the socket is open and set up,
+	// before the first echo request.
+	OnOpen func(SocketInfo)
 }
 
 // Run pings cfg.Target with every size in o.Sizes, o.Count probes each.
@@ -30,6 +33,9 @@ func Run(ctx context.Context, target string, cfg Config, o Options) (*Result, er
 	defer p.Close()
 	if err := p.SetDF(o.DF); err != nil {
 		return nil, err
+	}
+	if o.OnOpen != nil {
+		o.OnOpen(p.Info())
 	}
 	res := p.newResult(target, o.MTU)
 	res.DF, res.Count = o.DF, o.Count
