@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -116,5 +117,30 @@ func TestUnreachablePeer(t *testing.T) {
 	code = run(context.Background(), []string{"client", "127.0.0.1", "-p", "9", "-u", "-t", "1", "-b", "1M"}, &out, &errb)
 	if code != exitFailure || !strings.Contains(errb.String(), "refused") {
 		t.Fatalf("udp: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// fullDisk fails every write, like stdout redirected to /dev/full.
+type fullDisk struct{}
+
+func (fullDisk) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// TestOutputWriteFailure: output that could not be written is an error
+// (exit 1, said once on stderr), never a silent success.
+func TestOutputWriteFailure(t *testing.T) {
+	for _, args := range [][]string{
+		{"version"},
+		{"calc", "--medium", "eth100", "--proto", "udp", "--payload", "1470"},
+		{"calc", "--medium", "eth100", "--proto", "udp", "--payload", "1470", "--json"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			var errb bytes.Buffer
+			if code := run(context.Background(), args, fullDisk{}, &errb); code != exitFailure {
+				t.Errorf("exit %d, want %d; stderr %q", code, exitFailure, errb.String())
+			}
+			if n := strings.Count(errb.String(), "\n"); n != 1 || !strings.Contains(errb.String(), "no space left on device") {
+				t.Errorf("stderr %q, want one line naming the write error", errb.String())
+			}
+		})
 	}
 }

@@ -72,12 +72,17 @@ func Main(args []string, stdout, stderr io.Writer) int {
 
 // run is Main without signal handling, for tests.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	e := &env{ctx: ctx, stdout: stdout, stderr: stderr}
+	out := &errWriter{w: stdout}
+	e := &env{ctx: ctx, stdout: out, stderr: stderr}
 	root := newRootCmd(e)
 	root.SetArgs(joinOptionalValues(rewriteIperfArgs(args)))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
-		return exitOK
+		err = out.firstErr()
+		if err == nil {
+			return exitOK
+		}
+		err = fmt.Errorf("writing output: %w", err)
 	}
 	fmt.Fprintf(stderr, "wirebench: %v\n", err)
 	var ue usageError

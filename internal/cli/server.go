@@ -92,6 +92,13 @@ func runServer(e *env, f *serverFlags) error {
 	if err != nil {
 		return err
 	}
+	if w, ok := e.stdout.(*errWriter); ok {
+		// A server runs for hours: say at once when its results stop
+		// reaching the output, rather than only at exit.
+		w.onErr = func(err error) {
+			e.logf("writing results failed: %v; the server goes on, but results are lost while writing fails", err)
+		}
+	}
 	out := &syncWriter{w: e.stdout}
 	var mu sync.Mutex // guards texts and csvHeader
 	texts := map[int]*report.Text{}
