@@ -34,6 +34,7 @@ type pingFlags struct {
 	jsonOut           bool
 	quiet             bool
 	socket            string
+	source            string
 	ipv4, ipv6        bool
 	reassembly        bool
 	tries             int
@@ -49,7 +50,8 @@ type pingPlan struct {
 	interval time.Duration
 	timeout  time.Duration
 	socket   ping.SocketKind
-	mtu      int // from --mtu, or the route; 0 when unknown
+	source   string // -I: an address of this host or an interface name
+	mtu      int    // from --mtu, or the route; 0 when unknown
 	mtuFlag  bool
 	medium   *linerate.Medium
 }
@@ -99,6 +101,7 @@ each size's median RTT into the bit rate it implies on that medium
 	fl.BoolVar(&f.jsonOut, "json", false, "print one JSON document")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no line per reply, only the summary")
 	fl.StringVar(&f.socket, "socket", "auto", "ICMP socket: auto (raw, then unprivileged), raw or unprivileged")
+	fl.StringVarP(&f.source, "interface", "I", "", "send from this address of this host, or through this interface by name (like ping -I)")
 	fl.BoolVarP(&f.ipv4, "ipv4", "4", false, "use IPv4")
 	fl.BoolVarP(&f.ipv6, "ipv6", "6", false, "use IPv6")
 	fl.BoolVar(&f.reassembly, "reassembly-probe", false, "find the largest payload the host answers, without and with DF")
@@ -141,6 +144,10 @@ func planPing(ctx context.Context, host string, f pingFlags, mtuSet bool) (pingP
 	if p.addr, err = resolveHost(ctx, host, f.ipv4, f.ipv6); err != nil {
 		return p, err
 	}
+	if ip := net.ParseIP(f.source); ip != nil && (ip.To4() == nil) != (p.addr.To4() == nil) {
+		return p, usagef("-I %s and %s (%s) are not the same IP version", f.source, host, p.addr)
+	}
+	p.source = f.source
 	p.mtu, p.mtuFlag = f.mtu, mtuSet
 	if p.mtu == 0 {
 		if mtu, err := ping.RouteMTU(p.addr); err == nil {
@@ -240,7 +247,7 @@ type impliedRate struct {
 }
 
 func runPing(e *env, p pingPlan, f pingFlags) error {
-	cfg := ping.Config{Target: p.addr, Socket: p.socket}
+	cfg := ping.Config{Target: p.addr, Socket: p.socket, Source: p.source}
 	if !f.jsonOut && !f.quiet {
 		cfg.OnEvent = func(ev ping.Event) { writePingEvent(e.stdout, p, ev) }
 	}
@@ -311,10 +318,14 @@ func socketWords(s ping.SocketInfo, id int) string {
 			tx += " (" + s.TxTimestampsWhy + ")"
 		}
 	}
-	if id == 0 {
-		return fmt.Sprintf("%s ICMP socket (%s), %s, %s", s.Kind, s.Network, tx, rx)
+	kind := fmt.Sprintf("%s ICMP socket (%s)", s.Kind, s.Network)
+	if s.Source != "" {
+		kind += " bound to " + s.Source
 	}
-	return fmt.Sprintf("%s ICMP socket (%s), id %d, %s, %s", s.Kind, s.Network, id, tx, rx)
+	if id == 0 {
+		return fmt.Sprintf("%s, %s, %s", kind, tx, rx)
+	}
+	return fmt.Sprintf("%s, id %d, %s, %s", kind, id, tx, rx)
 }
 
 func writePingSummary(w io.Writer, r *ping.Result) {
@@ -425,7 +436,7 @@ func writeImplied(w io.Writer, r impliedRate, explain bool) {
 func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func runReassembly(e *env, p pingPlan, f pingFlags) error {
-	cfg := ping.Config{Target: p.addr, Socket: p.socket}
+	cfg := ping.Config{Target: p.addr, Socket: p.socket, Source: p.source}
 	if !f.jsonOut {
 		fmt.Fprintf(e.stdout, "reassembly probe %s (%s): %d tries per size, %v timeout each\n", p.host, p.addr, f.tries, p.timeout)
 	}

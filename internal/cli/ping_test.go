@@ -20,6 +20,7 @@ func TestPingUsageErrors(t *testing.T) {
 		{"too big", []string{"ping", "-s", "65508", "127.0.0.1"}, "size 65508 is over the largest echo payload, 65507 bytes"},
 		{"bad interval", []string{"ping", "-i", "soon", "127.0.0.1"}, "invalid --interval"},
 		{"bad medium", []string{"ping", "--medium", "pigeon", "127.0.0.1"}, "invalid --medium"},
+		{"source of the other family", []string{"ping", "-I", "::1", "127.0.0.1"}, "-I ::1 and 127.0.0.1 (127.0.0.1) are not the same IP version"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -63,7 +63,7 @@ func sizeLimitedResponder(t *testing.T, h *netlab.Host, limit int) {
 	t.Helper()
 	sysctl(t, h, "net.ipv4.icmp_echo_ignore_all=1")
 	var c Conn
-	if err := h.Do(func() (err error) { c, err = openSystem(SocketRaw, false, false); return err }); err != nil {
+	if err := h.Do(func() (err error) { c, err = openSystem(SocketRaw, false, false, ""); return err }); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
@@ -260,5 +260,46 @@ func TestLabNoSuchHost(t *testing.T) {
 				t.Errorf("took %v", took)
 			}
 		})
+	}
+}
+
+// TestLabSource binds the socket (-I) to A's address and to A's interface:
+// replies come back; bound to the loopback interface the requests leave
+// through lo, where B is not, and every probe is lost.
+func TestLabSource(t *testing.T) {
+	tests := []struct {
+		name   string
+		source func(lab *netlab.Lab) string
+		ok     bool
+	}{
+		{"address", func(lab *netlab.Lab) string { return lab.A.Addr.String() }, true},
+		{"interface", func(lab *netlab.Lab) string { return lab.A.Ifname }, true},
+		{"wrong interface", func(*netlab.Lab) string { return "lo" }, false},
+	}
+	for _, tt := range tests {
+		for _, kind := range []SocketKind{SocketRaw, SocketUnprivileged} {
+			t.Run(tt.name+"/"+string(kind), func(t *testing.T) {
+				lab, cfg := newLab(t, netlab.Config{Name: "pingsrc"})
+				sysctl(t, lab.A, `net.ipv4.ping_group_range=0 2147483647`)
+				src := tt.source(lab)
+				cfg.Socket = kind
+				cfg.Open = func(kind SocketKind, v6 bool) (c Conn, err error) {
+					derr := lab.A.Do(func() error { c, err = OpenSystemFrom(kind, v6, src); return nil })
+					return c, errors.Join(derr, err)
+				}
+				res, err := Run(context.Background(), "lab", cfg, Options{Sizes: []int{56, 3000}, Count: 2, Interval: 50 * time.Millisecond, Timeout: 2 * time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Socket.Source != src {
+					t.Errorf("socket source %q, want %q", res.Socket.Source, src)
+				}
+				for _, s := range res.Sizes {
+					if tt.ok && (s.Received != 2 || s.SendErrors != 0) || !tt.ok && (s.Received != 0 || s.LossPct != 100) {
+						t.Errorf("bound to %s, size %d: %+v", src, s.Size, s)
+					}
+				}
+			})
+		}
 	}
 }

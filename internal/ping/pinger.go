@@ -15,8 +15,12 @@ import (
 type Config struct {
 	Target net.IP
 	Socket SocketKind // SocketAuto tries raw, then unprivileged
-	// Open opens the socket; nil means OpenSystem.
+	// Open opens the socket; nil means OpenSystemFrom with Source.
 	Open OpenFunc
+	// Source binds the socket to an address of this host or to an
+	// interface, by name (like ping -I); "" binds to neither. Only used
+	// when Open is nil.
+	Source string
 	// PathMTU finds the path MTU to report with EMSGSIZE; nil means
 	// RouteMTU.
 	PathMTU func(net.IP) (int, error)
@@ -56,7 +60,11 @@ func New(cfg Config) (*Pinger, error) {
 		return nil, errors.New("starting ping: no target address")
 	}
 	v6 := cfg.Target.To4() == nil
-	conn, err := Open(cfg.Socket, v6, cfg.Open)
+	open := cfg.Open
+	if open == nil && cfg.Source != "" {
+		open = func(kind SocketKind, v6 bool) (Conn, error) { return OpenSystemFrom(kind, v6, cfg.Source) }
+	}
+	conn, err := Open(cfg.Socket, v6, open)
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,9 @@ const (
 type SocketInfo struct {
 	Kind    SocketKind `json:"kind"`
 	Network string     `json:"network"` // as given to icmp.ListenPacket: "ip4:icmp", "udp4", …
+	// Source is the address or interface the socket is bound to (-I);
+	// "" when it is bound to neither.
+	Source string `json:"source,omitempty"`
 	// ID is the echo identifier the kernel puts on our requests for an
 	// unprivileged socket (the socket's "port"); 0 for raw sockets, where
 	// the pinger chooses it.

@@ -61,12 +61,19 @@ const tsFlags = unix.SOF_TIMESTAMPING_TX_SCHED | unix.SOF_TIMESTAMPING_SOFTWARE 
 // (SO_TIMESTAMPNS) and transmit (SO_TIMESTAMPING) timestamps and falls
 // back to user-space times, saying why, when the kernel refuses.
 func OpenSystem(kind SocketKind, v6 bool) (Conn, error) {
-	return openSystem(kind, v6, true)
+	return openSystem(kind, v6, true, "")
 }
 
-// openSystem is OpenSystem; filter false leaves a raw socket seeing every
-// ICMP message (a test's stand-in responder reads echo requests).
-func openSystem(kind SocketKind, v6, filter bool) (Conn, error) {
+// OpenSystemFrom is OpenSystem with the socket bound to source: an address
+// of this host, or an interface by name (SO_BINDTODEVICE); "" binds to
+// neither.
+func OpenSystemFrom(kind SocketKind, v6 bool, source string) (Conn, error) {
+	return openSystem(kind, v6, true, source)
+}
+
+// openSystem is OpenSystemFrom; filter false leaves a raw socket seeing
+// every ICMP message (a test's stand-in responder reads echo requests).
+func openSystem(kind SocketKind, v6, filter bool, source string) (Conn, error) {
 	network, _ := networkFor(kind, v6)
 	if network == "" {
 		return nil, fmt.Errorf("opening icmp socket: unknown kind %q", kind)
@@ -86,8 +93,13 @@ func openSystem(kind SocketKind, v6, filter bool) (Conn, error) {
 		c.Close()
 		return nil, fmt.Errorf("opening %s: %s: %w", network, what, err)
 	}
+	src, err := bindSource(fd, v6, source)
+	if err != nil {
+		return fail("binding to "+source, err)
+	}
+	c.info.Source = source
 	if kind == SocketUnprivileged {
-		if c.info.ID, err = boundID(fd, v6); err != nil {
+		if c.info.ID, err = boundID(fd, v6, src); err != nil {
 			return fail("binding", err)
 		}
 		level, opt := unix.IPPROTO_IP, unix.IP_RECVERR
@@ -95,6 +107,11 @@ func openSystem(kind SocketKind, v6, filter bool) (Conn, error) {
 			level, opt = unix.IPPROTO_IPV6, unix.IPV6_RECVERR
 		}
 		c.recvErr = c.setInt(level, opt, 1) == nil
+	}
+	if kind == SocketRaw && src != nil {
+		if _, err := boundID(fd, v6, src); err != nil {
+			return fail("binding to "+source, err)
+		}
 	}
 	if kind == SocketRaw && filter {
 		// A raw ICMP socket is handed a copy of every ICMP message the host
@@ -148,12 +165,39 @@ func icmpSocket(kind SocketKind, v6 bool) (int, error) {
 	return fd, nil
 }
 
-// boundID binds an unprivileged ICMP socket to an ephemeral "port", which
-// the kernel then uses as the echo identifier, and returns it.
-func boundID(fd int, v6 bool) (int, error) {
+// bindSource binds fd to source: an address (returned, for boundID), or an
+// interface name. A raw socket is bound to the address here; an
+// unprivileged one in boundID, which must bind exactly once.
+func bindSource(fd int, v6 bool, source string) (net.IP, error) {
+	if source == "" {
+		return nil, nil
+	}
+	ip := net.ParseIP(source)
+	if ip == nil {
+		if err := unix.BindToDevice(fd, source); err != nil {
+			return nil, os.NewSyscallError("setsockopt SO_BINDTODEVICE", err)
+		}
+		return nil, nil
+	}
+	if (ip.To4() == nil) != v6 {
+		return nil, fmt.Errorf("%s is not an IPv%s address", source, map[bool]string{false: "4", true: "6"}[v6])
+	}
+	return ip, nil
+}
+
+// boundID binds an ICMP socket to src (nil: any address) and, for an
+// unprivileged socket, an ephemeral "port", which the kernel then uses as
+// the echo identifier, and returns it.
+func boundID(fd int, v6 bool, src net.IP) (int, error) {
 	var sa unix.Sockaddr = &unix.SockaddrInet4{}
 	if v6 {
-		sa = &unix.SockaddrInet6{}
+		a := &unix.SockaddrInet6{}
+		copy(a.Addr[:], src.To16())
+		sa = a
+	} else {
+		a := &unix.SockaddrInet4{}
+		copy(a.Addr[:], src.To4())
+		sa = a
 	}
 	if err := unix.Bind(fd, sa); err != nil {
 		return 0, os.NewSyscallError("bind", err)

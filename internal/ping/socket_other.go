@@ -21,6 +21,12 @@ type sysConn struct {
 // SocketUnprivileged, IPv4 or IPv6. Receive times are taken in user space
 // on this system.
 func OpenSystem(kind SocketKind, v6 bool) (Conn, error) {
+	return OpenSystemFrom(kind, v6, "")
+}
+
+// OpenSystemFrom is OpenSystem with the socket bound to source, an address
+// of this host; binding to an interface by name is only done on Linux.
+func OpenSystemFrom(kind SocketKind, v6 bool, source string) (Conn, error) {
 	network, addr := "ip4:icmp", "0.0.0.0"
 	switch {
 	case kind == SocketRaw && v6:
@@ -32,11 +38,17 @@ func OpenSystem(kind SocketKind, v6 bool) (Conn, error) {
 	case kind != SocketRaw:
 		return nil, fmt.Errorf("opening icmp socket: unknown kind %q", kind)
 	}
+	if source != "" {
+		if net.ParseIP(source) == nil {
+			return nil, fmt.Errorf("binding to interface %s: %w", source, ErrNotSupported)
+		}
+		addr = source
+	}
 	pc, err := icmp.ListenPacket(network, addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", network, err)
 	}
-	info := SocketInfo{Kind: kind, Network: network, RxTimestamps: TimestampUser,
+	info := SocketInfo{Kind: kind, Network: network, Source: source, RxTimestamps: TimestampUser,
 		RxTimestampsWhy: "kernel receive timestamps are only read on linux", TxTimestamps: TimestampUser,
 		TxTimestampsWhy: "kernel transmit timestamps are only read on linux"}
 	if u, ok := pc.LocalAddr().(*net.UDPAddr); ok && kind == SocketUnprivileged {
