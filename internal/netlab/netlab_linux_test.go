@@ -619,14 +619,7 @@ func TestRouterShaperLimits(t *testing.T) {
 	l := newLab(t, Config{Name: "rtrshape", Router: true, RateBPS: rate})
 	want := WireGoodput(rate, payload, 28)
 
-	var srv *net.UDPConn
-	if err := l.B.Do(func() (err error) {
-		srv, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(l.B.Addr, 0)))
-		return err
-	}); err != nil {
-		t.Fatalf("listen in B: %v", err)
-	}
-	defer srv.Close()
+	srv := listenInB(t, l)
 	_ = srv.SetReadBuffer(4 << 20)
 	type span struct {
 		first, last time.Time
@@ -704,4 +697,19 @@ func dialFromA(t *testing.T, l *Lab, srv *net.UDPConn) *net.UDPConn {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// listenInB opens a UDP socket on B's address, any port, closed when the
+// test ends.
+func listenInB(t *testing.T, l *Lab) *net.UDPConn {
+	t.Helper()
+	var srv *net.UDPConn
+	if err := l.B.Do(func() (err error) {
+		srv, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(l.B.Addr, 0)))
+		return err
+	}); err != nil {
+		t.Fatalf("listen in B: %v", err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
 }

@@ -13,7 +13,6 @@ import (
 	"io"
 	"math"
 	"net"
-	"net/netip"
 	"os"
 	"runtime"
 	"strconv"
@@ -72,14 +71,7 @@ func TestShapingUDP(t *testing.T) {
 func shapingUDP(t *testing.T, l *Lab) {
 	want := WireGoodput(shapeRate, udpPayload, 28)
 
-	var srv *net.UDPConn
-	if err := l.B.Do(func() (err error) {
-		srv, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(l.B.Addr, 0)))
-		return err
-	}); err != nil {
-		t.Fatalf("listen in B: %v", err)
-	}
-	defer srv.Close()
+	srv := listenInB(t, l)
 	// SO_RCVBUFFORCE (we are root) gets past net.core.rmem_max: a receiver
 	// starved of CPU for a few ms must not drop datagrams at its socket.
 	if err := forceRcvBuf(srv, 8<<20); err != nil {
