@@ -41,7 +41,7 @@ type fakeConn struct {
 }
 
 func newFakeConn(h fakeHost, kind SocketKind, v6 bool) *fakeConn {
-	return &fakeConn{host: h, kind: kind, v6: v6, id: 4242, q: make(chan Packet, 4096), closed: make(chan struct{})}
+	return &fakeConn{host: h, kind: kind, v6: v6, id: 4242, q: make(chan Packet, 1<<16), closed: make(chan struct{})}
 }
 
 func (c *fakeConn) WriteTo(b []byte, dst net.IP) (Sent, error) {

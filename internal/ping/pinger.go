@@ -119,6 +119,9 @@ func (p *Pinger) readOne(ctx context.Context, until time.Time) (bool, error) {
 			}
 			continue
 		case err != nil && softReadError(err):
+			if !time.Now().Before(until) {
+				return false, nil
+			}
 			continue
 		case err != nil:
 			return false, fmt.Errorf("reading replies: %w", err)
@@ -128,6 +131,11 @@ func (p *Pinger) readOne(ctx context.Context, until time.Time) (bool, error) {
 		if pkt.Reply != nil {
 			r = *pkt.Reply
 		} else if r, err = ParseReply(pkt.Data, p.v6); err != nil || r.Kind == KindOther {
+			// Not ours to count; a stream of such messages must not
+			// keep the caller from its next send.
+			if !time.Now().Before(until) {
+				return false, nil
+			}
 			continue
 		}
 		p.handle(r, pkt.From, pkt.At, pkt.Kernel)

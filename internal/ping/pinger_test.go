@@ -289,3 +289,28 @@ func TestPingSizeCancel(t *testing.T) {
 		t.Errorf("sent %d, err %v; want 1 sent and context.Canceled", r.Sent, err)
 	}
 }
+
+// TestForeignFloodDoesNotStall: a raw socket also reads every other
+// pinger's replies. With 20000 of them queued, our probes still go out on
+// time and are all counted.
+func TestForeignFloodDoesNotStall(t *testing.T) {
+	fc := newFakeConn(fakeHost{rtt: time.Millisecond, maxSize: -1}, SocketRaw, false)
+	target := net.ParseIP("127.0.0.1")
+	foreign := echoReply(false, 0x7777, 1, Payload(1, 56))
+	for range 20000 {
+		fc.q <- Packet{Data: foreign, From: target, At: time.Now(), Kernel: true}
+	}
+	p, err := New(Config{Target: target, Socket: SocketRaw, ID: 0x1111,
+		Open: func(SocketKind, bool) (Conn, error) { return fc, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	r, err := p.PingSize(context.Background(), 56, 3, 10*time.Millisecond, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Sent != 3 || r.Received != 3 {
+		t.Errorf("sent %d, received %d; want 3, 3", r.Sent, r.Received)
+	}
+}

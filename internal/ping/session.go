@@ -73,9 +73,14 @@ func stillOpen(open []*probe, now time.Time) []*probe {
 	return out
 }
 
-// drain handles the messages already queued without waiting.
+// drainMax bounds one drain: a raw socket also sees every other pinger's
+// replies, which could otherwise keep it reading.
+const drainMax = 4096
+
+// drain handles the messages already queued without waiting, up to
+// drainMax of them.
 func (p *Pinger) drain() {
-	for {
+	for range drainMax {
 		if ok, err := p.readOne(context.Background(), time.Now()); !ok || err != nil {
 			return
 		}
