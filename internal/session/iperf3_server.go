@@ -160,6 +160,33 @@ func (h *i3Hub) unregister(t *i3Test) {
 // pendingUDP returns the oldest test from addr that waits for UDP streams.
 // Tests from one address that create streams at the same moment cannot be
 // told apart (the connect message carries no cookie); the oldest wins.
+// startAccepting opens t to its data streams (parameters p). iperf3's UDP
+// connect message carries no cookie, so its streams are told apart only by
+// source address: a UDP test waits (up to i3StepTimeout) while another UDP
+// test from the same address is taking streams, so that two tests from one
+// host never share them out between each other.
+func (h *i3Hub) startAccepting(ctx context.Context, t *i3Test, p *iperf3.Params) error {
+	udp := p.Protocol == iperf3.ProtoUDP
+	deadline := time.Now().Add(i3StepTimeout)
+	for {
+		h.mu.Lock()
+		if !udp || h.pendingUDPLocked(t.peer.Addr()) == nil {
+			t.p, t.udp, t.need, t.accepting = p, udp, p.TotalStreams(), true
+			h.mu.Unlock()
+			return nil
+		}
+		h.mu.Unlock()
+		if time.Now().After(deadline) {
+			return fmt.Errorf("another UDP test from %v took its streams for over %v", t.peer.Addr(), i3StepTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
 func (h *i3Hub) pendingUDPLocked(addr netip.Addr) *i3Test {
 	for _, t := range h.order {
 		if t.accepting && t.udp && t.peer.Addr() == addr && len(t.streams) < t.need {
@@ -346,9 +373,9 @@ func (sv *i3ServerTest) run(ctx context.Context) error {
 	if se := h.refusal(p); se != nil {
 		return sv.refuse(ctx, se)
 	}
-	h.mu.Lock()
-	t.p, t.udp, t.need, t.accepting = p, p.Protocol == iperf3.ProtoUDP, p.TotalStreams(), true
-	h.mu.Unlock()
+	if err := h.startAccepting(ctx, t, p); err != nil {
+		return sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoStreamAccept})
+	}
 	if err := sv.send(ctx, iperf3.CreateStreams); err != nil {
 		return err
 	}

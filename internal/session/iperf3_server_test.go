@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/netip"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -315,5 +316,91 @@ func TestIperf3OurClientOurServer(t *testing.T) {
 		if rep == nil {
 			t.Fatal("no -J report")
 		}
+	}
+}
+
+// TestIperf3UDPTestsFromOneHostTakeTurns: a UDP connect message carries no
+// cookie, so a second UDP test from the same address waits to take
+// streams until the first has all of its own; a TCP test does not wait.
+func TestIperf3UDPTestsFromOneHostTakeTurns(t *testing.T) {
+	h := &i3Hub{}
+	peer := netip.MustParseAddrPort("127.0.0.1:40000")
+	udp := &iperf3.Params{Protocol: iperf3.ProtoUDP, Parallel: 1}
+	first := &i3Test{hub: h, peer: peer, ready: make(chan struct{})}
+	second := &i3Test{hub: h, peer: netip.MustParseAddrPort("127.0.0.1:40001"), ready: make(chan struct{})}
+	other := &i3Test{hub: h, peer: netip.MustParseAddrPort("127.0.0.2:40000"), ready: make(chan struct{})}
+	tcp := &i3Test{hub: h, peer: peer, ready: make(chan struct{})}
+	h.order = []*i3Test{first, second, other, tcp}
+	ctx := context.Background()
+	if err := h.startAccepting(ctx, first, udp); err != nil {
+		t.Fatal(err)
+	}
+	// Another host's UDP test and this host's TCP test go ahead at once.
+	if err := h.startAccepting(ctx, other, udp); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.startAccepting(ctx, tcp, &iperf3.Params{Protocol: iperf3.ProtoTCP, Parallel: 1}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.startAccepting(ctx, second, udp) }()
+	select {
+	case err := <-done:
+		t.Fatalf("the second UDP test from one host did not wait for the first: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	h.mu.Lock()
+	if got := h.pendingUDPLocked(peer.Addr()); got != first {
+		t.Errorf("a stream from the host would go to %p, want the first test %p", got, first)
+	}
+	first.addStreamLocked(&i3SrvStream{}) // the first test has its one stream
+	h.mu.Unlock()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second UDP test still waits after the first took all its streams")
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if got := h.pendingUDPLocked(peer.Addr()); got != second {
+		t.Errorf("a stream from the host would go to %p, want the second test %p", got, second)
+	}
+}
+
+// TestIperf3UDPClientsAtOnceFromOneHost: three real iperf3 UDP clients from
+// 127.0.0.1 started together; each test's streams are its own, so each
+// server result holds exactly its client's datagrams.
+func TestIperf3UDPClientsAtOnceFromOneHost(t *testing.T) {
+	ts := startI3Server(t, ServerConfig{}, Iperf3Config{})
+	args := [][]string{
+		{"-u", "-b", "1M", "-l", "200", "-t", "1", "-J"},
+		{"-u", "-b", "2M", "-l", "300", "-t", "1", "-J"},
+		{"-u", "-b", "3M", "-l", "400", "-t", "1", "-J"},
+	}
+	reps := make([]*iperf3.Report, len(args))
+	var wg sync.WaitGroup
+	for i, a := range args {
+		wg.Add(1)
+		go func() { defer wg.Done(); reps[i], _ = runIperf3Client(t, ts.i3port, a...) }()
+	}
+	wg.Wait()
+	rs := ts.waitResults(len(args))
+	for i, rep := range reps {
+		if rep == nil {
+			t.Fatalf("client %d: no report", i)
+		}
+		var r *result.Result
+		for _, x := range rs {
+			if x.Receiver != nil && x.Receiver.Bytes == rep.End.SumReceived.Bytes && x.Test.Length == 200+100*i {
+				r = x
+			}
+		}
+		if r == nil {
+			t.Fatalf("client %d (%v): no server result with its %d bytes", i, args[i], rep.End.SumReceived.Bytes)
+		}
+		checkRealClient(t, args[i], true, rep, r)
 	}
 }
