@@ -262,13 +262,7 @@ func TestIperf3FourClientsAtOnce(t *testing.T) {
 		{"-t", "1", "-R", "-J"},
 		{"-t", "1", "-P", "2", "-J"},
 	}
-	reps := make([]*iperf3.Report, len(args))
-	var wg sync.WaitGroup
-	for i, a := range args {
-		wg.Add(1)
-		go func() { defer wg.Done(); reps[i], _ = runIperf3Client(t, ts.i3port, a...) }()
-	}
-	wg.Wait()
+	reps := runIperf3ClientsAtOnce(t, ts.i3port, args)
 	rs := ts.waitResults(len(args))
 	// Match each client to its server result by the client's control port.
 	for i, rep := range reps {
@@ -380,13 +374,7 @@ func TestIperf3UDPClientsAtOnceFromOneHost(t *testing.T) {
 		{"-u", "-b", "2M", "-l", "300", "-t", "1", "-J"},
 		{"-u", "-b", "3M", "-l", "400", "-t", "1", "-J"},
 	}
-	reps := make([]*iperf3.Report, len(args))
-	var wg sync.WaitGroup
-	for i, a := range args {
-		wg.Add(1)
-		go func() { defer wg.Done(); reps[i], _ = runIperf3Client(t, ts.i3port, a...) }()
-	}
-	wg.Wait()
+	reps := runIperf3ClientsAtOnce(t, ts.i3port, args)
 	rs := ts.waitResults(len(args))
 	for i, rep := range reps {
 		if rep == nil {
@@ -403,4 +391,19 @@ func TestIperf3UDPClientsAtOnceFromOneHost(t *testing.T) {
 		}
 		checkRealClient(t, args[i], true, rep, r)
 	}
+}
+
+// runIperf3ClientsAtOnce starts one real iperf3 client per argument list
+// against port, all together, and returns their -J reports (nil for a
+// client that gave none).
+func runIperf3ClientsAtOnce(t *testing.T, port int, args [][]string) []*iperf3.Report {
+	t.Helper()
+	reps := make([]*iperf3.Report, len(args))
+	var wg sync.WaitGroup
+	for i, a := range args {
+		wg.Add(1)
+		go func() { defer wg.Done(); reps[i], _ = runIperf3Client(t, port, a...) }()
+	}
+	wg.Wait()
+	return reps
 }
