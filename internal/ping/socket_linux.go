@@ -28,6 +28,7 @@ type sysConn struct {
 	info SocketInfo
 	v6   bool
 	oob  []byte // the reader's
+	eoob []byte // for error-queue reads; tx.mu guards it
 
 	// use is held (read) by every call on fd and taken (write) by Close
 	// before the descriptors are closed.
@@ -87,7 +88,7 @@ func openSystem(kind SocketKind, v6, filter bool, source string) (Conn, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("listening on %s: %w", network, os.NewSyscallError("eventfd", err))
 	}
-	c := &sysConn{fd: fd, wake: wake, v6: v6, oob: make([]byte, 512)}
+	c := &sysConn{fd: fd, wake: wake, v6: v6, oob: make([]byte, 512), eoob: make([]byte, 256)}
 	c.info = SocketInfo{Kind: kind, Network: network, RxTimestamps: TimestampKernel, TxTimestamps: TimestampKernel, DF: true}
 	fail := func(what string, err error) (Conn, error) {
 		c.Close()
@@ -331,7 +332,7 @@ func (c *sysConn) TxTime(s Sent) (time.Time, bool) {
 // error-queue messages are dropped. c.tx.mu is held.
 func (c *sysConn) drainErrQueue() {
 	var buf [64]byte
-	oob := make([]byte, 256)
+	oob := c.eoob
 	for range 256 {
 		n, oobn, _, _, err := unix.Recvmsg(c.fd, buf[:], oob, unix.MSG_ERRQUEUE|unix.MSG_DONTWAIT)
 		if err != nil {
