@@ -305,13 +305,18 @@ func (h *i3Hub) control(ctx context.Context, c net.Conn, ck iperf3.Cookie, peer 
 	}
 	conn := iperf3.NewConn(c)
 	t := &i3Test{hub: h, cookie: ck, peer: peer, ready: make(chan struct{}), done: make(chan struct{})}
-	if !h.register(t) {
+	release, admitted := h.s.admitSource("iperf3", peer.Addr())
+	if !admitted || !h.register(t) {
 		sctx, cancel := step(ctx)
 		_ = conn.WriteState(sctx, iperf3.AccessDenied)
 		cancel()
-		h.s.logs.log("i3-busy", fmt.Sprintf("iperf3: %s: busy (%d tests running, --max-tests)", peer, h.s.cfg.MaxTests))
+		if admitted {
+			release()
+			h.s.logs.log("i3-busy", fmt.Sprintf("iperf3: %s: busy (%d tests running, --max-tests)", peer, h.s.cfg.MaxTests))
+		}
 		return
 	}
+	defer release()
 	defer h.unregister(t)
 	defer func() {
 		t.ended.Store(true)
@@ -373,6 +378,9 @@ func (sv *i3ServerTest) run(ctx context.Context) error {
 	if se := h.refusal(p); se != nil {
 		return sv.refuse(ctx, se)
 	}
+	if err := sv.refuseReverse(ctx, p); err != nil {
+		return err
+	}
 	if err := h.startAccepting(ctx, t, p); err != nil {
 		return sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoStreamAccept})
 	}
@@ -419,6 +427,29 @@ func (sv *i3ServerTest) run(ctx context.Context) error {
 		return fail(sv, err)
 	}
 	return sv.exchange(ctx)
+}
+
+// refuseReverse refuses a UDP test in which we would send (-R, --bidir)
+// to a source we may not send to: with a result saying why, and iperf3's
+// "test authorization failed" (IEAUTHTEST), the nearest i_errno iperf3
+// has for a test the server will not run for this client. TCP tests send
+// on connections the client opened and are not refused.
+func (sv *i3ServerTest) refuseReverse(ctx context.Context, p *iperf3.Params) error {
+	t, h := sv.t, sv.t.hub
+	if p.Protocol != iperf3.ProtoUDP || !p.Reverse && !p.Bidirectional {
+		return nil
+	}
+	why := h.s.reverse.Check(t.peer.Addr())
+	if why == nil {
+		return nil
+	}
+	h.mu.Lock()
+	t.p, t.udp = p, true // not accepting: no stream can find it
+	h.mu.Unlock()
+	sv.start = time.Now()
+	h.s.refuseTest(sv.newResult(), why)
+	_ = sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoAuthTest})
+	return why
 }
 
 // fail reports a started test that failed.

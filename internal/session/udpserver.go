@@ -36,6 +36,8 @@ type udpTest struct {
 	dropsAt   uint64
 	dropsOK   bool
 	member    *groupMember // its client's parallel streams (-P), if any
+	release   func()       // gives back its per-source slot
+	refused   bool         // refused at its start: its datagrams are ignored
 }
 
 // serveUDP is the UDP demultiplexer: one reader for every test on the port.
@@ -100,8 +102,15 @@ func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest
 			s.logs.log("full", fmt.Sprintf("udp: ignored a new test from %s: %d tests are open (--max-tests)", src, len(tests)))
 			return
 		}
-		t = s.startUDP(ctx, src, b, m.Time)
+		if t = s.startUDP(ctx, src, b, m.Time); t == nil {
+			return // refused by a per-source limit (logged)
+		}
 		tests[src] = t
+	}
+	if t.refused {
+		// Keep ignoring the client while it insists, with no new result.
+		t.expiresAt = m.Time.Add(finishedKeep)
+		return
 	}
 	if t.reverse {
 		return // the client's hellos while we send
@@ -168,7 +177,9 @@ func (s *Server) evictFinishedUDP(tests map[netip.AddrPort]*udpTest) bool {
 	return false
 }
 
-// startUDP opens a test from its first datagram.
+// startUDP opens a test from its first datagram; it returns nil when a
+// per-source limit refuses the test, and a test already finished (refused)
+// when it would make us send to a source we may not send to.
 func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at time.Time) *udpTest {
 	rx := newUDPRecv(src, b, at)
 	if rx.hdrErr != nil {
@@ -208,6 +219,22 @@ func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 			r.Test.Mode, r.Test.Direction = "dual", result.DirBidir
 		}
 	}
+	release, ok := s.admitSource("udp", src.Addr())
+	if !ok {
+		return nil
+	}
+	if err := s.reverse.Check(src.Addr()); err != nil && r.Test.Mode != "" {
+		// The modes (reverse, tradeoff, dual) all make us send. Nothing
+		// goes back to an address we may not send to, so the client
+		// learns of the refusal only by receiving nothing.
+		release()
+		s.logs.log("refused-reverse", fmt.Sprintf("udp: %s: refused a %s test: %v", src, r.Test.Mode, err))
+		t.refused, t.finished, t.expiresAt = true, true, at.Add(finishedKeep)
+		s.udpFinished++
+		s.refuseTest(r, err)
+		return t
+	}
+	t.release = release
 	t.id = s.newTest(r)
 	counted := &rx.rx.C
 	if t.reverse {
@@ -381,6 +408,9 @@ func (s *Server) endUDP(t *udpTest, why string) {
 			r.Diagnoses = append(r.Diagnoses, diags...)
 		}
 		s.streamFinished(t.member, t.id, r)
+		if t.release != nil {
+			t.release()
+		}
 	}
 	if t.rx.hasHdr && t.rx.hdr.Flags&iperf2.FlagVersion1 != 0 && t.sendDone == nil && why == "" {
 		// Tradeoff: the connect-back runs after our receive.

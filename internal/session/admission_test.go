@@ -1,0 +1,202 @@
+package session
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/udpio"
+	"github.com/wirebench/wirebench/internal/wire/iperf2"
+)
+
+// modeDatagram is a 2.1-style first datagram asking for a mode in which
+// the server sends: "reverse" (-R), "dual" (-d) or "tradeoff" (-r).
+func modeDatagram(mode string) []byte {
+	h := iperf2.NewClientHeader(true, 1, 5002)
+	h.Amount = iperf2.AmountForDuration(time.Second)
+	switch mode {
+	case "reverse":
+		h.Flags |= iperf2.FlagVersion2 | iperf2.FlagUDPTests
+		h.UpperFlags |= iperf2.UpperReverse
+	case "dual":
+		h.Flags |= iperf2.FlagVersion1 | iperf2.FlagRunNow
+	case "tradeoff":
+		h.Flags |= iperf2.FlagVersion1
+	}
+	b := make([]byte, 16, 200)
+	b = h.AppendUDPTo(b)
+	b = b[:cap(b)]
+	iperf2.PutDatagram(b, iperf2.LayoutModern, 1, time.Now())
+	return b
+}
+
+// fakeServer is a Server on a fake UDP socket (it records what it would
+// send), with cfg's defaults and its admission rules, collecting results
+// and logs.
+type fakeServer struct {
+	*Server
+	fc      *fakeConn
+	mu      sync.Mutex
+	results []*result.Result
+	logs    []string
+}
+
+func newFakeServer(ctx context.Context, cfg ServerConfig) *fakeServer {
+	f := &fakeServer{fc: &fakeConn{}}
+	cfg.OnResult = func(_ int, r *result.Result) { f.mu.Lock(); f.results = append(f.results, r); f.mu.Unlock() }
+	cfg.OnLog = func(m string) { f.mu.Lock(); f.logs = append(f.logs, m); f.mu.Unlock() }
+	cfg.applyDefaults()
+	s := &Server{cfg: cfg, udp: &lockedConn{Conn: f.fc}, port: 5001, oneShot: make(chan struct{}), logs: newRateLog(cfg.OnLog), ctx: ctx,
+		udpTests: map[netip.AddrPort]*udpTest{}}
+	s.setAdmission()
+	f.Server = s
+	return f
+}
+
+func (f *fakeServer) feed(ctx context.Context, src string, b []byte) {
+	buf := append([]byte(nil), b...)
+	f.datagram(ctx, f.udpTests, &udpio.Message{Buf: buf, N: len(buf), Addr: netip.MustParseAddrPort(src), Time: time.Now()})
+}
+
+// A UDP test that would make the server send to a source outside the
+// local networks is refused: a result that says why, a log line, and not
+// one datagram sent — while the client insists, and in every mode.
+func TestUDPReverseRefusedOutsideLocalNetworks(t *testing.T) {
+	for _, mode := range []string{"reverse", "dual", "tradeoff"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			f := newFakeServer(ctx, ServerConfig{MaxDuration: 200 * time.Millisecond})
+			for i := 0; i < 5; i++ {
+				f.feed(ctx, "203.0.113.9:40000", modeDatagram(mode))
+				// The IPv4-mapped form of the same source is the same
+				// source, refused alike.
+				f.feed(ctx, "[::ffff:203.0.113.9]:40001", modeDatagram(mode))
+			}
+			f.sweepUDP(ctx, f.udpTests, time.Now().Add(time.Hour))
+			f.wg.Wait()
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if len(f.results) != 2 {
+				t.Fatalf("%d results, want one per source (the refusal)", len(f.results))
+			}
+			for _, r := range f.results {
+				if !strings.Contains(r.Error, "refused") || !strings.Contains(r.Error, "203.0.113.9") || r.Test.Mode != mode {
+					t.Errorf("result of a refused %s test: mode %q, error %q", mode, r.Test.Mode, r.Error)
+				}
+			}
+			if f.fc.writes != 0 {
+				t.Errorf("the server sent %d datagrams to a refused source", f.fc.writes)
+			}
+			if !strings.Contains(strings.Join(f.logs, "\n"), "udp: 203.0.113.9:40000: refused a "+mode+" test") {
+				t.Errorf("no log line for the refusal:\n%s", strings.Join(f.logs, "\n"))
+			}
+		})
+	}
+}
+
+// The same request from loopback, or from a source inside --allow-reverse,
+// is served: the server sends.
+func TestUDPReverseAllowed(t *testing.T) {
+	for _, c := range []struct {
+		src   string
+		allow []netip.Prefix
+	}{
+		{"127.0.0.1:40000", nil},
+		{"[::1]:40000", nil},
+		{"10.9.8.7:40000", nil},
+		{"203.0.113.9:40000", []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}},
+		{"[::ffff:203.0.113.9]:40000", []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		f := newFakeServer(ctx, ServerConfig{MaxDuration: 100 * time.Millisecond, AllowReverse: c.allow})
+		f.feed(ctx, c.src, modeDatagram("reverse"))
+		deadline := time.Now().Add(guard)
+		for {
+			f.sweepUDP(ctx, f.udpTests, time.Now())
+			f.mu.Lock()
+			n := len(f.results)
+			f.mu.Unlock()
+			if n > 0 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+		f.wg.Wait()
+		if len(f.results) != 1 || f.results[0].Error != "" || f.fc.writes == 0 {
+			t.Errorf("reverse test from %s (allow %v): %d results, %d datagrams sent, logs %q", c.src, c.allow, len(f.results), f.fc.writes, f.logs)
+			for _, r := range f.results {
+				t.Logf("error %q", r.Error)
+			}
+		}
+	}
+}
+
+// Per-source limits on UDP tests: the refused test starts nothing and is
+// logged, as --max-tests refusals are; another source is not affected; a
+// test that ends gives its slot back.
+func TestUDPPerSourceLimit(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := newFakeServer(ctx, ServerConfig{MaxTestsPerSource: 2, NewTestsPerSecondPerSource: -1, IdleTimeout: time.Second})
+	f.feed(ctx, "10.0.0.1:1", modernDatagram(1, 100, 5001))
+	f.feed(ctx, "10.0.0.1:2", modernDatagram(1, 100, 5001))
+	f.feed(ctx, "10.0.0.1:3", modernDatagram(1, 100, 5001))
+	f.feed(ctx, "10.0.0.2:1", modernDatagram(1, 100, 5001))
+	if len(f.udpTests) != 3 || f.udpTests[netip.MustParseAddrPort("10.0.0.1:3")] != nil {
+		t.Fatalf("%d tests open, want 3 (the third from 10.0.0.1 refused)", len(f.udpTests))
+	}
+	if !strings.Contains(strings.Join(f.logs, "\n"), "udp: refused a new test: too many tests open from this source: 10.0.0.1 has 2 tests open") {
+		t.Errorf("no log line for the refusal:\n%s", strings.Join(f.logs, "\n"))
+	}
+	// The first test ends (its FIN): its slot is free again.
+	f.feed(ctx, "10.0.0.1:1", modernDatagram(-2, 100, 5001))
+	f.feed(ctx, "10.0.0.1:3", modernDatagram(1, 100, 5001))
+	if f.udpTests[netip.MustParseAddrPort("10.0.0.1:3")] == nil {
+		t.Fatal("a test ended, but the source's next test is still refused")
+	}
+	f.sweepUDP(ctx, f.udpTests, time.Now().Add(time.Hour))
+	f.wg.Wait()
+}
+
+// Per-source limits on TCP tests, over loopback: a connection over the
+// limit is closed, with a log line; the others run.
+func TestTCPPerSourceLimit(t *testing.T) {
+	ts := startServer(t, ServerConfig{MaxTestsPerSource: 2, NewTestsPerSecondPerSource: -1})
+	var conns []net.Conn
+	for i := 0; i < 3; i++ {
+		c, err := net.Dial("tcp", ts.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		h := iperf2.NewClientHeader(false, 1, 0)
+		h.Amount = iperf2.AmountForDuration(time.Second)
+		send(t, c, h.AppendTo(nil))
+		conns = append(conns, c)
+	}
+	ts.waitLog("tcp: refused a new test: too many tests open from this source: 127.0.0.1 has 2 tests open")
+	// Which one of the three lost the race is not fixed: exactly one is
+	// closed by the server.
+	closed := 0
+	for _, c := range conns {
+		_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		if _, err := c.Read(make([]byte, 1)); err != nil && !isTimeout(err) {
+			closed++
+		}
+	}
+	if closed != 1 {
+		t.Errorf("%d connections closed by the server, want 1", closed)
+	}
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
+}
