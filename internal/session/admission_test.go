@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -199,4 +201,59 @@ func TestTCPPerSourceLimit(t *testing.T) {
 func isTimeout(err error) bool {
 	ne, ok := err.(net.Error)
 	return ok && ne.Timeout()
+}
+
+// The default per-source limits never get in a lab's way: real iperf -P 8
+// (TCP and UDP) and iperf3 -P 8 (TCP, and UDP -R, which makes us send)
+// from one host, one after another, all run, and nothing is refused.
+func TestPerSourceDefaultsServeParallelClients(t *testing.T) {
+	iperfBinary(t)
+	iperf3Bin(t)
+	ts := startI3Server(t, ServerConfig{}, Iperf3Config{})
+	runIperfClient(t, ts.port, "-P", "8")
+	runIperfClient(t, ts.port, "-u", "-b", "1M", "-P", "8")
+	runIperf3Client(t, ts.i3port, "-t", "1", "-P", "8")
+	runIperf3Client(t, ts.i3port, "-t", "1", "-u", "-R", "-b", "1M", "-P", "8")
+	rs := ts.waitResults(4)
+	streams := 0
+	for _, r := range rs {
+		if r.Error != "" {
+			t.Errorf("%s %s test: %s", r.Test.Dialect, r.Test.Protocol, r.Error)
+		}
+		streams += max(len(r.Streams), 1)
+	}
+	if streams != 32 {
+		t.Errorf("%d streams in %d results, want 32", streams, len(rs))
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for _, l := range ts.logs {
+		if strings.Contains(l, "refused") {
+			t.Errorf("the server refused something: %s", l)
+		}
+	}
+}
+
+// A per-source limit refuses a real iperf3 client as --max-tests does:
+// ACCESS_DENIED, which iperf3 prints as "the server is busy".
+func TestIperf3PerSourceLimit(t *testing.T) {
+	bin := iperf3Bin(t)
+	// One test a source, and a bucket that refills once in 1000 s.
+	ts := startI3Server(t, ServerConfig{MaxTestsPerSource: 1, NewTestsPerSecondPerSource: 0.001}, Iperf3Config{})
+	runIperf3Client(t, ts.i3port, "-t", "1")
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "-c", "127.0.0.1", "-p", strconv.Itoa(ts.i3port), "-t", "1").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "the server is busy running a test") {
+		t.Errorf("second iperf3 test from the same source within the limit's second (exit %v):\n%s", err, out)
+	}
+	ts.mu.Lock()
+	logs := strings.Join(ts.logs, "\n")
+	ts.mu.Unlock()
+	if !strings.Contains(logs, "iperf3: refused a new test: new tests from this source come too fast: 127.0.0.1") {
+		t.Errorf("no log line for the refusal:\n%s", logs)
+	}
+	if n := ts.count(); n != 1 {
+		t.Errorf("%d results, want 1 (the refused test starts none)", n)
+	}
 }
