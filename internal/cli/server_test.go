@@ -108,3 +108,39 @@ func TestServerParallelSum(t *testing.T) {
 		})
 	}
 }
+
+// TestServerSafetyFlags: malformed --allow-reverse and per-source limits
+// are usage errors; well-formed ones run a server, and a UDP reverse test
+// from loopback (always allowed) is served.
+func TestServerSafetyFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--allow-reverse", "198.18.0.0/33"}, "invalid --allow-reverse"},
+		{[]string{"--allow-reverse", "10.0.0.0/8,nonsense"}, "nonsense"},
+		{[]string{"--max-tests-per-source", "-1"}, "invalid --max-tests-per-source"},
+		{[]string{"--max-new-tests-per-second-per-source", "-2"}, "invalid --max-new-tests-per-second-per-source"},
+		{[]string{"--max-new-tests-per-second-per-source", "NaN"}, "invalid --max-new-tests-per-second-per-source"},
+	} {
+		var out, errb loopback.Buffer
+		args := append([]string{"server", "-B", "127.0.0.1", "-p", "0"}, tt.args...)
+		if code := run(context.Background(), args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tt.args, code, errb.String(), exitUsage, tt.want)
+		}
+	}
+	out := runServerWithIperf(t, []string{"--json", "--allow-reverse", "198.18.0.0/15", "--allow-reverse", "2001:2::/48,any",
+		"--max-tests-per-source", "0", "--max-new-tests-per-second-per-source", "0"}, []string{"-u", "-R", "-b", "1M"})
+	var r struct {
+		Error  string `json:"error"`
+		Sender *struct {
+			Bytes int64 `json:"bytes"`
+		} `json:"sender"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("decoding the server's JSON: %v\n%s", err, out)
+	}
+	if r.Error != "" || r.Sender == nil || r.Sender.Bytes == 0 {
+		t.Errorf("UDP -R from loopback: error %q, sender %+v", r.Error, r.Sender)
+	}
+}
