@@ -27,7 +27,8 @@ import (
 // result and log, iperf3's "test authorization failed" at the iperf3
 // client, and not one UDP datagram arriving in A — and served once the
 // server runs with --allow-reverse 198.18.0.0/15. Real iperf's -d (TCP
-// connect-back) is refused alike.
+// connect-back) is refused alike; TCP -R (iperf and iperf3), which sends on
+// the client's own connection, is served either way.
 
 // guardedServer is our server in lab host B with the admission rules of
 // allow, answering iperf2 and iperf3.
@@ -206,23 +207,29 @@ func TestLabReverseRefusedOutsideLocalNetworks(t *testing.T) {
 				}
 			}
 
-			// Real iperf3 3.12, UDP -R.
-			before = udpInDatagrams(t, ctx, lab.A)
-			out, err = runIn(ctx, lab.A, 20*time.Second, iperf3, "-c", dst, "-p", i3port, "-u", "-R", "-t", "1", "-b", "1M")
-			t.Logf("iperf3 -u -R (exit %v):\n%s", err, out)
-			r = gs.result(t, session.DialectIperf3, "reverse")
-			arrived = udpInDatagrams(t, ctx, lab.A) - before
-			if allowed {
-				if err != nil || !strings.Contains(out, "iperf Done.") || r.Error != "" || r.Sender == nil || r.Sender.Bytes == 0 {
-					t.Errorf("iperf3 -u -R from an allowed source: exit %v, error %q, sender %+v", err, r.Error, r.Sender)
-				}
-			} else {
-				refusedWhy(r)
-				if err == nil || !strings.Contains(out, "test authorization failed") {
-					t.Errorf("iperf3 -u -R was not told of the refusal (exit %v):\n%s", err, out)
-				}
-				if arrived != 0 {
-					t.Errorf("%d UDP datagrams arrived in A during a refused iperf3 -u -R test", arrived)
+			// Real iperf3 3.12, UDP -R and UDP --bidir.
+			for _, m := range []struct{ flag, mode string }{{"-R", "reverse"}, {"--bidir", "bidir"}} {
+				before = udpInDatagrams(t, ctx, lab.A)
+				out, err = runIn(ctx, lab.A, 20*time.Second, iperf3, "-c", dst, "-p", i3port, "-u", m.flag, "-t", "1", "-b", "1M")
+				t.Logf("iperf3 -u %s (exit %v):\n%s", m.flag, err, out)
+				r = gs.result(t, session.DialectIperf3, m.mode)
+				arrived = udpInDatagrams(t, ctx, lab.A) - before
+				if allowed {
+					sent := r.Sender
+					if r.Reverse != nil {
+						sent = r.Reverse.Sender
+					}
+					if err != nil || !strings.Contains(out, "iperf Done.") || r.Error != "" || sent == nil || sent.Bytes == 0 {
+						t.Errorf("iperf3 -u %s from an allowed source: exit %v, error %q, sent %+v", m.flag, err, r.Error, sent)
+					}
+				} else {
+					refusedWhy(r)
+					if err == nil || !strings.Contains(out, "test authorization failed") {
+						t.Errorf("iperf3 -u %s was not told of the refusal (exit %v):\n%s", m.flag, err, out)
+					}
+					if arrived != 0 {
+						t.Errorf("%d UDP datagrams arrived in A during a refused iperf3 -u %s test", arrived, m.flag)
+					}
 				}
 			}
 
@@ -251,6 +258,19 @@ func TestLabReverseRefusedOutsideLocalNetworks(t *testing.T) {
 				if cr != nil {
 					t.Logf("our client: error %q, warnings %q", cr.Error, cr.Warnings)
 				}
+			}
+
+			// TCP -R sends on the client's own connection, whose handshake
+			// proved the source: served from anywhere, by default too.
+			out, err = runIn(ctx, lab.A, 20*time.Second, iperf, "-c", dst, "-p", port, "-R", "-t", "1", "-f", "B")
+			t.Logf("iperf -R (exit %v):\n%s", err, out)
+			if r = gs.result(t, session.DialectIperf2, "reverse"); r.Error != "" || r.Sender == nil || r.Sender.Bytes == 0 || r.Test.Protocol != result.TCP {
+				t.Errorf("iperf -R (TCP): %s test, error %q, sender %+v", r.Test.Protocol, r.Error, r.Sender)
+			}
+			out, err = runIn(ctx, lab.A, 20*time.Second, iperf3, "-c", dst, "-p", i3port, "-R", "-t", "1")
+			t.Logf("iperf3 -R (exit %v):\n%s", err, out)
+			if r = gs.result(t, session.DialectIperf3, "reverse"); err != nil || r.Error != "" || r.Sender == nil || r.Sender.Bytes == 0 || r.Test.Protocol != result.TCP {
+				t.Errorf("iperf3 -R (TCP): exit %v, %s test, error %q, sender %+v", err, r.Test.Protocol, r.Error, r.Sender)
 			}
 
 			// Real iperf 2.1.8, TCP -d: the server would connect back.
