@@ -65,15 +65,7 @@ func startGuardedServer(t *testing.T, ctx context.Context, lab *netlab.Lab, allo
 		t.Fatalf("starting our server in %s: %v", lab.B.Name, err)
 	}
 	gs.port = srv.Port()
-	sctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(sctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server: %v", err)
-		}
-	})
+	serveUntilCleanup(t, ctx, srv)
 	return gs
 }
 
