@@ -257,3 +257,35 @@ func TestIperf3PerSourceLimit(t *testing.T) {
 		t.Errorf("%d results, want 1 (the refused test starts none)", n)
 	}
 }
+
+// --max-rate keeps working for iperf3: an unpaced test measured above it
+// is ended by the server with IETOTALRATE, and our client returns at once
+// with that reason (it used to wait forever for a second control message
+// after taking the server's error).
+func TestIperf3MaxRateEndsOurClientsTest(t *testing.T) {
+	ts := startI3Server(t, ServerConfig{}, Iperf3Config{MaxRate: 1e6})
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	type out struct {
+		r   *result.Result
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		r, _, err := RunIperf3Client(ctx, ClientConfig{Host: "127.0.0.1", Port: ts.i3port, Dialect: DialectIperf3, Duration: 5 * time.Second})
+		done <- out{r, err}
+	}()
+	var o out
+	select {
+	case o = <-done:
+	case <-time.After(guard):
+		t.Fatalf("our iperf3 client did not return within %v of the server ending its test", guard)
+	}
+	const why = "total required bandwidth is larger than server limit"
+	if o.err != nil || o.r == nil || !strings.Contains(o.r.Error, why) {
+		t.Errorf("our client: err %v, result error %q; want %q", o.err, o.r.Error, why)
+	}
+	if rs := ts.waitResults(1); !strings.Contains(rs[0].Error, why) {
+		t.Errorf("our server's result: error %q, want %q", rs[0].Error, why)
+	}
+}

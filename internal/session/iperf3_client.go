@@ -378,10 +378,11 @@ func (cl *i3Client) run(ctx context.Context) {
 	go func() { cl.waitEnd(sctx, &sendWG); close(ended) }()
 	var ctrlErr error
 	early := false
+	read := false // the reader's one message was taken
 	select {
 	case <-ended:
 	case ctrlErr = <-ctrlMsg:
-		early = true
+		early, read = true, true
 	case <-ctx.Done():
 		ctrlErr = ctx.Err()
 		early = true
@@ -402,6 +403,7 @@ func (cl *i3Client) run(ctx context.Context) {
 		} else {
 			select {
 			case ctrlErr = <-ctrlMsg:
+				read = true
 			case <-time.After(i3StepTimeout):
 				ctrlErr = errors.New("the iperf3 server did not answer TEST_END")
 			case <-ctx.Done():
@@ -422,10 +424,15 @@ func (cl *i3Client) run(ctx context.Context) {
 		ctrlErr = cl.exchange(ctx)
 	} else {
 		cl.ctrl.Close() // unblocks the reader goroutine
-		<-ctrlMsg
+		if !read {
+			<-ctrlMsg
+		}
 	}
 	cl.fill()
-	if ctrlErr != nil && cl.r.Error == "" {
+	// The server's own error is the cause; a stream it then reset is
+	// only the consequence.
+	var se *iperf3.ServerErr
+	if ctrlErr != nil && (cl.r.Error == "" || errors.As(ctrlErr, &se)) {
 		cl.r.Error = ctrlErr.Error()
 	}
 }
