@@ -37,19 +37,47 @@ func modeDatagram(mode string) []byte {
 	return b
 }
 
+// sentConn is a fakeConn that records the destination and size of every
+// datagram written.
+type sentConn struct {
+	fakeConn
+	smu  sync.Mutex
+	sent []sentDatagram
+}
+
+type sentDatagram struct {
+	dst  netip.AddrPort
+	size int
+}
+
+func (c *sentConn) WriteBatch(msgs []udpio.Message) (int, error) {
+	c.smu.Lock()
+	for _, m := range msgs {
+		c.sent = append(c.sent, sentDatagram{m.Addr, len(m.Buf)})
+	}
+	c.smu.Unlock()
+	return c.fakeConn.WriteBatch(msgs)
+}
+
+func (c *sentConn) count() int {
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	return len(c.sent)
+}
+
 // fakeServer is a Server on a fake UDP socket (it records what it would
 // send), with cfg's defaults and its admission rules, collecting results
 // and logs.
 type fakeServer struct {
 	*Server
-	fc      *fakeConn
+	fc      *sentConn
 	mu      sync.Mutex
 	results []*result.Result
 	logs    []string
 }
 
 func newFakeServer(ctx context.Context, cfg ServerConfig) *fakeServer {
-	f := &fakeServer{fc: &fakeConn{}}
+	f := &fakeServer{fc: &sentConn{}}
 	cfg.OnResult = func(_ int, r *result.Result) { f.mu.Lock(); f.results = append(f.results, r); f.mu.Unlock() }
 	cfg.OnLog = func(m string) { f.mu.Lock(); f.logs = append(f.logs, m); f.mu.Unlock() }
 	cfg.applyDefaults()
@@ -92,8 +120,8 @@ func TestUDPReverseRefusedOutsideLocalNetworks(t *testing.T) {
 					t.Errorf("result of a refused %s test: mode %q, error %q", mode, r.Test.Mode, r.Error)
 				}
 			}
-			if f.fc.writes != 0 {
-				t.Errorf("the server sent %d datagrams to a refused source", f.fc.writes)
+			if n := f.fc.count(); n != 0 {
+				t.Errorf("the server sent %d datagrams to a refused source", n)
 			}
 			if !strings.Contains(strings.Join(f.logs, "\n"), "udp: 203.0.113.9:40000: refused a "+mode+" test") {
 				t.Errorf("no log line for the refusal:\n%s", strings.Join(f.logs, "\n"))
@@ -131,8 +159,8 @@ func TestUDPReverseAllowed(t *testing.T) {
 		}
 		cancel()
 		f.wg.Wait()
-		if len(f.results) != 1 || f.results[0].Error != "" || f.fc.writes == 0 {
-			t.Errorf("reverse test from %s (allow %v): %d results, %d datagrams sent, logs %q", c.src, c.allow, len(f.results), f.fc.writes, f.logs)
+		if len(f.results) != 1 || f.results[0].Error != "" || f.fc.count() == 0 {
+			t.Errorf("reverse test from %s (allow %v): %d results, %d datagrams sent, logs %q", c.src, c.allow, len(f.results), f.fc.count(), f.logs)
 			for _, r := range f.results {
 				t.Logf("error %q", r.Error)
 			}
@@ -288,4 +316,59 @@ func TestIperf3MaxRateEndsOurClientsTest(t *testing.T) {
 	if rs := ts.waitResults(1); !strings.Contains(rs[0].Error, why) {
 		t.Errorf("our server's result: error %q, want %q", rs[0].Error, why)
 	}
+}
+
+// FuzzServerRefusesReverse feeds arbitrary datagrams from a source outside
+// the local networks and one inside them through the server's datagram
+// handling: whatever they ask, every test from the outside source that
+// would make us send is refused, nothing but a FIN's report ever goes to
+// it, and every test ends in exactly one result.
+func FuzzServerRefusesReverse(f *testing.F) {
+	for i, m := range []string{"reverse", "dual", "tradeoff", ""} {
+		d := modeDatagram(m)
+		f.Add(d, modernDatagram(2, 100, 5001), modernDatagram(-3, 100, 5001), uint8(i))
+	}
+	f.Fuzz(func(t *testing.T, d0, d1, d2 []byte, sources uint8) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // whatever is allowed to send ends at once
+		srv := newFakeServer(ctx, ServerConfig{MaxTests: 4, MaxDuration: time.Second})
+		started := 0
+		srv.cfg.OnTestStart = func(int, *result.Result) { started++ }
+		outside := netip.MustParseAddrPort("203.0.113.9:40000")
+		srcs := [2]string{outside.String(), "10.0.0.1:40000"}
+		for i, d := range [][]byte{d0, d1, d2} {
+			if d != nil {
+				srv.feed(ctx, srcs[(sources>>i)&1], d)
+			}
+		}
+		srv.sweepUDP(ctx, srv.udpTests, time.Now().Add(time.Hour))
+		for _, tt := range srv.udpTests {
+			if !tt.finished {
+				srv.endUDP(tt, "the server stopped during the test")
+			}
+		}
+		srv.wg.Wait()
+		srv.fc.smu.Lock()
+		for _, d := range srv.fc.sent {
+			if d.dst.Addr() == outside.Addr() && d.size != iperf2.ReportLenModern && d.size != iperf2.ReportLenLegacy {
+				t.Errorf("sent a %d-byte datagram to %v, outside the local networks", d.size, d.dst)
+			}
+		}
+		srv.fc.smu.Unlock()
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		ended := 0
+		for _, r := range srv.results {
+			ended += max(len(r.Streams), 1)
+			// The context is cancelled, so even a wrongly allowed test
+			// sends nothing: its result shows whether it was refused.
+			if r.Test.Host == outside.Addr().String() && r.Test.Mode != "" &&
+				(!strings.Contains(r.Error, "refused") || r.Sender != nil || r.Reverse != nil) {
+				t.Errorf("a %s test from %v was not refused: error %q, sender %+v, reverse %+v", r.Test.Mode, outside, r.Error, r.Sender, r.Reverse)
+			}
+		}
+		if ended != started {
+			t.Errorf("%d tests started, %d ended in a result", started, ended)
+		}
+	})
 }
