@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -253,5 +254,33 @@ func TestLimiterDefaultsAllowParallelClients(t *testing.T) {
 	for i := 0; i < 1200; i++ {
 		clk.add(50 * time.Millisecond)
 		mustAdmit(t, l, a)()
+	}
+}
+
+// The table's memory stays bounded under a steady churn of new sources
+// (Go maps keep the room of deleted entries; the limiter rebuilds its map).
+func TestLimiterMemoryBounded(t *testing.T) {
+	l := NewLimiter(LimitConfig{MaxActive: 4, PerSecond: 1, MaxSources: 1024})
+	churn := func(from, to int) uint64 {
+		for i := from; i < to; i++ {
+			rel, err := l.Admit(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}))
+			if err != nil {
+				t.Fatalf("source %d: %v", i, err)
+			}
+			rel()
+		}
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+	base := churn(0, 100000)
+	after := churn(100000, 2<<20)
+	t.Logf("heap in use after 100000 sources: %d KiB; after %d: %d KiB", base/1024, 2<<20, after/1024)
+	if l.Len() > 1024 {
+		t.Errorf("table holds %d sources, bound 1024", l.Len())
+	}
+	if after > base+256*1024 {
+		t.Errorf("heap grew by %d KiB over %d more sources through a 1024-entry table", (after-base)/1024, 2<<20-100000)
 	}
 }
