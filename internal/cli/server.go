@@ -25,6 +25,7 @@ type serverFlags struct {
 	iperf3Port  int
 	maxRate     string
 	json, csv   bool
+	auth        serverAuthFlags
 	linkFlags
 }
 
@@ -43,7 +44,7 @@ address the test came from.`,
   wirebench -s -u -i 1
   wirebench server -p 5002 --json > results.jsonl`,
 		Args: exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, _ []string) error { return runServer(e, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServer(e, cmd, f) },
 	}
 	fl := cmd.Flags()
 	fl.IntVarP(&f.port, "port", "p", session.DefaultPort, "TCP and UDP port to listen on")
@@ -60,11 +61,12 @@ address the test came from.`,
 	// iperf muscle memory: -u is accepted and means nothing (both are served).
 	var udp bool
 	fl.BoolVarP(&udp, "udp", "u", false, "accepted for iperf compatibility: TCP and UDP are always served")
+	f.auth.register(cmd)
 	f.linkFlags.register(cmd)
 	return cmd
 }
 
-func runServer(e *env, f *serverFlags) error {
+func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	format, err := pickFormat(f.json, f.csv)
 	if err != nil {
 		return err
@@ -89,6 +91,10 @@ func runServer(e *env, f *serverFlags) error {
 		maxRate = r.Value
 	}
 	link, err := f.linkFlags.resolve()
+	if err != nil {
+		return err
+	}
+	auth, err := f.auth.resolve(cmd)
 	if err != nil {
 		return err
 	}
@@ -184,7 +190,10 @@ func runServer(e *env, f *serverFlags) error {
 		return err
 	}
 	echo.Register(srv, echo.ServerConfig{IdleTimeout: cfg.IdleTimeout, OnLog: cfg.OnLog})
-	i3 := session.Iperf3Config{Port: f.iperf3Port, MaxRate: maxRate}
+	i3 := session.Iperf3Config{Port: f.iperf3Port, MaxRate: maxRate, Auth: auth}
+	if auth != nil {
+		e.logf("%s", f.auth.describe(auth))
+	}
 	if f.iperf3Port == srv.Port() {
 		i3.Port = 0 // iperf3 is recognised on the main port anyway
 	}

@@ -80,6 +80,9 @@ func i3ClientValidate(c *ClientConfig) error {
 	case c.FullDuplex || c.Tradeoff || c.Dual:
 		return errors.New("--full-duplex, -r and -d are iperf2 modes; iperf3 has -R and --bidir")
 	}
+	if err := c.Auth.validate(); err != nil {
+		return err
+	}
 	if c.UDP {
 		min := iperf3.UDPHeaderSize(c.UDPCounters64Bit)
 		if c.Length < min || c.Length > iperf3.MaxUDPBlockSize {
@@ -200,6 +203,9 @@ func (cl *i3Client) setUp(ctx context.Context) error {
 		return err
 	}
 	cl.params = cl.buildParams()
+	if err := cfg.Auth.apply(cl.params, cl.cookie, time.Now()); err != nil {
+		return ConfigError{err}
+	}
 	if err := cl.conn.WriteParams(sctx, cl.params); err != nil {
 		return fmt.Errorf("sending the iperf3 parameters: %w", err)
 	}
