@@ -117,8 +117,12 @@ func AuthText(c Credentials) (string, error) {
 }
 
 // ParseAuthText parses a token's plaintext: the three labelled fields
-// separated by whitespace, as iperf3's sscanf reads them.
+// separated by whitespace, as iperf3's sscanf reads them. Like C, it stops
+// at a NUL.
 func ParseAuthText(b []byte) (Credentials, error) {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
 	f := strings.FieldsFunc(string(b), isSpace)
 	if len(f) != 6 || f[0] != "user:" || f[2] != "pwd:" || f[4] != "ts:" {
 		return Credentials{}, fmt.Errorf("%w: token text is not \"user: U\\npwd:  P\\nts:   T\"", ErrAuth)
