@@ -73,8 +73,12 @@ func NewIperf3Auth(cfg Iperf3AuthConfig) (*Iperf3Auth, error) {
 		if a.privateKey, err = iperf3.ParseRSAPrivateKeyPEM(b); err != nil {
 			return nil, ConfigError{fmt.Errorf("%s: %w", cfg.PrivateKeyPath, err)}
 		}
-		if _, err := a.users(); err != nil {
+		u, err := a.users()
+		if err != nil {
 			return nil, ConfigError{err}
+		}
+		if u.Len() == 0 {
+			return nil, ConfigError{fmt.Errorf("%s has no username,sha256hex lines: every test would be refused", cfg.UsersPath)}
 		}
 	}
 	return a, nil

@@ -28,7 +28,7 @@ func FuzzParseAuthText(f *testing.F) {
 
 func FuzzParseAuthorizedUsers(f *testing.F) {
 	h := PasswordHash("alice", "secret")
-	f.Add([]byte("# users\nalice," + h + "\r\n,,bob,," + h + ",x\n"), "alice", "secret")
+	f.Add([]byte("# users\nalice,"+h+"\r\n,,bob,,"+h+",x\n"), "alice", "secret")
 	f.Add([]byte("alice,\n"), "alice", "")
 	f.Add([]byte("a,b,c\n\n\r\n"), "a", "b")
 	f.Fuzz(func(t *testing.T, file []byte, user, pwd string) {
