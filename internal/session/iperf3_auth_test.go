@@ -3,73 +3,28 @@ package session
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/testutil/authkeys"
 	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
-var (
-	authKeyOnce sync.Once
-	authKey     *rsa.PrivateKey
-)
-
 // authFiles are the key and users files of an authenticating server.
-type authFiles struct {
-	key             *rsa.PrivateKey
-	priv, pub, user string // paths
-}
+type authFiles struct{ authkeys.Files }
 
-// newAuthFiles writes a 2048-bit key (PKCS#8 and PKIX PEM, as OpenSSL 3
-// writes them) and an authorized-users file with alice/secret and
-// bob/hunter2.
-func newAuthFiles(t *testing.T) authFiles {
-	t.Helper()
-	authKeyOnce.Do(func() {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			panic(err)
-		}
-		authKey = k
-	})
-	dir := t.TempDir()
-	f := authFiles{key: authKey, priv: filepath.Join(dir, "private.pem"), pub: filepath.Join(dir, "public.pem"), user: filepath.Join(dir, "users.csv")}
-	p8, err := x509.MarshalPKCS8PrivateKey(f.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkix, err := x509.MarshalPKIXPublicKey(&f.key.PublicKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	users := "# username,sha256({username}password)\nalice," + iperf3.PasswordHash("alice", "secret") +
-		"\nbob," + iperf3.PasswordHash("bob", "hunter2") + "\n"
-	for path, b := range map[string][]byte{
-		f.priv: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: p8}),
-		f.pub:  pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pkix}),
-		f.user: []byte(users),
-	} {
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return f
-}
+func newAuthFiles(t *testing.T) authFiles { return authFiles{authkeys.Write(t)} }
 
 func (f authFiles) server(t *testing.T, secret []byte) *Iperf3Auth {
 	t.Helper()
-	a, err := NewIperf3Auth(Iperf3AuthConfig{PrivateKeyPath: f.priv, UsersPath: f.user, Secret: secret})
+	a, err := NewIperf3Auth(Iperf3AuthConfig{PrivateKeyPath: f.Private, UsersPath: f.Users, Secret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,15 +32,17 @@ func (f authFiles) server(t *testing.T, secret []byte) *Iperf3Auth {
 }
 
 func (f authFiles) client(user, password string) Iperf3ClientAuth {
-	return Iperf3ClientAuth{Username: user, Password: password, PublicKey: &f.key.PublicKey}
+	return Iperf3ClientAuth{Username: user, Password: password, PublicKey: &f.Key.PublicKey}
 }
 
-// logsHave reports whether a server log line contains sub.
+// logsHave reports whether a server log line contains sub, waiting for it
+// a while: the server logs a refusal after the client has seen it.
 func (ts *i3TestServer) logsHave(sub string) bool {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	for _, l := range ts.logs {
-		if strings.Contains(l, sub) {
+	for deadline := time.Now().Add(guard); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		ts.mu.Lock()
+		logs := strings.Join(ts.logs, "\n")
+		ts.mu.Unlock()
+		if strings.Contains(logs, sub) {
 			return true
 		}
 	}
@@ -119,7 +76,7 @@ func TestIperf3AuthRealClientAgainstOurServer(t *testing.T) {
 	iperf3Bin(t)
 	f := newAuthFiles(t)
 	ts := startI3Server(t, ServerConfig{}, Iperf3Config{Auth: f.server(t, nil)})
-	cred := []string{"--username", "alice", "--rsa-public-key-path", f.pub}
+	cred := []string{"--username", "alice", "--rsa-public-key-path", f.Public}
 
 	t.Setenv("IPERF3_PASSWORD", "secret")
 	runIperf3Client(t, ts.i3port, append([]string{"-t", "1"}, cred...)...)
@@ -137,7 +94,7 @@ func TestIperf3AuthRealClientAgainstOurServer(t *testing.T) {
 		log            string
 	}{
 		{"wrong password", "Secret", cred, `wrong password for user "alice"`},
-		{"unknown user", "secret", []string{"--username", "mallory", "--rsa-public-key-path", f.pub}, `unknown user "mallory"`},
+		{"unknown user", "secret", []string{"--username", "mallory", "--rsa-public-key-path", f.Public}, `unknown user "mallory"`},
 		{"no credentials", "", nil, "no authtoken"},
 	} {
 		out := runRefusedIperf3(t, ts.i3port, tc.password, tc.args...)
@@ -158,7 +115,7 @@ func TestIperf3AuthRealClientAgainstOurServer(t *testing.T) {
 // password is refused with IEAUTHTEST and the server says so.
 func TestIperf3AuthOurClientAgainstRealServer(t *testing.T) {
 	f := newAuthFiles(t)
-	port, reports := realIperf3ServerReports(t, "--rsa-private-key-path", f.priv, "--authorized-users-path", f.user)
+	port, reports := realIperf3ServerReports(t, "--rsa-private-key-path", f.Private, "--authorized-users-path", f.Users)
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
 	cfg := ClientConfig{Host: "127.0.0.1", Port: port, Dialect: DialectIperf3, Duration: time.Second}
@@ -173,8 +130,17 @@ func TestIperf3AuthOurClientAgainstRealServer(t *testing.T) {
 		t.Fatalf("wrong password: RunClient = %v, want iperf3's IEAUTHTEST (142) refusal", err)
 	}
 
+	// After a refused test 3.12 closes its listening socket and opens a
+	// new one: a connection in between is reset or refused, and retried.
 	cfg.Auth = f.client("alice", "secret")
-	r, err := RunClient(ctx, cfg)
+	var r *result.Result
+	for try := 0; ; try++ {
+		r, err = RunClient(ctx, cfg)
+		if err == nil || try == 50 || !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, syscall.ECONNREFUSED) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if err != nil {
 		t.Fatalf("RunClient: %v", err)
 	}
@@ -227,7 +193,7 @@ func TestIperf3AuthOurClientOurServer(t *testing.T) {
 		{"secret server, rsa only", secretOnly, f.client("alice", "secret"), false},
 		{"either: rsa", both, f.client("alice", "secret"), true},
 		{"either: secret", both, Iperf3ClientAuth{Secret: secret}, true},
-		{"either: wrong both", both, Iperf3ClientAuth{Username: "alice", Password: "x", PublicKey: &f.key.PublicKey, Secret: []byte("x")}, false},
+		{"either: wrong both", both, Iperf3ClientAuth{Username: "alice", Password: "x", PublicKey: &f.Key.PublicKey, Secret: []byte("x")}, false},
 	} {
 		before := tc.srv.count()
 		cfg := ClientConfig{Host: "127.0.0.1", Port: tc.srv.i3port, Dialect: DialectIperf3, Duration: 200 * time.Millisecond, Auth: tc.auth}
@@ -300,12 +266,12 @@ func TestIperf3AuthorizeRefusals(t *testing.T) {
 
 	// The file is read for every test, as iperf3 does: a user removed
 	// from it is refused at once.
-	if err := os.WriteFile(f.user, []byte("bob,"+iperf3.PasswordHash("bob", "hunter2")+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(f.Users, []byte("bob,"+iperf3.PasswordHash("bob", "hunter2")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	check("alice removed", token("alice", "secret", now), `unknown user "alice"`)
 	check("bob still there", token("bob", "hunter2", now), "")
-	if err := os.WriteFile(f.user, []byte("bob,XYZ\n"), 0o600); err != nil {
+	if err := os.WriteFile(f.Users, []byte("bob,XYZ\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	check("broken users file", token("bob", "hunter2", now), "line 1")
@@ -317,14 +283,14 @@ func TestNewIperf3AuthConfig(t *testing.T) {
 		t.Errorf("nothing configured: %v, %v; want nil, nil", a, err)
 	}
 	for name, cfg := range map[string]Iperf3AuthConfig{
-		"key without users":   {PrivateKeyPath: f.priv},
-		"users without key":   {UsersPath: f.user},
-		"public key as key":   {PrivateKeyPath: f.pub, UsersPath: f.user},
-		"missing key file":    {PrivateKeyPath: f.priv + ".nope", UsersPath: f.user},
-		"missing users file":  {PrivateKeyPath: f.priv, UsersPath: f.user + ".nope"},
+		"key without users":   {PrivateKeyPath: f.Private},
+		"users without key":   {UsersPath: f.Users},
+		"public key as key":   {PrivateKeyPath: f.Public, UsersPath: f.Users},
+		"missing key file":    {PrivateKeyPath: f.Private + ".nope", UsersPath: f.Users},
+		"missing users file":  {PrivateKeyPath: f.Private, UsersPath: f.Users + ".nope"},
 		"skew without auth":   {SkewThreshold: 5},
-		"negative skew":       {PrivateKeyPath: f.priv, UsersPath: f.user, SkewThreshold: -1},
-		"users file is a key": {PrivateKeyPath: f.priv, UsersPath: f.priv},
+		"negative skew":       {PrivateKeyPath: f.Private, UsersPath: f.Users, SkewThreshold: -1},
+		"users file is a key": {PrivateKeyPath: f.Private, UsersPath: f.Private},
 	} {
 		if _, err := NewIperf3Auth(cfg); !IsConfigError(err) {
 			t.Errorf("%s: NewIperf3Auth = %v, want a config error", name, err)
