@@ -108,6 +108,17 @@ func TestIperf3AuthRealClientAgainstOurServer(t *testing.T) {
 	if n := ts.count(); n != 1 {
 		t.Errorf("%d results, want only the authenticated test's", n)
 	}
+
+	// A server with only the shared secret refuses real iperf3, which
+	// cannot carry it, even with valid RSA credentials.
+	secretAuth, err := NewIperf3Auth(Iperf3AuthConfig{Secret: []byte("s")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secretOnly := startI3Server(t, ServerConfig{}, Iperf3Config{Auth: secretAuth})
+	if out := runRefusedIperf3(t, secretOnly.i3port, "secret", cred...); !strings.Contains(out, "iperf3: error - test authorization failed") {
+		t.Errorf("secret-only server: iperf3 printed:\n%s", out)
+	}
 }
 
 // TestIperf3AuthOurClientAgainstRealServer: our client authenticates to
