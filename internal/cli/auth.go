@@ -54,9 +54,9 @@ func (f *clientAuthFlags) register(cmd *cobra.Command) {
 	f.secretFlag.register(cmd, "iperf3: prove this shared secret to a wirebench server run with the same --auth-secret")
 }
 
-// resolve loads the key and the password. stderr is where the password
-// prompt goes.
-func (f *clientAuthFlags) resolve(stderr io.Writer) (session.Iperf3ClientAuth, error) {
+// resolve loads the key and the password for a test in dialect. stderr is
+// where the password prompt goes.
+func (f *clientAuthFlags) resolve(stderr io.Writer, dialect string) (session.Iperf3ClientAuth, error) {
 	a := session.Iperf3ClientAuth{Username: f.username, Secret: f.value()}
 	pad, err := iperf3.ParsePadding(f.padding)
 	if err != nil {
@@ -65,6 +65,10 @@ func (f *clientAuthFlags) resolve(stderr io.Writer) (session.Iperf3ClientAuth, e
 	a.Padding = pad
 	if f.username == "" && f.pubKey == "" {
 		return a, nil
+	}
+	if dialect != session.DialectIperf3 {
+		// Before asking for a password that could not be used.
+		return a, usagef("--username and --rsa-public-key-path are iperf3 authentication: add --dialect iperf3 (or -p 5201)")
 	}
 	if f.username == "" || f.pubKey == "" {
 		return a, usagef("iperf3 authentication needs both --username and --rsa-public-key-path")

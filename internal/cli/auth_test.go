@@ -36,6 +36,7 @@ func TestAuthUsageErrors(t *testing.T) {
 		// go test's stdin is not a terminal: no prompt, a hint instead.
 		{[]string{"client", "127.0.0.1", "-p", "5201", "--username", "alice", "--rsa-public-key-path", f.Public}, "set IPERF3_PASSWORD"},
 		{[]string{"client", "127.0.0.1", "--auth-secret", "x"}, "only by the iperf3 dialect"},
+		{[]string{"client", "127.0.0.1", "--username", "alice", "--rsa-public-key-path", f.Public}, "add --dialect iperf3"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var out, errb bytes.Buffer
