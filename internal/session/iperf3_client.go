@@ -383,11 +383,11 @@ func (cl *i3Client) run(ctx context.Context) {
 	ended := make(chan struct{})
 	go func() { cl.waitEnd(sctx, &sendWG); close(ended) }()
 	var ctrlErr error
-	early := false
+	early, ctrlRead := false, false // ctrlRead: the reader's one message is taken
 	select {
 	case <-ended:
 	case ctrlErr = <-ctrlMsg:
-		early = true
+		early, ctrlRead = true, true
 	case <-ctx.Done():
 		ctrlErr = ctx.Err()
 		early = true
@@ -397,17 +397,20 @@ func (cl *i3Client) run(ctx context.Context) {
 	<-ended
 	cl.end = time.Now()
 	if !early {
-		wctx, cancel := step(ctx)
-		err := cl.conn.WriteState(wctx, iperf3.TestEnd)
-		cancel()
+		// The machine moves first: the reader goroutine checks the
+		// server's answer against it as soon as the answer arrives.
+		err := cl.m.Send(iperf3.TestEnd)
 		if err == nil {
-			err = cl.m.Send(iperf3.TestEnd)
+			wctx, cancel := step(ctx)
+			err = cl.conn.WriteState(wctx, iperf3.TestEnd)
+			cancel()
 		}
 		if err != nil {
 			ctrlErr = fmt.Errorf("sending TEST_END: %w", err)
 		} else {
 			select {
 			case ctrlErr = <-ctrlMsg:
+				ctrlRead = true
 			case <-time.After(i3StepTimeout):
 				ctrlErr = errors.New("the iperf3 server did not answer TEST_END")
 			case <-ctx.Done():
@@ -426,7 +429,7 @@ func (cl *i3Client) run(ctx context.Context) {
 	cl.perIv = per.Stop(time.Now())
 	if ctrlErr == nil {
 		ctrlErr = cl.exchange(ctx)
-	} else {
+	} else if !ctrlRead {
 		cl.ctrl.Close() // unblocks the reader goroutine
 		<-ctrlMsg
 	}
