@@ -58,21 +58,8 @@ func TestAuthClientServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	t.Setenv(secretEnv, "lab-secret")
-	var out, errOut loopback.Buffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"server", "-B", "127.0.0.1", "-p", "0", "--iperf3-port", port,
-			"--rsa-private-key-path", f.Private, "--authorized-users-path", f.Users}, &out, &errOut)
-	}()
-	for !strings.Contains(errOut.String(), "iperf3 clients also on") {
-		select {
-		case code := <-done:
-			t.Fatalf("the server exited with %d: %s", code, errOut.String())
-		case <-ctx.Done():
-			t.Fatalf("the server did not start: %s", errOut.String())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	_, errOut, done := startServerCmd(ctx, t, []string{"server", "-B", "127.0.0.1", "-p", "0", "--iperf3-port", port,
+		"--rsa-private-key-path", f.Private, "--authorized-users-path", f.Users}, "iperf3 clients also on")
 	if want := "iperf3 tests must authenticate with RSA credentials of a user in " + f.Users + " or the shared secret"; !strings.Contains(errOut.String(), want) {
 		t.Errorf("server log %q does not say %q", errOut.String(), want)
 	}
