@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -54,9 +53,9 @@ func (f *clientAuthFlags) register(cmd *cobra.Command) {
 	f.secretFlag.register(cmd, "iperf3: prove this shared secret to a wirebench server run with the same --auth-secret")
 }
 
-// resolve loads the key and the password for a test in dialect. stderr is
-// where the password prompt goes.
-func (f *clientAuthFlags) resolve(stderr io.Writer, dialect string) (session.Iperf3ClientAuth, error) {
+// resolve loads the key and the password for a test in dialect; the
+// password prompt, if any, goes to e.stderr.
+func (f *clientAuthFlags) resolve(e *env, dialect string) (session.Iperf3ClientAuth, error) {
 	a := session.Iperf3ClientAuth{Username: f.username, Secret: f.value()}
 	pad, err := iperf3.ParsePadding(f.padding)
 	if err != nil {
@@ -82,7 +81,7 @@ func (f *clientAuthFlags) resolve(stderr io.Writer, dialect string) (session.Ipe
 	}
 	if pw, ok := os.LookupEnv(passwordEnv); ok {
 		a.Password = pw
-	} else if a.Password, err = readPassword(stderr); err != nil {
+	} else if a.Password, err = readPassword(e.ctx, e.stderr); err != nil {
 		return a, err
 	}
 	return a, nil

@@ -153,7 +153,7 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Auth, err = f.auth.resolve(e.stderr, cfg.Dialect); err != nil {
+	if cfg.Auth, err = f.auth.resolve(e, cfg.Dialect); err != nil {
 		return err
 	}
 	if f.jsonIperf3 {

@@ -2,8 +2,11 @@
 
 package cli
 
-import "io"
+import (
+	"context"
+	"io"
+)
 
 // readPassword has no echo-free prompt off Linux: the password comes from
 // IPERF3_PASSWORD.
-func readPassword(io.Writer) (string, error) { return "", errNoPassword }
+func readPassword(context.Context, io.Writer) (string, error) { return "", errNoPassword }
