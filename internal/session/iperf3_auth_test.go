@@ -317,3 +317,28 @@ func TestNewIperf3AuthConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestIperf3AuthReplayGuardBounded: the replay guard holds at most
+// maxSeenProofs proofs, refuses more while they are fresh, and forgets them
+// after twice the skew threshold.
+func TestIperf3AuthReplayGuardBounded(t *testing.T) {
+	a, err := NewIperf3Auth(Iperf3AuthConfig{Secret: []byte("s")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_800_000_000, 0)
+	for i := range maxSeenProofs {
+		if err := a.once(strconv.Itoa(i), now); err != nil {
+			t.Fatalf("proof %d: %v", i, err)
+		}
+	}
+	if err := a.once("one more", now.Add(19*time.Second)); err == nil || !strings.Contains(err.Error(), "refusing more") {
+		t.Fatalf("proof %d within the window: %v, want a refusal", maxSeenProofs+1, err)
+	}
+	if err := a.once("one more", now.Add(21*time.Second)); err != nil {
+		t.Fatalf("after 2×10 s the old proofs expire: %v", err)
+	}
+	if len(a.seen) != 1 {
+		t.Errorf("%d proofs remembered, want 1", len(a.seen))
+	}
+}
