@@ -30,6 +30,7 @@ type serverFlags struct {
 	allowReverse    []string
 	maxPerSource    int
 	maxNewPerSecond float64
+	auth            serverAuthFlags
 	linkFlags
 }
 
@@ -50,7 +51,7 @@ allowed with --allow-reverse (docs/server.md).`,
   wirebench -s -u -i 1
   wirebench server -p 5002 --json > results.jsonl`,
 		Args: exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, _ []string) error { return runServer(e, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServer(e, cmd, f) },
 	}
 	fl := cmd.Flags()
 	fl.IntVarP(&f.port, "port", "p", session.DefaultPort, "TCP and UDP port to listen on")
@@ -70,11 +71,12 @@ allowed with --allow-reverse (docs/server.md).`,
 	// iperf muscle memory: -u is accepted and means nothing (both are served).
 	var udp bool
 	fl.BoolVarP(&udp, "udp", "u", false, "accepted for iperf compatibility: TCP and UDP are always served")
+	f.auth.register(cmd)
 	f.linkFlags.register(cmd)
 	return cmd
 }
 
-func runServer(e *env, f *serverFlags) error {
+func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	format, err := pickFormat(f.json, f.csv)
 	if err != nil {
 		return err
@@ -109,6 +111,10 @@ func runServer(e *env, f *serverFlags) error {
 		maxRate = r.Value
 	}
 	link, err := f.linkFlags.resolve()
+	if err != nil {
+		return err
+	}
+	auth, err := f.auth.resolve(cmd)
 	if err != nil {
 		return err
 	}
@@ -205,7 +211,10 @@ func runServer(e *env, f *serverFlags) error {
 		return err
 	}
 	echo.Register(srv, echo.ServerConfig{IdleTimeout: cfg.IdleTimeout, OnLog: cfg.OnLog})
-	i3 := session.Iperf3Config{Port: f.iperf3Port, MaxRate: maxRate}
+	i3 := session.Iperf3Config{Port: f.iperf3Port, MaxRate: maxRate, Auth: auth}
+	if auth != nil {
+		e.logf("%s", f.auth.describe(auth))
+	}
 	if f.iperf3Port == srv.Port() {
 		i3.Port = 0 // iperf3 is recognised on the main port anyway
 	}

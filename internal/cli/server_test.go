@@ -24,19 +24,8 @@ func runServerWithIperf(t *testing.T, args, iperfArgs []string) string {
 	port := strconv.Itoa(loopback.FreePort(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var out, errOut loopback.Buffer
-	done := make(chan int, 1)
 	all := append([]string{"server", "-B", "127.0.0.1", "-p", port, "--iperf3-port", "0", "-1"}, args...)
-	go func() { done <- run(ctx, all, &out, &errOut) }()
-	for !strings.Contains(out.String()+errOut.String(), "listening") {
-		select {
-		case code := <-done:
-			t.Fatalf("the server exited with %d: %s", code, errOut.String())
-		case <-ctx.Done():
-			t.Fatalf("the server did not start listening: %s", errOut.String())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	out, errOut, done := startServerCmd(ctx, t, all, "listening")
 	cmd := exec.CommandContext(ctx, iperf, append([]string{"-c", "127.0.0.1", "-p", port, "-t", "1"}, iperfArgs...)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("iperf: %v\n%s", err, b)
@@ -50,6 +39,24 @@ func runServerWithIperf(t *testing.T, args, iperfArgs []string) string {
 		t.Fatalf("the one-shot server did not exit after the test:\n%s", out.String())
 	}
 	return out.String()
+}
+
+// startServerCmd runs "wirebench args…" (a server) until ctx ends, and
+// returns once its output says ready; done receives its exit code.
+func startServerCmd(ctx context.Context, t *testing.T, args []string, ready string) (out, errOut *loopback.Buffer, done chan int) {
+	t.Helper()
+	out, errOut, done = &loopback.Buffer{}, &loopback.Buffer{}, make(chan int, 1)
+	go func() { done <- run(ctx, args, out, errOut) }()
+	for !strings.Contains(out.String()+errOut.String(), ready) {
+		select {
+		case code := <-done:
+			t.Fatalf("the server exited with %d: %s", code, errOut.String())
+		case <-ctx.Done():
+			t.Fatalf("the server did not start (no %q): %s", ready, errOut.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return out, errOut, done
 }
 
 // TestServerParallelSum: a real "iperf -c -P 3" against "wirebench server"

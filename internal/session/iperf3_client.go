@@ -80,6 +80,9 @@ func i3ClientValidate(c *ClientConfig) error {
 	case c.FullDuplex || c.Tradeoff || c.Dual:
 		return errors.New("--full-duplex, -r and -d are iperf2 modes; iperf3 has -R and --bidir")
 	}
+	if err := c.Auth.validate(); err != nil {
+		return err
+	}
 	if c.UDP {
 		min := iperf3.UDPHeaderSize(c.UDPCounters64Bit)
 		if c.Length < min || c.Length > iperf3.MaxUDPBlockSize {
@@ -200,6 +203,9 @@ func (cl *i3Client) setUp(ctx context.Context) error {
 		return err
 	}
 	cl.params = cl.buildParams()
+	if err := cfg.Auth.apply(cl.params, cl.cookie, time.Now()); err != nil {
+		return ConfigError{err}
+	}
 	if err := cl.conn.WriteParams(sctx, cl.params); err != nil {
 		return fmt.Errorf("sending the iperf3 parameters: %w", err)
 	}
@@ -377,12 +383,11 @@ func (cl *i3Client) run(ctx context.Context) {
 	ended := make(chan struct{})
 	go func() { cl.waitEnd(sctx, &sendWG); close(ended) }()
 	var ctrlErr error
-	early := false
-	read := false // the reader's one message was taken
+	early, ctrlRead := false, false // ctrlRead: the reader's one message is taken
 	select {
 	case <-ended:
 	case ctrlErr = <-ctrlMsg:
-		early, read = true, true
+		early, ctrlRead = true, true
 	case <-ctx.Done():
 		ctrlErr = ctx.Err()
 		early = true
@@ -392,18 +397,20 @@ func (cl *i3Client) run(ctx context.Context) {
 	<-ended
 	cl.end = time.Now()
 	if !early {
-		wctx, cancel := step(ctx)
-		err := cl.conn.WriteState(wctx, iperf3.TestEnd)
-		cancel()
+		// The machine moves first: the reader goroutine checks the
+		// server's answer against it as soon as the answer arrives.
+		err := cl.m.Send(iperf3.TestEnd)
 		if err == nil {
-			err = cl.m.Send(iperf3.TestEnd)
+			wctx, cancel := step(ctx)
+			err = cl.conn.WriteState(wctx, iperf3.TestEnd)
+			cancel()
 		}
 		if err != nil {
 			ctrlErr = fmt.Errorf("sending TEST_END: %w", err)
 		} else {
 			select {
 			case ctrlErr = <-ctrlMsg:
-				read = true
+				ctrlRead = true
 			case <-time.After(i3StepTimeout):
 				ctrlErr = errors.New("the iperf3 server did not answer TEST_END")
 			case <-ctx.Done():
@@ -424,7 +431,7 @@ func (cl *i3Client) run(ctx context.Context) {
 		ctrlErr = cl.exchange(ctx)
 	} else {
 		cl.ctrl.Close() // unblocks the reader goroutine
-		if !read {
+		if !ctrlRead {
 			<-ctrlMsg
 		}
 	}

@@ -30,6 +30,9 @@ type Iperf3Config struct {
 	// for more is refused with iperf3's IETOTALRATE (27), and an unpaced
 	// test measured above it is ended with the same code.
 	MaxRate float64
+	// Auth, when set, is asked before each test runs; a test it refuses
+	// gets iperf3's IEAUTHTEST (142), "test authorization failed".
+	Auth *Iperf3Auth
 }
 
 // EnableIperf3 makes s answer iperf3 clients as well: on its own port (when
@@ -374,6 +377,14 @@ func (sv *i3ServerTest) run(ctx context.Context) error {
 			_ = sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoRecvParams})
 		}
 		return fmt.Errorf("reading the parameters: %w", err)
+	}
+	if h.cfg.Auth != nil {
+		who, err := h.cfg.Auth.authorize(t.cookie, p)
+		if err != nil {
+			_ = sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoAuthTest})
+			return fmt.Errorf("test authorization failed: %w", err)
+		}
+		h.s.logs.log("i3-auth", fmt.Sprintf("iperf3: %s: authenticated (%s)", t.peer, who))
 	}
 	if se := h.refusal(p); se != nil {
 		return sv.refuse(ctx, se)
