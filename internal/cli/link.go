@@ -100,6 +100,9 @@ func (p *linkPlacer) apply(r *result.Result) {
 			r.Diagnoses = nil
 		}
 	}
+	if w := pl.Excess(what); w != "" {
+		r.Warn("--medium: " + w)
+	}
 	if what == "sender" {
 		r.Warn("--medium: the receiver's goodput is unknown, so the placement uses what was sent, not what arrived")
 	}
