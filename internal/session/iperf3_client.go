@@ -27,6 +27,7 @@ type i3ClientStream struct {
 	urx    *i3UDPRecv
 	tcpRes engine.TCPResult
 	udpRes engine.UDPSendResult
+	retr   i3Retr // TCP retransmissions, when we send
 	err    error
 	totals i3UDPTotals
 }
@@ -488,6 +489,7 @@ func (cl *i3Client) sendStream(ctx context.Context, s *i3ClientStream) {
 		return
 	}
 	s.tcpRes, s.err = engine.SendTCP(ctx, s.tcp, engine.TCPSendConfig{Buffer: i3Payload(cfg.Length), Duration: cfg.Duration, Bytes: per}, &s.c)
+	s.retr.read(s.tcp)
 }
 
 func (cl *i3Client) recvStream(ctx context.Context, s *i3ClientStream) {
@@ -526,15 +528,12 @@ func (cl *i3Client) exchange(ctx context.Context) error {
 
 // ourResults is our side's results JSON.
 func (cl *i3Client) ourResults() *iperf3.Results {
-	res := &iperf3.Results{SenderHasRetransmits: -1}
-	if cl.cfg.Reverse {
-		res.SenderHasRetransmits = 0
-	}
+	res := &iperf3.Results{}
+	var send []bool
+	var retr []i3Retr
 	for _, s := range cl.streams {
-		sr := iperf3.StreamResult{ID: s.id, Retransmits: -1}
-		if !s.send {
-			sr.Retransmits = 0
-		}
+		send, retr = append(send, s.send), append(retr, s.retr)
+		sr := iperf3.StreamResult{ID: s.id}
 		switch {
 		case s.send && s.udp != nil:
 			sr.Bytes, sr.Packets = s.udpRes.Bytes, s.udpRes.Packets
@@ -553,6 +552,7 @@ func (cl *i3Client) ourResults() *iperf3.Results {
 		sr.EndTime = max(sr.EndTime, 0)
 		res.Streams = append(res.Streams, sr)
 	}
+	i3SetRetrans(res, cl.cfg.UDP, send, retr)
 	return res
 }
 
