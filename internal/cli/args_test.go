@@ -3,11 +3,16 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
 
 func TestRewriteIperfArgs(t *testing.T) {
@@ -82,7 +87,17 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"client", "127.0.0.1", "-L", "5002"}, "add -r or -d"},
 		{[]string{"client", "127.0.0.1", "--json", "--csv"}, "choose one"},
 		{[]string{"client", "127.0.0.1", "--medium", "eth7"}, "medium"},
-		{[]string{"client"}, "expected one HOST"},
+		{[]string{"client"}, "a host is missing"},
+		{[]string{"-c"}, "a host is missing"},
+		{[]string{"-uc"}, "a host is missing"},
+		{[]string{"-c", "-u", "-t", "1"}, "a host is missing"},
+		{[]string{"--client"}, "a host is missing"},
+		{[]string{"ping"}, "a host is missing"},
+		{[]string{"frobnicate"}, "unknown command"},
+		{[]string{"client", "127.0.0.1", "-u", "-l", "100000"}, "out of range"},
+		{[]string{"client", "127.0.0.1", "-p", "5201", "-u", "-l", "100000"}, "out of range"},
+		{[]string{"client", "127.0.0.1", "-p", "70000"}, "invalid port 70000"},
+		{[]string{"client", "127.0.0.1", "--bidir"}, "need the iperf3 dialect"},
 		{[]string{"client", "127.0.0.1", "--frobnicate"}, "unknown flag"},
 		{[]string{"-c", "127.0.0.1", "-x"}, "unknown shorthand flag"},
 		{[]string{"server", "--idle-timeout", "-3"}, "invalid --idle-timeout"},
@@ -95,6 +110,9 @@ func TestUsageErrors(t *testing.T) {
 			code := run(context.Background(), tt.args, &out, &errb)
 			if code != exitUsage {
 				t.Fatalf("exit code %d, want %d; stderr %q", code, exitUsage, errb.String())
+			}
+			if out.Len() != 0 {
+				t.Errorf("printed before the usage error:\n%s", out.String())
 			}
 			msg := errb.String()
 			if !strings.Contains(msg, tt.want) || strings.Count(strings.TrimSpace(msg), "\n") != 0 {
@@ -112,6 +130,15 @@ func TestUnreachablePeer(t *testing.T) {
 	code := run(context.Background(), []string{"client", "127.0.0.1", "-p", "9", "-t", "1"}, &out, &errb)
 	if code != exitFailure || !strings.Contains(errb.String(), "connecting to 127.0.0.1:9") {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	if strings.Contains(out.String(), "connected with") {
+		t.Errorf("a refused connection printed a connected line:\n%s", out.String())
+	}
+	errb.Reset()
+	out.Reset()
+	code = run(context.Background(), []string{"client", "127.0.0.1", "-p", "9", "--dialect", "iperf3", "-t", "1"}, &out, &errb)
+	if code != exitFailure || strings.Contains(out.String(), "connected with") {
+		t.Fatalf("iperf3: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 	errb.Reset()
 	code = run(context.Background(), []string{"client", "127.0.0.1", "-p", "9", "-u", "-t", "1", "-b", "1M"}, &out, &errb)
@@ -142,5 +169,41 @@ func TestOutputWriteFailure(t *testing.T) {
 				t.Errorf("stderr %q, want one line naming the write error", errb.String())
 			}
 		})
+	}
+}
+
+// TestConnectedLineAfterConnect: against a real iperf server the client's
+// "connected with" line comes once, after the banner, naming the local and
+// the peer's port of the connection that exists.
+func TestConnectedLineAfterConnect(t *testing.T) {
+	iperf, err := exec.LookPath("iperf")
+	if err != nil {
+		t.Skip("iperf (2.1.8) is not installed: apt-get install iperf")
+	}
+	port := strconv.Itoa(loopback.FreePort(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	srv := exec.CommandContext(ctx, iperf, "-s", "-B", "127.0.0.1", "-p", port)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
+	var out, errb bytes.Buffer
+	for try := 0; ; try++ {
+		out.Reset()
+		errb.Reset()
+		code := run(ctx, []string{"client", "127.0.0.1", "-p", port, "-t", "0.3"}, &out, &errb)
+		if code == exitOK {
+			break
+		}
+		if try == 50 || !strings.Contains(errb.String(), "refused") {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		time.Sleep(20 * time.Millisecond) // iperf -s is still starting
+	}
+	text := out.String()
+	want := regexp.MustCompile(`(?m)^-{60}\n\[  1\] local 127\.0\.0\.1 port \d+ connected with 127\.0\.0\.1 port ` + port + `\n`)
+	if strings.Count(text, "connected with") != 1 || !want.MatchString(text) {
+		t.Errorf("want one connected line with both ports right after the banner:\n%s", text)
 	}
 }

@@ -154,12 +154,18 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	if f.jsonIperf3 {
 		return runClientIperf3JSON(e, cfg, format)
 	}
+	// Every usage error before the banner; the banner says what will run.
+	prepared, err := session.Prepare(cfg)
+	if err != nil {
+		return usageOrRun(err)
+	}
 	text := report.NewText(e.stdout, "1")
 	if format == formatText {
 		cfg.OnInterval = func(in result.Interval) {
 			text.Interval(intervalID(cfg.Parallel), in, cfg.UDP, in.Flow == "reverse" || cfg.Reverse)
 		}
-		text.Header(previewTest(cfg), "client", "", host)
+		cfg.OnConnected = text.Connected
+		text.Header(previewTest(prepared), "client", "", "")
 	}
 	r, lat, err := f.latencyFlags.runClient(e, cfg, format)
 	if err != nil {

@@ -18,7 +18,7 @@ func TestLatencyUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no host", []string{"latency"}, "expected one HOST"},
+		{"no host", []string{"latency"}, "a host is missing"},
 		{"proto", []string{"latency", "--proto", "sctp", "127.0.0.1"}, `unknown protocol "sctp"`},
 		{"size", []string{"latency", "-s", "10", "127.0.0.1"}, "message size 10 out of range"},
 		{"count and time", []string{"latency", "-c", "5", "-t", "1", "127.0.0.1"}, "choose one of -c and -t"},

@@ -15,7 +15,7 @@ func TestPingUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no host", []string{"ping"}, "expected one HOST"},
+		{"no host", []string{"ping"}, "a host is missing"},
 		{"bad socket", []string{"ping", "--socket", "magic", "127.0.0.1"}, `invalid --socket "magic"`},
 		{"too big", []string{"ping", "-s", "65508", "127.0.0.1"}, "size 65508 is over the largest echo payload, 65507 bytes"},
 		{"bad interval", []string{"ping", "-i", "soon", "127.0.0.1"}, "invalid --interval"},

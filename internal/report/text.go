@@ -96,6 +96,14 @@ func (t *Text) Header(test result.Test, role, local, peer string) {
 	t.write(&b)
 }
 
+// Connected prints the client's connected line once the connection
+// exists: "[  1] local A port 1 connected with B port 2".
+func (t *Text) Connected(local, peer string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s\n", idText(t.id), connected(local, peer))
+	t.write(&b)
+}
+
 // connected says "local A port 1 connected with B port 2", leaving out
 // the side that is not known.
 func connected(local, peer string) string {

@@ -69,7 +69,7 @@ func i3ClientValidate(c *ClientConfig) error {
 	case c.Host == "":
 		return errors.New("no host given")
 	case c.Port < 1 || c.Port > 65535:
-		return errors.New("port out of range 1-65535")
+		return fmt.Errorf("invalid port %d: want 1-65535", c.Port)
 	case c.Parallel < 1 || c.Parallel > i3StreamsLimit:
 		return fmt.Errorf("parallel streams %d out of range 1-%d", c.Parallel, i3StreamsLimit)
 	case c.Duration < 0 || c.Bytes < 0:
@@ -104,9 +104,9 @@ func runIperf3(ctx context.Context, cfg ClientConfig) (*result.Result, error) {
 // refusal), else a result with Error set when it failed midway.
 func RunIperf3Client(ctx context.Context, cfg ClientConfig) (*result.Result, *iperf3.Report, error) {
 	cfg.Dialect = DialectIperf3
-	i3ClientDefaults(&cfg)
-	if err := i3ClientValidate(&cfg); err != nil {
-		return nil, nil, ConfigError{err}
+	cfg, err := Prepare(cfg)
+	if err != nil {
+		return nil, nil, err
 	}
 	cl := &i3Client{cfg: &cfg, m: iperf3.NewMachine(iperf3.RoleClient)}
 	cl.r = cl.newResult()
@@ -188,6 +188,7 @@ func (cl *i3Client) setUp(ctx context.Context) error {
 		_ = tc.SetNoDelay(true)
 	}
 	cl.r.Test.Peer = c.RemoteAddr().String()
+	cfg.connected(c.LocalAddr(), cl.r.Test.Peer)
 	cl.conn = iperf3.NewConn(c)
 	if cl.cookie, err = iperf3.NewCookie(nil); err != nil {
 		return fmt.Errorf("making a cookie: %w", err)

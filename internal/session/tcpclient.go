@@ -43,6 +43,7 @@ func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 		}
 	}()
 	r.Test.Peer = conns[0].RemoteAddr().String()
+	cfg.connected(conns[0].LocalAddr(), r.Test.Peer)
 	var back *connectBack
 	if cfg.Tradeoff || cfg.Dual {
 		server, _ := netip.ParseAddrPort(conns[0].RemoteAddr().String())
