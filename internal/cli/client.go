@@ -231,6 +231,8 @@ func previewTest(cfg session.ClientConfig) result.Test {
 	switch {
 	case cfg.Reverse:
 		t.Mode, t.Direction = "reverse", result.DirReceive
+	case cfg.Bidir:
+		t.Mode, t.Direction = "bidir", result.DirBidir
 	case cfg.FullDuplex:
 		t.Mode, t.Direction = "full-duplex", result.DirBidir
 	case cfg.Dual:

@@ -23,10 +23,18 @@ func (t *Text) Summary(r *result.Result) {
 		return
 	}
 	udp := r.Test.Protocol == result.UDP
-	t.sides(&b, udp, r.Sender, r.Receiver, r.Streams)
+	var main, rev []result.Stream
+	for _, st := range r.Streams {
+		if st.Flow == "reverse" {
+			rev = append(rev, st)
+		} else {
+			main = append(main, st)
+		}
+	}
+	t.sides(&b, udp, r.Sender, r.Receiver, main)
 	if f := r.Reverse; f != nil {
 		fmt.Fprintf(&b, "%s Reverse flow (this side: %s):\n", idText(t.id), orNA(f.Direction))
-		t.sides(&b, udp, f.Sender, f.Receiver, nil)
+		t.sides(&b, udp, f.Sender, f.Receiver, rev)
 	}
 	if r.Link != nil {
 		linkLines(&b, t.id, r.Link)

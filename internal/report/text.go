@@ -171,11 +171,14 @@ func settingsLine(test result.Test) string {
 		parts = append(parts, "Dialect "+test.Dialect)
 	}
 	n := max(test.Streams, 1)
+	streams := fmt.Sprintf("%d streams", n)
 	if n == 1 {
-		parts = append(parts, "1 stream")
-	} else {
-		parts = append(parts, fmt.Sprintf("%d streams", n))
+		streams = "1 stream"
 	}
+	if test.Mode == "bidir" {
+		streams += " each way"
+	}
+	parts = append(parts, streams)
 	switch {
 	case test.Bytes > 0:
 		parts = append(parts, "amount "+bytesText(test.Bytes))

@@ -146,6 +146,9 @@ type Stream struct {
 	ID       int       `json:"id"`
 	Sender   *Sender   `json:"sender,omitempty"`
 	Receiver *Receiver `json:"receiver,omitempty"`
+	// Flow is "reverse" for a stream of the Reverse flow of a two-flow
+	// test; empty for the main flow's streams.
+	Flow string `json:"flow,omitempty"`
 }
 
 // Link places the measured goodput against what the medium allows.

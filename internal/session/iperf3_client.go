@@ -601,6 +601,9 @@ func (cl *i3Client) fill() {
 			}
 			sumReceiver(&rcv, rr)
 			st.Receiver = rr
+			if cfg.Bidir {
+				st.Flow = "reverse"
+			}
 			recvStreams = append(recvStreams, st)
 		}
 		if s.err != nil && r.Error == "" {

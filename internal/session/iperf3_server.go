@@ -692,6 +692,9 @@ func (sv *i3ServerTest) fill() {
 			snd.SendErrors += sd.SendErrors
 			snd.Seconds = max(snd.Seconds, sd.Seconds)
 			rs.Sender = sd
+			if sv.t.p.Bidirectional {
+				rs.Flow = "reverse"
+			}
 		} else {
 			nRecv++
 			var rr *result.Receiver
