@@ -133,7 +133,9 @@ func bidirStreams() scenario {
 		Protocol: result.TCP, Direction: result.DirBidir, Dialect: "iperf3", Host: "127.0.0.1", Port: 5201,
 		Duration: 1, Length: 131072, Streams: 2, Mode: "bidir",
 	})
-	snd := func(n int64) *result.Sender { return &result.Sender{Bytes: n, BitsPerSecond: float64(n) * 8, Seconds: 1} }
+	snd := func(n int64) *result.Sender {
+		return &result.Sender{Bytes: n, BitsPerSecond: float64(n) * 8, Seconds: 1}
+	}
 	rcv := func(n int64, src string) *result.Receiver {
 		return &result.Receiver{Bytes: n, BitsPerSecond: float64(n) * 8, Seconds: 1, Source: src}
 	}
