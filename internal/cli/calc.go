@@ -367,16 +367,16 @@ func writeCalcSingle(w io.Writer, r calcResult, explain bool) {
 	}
 }
 
-// writeCalcEcho prints the echo both ways: as seed report 004 counted it
-// (no inter-frame gap) and with the gap.
+// writeCalcEcho prints the echo both ways: without the inter-frame gap (a
+// common miscount) and with it.
 func writeCalcEcho(w io.Writer, r calcResult) {
 	e, n := r.Echo, len(r.Fragments)
 	fmt.Fprintf(w, "echo request + reply of %d bytes (each %d bytes of IP data in %s):\n", r.Payload, r.IPData, framesWord(n))
-	fmt.Fprintf(w, "  as seed 004 counts, no inter-frame gap: %d + %d × %s = %s bytes each way\n", r.IPData, n, trimNum(e.NoGapOverhead), trimNum(e.NoGapBytes))
+	fmt.Fprintf(w, "  counted without the inter-frame gap:    %d + %d × %s = %s bytes each way\n", r.IPData, n, trimNum(e.NoGapOverhead), trimNum(e.NoGapBytes))
 	fmt.Fprintf(w, "  correct, with the inter-frame gap:      %d + %d × %s = %s bytes each way\n", r.IPData, n, trimNum(e.WireOverhead), trimNum(e.WireBytes))
 	fmt.Fprintf(w, "  shortest round trip on the wire (request then reply, correct count): %.3f ms\n", e.RoundTripWireS*1e3)
 	if e.RTTS > 0 {
-		fmt.Fprintf(w, "  a %s round trip, half each way: %s as seed 004 counts; %s correct (%.1f %% of the medium)\n",
+		fmt.Fprintf(w, "  a %s round trip, half each way: %s counted without the inter-frame gap; %s correct (%.1f %% of the medium)\n",
 			time.Duration(e.RTTS*float64(time.Second)), mbit(e.ImpliedNoGapBPS), mbit(e.ImpliedBPS), e.ImpliedShareOfMedium*100)
 	}
 }

@@ -410,7 +410,7 @@ func writeImplied(w io.Writer, r impliedRate, explain bool) {
 		return
 	}
 	mb := func(bps float64) string { return strconv.FormatFloat(bps/1e6, 'f', 2, 64) + " Mbit/s" }
-	fmt.Fprintf(w, "implied rate, %d bytes on %s (%s): median RTT %.3f ms -> %s (%.1f %% of the medium); %s as seed 004 counts\n",
+	fmt.Fprintf(w, "implied rate, %d bytes on %s (%s): median RTT %.3f ms -> %s (%.1f %% of the medium); %s counted without the inter-frame gap\n",
 		r.Size, r.Medium, linerate.MediumRate(r.MediumBPS), r.RTTP50S*1e3, mb(r.ImpliedBPS), r.Share*100, mb(r.ImpliedNoGap))
 	if !explain {
 		return
@@ -421,9 +421,9 @@ func writeImplied(w io.Writer, r impliedRate, explain bool) {
 	}
 	fmt.Fprintf(w, "  %d) request and reply are the same size: the wire alone needs 2 × %s bytes = %.3f ms per round trip\n",
 		n+1, trimFloat(r.WireBytes), r.RoundTripWireS*1e3)
-	fmt.Fprintf(w, "  %d) seed 004 gives each direction half the measured round trip: %s bytes × 8 / (%.3f ms / 2) = %s\n",
+	fmt.Fprintf(w, "  %d) each direction gets half the measured round trip: %s bytes × 8 / (%.3f ms / 2) = %s\n",
 		n+2, trimFloat(r.WireBytes), r.RTTP50S*1e3, mb(r.ImpliedBPS))
-	fmt.Fprintf(w, "  %d) without the inter-frame gap (as seed 004 counted): %s bytes -> %s\n", n+3, trimFloat(r.NoGapBytes), mb(r.ImpliedNoGap))
+	fmt.Fprintf(w, "  %d) counted without the inter-frame gap (IP data and headers, Ethernet header, preamble and FCS per packet): %s bytes -> %s\n", n+3, trimFloat(r.NoGapBytes), mb(r.ImpliedNoGap))
 	if rest := r.RTTP50S - r.RoundTripWireS; rest >= 0 {
 		fmt.Fprintf(w, "  %d) the rest of the round trip, %.3f ms, is the host's own time and store-and-forward hops: why it is below %s\n",
 			n+4, rest*1e3, linerate.MediumRate(r.MediumBPS))
