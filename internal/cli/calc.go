@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/linerate"
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // calcConfig is what the calc command was asked.
@@ -23,8 +24,9 @@ type calcConfig struct {
 	rtt                           time.Duration
 }
 
-// CalcSchema is the "schema" value of calc's JSON document (docs/calc.md).
-const CalcSchema = "wirebench-calc/1"
+// CalcKind is the "kind" of calc's JSON document (docs/calc.md); its
+// "schema" is result.Schema.
+const CalcKind = "calc"
 
 func newCalcCmd(e *env) *cobra.Command {
 	var c calcConfig
@@ -231,6 +233,7 @@ func runCalc(e *env, c calcConfig, args []string) error {
 // calcDoc is calc's JSON document, documented in docs/calc.md.
 type calcDoc struct {
 	Schema  string       `json:"schema"`
+	Kind    string       `json:"kind"`
 	Stack   calcStack    `json:"stack"`
 	Media   []calcMedium `json:"media"`
 	Results []calcResult `json:"results"`
@@ -277,7 +280,7 @@ type calcEcho struct {
 }
 
 func buildCalcDoc(p calcPlan, c calcConfig) (calcDoc, error) {
-	d := calcDoc{Schema: CalcSchema, Stack: calcStack{Protocol: p.stack.Transport.String(), TCPTimestamps: p.stack.Transport == linerate.TCP && p.stack.TCPTimestamps, VLAN: p.stack.VLAN, MTU: c.mtu}}
+	d := calcDoc{Schema: result.Schema, Kind: CalcKind, Stack: calcStack{Protocol: p.stack.Transport.String(), TCPTimestamps: p.stack.Transport == linerate.TCP && p.stack.TCPTimestamps, VLAN: p.stack.VLAN, MTU: c.mtu}}
 	if p.stack.Transport != linerate.Raw {
 		d.Stack.IP = map[bool]string{false: "ipv4", true: "ipv6"}[p.stack.IPv6]
 	}

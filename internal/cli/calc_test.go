@@ -94,7 +94,7 @@ func TestCalcJSONShape(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Schema != CalcSchema || len(doc.Media) != 2 || len(doc.Results) != 4 || doc.Media[1].BusCeilingBPS != 425.984e6 {
+	if doc.Schema != "wirebench/1" || doc.Kind != "calc" || len(doc.Media) != 2 || len(doc.Results) != 4 || doc.Media[1].BusCeilingBPS != 425.984e6 {
 		t.Errorf("document %+v", doc)
 	}
 }

@@ -58,7 +58,7 @@ func TestLatencyLoopbackJSON(t *testing.T) {
 			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 				t.Fatalf("decoding: %v\n%s", err, out.String())
 			}
-			if r.Schema != echo.Schema || r.Kind != "request-response" || r.Test.Proto != proto || r.Sent != 50 || r.Received != 50 ||
+			if r.Schema != "wirebench/1" || r.Kind != "request-response" || r.Test.Proto != proto || r.Sent != 50 || r.Received != 50 ||
 				r.RTT.Count != 50 || r.RTT.P50 <= 0 || r.RTT.P50 > r.RTT.Max {
 				t.Errorf("result %+v", r)
 			}

@@ -16,11 +16,15 @@ import (
 
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/ping"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/units"
 )
 
-// PingSchema is the value of the "schema" key of ping's JSON documents.
-const PingSchema = "wirebench/ping/1"
+// The "kind" of ping's JSON documents (their "schema" is result.Schema).
+const (
+	PingKind       = "ping"
+	ReassemblyKind = "reassembly-probe"
+)
 
 // pingFlags is what the ping command line asked for, as typed.
 type pingFlags struct {
@@ -225,6 +229,7 @@ func resolveHost(ctx context.Context, host string, only4, only6 bool) (net.IP, e
 // pingDoc is ping's JSON document.
 type pingDoc struct {
 	Schema string `json:"schema"`
+	Kind   string `json:"kind"`
 	*ping.Result
 	Implied []impliedRate `json:"implied,omitempty"`
 }
@@ -273,7 +278,7 @@ func runPing(e *env, p pingPlan, f pingFlags) error {
 	if f.jsonOut {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(pingDoc{Schema: PingSchema, Result: res, Implied: implied})
+		return enc.Encode(pingDoc{Schema: result.Schema, Kind: PingKind, Result: res, Implied: implied})
 	}
 	writePingSummary(e.stdout, res)
 	for _, r := range implied {
@@ -449,8 +454,9 @@ func runReassembly(e *env, p pingPlan, f pingFlags) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			Schema string `json:"schema"`
+			Kind   string `json:"kind"`
 			*ping.ReassemblyResult
-		}{PingSchema, res})
+		}{result.Schema, ReassemblyKind, res})
 	}
 	fmt.Fprintf(e.stdout, "socket: %s; ladder for path MTU %d\n", socketWords(res.Socket, 0), res.PathMTU)
 	writeSearch(e.stdout, "without DF", res.WithoutDF, f.explain)

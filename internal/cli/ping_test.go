@@ -42,8 +42,8 @@ func TestPingLoopbackJSON(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	var doc struct {
-		Schema string
-		Socket struct {
+		Schema, Kind string
+		Socket       struct {
 			Kind         string
 			RxTimestamps string `json:"rx_timestamps"`
 			TxTimestamps string `json:"tx_timestamps"`
@@ -61,7 +61,7 @@ func TestPingLoopbackJSON(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	if doc.Schema != PingSchema || doc.Socket.Kind != "raw" || doc.Socket.RxTimestamps != "kernel" ||
+	if doc.Schema != "wirebench/1" || doc.Kind != "ping" || doc.Socket.Kind != "raw" || doc.Socket.RxTimestamps != "kernel" ||
 		doc.Socket.TxTimestamps != "kernel" || len(doc.Sizes) != 2 || len(doc.Implied) != 2 {
 		t.Fatalf("document %+v", doc)
 	}

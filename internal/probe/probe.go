@@ -83,7 +83,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer cancel()
 	start := time.Now()
 	p := &prober{cfg: cfg, addr: net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)), res: &Result{
-		Schema: Schema, Version: version.String(), Host: cfg.Host, Port: cfg.Port, StartedAt: start.UTC(),
+		Schema: Schema, Kind: Kind, Version: version.String(), Host: cfg.Host, Port: cfg.Port, StartedAt: start.UTC(),
 		Iperf2: Iperf2Info{Reverse: Untested, ConnectBack: Untested, ServerReport: Untested},
 		Iperf3: Iperf3Info{Reverse: Untested},
 		Steps:  []Step{},

@@ -10,8 +10,13 @@ package result
 
 import "time"
 
-// Schema is the value of the "schema" key of every result document.
+// Schema is the value of the "schema" key of every JSON document wirebench
+// writes (test results, ping, probe, latency, calc, loopback); the "kind"
+// key says which document it is.
 const Schema = "wirebench/1"
+
+// KindTest is the "kind" of a test result (this package's Result).
+const KindTest = "test"
 
 // Protocol names used in Test.Protocol.
 const (
@@ -31,6 +36,7 @@ const (
 // Result is one test, as seen from the side that produced it.
 type Result struct {
 	Schema    string     `json:"schema"`
+	Kind      string     `json:"kind"` // KindTest
 	Role      string     `json:"role"` // "client" or "server"
 	Version   string     `json:"version,omitempty"`
 	StartedAt time.Time  `json:"started_at"`
@@ -172,7 +178,7 @@ type Link struct {
 // New returns a Result with the schema set and empty lists ready, so the
 // JSON form always carries "intervals" and "warnings" as arrays.
 func New(role string) *Result {
-	return &Result{Schema: Schema, Role: role, Intervals: []Interval{}, Warnings: []string{}, StartedAt: time.Now().UTC()}
+	return &Result{Schema: Schema, Kind: KindTest, Role: role, Intervals: []Interval{}, Warnings: []string{}, StartedAt: time.Now().UTC()}
 }
 
 // Warn appends a warning.
