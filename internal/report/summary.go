@@ -80,7 +80,7 @@ func (t *Text) sides(b *strings.Builder, udp bool, s *result.Sender, rcv *result
 	}
 	k := colTCP
 	if udp {
-		k = colUDPRecvSum
+		k = colUDPRecv
 	}
 	t.columnHeader(b, k)
 	if multi {

@@ -83,6 +83,30 @@ func TestColumnHeaderOnce(t *testing.T) {
 	}
 }
 
+// TestIntervalColumnsMatchSummary: a UDP receiver's interval rows have the
+// summary's columns (duplicates included), so one column header serves both
+// and the summary line is an interval line with "receiver" after it.
+func TestIntervalColumnsMatchSummary(t *testing.T) {
+	var buf bytes.Buffer
+	tx := NewText(&buf, "1")
+	tx.Header(result.Test{Protocol: result.UDP}, "server", "127.0.0.1:5001", "127.0.0.1:4000")
+	in := result.Interval{Start: 0, End: 1, Bytes: 1470 * 10, BitsPerSecond: 117600, Packets: 10, Lost: 1, OutOfOrder: 2, Duplicates: 3, JitterMS: 0.5}
+	tx.Interval("1", in, true, true)
+	r := result.New("server")
+	r.Test = result.Test{Protocol: result.UDP}
+	r.Receiver = &result.Receiver{Bytes: in.Bytes, BitsPerSecond: in.BitsPerSecond, Packets: 10, Lost: 1, OutOfOrder: 2,
+		Duplicates: 3, JitterMS: 0.5, Seconds: 1, Total: 11, Source: "local"}
+	tx.Summary(r)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if n := strings.Count(buf.String(), "[ ID]"); n != 1 || len(lines) != 4 {
+		t.Fatalf("%d column headers in %d lines, want 1 header, one interval and one summary line:\n%s", n, len(lines), buf.String())
+	}
+	header, row, sum := lines[1], lines[2], lines[3]
+	if !strings.Contains(header, "Duplicates") || strings.TrimSuffix(sum, "  receiver") != row {
+		t.Errorf("interval row and summary differ in columns:\n%s\n%s\n%s", header, row, sum)
+	}
+}
+
 // TestColumnsAlign: every column header word ends where its figures end.
 func TestColumnsAlign(t *testing.T) {
 	for _, sc := range scenarios() {

@@ -94,6 +94,7 @@ type Interval struct {
 	Packets       int64   `json:"packets"`
 	Lost          int64   `json:"lost"`
 	OutOfOrder    int64   `json:"out_of_order"`
+	Duplicates    int64   `json:"duplicates"`
 	JitterMS      float64 `json:"jitter_ms"`
 	// Flow tells which flow the interval belongs to when a test has two
 	// ("forward" or "reverse"); empty for single-flow tests.
