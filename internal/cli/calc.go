@@ -37,10 +37,8 @@ func newCalcCmd(e *env) *cobra.Command {
 rate and wire efficiency a medium allows for a payload size, and with
 --explain shows the derivation step by step.
 
-Media: ` + strings.Join(linerate.MediumNames(), ", ") + `.
-
-Examples:
-  wirebench calc --medium eth100 --proto udp --payload 1470
+Media: ` + strings.Join(linerate.MediumNames(), ", ") + `.`,
+		Example: `  wirebench calc --medium eth100 --proto udp --payload 1470
   wirebench calc --medium eth100 --payload 64-1518 --step 128
   wirebench calc --medium eth1g --frame 64,128,256,512,1024,1280,1518
   wirebench calc --medium eth100 --proto icmp --payload 65500 --explain --rtt 13ms

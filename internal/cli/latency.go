@@ -179,7 +179,7 @@ type latencyFlags struct {
 
 func (l *latencyFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&l.latency, "latency", "", "also measure RTT before and during the test: udp (echo to the wirebench server) or icmp; --latency alone means udp")
+	fl.StringVar(&l.latency, "latency", "", "also measure RTT before and during the test over `PROTO`: udp (echo to the wirebench server) or icmp; --latency alone means udp")
 	fl.Lookup("latency").NoOptDefVal = echo.ProtoUDP
 	fl.Float64Var(&l.latencyInterval, "latency-interval", 0.01, "seconds between latency probes")
 	fl.Float64Var(&l.latencyIdle, "latency-idle", 1, "seconds of idle latency probing before the test starts")

@@ -27,6 +27,9 @@ func newLoopbackCmd(e *env) *cobra.Command {
 a TCP test, then a UDP test at the given rate. It needs no second machine and no
 configuration, and shows what this host itself can generate and count — the
 ceiling of any measurement made from it.`,
+		Example: `  wirebench loopback
+  wirebench loopback -t 5 -b 1G
+  wirebench loopback --json`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
 			if seconds <= 0 || seconds > 3600 {

@@ -81,6 +81,10 @@ docs/ping.md has the details.
 the largest payload the host answers, without and with DF. --medium turns
 each size's median RTT into the bit rate it implies on that medium
 (--explain shows the count step by step).`,
+		Example: `  wirebench ping 192.0.2.1
+  wirebench ping 192.0.2.1 -s 65500 -c 20 --medium eth100 --explain
+  wirebench ping 192.0.2.1 --ladder -q
+  wirebench ping 192.0.2.1 --reassembly-probe --json`,
 		Args: exactArgs(1, "one HOST"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			plan, err := planPing(e.ctx, args[0], f, cmd.Flags().Changed("mtu"))
