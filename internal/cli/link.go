@@ -50,7 +50,7 @@ func (l *linkFlags) resolve() (*linkPlacer, error) {
 	}
 	m, err := linerate.LookupMedium(name)
 	if err != nil {
-		return nil, usagef("%v (known media: %s)", err, strings.Join(linerate.MediumNames(), ", "))
+		return nil, usageError{err} // the error lists the known media
 	}
 	return &linkPlacer{m: m, stack: linerate.Stack{VLAN: l.vlan, MTU: l.mtu}}, nil
 }
