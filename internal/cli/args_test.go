@@ -176,34 +176,52 @@ func TestOutputWriteFailure(t *testing.T) {
 // "connected with" line comes once, after the banner, naming the local and
 // the peer's port of the connection that exists.
 func TestConnectedLineAfterConnect(t *testing.T) {
-	iperf, err := exec.LookPath("iperf")
+	port := startRealServer(t, "iperf", "iperf (2.1.8)")
+	text, errText, code := runWhileStarting(t, []string{"client", "127.0.0.1", "-p", port, "-t", "0.3"})
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errText)
+	}
+	want := regexp.MustCompile(`(?m)^-{60}\n\[  1\] local 127\.0\.0\.1 port \d+ connected with 127\.0\.0\.1 port ` + port + `\n`)
+	if strings.Count(text, "connected with") != 1 || !want.MatchString(text) {
+		t.Errorf("want one connected line with both ports right after the banner:\n%s", text)
+	}
+}
+
+// startRealServer starts the real "bin -s" (iperf or iperf3) on a free
+// loopback port for the test's lifetime and returns the port; it skips the
+// test when bin (what) is not installed.
+func startRealServer(t *testing.T, bin, what string) string {
+	t.Helper()
+	path, err := exec.LookPath(bin)
 	if err != nil {
-		t.Skip("iperf (2.1.8) is not installed: apt-get install iperf")
+		t.Skipf("%s is not installed: apt-get install %s", what, bin)
 	}
 	port := strconv.Itoa(loopback.FreePort(t))
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	srv := exec.CommandContext(ctx, iperf, "-s", "-B", "127.0.0.1", "-p", port)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	srv := exec.CommandContext(ctx, path, "-s", "-B", "127.0.0.1", "-p", port)
 	if err := srv.Start(); err != nil {
+		cancel()
 		t.Fatal(err)
 	}
-	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
+	t.Cleanup(func() { cancel(); _ = srv.Wait() })
+	return port
+}
+
+// runWhileStarting runs wirebench with args, again while the server it
+// talks to is still starting (connection refused, at most 50 × 20 ms), and
+// returns its stdout, stderr and exit code.
+func runWhileStarting(t *testing.T, args []string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
 	var out, errb bytes.Buffer
 	for try := 0; ; try++ {
 		out.Reset()
 		errb.Reset()
-		code := run(ctx, []string{"client", "127.0.0.1", "-p", port, "-t", "0.3"}, &out, &errb)
-		if code == exitOK {
-			break
+		code := run(ctx, args, &out, &errb)
+		if code == exitOK || try == 50 || !strings.Contains(errb.String(), "refused") {
+			return out.String(), errb.String(), code
 		}
-		if try == 50 || !strings.Contains(errb.String(), "refused") {
-			t.Fatalf("exit %d: %s", code, errb.String())
-		}
-		time.Sleep(20 * time.Millisecond) // iperf -s is still starting
-	}
-	text := out.String()
-	want := regexp.MustCompile(`(?m)^-{60}\n\[  1\] local 127\.0\.0\.1 port \d+ connected with 127\.0\.0\.1 port ` + port + `\n`)
-	if strings.Count(text, "connected with") != 1 || !want.MatchString(text) {
-		t.Errorf("want one connected line with both ports right after the banner:\n%s", text)
+		time.Sleep(20 * time.Millisecond) // the server is still starting
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,34 +16,13 @@ import (
 // real iperf3 server, which resets it early: the output must hint at
 // --dialect iperf3.
 func TestIperf2AgainstIperf3Hint(t *testing.T) {
-	bin, err := exec.LookPath("iperf3")
-	if err != nil {
-		t.Skip("iperf3 (3.12) is not installed: apt-get install iperf3")
+	port := startRealServer(t, "iperf3", "iperf3 (3.12)")
+	out, errText, code := runWhileStarting(t, []string{"client", "127.0.0.1", "-p", port, "-t", "5"})
+	if code != exitFailure {
+		t.Fatalf("exit %d, want %d:\n%s%s", code, exitFailure, out, errText)
 	}
-	port := strconv.Itoa(loopback.FreePort(t))
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	srv := exec.CommandContext(ctx, bin, "-s", "-B", "127.0.0.1", "-p", port)
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
-	var out, errb bytes.Buffer
-	for try := 0; ; try++ {
-		out.Reset()
-		errb.Reset()
-		code := run(ctx, []string{"client", "127.0.0.1", "-p", port, "-t", "5"}, &out, &errb)
-		if code == exitFailure && strings.Contains(errb.String(), "refused") && try < 50 {
-			time.Sleep(20 * time.Millisecond) // iperf3 -s is still starting
-			continue
-		}
-		if code != exitFailure {
-			t.Fatalf("exit %d, want %d:\n%s%s", code, exitFailure, out.String(), errb.String())
-		}
-		break
-	}
-	if !strings.Contains(out.String(), "WARNING: the peer reset the connection") || !strings.Contains(out.String(), "use --dialect iperf3") {
-		t.Errorf("no --dialect iperf3 hint:\n%s%s", out.String(), errb.String())
+	if !strings.Contains(out, "WARNING: the peer reset the connection") || !strings.Contains(out, "use --dialect iperf3") {
+		t.Errorf("no --dialect iperf3 hint:\n%s%s", out, errText)
 	}
 }
 
