@@ -321,3 +321,32 @@ func TestRateLine(t *testing.T) {
 		})
 	}
 }
+
+// TestServerBidirClientReport: on a server, the peer's counts of the
+// streams we sent are the client's report, listed stream by stream with
+// their SUM under "Client Report:".
+func TestServerBidirClientReport(t *testing.T) {
+	r := result.New("server")
+	r.Test = result.Test{Protocol: result.TCP, Dialect: "iperf3", Streams: 2, Mode: "bidir"}
+	snd := func(n int64) *result.Sender { return &result.Sender{Bytes: n, BitsPerSecond: float64(n) * 8, Seconds: 1} }
+	rcv := func(n int64, src string) *result.Receiver {
+		return &result.Receiver{Bytes: n, BitsPerSecond: float64(n) * 8, Seconds: 1, Source: src}
+	}
+	r.Streams = []result.Stream{
+		{ID: 1, Receiver: rcv(1000000, "local")},
+		{ID: 3, Receiver: rcv(2000000, "local")},
+		{ID: 4, Sender: snd(4000000), Receiver: rcv(4000000, "peer-report"), Flow: "reverse"},
+		{ID: 5, Sender: snd(8000000), Receiver: rcv(8000000, "peer-report"), Flow: "reverse"},
+	}
+	r.Receiver = rcv(3000000, "local")
+	r.Reverse = &result.Flow{Direction: result.DirSend, Sender: snd(12000000), Receiver: rcv(12000000, "peer-report")}
+	var buf bytes.Buffer
+	NewText(&buf, "1").Summary(r)
+	want := "[  1] Client Report:\n" +
+		"[  4] 0.00-1.00   sec  3.81 MBytes  32.0 Mbits/sec  receiver\n" +
+		"[  5] 0.00-1.00   sec  7.63 MBytes  64.0 Mbits/sec  receiver\n" +
+		"[SUM] 0.00-1.00   sec  11.4 MBytes  96.0 Mbits/sec  receiver\n"
+	if !strings.Contains(buf.String(), want) || strings.Contains(buf.String(), "Server Report") {
+		t.Errorf("want the client's report stream by stream:\n%s\ngot:\n%s", want, buf.String())
+	}
+}

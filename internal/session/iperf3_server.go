@@ -834,10 +834,17 @@ func (sv *i3ServerTest) peerCounts(peer *iperf3.Results) {
 	if len(ids) == 0 {
 		return
 	}
-	sum, _, err := i3PeerReceiver(peer, ids, sv.t.udp)
+	sum, per, err := i3PeerReceiver(peer, ids, sv.t.udp)
 	if err != nil {
 		sv.r.Warn("the client's results do not match our streams: " + err.Error())
 		return
+	}
+	for i, id := range ids {
+		for k := range sv.r.Streams {
+			if st := &sv.r.Streams[k]; int64(st.ID) == id {
+				st.Receiver = per[i]
+			}
+		}
 	}
 	if sv.r.Reverse != nil {
 		sv.r.Reverse.Receiver = sum
