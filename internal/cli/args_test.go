@@ -172,6 +172,17 @@ func TestOutputWriteFailure(t *testing.T) {
 	}
 }
 
+// TestIperf3UDPBannerLength: the iperf3 UDP banner names the datagram size
+// that is sent (iperf3's 1460 bytes, not iperf2's 1470), even when the
+// test then fails to connect.
+func TestIperf3UDPBannerLength(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"client", "127.0.0.1", "-p", "9", "--dialect", "iperf3", "-u", "-t", "1"}, &out, &errb)
+	if code != exitFailure || !strings.Contains(out.String(), "Sending 1460 byte datagrams") {
+		t.Errorf("exit %d, banner:\n%s%s", code, out.String(), errb.String())
+	}
+}
+
 // TestConnectedLineAfterConnect: against a real iperf server the client's
 // "connected with" line comes once, after the banner, naming the local and
 // the peer's port of the connection that exists.

@@ -328,7 +328,9 @@ func TestRateLine(t *testing.T) {
 func TestServerBidirClientReport(t *testing.T) {
 	r := result.New("server")
 	r.Test = result.Test{Protocol: result.TCP, Dialect: "iperf3", Streams: 2, Mode: "bidir"}
-	snd := func(n int64) *result.Sender { return &result.Sender{Bytes: n, BitsPerSecond: float64(n) * 8, Seconds: 1} }
+	snd := func(n int64) *result.Sender {
+		return &result.Sender{Bytes: n, BitsPerSecond: float64(n) * 8, Seconds: 1}
+	}
 	rcv := func(n int64, src string) *result.Receiver {
 		return &result.Receiver{Bytes: n, BitsPerSecond: float64(n) * 8, Seconds: 1, Source: src}
 	}
