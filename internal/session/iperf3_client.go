@@ -380,10 +380,11 @@ func (cl *i3Client) run(ctx context.Context) {
 	go func() { cl.waitEnd(sctx, &sendWG); close(ended) }()
 	var ctrlErr error
 	early := false
+	ctrlRead := false // the reader goroutine's one message was taken
 	select {
 	case <-ended:
 	case ctrlErr = <-ctrlMsg:
-		early = true
+		early, ctrlRead = true, true
 	case <-ctx.Done():
 		ctrlErr = ctx.Err()
 		early = true
@@ -404,6 +405,7 @@ func (cl *i3Client) run(ctx context.Context) {
 		} else {
 			select {
 			case ctrlErr = <-ctrlMsg:
+				ctrlRead = true
 			case <-time.After(i3StepTimeout):
 				ctrlErr = errors.New("the iperf3 server did not answer TEST_END")
 			case <-ctx.Done():
@@ -424,7 +426,9 @@ func (cl *i3Client) run(ctx context.Context) {
 		ctrlErr = cl.exchange(ctx)
 	} else {
 		cl.ctrl.Close() // unblocks the reader goroutine
-		<-ctrlMsg
+		if !ctrlRead {
+			<-ctrlMsg
+		}
 	}
 	cl.fill()
 	if ctrlErr != nil && cl.r.Error == "" {
