@@ -3,11 +3,16 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
 
 func TestRewriteIperfArgs(t *testing.T) {
@@ -82,7 +87,17 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"client", "127.0.0.1", "-L", "5002"}, "add -r or -d"},
 		{[]string{"client", "127.0.0.1", "--json", "--csv"}, "choose one"},
 		{[]string{"client", "127.0.0.1", "--medium", "eth7"}, "medium"},
-		{[]string{"client"}, "expected one HOST"},
+		{[]string{"client"}, "a host is missing"},
+		{[]string{"-c"}, "a host is missing"},
+		{[]string{"-uc"}, "a host is missing"},
+		{[]string{"-c", "-u", "-t", "1"}, "a host is missing"},
+		{[]string{"--client"}, "a host is missing"},
+		{[]string{"ping"}, "a host is missing"},
+		{[]string{"frobnicate"}, "unknown command"},
+		{[]string{"client", "127.0.0.1", "-u", "-l", "100000"}, "out of range"},
+		{[]string{"client", "127.0.0.1", "-p", "5201", "-u", "-l", "100000"}, "out of range"},
+		{[]string{"client", "127.0.0.1", "-p", "70000"}, "invalid port 70000"},
+		{[]string{"client", "127.0.0.1", "--bidir"}, "need the iperf3 dialect"},
 		{[]string{"client", "127.0.0.1", "--frobnicate"}, "unknown flag"},
 		{[]string{"-c", "127.0.0.1", "-x"}, "unknown shorthand flag"},
 		{[]string{"server", "--idle-timeout", "-3"}, "invalid --idle-timeout"},
@@ -95,6 +110,9 @@ func TestUsageErrors(t *testing.T) {
 			code := run(context.Background(), tt.args, &out, &errb)
 			if code != exitUsage {
 				t.Fatalf("exit code %d, want %d; stderr %q", code, exitUsage, errb.String())
+			}
+			if out.Len() != 0 {
+				t.Errorf("printed before the usage error:\n%s", out.String())
 			}
 			msg := errb.String()
 			if !strings.Contains(msg, tt.want) || strings.Count(strings.TrimSpace(msg), "\n") != 0 {
@@ -112,6 +130,15 @@ func TestUnreachablePeer(t *testing.T) {
 	code := run(context.Background(), []string{"client", "127.0.0.1", "-p", "9", "-t", "1"}, &out, &errb)
 	if code != exitFailure || !strings.Contains(errb.String(), "connecting to 127.0.0.1:9") {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	if strings.Contains(out.String(), "connected with") {
+		t.Errorf("a refused connection printed a connected line:\n%s", out.String())
+	}
+	errb.Reset()
+	out.Reset()
+	code = run(context.Background(), []string{"client", "127.0.0.1", "-p", "9", "--dialect", "iperf3", "-t", "1"}, &out, &errb)
+	if code != exitFailure || strings.Contains(out.String(), "connected with") {
+		t.Fatalf("iperf3: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 	errb.Reset()
 	code = run(context.Background(), []string{"client", "127.0.0.1", "-p", "9", "-u", "-t", "1", "-b", "1M"}, &out, &errb)
@@ -142,5 +169,70 @@ func TestOutputWriteFailure(t *testing.T) {
 				t.Errorf("stderr %q, want one line naming the write error", errb.String())
 			}
 		})
+	}
+}
+
+// TestIperf3UDPBannerLength: the iperf3 UDP banner names the datagram size
+// that is sent (iperf3's 1460 bytes, not iperf2's 1470), even when the
+// test then fails to connect.
+func TestIperf3UDPBannerLength(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"client", "127.0.0.1", "-p", "9", "--dialect", "iperf3", "-u", "-t", "1"}, &out, &errb)
+	if code != exitFailure || !strings.Contains(out.String(), "Sending 1460 byte datagrams") {
+		t.Errorf("exit %d, banner:\n%s%s", code, out.String(), errb.String())
+	}
+}
+
+// TestConnectedLineAfterConnect: against a real iperf server the client's
+// "connected with" line comes once, after the banner, naming the local and
+// the peer's port of the connection that exists.
+func TestConnectedLineAfterConnect(t *testing.T) {
+	port := startRealServer(t, "iperf", "iperf (2.1.8)")
+	text, errText, code := runWhileStarting(t, []string{"client", "127.0.0.1", "-p", port, "-t", "0.3"})
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errText)
+	}
+	want := regexp.MustCompile(`(?m)^-{60}\n\[  1\] local 127\.0\.0\.1 port \d+ connected with 127\.0\.0\.1 port ` + port + `\n`)
+	if strings.Count(text, "connected with") != 1 || !want.MatchString(text) {
+		t.Errorf("want one connected line with both ports right after the banner:\n%s", text)
+	}
+}
+
+// startRealServer starts the real "bin -s" (iperf or iperf3) on a free
+// loopback port for the test's lifetime and returns the port; it skips the
+// test when bin (what) is not installed.
+func startRealServer(t *testing.T, bin, what string) string {
+	t.Helper()
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		t.Skipf("%s is not installed: apt-get install %s", what, bin)
+	}
+	port := strconv.Itoa(loopback.FreePort(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	srv := exec.CommandContext(ctx, path, "-s", "-B", "127.0.0.1", "-p", port)
+	if err := srv.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = srv.Wait() })
+	return port
+}
+
+// runWhileStarting runs wirebench with args, again while the server it
+// talks to is still starting (connection refused, at most 50 × 20 ms), and
+// returns its stdout, stderr and exit code.
+func runWhileStarting(t *testing.T, args []string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	for try := 0; ; try++ {
+		out.Reset()
+		errb.Reset()
+		code := run(ctx, args, &out, &errb)
+		if code == exitOK || try == 50 || !strings.Contains(errb.String(), "refused") {
+			return out.String(), errb.String(), code
+		}
+		time.Sleep(20 * time.Millisecond) // the server is still starting
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/linerate"
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // calcConfig is what the calc command was asked.
@@ -23,8 +24,9 @@ type calcConfig struct {
 	rtt                           time.Duration
 }
 
-// CalcSchema is the "schema" value of calc's JSON document (docs/calc.md).
-const CalcSchema = "wirebench-calc/1"
+// CalcKind is the "kind" of calc's JSON document (docs/calc.md); its
+// "schema" is result.Schema.
+const CalcKind = "calc"
 
 func newCalcCmd(e *env) *cobra.Command {
 	var c calcConfig
@@ -35,10 +37,8 @@ func newCalcCmd(e *env) *cobra.Command {
 rate and wire efficiency a medium allows for a payload size, and with
 --explain shows the derivation step by step.
 
-Media: ` + strings.Join(linerate.MediumNames(), ", ") + `.
-
-Examples:
-  wirebench calc --medium eth100 --proto udp --payload 1470
+Media: ` + strings.Join(linerate.MediumNames(), ", ") + `.`,
+		Example: `  wirebench calc --medium eth100 --proto udp --payload 1470
   wirebench calc --medium eth100 --payload 64-1518 --step 128
   wirebench calc --medium eth1g --frame 64,128,256,512,1024,1280,1518
   wirebench calc --medium eth100 --proto icmp --payload 65500 --explain --rtt 13ms
@@ -231,6 +231,7 @@ func runCalc(e *env, c calcConfig, args []string) error {
 // calcDoc is calc's JSON document, documented in docs/calc.md.
 type calcDoc struct {
 	Schema  string       `json:"schema"`
+	Kind    string       `json:"kind"`
 	Stack   calcStack    `json:"stack"`
 	Media   []calcMedium `json:"media"`
 	Results []calcResult `json:"results"`
@@ -277,7 +278,7 @@ type calcEcho struct {
 }
 
 func buildCalcDoc(p calcPlan, c calcConfig) (calcDoc, error) {
-	d := calcDoc{Schema: CalcSchema, Stack: calcStack{Protocol: p.stack.Transport.String(), TCPTimestamps: p.stack.Transport == linerate.TCP && p.stack.TCPTimestamps, VLAN: p.stack.VLAN, MTU: c.mtu}}
+	d := calcDoc{Schema: result.Schema, Kind: CalcKind, Stack: calcStack{Protocol: p.stack.Transport.String(), TCPTimestamps: p.stack.Transport == linerate.TCP && p.stack.TCPTimestamps, VLAN: p.stack.VLAN, MTU: c.mtu}}
 	if p.stack.Transport != linerate.Raw {
 		d.Stack.IP = map[bool]string{false: "ipv4", true: "ipv6"}[p.stack.IPv6]
 	}
@@ -367,16 +368,16 @@ func writeCalcSingle(w io.Writer, r calcResult, explain bool) {
 	}
 }
 
-// writeCalcEcho prints the echo both ways: as seed report 004 counted it
-// (no inter-frame gap) and with the gap.
+// writeCalcEcho prints the echo both ways: without the inter-frame gap (a
+// common miscount) and with it.
 func writeCalcEcho(w io.Writer, r calcResult) {
 	e, n := r.Echo, len(r.Fragments)
 	fmt.Fprintf(w, "echo request + reply of %d bytes (each %d bytes of IP data in %s):\n", r.Payload, r.IPData, framesWord(n))
-	fmt.Fprintf(w, "  as seed 004 counts, no inter-frame gap: %d + %d × %s = %s bytes each way\n", r.IPData, n, trimNum(e.NoGapOverhead), trimNum(e.NoGapBytes))
+	fmt.Fprintf(w, "  counted without the inter-frame gap:    %d + %d × %s = %s bytes each way\n", r.IPData, n, trimNum(e.NoGapOverhead), trimNum(e.NoGapBytes))
 	fmt.Fprintf(w, "  correct, with the inter-frame gap:      %d + %d × %s = %s bytes each way\n", r.IPData, n, trimNum(e.WireOverhead), trimNum(e.WireBytes))
 	fmt.Fprintf(w, "  shortest round trip on the wire (request then reply, correct count): %.3f ms\n", e.RoundTripWireS*1e3)
 	if e.RTTS > 0 {
-		fmt.Fprintf(w, "  a %s round trip, half each way: %s as seed 004 counts; %s correct (%.1f %% of the medium)\n",
+		fmt.Fprintf(w, "  a %s round trip, half each way: %s counted without the inter-frame gap; %s correct (%.1f %% of the medium)\n",
 			time.Duration(e.RTTS*float64(time.Second)), mbit(e.ImpliedNoGapBPS), mbit(e.ImpliedBPS), e.ImpliedShareOfMedium*100)
 	}
 }

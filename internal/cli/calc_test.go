@@ -38,7 +38,7 @@ func TestCalcGolden(t *testing.T) {
 		must []string // figures the output has to show
 	}{
 		{"seed004-ping", []string{"--medium", "eth100", "--proto", "icmp", "--payload", "65500", "--explain", "--rtt", "13ms"},
-			[]string{"65508 bytes of IPv4 data", "45 IPv4 packets", "65508 + 45 × 46 = 67578 bytes", "65508 + 45 × 58 = 68118 bytes", "83.17 Mbit/s as seed 004 counts", "83.84 Mbit/s correct", "10.899 ms"}},
+			[]string{"65508 bytes of IPv4 data", "45 IPv4 packets", "65508 + 45 × 46 = 67578 bytes", "65508 + 45 × 58 = 68118 bytes", "83.17 Mbit/s counted without the inter-frame gap", "83.84 Mbit/s correct", "10.899 ms"}},
 		{"eth100-udp1470", []string{"--medium", "eth100", "--proto", "udp", "--payload", "1470", "--explain"}, []string{"max goodput:      95.70 Mbit/s", "8,138.02"}},
 		{"eth100-tcp1448", []string{"--medium", "eth100", "--proto", "tcp", "--payload", "1448"}, []string{"max goodput:      94.15 Mbit/s"}},
 		{"eth100-tcp-default-mss", []string{"--medium", "eth100", "--proto", "tcp"}, []string{"1448 bytes", "94.15 Mbit/s"}},
@@ -64,6 +64,9 @@ func TestCalcGolden(t *testing.T) {
 				if !strings.Contains(out, m) {
 					t.Errorf("output lacks %q:\n%s", m, out)
 				}
+			}
+			if strings.Contains(strings.ToLower(out), "seed") {
+				t.Errorf("output cites a seed report instead of saying what is counted:\n%s", out)
 			}
 			golden := filepath.Join("testdata", "calc", tt.name+".golden")
 			if updateGolden() {
@@ -91,7 +94,7 @@ func TestCalcJSONShape(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Schema != CalcSchema || len(doc.Media) != 2 || len(doc.Results) != 4 || doc.Media[1].BusCeilingBPS != 425.984e6 {
+	if doc.Schema != "wirebench/1" || doc.Kind != "calc" || len(doc.Media) != 2 || len(doc.Results) != 4 || doc.Media[1].BusCeilingBPS != 425.984e6 {
 		t.Errorf("document %+v", doc)
 	}
 }

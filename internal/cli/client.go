@@ -64,11 +64,11 @@ The dialect decides what goes on the wire:
 	fl := cmd.Flags()
 	fl.IntVarP(&f.port, "port", "p", session.DefaultPort, "server port")
 	fl.BoolVarP(&f.udp, "udp", "u", false, "use UDP (default TCP)")
-	fl.StringVarP(&f.rate, "bandwidth", "b", "", "UDP rate: bit/s with k/M/G (100M) or packets/s (8000pps); default 1 Mbit/s")
+	fl.StringVarP(&f.rate, "bandwidth", "b", "", "send UDP at `RATE`: bit/s with k/M/G (100M) or packets/s (8000pps); default 1 Mbit/s")
 	fl.Float64VarP(&f.seconds, "time", "t", 10, "test duration in seconds")
-	fl.StringVarP(&f.num, "num", "n", "", "send this many bytes instead of for a time (K/M/G)")
+	fl.StringVarP(&f.num, "num", "n", "", "send this many `BYTES` instead of for a time (K/M/G)")
 	fl.Float64VarP(&f.interval, "interval", "i", 0, "seconds between interval reports (0 = none)")
-	fl.StringVarP(&f.length, "len", "l", "", "datagram payload (UDP, default 1470) or write size (TCP, default 128K)")
+	fl.StringVarP(&f.length, "len", "l", "", "datagram payload (UDP, default 1470; iperf3 1460) or write size (TCP, default 128K), in `BYTES` (K/M)")
 	fl.IntVarP(&f.parallel, "parallel", "P", 1, "parallel streams")
 	fl.BoolVarP(&f.reverse, "reverse", "R", false, "the server sends, on our connection (iperf 2.1)")
 	fl.BoolVarP(&f.tradeoff, "tradeoff", "r", false, "then the server connects back and sends (legacy)")
@@ -76,7 +76,7 @@ The dialect decides what goes on the wire:
 	fl.IntVarP(&f.listenPort, "listenport", "L", 0, "port to listen on for -r/-d (default the server port)")
 	fl.BoolVar(&f.fullDuplex, "full-duplex", false, "send and receive on one TCP connection (iperf 2.1)")
 	fl.StringVarP(&f.congestion, "congestion", "C", "", "TCP congestion control for our connections (Linux: cubic, bbr, reno, ...; default the system's)")
-	fl.StringVar(&f.dialect, "dialect", session.DialectIperf2, "wire dialect: iperf2, iperf2-legacy, raw or iperf3 (default iperf3 when -p 5201)")
+	fl.StringVar(&f.dialect, "dialect", "", "wire dialect `NAME`: iperf2, iperf2-legacy, raw or iperf3 (default iperf2; iperf3 when -p 5201)")
 	fl.BoolVar(&f.bidir, "bidir", false, "iperf3: both directions at once, -P streams each")
 	fl.BoolVar(&f.counters64, "udp-counters-64bit", false, "iperf3: 64-bit UDP sequence numbers")
 	fl.BoolVar(&f.jsonIperf3, "json-iperf3", false, "iperf3: print iperf3's own -J document instead of wirebench/1")
@@ -159,12 +159,18 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	if f.jsonIperf3 {
 		return runClientIperf3JSON(e, cfg, format)
 	}
+	// Every usage error before the banner; the banner says what will run.
+	prepared, err := session.Prepare(cfg)
+	if err != nil {
+		return usageOrRun(err)
+	}
 	text := report.NewText(e.stdout, "1")
 	if format == formatText {
 		cfg.OnInterval = func(in result.Interval) {
 			text.Interval(intervalID(cfg.Parallel), in, cfg.UDP, in.Flow == "reverse" || cfg.Reverse)
 		}
-		text.Header(previewTest(cfg), "client", "", host)
+		cfg.OnConnected = text.Connected
+		text.Header(previewTest(prepared), "client", "", "")
 	}
 	r, lat, err := f.latencyFlags.runClient(e, cfg, format)
 	if err != nil {
@@ -230,6 +236,8 @@ func previewTest(cfg session.ClientConfig) result.Test {
 	switch {
 	case cfg.Reverse:
 		t.Mode, t.Direction = "reverse", result.DirReceive
+	case cfg.Bidir:
+		t.Mode, t.Direction = "bidir", result.DirBidir
 	case cfg.FullDuplex:
 		t.Mode, t.Direction = "full-duplex", result.DirBidir
 	case cfg.Dual:

@@ -21,9 +21,11 @@ func rewriteIperfArgs(args []string) []string {
 		case a == "-s" || a == "--server":
 			return append([]string{"server"}, without(args, i, 1)...)
 		case a == "--client" || a == "-c":
-			if i+1 < len(args) {
+			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
 				return append([]string{"client", args[i+1]}, without(args, i, 2)...)
 			}
+			// No host: "client" without one says so.
+			return append([]string{"client"}, without(args, i, 1)...)
 		case strings.HasPrefix(a, "--client="):
 			return append([]string{"client", strings.TrimPrefix(a, "--client=")}, without(args, i, 1)...)
 		case len(a) > 2 && a[0] == '-' && a[1] != '-':
@@ -34,8 +36,8 @@ func rewriteIperfArgs(args []string) []string {
 				var host string
 				var drop int
 				if j == len(a)-1 {
-					if i+1 >= len(args) {
-						continue
+					if i+1 >= len(args) || strings.HasPrefix(args[i+1], "-") {
+						return append([]string{"client", "-" + rest}, without(args, i, 1)...)
 					}
 					host, drop = args[i+1], 2
 				} else {

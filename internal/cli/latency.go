@@ -44,7 +44,7 @@ histogram), loss and the requests answered per second.
 
 With -i 0 each request goes out as soon as the previous one is answered, so
 the rate shows the round trips the path and server can do per second.
-The JSON document has the schema wirebench-latency/1 (docs/latency.md).`,
+The JSON document has the schema wirebench/1, kind "request-response" (docs/latency.md).`,
 		Example: `  wirebench latency 192.0.2.1
   wirebench latency 192.0.2.1 --proto tcp -c 1000 -i 0 -s 1024
   wirebench latency 192.0.2.1 --proto connect -t 5 -i 0.1 --json`,
@@ -59,7 +59,7 @@ The JSON document has the schema wirebench-latency/1 (docs/latency.md).`,
 	fl.Float64VarP(&f.interval, "interval", "i", 0.01, "seconds from one request to the next (0 = back to back)")
 	fl.IntVarP(&f.size, "size", "s", echo.DefaultSize, "message size in bytes, header included (24 to 65507 UDP, 65535 TCP)")
 	fl.Float64Var(&f.timeout, "timeout", 1, "seconds to wait for each reply")
-	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench-latency/1)")
+	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, kind request-response)")
 	return cmd
 }
 
@@ -179,7 +179,7 @@ type latencyFlags struct {
 
 func (l *latencyFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&l.latency, "latency", "", "also measure RTT before and during the test: udp (echo to the wirebench server) or icmp; --latency alone means udp")
+	fl.StringVar(&l.latency, "latency", "", "also measure RTT before and during the test over `PROTO`: udp (echo to the wirebench server) or icmp; --latency alone means udp")
 	fl.Lookup("latency").NoOptDefVal = echo.ProtoUDP
 	fl.Float64Var(&l.latencyInterval, "latency-interval", 0.01, "seconds between latency probes")
 	fl.Float64Var(&l.latencyIdle, "latency-idle", 1, "seconds of idle latency probing before the test starts")
@@ -222,7 +222,7 @@ func (l *latencyFlags) runClient(e *env, cfg session.ClientConfig, format output
 }
 
 // finishUnderLoad prints a client result with its latency probe: JSON as
-// one wirebench-latency/1 document carrying the wirebench/1 result under
+// one wirebench/1 document (kind "under-load") carrying the wirebench/1 result under
 // "throughput", text as the usual summary followed by the idle and loaded
 // RTT table.
 func finishUnderLoad(e *env, format outputFormat, text *report.Text, r *result.Result, lat *echo.UnderLoadResult) error {

@@ -132,7 +132,7 @@ func latencyLab(t *testing.T, cfg netlab.Config) (*netlab.Lab, string) {
 }
 
 // runUnderLoad runs the client with args in lab host A and checks its
-// wirebench-latency/1 document: both distributions present and whole, and
+// wirebench/1 document (kind under-load): both distributions present and whole, and
 // the loaded median at least half the queue above the idle one. It also
 // checks that the loaded median is not more than 1.5 queues above idle:
 // tbf drops what would wait longer than its latency, so a median beyond
@@ -162,7 +162,7 @@ func runUnderLoad(t *testing.T, lab *netlab.Lab, args []string, queue time.Durat
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("decoding %s: %v", out.String(), err)
 	}
-	if doc.Schema != echo.Schema || doc.Kind != "under-load" || doc.Throughput.Schema == "" {
+	if doc.Schema != "wirebench/1" || doc.Kind != "under-load" || doc.Throughput.Schema == "" {
 		t.Errorf("schema %q kind %q throughput schema %q", doc.Schema, doc.Kind, doc.Throughput.Schema)
 	}
 	for name, st := range map[string]echo.Stats{"idle": doc.Idle, "loaded": doc.Loaded} {

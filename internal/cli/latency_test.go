@@ -18,7 +18,7 @@ func TestLatencyUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no host", []string{"latency"}, "expected one HOST"},
+		{"no host", []string{"latency"}, "a host is missing"},
 		{"proto", []string{"latency", "--proto", "sctp", "127.0.0.1"}, `unknown protocol "sctp"`},
 		{"size", []string{"latency", "-s", "10", "127.0.0.1"}, "message size 10 out of range"},
 		{"count and time", []string{"latency", "-c", "5", "-t", "1", "127.0.0.1"}, "choose one of -c and -t"},
@@ -58,7 +58,7 @@ func TestLatencyLoopbackJSON(t *testing.T) {
 			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 				t.Fatalf("decoding: %v\n%s", err, out.String())
 			}
-			if r.Schema != echo.Schema || r.Kind != "request-response" || r.Test.Proto != proto || r.Sent != 50 || r.Received != 50 ||
+			if r.Schema != "wirebench/1" || r.Kind != "request-response" || r.Test.Proto != proto || r.Sent != 50 || r.Received != 50 ||
 				r.RTT.Count != 50 || r.RTT.P50 <= 0 || r.RTT.P50 > r.RTT.Max {
 				t.Errorf("result %+v", r)
 			}

@@ -22,8 +22,8 @@ type linkFlags struct {
 
 func (l *linkFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&l.medium, "medium", "", "read results against this medium's line rate (eth100, eth1g, usb2-ecm, ...; see `wirebench calc --help`)")
-	fl.StringVar(&l.linkRate, "link-rate", "", "read results against an Ethernet link of this rate (e.g. 100M)")
+	fl.StringVar(&l.medium, "medium", "", "read results against the line rate of medium `NAME` (eth100, eth1g, usb2-ecm, ...; see wirebench calc --help)")
+	fl.StringVar(&l.linkRate, "link-rate", "", "read results against an Ethernet link of `RATE` bit/s (e.g. 100M)")
 	fl.IntVar(&l.mtu, "mtu", 1500, "IP MTU of the medium, for --medium/--link-rate")
 	fl.BoolVar(&l.vlan, "vlan", false, "frames carry an 802.1Q tag, for --medium/--link-rate")
 }
@@ -50,7 +50,7 @@ func (l *linkFlags) resolve() (*linkPlacer, error) {
 	}
 	m, err := linerate.LookupMedium(name)
 	if err != nil {
-		return nil, usagef("%v (known media: %s)", err, strings.Join(linerate.MediumNames(), ", "))
+		return nil, usageError{err} // the error lists the known media
 	}
 	return &linkPlacer{m: m, stack: linerate.Stack{VLAN: l.vlan, MTU: l.mtu}}, nil
 }
@@ -99,6 +99,9 @@ func (p *linkPlacer) apply(r *result.Result) {
 		} else {
 			r.Diagnoses = nil
 		}
+	}
+	if w := pl.Excess(what); w != "" {
+		r.Warn("--medium: " + w)
 	}
 	if what == "sender" {
 		r.Warn("--medium: the receiver's goodput is unknown, so the placement uses what was sent, not what arrived")

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -26,6 +27,9 @@ func newLoopbackCmd(e *env) *cobra.Command {
 a TCP test, then a UDP test at the given rate. It needs no second machine and no
 configuration, and shows what this host itself can generate and count — the
 ceiling of any measurement made from it.`,
+		Example: `  wirebench loopback
+  wirebench loopback -t 5 -b 1G
+  wirebench loopback --json`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
 			if seconds <= 0 || seconds > 3600 {
@@ -40,7 +44,7 @@ ceiling of any measurement made from it.`,
 	}
 	cmd.Flags().Float64VarP(&seconds, "time", "t", 2, "seconds per test")
 	cmd.Flags().StringVarP(&rate, "bandwidth", "b", "100M", "UDP rate (bit/s with k/M/G, or pps)")
-	cmd.Flags().BoolVar(&json, "json", false, "print each client result as a JSON document")
+	cmd.Flags().BoolVar(&json, "json", false, `print one JSON document (kind "loopback") with both client results`)
 	return cmd
 }
 
@@ -61,11 +65,15 @@ func runLoopback(e *env, d time.Duration, rate units.Rate, json bool) error {
 		{Host: "127.0.0.1", Port: srv.Port(), Duration: d, Interval: time.Second, UDP: true, Rate: rate},
 	}
 	var failed error
+	doc := loopbackDoc{Schema: result.Schema, Kind: "loopback", Tests: []*result.Result{}}
 	for i, cfg := range tests {
 		text := report.NewText(e.stdout, fmt.Sprint(i+1))
 		if !json {
 			cfg.OnInterval = func(in result.Interval) { text.Interval(fmt.Sprint(i+1), in, cfg.UDP, false) }
-			text.Header(previewTest(cfg), "client", "127.0.0.1", "127.0.0.1")
+			cfg.OnConnected = text.Connected
+			if p, err := session.Prepare(cfg); err == nil {
+				text.Header(previewTest(p), "client", "", "")
+			}
 		}
 		r, err := session.RunClient(ctx, cfg)
 		if err != nil {
@@ -74,13 +82,12 @@ func runLoopback(e *env, d time.Duration, rate units.Rate, json bool) error {
 		}
 		attachServerCount(r, served)
 		if json {
-			err = report.WriteJSON(e.stdout, r, true)
+			doc.Tests = append(doc.Tests, report.Sanitize(r))
 		} else {
 			text.Summary(r)
-			err = text.Err()
-		}
-		if err != nil {
-			return err
+			if err := text.Err(); err != nil {
+				return err
+			}
 		}
 		if r.Error != "" {
 			failed = errors.Join(failed, fmt.Errorf("%s test ended early: %s", r.Test.Protocol, r.Error))
@@ -90,7 +97,22 @@ func runLoopback(e *env, d time.Duration, rate units.Rate, json bool) error {
 	if err := <-done; err != nil {
 		failed = errors.Join(failed, err)
 	}
+	if json {
+		enc := stdjson.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(doc); err != nil {
+			return errors.Join(failed, fmt.Errorf("writing JSON: %w", err))
+		}
+	}
 	return failed
+}
+
+// loopbackDoc is loopback's one JSON document: both client results.
+type loopbackDoc struct {
+	Schema string           `json:"schema"`
+	Kind   string           `json:"kind"`
+	Tests  []*result.Result `json:"tests"`
 }
 
 // attachServerCount gives a TCP client result the in-process server's own

@@ -16,11 +16,15 @@ import (
 
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/ping"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/units"
 )
 
-// PingSchema is the value of the "schema" key of ping's JSON documents.
-const PingSchema = "wirebench/ping/1"
+// The "kind" of ping's JSON documents (their "schema" is result.Schema).
+const (
+	PingKind       = "ping"
+	ReassemblyKind = "reassembly-probe"
+)
 
 // pingFlags is what the ping command line asked for, as typed.
 type pingFlags struct {
@@ -77,6 +81,10 @@ docs/ping.md has the details.
 the largest payload the host answers, without and with DF. --medium turns
 each size's median RTT into the bit rate it implies on that medium
 (--explain shows the count step by step).`,
+		Example: `  wirebench ping 192.0.2.1
+  wirebench ping 192.0.2.1 -s 65500 -c 20 --medium eth100 --explain
+  wirebench ping 192.0.2.1 --ladder -q
+  wirebench ping 192.0.2.1 --reassembly-probe --json`,
 		Args: exactArgs(1, "one HOST"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			plan, err := planPing(e.ctx, args[0], f, cmd.Flags().Changed("mtu"))
@@ -225,6 +233,7 @@ func resolveHost(ctx context.Context, host string, only4, only6 bool) (net.IP, e
 // pingDoc is ping's JSON document.
 type pingDoc struct {
 	Schema string `json:"schema"`
+	Kind   string `json:"kind"`
 	*ping.Result
 	Implied []impliedRate `json:"implied,omitempty"`
 }
@@ -273,7 +282,7 @@ func runPing(e *env, p pingPlan, f pingFlags) error {
 	if f.jsonOut {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(pingDoc{Schema: PingSchema, Result: res, Implied: implied})
+		return enc.Encode(pingDoc{Schema: result.Schema, Kind: PingKind, Result: res, Implied: implied})
 	}
 	writePingSummary(e.stdout, res)
 	for _, r := range implied {
@@ -410,7 +419,7 @@ func writeImplied(w io.Writer, r impliedRate, explain bool) {
 		return
 	}
 	mb := func(bps float64) string { return strconv.FormatFloat(bps/1e6, 'f', 2, 64) + " Mbit/s" }
-	fmt.Fprintf(w, "implied rate, %d bytes on %s (%s): median RTT %.3f ms -> %s (%.1f %% of the medium); %s as seed 004 counts\n",
+	fmt.Fprintf(w, "implied rate, %d bytes on %s (%s): median RTT %.3f ms -> %s (%.1f %% of the medium); %s counted without the inter-frame gap\n",
 		r.Size, r.Medium, linerate.MediumRate(r.MediumBPS), r.RTTP50S*1e3, mb(r.ImpliedBPS), r.Share*100, mb(r.ImpliedNoGap))
 	if !explain {
 		return
@@ -421,9 +430,9 @@ func writeImplied(w io.Writer, r impliedRate, explain bool) {
 	}
 	fmt.Fprintf(w, "  %d) request and reply are the same size: the wire alone needs 2 × %s bytes = %.3f ms per round trip\n",
 		n+1, trimFloat(r.WireBytes), r.RoundTripWireS*1e3)
-	fmt.Fprintf(w, "  %d) seed 004 gives each direction half the measured round trip: %s bytes × 8 / (%.3f ms / 2) = %s\n",
+	fmt.Fprintf(w, "  %d) each direction gets half the measured round trip: %s bytes × 8 / (%.3f ms / 2) = %s\n",
 		n+2, trimFloat(r.WireBytes), r.RTTP50S*1e3, mb(r.ImpliedBPS))
-	fmt.Fprintf(w, "  %d) without the inter-frame gap (as seed 004 counted): %s bytes -> %s\n", n+3, trimFloat(r.NoGapBytes), mb(r.ImpliedNoGap))
+	fmt.Fprintf(w, "  %d) counted without the inter-frame gap (IP data and headers, Ethernet header, preamble and FCS per packet): %s bytes -> %s\n", n+3, trimFloat(r.NoGapBytes), mb(r.ImpliedNoGap))
 	if rest := r.RTTP50S - r.RoundTripWireS; rest >= 0 {
 		fmt.Fprintf(w, "  %d) the rest of the round trip, %.3f ms, is the host's own time and store-and-forward hops: why it is below %s\n",
 			n+4, rest*1e3, linerate.MediumRate(r.MediumBPS))
@@ -449,8 +458,9 @@ func runReassembly(e *env, p pingPlan, f pingFlags) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			Schema string `json:"schema"`
+			Kind   string `json:"kind"`
 			*ping.ReassemblyResult
-		}{PingSchema, res})
+		}{result.Schema, ReassemblyKind, res})
 	}
 	fmt.Fprintf(e.stdout, "socket: %s; ladder for path MTU %d\n", socketWords(res.Socket, 0), res.PathMTU)
 	writeSearch(e.stdout, "without DF", res.WithoutDF, f.explain)

@@ -28,7 +28,7 @@ ends cleanly; iperf3 does not send its version), and wirebench (echo service).
 It also checks iperf2 reverse (-R) and connect-back (-d) when the peer acks.
 Each step waits at most --timeout for a reply; the whole probe takes under
 10 s. Nothing answering is a normal result (exit 0), not an error.
-The JSON document has the schema wirebench-probe/1 (docs/probe.md).`,
+The JSON document has the schema wirebench/1, kind "probe" (docs/probe.md).`,
 		Example: `  wirebench probe 192.0.2.1
   wirebench probe 192.0.2.1 -p 5201 --json`,
 		Args: exactArgs(1, "one HOST"),
@@ -36,7 +36,7 @@ The JSON document has the schema wirebench-probe/1 (docs/probe.md).`,
 	}
 	fl := cmd.Flags()
 	fl.IntVarP(&f.port, "port", "p", probe.DefaultPort, "port to probe (TCP and UDP)")
-	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema wirebench-probe/1)")
+	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema wirebench/1, kind probe)")
 	fl.DurationVar(&f.timeout, "timeout", probe.DefaultTimeout, "how long each step waits for a reply (up to 2s)")
 	return cmd
 }

@@ -45,7 +45,7 @@ func TestProbeClosedPort(t *testing.T) {
 			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 				t.Fatalf("bad JSON %q: %v", out.String(), err)
 			}
-			if r.Schema != probe.Schema || r.Answered || len(r.Dialects) != 0 || !strings.Contains(r.Summary, "nothing answered") {
+			if r.Schema != "wirebench/1" || r.Kind != "probe" || r.Answered || len(r.Dialects) != 0 || !strings.Contains(r.Summary, "nothing answered") {
 				t.Errorf("result %+v", r)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -86,7 +87,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "wirebench: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) {
+	// cobra's own "unknown command" error for a mistyped subcommand is a
+	// usage error too.
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") {
 		return exitUsage
 	}
 	return exitFailure
@@ -129,9 +132,13 @@ func commands(e *env) []*cobra.Command {
 	}
 }
 
-// exactArgs is cobra.ExactArgs returning a usage error.
+// exactArgs is cobra.ExactArgs returning a usage error; with no argument
+// where "one HOST" is expected it says the host is missing.
 func exactArgs(n int, what string) cobra.PositionalArgs {
-	return func(_ *cobra.Command, args []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 && what == "one HOST" {
+			return usagef("a host is missing: wirebench %s HOST", cmd.Name())
+		}
 		if len(args) != n {
 			return usagef("expected %s, got %d argument(s)", what, len(args))
 		}

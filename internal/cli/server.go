@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -220,6 +223,9 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	}
 	i3port, err := srv.EnableIperf3(e.ctx, i3)
 	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%w (is an iperf3 server running? --iperf3-port 0 answers iperf3 clients on port %d only, or pick another port)", err, srv.Port())
+		}
 		return err
 	}
 	if i3port != 0 {

@@ -9,9 +9,10 @@ import (
 
 func newVersionCmd(e *env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the wirebench version",
-		Args:  exactArgs(0, "no arguments"),
+		Use:     "version",
+		Short:   "Print the wirebench version",
+		Example: `  wirebench version`,
+		Args:    exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
 			fmt.Fprintf(e.stdout, "wirebench %s\n", version.String())
 			return nil

@@ -10,11 +10,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/version"
 )
 
-// Schema names the JSON documents of this package (docs/latency.md).
-const Schema = "wirebench-latency/1"
+// Schema names the JSON documents of this package (docs/latency.md);
+// their "kind" is "request-response" or "under-load".
+const Schema = result.Schema
 
 // Probe protocols.
 const (
@@ -107,7 +109,7 @@ func (c *Config) Validate() error {
 }
 
 // Result is one request/response latency test (JSON schema
-// wirebench-latency/1, kind "request-response").
+// wirebench/1, kind "request-response").
 type Result struct {
 	Schema    string    `json:"schema"`
 	Kind      string    `json:"kind"`

@@ -76,7 +76,7 @@ func (c *LoadProbeConfig) applyDefaults() {
 }
 
 // UnderLoadResult is the idle and loaded RTT of one test (JSON schema
-// wirebench-latency/1, kind "under-load").
+// wirebench/1, kind "under-load").
 type UnderLoadResult struct {
 	Schema    string    `json:"schema"`
 	Kind      string    `json:"kind"`

@@ -119,6 +119,7 @@ func (iv *Intervals) mergeTail(at time.Duration) {
 		in.Packets += d.Packets
 		in.Lost += d.Lost
 		in.OutOfOrder += d.OutOfOrder
+		in.Duplicates += d.Duplicates
 		in.JitterMS = float64(d.Jitter) / 1e6
 		if secs := in.End - in.Start; secs > 0 {
 			in.BitsPerSecond = float64(in.Bytes) * 8 / secs
@@ -143,7 +144,7 @@ func (iv *Intervals) report(at time.Duration, emit bool) {
 		secs := (at - from).Seconds()
 		in := result.Interval{
 			Start: from.Seconds(), End: at.Seconds(), Bytes: d.Bytes, Packets: d.Packets,
-			Lost: d.Lost, OutOfOrder: d.OutOfOrder, JitterMS: float64(d.Jitter) / 1e6, Flow: f.Name,
+			Lost: d.Lost, OutOfOrder: d.OutOfOrder, Duplicates: d.Duplicates, JitterMS: float64(d.Jitter) / 1e6, Flow: f.Name,
 		}
 		if secs > 0 {
 			in.BitsPerSecond = float64(d.Bytes) * 8 / secs

@@ -45,6 +45,29 @@ func Measured(m Medium, s Stack, payload int, goodputBPS float64) (Placement, er
 	}, nil
 }
 
+// Excess explains a goodput above what the medium allows (more than 100 %
+// of the theoretical figure), and is empty otherwise. No path made of the
+// named medium can carry more, so either the traffic did not cross that
+// medium (a faster link, a shortcut, the wrong --medium) or the figure
+// itself is inflated; what is quoted names the figure and the medium.
+func (p Placement) Excess(what string) string {
+	if !(p.PercentOfTheoretical > 100) {
+		return ""
+	}
+	return fmt.Sprintf("the %s goodput is %.2f %% of the %s %s can carry at most: more than the medium allows, so "+
+		"either the path is not %s (a faster link, or the traffic did not cross it) or the figure is inflated "+
+		"(e.g. bytes counted outside the measured time, or a clock running slow)",
+		what, p.PercentOfTheoretical, fmtBPS(p.TheoreticalBPS), p.Medium, p.Medium)
+}
+
+// fmtBPS writes a bit rate in Mbit/s, or kbit/s below 1 Mbit/s.
+func fmtBPS(bps float64) string {
+	if bps < 1e6 {
+		return fmt.Sprintf("%.2f kbit/s", bps/1e3)
+	}
+	return fmt.Sprintf("%.2f Mbit/s", bps/1e6)
+}
+
 // Echo is an ICMP echo exchange on one medium: a request and a reply of
 // the same size, one after the other on the same link.
 type Echo struct {

@@ -76,7 +76,7 @@ func New(cfg Config) (*Pinger, error) {
 		}
 	}
 	p := &Pinger{cfg: cfg, conn: conn, v6: v6, tr: newTracker(id, cfg.Target),
-		buf: make([]byte, 65536+512), seq: rand.IntN(0x10000)}
+		buf: make([]byte, 65536+512), seq: 1} // sequence numbers from 1, as ping counts
 	return p, nil
 }
 

@@ -76,6 +76,25 @@ func TestPingSizeCounts(t *testing.T) {
 	}
 }
 
+// TestSeqFromOne: a new pinger numbers its requests 1, 2, 3, ... as ping
+// does.
+func TestSeqFromOne(t *testing.T) {
+	var seqs []int
+	p, err := New(Config{Target: net.ParseIP("198.18.0.2"), Socket: SocketRaw,
+		Open:    openFake(fakeHost{rtt: time.Millisecond, maxSize: -1}, nil, SocketRaw),
+		OnEvent: func(ev Event) { seqs = append(seqs, ev.Seq) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.PingSize(context.Background(), 64, 3, 0, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{1, 2, 3}, seqs); diff != "" {
+		t.Errorf("sequence numbers (-want +got):\n%s", diff)
+	}
+}
+
 func TestPingSizeRTTFromTimestamps(t *testing.T) {
 	p, err := New(Config{Target: net.ParseIP("127.0.0.1"), Socket: SocketRaw,
 		Open: openFake(fakeHost{rtt: 3 * time.Millisecond, maxSize: -1}, nil, SocketRaw)})

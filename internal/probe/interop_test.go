@@ -2,7 +2,9 @@ package probe
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -137,30 +139,55 @@ func TestProbeLegacyStandins(t *testing.T) {
 	}
 }
 
-// TestProbeWirebench probes an in-process wirebench server (iperf2 + echo,
-// as `wirebench server` runs it).
+// TestProbeWirebench probes an in-process wirebench server as `wirebench
+// server` runs it (iperf2, iperf3 on the same port, echo), and one without
+// iperf3: both must show iperf2 TCP with -R and -d, iperf2 UDP and echo.
 func TestProbeWirebench(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := session.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1, IdleTimeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	echo.Register(srv, echo.ServerConfig{IdleTimeout: time.Second})
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	r := runProbe(t, srv.Port())
-	if len(r.Dialects) == 0 || r.Dialects[0] != DialectWirebench {
-		t.Fatalf("dialects %v, want wirebench first", r.Dialects)
-	}
-	if !r.Wirebench.EchoTCP || !r.Wirebench.EchoUDP || r.Wirebench.EchoVersion != echo.Version {
-		t.Errorf("wirebench %+v; want TCP and UDP echo replies", r.Wirebench)
-	}
-	if !r.Iperf2.TCP || !r.Iperf2.UDP || r.Iperf2.UDPLayout != "modern" {
-		t.Errorf("iperf2 %+v; want the server's iperf2 TCP ack and a modern UDP report", r.Iperf2)
+	for _, withIperf3 := range []bool{true, false} {
+		t.Run(fmt.Sprintf("iperf3=%v", withIperf3), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			srv, err := session.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1, IdleTimeout: time.Second})
+			if err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			echo.Register(srv, echo.ServerConfig{IdleTimeout: time.Second})
+			if withIperf3 {
+				if _, err := srv.EnableIperf3(ctx, session.Iperf3Config{}); err != nil {
+					cancel()
+					t.Fatal(err)
+				}
+			}
+			done := make(chan error, 1)
+			go func() { done <- srv.Serve(ctx) }()
+			defer func() {
+				cancel()
+				<-done
+			}()
+			r := runProbe(t, srv.Port())
+			if len(r.Dialects) == 0 || r.Dialects[0] != DialectWirebench {
+				t.Fatalf("dialects %v, want wirebench first", r.Dialects)
+			}
+			want := []string{DialectIperf2TCP, DialectIperf2UDP}
+			if withIperf3 {
+				want = append(want, DialectIperf3)
+			}
+			for _, d := range want {
+				if !slices.Contains(r.Dialects, d) {
+					t.Errorf("dialects %v lack %s", r.Dialects, d)
+				}
+			}
+			if !r.Wirebench.EchoTCP || !r.Wirebench.EchoUDP || r.Wirebench.EchoVersion != echo.Version {
+				t.Errorf("wirebench %+v; want TCP and UDP echo replies", r.Wirebench)
+			}
+			i2 := r.Iperf2
+			if !i2.TCP || i2.Version != "2.1.8" || i2.Reverse != Yes || i2.ConnectBack != Yes || !i2.UDP || i2.UDPLayout != "modern" {
+				t.Errorf("iperf2 %+v; want the server's 2.1.8 TCP ack, -R and -d yes, and a modern UDP report", i2)
+			}
+			if withIperf3 && (!r.Iperf3.TestCompleted || !r.Wirebench.Iperf3Ext) {
+				t.Errorf("iperf3 %+v, wirebench %+v: want the iperf3 test completed with the extension", r.Iperf3, r.Wirebench)
+			}
+		})
 	}
 }
 

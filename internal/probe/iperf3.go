@@ -86,7 +86,7 @@ func (p *prober) iperf3Conversation(ctx context.Context, conn *iperf3.Conn, ck i
 		return nil, err
 	}
 	elapsed := time.Since(start).Seconds()
-	ours := &iperf3.Results{SenderHasRetransmits: -1, Streams: []iperf3.StreamResult{{
+	ours := &iperf3.Results{SenderHasRetransmits: 0, Streams: []iperf3.StreamResult{{
 		ID: 1, Bytes: iperf3TestBytes, Retransmits: -1, EndTime: elapsed,
 	}}}
 	if err := conn.WriteResults(ctx, ours); err != nil {

@@ -83,7 +83,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer cancel()
 	start := time.Now()
 	p := &prober{cfg: cfg, addr: net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)), res: &Result{
-		Schema: Schema, Version: version.String(), Host: cfg.Host, Port: cfg.Port, StartedAt: start.UTC(),
+		Schema: Schema, Kind: Kind, Version: version.String(), Host: cfg.Host, Port: cfg.Port, StartedAt: start.UTC(),
 		Iperf2: Iperf2Info{Reverse: Untested, ConnectBack: Untested, ServerReport: Untested},
 		Iperf3: Iperf3Info{Reverse: Untested},
 		Steps:  []Step{},
@@ -102,12 +102,13 @@ func (p *prober) runTCP(ctx context.Context) {
 	case OpeningRefused:
 		return
 	case OpeningIperf3, OpeningIperf3Busy:
-		if p.res.Wirebench.Iperf3Ext {
-			p.echoTCP(ctx) // a wirebench server: the echo probe is harmless
+		if !p.res.Wirebench.Iperf3Ext {
+			return // a plain iperf3 server would log an iperf2 header as an error
 		}
-		return
-	}
-	if op == OpeningSilent || op == OpeningClosed || op == OpeningOther {
+		// A wirebench server answers iperf3 and iperf2 on one port, and
+		// the iperf2 probes are harmless to it.
+		p.headerProbe(ctx)
+	case OpeningSilent, OpeningClosed, OpeningOther:
 		p.headerProbe(ctx)
 	}
 	if p.res.Iperf2.TCP {

@@ -1,9 +1,16 @@
 package probe
 
-import "time"
+import (
+	"time"
 
-// Schema names the JSON document of this package (docs/probe.md).
-const Schema = "wirebench-probe/1"
+	"github.com/wirebench/wirebench/internal/result"
+)
+
+// Schema and Kind name the JSON document of this package (docs/probe.md).
+const (
+	Schema = result.Schema
+	Kind   = "probe"
+)
 
 // Support is a tri-state answer about an optional feature.
 type Support string
@@ -25,9 +32,10 @@ const (
 	DialectWirebench    = "wirebench"
 )
 
-// Result is one probe (JSON schema wirebench-probe/1).
+// Result is one probe (JSON schema wirebench/1, kind "probe").
 type Result struct {
 	Schema    string    `json:"schema"`
+	Kind      string    `json:"kind"`
 	Version   string    `json:"version"` // wirebench's own version
 	Host      string    `json:"host"`
 	Port      int       `json:"port"`

@@ -140,6 +140,7 @@ func (ct csvTest) interval(in result.Interval) []string {
 		row[cTotal] = strconv.FormatInt(total, 10)
 		row[cLoss] = lossCell(in.Lost, total)
 		row[cOOO] = strconv.FormatInt(in.OutOfOrder, 10)
+		row[cDup] = strconv.FormatInt(in.Duplicates, 10)
 	}
 	return row
 }

@@ -126,6 +126,37 @@ func reverseFlow() scenario {
 		mustShow: []string{"Reverse flow (this side: receive)", "1/85 (1.2%)", "mode dual", "reverse"}}
 }
 
+// bidirStreams is an iperf3 --bidir -P 2 client: streams 1 and 3 send
+// (the server's counts of them are the Server Report), 4 and 5 receive.
+func bidirStreams() scenario {
+	r := base("client", result.Test{
+		Protocol: result.TCP, Direction: result.DirBidir, Dialect: "iperf3", Host: "127.0.0.1", Port: 5201,
+		Duration: 1, Length: 131072, Streams: 2, Mode: "bidir",
+	})
+	snd := func(n int64) *result.Sender {
+		return &result.Sender{Bytes: n, BitsPerSecond: float64(n) * 8, Seconds: 1}
+	}
+	rcv := func(n int64, src string) *result.Receiver {
+		return &result.Receiver{Bytes: n, BitsPerSecond: float64(n) * 8, Seconds: 1, Source: src}
+	}
+	r.Streams = []result.Stream{
+		{ID: 1, Sender: snd(1000000), Receiver: rcv(1000000, "peer-report")},
+		{ID: 3, Sender: snd(2000000), Receiver: rcv(2000000, "peer-report")},
+		{ID: 4, Receiver: rcv(4000000, "local"), Flow: "reverse"},
+		{ID: 5, Receiver: rcv(8000000, "local"), Flow: "reverse"},
+	}
+	r.Sender, r.Receiver = snd(3000000), rcv(3000000, "peer-report")
+	r.Reverse = &result.Flow{Direction: result.DirReceive, Receiver: rcv(12000000, "local")}
+	return scenario{name: "bidir-streams", r: r, local: "127.0.0.1:40003", peer: "127.0.0.1:5201",
+		mustShow: []string{"2 streams each way", "mode bidir",
+			"[  1] Server Report:\n[  1] 0.00-1.00   sec   977 KBytes  8.00 Mbits/sec  receiver\n" +
+				"[  3] 0.00-1.00   sec  1.91 MBytes  16.0 Mbits/sec  receiver\n" +
+				"[SUM] 0.00-1.00   sec  2.86 MBytes  24.0 Mbits/sec  receiver\n[  1] Reverse flow (this side: receive):\n" +
+				"[  4] 0.00-1.00   sec  3.81 MBytes  32.0 Mbits/sec  receiver\n" +
+				"[  5] 0.00-1.00   sec  7.63 MBytes  64.0 Mbits/sec  receiver\n" +
+				"[SUM] 0.00-1.00   sec  11.4 MBytes  96.0 Mbits/sec  receiver\n"}}
+}
+
 func warningsError() scenario {
 	r := base("client", result.Test{
 		Protocol: result.TCP, Direction: result.DirSend, Dialect: "raw", Host: "127.0.0.1", Port: 5001,
@@ -180,5 +211,5 @@ func guards() scenario {
 }
 
 func scenarios() []scenario {
-	return []scenario{udpClientPeerReport(), tcpClient(), serverReceive(), multiStream(), reverseFlow(), warningsError(), link(), guards()}
+	return []scenario{udpClientPeerReport(), tcpClient(), serverReceive(), multiStream(), reverseFlow(), bidirStreams(), warningsError(), link(), guards()}
 }

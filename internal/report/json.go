@@ -40,7 +40,8 @@ func WriteJSON(w io.Writer, r *result.Result, indent bool) error {
 // and that keeps the document's shape: every NaN or infinite number
 // becomes 0 and adds a warning naming its key ("receiver.jitter_ms was
 // NaN, which JSON cannot carry: written as 0, do not trust it"), nil interval and warning
-// lists become empty ones, and an empty schema becomes result.Schema.
+// lists become empty ones, and an empty schema and kind become
+// result.Schema and result.KindTest.
 // Sanitize(nil) is nil.
 func Sanitize(r *result.Result) *result.Result {
 	if r == nil {
@@ -51,6 +52,9 @@ func Sanitize(r *result.Result) *result.Result {
 	cleanCopy(reflect.ValueOf(out).Elem(), reflect.ValueOf(r).Elem(), "", &bad)
 	if out.Schema == "" {
 		out.Schema = result.Schema
+	}
+	if out.Kind == "" {
+		out.Kind = result.KindTest
 	}
 	if out.Intervals == nil {
 		out.Intervals = []result.Interval{}

@@ -23,10 +23,24 @@ func (t *Text) Summary(r *result.Result) {
 		return
 	}
 	udp := r.Test.Protocol == result.UDP
-	t.sides(&b, udp, r.Sender, r.Receiver, r.Streams)
+	var main, rev []result.Stream
+	for _, st := range r.Streams {
+		if st.Flow == "reverse" {
+			rev = append(rev, st)
+		} else {
+			main = append(main, st)
+		}
+	}
+	// The peer's report is the server's on a client and the client's on
+	// a server.
+	report := "Server Report:"
+	if r.Role == "server" {
+		report = "Client Report:"
+	}
+	t.sides(&b, udp, r.Sender, r.Receiver, main, report)
 	if f := r.Reverse; f != nil {
 		fmt.Fprintf(&b, "%s Reverse flow (this side: %s):\n", idText(t.id), orNA(f.Direction))
-		t.sides(&b, udp, f.Sender, f.Receiver, nil)
+		t.sides(&b, udp, f.Sender, f.Receiver, rev, report)
 	}
 	if r.Link != nil {
 		linkLines(&b, t.id, r.Link)
@@ -50,8 +64,9 @@ func (t *Text) Summary(r *result.Result) {
 }
 
 // sides writes the sender and receiver summaries of one flow, with
-// per-stream lines and a SUM line when streams has more than one entry.
-func (t *Text) sides(b *strings.Builder, udp bool, s *result.Sender, rcv *result.Receiver, streams []result.Stream) {
+// per-stream lines and a SUM line when streams has more than one entry;
+// report heads the receiver's lines when they came from the peer.
+func (t *Text) sides(b *strings.Builder, udp bool, s *result.Sender, rcv *result.Receiver, streams []result.Stream, report string) {
 	multi := len(streams) > 1
 	total := t.id
 	if multi {
@@ -72,11 +87,11 @@ func (t *Text) sides(b *strings.Builder, udp bool, s *result.Sender, rcv *result
 		return
 	}
 	if rcv.Source == "peer-report" {
-		fmt.Fprintf(b, "%s Server Report:\n", idText(t.id))
+		fmt.Fprintf(b, "%s %s\n", idText(t.id), report)
 	}
 	k := colTCP
 	if udp {
-		k = colUDPRecvSum
+		k = colUDPRecv
 	}
 	t.columnHeader(b, k)
 	if multi {

@@ -17,10 +17,9 @@ const banner = "------------------------------------------------------------"
 type columns int
 
 const (
-	colTCP        columns = iota // no extra columns
-	colUDPSend                   // datagrams, packets/s
-	colUDPRecv                   // jitter, lost/total, out-of-order, packets/s
-	colUDPRecvSum                // as colUDPRecv plus duplicates (summaries)
+	colTCP     columns = iota // no extra columns
+	colUDPSend                // datagrams, packets/s
+	colUDPRecv                // jitter, lost/total, out-of-order, duplicates, packets/s
 )
 
 // Text renders one test as iperf-style lines. A client makes one Text; a
@@ -96,6 +95,14 @@ func (t *Text) Header(test result.Test, role, local, peer string) {
 	t.write(&b)
 }
 
+// Connected prints the client's connected line once the connection
+// exists: "[  1] local A port 1 connected with B port 2".
+func (t *Text) Connected(local, peer string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s\n", idText(t.id), connected(local, peer))
+	t.write(&b)
+}
+
 // connected says "local A port 1 connected with B port 2", leaving out
 // the side that is not known.
 func connected(local, peer string) string {
@@ -163,11 +170,14 @@ func settingsLine(test result.Test) string {
 		parts = append(parts, "Dialect "+test.Dialect)
 	}
 	n := max(test.Streams, 1)
+	streams := fmt.Sprintf("%d streams", n)
 	if n == 1 {
-		parts = append(parts, "1 stream")
-	} else {
-		parts = append(parts, fmt.Sprintf("%d streams", n))
+		streams = "1 stream"
 	}
+	if test.Mode == "bidir" {
+		streams += " each way"
+	}
+	parts = append(parts, streams)
 	switch {
 	case test.Bytes > 0:
 		parts = append(parts, "amount "+bytesText(test.Bytes))
@@ -205,8 +215,6 @@ func (t *Text) columnHeader(b *strings.Builder, k columns) {
 	case colUDPSend:
 		fmt.Fprintf(b, "  %9s  %11s", "Datagrams", "PPS")
 	case colUDPRecv:
-		fmt.Fprintf(b, "  %11s  %20s  %12s  %11s", "Jitter", "Lost/Total (loss)", "Out-of-order", "PPS")
-	case colUDPRecvSum:
 		fmt.Fprintf(b, "  %11s  %20s  %12s  %10s  %11s", "Jitter", "Lost/Total (loss)", "Out-of-order", "Duplicates", "PPS")
 	}
 	b.WriteString("\n")
@@ -233,7 +241,7 @@ func (t *Text) Interval(id string, in result.Interval, udp bool, receiving bool)
 		fmt.Fprintf(&b, "  %9d  %11s", in.Packets, ppsText(0, in.Packets, secs))
 	case colUDPRecv:
 		total := in.Packets + max(in.Lost, 0)
-		fmt.Fprintf(&b, "  %11s  %20s  %12d  %11s", jitterText(in.JitterMS), lossText(in.Lost, total), in.OutOfOrder, ppsText(0, in.Packets, secs))
+		fmt.Fprintf(&b, "  %11s  %20s  %12d  %10d  %11s", jitterText(in.JitterMS), lossText(in.Lost, total), in.OutOfOrder, in.Duplicates, ppsText(0, in.Packets, secs))
 	}
 	if in.Flow != "" {
 		b.WriteString("  " + in.Flow)

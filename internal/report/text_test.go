@@ -83,6 +83,30 @@ func TestColumnHeaderOnce(t *testing.T) {
 	}
 }
 
+// TestIntervalColumnsMatchSummary: a UDP receiver's interval rows have the
+// summary's columns (duplicates included), so one column header serves both
+// and the summary line is an interval line with "receiver" after it.
+func TestIntervalColumnsMatchSummary(t *testing.T) {
+	var buf bytes.Buffer
+	tx := NewText(&buf, "1")
+	tx.Header(result.Test{Protocol: result.UDP}, "server", "127.0.0.1:5001", "127.0.0.1:4000")
+	in := result.Interval{Start: 0, End: 1, Bytes: 1470 * 10, BitsPerSecond: 117600, Packets: 10, Lost: 1, OutOfOrder: 2, Duplicates: 3, JitterMS: 0.5}
+	tx.Interval("1", in, true, true)
+	r := result.New("server")
+	r.Test = result.Test{Protocol: result.UDP}
+	r.Receiver = &result.Receiver{Bytes: in.Bytes, BitsPerSecond: in.BitsPerSecond, Packets: 10, Lost: 1, OutOfOrder: 2,
+		Duplicates: 3, JitterMS: 0.5, Seconds: 1, Total: 11, Source: "local"}
+	tx.Summary(r)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if n := strings.Count(buf.String(), "[ ID]"); n != 1 || len(lines) != 4 {
+		t.Fatalf("%d column headers in %d lines, want 1 header, one interval and one summary line:\n%s", n, len(lines), buf.String())
+	}
+	header, row, sum := lines[1], lines[2], lines[3]
+	if !strings.Contains(header, "Duplicates") || strings.TrimSuffix(sum, "  receiver") != row {
+		t.Errorf("interval row and summary differ in columns:\n%s\n%s\n%s", header, row, sum)
+	}
+}
+
 // TestColumnsAlign: every column header word ends where its figures end.
 func TestColumnsAlign(t *testing.T) {
 	for _, sc := range scenarios() {
@@ -314,5 +338,36 @@ func TestSummaryRefusedTest(t *testing.T) {
 	NewText(&b, "1").Summary(r)
 	if !strings.Contains(b.String(), "(the figures above are partial)") {
 		t.Errorf("summary of a test that ended early does not say its figures are partial:\n%s", b.String())
+	}
+}
+
+// TestServerBidirClientReport: on a server, the peer's counts of the
+// streams we sent are the client's report, listed stream by stream with
+// their SUM under "Client Report:".
+func TestServerBidirClientReport(t *testing.T) {
+	r := result.New("server")
+	r.Test = result.Test{Protocol: result.TCP, Dialect: "iperf3", Streams: 2, Mode: "bidir"}
+	snd := func(n int64) *result.Sender {
+		return &result.Sender{Bytes: n, BitsPerSecond: float64(n) * 8, Seconds: 1}
+	}
+	rcv := func(n int64, src string) *result.Receiver {
+		return &result.Receiver{Bytes: n, BitsPerSecond: float64(n) * 8, Seconds: 1, Source: src}
+	}
+	r.Streams = []result.Stream{
+		{ID: 1, Receiver: rcv(1000000, "local")},
+		{ID: 3, Receiver: rcv(2000000, "local")},
+		{ID: 4, Sender: snd(4000000), Receiver: rcv(4000000, "peer-report"), Flow: "reverse"},
+		{ID: 5, Sender: snd(8000000), Receiver: rcv(8000000, "peer-report"), Flow: "reverse"},
+	}
+	r.Receiver = rcv(3000000, "local")
+	r.Reverse = &result.Flow{Direction: result.DirSend, Sender: snd(12000000), Receiver: rcv(12000000, "peer-report")}
+	var buf bytes.Buffer
+	NewText(&buf, "1").Summary(r)
+	want := "[  1] Client Report:\n" +
+		"[  4] 0.00-1.00   sec  3.81 MBytes  32.0 Mbits/sec  receiver\n" +
+		"[  5] 0.00-1.00   sec  7.63 MBytes  64.0 Mbits/sec  receiver\n" +
+		"[SUM] 0.00-1.00   sec  11.4 MBytes  96.0 Mbits/sec  receiver\n"
+	if !strings.Contains(buf.String(), want) || strings.Contains(buf.String(), "Server Report") {
+		t.Errorf("want the client's report stream by stream:\n%s\ngot:\n%s", want, buf.String())
 	}
 }

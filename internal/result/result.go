@@ -10,8 +10,13 @@ package result
 
 import "time"
 
-// Schema is the value of the "schema" key of every result document.
+// Schema is the value of the "schema" key of every JSON document wirebench
+// writes (test results, ping, probe, latency, calc, loopback); the "kind"
+// key says which document it is.
 const Schema = "wirebench/1"
+
+// KindTest is the "kind" of a test result (this package's Result).
+const KindTest = "test"
 
 // Protocol names used in Test.Protocol.
 const (
@@ -31,6 +36,7 @@ const (
 // Result is one test, as seen from the side that produced it.
 type Result struct {
 	Schema    string     `json:"schema"`
+	Kind      string     `json:"kind"` // KindTest
 	Role      string     `json:"role"` // "client" or "server"
 	Version   string     `json:"version,omitempty"`
 	StartedAt time.Time  `json:"started_at"`
@@ -88,6 +94,7 @@ type Interval struct {
 	Packets       int64   `json:"packets"`
 	Lost          int64   `json:"lost"`
 	OutOfOrder    int64   `json:"out_of_order"`
+	Duplicates    int64   `json:"duplicates"`
 	JitterMS      float64 `json:"jitter_ms"`
 	// Flow tells which flow the interval belongs to when a test has two
 	// ("forward" or "reverse"); empty for single-flow tests.
@@ -146,6 +153,9 @@ type Stream struct {
 	ID       int       `json:"id"`
 	Sender   *Sender   `json:"sender,omitempty"`
 	Receiver *Receiver `json:"receiver,omitempty"`
+	// Flow is "reverse" for a stream of the Reverse flow of a two-flow
+	// test; empty for the main flow's streams.
+	Flow string `json:"flow,omitempty"`
 }
 
 // Link places the measured goodput against what the medium allows.
@@ -169,7 +179,7 @@ type Link struct {
 // New returns a Result with the schema set and empty lists ready, so the
 // JSON form always carries "intervals" and "warnings" as arrays.
 func New(role string) *Result {
-	return &Result{Schema: Schema, Role: role, Intervals: []Interval{}, Warnings: []string{}, StartedAt: time.Now().UTC()}
+	return &Result{Schema: Schema, Kind: KindTest, Role: role, Intervals: []Interval{}, Warnings: []string{}, StartedAt: time.Now().UTC()}
 }
 
 // Warn appends a warning.

@@ -56,6 +56,41 @@ type ClientConfig struct {
 
 	// OnInterval, when set, receives each interval as it ends.
 	OnInterval func(result.Interval)
+	// OnConnected, when set, is called once the first connection (or, for
+	// UDP, the first connected socket) exists, with its local and remote
+	// addresses as "host:port".
+	OnConnected func(local, peer string)
+}
+
+// connected reports a new connection to OnConnected.
+func (c *ClientConfig) connected(local fmt.Stringer, peer string) {
+	if c.OnConnected != nil {
+		c.OnConnected(local.String(), peer)
+	}
+}
+
+// Prepare applies the defaults of cfg's dialect and checks it the way
+// RunClient will, so that a caller can reject a config (a ConfigError)
+// before it prints anything. The returned config is what would run.
+func Prepare(cfg ClientConfig) (ClientConfig, error) {
+	if cfg.Dialect == DialectIperf3 {
+		i3ClientDefaults(&cfg)
+		if err := i3ClientValidate(&cfg); err != nil {
+			return cfg, ConfigError{err}
+		}
+		return cfg, nil
+	}
+	if cfg.Bidir || cfg.UDPCounters64Bit {
+		return cfg, ConfigError{errors.New("--bidir and --udp-counters-64bit need the iperf3 dialect")}
+	}
+	if cfg.Auth.enabled() {
+		return cfg, ConfigError{errors.New("authentication (--username, --auth-secret) is carried only by the iperf3 dialect; iperf2 has none")}
+	}
+	cfg.applyDefaults()
+	if err := cfg.Validate(); err != nil {
+		return cfg, ConfigError{err}
+	}
+	return cfg, nil
 }
 
 func (c *ClientConfig) applyDefaults() {
@@ -96,13 +131,16 @@ func (c *ClientConfig) Validate() error {
 	switch c.Dialect {
 	case DialectIperf2, DialectIperf2Legacy, DialectRaw:
 	default:
-		return fmt.Errorf("unknown dialect %q (want iperf2, iperf2-legacy or raw)", c.Dialect)
+		return fmt.Errorf("unknown dialect %q (want iperf2, iperf2-legacy, raw or iperf3)", c.Dialect)
 	}
 	if c.Host == "" {
 		return errors.New("no host given")
 	}
-	if c.Port < 1 || c.Port > 65535 || c.ListenPort < 1 || c.ListenPort > 65535 {
-		return fmt.Errorf("port out of range 1-65535")
+	if c.Port < 1 || c.Port > 65535 {
+		return fmt.Errorf("invalid port %d: want 1-65535", c.Port)
+	}
+	if c.ListenPort < 1 || c.ListenPort > 65535 {
+		return fmt.Errorf("invalid listen port -L %d: want 1-65535", c.ListenPort)
 	}
 	if c.Parallel < 1 || c.Parallel > 128 {
 		return fmt.Errorf("parallel streams %d out of range 1-128", c.Parallel)
@@ -186,15 +224,9 @@ func RunClient(ctx context.Context, cfg ClientConfig) (*result.Result, error) {
 	if cfg.Dialect == DialectIperf3 {
 		return runIperf3(ctx, cfg)
 	}
-	if cfg.Bidir || cfg.UDPCounters64Bit {
-		return nil, ConfigError{errors.New("--bidir and --udp-counters-64bit need the iperf3 dialect")}
-	}
-	if cfg.Auth.enabled() {
-		return nil, ConfigError{errors.New("authentication (--username, --auth-secret) is carried only by the iperf3 dialect; iperf2 has none")}
-	}
-	cfg.applyDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, ConfigError{err}
+	cfg, err := Prepare(cfg)
+	if err != nil {
+		return nil, err
 	}
 	r := result.New("client")
 	r.Version = version.String()

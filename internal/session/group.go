@@ -233,7 +233,7 @@ func (g *streamGroup) report(at time.Duration, emit bool) {
 // intervalOf is the interval from..at holding the counts d.
 func intervalOf(from, at time.Duration, d stats.Snapshot) result.Interval {
 	in := result.Interval{Start: from.Seconds(), End: at.Seconds(), Bytes: d.Bytes, Packets: d.Packets,
-		Lost: d.Lost, OutOfOrder: d.OutOfOrder, JitterMS: float64(d.Jitter) / 1e6}
+		Lost: d.Lost, OutOfOrder: d.OutOfOrder, Duplicates: d.Duplicates, JitterMS: float64(d.Jitter) / 1e6}
 	if secs := (at - from).Seconds(); secs > 0 {
 		in.BitsPerSecond = float64(d.Bytes) * 8 / secs
 	}

@@ -27,6 +27,7 @@ type i3ClientStream struct {
 	urx    *i3UDPRecv
 	tcpRes engine.TCPResult
 	udpRes engine.UDPSendResult
+	retr   i3Retr // TCP retransmissions, when we send
 	err    error
 	totals i3UDPTotals
 }
@@ -68,7 +69,7 @@ func i3ClientValidate(c *ClientConfig) error {
 	case c.Host == "":
 		return errors.New("no host given")
 	case c.Port < 1 || c.Port > 65535:
-		return errors.New("port out of range 1-65535")
+		return fmt.Errorf("invalid port %d: want 1-65535", c.Port)
 	case c.Parallel < 1 || c.Parallel > i3StreamsLimit:
 		return fmt.Errorf("parallel streams %d out of range 1-%d", c.Parallel, i3StreamsLimit)
 	case c.Duration < 0 || c.Bytes < 0:
@@ -106,9 +107,9 @@ func runIperf3(ctx context.Context, cfg ClientConfig) (*result.Result, error) {
 // refusal), else a result with Error set when it failed midway.
 func RunIperf3Client(ctx context.Context, cfg ClientConfig) (*result.Result, *iperf3.Report, error) {
 	cfg.Dialect = DialectIperf3
-	i3ClientDefaults(&cfg)
-	if err := i3ClientValidate(&cfg); err != nil {
-		return nil, nil, ConfigError{err}
+	cfg, err := Prepare(cfg)
+	if err != nil {
+		return nil, nil, err
 	}
 	cl := &i3Client{cfg: &cfg, m: iperf3.NewMachine(iperf3.RoleClient)}
 	cl.r = cl.newResult()
@@ -190,6 +191,7 @@ func (cl *i3Client) setUp(ctx context.Context) error {
 		_ = tc.SetNoDelay(true)
 	}
 	cl.r.Test.Peer = c.RemoteAddr().String()
+	cfg.connected(c.LocalAddr(), cl.r.Test.Peer)
 	cl.conn = iperf3.NewConn(c)
 	if cl.cookie, err = iperf3.NewCookie(nil); err != nil {
 		return fmt.Errorf("making a cookie: %w", err)
@@ -502,6 +504,7 @@ func (cl *i3Client) sendStream(ctx context.Context, s *i3ClientStream) {
 		return
 	}
 	s.tcpRes, s.err = engine.SendTCP(ctx, s.tcp, engine.TCPSendConfig{Buffer: i3Payload(cfg.Length), Duration: cfg.Duration, Bytes: per}, &s.c)
+	s.retr.read(s.tcp)
 }
 
 func (cl *i3Client) recvStream(ctx context.Context, s *i3ClientStream) {
@@ -540,15 +543,12 @@ func (cl *i3Client) exchange(ctx context.Context) error {
 
 // ourResults is our side's results JSON.
 func (cl *i3Client) ourResults() *iperf3.Results {
-	res := &iperf3.Results{SenderHasRetransmits: -1}
-	if cl.cfg.Reverse {
-		res.SenderHasRetransmits = 0
-	}
+	res := &iperf3.Results{}
+	var send []bool
+	var retr []i3Retr
 	for _, s := range cl.streams {
-		sr := iperf3.StreamResult{ID: s.id, Retransmits: -1}
-		if !s.send {
-			sr.Retransmits = 0
-		}
+		send, retr = append(send, s.send), append(retr, s.retr)
+		sr := iperf3.StreamResult{ID: s.id}
 		switch {
 		case s.send && s.udp != nil:
 			sr.Bytes, sr.Packets = s.udpRes.Bytes, s.udpRes.Packets
@@ -567,6 +567,7 @@ func (cl *i3Client) ourResults() *iperf3.Results {
 		sr.EndTime = max(sr.EndTime, 0)
 		res.Streams = append(res.Streams, sr)
 	}
+	i3SetRetrans(res, cl.cfg.UDP, send, retr)
 	return res
 }
 
@@ -614,6 +615,9 @@ func (cl *i3Client) fill() {
 			}
 			sumReceiver(&rcv, rr)
 			st.Receiver = rr
+			if cfg.Bidir {
+				st.Flow = "reverse"
+			}
 			recvStreams = append(recvStreams, st)
 		}
 		if s.err != nil && r.Error == "" {

@@ -305,3 +305,69 @@ func TestIperf3JSONMatchesRealStructure(t *testing.T) {
 		})
 	}
 }
+
+// TestIperf3ClientServerEndsTestEarly: a server that ends the test during
+// the data phase (SERVER_TERMINATE, as iperf3 sends when it is stopped)
+// ends our client's test with an error, promptly: the client once waited
+// for a second message from its one-shot control reader and hung.
+func TestIperf3ClientServerEndsTestEarly(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	go func() {
+		ctrl, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer ctrl.Close()
+		c := iperf3.NewConn(ctrl)
+		if _, err := c.ReadCookie(ctx); err != nil {
+			return
+		}
+		if c.WriteState(ctx, iperf3.ParamExchange) != nil {
+			return
+		}
+		if _, err := c.ReadParams(ctx); err != nil {
+			return
+		}
+		if c.WriteState(ctx, iperf3.CreateStreams) != nil {
+			return
+		}
+		data, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer data.Close()
+		if _, err := iperf3.NewConn(data).ReadCookie(ctx); err != nil {
+			return
+		}
+		for _, st := range []iperf3.State{iperf3.TestStart, iperf3.TestRunning, iperf3.ServerTerminate} {
+			if c.WriteState(ctx, st) != nil {
+				return
+			}
+		}
+		<-ctx.Done()
+	}()
+	type outcome struct {
+		r   *result.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		r, err := RunClient(ctx, ClientConfig{Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port,
+			Dialect: DialectIperf3, Duration: 5 * time.Second})
+		done <- outcome{r, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err == nil && (o.r == nil || o.r.Error == "") {
+			t.Errorf("the server ended the test, but the client reported no error: %+v", o.r)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the client did not return within 15 s after the server ended the test")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -99,9 +100,11 @@ func (h *i3Hub) accept(ctx context.Context, ln net.Listener) {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
+		forget := h.s.noteAccept(c)
 		h.s.wg.Add(1)
 		go func() {
 			defer h.s.wg.Done()
+			defer forget()
 			defer c.Close()
 			h.serveConn(ctx, c, nil)
 		}()
@@ -228,6 +231,8 @@ type i3SrvStream struct {
 	c      stats.Counters
 	tcpRes engine.TCPResult
 	udpRes engine.UDPSendResult
+	retr   i3Retr // TCP retransmissions, when we send
+	seq    uint64 // TCP: the server's accept order
 	err    error
 	totals i3UDPTotals
 }
@@ -239,17 +244,26 @@ func (st *i3SrvStream) counters() *stats.Counters {
 	return &st.c
 }
 
-// addStreamLocked appends a stream in arrival order: with --bidir the
-// first P streams are the client's sending ones.
+// addStreamLocked adds a stream in the order the client connected them
+// (TCP: accept order, st.seq; UDP: arrival order, as the datagrams are
+// read one by one), and numbers every stream as the client does: with
+// --bidir the first P streams are the client's sending ones. The cookies
+// of TCP streams are read concurrently, so a later stream may be added
+// first; ids and roles are settled before the test starts.
 func (t *i3Test) addStreamLocked(st *i3SrvStream) {
 	k := len(t.streams)
-	st.t, st.id = t, i3StreamID(k)
+	for k > 0 && t.streams[k-1].seq > st.seq {
+		k--
+	}
+	t.streams = slices.Insert(t.streams, k, st)
 	p := t.p.StreamsPerDirection()
-	st.send = t.p.Reverse || (t.p.Bidirectional && k >= p)
+	for i, s := range t.streams {
+		s.t, s.id = t, i3StreamID(i)
+		s.send = t.p.Reverse || (t.p.Bidirectional && i >= p)
+	}
 	if t.udp && !st.send {
 		st.urx = newI3UDPRecv(t.p.UDPCounters64Bit)
 	}
-	t.streams = append(t.streams, st)
 	if len(t.streams) == t.need {
 		t.accepting = false
 		close(t.ready)
@@ -263,7 +277,7 @@ func (t *i3Test) attachTCP(ctx context.Context, c net.Conn) {
 	h.mu.Lock()
 	ok := t.accepting && !t.udp
 	if ok {
-		t.addStreamLocked(&i3SrvStream{tcp: c})
+		t.addStreamLocked(&i3SrvStream{tcp: c, seq: h.s.acceptOrder(c)})
 	}
 	h.mu.Unlock()
 	if !ok {
@@ -488,6 +502,9 @@ func (h *i3Hub) closeStreams(t *i3Test) {
 	defer h.mu.Unlock()
 	t.accepting = false
 	for _, st := range t.streams {
+		if st.send && st.tcp != nil {
+			st.retr.read(st.tcp) // before the socket goes
+		}
 		if st.tcp != nil {
 			st.tcp.Close()
 		}
@@ -717,6 +734,9 @@ func (sv *i3ServerTest) fill() {
 			snd.SendErrors += sd.SendErrors
 			snd.Seconds = max(snd.Seconds, sd.Seconds)
 			rs.Sender = sd
+			if sv.t.p.Bidirectional {
+				rs.Flow = "reverse"
+			}
 		} else {
 			nRecv++
 			var rr *result.Receiver
@@ -755,18 +775,18 @@ func (sv *i3ServerTest) fill() {
 // ourResults is the server's results JSON.
 func (sv *i3ServerTest) ourResults() *iperf3.Results {
 	p := sv.t.p
-	res := &iperf3.Results{SenderHasRetransmits: 0}
-	if p.Reverse || p.Bidirectional {
-		res.SenderHasRetransmits = -1
-	}
+	res := &iperf3.Results{}
 	endT := sv.end.Sub(sv.start).Seconds()
+	var send []bool
+	var retr []i3Retr
 	for _, st := range sv.t.streams {
+		send, retr = append(send, st.send), append(retr, st.retr)
 		sr := iperf3.StreamResult{ID: st.id, EndTime: endT}
 		switch {
 		case st.uconn != nil:
-			sr.Bytes, sr.Packets, sr.Retransmits = st.udpRes.Bytes, st.udpRes.Packets, -1
+			sr.Bytes, sr.Packets = st.udpRes.Bytes, st.udpRes.Packets
 		case st.send:
-			sr.Bytes, sr.Retransmits = st.tcpRes.Bytes, -1
+			sr.Bytes = st.tcpRes.Bytes
 		case st.urx != nil:
 			tt := st.totals
 			sr.Bytes, sr.Packets, sr.Errors, sr.Jitter = tt.bytes, tt.maxSeq, tt.lost, tt.jitter.Seconds()
@@ -775,6 +795,7 @@ func (sv *i3ServerTest) ourResults() *iperf3.Results {
 		}
 		res.Streams = append(res.Streams, sr)
 	}
+	i3SetRetrans(res, sv.t.udp, send, retr)
 	if p.WB != nil {
 		wb := &iperf3.WBResults{Version: iperf3.WBVersion, Agent: "wirebench/" + versionString()}
 		ivs := i3WBIntervals(sv.perIv)
@@ -855,10 +876,17 @@ func (sv *i3ServerTest) peerCounts(peer *iperf3.Results) {
 	if len(ids) == 0 {
 		return
 	}
-	sum, _, err := i3PeerReceiver(peer, ids, sv.t.udp)
+	sum, per, err := i3PeerReceiver(peer, ids, sv.t.udp)
 	if err != nil {
 		sv.r.Warn("the client's results do not match our streams: " + err.Error())
 		return
+	}
+	for i, id := range ids {
+		for k := range sv.r.Streams {
+			if st := &sv.r.Streams[k]; int64(st.ID) == id {
+				st.Receiver = per[i]
+			}
+		}
 	}
 	if sv.r.Reverse != nil {
 		sv.r.Reverse.Receiver = sum

@@ -121,7 +121,7 @@ func i3WBIntervals(ivs []result.Interval) map[int64][]iperf3.WBInterval {
 			continue
 		}
 		out[id] = append(out[id], iperf3.WBInterval{Start: in.Start, End: in.End, Bytes: in.Bytes, Packets: in.Packets,
-			Lost: in.Lost, OutOfOrder: in.OutOfOrder})
+			Lost: in.Lost, OutOfOrder: in.OutOfOrder, Duplicates: in.Duplicates})
 	}
 	return out
 }
@@ -166,7 +166,7 @@ func i3PeerReceiver(res *iperf3.Results, ids []int64, udp bool) (*result.Receive
 func i3PeerIntervals(ws []iperf3.WBInterval) []result.Interval {
 	var out []result.Interval
 	for _, w := range ws {
-		in := result.Interval{Start: w.Start, End: w.End, Bytes: w.Bytes, Packets: w.Packets, Lost: w.Lost, OutOfOrder: w.OutOfOrder}
+		in := result.Interval{Start: w.Start, End: w.End, Bytes: w.Bytes, Packets: w.Packets, Lost: w.Lost, OutOfOrder: w.OutOfOrder, Duplicates: w.Duplicates}
 		if secs := w.End - w.Start; secs > 0 {
 			in.BitsPerSecond = float64(w.Bytes) * 8 / secs
 		}

@@ -139,6 +139,27 @@ type Server struct {
 
 	groupsMu sync.Mutex
 	groups   map[groupKey]*streamGroup // open groups of parallel streams
+
+	// accepted numbers TCP connections in accept order (net.Conn →
+	// uint64) while they are served: handlers read their first bytes
+	// concurrently, and iperf3 tells its data streams apart only by the
+	// order they were connected in.
+	accepted  sync.Map
+	acceptSeq atomic.Uint64
+}
+
+// noteAccept numbers a newly accepted connection; the returned func
+// forgets it.
+func (s *Server) noteAccept(c net.Conn) func() {
+	s.accepted.Store(c, s.acceptSeq.Add(1))
+	return func() { s.accepted.Delete(c) }
+}
+
+// acceptOrder is c's number from noteAccept (0 when it has none).
+func (s *Server) acceptOrder(c net.Conn) uint64 {
+	n, _ := s.accepted.Load(c)
+	v, _ := n.(uint64)
+	return v
 }
 
 // Listen opens the server's TCP and UDP sockets.
@@ -242,9 +263,11 @@ func (s *Server) serveTCP(ctx context.Context) error {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
+		forget := s.noteAccept(c)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
+			defer forget()
 			s.handleTCP(ctx, c)
 		}()
 	}

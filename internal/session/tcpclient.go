@@ -2,17 +2,24 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/netip"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/stats"
 )
+
+// resetByPeer reports whether err is the peer resetting the connection.
+func resetByPeer(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
 
 // tcpStreamOutcome is one TCP stream's figures.
 type tcpStreamOutcome struct {
@@ -43,6 +50,7 @@ func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 		}
 	}()
 	r.Test.Peer = conns[0].RemoteAddr().String()
+	cfg.connected(conns[0].LocalAddr(), r.Test.Peer)
 	var back *connectBack
 	if cfg.Tradeoff || cfg.Dual {
 		server, _ := netip.ParseAddrPort(conns[0].RemoteAddr().String())
@@ -191,6 +199,11 @@ func fillTCPClientResult(r *result.Result, cfg *ClientConfig, outs []tcpStreamOu
 		for _, err := range []error{o.sendErr, o.recvErr} {
 			if err != nil && r.Error == "" {
 				r.Error = err.Error()
+				if resetByPeer(err) {
+					r.Warn(fmt.Sprintf("the peer reset the connection %.2f s into the test: a listener that is not an "+
+						"iperf 2 server does that (an iperf3 server resets iperf2 tests); if it is iperf3, use --dialect iperf3",
+						o.sent.End.Sub(o.sent.Start).Seconds()))
+				}
 			}
 		}
 		if cfg.Parallel > 1 {

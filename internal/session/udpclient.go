@@ -38,6 +38,7 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	}
 	defer closeAll(conns)
 	r.Test.Peer = conns[0].RemoteAddr().String()
+	cfg.connected(conns[0].LocalAddr(), r.Test.Peer)
 
 	var back *connectBack
 	if cfg.Tradeoff || cfg.Dual {
