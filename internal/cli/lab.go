@@ -61,7 +61,7 @@ func labStatePath(name string) string { return filepath.Join(labStateDir, "lab-"
 // without privileges sees.
 func labNeedsRoot() error {
 	if err := netlab.Available(); err != nil {
-		return fmt.Errorf("wirebench lab needs root (or CAP_SYS_ADMIN and CAP_NET_ADMIN) and iproute2's ip and tc: %w", err)
+		return fmt.Errorf("lab needs root (or CAP_SYS_ADMIN and CAP_NET_ADMIN) and iproute2's ip and tc: %w", err)
 	}
 	return nil
 }
