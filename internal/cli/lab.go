@@ -77,6 +77,12 @@ Ethernet wire in both directions. Run programs in it with "lab exec", remove it
 with "lab down". Needs root (or CAP_SYS_ADMIN and CAP_NET_ADMIN). See docs/lab-hosts.md.`,
 		Args: exactArgs(0, "a subcommand: up, down, status or exec"),
 		RunE: func(c *cobra.Command, _ []string) error { return usagef("lab: choose up, down, status or exec") },
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if err := netlab.ValidateLabName(name); err != nil {
+				return usagef("invalid --name: %v", strings.TrimPrefix(err.Error(), "netlab: "))
+			}
+			return nil
+		},
 	}
 	cmd.PersistentFlags().StringVar(&name, "name", "wb", "lab name (1-16 of a-z, 0-9, _): namespaces wbl-lab-NAME-a and -b")
 	cmd.AddCommand(newLabUpCmd(e, &name), newLabDownCmd(e, &name), newLabStatusCmd(e, &name), newLabExecCmd(e, &name))
@@ -84,13 +90,6 @@ with "lab down". Needs root (or CAP_SYS_ADMIN and CAP_NET_ADMIN). See docs/lab-h
 		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	}
 	return cmd
-}
-
-func checkLabName(name string) error {
-	if err := netlab.ValidateLabName(name); err != nil {
-		return usagef("invalid --name: %v", strings.TrimPrefix(err.Error(), "netlab: "))
-	}
-	return nil
 }
 
 // labUpFlags are `lab up`'s options.
@@ -147,9 +146,6 @@ func newLabUpCmd(e *env, name *string) *cobra.Command {
 		Short: "Create the lab (first removing what a crashed run left behind)",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
-			if err := checkLabName(*name); err != nil {
-				return err
-			}
 			cfg, medium, err := f.config(*name)
 			if err != nil {
 				return err
@@ -318,9 +314,6 @@ func newLabDownCmd(e *env, name *string) *cobra.Command {
 		Short: "Remove every namespace, link, qdisc and process of the lab",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
-			if err := checkLabName(*name); err != nil {
-				return err
-			}
 			if err := labNeedsRoot(); err != nil {
 				return err
 			}
@@ -360,9 +353,6 @@ func newLabStatusCmd(e *env, name *string) *cobra.Command {
 		Short: "Show what exists of the lab: namespaces, links, addresses, qdiscs, processes",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
-			if err := checkLabName(*name); err != nil {
-				return err
-			}
 			if err := labNeedsRoot(); err != nil {
 				return err
 			}
@@ -462,9 +452,6 @@ func newLabExecCmd(e *env, name *string) *cobra.Command {
 			return nil
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
-			if err := checkLabName(*name); err != nil {
-				return err
-			}
 			if err := labNeedsRoot(); err != nil {
 				return err
 			}

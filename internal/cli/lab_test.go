@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"strings"
 	"testing"
 )
@@ -42,17 +40,7 @@ func TestLabUsageErrors(t *testing.T) {
 		{[]string{"lab", "exec"}, "expected a host"},
 	}
 	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			var out, errb bytes.Buffer
-			code := run(context.Background(), tt.args, &out, &errb)
-			if code != exitUsage {
-				t.Fatalf("exit code %d, want %d; stderr %q", code, exitUsage, errb.String())
-			}
-			msg := errb.String()
-			if !strings.Contains(msg, tt.want) || strings.Count(strings.TrimSpace(msg), "\n") != 0 {
-				t.Errorf("stderr %q: want one line containing %q", msg, tt.want)
-			}
-		})
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) { wantUsageError(t, tt.args, tt.want) })
 	}
 }
 

@@ -26,12 +26,7 @@ import (
 func (l *Lab) Release() {
 	l.sys.closeOnce.Do(func() {
 		for _, h := range l.hosts() {
-			if h.sys.nl != nil {
-				h.sys.nl.Close()
-			}
-			if h.sys.ns.IsOpen() {
-				h.sys.ns.Close()
-			}
+			_ = h.closeHandles() // nothing to report: the namespaces stay
 		}
 	})
 }

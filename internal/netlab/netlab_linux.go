@@ -466,13 +466,8 @@ func (l *Lab) Close() error {
 	l.sys.closeOnce.Do(func() {
 		var errs []error
 		for _, h := range l.hosts() {
-			if h.sys.nl != nil {
-				h.sys.nl.Close()
-			}
-			if h.sys.ns.IsOpen() {
-				if err := h.sys.ns.Close(); err != nil {
-					errs = append(errs, fmt.Errorf("netlab: close handle of %s: %w", h.Name, err))
-				}
+			if err := h.closeHandles(); err != nil {
+				errs = append(errs, err)
 			}
 			if err := deleteNS(h.Name); err != nil {
 				errs = append(errs, err)
@@ -481,6 +476,19 @@ func (l *Lab) Close() error {
 		l.sys.closeErr = errors.Join(errs...)
 	})
 	return l.sys.closeErr
+}
+
+// closeHandles closes the host's netlink and namespace handles.
+func (h *Host) closeHandles() error {
+	if h.sys.nl != nil {
+		h.sys.nl.Close()
+	}
+	if h.sys.ns.IsOpen() {
+		if err := h.sys.ns.Close(); err != nil {
+			return fmt.Errorf("netlab: close handle of %s: %w", h.Name, err)
+		}
+	}
+	return nil
 }
 
 // deleteNS removes a named namespace: unmount its bind mount, remove the
