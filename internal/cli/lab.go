@@ -60,7 +60,11 @@ func labStatePath(name string) string { return filepath.Join(labStateDir, "lab-"
 // labNeedsRoot turns netlab.Available's error into the one line a user
 // without privileges sees.
 func labNeedsRoot() error {
-	if err := netlab.Available(); err != nil {
+	err := netlab.Available()
+	if errors.Is(err, netlab.ErrNotSupported) {
+		return errors.New("wirebench lab needs Linux network namespaces; this system has none")
+	}
+	if err != nil {
 		return fmt.Errorf("lab needs root (or CAP_SYS_ADMIN and CAP_NET_ADMIN) and iproute2's ip and tc: %w", err)
 	}
 	return nil
@@ -344,6 +348,9 @@ type labStatus struct {
 	State      string          `json:"state"`
 	Config     *labState       `json:"config,omitempty"`
 	Namespaces []netlab.NSInfo `json:"namespaces"`
+	// StateFileError says why the state file could not be read, if it
+	// exists but is unreadable or garbled (the lab is then "partial").
+	StateFileError string `json:"state_file_error,omitempty"`
 }
 
 func newLabStatusCmd(e *env, name *string) *cobra.Command {
@@ -391,12 +398,12 @@ func readLabStatus(name string) (labStatus, error) {
 	case err == nil:
 		s.Config = &st
 	case !errors.Is(err, os.ErrNotExist):
-		return s, err
+		s.StateFileError = err.Error()
 	}
 	switch {
 	case s.Config != nil && labComplete(*s.Config, nss):
 		s.State = "up"
-	case len(nss) > 0 || s.Config != nil:
+	case len(nss) > 0 || s.Config != nil || s.StateFileError != "":
 		s.State = "partial"
 	}
 	return s, nil
@@ -412,6 +419,9 @@ func printLabStatus(w io.Writer, s labStatus) {
 			s.Name, nameFlag(s.Name), nameFlag(s.Name))
 	default:
 		fmt.Fprintf(w, "lab %s: up since %s, net %s\n", s.Name, s.Config.Created.Format(time.RFC3339), s.Config.Net)
+	}
+	if s.StateFileError != "" {
+		fmt.Fprintf(w, "  state file: %s\n", s.StateFileError)
 	}
 	for _, ns := range s.Namespaces {
 		fmt.Fprintf(w, "  %s\n", ns.Name)

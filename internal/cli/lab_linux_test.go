@@ -269,6 +269,9 @@ func TestLabUpAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	inode := nsInode(t, netlab.LabNamespace(name, "a"))
+	if s := labStatusJSON(t, name); s.State != "partial" || !strings.Contains(s.StateFileError, "lab-"+name+".json") {
+		t.Errorf("status with a garbled state file: %+v", s)
+	}
 
 	_, errOut := runLab(t, "lab", "up", "--name", name, "--medium", "eth100")
 	if !strings.Contains(errOut, "removed leftovers of an earlier lab "+name) || !strings.Contains(errOut, "ended processes") {
