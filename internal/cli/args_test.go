@@ -105,20 +105,25 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"server", "-p", "99999"}, "invalid port"},
 	}
 	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			var out, errb bytes.Buffer
-			code := run(context.Background(), tt.args, &out, &errb)
-			if code != exitUsage {
-				t.Fatalf("exit code %d, want %d; stderr %q", code, exitUsage, errb.String())
-			}
-			if out.Len() != 0 {
-				t.Errorf("printed before the usage error:\n%s", out.String())
-			}
-			msg := errb.String()
-			if !strings.Contains(msg, tt.want) || strings.Count(strings.TrimSpace(msg), "\n") != 0 {
-				t.Errorf("stderr %q: want one line containing %q", msg, tt.want)
-			}
-		})
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) { wantUsageError(t, tt.args, tt.want) })
+	}
+}
+
+// wantUsageError runs wirebench with args and checks that it exits 2 with
+// one error line containing want.
+func wantUsageError(t *testing.T, args []string, want string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	if code != exitUsage {
+		t.Fatalf("exit code %d, want %d; stderr %q", code, exitUsage, errb.String())
+	}
+	if out.Len() != 0 {
+		t.Errorf("printed before the usage error:\n%s", out.String())
+	}
+	msg := errb.String()
+	if !strings.Contains(msg, want) || strings.Count(strings.TrimSpace(msg), "\n") != 0 {
+		t.Errorf("stderr %q: want one line containing %q", msg, want)
 	}
 }
 

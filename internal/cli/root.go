@@ -85,6 +85,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		err = fmt.Errorf("writing output: %w", err)
 	}
+	var es exitStatus // `lab exec`: the command's own exit code, already reported by it
+	if errors.As(err, &es) {
+		return es.code
+	}
 	fmt.Fprintf(stderr, "wirebench: %v\n", err)
 	var ue usageError
 	// cobra's own "unknown command" error for a mistyped subcommand is a
@@ -128,6 +132,7 @@ func commands(e *env) []*cobra.Command {
 		newLatencyCmd(e),
 		newProbeCmd(e),
 		newLoopbackCmd(e),
+		newLabCmd(e),
 		newVersionCmd(e),
 	}
 }

@@ -112,6 +112,21 @@
 // CleanupStale removes exactly those, so it is safe to call while other
 // processes are running labs.
 //
+// Named labs (Config.Lab, used by `wirebench lab`) are a second family:
+// wbl-lab-<name>-a|b|r. They outlive their creator (Lab.Release closes the
+// handles and leaves the namespaces), CleanupStale never touches them
+// (their names carry no PID), and RemoveLab removes one from the kernel's
+// view alone: it ends every process inside its namespaces (NamespacePIDs)
+// and then deletes them. LabNamespaces, Inspect and StartIn let another
+// process find, describe and run programs in a named lab.
+//
+// # Addresses elsewhere in 198.18.0.0/15
+//
+// Config.Net moves the IPv4 addresses to another network inside
+// 198.18.0.0/15 (at most a /30): A takes its .1 and B its .2, and with a
+// router R takes .0 and .3; the diagrams above show the default,
+// 198.18.0.0/24.
+//
 // # Privileges and platforms
 //
 // Creating a lab needs root (or CAP_SYS_ADMIN and CAP_NET_ADMIN) and

@@ -37,28 +37,21 @@ const (
 	DefaultLatency = 20 * time.Millisecond
 )
 
-// Addresses used inside a lab. They come from the RFC 2544 benchmarking
-// block 198.18.0.0/15 (IPv4) and the RFC 5180 block 2001:2::/48 (IPv6);
-// every lab uses the same ones, which is safe because each lab's
-// namespaces see only their own veth pair. No default route is installed:
-// the only reachable destination from a host is the other host.
+// Addresses used inside a lab. IPv4 addresses come from Config.Net
+// (default 198.18.0.0/24, inside the RFC 2544 benchmarking block
+// 198.18.0.0/15): A is .1 and B .2 of it. IPv6 ones come from the RFC 5180
+// block 2001:2::/48. Every lab may use the same ones, which is safe because
+// each lab's namespaces see only their own veth pairs. No default route is
+// installed: the only reachable destination from a host is the other host.
+//
+// With a router (Config.Router) there are two point-to-point links, A–R and
+// R–B, each a /31 (RFC 3021) or /127 (RFC 6164), so that A and B keep the
+// addresses they have in the two-host lab and R takes the other address of
+// each link (the network's .0 and .3). A and B each have one route, to the
+// other link via R; there is still no default route anywhere.
 var (
-	addrA  = netip.MustParsePrefix("198.18.0.1/24")
-	addrB  = netip.MustParsePrefix("198.18.0.2/24")
-	addr6A = netip.MustParsePrefix("2001:2::1/64")
-	addr6B = netip.MustParsePrefix("2001:2::2/64")
-)
-
-// Addresses of the router topology (Config.Router): two point-to-point
-// links, A–R and R–B, each a /31 (RFC 3021) or /127 (RFC 6164), so that A
-// and B keep the addresses they have in the two-host lab and R takes the
-// other address of each link. A and B each have one route, to the other
-// link via R; there is still no default route anywhere.
-var (
-	rtrAddrA   = netip.MustParsePrefix("198.18.0.1/31") // A, on link A–R
-	rtrAddrRA  = netip.MustParsePrefix("198.18.0.0/31") // R, on link A–R
-	rtrAddrB   = netip.MustParsePrefix("198.18.0.2/31") // B, on link R–B
-	rtrAddrRB  = netip.MustParsePrefix("198.18.0.3/31") // R, on link R–B
+	addr6A     = netip.MustParsePrefix("2001:2::1/64")
+	addr6B     = netip.MustParsePrefix("2001:2::2/64")
 	rtrAddr6A  = netip.MustParsePrefix("2001:2::1/127")
 	rtrAddr6RA = netip.MustParsePrefix("2001:2::/127")
 	rtrAddr6B  = netip.MustParsePrefix("2001:2::2/127")
@@ -97,19 +90,95 @@ type Config struct {
 	// the shaper's queue, which is what latency-under-load tests need.
 	// A and B keep their addresses (198.18.0.1 and .2); see Lab.R.
 	Router bool
+	// Net is the IPv4 network the lab's addresses come from: A is its
+	// first address after the network address and B its second (R, with a
+	// router, takes the network address and the third). It must lie inside
+	// 198.18.0.0/15 and be at most a /30; the zero value means
+	// DefaultNet, 198.18.0.0/24.
+	Net netip.Prefix
+	// Lab, when set, makes a named, persistent lab (`wirebench lab`): its
+	// namespaces are called wbl-lab-<Lab>-a|b|r (LabNamespace), they
+	// outlive the creating process once Lab.Release is called, and
+	// CleanupStale never touches them (RemoveLab does). Up to 16 lower-case
+	// letters, digits or '_'. Name must then be empty.
+	Lab string
 
 	// hook, when set (by tests only), is called after each creation step and
 	// can fail it, to check that New cleans up after a failure midway.
 	hook func(step string) error
 }
 
-var labelRE = regexp.MustCompile(`^[A-Za-z0-9_]{0,16}$`)
+var (
+	labelRE    = regexp.MustCompile(`^[A-Za-z0-9_]{0,16}$`)
+	labNameRE  = regexp.MustCompile(`^[a-z0-9_]{1,16}$`)
+	benchBlock = netip.MustParsePrefix("198.18.0.0/15")
+)
+
+// DefaultNet is the lab network when Config.Net is the zero value.
+var DefaultNet = netip.MustParsePrefix("198.18.0.0/24")
+
+// LabPrefix starts the namespace names of named labs (Config.Lab). Such
+// names never parse as a test lab's (see Prefix), so CleanupStale leaves
+// them alone.
+const LabPrefix = Prefix + "lab-"
+
+// LabNamespace returns the name of namespace end ("a", "b" or "r") of the
+// named lab lab: wbl-lab-<lab>-<end>.
+func LabNamespace(lab, end string) string { return LabPrefix + lab + "-" + end }
+
+// ValidateLabName reports whether lab can name a persistent lab.
+func ValidateLabName(lab string) error {
+	if !labNameRE.MatchString(lab) {
+		return fmt.Errorf("netlab: lab name %q: want 1 to 16 lower-case letters, digits or '_'", lab)
+	}
+	return nil
+}
+
+// ValidateNet reports whether p can be a lab's network: an IPv4 network
+// (host bits zero) inside 198.18.0.0/15, at most a /30 so that it holds
+// the network address and three more.
+func ValidateNet(p netip.Prefix) error {
+	switch {
+	case !p.IsValid() || !p.Addr().Is4():
+		return fmt.Errorf("netlab: network %v: want an IPv4 network like 198.18.0.0/24", p)
+	case p.Bits() < benchBlock.Bits() || !benchBlock.Contains(p.Addr()):
+		return fmt.Errorf("netlab: network %v: must lie inside the benchmarking block %v (RFC 2544)", p, benchBlock)
+	case p.Bits() > 30:
+		return fmt.Errorf("netlab: network %v: too small, want at most a /30", p)
+	case p.Masked() != p:
+		return fmt.Errorf("netlab: network %v: host bits set, did you mean %v?", p, p.Masked())
+	}
+	return nil
+}
+
+// net returns the lab's IPv4 network.
+func (c Config) net() netip.Prefix {
+	if c.Net.IsValid() {
+		return c.Net
+	}
+	return DefaultNet
+}
+
+// hostAddr returns address i of the lab's network (0 is the network
+// address) with the given prefix length.
+func (c Config) hostAddr(i, bits int) netip.Prefix {
+	a := c.net().Addr().As4()
+	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+	v += uint32(i)
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), bits)
+}
 
 // Validate reports the first invalid field of c.
 func (c Config) Validate() error {
 	switch {
 	case !labelRE.MatchString(c.Name):
 		return fmt.Errorf("netlab: name %q: want up to 16 letters, digits or '_'", c.Name)
+	case c.Lab != "" && c.Name != "":
+		return errors.New("netlab: set Name or Lab, not both")
+	case c.Lab != "" && ValidateLabName(c.Lab) != nil:
+		return ValidateLabName(c.Lab)
+	case c.Net.IsValid() && ValidateNet(c.Net) != nil:
+		return ValidateNet(c.Net)
 	case c.MTU != 0 && (c.MTU < 68 || c.MTU > 65535):
 		return fmt.Errorf("netlab: mtu %d: want 68..65535", c.MTU)
 	case c.Burst < 0:
@@ -254,4 +323,26 @@ func parseNSName(name string) (pid int, start uint64, ok bool) {
 		return 0, 0, false
 	}
 	return pid, start, true
+}
+
+// NSLink is one network interface in a namespace, as Inspect reports it.
+type NSLink struct {
+	Name  string   `json:"name"`
+	Up    bool     `json:"up"`
+	MTU   int      `json:"mtu"`
+	Addrs []string `json:"addrs,omitempty"`
+	// Qdisc is the root qdisc's kind ("tbf", "noqueue", …).
+	Qdisc string `json:"qdisc,omitempty"`
+	// RateBPS is the tbf rate in bit/s when Qdisc is "tbf".
+	RateBPS uint64 `json:"rate_bps,omitempty"`
+}
+
+// NSInfo is what exists in one namespace: its links and the processes in it.
+type NSInfo struct {
+	Name  string   `json:"name"`
+	Links []NSLink `json:"links"`
+	// Routes are the destinations routed beyond the directly connected
+	// networks (there is never a default route).
+	Routes []string `json:"routes,omitempty"`
+	PIDs   []int    `json:"pids,omitempty"`
 }

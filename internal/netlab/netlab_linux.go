@@ -52,15 +52,17 @@ type link struct{ a, b end }
 
 // links returns the lab's veth pairs: A–B, or A–R and B–R with a router.
 func (l *Lab) links() []link {
+	c := l.Config
 	if l.R == nil {
+		bits := c.net().Bits()
 		return []link{{
-			end{l.A, ifnameA, addrA, addr6A},
-			end{l.B, ifnameB, addrB, addr6B},
+			end{l.A, ifnameA, c.hostAddr(1, bits), addr6A},
+			end{l.B, ifnameB, c.hostAddr(2, bits), addr6B},
 		}}
 	}
 	return []link{
-		{end{l.A, ifnameA, rtrAddrA, rtrAddr6A}, end{l.R, ifnameRA, rtrAddrRA, rtrAddr6RA}},
-		{end{l.B, ifnameB, rtrAddrB, rtrAddr6B}, end{l.R, ifnameRB, rtrAddrRB, rtrAddr6RB}},
+		{end{l.A, ifnameA, c.hostAddr(1, 31), rtrAddr6A}, end{l.R, ifnameRA, c.hostAddr(0, 31), rtrAddr6RA}},
+		{end{l.B, ifnameB, c.hostAddr(2, 31), rtrAddr6B}, end{l.R, ifnameRB, c.hostAddr(3, 31), rtrAddr6RB}},
 	}
 }
 
@@ -131,12 +133,16 @@ func (l *Lab) build(ctx context.Context) error {
 		return fmt.Errorf("netlab: random name suffix: %w", err)
 	}
 	base := func(end string) string {
+		if l.Config.Lab != "" {
+			return LabNamespace(l.Config.Lab, end)
+		}
 		return nsName(os.Getpid(), start, hex.EncodeToString(rnd[:]), l.Config.Name, end)
 	}
-	l.A = &Host{Name: base("a"), Ifname: ifnameA, Addr: addrA.Addr()}
-	l.B = &Host{Name: base("b"), Ifname: ifnameB, Addr: addrB.Addr()}
+	c := l.Config
+	l.A = &Host{Name: base("a"), Ifname: ifnameA, Addr: c.hostAddr(1, 32).Addr()}
+	l.B = &Host{Name: base("b"), Ifname: ifnameB, Addr: c.hostAddr(2, 32).Addr()}
 	if l.Config.Router {
-		l.R = &Host{Name: base("r"), Ifname: ifnameRB, Addr: rtrAddrRB.Addr()}
+		l.R = &Host{Name: base("r"), Ifname: ifnameRB, Addr: c.hostAddr(3, 32).Addr()}
 	}
 	steps := []struct {
 		name string
@@ -460,13 +466,8 @@ func (l *Lab) Close() error {
 	l.sys.closeOnce.Do(func() {
 		var errs []error
 		for _, h := range l.hosts() {
-			if h.sys.nl != nil {
-				h.sys.nl.Close()
-			}
-			if h.sys.ns.IsOpen() {
-				if err := h.sys.ns.Close(); err != nil {
-					errs = append(errs, fmt.Errorf("netlab: close handle of %s: %w", h.Name, err))
-				}
+			if err := h.closeHandles(); err != nil {
+				errs = append(errs, err)
 			}
 			if err := deleteNS(h.Name); err != nil {
 				errs = append(errs, err)
@@ -475,6 +476,19 @@ func (l *Lab) Close() error {
 		l.sys.closeErr = errors.Join(errs...)
 	})
 	return l.sys.closeErr
+}
+
+// closeHandles closes the host's netlink and namespace handles.
+func (h *Host) closeHandles() error {
+	if h.sys.nl != nil {
+		h.sys.nl.Close()
+	}
+	if h.sys.ns.IsOpen() {
+		if err := h.sys.ns.Close(); err != nil {
+			return fmt.Errorf("netlab: close handle of %s: %w", h.Name, err)
+		}
+	}
+	return nil
 }
 
 // deleteNS removes a named namespace: unmount its bind mount, remove the

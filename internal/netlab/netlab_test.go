@@ -2,6 +2,7 @@ package netlab
 
 import (
 	"math"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -113,10 +114,38 @@ func TestNSNameRoundTrip(t *testing.T) {
 
 func TestParseNSNameRejects(t *testing.T) {
 	for _, name := range []string{
-		"", "wbl-", "blue", "wbl-x-1-ab-a", "wbl-0-1-ab-a", "wbl-12-x-ab-a", "wbl-12-34-a", "wbx-12-34-ab-a",
+		"", "wbl-", "blue", "wbl-x-1-ab-a", LabNamespace("wb", "a"), LabNamespace("a_1_2_3", "r"), "wbl-0-1-ab-a", "wbl-12-x-ab-a", "wbl-12-34-a", "wbx-12-34-ab-a",
 	} {
 		if pid, start, ok := parseNSName(name); ok {
 			t.Errorf("parseNSName(%q) = %d, %d, true; want not ok", name, pid, start)
 		}
+	}
+}
+
+func TestValidateNet(t *testing.T) {
+	for _, ok := range []string{"198.18.0.0/24", "198.18.0.0/15", "198.19.255.252/30", "198.19.0.0/16"} {
+		if err := ValidateNet(netip.MustParsePrefix(ok)); err != nil {
+			t.Errorf("ValidateNet(%s): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"198.16.0.0/14", "198.20.0.0/24", "10.0.0.0/24", "198.18.0.1/24", "198.18.0.0/31", "2001:2::/64"} {
+		if err := ValidateNet(netip.MustParsePrefix(bad)); err == nil {
+			t.Errorf("ValidateNet(%s) = nil, want an error", bad)
+		}
+	}
+	if err := ValidateNet(netip.Prefix{}); err == nil {
+		t.Error("ValidateNet(zero) = nil")
+	}
+}
+
+func TestHostAddr(t *testing.T) {
+	c := Config{Net: netip.MustParsePrefix("198.19.255.252/30")}
+	for i, want := range []string{"198.19.255.252/31", "198.19.255.253/31", "198.19.255.254/31", "198.19.255.255/31"} {
+		if got := c.hostAddr(i, 31).String(); got != want {
+			t.Errorf("hostAddr(%d) = %s, want %s", i, got, want)
+		}
+	}
+	if got := (Config{}).hostAddr(2, 24).String(); got != "198.18.0.2/24" {
+		t.Errorf("default net: B is %s", got)
 	}
 }

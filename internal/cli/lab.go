@@ -1,0 +1,523 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/linerate"
+	"github.com/wirebench/wirebench/internal/netlab"
+	"github.com/wirebench/wirebench/internal/units"
+)
+
+// labStateDir holds one state file per lab that is up: what `lab up`
+// created, for `lab status` (the kernel's view is what `lab down` acts on,
+// so a lost state file loses nothing).
+const labStateDir = "/run/wirebench"
+
+// labDownGrace is how long `lab down` waits for processes in the lab to end
+// after SIGTERM before it sends SIGKILL.
+const labDownGrace = 3 * time.Second
+
+// labState is the state file, /run/wirebench/lab-NAME.json.
+type labState struct {
+	Schema  string               `json:"schema"`
+	Kind    string               `json:"kind"`
+	Name    string               `json:"name"`
+	Net     string               `json:"net"`
+	Medium  string               `json:"medium,omitempty"`
+	RateBPS uint64               `json:"rate_bps,omitempty"`
+	MTU     int                  `json:"mtu"`
+	Created time.Time            `json:"created"`
+	Hosts   map[string]labHostSt `json:"hosts"`
+}
+
+// labHostSt is one host of a lab in the state file.
+type labHostSt struct {
+	Namespace string `json:"namespace"`
+	Ifname    string `json:"ifname"`
+	Addr      string `json:"addr"`
+}
+
+// exitStatus carries a command's own exit code out of `lab exec`; run
+// returns it as wirebench's exit code without printing anything.
+type exitStatus struct{ code int }
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func labStatePath(name string) string { return filepath.Join(labStateDir, "lab-"+name+".json") }
+
+// labNeedsRoot turns netlab.Available's error into the one line a user
+// without privileges sees.
+func labNeedsRoot() error {
+	err := netlab.Available()
+	if errors.Is(err, netlab.ErrNotSupported) {
+		return errors.New("wirebench lab needs Linux network namespaces; this system has none")
+	}
+	if err != nil {
+		return fmt.Errorf("lab needs root (or CAP_SYS_ADMIN and CAP_NET_ADMIN) and iproute2's ip and tc: %w", err)
+	}
+	return nil
+}
+
+func newLabCmd(e *env) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "lab",
+		Short: "A two-host lab without hardware: network namespaces a and b joined by a shaped veth wire",
+		Long: `wirebench lab makes a named lab that outlives the command: network namespaces
+a (198.18.0.1) and b (198.18.0.2) joined by a veth pair, optionally shaped as an
+Ethernet wire in both directions. Run programs in it with "lab exec", remove it
+with "lab down". Needs root (or CAP_SYS_ADMIN and CAP_NET_ADMIN). See docs/lab-hosts.md.`,
+		Args: exactArgs(0, "a subcommand: up, down, status or exec"),
+		RunE: func(c *cobra.Command, _ []string) error { return usagef("lab: choose up, down, status or exec") },
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if err := netlab.ValidateLabName(name); err != nil {
+				return usagef("invalid --name: %v", strings.TrimPrefix(err.Error(), "netlab: "))
+			}
+			return nil
+		},
+	}
+	cmd.PersistentFlags().StringVar(&name, "name", "wb", "lab name (1-16 of a-z, 0-9, _): namespaces wbl-lab-NAME-a and -b")
+	cmd.AddCommand(newLabUpCmd(e, &name), newLabDownCmd(e, &name), newLabStatusCmd(e, &name), newLabExecCmd(e, &name))
+	for _, c := range cmd.Commands() {
+		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	}
+	return cmd
+}
+
+// labUpFlags are `lab up`'s options.
+type labUpFlags struct {
+	net    string
+	medium string
+	rate   string
+	mtu    int
+}
+
+// config turns the flags into a netlab configuration (shaped both ways).
+func (f labUpFlags) config(name string) (netlab.Config, string, error) {
+	cfg := netlab.Config{Lab: name, MTU: f.mtu, ShapeBothWays: true}
+	p, err := netip.ParsePrefix(f.net)
+	if err != nil {
+		return cfg, "", usagef("invalid --net %q: want a network like 198.18.0.0/24", f.net)
+	}
+	if err := netlab.ValidateNet(p); err != nil {
+		return cfg, "", usagef("invalid --net: %v", strings.TrimPrefix(err.Error(), "netlab: "))
+	}
+	cfg.Net = p
+	medium := f.medium
+	switch {
+	case f.medium != "" && f.rate != "":
+		return cfg, "", usagef("choose one of --medium and --rate")
+	case f.medium != "":
+		m, err := linerate.LookupMedium(f.medium)
+		if err != nil {
+			return cfg, "", usagef("%v (known media: %s)", err, strings.Join(linerate.MediumNames(), ", "))
+		}
+		if m.Kind != linerate.Ethernet {
+			return cfg, "", usagef("--medium %s: the lab emulates Ethernet wires only (eth10, eth100, eth1g, ...); a relay with a device model will cover other media", f.medium)
+		}
+		cfg.RateBPS = uint64(m.BitRate)
+	case f.rate != "":
+		s := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(f.rate)), "bit") // tc style: 100mbit
+		r, err := units.ParseRate(s)
+		if err != nil || r.PPS || r.Value < 1000 || r.Value > 100e9 {
+			return cfg, "", usagef("invalid --rate %q: want a bit rate from 1k to 100G, like 100mbit or 100M", f.rate)
+		}
+		cfg.RateBPS = uint64(r.Value)
+		medium = ""
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, "", usagef("%v", strings.TrimPrefix(err.Error(), "netlab: "))
+	}
+	return cfg, medium, nil
+}
+
+func newLabUpCmd(e *env, name *string) *cobra.Command {
+	var f labUpFlags
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Create the lab (first removing what a crashed run left behind)",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(*cobra.Command, []string) error {
+			cfg, medium, err := f.config(*name)
+			if err != nil {
+				return err
+			}
+			if err := labNeedsRoot(); err != nil {
+				return err
+			}
+			return labUp(e, cfg, medium)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.net, "net", netlab.DefaultNet.String(), "IPv4 network inside 198.18.0.0/15 (at most a /30): a gets its .1, b its .2")
+	fl.StringVar(&f.medium, "medium", "", "shape both directions as this Ethernet medium (eth10, eth100, eth1g, ...)")
+	fl.StringVar(&f.rate, "rate", "", "shape both directions as an Ethernet wire of this rate (e.g. 100mbit)")
+	fl.IntVar(&f.mtu, "mtu", netlab.DefaultMTU, "MTU of the veth pair")
+	return cmd
+}
+
+// labUp creates the lab: it refuses when the lab is already up, removes a
+// crashed run's leftovers, builds the namespaces, writes the state file and
+// prints what to run where.
+func labUp(e *env, cfg netlab.Config, medium string) error {
+	name := cfg.Lab
+	nss, err := netlab.LabNamespaces(name)
+	if err != nil {
+		return err
+	}
+	if st, err := readLabState(name); err == nil && labComplete(st, nss) {
+		return fmt.Errorf("lab %s is already up (see `wirebench lab status%s`); remove it first with `wirebench lab down%s`",
+			name, nameFlag(name), nameFlag(name))
+	}
+	if len(nss) > 0 {
+		removed, killed, err := netlab.RemoveLab(e.ctx, name, labDownGrace)
+		fmt.Fprintf(e.stderr, "wirebench: removed leftovers of an earlier lab %s: namespaces %s%s\n",
+			name, strings.Join(removed, " "), pidNote(killed))
+		if err != nil {
+			return fmt.Errorf("removing leftovers of lab %s: %w", name, err)
+		}
+	}
+	if err := os.Remove(labStatePath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing stale state file: %w", err)
+	}
+	lab, err := netlab.New(e.ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("creating lab %s: %w", name, err)
+	}
+	st := labState{
+		Schema: "wirebench/1", Kind: "lab", Name: name, Net: cfg.Net.String(), Medium: medium,
+		RateBPS: cfg.RateBPS, MTU: lab.Config.MTU, Created: time.Now().UTC().Truncate(time.Second),
+		Hosts: map[string]labHostSt{
+			"a": {Namespace: lab.A.Name, Ifname: lab.A.Ifname, Addr: lab.A.Addr.String()},
+			"b": {Namespace: lab.B.Name, Ifname: lab.B.Ifname, Addr: lab.B.Addr.String()},
+		},
+	}
+	if err := writeLabState(st); err != nil {
+		return errors.Join(err, lab.Close())
+	}
+	lab.Release()
+	printLabUp(e.stdout, st)
+	return nil
+}
+
+// labComplete reports whether every namespace the state file names exists.
+func labComplete(st labState, nss []string) bool {
+	for _, h := range st.Hosts {
+		if !slices.Contains(nss, h.Namespace) {
+			return false
+		}
+	}
+	return len(st.Hosts) > 0
+}
+
+func nameFlag(name string) string {
+	if name == "wb" {
+		return ""
+	}
+	return " --name " + name
+}
+
+func pidNote(pids []int) string {
+	if len(pids) == 0 {
+		return ""
+	}
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = fmt.Sprint(p)
+	}
+	return "; ended processes " + strings.Join(s, " ")
+}
+
+func printLabUp(w io.Writer, st labState) {
+	a, b := st.Hosts["a"], st.Hosts["b"]
+	wire := "unshaped (veth speed)"
+	switch {
+	case st.Medium != "":
+		wire = fmt.Sprintf("shaped as %s (%s each way)", st.Medium, rateText(st.RateBPS))
+	case st.RateBPS != 0:
+		wire = fmt.Sprintf("shaped as a %s Ethernet wire each way", rateText(st.RateBPS))
+	}
+	fmt.Fprintf(w, "lab %s is up: %s, MTU %d, net %s, no default route\n", st.Name, wire, st.MTU, st.Net)
+	fmt.Fprintf(w, "  a  %-15s namespace %s (%s)\n", a.Addr, a.Namespace, a.Ifname)
+	fmt.Fprintf(w, "  b  %-15s namespace %s (%s)\n", b.Addr, b.Namespace, b.Ifname)
+	if st.RateBPS != 0 {
+		fmt.Fprintf(w, "  UDP goodput the wire allows at 1470 bytes: %.2f Mbit/s\n",
+			netlab.WireGoodput(st.RateBPS, 1470, 28)/1e6)
+	}
+	n := nameFlag(st.Name)
+	client := "wirebench client " + b.Addr + " -u -b 100M"
+	switch {
+	case st.Medium != "":
+		client += " --medium " + st.Medium
+	case st.RateBPS != 0:
+		client += " --link-rate " + rateText(st.RateBPS)
+	}
+	fmt.Fprintf(w, "run:\n  wirebench lab exec%s b -- wirebench server\n  wirebench lab exec%s a -- %s\n", n, n, client)
+	fmt.Fprintf(w, "see: wirebench lab status%s    remove: wirebench lab down%s\n", n, n)
+}
+
+// rateText formats a bit rate the way --rate reads it back (100M, 1G, 2.5M).
+func rateText(bps uint64) string {
+	switch {
+	case bps >= 1e9 && bps%1e7 == 0:
+		return fmt.Sprintf("%gG", float64(bps)/1e9)
+	case bps >= 1e6 && bps%1e4 == 0:
+		return fmt.Sprintf("%gM", float64(bps)/1e6)
+	case bps >= 1e3 && bps%10 == 0:
+		return fmt.Sprintf("%gk", float64(bps)/1e3)
+	}
+	return fmt.Sprint(bps)
+}
+
+func writeLabState(st labState) error {
+	if err := os.MkdirAll(labStateDir, 0o755); err != nil {
+		return fmt.Errorf("writing lab state: %w", err)
+	}
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("writing lab state: %w", err)
+	}
+	p := labStatePath(st.Name)
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing lab state: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return fmt.Errorf("writing lab state: %w", err)
+	}
+	return nil
+}
+
+func readLabState(name string) (labState, error) {
+	var st labState
+	b, err := os.ReadFile(labStatePath(name))
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("reading %s: %w", labStatePath(name), err)
+	}
+	return st, nil
+}
+
+func newLabDownCmd(e *env, name *string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "down",
+		Short: "Remove every namespace, link, qdisc and process of the lab",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(*cobra.Command, []string) error {
+			if err := labNeedsRoot(); err != nil {
+				return err
+			}
+			removed, killed, err := netlab.RemoveLab(e.ctx, *name, labDownGrace)
+			if rerr := os.Remove(labStatePath(*name)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+				err = errors.Join(err, fmt.Errorf("removing state file: %w", rerr))
+			}
+			if err != nil {
+				return fmt.Errorf("removing lab %s: %w", *name, err)
+			}
+			if len(removed) == 0 {
+				fmt.Fprintf(e.stdout, "lab %s: nothing to remove\n", *name)
+				return nil
+			}
+			fmt.Fprintf(e.stdout, "lab %s removed: namespaces %s%s\n", *name, strings.Join(removed, " "), pidNote(killed))
+			return nil
+		},
+	}
+}
+
+// labStatus is `lab status --json`.
+type labStatus struct {
+	Schema string `json:"schema"`
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	// State is "up" (the state file and all its namespaces exist),
+	// "partial" (a crashed run's leftovers) or "down" (nothing exists).
+	State      string          `json:"state"`
+	Config     *labState       `json:"config,omitempty"`
+	Namespaces []netlab.NSInfo `json:"namespaces"`
+	// StateFileError says why the state file could not be read, if it
+	// exists but is unreadable or garbled (the lab is then "partial").
+	StateFileError string `json:"state_file_error,omitempty"`
+}
+
+func newLabStatusCmd(e *env, name *string) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show what exists of the lab: namespaces, links, addresses, qdiscs, processes",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(*cobra.Command, []string) error {
+			if err := labNeedsRoot(); err != nil {
+				return err
+			}
+			s, err := readLabStatus(*name)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(e.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(s)
+			}
+			printLabStatus(e.stdout, s)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
+	return cmd
+}
+
+func readLabStatus(name string) (labStatus, error) {
+	s := labStatus{Schema: "wirebench/1", Kind: "lab-status", Name: name, State: "down", Namespaces: []netlab.NSInfo{}}
+	nss, err := netlab.LabNamespaces(name)
+	if err != nil {
+		return s, err
+	}
+	for _, ns := range nss {
+		info, err := netlab.Inspect(ns)
+		if err != nil {
+			return s, fmt.Errorf("inspecting lab %s: %w", name, err)
+		}
+		s.Namespaces = append(s.Namespaces, info)
+	}
+	st, err := readLabState(name)
+	switch {
+	case err == nil:
+		s.Config = &st
+	case !errors.Is(err, os.ErrNotExist):
+		s.StateFileError = err.Error()
+	}
+	switch {
+	case s.Config != nil && labComplete(*s.Config, nss):
+		s.State = "up"
+	case len(nss) > 0 || s.Config != nil || s.StateFileError != "":
+		s.State = "partial"
+	}
+	return s, nil
+}
+
+func printLabStatus(w io.Writer, s labStatus) {
+	switch s.State {
+	case "down":
+		fmt.Fprintf(w, "lab %s: down (nothing exists)\n", s.Name)
+		return
+	case "partial":
+		fmt.Fprintf(w, "lab %s: partial, the leftovers of an interrupted run (`wirebench lab up%s` or `lab down%s` removes them)\n",
+			s.Name, nameFlag(s.Name), nameFlag(s.Name))
+	default:
+		fmt.Fprintf(w, "lab %s: up since %s, net %s\n", s.Name, s.Config.Created.Format(time.RFC3339), s.Config.Net)
+	}
+	if s.StateFileError != "" {
+		fmt.Fprintf(w, "  state file: %s\n", s.StateFileError)
+	}
+	for _, ns := range s.Namespaces {
+		fmt.Fprintf(w, "  %s\n", ns.Name)
+		for _, l := range ns.Links {
+			state := "down"
+			if l.Up {
+				state = "up"
+			}
+			q := l.Qdisc
+			if l.RateBPS != 0 {
+				q += " " + rateText(l.RateBPS) + "bit/s"
+			}
+			fmt.Fprintf(w, "    %-8s %-4s mtu %d  %s  qdisc %s\n", l.Name, state, l.MTU, strings.Join(l.Addrs, " "), q)
+		}
+		for _, r := range ns.Routes {
+			fmt.Fprintf(w, "    route %s\n", r)
+		}
+		if len(ns.PIDs) > 0 {
+			fmt.Fprintf(w, "    processes%s\n", strings.TrimPrefix(pidNote(ns.PIDs), "; ended processes"))
+		}
+	}
+}
+
+func newLabExecCmd(e *env, name *string) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "exec a|b -- COMMAND [ARG...]",
+		Short: "Run a command inside host a or b of the lab; its exit code is wirebench's",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) >= 2 && args[1] == "--" {
+				args = append([]string{args[0]}, args[2:]...) // "--" after the host: flags stop at the host, so cobra keeps it
+			}
+			if len(args) < 2 {
+				return usagef("expected a host (a or b) and a command, like: lab exec b -- wirebench server")
+			}
+			if args[0] != "a" && args[0] != "b" {
+				return usagef("unknown host %q: want a or b", args[0])
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			if err := labNeedsRoot(); err != nil {
+				return err
+			}
+			argv := args[1:]
+			if argv[0] == "--" {
+				argv = argv[1:]
+			}
+			return labExec(e, *name, args[0], argv)
+		},
+	}
+	cmd.Flags().SetInterspersed(false) // everything after the host belongs to the command
+	return cmd
+}
+
+// labExec runs argv in host's namespace with wirebench's standard streams
+// and returns its exit status. Signals are not forwarded: a Ctrl-C at the
+// terminal reaches the command directly (it is in the same process group),
+// and wirebench waits for it to end.
+func labExec(e *env, name, host string, argv []string) error {
+	ns := netlab.LabNamespace(name, host)
+	nss, err := netlab.LabNamespaces(name)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(nss, ns) {
+		return fmt.Errorf("lab %s has no host %s (no namespace %s): start it with `wirebench lab up%s`", name, host, ns, nameFlag(name))
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return fmt.Errorf("lab exec: %w", err)
+	}
+	cmd := &exec.Cmd{Path: path, Args: argv, Stdin: os.Stdin, Stdout: rawWriter(e.stdout), Stderr: e.stderr, WaitDelay: time.Second}
+	if err := netlab.StartIn(ns, cmd); err != nil {
+		return fmt.Errorf("lab exec %s in %s: %w", argv[0], ns, err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return exitStatus{128 + int(ws.Signal())} // as a shell reports it
+		}
+		return exitStatus{ee.ExitCode()}
+	}
+	return fmt.Errorf("lab exec %s: %w", argv[0], err)
+}
+
+// rawWriter returns the file under wirebench's output wrapper, so that a
+// command run by `lab exec` writes to the terminal itself (and sees one).
+func rawWriter(w io.Writer) io.Writer {
+	if ew, ok := w.(*errWriter); ok {
+		if f, ok := ew.w.(*os.File); ok {
+			return f
+		}
+	}
+	return w
+}

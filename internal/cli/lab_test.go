@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestLabUsageErrors: every malformed `lab` command line gets one error
+// line and exit code 2, before anything is created (so no root is needed).
+func TestLabUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"lab"}, "choose up, down, status or exec"},
+		{[]string{"lab", "sideways"}, "expected a subcommand"},
+		{[]string{"lab", "up", "--net", "10.0.0.0/24"}, "must lie inside the benchmarking block 198.18.0.0/15"},
+		{[]string{"lab", "up", "--net", "198.20.0.0/24"}, "must lie inside"},
+		{[]string{"lab", "up", "--net", "198.16.0.0/14"}, "must lie inside"},
+		{[]string{"lab", "up", "--net", "198.18.0.5/24"}, "host bits set, did you mean 198.18.0.0/24"},
+		{[]string{"lab", "up", "--net", "198.18.0.0/31"}, "too small"},
+		{[]string{"lab", "up", "--net", "2001:2::/64"}, "want an IPv4 network"},
+		{[]string{"lab", "up", "--net", "lab"}, "invalid --net"},
+		{[]string{"lab", "up", "--name", "Bad-Name"}, "invalid --name"},
+		{[]string{"lab", "up", "--name", ""}, "invalid --name"},
+		{[]string{"lab", "up", "--name", "seventeen_chars_x"}, "invalid --name"},
+		{[]string{"lab", "up", "--medium", "eth7"}, "medium"},
+		{[]string{"lab", "up", "--medium", "usb2-ecm"}, "Ethernet wires only"},
+		{[]string{"lab", "up", "--medium", "eth100", "--rate", "100mbit"}, "choose one of --medium and --rate"},
+		{[]string{"lab", "up", "--rate", "fast"}, "invalid --rate"},
+		{[]string{"lab", "up", "--rate", "8000pps"}, "invalid --rate"},
+		{[]string{"lab", "up", "--mtu", "40"}, "mtu 40"},
+		{[]string{"lab", "up", "--model", "loss=1%"}, "unknown flag"},
+		{[]string{"lab", "up", "extra"}, "expected no arguments"},
+		{[]string{"lab", "down", "--name", "x-y"}, "invalid --name"},
+		{[]string{"lab", "status", "--yaml"}, "unknown flag"},
+		{[]string{"lab", "exec", "c", "--", "true"}, `unknown host "c"`},
+		{[]string{"lab", "exec", "a"}, "expected a host (a or b) and a command"},
+		{[]string{"lab", "exec", "a", "--"}, "expected a host (a or b) and a command"},
+		{[]string{"lab", "exec"}, "expected a host"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) { wantUsageError(t, tt.args, tt.want) })
+	}
+}
+
+func TestLabUpFlagsConfig(t *testing.T) {
+	cfg, medium, err := labUpFlags{net: "198.19.7.0/24", rate: "100mbit", mtu: 1500}.config("t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.RateBPS != 100e6 || medium != "" || cfg.Net.String() != "198.19.7.0/24" || !cfg.ShapeBothWays || cfg.Lab != "t" {
+		t.Fatalf("config %+v, medium %q", cfg, medium)
+	}
+	cfg, medium, err = labUpFlags{net: "198.18.0.0/24", medium: "eth1g", mtu: 1500}.config("t")
+	if err != nil || cfg.RateBPS != 1e9 || medium != "eth1g" {
+		t.Fatalf("eth1g: %+v %q %v", cfg, medium, err)
+	}
+}
+
+func TestRateText(t *testing.T) {
+	for in, want := range map[uint64]string{100e6: "100M", 1e9: "1G", 2_500_000: "2.5M", 64000: "64k", 999: "999", 10e9: "10G"} {
+		if got := rateText(in); got != want {
+			t.Errorf("rateText(%d) = %q, want %q", in, got, want)
+		}
+	}
+}
