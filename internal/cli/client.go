@@ -34,6 +34,9 @@ type clientFlags struct {
 	bidir      bool // iperf3 --bidir
 	counters64 bool // iperf3 --udp-counters-64bit
 	jsonIperf3 bool // iperf3 -J output
+	bind       string
+	cport      int
+	sockFlags
 	linkFlags
 	latencyFlags
 }
@@ -81,6 +84,9 @@ The dialect decides what goes on the wire:
 	fl.BoolVar(&f.jsonIperf3, "json-iperf3", false, "iperf3: print iperf3's own -J document instead of wirebench/1")
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, docs/json.md)")
 	fl.BoolVar(&f.csv, "csv", false, "print intervals and summary as CSV")
+	fl.StringVarP(&f.bind, "bind", "B", "", "local address (and port) our connections start from: host, host:port, [v6]:port")
+	fl.IntVar(&f.cport, "cport", 0, "local port of the data streams; with -P, stream i uses this port + i")
+	f.sockFlags.register(cmd)
 	f.linkFlags.register(cmd)
 	f.latencyFlags.register(cmd)
 	return cmd
@@ -134,6 +140,25 @@ func (f *clientFlags) config(cmd *cobra.Command, host string) (session.ClientCon
 	}
 	if f.listenPort != 0 && !f.tradeoff && !f.dual {
 		return cfg, usagef("-L is the port for the -r/-d connect-back; add -r or -d")
+	}
+	var err error
+	if cfg.Socket, err = f.sockFlags.options(); err != nil {
+		return cfg, err
+	}
+	cfg.IPv6 = f.v6
+	if f.bind != "" {
+		if cfg.BindHost, cfg.CPort, err = parseBind(f.bind); err != nil {
+			return cfg, err
+		}
+	}
+	if f.cport != 0 {
+		if cfg.CPort != 0 {
+			return cfg, usagef("-B %s already names the client port; drop --cport or the port in -B", f.bind)
+		}
+		if f.cport < 1 || f.cport > 65535 {
+			return cfg, usagef("invalid --cport %d: want 1-65535", f.cport)
+		}
+		cfg.CPort = f.cport
 	}
 	return cfg, nil
 }

@@ -25,6 +25,7 @@ type serverFlags struct {
 	iperf3Port  int
 	maxRate     string
 	json, csv   bool
+	sockFlags
 	linkFlags
 }
 
@@ -60,6 +61,7 @@ address the test came from.`,
 	// iperf muscle memory: -u is accepted and means nothing (both are served).
 	var udp bool
 	fl.BoolVarP(&udp, "udp", "u", false, "accepted for iperf compatibility: TCP and UDP are always served")
+	f.sockFlags.register(cmd)
 	f.linkFlags.register(cmd)
 	return cmd
 }
@@ -92,6 +94,10 @@ func runServer(e *env, f *serverFlags) error {
 	if err != nil {
 		return err
 	}
+	sock, err := f.sockFlags.options()
+	if err != nil {
+		return err
+	}
 	if w, ok := e.stdout.(*errWriter); ok {
 		// A server runs for hours: say at once when its results stop
 		// reaching the output, rather than only at exit.
@@ -119,7 +125,8 @@ func runServer(e *env, f *serverFlags) error {
 		IdleTimeout: time.Duration(f.idle * float64(time.Second)),
 		MaxDuration: time.Duration(f.maxDuration * float64(time.Second)),
 		MaxSendRate: maxRate,
-		OnLog:       func(msg string) { e.logf("%s", msg) },
+		Socket:      sock, IPv6: f.v6,
+		OnLog: func(msg string) { e.logf("%s", msg) },
 	}
 	if f.port == 0 {
 		cfg.Port = -1

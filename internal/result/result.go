@@ -77,6 +77,9 @@ type Test struct {
 	Streams     int     `json:"streams"`
 	Mode        string  `json:"mode,omitempty"` // "", "reverse", "full-duplex", "dual", "tradeoff"
 	PeerVersion string  `json:"peer_version,omitempty"`
+	// Socket records the socket options asked for (-w, -M, -N, -S, -T,
+	// -B/--cport) and the buffer sizes the kernel reported; nil when none.
+	Socket *Socket `json:"socket,omitempty"`
 }
 
 // Interval is one reporting interval summed over all streams of a flow.
@@ -174,3 +177,18 @@ func New(role string) *Result {
 
 // Warn appends a warning.
 func (r *Result) Warn(msg string) { r.Warnings = append(r.Warnings, msg) }
+
+// Socket is what was asked of this side's data sockets, and what the kernel
+// reported back.
+type Socket struct {
+	RequestedBuffer int `json:"requested_buffer,omitempty"` // -w, bytes
+	// SendBuffer and ReceiveBuffer are SO_SNDBUF and SO_RCVBUF as getsockopt
+	// reports them after -w (Linux reports double the size it granted).
+	SendBuffer    int    `json:"send_buffer,omitempty"`
+	ReceiveBuffer int    `json:"receive_buffer,omitempty"`
+	MSS           int    `json:"mss,omitempty"` // -M: TCP_MAXSEG asked for
+	TOS           *int   `json:"tos,omitempty"` // -S: IP_TOS / IPV6_TCLASS
+	TTL           int    `json:"ttl,omitempty"` // -T: IP_TTL / IPV6_UNICAST_HOPS
+	NoDelay       bool   `json:"nodelay,omitempty"`
+	Bind          string `json:"bind,omitempty"` // -B / --cport: local address of the first stream
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/sockopt"
 	"github.com/wirebench/wirebench/internal/units"
 	"github.com/wirebench/wirebench/internal/version"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
@@ -51,6 +52,17 @@ type ClientConfig struct {
 	// Congestion names the TCP congestion control algorithm for our
 	// connections (Linux; "" = the system default).
 	Congestion string
+
+	// Socket holds the options for our data sockets: -w, -M, -N, -S, -T.
+	Socket sockopt.Options
+	// BindHost is the local address our connections start from (-B);
+	// "" lets the system choose.
+	BindHost string
+	// CPort is the local port of the first data stream (--cport, or -B's
+	// port); stream i uses CPort+i. 0 lets the system choose.
+	CPort int
+	// IPv6 makes every connection IPv6 (-V).
+	IPv6 bool
 
 	// OnInterval, when set, receives each interval as it ends.
 	OnInterval func(result.Interval)
@@ -98,6 +110,9 @@ func (c *ClientConfig) Validate() error {
 	}
 	if c.Host == "" {
 		return errors.New("no host given")
+	}
+	if err := c.validateSockets(); err != nil {
+		return err
 	}
 	if c.Port < 1 || c.Port > 65535 || c.ListenPort < 1 || c.ListenPort > 65535 {
 		return fmt.Errorf("port out of range 1-65535")

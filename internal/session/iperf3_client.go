@@ -88,7 +88,7 @@ func i3ClientValidate(c *ClientConfig) error {
 	} else if c.Length < 1 || c.Length > iperf3.MaxBlockSize {
 		return fmt.Errorf("TCP length %d out of range 1 byte to %d for iperf3", c.Length, iperf3.MaxBlockSize)
 	}
-	return nil
+	return c.validateSockets()
 }
 
 // runIperf3 is RunClient for the iperf3 dialect.
@@ -161,6 +161,12 @@ func (cl *i3Client) buildParams() *iperf3.Params {
 		Len: int64(cfg.Length), PacingTimer: 1000, UDPCounters64Bit: cfg.UDP && cfg.UDPCounters64Bit,
 		WB: &iperf3.WBParams{Version: iperf3.WBVersion, Agent: "wirebench/" + version.String(), Duplicates: true,
 			IntervalMs: max(cfg.Interval.Milliseconds(), 0)}}
+	// The peer applies these to its end of each stream, as iperf3 does.
+	so := cfg.socketOptions()
+	p.MSS, p.Window, p.NoDelay, p.Congestion = int64(so.MSS), int64(so.Buffer), so.NoDelay, so.Congestion
+	if so.SetTOS {
+		p.TOS = int64(so.TOS)
+	}
 	if cfg.Bytes > 0 {
 		p.Num = cfg.Bytes
 	} else {
@@ -177,8 +183,15 @@ func (cl *i3Client) buildParams() *iperf3.Params {
 // streams. Any failure here means the test did not start.
 func (cl *i3Client) setUp(ctx context.Context) error {
 	cfg := cl.cfg
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", cfg.addr())
+	d := net.Dialer{}
+	if cfg.BindHost != "" {
+		a, err := net.ResolveTCPAddr(cfg.network(false), net.JoinHostPort(cfg.BindHost, "0"))
+		if err != nil {
+			return fmt.Errorf("resolving the bind address %q: %w", cfg.BindHost, err)
+		}
+		d.LocalAddr = a
+	}
+	c, err := d.DialContext(ctx, cfg.network(false), cfg.addr())
 	if err != nil {
 		return fmt.Errorf("connecting to %s: %w", cfg.addr(), err)
 	}
@@ -278,26 +291,29 @@ func (cl *i3Client) openStreams(ctx context.Context) error {
 }
 
 func (cl *i3Client) openTCP(ctx context.Context, s *i3ClientStream) error {
-	var d net.Dialer
-	if cl.cfg.Congestion != "" {
-		d.Control = congestionControl(cl.cfg.Congestion)
-	}
-	c, err := d.DialContext(ctx, "tcp", cl.cfg.addr())
+	c, err := cl.cfg.dialTCP(ctx, len(cl.streams)-1)
 	if err != nil {
 		return err
 	}
 	s.tcp = c
+	if len(cl.streams) == 1 {
+		cl.cfg.recordSocket(cl.r, c, nil)
+	}
 	return iperf3.NewConn(c).WriteCookie(ctx, cl.cookie)
 }
 
 // openUDP runs the UDP connect handshake: "9876" out, any known reply form
 // back (data datagrams that overtake the reply in reverse mode are skipped).
 func (cl *i3Client) openUDP(ctx context.Context, s *i3ClientStream) error {
-	c, err := udpio.Dial(ctx, "udp", cl.cfg.addr(), "", udpSocketOptions)
+	c, err := cl.cfg.dialUDP(ctx, len(cl.streams)-1)
 	if err != nil {
 		return err
 	}
 	s.udp = c
+	if len(cl.streams) == 1 {
+		caps := c.Capabilities()
+		cl.cfg.recordSocket(cl.r, nil, &caps)
+	}
 	if !s.send {
 		s.urx = newI3UDPRecv(cl.cfg.UDPCounters64Bit)
 	}

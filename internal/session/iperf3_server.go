@@ -16,6 +16,7 @@ import (
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/sockopt"
 	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/udpio"
 	"github.com/wirebench/wirebench/internal/wire/iperf3"
@@ -47,15 +48,13 @@ func (s *Server) EnableIperf3(ctx context.Context, cfg Iperf3Config) (int, error
 		return 0, nil
 	}
 	port := max(cfg.Port, 0)
-	addr := net.JoinHostPort(s.cfg.Bind, strconv.Itoa(port))
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", addr)
+	ln, err := s.listenTCP(ctx, port)
 	if err != nil {
-		return 0, fmt.Errorf("listening on tcp %s for iperf3: %w", addr, err)
+		return 0, fmt.Errorf("for iperf3: %w", err)
 	}
 	port = ln.Addr().(*net.TCPAddr).Port
 	uaddr := net.JoinHostPort(s.cfg.Bind, strconv.Itoa(port))
-	uc, err := udpio.Listen(ctx, "udp", uaddr, udpSocketOptions)
+	uc, err := udpio.Listen(ctx, s.network("udp"), uaddr, s.udpOptions())
 	if err != nil {
 		ln.Close()
 		return 0, fmt.Errorf("listening on udp %s for iperf3: %w", uaddr, err)
@@ -211,6 +210,12 @@ type i3Test struct {
 	ready     chan struct{} // closed when every stream arrived
 	done      chan struct{} // closed when the test is over
 	ended     atomic.Bool
+
+	// sockWarn holds what went wrong applying the client's socket
+	// options (guarded by hub.mu); sockBufs the buffer sizes the kernel
+	// reported for the first TCP stream.
+	sockWarn []string
+	sockBufs sockopt.Buffers
 }
 
 // i3SrvStream is one data stream of a server test.
@@ -263,6 +268,9 @@ func (t *i3Test) attachTCP(ctx context.Context, c net.Conn) {
 		t.addStreamLocked(&i3SrvStream{tcp: c})
 	}
 	h.mu.Unlock()
+	if ok {
+		t.applySocket(c)
+	}
 	if !ok {
 		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
 		_, _ = c.Write([]byte{iperf3.AccessDenied.Byte()})
@@ -636,6 +644,7 @@ func (sv *i3ServerTest) newResult() *result.Result {
 	r.Version = versionString()
 	r.StartedAt = sv.start.UTC()
 	r.Test.PeerVersion = p.ClientVersion
+	t.recordSocket(r)
 	if p.WB != nil && p.WB.Agent != "" {
 		r.Test.PeerVersion = p.WB.Agent
 	}

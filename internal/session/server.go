@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/sockopt"
 	"github.com/wirebench/wirebench/internal/udpio"
 	"github.com/wirebench/wirebench/internal/version"
 )
@@ -46,6 +47,12 @@ type ServerConfig struct {
 	// The client's header is all it takes to make the server send, so this
 	// bounds what a spoofed source can aim at its victim.
 	MaxSendRate float64
+	// Socket holds the options for the server's sockets (-w, -M, -N, -S,
+	// -T), set on the listeners so accepted connections inherit them, and
+	// on connect-back sockets.
+	Socket sockopt.Options
+	// IPv6 listens on IPv6 only (-V); "" Bind then means "::".
+	IPv6 bool
 
 	// OnTestStart is called when a test is accepted, with the test number
 	// and a description of the peer; OnInterval with each interval of a
@@ -122,16 +129,17 @@ type Server struct {
 func Listen(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	cfg.applyDefaults()
 	s := &Server{cfg: cfg, oneShot: make(chan struct{}), logs: newRateLog(cfg.OnLog)}
-	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err := cfg.Socket.Validate(); err != nil {
+		return nil, err
+	}
+	ln, err := s.listenTCP(ctx, cfg.Port)
 	if err != nil {
-		return nil, fmt.Errorf("listening on tcp %s: %w", addr, err)
+		return nil, err
 	}
 	s.tcp = ln
 	s.port = ln.Addr().(*net.TCPAddr).Port
 	uaddr := net.JoinHostPort(cfg.Bind, strconv.Itoa(s.port))
-	uc, err := udpio.Listen(ctx, "udp", uaddr, udpSocketOptions)
+	uc, err := udpio.Listen(ctx, s.network("udp"), uaddr, s.udpOptions())
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("listening on udp %s: %w", uaddr, err)

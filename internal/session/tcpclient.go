@@ -23,17 +23,13 @@ type tcpStreamOutcome struct {
 
 func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*result.Result, error) {
 	conns := make([]net.Conn, cfg.Parallel)
-	var d net.Dialer
-	if cfg.Congestion != "" {
-		d.Control = congestionControl(cfg.Congestion)
-	}
 	for i := range conns {
-		c, err := d.DialContext(ctx, "tcp", cfg.addr())
+		c, err := cfg.dialTCP(ctx, i)
 		if err != nil {
 			for _, c := range conns[:i] {
 				c.Close()
 			}
-			return nil, fmt.Errorf("connecting to %s: %w", cfg.addr(), err)
+			return nil, err
 		}
 		conns[i] = c
 	}
@@ -43,6 +39,7 @@ func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 		}
 	}()
 	r.Test.Peer = conns[0].RemoteAddr().String()
+	cfg.recordSocket(r, conns[0], nil)
 	var back *connectBack
 	if cfg.Tradeoff || cfg.Dual {
 		server, _ := netip.ParseAddrPort(conns[0].RemoteAddr().String())
