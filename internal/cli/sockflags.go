@@ -81,22 +81,23 @@ func parseBind(s string) (host string, port int, err error) {
 	if strings.Contains(s, "%") {
 		return "", 0, usagef("invalid -B %q: binding to a device (%%dev) is not supported; give an address", s)
 	}
-	host, ps := s, ""
+	host, ps, hasPort := s, "", false
 	switch {
+	case strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]"):
+		host = s[1 : len(s)-1]
 	case strings.HasPrefix(s, "["):
 		if host, ps, err = net.SplitHostPort(s); err != nil {
-			if !strings.HasSuffix(s, "]") {
-				return "", 0, usagef("invalid -B %q: want host, host:port or [v6]:port", s)
-			}
-			host, ps = strings.Trim(s, "[]"), ""
+			return "", 0, usagef("invalid -B %q: want host, host:port or [v6]:port", s)
 		}
+		hasPort = true
 	case strings.Count(s, ":") == 1:
 		host, ps, _ = net.SplitHostPort(s)
+		hasPort = true
 	}
 	if host == "" {
 		return "", 0, usagef("invalid -B %q: no address", s)
 	}
-	if ps != "" {
+	if hasPort {
 		p, perr := strconv.Atoi(ps)
 		if perr != nil || p < 1 || p > 65535 {
 			return "", 0, usagef("invalid -B %q: port must be 1-65535", s)

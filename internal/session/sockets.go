@@ -66,7 +66,9 @@ func (c *ClientConfig) validateSockets() error {
 // dialTCP connects data stream i with the client's socket options, bind
 // address and port.
 func (c *ClientConfig) dialTCP(ctx context.Context, i int) (net.Conn, error) {
-	d := net.Dialer{Control: c.socketOptions().Control()}
+	so := c.socketOptions()
+	so.ReuseAddr = c.CPort > 0
+	d := net.Dialer{Control: so.Control()}
 	if la := c.localAddr(i); la != "" {
 		a, err := net.ResolveTCPAddr(c.network(false), la)
 		if err != nil {

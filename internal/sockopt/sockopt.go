@@ -43,6 +43,10 @@ type Options struct {
 	// Congestion names the TCP congestion control algorithm (Linux only;
 	// "" leaves the system's default).
 	Congestion string
+	// ReuseAddr sets SO_REUSEADDR where it only means "bind despite
+	// connections in TIME_WAIT" (not on windows), so a fixed client port
+	// (--cport) can be used again at once; best effort.
+	ReuseAddr bool
 }
 
 // IsZero reports whether o changes nothing.
@@ -121,6 +125,9 @@ func (o Options) apply(network string, c syscall.RawConn) error {
 				errs = append(errs, fmt.Errorf("setting %s/%s to %d: %w", what4, what6, v, e4))
 			}
 		}
+	}
+	if o.ReuseAddr {
+		_ = setInt(c, soReuseAddr, 1)
 	}
 	if o.Buffer > 0 {
 		set("SO_SNDBUF", soSndBuf, o.Buffer)
