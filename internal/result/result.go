@@ -49,6 +49,9 @@ type Result struct {
 	// Link puts the figures against the line rate of the medium, when a
 	// medium was named.
 	Link *Link `json:"link,omitempty"`
+	// CPU is this process's CPU use over the test, and the peer's where it
+	// reports it; nil when the platform cannot say.
+	CPU *CPU `json:"cpu,omitempty"`
 	// Diagnoses are findings about the path in plain words, with their
 	// evidence: for example that arrivals follow a timer tick rather than
 	// the bandwidth of the link (see Link.Diagnosis when a medium is named).
@@ -191,4 +194,27 @@ type Socket struct {
 	TTL           int    `json:"ttl,omitempty"` // -T: IP_TTL / IPV6_UNICAST_HOPS
 	NoDelay       bool   `json:"nodelay,omitempty"`
 	Bind          string `json:"bind,omitempty"` // -B / --cport: local address of the first stream
+}
+
+
+// CPU is the CPU time a process used over a test. Percentages are of one
+// core over the test's wall-clock time (200 = two cores busy throughout),
+// as iperf3's cpu_util; the process's figure covers everything it did in
+// that time (a server running tests at once shares one figure among them).
+type CPU struct {
+	UserSeconds   float64 `json:"user_s"`
+	SystemSeconds float64 `json:"system_s"`
+	Percent       float64 `json:"percent"`
+	UserPercent   float64 `json:"user_percent"`
+	SystemPercent float64 `json:"system_percent"`
+	// Remote is the peer's own figure, as it reported it (iperf3's
+	// cpu_util_total/user/system); nil when the peer reports none.
+	Remote *RemoteCPU `json:"remote,omitempty"`
+}
+
+// RemoteCPU is the CPU use a peer reported for its process.
+type RemoteCPU struct {
+	Percent       float64 `json:"percent"`
+	UserPercent   float64 `json:"user_percent"`
+	SystemPercent float64 `json:"system_percent"`
 }

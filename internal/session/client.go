@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/cpuuse"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sockopt"
 	"github.com/wirebench/wirebench/internal/units"
@@ -218,13 +219,19 @@ func RunClient(ctx context.Context, cfg ClientConfig) (*result.Result, error) {
 	case cfg.FullDuplex || cfg.Dual:
 		r.Test.Direction = result.DirBidir
 	}
+	cpu0 := cpuuse.Now()
+	run := runTCPClient
 	if cfg.UDP {
 		r.Test.Protocol = result.UDP
 		r.Test.RatePPS = cfg.pps()
 		r.Test.RateBPS = cfg.pps() * float64(cfg.Length*8)
-		return runUDPClient(ctx, &cfg, r)
+		run = runUDPClient
 	}
-	return runTCPClient(ctx, &cfg, r)
+	r, err := run(ctx, &cfg, r)
+	if r != nil {
+		fillCPU(r, cpu0)
+	}
+	return r, err
 }
 
 // modeFlags sets the header bits for the test's mode.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/cpuuse"
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/stats"
@@ -42,6 +43,7 @@ func (s *i3ClientStream) close() {
 
 // i3Client is one test of our iperf3 client.
 type i3Client struct {
+	cpu0    cpuuse.Sample // the process's CPU time when the test began
 	cfg     *ClientConfig
 	r       *result.Result
 	ctrl    net.Conn
@@ -110,10 +112,16 @@ func RunIperf3Client(ctx context.Context, cfg ClientConfig) (*result.Result, *ip
 	cl := &i3Client{cfg: &cfg, m: iperf3.NewMachine(iperf3.RoleClient)}
 	cl.r = cl.newResult()
 	defer cl.close()
+	cl.cpu0 = cpuuse.Now()
 	if err := cl.setUp(ctx); err != nil {
 		return nil, nil, err
 	}
 	cl.run(ctx)
+	if cl.peer != nil {
+		cl.r.CPU = &result.CPU{Remote: &result.RemoteCPU{Percent: cl.peer.CPUUtilTotal,
+			UserPercent: cl.peer.CPUUtilUser, SystemPercent: cl.peer.CPUUtilSystem}}
+	}
+	fillCPU(cl.r, cl.cpu0)
 	return cl.r, cl.report(), nil
 }
 
@@ -543,6 +551,9 @@ func (cl *i3Client) exchange(ctx context.Context) error {
 // ourResults is our side's results JSON.
 func (cl *i3Client) ourResults() *iperf3.Results {
 	res := &iperf3.Results{SenderHasRetransmits: -1}
+	if u, ok := cpuuse.Between(cl.cpu0, cpuuse.Now()); ok {
+		res.CPUUtilTotal, res.CPUUtilUser, res.CPUUtilSystem = u.Percent()
+	}
 	if cl.cfg.Reverse {
 		res.SenderHasRetransmits = 0
 	}

@@ -726,6 +726,7 @@ func (sv *i3ServerTest) ourResults() *iperf3.Results {
 	if p.Reverse || p.Bidirectional {
 		res.SenderHasRetransmits = -1
 	}
+	res.CPUUtilTotal, res.CPUUtilUser, res.CPUUtilSystem = sv.t.hub.s.cpuSoFar(sv.id)
 	endT := sv.end.Sub(sv.start).Seconds()
 	for _, st := range sv.t.streams {
 		sr := iperf3.StreamResult{ID: st.id, EndTime: endT}
@@ -790,6 +791,8 @@ func (sv *i3ServerTest) exchange(ctx context.Context) error {
 		return fail(fmt.Errorf("reading the client's results: %w", err))
 	}
 	sv.peerCounts(peer)
+	sv.r.CPU = &result.CPU{Remote: &result.RemoteCPU{Percent: peer.CPUUtilTotal, UserPercent: peer.CPUUtilUser,
+		SystemPercent: peer.CPUUtilSystem}}
 	if err := sv.conn.WriteResults(sctx, sv.ourResults()); err != nil {
 		return fail(fmt.Errorf("sending our results: %w", err))
 	}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/cpuuse"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sockopt"
 	"github.com/wirebench/wirebench/internal/udpio"
@@ -121,6 +122,9 @@ type Server struct {
 	udpFinished int
 	ctx         context.Context // Serve's context, for work started later
 
+	cpuMu sync.Mutex
+	cpuAt map[int]cpuuse.Sample // the process's CPU time at each open test's start
+
 	groupsMu sync.Mutex
 	groups   map[groupKey]*streamGroup // open groups of parallel streams
 }
@@ -188,6 +192,7 @@ func (s *Server) Serve(ctx context.Context) error {
 // newTest numbers a test and announces it.
 func (s *Server) newTest(r *result.Result) int {
 	id := int(s.nextID.Add(1))
+	s.noteCPU(id)
 	if s.cfg.OnTestStart != nil {
 		s.cfg.OnTestStart(id, r)
 	}
@@ -196,6 +201,13 @@ func (s *Server) newTest(r *result.Result) int {
 
 // finished hands a result on and ends a one-shot server.
 func (s *Server) finished(id int, r *result.Result) {
+	s.cpuMu.Lock()
+	a, ok := s.cpuAt[id]
+	delete(s.cpuAt, id)
+	s.cpuMu.Unlock()
+	if ok {
+		fillCPU(r, a)
+	}
 	if s.cfg.OnResult != nil {
 		s.cfg.OnResult(id, r)
 	}
