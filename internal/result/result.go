@@ -196,7 +196,6 @@ type Socket struct {
 	Bind          string `json:"bind,omitempty"` // -B / --cport: local address of the first stream
 }
 
-
 // CPU is the CPU time a process used over a test. Percentages are of one
 // core over the test's wall-clock time (200 = two cores busy throughout),
 // as iperf3's cpu_util; the process's figure covers everything it did in
