@@ -97,6 +97,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"client", "127.0.0.1", "-B", "10.0.0.1:6000", "--cport", "7000"}, "drop --cport"},
 		{[]string{"client", "127.0.0.1", "--cport", "65535", "-P", "2"}, "client port"},
 		{[]string{"server", "-S", "loud"}, "invalid -S"},
+		{[]string{"client", "127.0.0.1", "-f", "t"}, "invalid -f"},
+		{[]string{"server", "-f", "mm"}, "invalid -f"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -179,7 +179,12 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	if f.jsonIperf3 {
 		return runClientIperf3JSON(e, cfg, format)
 	}
+	unit, err := f.sockFlags.unit()
+	if err != nil {
+		return err
+	}
 	text := report.NewText(e.stdout, "1")
+	text.SetFormat(unit)
 	if format == formatText {
 		cfg.OnInterval = func(in result.Interval) {
 			text.Interval(intervalID(cfg.Parallel), in, cfg.UDP, in.Flow == "reverse" || cfg.Reverse)

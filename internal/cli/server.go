@@ -98,6 +98,10 @@ func runServer(e *env, f *serverFlags) error {
 	if err != nil {
 		return err
 	}
+	unit, err := f.sockFlags.unit()
+	if err != nil {
+		return err
+	}
 	if w, ok := e.stdout.(*errWriter); ok {
 		// A server runs for hours: say at once when its results stop
 		// reaching the output, rather than only at exit.
@@ -115,6 +119,7 @@ func runServer(e *env, f *serverFlags) error {
 		t := texts[id]
 		if t == nil {
 			t = report.NewText(out, strconv.Itoa(id))
+			t.SetFormat(unit)
 			texts[id] = t
 		}
 		return t

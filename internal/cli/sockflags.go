@@ -19,6 +19,7 @@ type sockFlags struct {
 	tos     string
 	ttl     int
 	v6      bool
+	format  string // -f: units of the text output
 }
 
 func (s *sockFlags) register(cmd *cobra.Command) {
@@ -29,6 +30,15 @@ func (s *sockFlags) register(cmd *cobra.Command) {
 	fl.StringVarP(&s.tos, "tos", "S", "", "IP type of service / IPv6 traffic class: 0x10, 16, 020, or lowdelay, throughput, reliability, lowcost")
 	fl.IntVarP(&s.ttl, "ttl", "T", 0, "IP time-to-live / IPv6 hop limit (1-255; default the system's)")
 	fl.BoolVarP(&s.v6, "ipv6_domain", "V", false, "use IPv6 (iperf2's -V)")
+	fl.StringVarP(&s.format, "format", "f", "a", "units of the text output, as iperf: a adaptive bits, A adaptive bytes, b/B bits/bytes, k/m/g Kbits/Mbits/Gbits, K/M/G KBytes/MBytes/GBytes")
+}
+
+// unit returns the -f letter.
+func (s *sockFlags) unit() (byte, error) {
+	if len(s.format) != 1 || !units.ValidFormat(s.format[0]) {
+		return 0, usagef("invalid -f %q: want one of %s", s.format, strings.Join(strings.Split(units.Formats, ""), " "))
+	}
+	return s.format[0], nil
 }
 
 // options turns the flags into socket options.

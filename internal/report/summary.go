@@ -61,11 +61,11 @@ func (t *Text) sides(b *strings.Builder, udp bool, s *result.Sender, rcv *result
 		if multi {
 			for _, st := range streams {
 				if st.Sender != nil {
-					senderLine(b, strconv.Itoa(st.ID), udp, st.Sender)
+					t.senderLine(b, strconv.Itoa(st.ID), udp, st.Sender)
 				}
 			}
 		}
-		senderLine(b, total, udp, s)
+		t.senderLine(b, total, udp, s)
 	}
 	if rcv == nil {
 		return
@@ -81,17 +81,17 @@ func (t *Text) sides(b *strings.Builder, udp bool, s *result.Sender, rcv *result
 	if multi {
 		for _, st := range streams {
 			if st.Receiver != nil {
-				receiverLine(b, strconv.Itoa(st.ID), udp, st.Receiver)
+				t.receiverLine(b, strconv.Itoa(st.ID), udp, st.Receiver)
 			}
 		}
 	}
-	receiverLine(b, total, udp, rcv)
+	t.receiverLine(b, total, udp, rcv)
 }
 
 // senderLine writes one sender summary and, for UDP, iperf's "Sent N
 // datagrams" line.
-func senderLine(b *strings.Builder, id string, udp bool, s *result.Sender) {
-	common(b, id, 0, s.Seconds, s.Bytes, s.BitsPerSecond)
+func (t *Text) senderLine(b *strings.Builder, id string, udp bool, s *result.Sender) {
+	t.common(b, id, 0, s.Seconds, s.Bytes, s.BitsPerSecond)
 	if udp {
 		fmt.Fprintf(b, "  %9d  %11s", s.Packets, ppsText(s.PacketsPerSecond, s.Packets, s.Seconds))
 	}
@@ -110,8 +110,8 @@ func senderLine(b *strings.Builder, id string, udp bool, s *result.Sender) {
 
 // receiverLine writes one receiver summary, and a line for datagrams this
 // host dropped itself when there were any.
-func receiverLine(b *strings.Builder, id string, udp bool, r *result.Receiver) {
-	common(b, id, 0, r.Seconds, r.Bytes, r.BitsPerSecond)
+func (t *Text) receiverLine(b *strings.Builder, id string, udp bool, r *result.Receiver) {
+	t.common(b, id, 0, r.Seconds, r.Bytes, r.BitsPerSecond)
 	if udp {
 		total := r.Total
 		if total <= 0 {
