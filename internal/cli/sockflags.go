@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/wirebench/wirebench/internal/sockopt"
 	"github.com/wirebench/wirebench/internal/units"
 )
@@ -30,6 +31,7 @@ func (s *sockFlags) register(cmd *cobra.Command) {
 	fl.StringVarP(&s.tos, "tos", "S", "", "IP type of service / IPv6 traffic class: 0x10, 16, 020, or lowdelay, throughput, reliability, lowcost")
 	fl.IntVarP(&s.ttl, "ttl", "T", 0, "IP time-to-live / IPv6 hop limit (1-255; default the system's)")
 	fl.BoolVarP(&s.v6, "ipv6_domain", "V", false, "use IPv6 (iperf2's -V)")
+	fl.SetNormalizeFunc(iperfLongNames)
 	fl.StringVarP(&s.format, "format", "f", "a", "units of the text output, as iperf: a adaptive bits, A adaptive bytes, b/B bits/bytes, k/m/g Kbits/Mbits/Gbits, K/M/G KBytes/MBytes/GBytes")
 }
 
@@ -39,6 +41,18 @@ func (s *sockFlags) unit() (byte, error) {
 		return 0, usagef("invalid -f %q: want one of %s", s.format, strings.Join(strings.Split(units.Formats, ""), " "))
 	}
 	return s.format[0], nil
+}
+
+// iperf3Names maps iperf3's long names of these flags to ours.
+var iperf3Names = map[string]string{"set-mss": "mss", "no-delay": "nodelay", "version6": "ipv6_domain"}
+
+// iperfLongNames lets iperf3's spellings (--set-mss, --no-delay) stand for
+// ours.
+func iperfLongNames(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+	if n, ok := iperf3Names[name]; ok {
+		return pflag.NormalizedName(n)
+	}
+	return pflag.NormalizedName(name)
 }
 
 // options turns the flags into socket options.

@@ -57,3 +57,15 @@ func TestSockFlagsOptions(t *testing.T) {
 		t.Errorf("-S 0 must be set explicitly: %+v", o)
 	}
 }
+
+func TestIperf3LongNames(t *testing.T) {
+	cmd := newClientCmd(&env{})
+	if err := cmd.ParseFlags([]string{"--set-mss", "536", "--no-delay", "--version6", "--tos", "0x10"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"mss", "nodelay", "ipv6_domain", "tos"} {
+		if !cmd.Flags().Changed(name) {
+			t.Errorf("--%s not set by iperf3's spelling", name)
+		}
+	}
+}
