@@ -36,6 +36,7 @@ type clientFlags struct {
 	jsonIperf3 bool // iperf3 -J output
 	bind       string
 	cport      int
+	zeroCopy   bool
 	sockFlags
 	linkFlags
 	latencyFlags
@@ -85,6 +86,7 @@ The dialect decides what goes on the wire:
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, docs/json.md)")
 	fl.BoolVar(&f.csv, "csv", false, "print intervals and summary as CSV")
 	fl.StringVarP(&f.bind, "bind", "B", "", "local address (and port) our connections start from: host, host:port, [v6]:port")
+	fl.BoolVarP(&f.zeroCopy, "zerocopy", "Z", false, "TCP: send with sendfile from a file holding the payload, without copying it from memory (iperf3's -Z; iperf 2's -Z is our -C)")
 	fl.IntVar(&f.cport, "cport", 0, "local port of the data streams; with -P, stream i uses this port + i")
 	f.sockFlags.register(cmd)
 	f.linkFlags.register(cmd)
@@ -145,7 +147,10 @@ func (f *clientFlags) config(cmd *cobra.Command, host string) (session.ClientCon
 	if cfg.Socket, err = f.sockFlags.options(); err != nil {
 		return cfg, err
 	}
-	cfg.IPv6 = f.v6
+	cfg.IPv6, cfg.ZeroCopy = f.v6, f.zeroCopy
+	if f.zeroCopy && f.udp {
+		return cfg, usagef("-Z (zero-copy send) is for TCP")
+	}
 	if f.bind != "" {
 		if cfg.BindHost, cfg.CPort, err = parseBind(f.bind); err != nil {
 			return cfg, err

@@ -64,6 +64,10 @@ type ClientConfig struct {
 	CPort int
 	// IPv6 makes every connection IPv6 (-V).
 	IPv6 bool
+	// ZeroCopy sends TCP data with sendfile from a file holding the
+	// payload (-Z, iperf3's zero-copy); iperf3 peers are asked to do the
+	// same when they send.
+	ZeroCopy bool
 
 	// OnInterval, when set, receives each interval as it ends.
 	OnInterval func(result.Interval)

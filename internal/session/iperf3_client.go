@@ -172,6 +172,7 @@ func (cl *i3Client) buildParams() *iperf3.Params {
 	// The peer applies these to its end of each stream, as iperf3 does.
 	so := cfg.socketOptions()
 	p.MSS, p.Window, p.NoDelay, p.Congestion = int64(so.MSS), int64(so.Buffer), so.NoDelay, so.Congestion
+	p.ZeroCopy = cfg.ZeroCopy
 	if so.SetTOS {
 		p.TOS = int64(so.TOS)
 	}
@@ -402,10 +403,11 @@ func (cl *i3Client) run(ctx context.Context) {
 	go func() { cl.waitEnd(sctx, &sendWG); close(ended) }()
 	var ctrlErr error
 	early := false
+	read := false // the reader goroutine's one message was taken
 	select {
 	case <-ended:
 	case ctrlErr = <-ctrlMsg:
-		early = true
+		early, read = true, true
 	case <-ctx.Done():
 		ctrlErr = ctx.Err()
 		early = true
@@ -426,6 +428,7 @@ func (cl *i3Client) run(ctx context.Context) {
 		} else {
 			select {
 			case ctrlErr = <-ctrlMsg:
+				read = true
 			case <-time.After(i3StepTimeout):
 				ctrlErr = errors.New("the iperf3 server did not answer TEST_END")
 			case <-ctx.Done():
@@ -446,7 +449,9 @@ func (cl *i3Client) run(ctx context.Context) {
 		ctrlErr = cl.exchange(ctx)
 	} else {
 		cl.ctrl.Close() // unblocks the reader goroutine
-		<-ctrlMsg
+		if !read {
+			<-ctrlMsg
+		}
 	}
 	cl.fill()
 	if ctrlErr != nil && cl.r.Error == "" {
@@ -511,7 +516,7 @@ func (cl *i3Client) sendStream(ctx context.Context, s *i3ClientStream) {
 			Stamp: i3Stamp(cfg.UDPCounters64Bit), PPS: cfg.pps() / float64(cfg.Parallel), Duration: cfg.Duration, Bytes: per, FirstID: 1}, &s.c)
 		return
 	}
-	s.tcpRes, s.err = engine.SendTCP(ctx, s.tcp, engine.TCPSendConfig{Buffer: i3Payload(cfg.Length), Duration: cfg.Duration, Bytes: per}, &s.c)
+	s.tcpRes, s.err = sendTCP(ctx, s.tcp, cfg.ZeroCopy, engine.TCPSendConfig{Buffer: i3Payload(cfg.Length), Duration: cfg.Duration, Bytes: per}, &s.c)
 }
 
 func (cl *i3Client) recvStream(ctx context.Context, s *i3ClientStream) {

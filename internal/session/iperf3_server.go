@@ -625,7 +625,7 @@ func (sv *i3ServerTest) stream(ctx context.Context, st *i3SrvStream, backstop ti
 		st.udpRes, st.err = engine.SendUDP(ctx, st.uconn, engine.UDPSendConfig{Template: i3Payload(length), Stamp: i3Stamp(p.UDPCounters64Bit),
 			PPS: pps, Duration: backstop, Bytes: per, FirstID: 1, Dst: st.dst}, &st.c)
 	case st.send:
-		st.tcpRes, st.err = engine.SendTCP(ctx, st.tcp, engine.TCPSendConfig{Buffer: i3Payload(length), Duration: backstop, Bytes: per}, &st.c)
+		st.tcpRes, st.err = sendTCP(ctx, st.tcp, p.ZeroCopy, engine.TCPSendConfig{Buffer: i3Payload(length), Duration: backstop, Bytes: per}, &st.c)
 	default:
 		st.tcpRes, st.err = engine.ReceiveTCP(ctx, st.tcp, max(length, 128*1024), 0, nil, &st.c)
 	}

@@ -147,7 +147,7 @@ func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, sending, r
 		}()
 	}
 	if sending {
-		sres, err := engine.SendTCP(ctx, c, engine.TCPSendConfig{Buffer: buf, Duration: cfg.Duration, Bytes: cfg.Bytes, Counted: hdrBytes}, sc)
+		sres, err := sendTCP(ctx, c, cfg.ZeroCopy, engine.TCPSendConfig{Buffer: buf, Duration: cfg.Duration, Bytes: cfg.Bytes, Counted: hdrBytes}, sc)
 		sres.Bytes += hdrBytes
 		o.sent, o.sendErr = sres, err
 		if tc, ok := c.(*net.TCPConn); ok {
