@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -96,4 +97,19 @@ func TestCPUInResults(t *testing.T) {
 	if r.CPU == nil || r.CPU.Remote == nil || r.CPU.Remote.Percent <= 0 {
 		t.Errorf("real iperf3 server's cpu_util not read: %+v", r.CPU)
 	}
+}
+
+// runShort runs a client test that must succeed.
+func runShort(t *testing.T, cfg ClientConfig) *result.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r, err := RunClient(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Error != "" {
+		t.Fatalf("test failed: %s", r.Error)
+	}
+	return r
 }

@@ -168,21 +168,6 @@ func TestIperf3ParamsReachRealServer(t *testing.T) {
 		wireCheck{tos: 0x10})
 }
 
-// runShort runs a client test that must succeed.
-func runShort(t *testing.T, cfg ClientConfig) *result.Result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	r, err := RunClient(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Error != "" {
-		t.Fatalf("test failed: %s", r.Error)
-	}
-	return r
-}
-
 // skmem returns the kernel's receive and send buffer sizes (rb, tb of `ss
 // -tm`) of the established TCP sockets matching the ss filter.
 func skmem(t *testing.T, filter string) [][2]int {
