@@ -112,15 +112,7 @@ func TestClientSocketOptionsOnTheWire(t *testing.T) {
 			} else {
 				cfg.Bytes = 4 << 20
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			r, err := RunClient(ctx, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Error != "" {
-				t.Fatalf("test failed: %s", r.Error)
-			}
+			runShort(t, cfg)
 			pkts := capt.Stop()
 			proto, want := 6, wireCheck{mss: so.MSS, tos: so.TOS, ttl: so.TTL}
 			if c.udp {
