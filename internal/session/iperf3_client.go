@@ -418,11 +418,13 @@ func (cl *i3Client) run(ctx context.Context) {
 	cl.end = time.Now()
 	if !early {
 		wctx, cancel := step(ctx)
-		err := cl.conn.WriteState(wctx, iperf3.TestEnd)
-		cancel()
+		// Recorded before it is written: the server's answer may be read
+		// by the reader goroutine as soon as it is on the wire.
+		err := cl.m.Send(iperf3.TestEnd)
 		if err == nil {
-			err = cl.m.Send(iperf3.TestEnd)
+			err = cl.conn.WriteState(wctx, iperf3.TestEnd)
 		}
+		cancel()
 		if err != nil {
 			ctrlErr = fmt.Errorf("sending TEST_END: %w", err)
 		} else {

@@ -2,7 +2,6 @@ package session
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net"
 	"os"
@@ -81,23 +80,17 @@ func TestZeroCopySendsThePayload(t *testing.T) {
 }
 
 // TestZeroCopyUsesSendfile: with -Z the payload is read from the file by
-// the kernel (sendfile counts it in rchar), against a real iperf3 server
-// in its own process; without -Z it is not.
+// the kernel (sendfile counts it in this process's rchar), against a real
+// iperf 2 server in its own process; without -Z it is not.
 func TestZeroCopyUsesSendfile(t *testing.T) {
 	const n = 16 << 20
 	for _, zc := range []bool{true, false} {
-		port, wait := realIperf3Server(t)
+		_, port := startIperfServer(t, false)
 		before := procRchar(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		r, err := RunClient(ctx, ClientConfig{Host: "127.0.0.1", Port: port, Dialect: DialectIperf3, Bytes: n, ZeroCopy: zc})
-		cancel()
-		if err != nil || r.Error != "" {
-			t.Fatalf("zerocopy=%v: %v %s", zc, err, r.Error)
-		}
+		r := runShort(t, ClientConfig{Host: "127.0.0.1", Port: port, Bytes: n, ZeroCopy: zc})
 		read := procRchar(t) - before
-		rep := wait()
-		if got := sumReceivedBytes(rep); got < n {
-			t.Errorf("zerocopy=%v: iperf3 received %d bytes, want %d", zc, got, n)
+		if r.Sender == nil || r.Sender.Bytes < n {
+			t.Fatalf("zerocopy=%v: sender %+v", zc, r.Sender)
 		}
 		if zc && read < n {
 			t.Errorf("-Z: the process read %d bytes through the kernel while sending %d: no sendfile", read, n)
@@ -105,5 +98,23 @@ func TestZeroCopyUsesSendfile(t *testing.T) {
 		if !zc && read >= n {
 			t.Errorf("without -Z the process read %d bytes while sending %d", read, n)
 		}
+	}
+}
+
+// TestZeroCopyIperf3Reverse: our iperf3 server sends with sendfile when the
+// client asks for zerocopy (-R -Z): in one process, the run with -Z reads
+// the payload once more (from the file) than the run without.
+func TestZeroCopyIperf3Reverse(t *testing.T) {
+	const n = 16 << 20
+	ts := startI3Server(t, ServerConfig{}, Iperf3Config{})
+	var read [2]int64
+	for i, zc := range []bool{true, false} {
+		before := procRchar(t)
+		runShort(t, ClientConfig{Host: "127.0.0.1", Port: ts.i3port, Dialect: DialectIperf3, Reverse: true,
+			Bytes: n, ZeroCopy: zc})
+		read[i] = procRchar(t) - before
+	}
+	if read[0]-read[1] < n*9/10 {
+		t.Errorf("-R -Z read %d bytes, -R %d: the server did not send from the file", read[0], read[1])
 	}
 }
