@@ -104,7 +104,7 @@ func TestClientSocketOptionsOnTheWire(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			port := listenAt(t, c.host, ServerConfig{})
 			cport := loopback.FreePort(t)
-			capt := wirecap.Start(t, "lo")
+			capt := wirecap.Start(t, "lo", uint16(port))
 			cfg := ClientConfig{Host: c.host, Port: port, Dialect: c.dialect, UDP: c.udp, Socket: so, CPort: cport,
 				IPv6: c.host == "::1"}
 			if c.udp {
@@ -132,14 +132,14 @@ func TestServerSocketOptionsOnTheWire(t *testing.T) {
 	t.Run("server -M -S, iperf2 -R", func(t *testing.T) {
 		port := listenAt(t, "127.0.0.1", ServerConfig{Socket: sockopt.Options{MSS: 600, TOS: 0x28, SetTOS: true}})
 		cport := loopback.FreePort(t)
-		capt := wirecap.Start(t, "lo")
+		capt := wirecap.Start(t, "lo", uint16(port))
 		runShort(t, ClientConfig{Host: "127.0.0.1", Port: port, Reverse: true, Duration: 300 * time.Millisecond, CPort: cport})
 		checkWire(t, capt.Stop(), 6, netip.AddrPortFrom(lo, uint16(port)), uint16(cport), wireCheck{mss: 600, tos: 0x28})
 	})
 	t.Run("iperf3 -R -S", func(t *testing.T) {
 		port := listenAt(t, "127.0.0.1", ServerConfig{})
 		cport := loopback.FreePort(t)
-		capt := wirecap.Start(t, "lo")
+		capt := wirecap.Start(t, "lo", uint16(port))
 		runShort(t, ClientConfig{Host: "127.0.0.1", Port: port, Dialect: DialectIperf3, Reverse: true, CPort: cport,
 			Duration: 500 * time.Millisecond, Socket: sockopt.Options{TOS: 0x10, SetTOS: true}})
 		checkWire(t, capt.Stop(), 6, netip.AddrPortFrom(lo, uint16(port)), uint16(cport), wireCheck{tos: 0x10})
@@ -153,7 +153,7 @@ func TestServerSocketOptionsOnTheWire(t *testing.T) {
 func TestIperf3ParamsReachRealServer(t *testing.T) {
 	port, _ := realIperf3Server(t)
 	cport := loopback.FreePort(t)
-	capt := wirecap.Start(t, "lo")
+	capt := wirecap.Start(t, "lo", uint16(port))
 	runShort(t, ClientConfig{Host: "127.0.0.1", Port: port, Dialect: DialectIperf3, Reverse: true,
 		Duration: time.Second, CPort: cport, Socket: sockopt.Options{TOS: 0x10, SetTOS: true}})
 	checkWire(t, capt.Stop(), 6, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)), uint16(cport),
