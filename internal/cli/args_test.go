@@ -103,6 +103,17 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"server", "--idle-timeout", "-3"}, "invalid --idle-timeout"},
 		{[]string{"server", "extra"}, "expected no arguments"},
 		{[]string{"server", "-p", "99999"}, "invalid port"},
+		{[]string{"client", "127.0.0.1", "-w", "big"}, "invalid -w"},
+		{[]string{"client", "127.0.0.1", "-M", "20"}, "invalid -M"},
+		{[]string{"client", "127.0.0.1", "-S", "0x100"}, "invalid -S"},
+		{[]string{"client", "127.0.0.1", "-T", "256"}, "invalid -T"},
+		{[]string{"client", "127.0.0.1", "-B", "10.0.0.1%eth0"}, "device"},
+		{[]string{"client", "127.0.0.1", "-B", "10.0.0.1:0"}, "invalid -B"},
+		{[]string{"client", "127.0.0.1", "-B", "10.0.0.1:6000", "--cport", "7000"}, "drop --cport"},
+		{[]string{"client", "127.0.0.1", "--cport", "65535", "-P", "2"}, "client port"},
+		{[]string{"server", "-S", "loud"}, "invalid -S"},
+		{[]string{"client", "127.0.0.1", "-f", "t"}, "invalid -f"},
+		{[]string{"server", "-f", "mm"}, "invalid -f"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) { wantUsageError(t, tt.args, tt.want) })

@@ -35,6 +35,10 @@ type clientFlags struct {
 	counters64 bool // iperf3 --udp-counters-64bit
 	jsonIperf3 bool // iperf3 -J output
 	auth       clientAuthFlags
+	bind       string
+	cport      int
+	zeroCopy   bool
+	sockFlags
 	linkFlags
 	latencyFlags
 }
@@ -83,6 +87,10 @@ The dialect decides what goes on the wire:
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, docs/json.md)")
 	fl.BoolVar(&f.csv, "csv", false, "print intervals and summary as CSV")
 	f.auth.register(cmd)
+	fl.StringVarP(&f.bind, "bind", "B", "", "local address (and port) our connections start from: host, host:port, [v6]:port")
+	fl.BoolVarP(&f.zeroCopy, "zerocopy", "Z", false, "TCP: send with sendfile from a file holding the payload, without copying it from memory (iperf3's -Z; iperf 2's -Z is our -C)")
+	fl.IntVar(&f.cport, "cport", 0, "local port of the data streams; with -P, stream i uses this port + i")
+	f.sockFlags.register(cmd)
 	f.linkFlags.register(cmd)
 	f.latencyFlags.register(cmd)
 	return cmd
@@ -137,6 +145,28 @@ func (f *clientFlags) config(cmd *cobra.Command, host string) (session.ClientCon
 	if f.listenPort != 0 && !f.tradeoff && !f.dual {
 		return cfg, usagef("-L is the port for the -r/-d connect-back; add -r or -d")
 	}
+	var err error
+	if cfg.Socket, err = f.sockFlags.options(); err != nil {
+		return cfg, err
+	}
+	cfg.IPv6, cfg.ZeroCopy = f.v6, f.zeroCopy
+	if f.zeroCopy && f.udp {
+		return cfg, usagef("-Z (zero-copy send) is for TCP")
+	}
+	if f.bind != "" {
+		if cfg.BindHost, cfg.CPort, err = parseBind(f.bind); err != nil {
+			return cfg, err
+		}
+	}
+	if f.cport != 0 {
+		if cfg.CPort != 0 {
+			return cfg, usagef("-B %s already names the client port; drop --cport or the port in -B", f.bind)
+		}
+		if f.cport < 1 || f.cport > 65535 {
+			return cfg, usagef("invalid --cport %d: want 1-65535", f.cport)
+		}
+		cfg.CPort = f.cport
+	}
 	return cfg, nil
 }
 
@@ -164,7 +194,12 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	if err != nil {
 		return usageOrRun(err)
 	}
+	unit, err := f.sockFlags.unit()
+	if err != nil {
+		return err
+	}
 	text := report.NewText(e.stdout, "1")
+	text.SetFormat(unit)
 	if format == formatText {
 		cfg.OnInterval = func(in result.Interval) {
 			text.Interval(intervalID(cfg.Parallel), in, cfg.UDP, in.Flow == "reverse" || cfg.Reverse)

@@ -61,7 +61,7 @@ func rewriteIperfArgs(args []string) []string {
 // may be grouped with -c or -s.
 func onlyBoolShorts(s string) bool {
 	for _, r := range s {
-		if !strings.ContainsRune("uRrdDs1", r) {
+		if !strings.ContainsRune("uRrdDs1NV", r) {
 			return false
 		}
 	}

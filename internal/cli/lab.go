@@ -79,6 +79,11 @@ func newLabCmd(e *env) *cobra.Command {
 a (198.18.0.1) and b (198.18.0.2) joined by a veth pair, optionally shaped as an
 Ethernet wire in both directions. Run programs in it with "lab exec", remove it
 with "lab down". Needs root (or CAP_SYS_ADMIN and CAP_NET_ADMIN). See docs/lab-hosts.md.`,
+		Example: `  wirebench lab up --medium eth100
+  wirebench lab exec b -- wirebench server &
+  wirebench lab exec a -- wirebench client 198.18.0.2 -u -b 100M --medium eth100
+  wirebench lab status --json
+  wirebench lab down`,
 		Args: exactArgs(0, "a subcommand: up, down, status or exec"),
 		RunE: func(c *cobra.Command, _ []string) error { return usagef("lab: choose up, down, status or exec") },
 		PersistentPreRunE: func(*cobra.Command, []string) error {

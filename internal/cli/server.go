@@ -34,6 +34,7 @@ type serverFlags struct {
 	maxPerSource    int
 	maxNewPerSecond float64
 	auth            serverAuthFlags
+	sockFlags
 	linkFlags
 }
 
@@ -75,6 +76,7 @@ allowed with --allow-reverse (docs/server.md).`,
 	var udp bool
 	fl.BoolVarP(&udp, "udp", "u", false, "accepted for iperf compatibility: TCP and UDP are always served")
 	f.auth.register(cmd)
+	f.sockFlags.register(cmd)
 	f.linkFlags.register(cmd)
 	return cmd
 }
@@ -121,6 +123,14 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	if err != nil {
 		return err
 	}
+	sock, err := f.sockFlags.options()
+	if err != nil {
+		return err
+	}
+	unit, err := f.sockFlags.unit()
+	if err != nil {
+		return err
+	}
 	if w, ok := e.stdout.(*errWriter); ok {
 		// A server runs for hours: say at once when its results stop
 		// reaching the output, rather than only at exit.
@@ -138,6 +148,7 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 		t := texts[id]
 		if t == nil {
 			t = report.NewText(out, strconv.Itoa(id))
+			t.SetFormat(unit)
 			texts[id] = t
 		}
 		return t
@@ -149,6 +160,7 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 		MaxDuration:  time.Duration(f.maxDuration * float64(time.Second)),
 		MaxSendRate:  maxRate,
 		AllowReverse: allow, MaxTestsPerSource: noLimit(f.maxPerSource), NewTestsPerSecondPerSource: noLimit(f.maxNewPerSecond),
+		Socket: sock, IPv6: f.v6,
 		OnLog: func(msg string) { e.logf("%s", msg) },
 	}
 	if f.port == 0 {

@@ -16,21 +16,21 @@ const na = "n/a"
 // finite reports whether v is neither NaN nor infinite.
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-// bitsText formats a bit rate, or n/a when the span it was measured over is
+// bitsText formats a bit rate in the -f unit (0 = adaptive), or n/a when the span it was measured over is
 // empty or the value is not a finite, non-negative number.
-func bitsText(bps, secs float64) string {
+func bitsText(bps, secs float64, unit byte) string {
 	if !finite(bps) || bps < 0 || !(secs > 0) || !finite(secs) {
 		return na
 	}
-	return units.FormatBits(bps)
+	return units.FormatRateIn(bps, unit)
 }
 
-// bytesText formats a byte count, or n/a for a negative one.
-func bytesText(n int64) string {
+// bytesText formats a byte count for the -f unit (0 = adaptive), or n/a for a negative one.
+func bytesText(n int64, unit byte) string {
 	if n < 0 {
 		return na
 	}
-	return units.FormatBytes(float64(n))
+	return units.FormatBytesIn(float64(n), unit)
 }
 
 // spanText formats an interval "0.00-1.00" of seconds, or n/a when the

@@ -13,7 +13,8 @@ import (
 // packets/s, under "Server Report:" when the counts came from the peer;
 // per-stream lines and a SUM line when the test had several streams; the
 // reverse flow when there was one; the figures against the medium's line
-// rate when a medium was named; then every warning as a "WARNING:" line
+// rate when a medium was named; the socket options asked for and the CPU
+// use, iperf3 style ("CPU Utilization: local ..."); then every warning as a "WARNING:" line
 // and the error as an "ERROR:" line, last, so they cannot be missed.
 func (t *Text) Summary(r *result.Result) {
 	var b strings.Builder
@@ -45,6 +46,8 @@ func (t *Text) Summary(r *result.Result) {
 	if r.Link != nil {
 		linkLines(&b, t.id, r.Link)
 	}
+	socketLine(&b, t.id, r.Test.Socket)
+	cpuLine(&b, t.id, r.CPU)
 	if r.Link == nil || r.Link.Diagnosis == "" {
 		for _, d := range r.Diagnoses {
 			fmt.Fprintf(&b, "%s Diagnosis: %s\n", idText(t.id), indentMore(d, "      "))
@@ -77,11 +80,11 @@ func (t *Text) sides(b *strings.Builder, udp bool, s *result.Sender, rcv *result
 		if multi {
 			for _, st := range streams {
 				if st.Sender != nil {
-					senderLine(b, strconv.Itoa(st.ID), udp, st.Sender)
+					t.senderLine(b, strconv.Itoa(st.ID), udp, st.Sender)
 				}
 			}
 		}
-		senderLine(b, total, udp, s)
+		t.senderLine(b, total, udp, s)
 	}
 	if rcv == nil {
 		return
@@ -97,17 +100,17 @@ func (t *Text) sides(b *strings.Builder, udp bool, s *result.Sender, rcv *result
 	if multi {
 		for _, st := range streams {
 			if st.Receiver != nil {
-				receiverLine(b, strconv.Itoa(st.ID), udp, st.Receiver)
+				t.receiverLine(b, strconv.Itoa(st.ID), udp, st.Receiver)
 			}
 		}
 	}
-	receiverLine(b, total, udp, rcv)
+	t.receiverLine(b, total, udp, rcv)
 }
 
 // senderLine writes one sender summary and, for UDP, iperf's "Sent N
 // datagrams" line.
-func senderLine(b *strings.Builder, id string, udp bool, s *result.Sender) {
-	common(b, id, 0, s.Seconds, s.Bytes, s.BitsPerSecond)
+func (t *Text) senderLine(b *strings.Builder, id string, udp bool, s *result.Sender) {
+	t.common(b, id, 0, s.Seconds, s.Bytes, s.BitsPerSecond)
 	if udp {
 		fmt.Fprintf(b, "  %9d  %11s", s.Packets, ppsText(s.PacketsPerSecond, s.Packets, s.Seconds))
 	}
@@ -126,8 +129,8 @@ func senderLine(b *strings.Builder, id string, udp bool, s *result.Sender) {
 
 // receiverLine writes one receiver summary, and a line for datagrams this
 // host dropped itself when there were any.
-func receiverLine(b *strings.Builder, id string, udp bool, r *result.Receiver) {
-	common(b, id, 0, r.Seconds, r.Bytes, r.BitsPerSecond)
+func (t *Text) receiverLine(b *strings.Builder, id string, udp bool, r *result.Receiver) {
+	t.common(b, id, 0, r.Seconds, r.Bytes, r.BitsPerSecond)
 	if udp {
 		total := r.Total
 		if total <= 0 {
@@ -177,4 +180,55 @@ func orNA(s string) string {
 // indentMore indents the continuation lines of a multi-line message.
 func indentMore(s, pad string) string {
 	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+pad)
+}
+
+// socketLine writes the socket options asked for and the buffer sizes the
+// kernel reported.
+func socketLine(b *strings.Builder, id string, s *result.Socket) {
+	if s == nil {
+		return
+	}
+	var parts []string
+	if s.RequestedBuffer > 0 {
+		got := "not read back"
+		if s.SendBuffer > 0 || s.ReceiveBuffer > 0 {
+			got = fmt.Sprintf("send %d, receive %d bytes as the kernel reports them (Linux: double)", s.SendBuffer, s.ReceiveBuffer)
+		}
+		parts = append(parts, fmt.Sprintf("-w %d: %s", s.RequestedBuffer, got))
+	}
+	if s.MSS > 0 {
+		parts = append(parts, fmt.Sprintf("MSS %d", s.MSS))
+	}
+	if s.TOS != nil {
+		parts = append(parts, fmt.Sprintf("TOS 0x%02x", *s.TOS))
+	}
+	if s.TTL > 0 {
+		parts = append(parts, fmt.Sprintf("TTL %d", s.TTL))
+	}
+	if s.NoDelay {
+		parts = append(parts, "TCP_NODELAY")
+	}
+	if s.Bind != "" {
+		parts = append(parts, "bound to "+s.Bind)
+	}
+	fmt.Fprintf(b, "%s Socket: %s\n", idText(id), strings.Join(parts, ", "))
+}
+
+// cpuLine writes the CPU use as iperf3 -V does: total (user/system) in
+// percent of one core, here and at the peer.
+func cpuLine(b *strings.Builder, id string, c *result.CPU) {
+	if c == nil {
+		return
+	}
+	pct := func(t, u, s float64) string {
+		if !finite(t) || !finite(u) || !finite(s) || t < 0 || u < 0 || s < 0 {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.1f%% (%.1f%%u/%.1f%%s)", t, u, s)
+	}
+	fmt.Fprintf(b, "%s CPU Utilization: local %s", idText(id), pct(c.Percent, c.UserPercent, c.SystemPercent))
+	if r := c.Remote; r != nil {
+		fmt.Fprintf(b, ", remote %s", pct(r.Percent, r.UserPercent, r.SystemPercent))
+	}
+	b.WriteString(" of one core\n")
 }

@@ -34,7 +34,12 @@ type Text struct {
 	id   string
 	seen map[columns]bool // column headers printed since the last Header
 	err  error
+	unit byte // -f letter for transfer and rate columns; 0 = adaptive
 }
+
+// SetFormat chooses the unit of the transfer and rate columns with an
+// iperf -f letter (units.Formats); 0 or 'a' is adaptive.
+func (t *Text) SetFormat(f byte) { t.unit = f }
 
 // NewText returns a Text writing to w. id is the test's line id, as
 // printed in brackets: "1" for a client, the server's running test number
@@ -180,7 +185,7 @@ func settingsLine(test result.Test) string {
 	parts = append(parts, streams)
 	switch {
 	case test.Bytes > 0:
-		parts = append(parts, "amount "+bytesText(test.Bytes))
+		parts = append(parts, "amount "+bytesText(test.Bytes, 0))
 	case test.Duration > 0 && finite(test.Duration):
 		parts = append(parts, "time "+strconv.FormatFloat(test.Duration, 'f', -1, 64)+" s")
 	}
@@ -221,8 +226,8 @@ func (t *Text) columnHeader(b *strings.Builder, k columns) {
 }
 
 // common writes the id, interval, transfer and bandwidth columns.
-func common(b *strings.Builder, id string, start, end float64, bytes int64, bps float64) {
-	fmt.Fprintf(b, "%s %-11s sec  %11s  %14s", idText(id), spanText(start, end), bytesText(bytes), bitsText(bps, end-start))
+func (t *Text) common(b *strings.Builder, id string, start, end float64, bytes int64, bps float64) {
+	fmt.Fprintf(b, "%s %-11s sec  %11s  %14s", idText(id), spanText(start, end), bytesText(bytes, t.unit), bitsText(bps, end-start, t.unit))
 }
 
 // Interval prints one interval line, preceded by the column header the
@@ -234,7 +239,7 @@ func (t *Text) Interval(id string, in result.Interval, udp bool, receiving bool)
 	var b strings.Builder
 	k := kindOf(udp, receiving)
 	t.columnHeader(&b, k)
-	common(&b, id, in.Start, in.End, in.Bytes, in.BitsPerSecond)
+	t.common(&b, id, in.Start, in.End, in.Bytes, in.BitsPerSecond)
 	secs := in.End - in.Start
 	switch k {
 	case colUDPSend:

@@ -55,6 +55,9 @@ type Result struct {
 	// Link puts the figures against the line rate of the medium, when a
 	// medium was named.
 	Link *Link `json:"link,omitempty"`
+	// CPU is this process's CPU use over the test, and the peer's where it
+	// reports it; nil when the platform cannot say.
+	CPU *CPU `json:"cpu,omitempty"`
 	// Diagnoses are findings about the path in plain words, with their
 	// evidence: for example that arrivals follow a timer tick rather than
 	// the bandwidth of the link (see Link.Diagnosis when a medium is named).
@@ -83,6 +86,9 @@ type Test struct {
 	Streams     int     `json:"streams"`
 	Mode        string  `json:"mode,omitempty"` // "", "reverse", "full-duplex", "dual", "tradeoff"
 	PeerVersion string  `json:"peer_version,omitempty"`
+	// Socket records the socket options asked for (-w, -M, -N, -S, -T,
+	// -B/--cport) and the buffer sizes the kernel reported; nil when none.
+	Socket *Socket `json:"socket,omitempty"`
 }
 
 // Interval is one reporting interval summed over all streams of a flow.
@@ -184,3 +190,40 @@ func New(role string) *Result {
 
 // Warn appends a warning.
 func (r *Result) Warn(msg string) { r.Warnings = append(r.Warnings, msg) }
+
+// Socket is what was asked of this side's data sockets, and what the kernel
+// reported back.
+type Socket struct {
+	RequestedBuffer int `json:"requested_buffer,omitempty"` // -w, bytes
+	// SendBuffer and ReceiveBuffer are SO_SNDBUF and SO_RCVBUF as getsockopt
+	// reports them after -w (Linux reports double the size it granted).
+	SendBuffer    int    `json:"send_buffer,omitempty"`
+	ReceiveBuffer int    `json:"receive_buffer,omitempty"`
+	MSS           int    `json:"mss,omitempty"` // -M: TCP_MAXSEG asked for
+	TOS           *int   `json:"tos,omitempty"` // -S: IP_TOS / IPV6_TCLASS
+	TTL           int    `json:"ttl,omitempty"` // -T: IP_TTL / IPV6_UNICAST_HOPS
+	NoDelay       bool   `json:"nodelay,omitempty"`
+	Bind          string `json:"bind,omitempty"` // -B / --cport: local address of the first stream
+}
+
+// CPU is the CPU time a process used over a test. Percentages are of one
+// core over the test's wall-clock time (200 = two cores busy throughout),
+// as iperf3's cpu_util; the process's figure covers everything it did in
+// that time (a server running tests at once shares one figure among them).
+type CPU struct {
+	UserSeconds   float64 `json:"user_s"`
+	SystemSeconds float64 `json:"system_s"`
+	Percent       float64 `json:"percent"`
+	UserPercent   float64 `json:"user_percent"`
+	SystemPercent float64 `json:"system_percent"`
+	// Remote is the peer's own figure, as it reported it (iperf3's
+	// cpu_util_total/user/system); nil when the peer reports none.
+	Remote *RemoteCPU `json:"remote,omitempty"`
+}
+
+// RemoteCPU is the CPU use a peer reported for its process.
+type RemoteCPU struct {
+	Percent       float64 `json:"percent"`
+	UserPercent   float64 `json:"user_percent"`
+	SystemPercent float64 `json:"system_percent"`
+}

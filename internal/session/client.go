@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/cpuuse"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/sockopt"
 	"github.com/wirebench/wirebench/internal/units"
 	"github.com/wirebench/wirebench/internal/version"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
@@ -53,6 +55,21 @@ type ClientConfig struct {
 	// Congestion names the TCP congestion control algorithm for our
 	// connections (Linux; "" = the system default).
 	Congestion string
+
+	// Socket holds the options for our data sockets: -w, -M, -N, -S, -T.
+	Socket sockopt.Options
+	// BindHost is the local address our connections start from (-B);
+	// "" lets the system choose.
+	BindHost string
+	// CPort is the local port of the first data stream (--cport, or -B's
+	// port); stream i uses CPort+i. 0 lets the system choose.
+	CPort int
+	// IPv6 makes every connection IPv6 (-V).
+	IPv6 bool
+	// ZeroCopy sends TCP data with sendfile from a file holding the
+	// payload (-Z, iperf3's zero-copy); iperf3 peers are asked to do the
+	// same when they send.
+	ZeroCopy bool
 
 	// OnInterval, when set, receives each interval as it ends.
 	OnInterval func(result.Interval)
@@ -135,6 +152,9 @@ func (c *ClientConfig) Validate() error {
 	}
 	if c.Host == "" {
 		return errors.New("no host given")
+	}
+	if err := c.validateSockets(); err != nil {
+		return err
 	}
 	if c.Port < 1 || c.Port > 65535 {
 		return fmt.Errorf("invalid port %d: want 1-65535", c.Port)
@@ -240,13 +260,19 @@ func RunClient(ctx context.Context, cfg ClientConfig) (*result.Result, error) {
 	case cfg.FullDuplex || cfg.Dual:
 		r.Test.Direction = result.DirBidir
 	}
+	cpu0 := cpuuse.Now()
+	run := runTCPClient
 	if cfg.UDP {
 		r.Test.Protocol = result.UDP
 		r.Test.RatePPS = cfg.pps()
 		r.Test.RateBPS = cfg.pps() * float64(cfg.Length*8)
-		return runUDPClient(ctx, &cfg, r)
+		run = runUDPClient
 	}
-	return runTCPClient(ctx, &cfg, r)
+	r, err = run(ctx, &cfg, r)
+	if r != nil {
+		fillCPU(r, cpu0)
+	}
+	return r, err
 }
 
 // modeFlags sets the header bits for the test's mode.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/cpuuse"
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/stats"
@@ -43,6 +44,7 @@ func (s *i3ClientStream) close() {
 
 // i3Client is one test of our iperf3 client.
 type i3Client struct {
+	cpu0    cpuuse.Sample // the process's CPU time when the test began
 	cfg     *ClientConfig
 	r       *result.Result
 	ctrl    net.Conn
@@ -92,7 +94,7 @@ func i3ClientValidate(c *ClientConfig) error {
 	} else if c.Length < 1 || c.Length > iperf3.MaxBlockSize {
 		return fmt.Errorf("TCP length %d out of range 1 byte to %d for iperf3", c.Length, iperf3.MaxBlockSize)
 	}
-	return nil
+	return c.validateSockets()
 }
 
 // runIperf3 is RunClient for the iperf3 dialect.
@@ -114,10 +116,16 @@ func RunIperf3Client(ctx context.Context, cfg ClientConfig) (*result.Result, *ip
 	cl := &i3Client{cfg: &cfg, m: iperf3.NewMachine(iperf3.RoleClient)}
 	cl.r = cl.newResult()
 	defer cl.close()
+	cl.cpu0 = cpuuse.Now()
 	if err := cl.setUp(ctx); err != nil {
 		return nil, nil, err
 	}
 	cl.run(ctx)
+	if cl.peer != nil {
+		cl.r.CPU = &result.CPU{Remote: &result.RemoteCPU{Percent: cl.peer.CPUUtilTotal,
+			UserPercent: cl.peer.CPUUtilUser, SystemPercent: cl.peer.CPUUtilSystem}}
+	}
+	fillCPU(cl.r, cl.cpu0)
 	return cl.r, cl.report(), nil
 }
 
@@ -165,6 +173,13 @@ func (cl *i3Client) buildParams() *iperf3.Params {
 		Len: int64(cfg.Length), PacingTimer: 1000, UDPCounters64Bit: cfg.UDP && cfg.UDPCounters64Bit,
 		WB: &iperf3.WBParams{Version: iperf3.WBVersion, Agent: "wirebench/" + version.String(), Duplicates: true,
 			IntervalMs: max(cfg.Interval.Milliseconds(), 0)}}
+	// The peer applies these to its end of each stream, as iperf3 does.
+	so := cfg.socketOptions()
+	p.MSS, p.Window, p.NoDelay, p.Congestion = int64(so.MSS), int64(so.Buffer), so.NoDelay, so.Congestion
+	p.ZeroCopy = cfg.ZeroCopy
+	if so.SetTOS {
+		p.TOS = int64(so.TOS)
+	}
 	if cfg.Bytes > 0 {
 		p.Num = cfg.Bytes
 	} else {
@@ -181,8 +196,15 @@ func (cl *i3Client) buildParams() *iperf3.Params {
 // streams. Any failure here means the test did not start.
 func (cl *i3Client) setUp(ctx context.Context) error {
 	cfg := cl.cfg
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", cfg.addr())
+	d := net.Dialer{}
+	if cfg.BindHost != "" {
+		a, err := net.ResolveTCPAddr(cfg.network(false), net.JoinHostPort(cfg.BindHost, "0"))
+		if err != nil {
+			return fmt.Errorf("resolving the bind address %q: %w", cfg.BindHost, err)
+		}
+		d.LocalAddr = a
+	}
+	c, err := d.DialContext(ctx, cfg.network(false), cfg.addr())
 	if err != nil {
 		return fmt.Errorf("connecting to %s: %w", cfg.addr(), err)
 	}
@@ -286,26 +308,29 @@ func (cl *i3Client) openStreams(ctx context.Context) error {
 }
 
 func (cl *i3Client) openTCP(ctx context.Context, s *i3ClientStream) error {
-	var d net.Dialer
-	if cl.cfg.Congestion != "" {
-		d.Control = congestionControl(cl.cfg.Congestion)
-	}
-	c, err := d.DialContext(ctx, "tcp", cl.cfg.addr())
+	c, err := cl.cfg.dialTCP(ctx, len(cl.streams)-1)
 	if err != nil {
 		return err
 	}
 	s.tcp = c
+	if len(cl.streams) == 1 {
+		cl.cfg.recordSocket(cl.r, c, nil)
+	}
 	return iperf3.NewConn(c).WriteCookie(ctx, cl.cookie)
 }
 
 // openUDP runs the UDP connect handshake: "9876" out, any known reply form
 // back (data datagrams that overtake the reply in reverse mode are skipped).
 func (cl *i3Client) openUDP(ctx context.Context, s *i3ClientStream) error {
-	c, err := udpio.Dial(ctx, "udp", cl.cfg.addr(), "", udpSocketOptions)
+	c, err := cl.cfg.dialUDP(ctx, len(cl.streams)-1)
 	if err != nil {
 		return err
 	}
 	s.udp = c
+	if len(cl.streams) == 1 {
+		caps := c.Capabilities()
+		cl.cfg.recordSocket(cl.r, nil, &caps)
+	}
 	if !s.send {
 		s.urx = newI3UDPRecv(cl.cfg.UDPCounters64Bit)
 	}
@@ -399,14 +424,14 @@ func (cl *i3Client) run(ctx context.Context) {
 	<-ended
 	cl.end = time.Now()
 	if !early {
-		// The machine moves first: the reader goroutine checks the
-		// server's answer against it as soon as the answer arrives.
+		wctx, cancel := step(ctx)
+		// Recorded before it is written: the server's answer may be read
+		// by the reader goroutine as soon as it is on the wire.
 		err := cl.m.Send(iperf3.TestEnd)
 		if err == nil {
-			wctx, cancel := step(ctx)
 			err = cl.conn.WriteState(wctx, iperf3.TestEnd)
-			cancel()
 		}
+		cancel()
 		if err != nil {
 			ctrlErr = fmt.Errorf("sending TEST_END: %w", err)
 		} else {
@@ -503,7 +528,7 @@ func (cl *i3Client) sendStream(ctx context.Context, s *i3ClientStream) {
 			Stamp: i3Stamp(cfg.UDPCounters64Bit), PPS: cfg.pps() / float64(cfg.Parallel), Duration: cfg.Duration, Bytes: per, FirstID: 1}, &s.c)
 		return
 	}
-	s.tcpRes, s.err = engine.SendTCP(ctx, s.tcp, engine.TCPSendConfig{Buffer: i3Payload(cfg.Length), Duration: cfg.Duration, Bytes: per}, &s.c)
+	s.tcpRes, s.err = sendTCP(ctx, s.tcp, cfg.ZeroCopy, engine.TCPSendConfig{Buffer: i3Payload(cfg.Length), Duration: cfg.Duration, Bytes: per}, &s.c)
 	s.retr.read(s.tcp)
 }
 
@@ -546,6 +571,9 @@ func (cl *i3Client) ourResults() *iperf3.Results {
 	res := &iperf3.Results{}
 	var send []bool
 	var retr []i3Retr
+	if u, ok := cpuuse.Between(cl.cpu0, cpuuse.Now()); ok {
+		res.CPUUtilTotal, res.CPUUtilUser, res.CPUUtilSystem = u.Percent()
+	}
 	for _, s := range cl.streams {
 		send, retr = append(send, s.send), append(retr, s.retr)
 		sr := iperf3.StreamResult{ID: s.id}

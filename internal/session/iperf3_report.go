@@ -18,7 +18,8 @@ import (
 //
 // What wirebench does not measure is left out where iperf3's format allows
 // (retransmits, cwnd, rtt, socket buffer sizes) and is zero where it does
-// not (the host's CPU use; the remote CPU figures are the peer's own).
+// not; the host's CPU use is this process's over the test (cpuuse), the
+// remote CPU figures are the peer's own.
 // "socket" numbers are labels (stream index + 5, as iperf3's first data
 // socket usually is), not file descriptors.
 func (cl *i3Client) report() *iperf3.Report {
@@ -253,6 +254,9 @@ func (cl *i3Client) reportEnd(end *iperf3.ReportEnd) {
 		}
 	}
 	cpu := &iperf3.ReportCPU{}
+	if c := cl.r.CPU; c != nil {
+		cpu.HostTotal, cpu.HostUser, cpu.HostSystem = c.Percent, c.UserPercent, c.SystemPercent
+	}
 	if cl.peer != nil {
 		cpu.RemoteTotal, cpu.RemoteUser, cpu.RemoteSystem = cl.peer.CPUUtilTotal, cl.peer.CPUUtilUser, cl.peer.CPUUtilSystem
 	}

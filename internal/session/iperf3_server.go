@@ -17,6 +17,7 @@ import (
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/sockopt"
 	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/udpio"
 	"github.com/wirebench/wirebench/internal/wire/iperf3"
@@ -51,15 +52,13 @@ func (s *Server) EnableIperf3(ctx context.Context, cfg Iperf3Config) (int, error
 		return 0, nil
 	}
 	port := max(cfg.Port, 0)
-	addr := net.JoinHostPort(s.cfg.Bind, strconv.Itoa(port))
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", addr)
+	ln, err := s.listenTCP(ctx, port)
 	if err != nil {
-		return 0, fmt.Errorf("listening on tcp %s for iperf3: %w", addr, err)
+		return 0, fmt.Errorf("for iperf3: %w", err)
 	}
 	port = ln.Addr().(*net.TCPAddr).Port
 	uaddr := net.JoinHostPort(s.cfg.Bind, strconv.Itoa(port))
-	uc, err := udpio.Listen(ctx, "udp", uaddr, udpSocketOptions)
+	uc, err := udpio.Listen(ctx, s.network("udp"), uaddr, s.udpOptions())
 	if err != nil {
 		ln.Close()
 		return 0, fmt.Errorf("listening on udp %s for iperf3: %w", uaddr, err)
@@ -217,6 +216,12 @@ type i3Test struct {
 	ready     chan struct{} // closed when every stream arrived
 	done      chan struct{} // closed when the test is over
 	ended     atomic.Bool
+
+	// sockWarn holds what went wrong applying the client's socket
+	// options (guarded by hub.mu); sockBufs the buffer sizes the kernel
+	// reported for the first TCP stream.
+	sockWarn []string
+	sockBufs sockopt.Buffers
 }
 
 // i3SrvStream is one data stream of a server test.
@@ -280,6 +285,9 @@ func (t *i3Test) attachTCP(ctx context.Context, c net.Conn) {
 		t.addStreamLocked(&i3SrvStream{tcp: c, seq: h.s.acceptOrder(c)})
 	}
 	h.mu.Unlock()
+	if ok {
+		t.applySocket(c)
+	}
 	if !ok {
 		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
 		_, _ = c.Write([]byte{iperf3.AccessDenied.Byte()})
@@ -676,7 +684,7 @@ func (sv *i3ServerTest) stream(ctx context.Context, st *i3SrvStream, backstop ti
 		st.udpRes, st.err = engine.SendUDP(ctx, st.uconn, engine.UDPSendConfig{Template: i3Payload(length), Stamp: i3Stamp(p.UDPCounters64Bit),
 			PPS: pps, Duration: backstop, Bytes: per, FirstID: 1, Dst: st.dst}, &st.c)
 	case st.send:
-		st.tcpRes, st.err = engine.SendTCP(ctx, st.tcp, engine.TCPSendConfig{Buffer: i3Payload(length), Duration: backstop, Bytes: per}, &st.c)
+		st.tcpRes, st.err = sendTCP(ctx, st.tcp, p.ZeroCopy, engine.TCPSendConfig{Buffer: i3Payload(length), Duration: backstop, Bytes: per}, &st.c)
 	default:
 		st.tcpRes, st.err = engine.ReceiveTCP(ctx, st.tcp, max(length, 128*1024), 0, nil, &st.c)
 	}
@@ -695,6 +703,7 @@ func (sv *i3ServerTest) newResult() *result.Result {
 	r.Version = versionString()
 	r.StartedAt = sv.start.UTC()
 	r.Test.PeerVersion = p.ClientVersion
+	t.recordSocket(r)
 	if p.WB != nil && p.WB.Agent != "" {
 		r.Test.PeerVersion = p.WB.Agent
 	}
@@ -776,6 +785,7 @@ func (sv *i3ServerTest) fill() {
 func (sv *i3ServerTest) ourResults() *iperf3.Results {
 	p := sv.t.p
 	res := &iperf3.Results{}
+	res.CPUUtilTotal, res.CPUUtilUser, res.CPUUtilSystem = sv.t.hub.s.cpuSoFar(sv.id)
 	endT := sv.end.Sub(sv.start).Seconds()
 	var send []bool
 	var retr []i3Retr
@@ -844,6 +854,8 @@ func (sv *i3ServerTest) exchange(ctx context.Context) error {
 		return fail(fmt.Errorf("reading the client's results: %w", err))
 	}
 	sv.peerCounts(peer)
+	sv.r.CPU = &result.CPU{Remote: &result.RemoteCPU{Percent: peer.CPUUtilTotal, UserPercent: peer.CPUUtilUser,
+		SystemPercent: peer.CPUUtilSystem}}
 	if err := sv.conn.WriteResults(sctx, sv.ourResults()); err != nil {
 		return fail(fmt.Errorf("sending our results: %w", err))
 	}

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/admit"
+	"github.com/wirebench/wirebench/internal/cpuuse"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/sockopt"
 	"github.com/wirebench/wirebench/internal/udpio"
 	"github.com/wirebench/wirebench/internal/version"
 )
@@ -59,6 +61,12 @@ type ServerConfig struct {
 	// new tests, after a burst of MaxTestsPerSource (0 =
 	// admit.DefaultPerSecond, negative = no limit).
 	NewTestsPerSecondPerSource float64
+	// Socket holds the options for the server's sockets (-w, -M, -N, -S,
+	// -T), set on the listeners so accepted connections inherit them, and
+	// on connect-back sockets.
+	Socket sockopt.Options
+	// IPv6 listens on IPv6 only (-V); "" Bind then means "::".
+	IPv6 bool
 
 	// OnTestStart is called when a test is accepted, with the test number
 	// and a description of the peer; OnInterval with each interval of a
@@ -137,6 +145,9 @@ type Server struct {
 	udpFinished int
 	ctx         context.Context // Serve's context, for work started later
 
+	cpuMu sync.Mutex
+	cpuAt map[int]cpuuse.Sample // the process's CPU time at each open test's start
+
 	groupsMu sync.Mutex
 	groups   map[groupKey]*streamGroup // open groups of parallel streams
 
@@ -167,16 +178,17 @@ func Listen(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	cfg.applyDefaults()
 	s := &Server{cfg: cfg, oneShot: make(chan struct{}), logs: newRateLog(cfg.OnLog)}
 	s.setAdmission()
-	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err := cfg.Socket.Validate(); err != nil {
+		return nil, err
+	}
+	ln, err := s.listenTCP(ctx, cfg.Port)
 	if err != nil {
-		return nil, fmt.Errorf("listening on tcp %s: %w", addr, err)
+		return nil, err
 	}
 	s.tcp = ln
 	s.port = ln.Addr().(*net.TCPAddr).Port
 	uaddr := net.JoinHostPort(cfg.Bind, strconv.Itoa(s.port))
-	uc, err := udpio.Listen(ctx, "udp", uaddr, udpSocketOptions)
+	uc, err := udpio.Listen(ctx, s.network("udp"), uaddr, s.udpOptions())
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("listening on udp %s: %w", uaddr, err)
@@ -225,6 +237,7 @@ func (s *Server) Serve(ctx context.Context) error {
 // newTest numbers a test and announces it.
 func (s *Server) newTest(r *result.Result) int {
 	id := int(s.nextID.Add(1))
+	s.noteCPU(id)
 	if s.cfg.OnTestStart != nil {
 		s.cfg.OnTestStart(id, r)
 	}
@@ -233,6 +246,13 @@ func (s *Server) newTest(r *result.Result) int {
 
 // finished hands a result on and ends a one-shot server.
 func (s *Server) finished(id int, r *result.Result) {
+	s.cpuMu.Lock()
+	a, ok := s.cpuAt[id]
+	delete(s.cpuAt, id)
+	s.cpuMu.Unlock()
+	if ok {
+		fillCPU(r, a)
+	}
 	if s.cfg.OnResult != nil {
 		s.cfg.OnResult(id, r)
 	}

@@ -30,17 +30,13 @@ type tcpStreamOutcome struct {
 
 func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*result.Result, error) {
 	conns := make([]net.Conn, cfg.Parallel)
-	var d net.Dialer
-	if cfg.Congestion != "" {
-		d.Control = congestionControl(cfg.Congestion)
-	}
 	for i := range conns {
-		c, err := d.DialContext(ctx, "tcp", cfg.addr())
+		c, err := cfg.dialTCP(ctx, i)
 		if err != nil {
 			for _, c := range conns[:i] {
 				c.Close()
 			}
-			return nil, fmt.Errorf("connecting to %s: %w", cfg.addr(), err)
+			return nil, err
 		}
 		conns[i] = c
 	}
@@ -51,6 +47,7 @@ func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	}()
 	r.Test.Peer = conns[0].RemoteAddr().String()
 	cfg.connected(conns[0].LocalAddr(), r.Test.Peer)
+	cfg.recordSocket(r, conns[0], nil)
 	var back *connectBack
 	if cfg.Tradeoff || cfg.Dual {
 		server, _ := netip.ParseAddrPort(conns[0].RemoteAddr().String())
@@ -158,7 +155,7 @@ func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, sending, r
 		}()
 	}
 	if sending {
-		sres, err := engine.SendTCP(ctx, c, engine.TCPSendConfig{Buffer: buf, Duration: cfg.Duration, Bytes: cfg.Bytes, Counted: hdrBytes}, sc)
+		sres, err := sendTCP(ctx, c, cfg.ZeroCopy, engine.TCPSendConfig{Buffer: buf, Duration: cfg.Duration, Bytes: cfg.Bytes, Counted: hdrBytes}, sc)
 		sres.Bytes += hdrBytes
 		o.sent, o.sendErr = sres, err
 		if tc, ok := c.(*net.TCPConn); ok {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/sockopt"
 	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
 )
@@ -55,6 +56,7 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		}
 	}
 	t.res = newServerResult(result.TCP, dialect, t.peer, s.port)
+	s.recordSocket(t.res, c, nil)
 	t.res.Version = versionString()
 	h := t.hdr
 	reverse := t.hasHdr && h.Flags&iperf2.FlagVersion2 != 0 && h.UpperFlags&iperf2.UpperReverse != 0
@@ -290,7 +292,7 @@ func (s *Server) connectBackTCP(ctx context.Context, t *tcpTest) *result.Flow {
 		port = s.port
 	}
 	dst := net.JoinHostPort(t.peer.Addr().String(), strconv.Itoa(port))
-	c, err := dialConnectBack(ctx, dst)
+	c, err := dialConnectBack(ctx, dst, s.cfg.Socket)
 	if err != nil {
 		t.res.Warn(fmt.Sprintf("connect-back to %s failed: %v", dst, err))
 		return nil
@@ -320,8 +322,8 @@ const connectBackRetry = 2 * time.Second
 
 // dialConnectBack dials the client's -r/-d listener, retrying every 20 ms
 // while it refuses, for up to connectBackRetry.
-func dialConnectBack(ctx context.Context, dst string) (net.Conn, error) {
-	d := net.Dialer{Timeout: 5 * time.Second}
+func dialConnectBack(ctx context.Context, dst string, so sockopt.Options) (net.Conn, error) {
+	d := net.Dialer{Timeout: 5 * time.Second, Control: so.Control()}
 	giveUp := time.Now().Add(connectBackRetry)
 	for {
 		c, err := d.DialContext(ctx, "tcp", dst)

@@ -29,16 +29,18 @@ type streamOutcome struct {
 func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*result.Result, error) {
 	conns := make([]udpio.Conn, cfg.Parallel)
 	for i := range conns {
-		c, err := udpio.Dial(ctx, "udp", cfg.addr(), "", udpSocketOptions)
+		c, err := cfg.dialUDP(ctx, i)
 		if err != nil {
 			closeAll(conns)
-			return nil, fmt.Errorf("opening udp socket to %s: %w", cfg.addr(), err)
+			return nil, err
 		}
 		conns[i] = c
 	}
 	defer closeAll(conns)
 	r.Test.Peer = conns[0].RemoteAddr().String()
 	cfg.connected(conns[0].LocalAddr(), r.Test.Peer)
+	caps := conns[0].Capabilities()
+	cfg.recordSocket(r, nil, &caps)
 
 	var back *connectBack
 	if cfg.Tradeoff || cfg.Dual {

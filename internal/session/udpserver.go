@@ -186,6 +186,8 @@ func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 		s.logs.log("udp-header", fmt.Sprintf("udp: %s announced a test header but sent it cut short (%v); counting its datagrams as header-less data", src, rx.hdrErr))
 	}
 	r := newServerResult(result.UDP, rx.dialect, src, s.port)
+	caps := s.udp.Capabilities()
+	s.recordSocket(r, nil, &caps)
 	r.Version = versionString()
 	if rx.hasHdr {
 		r.Test.PeerVersion = iperf2.VersionString(rx.hdr.VersionU, rx.hdr.VersionL)
@@ -336,7 +338,7 @@ func (s *Server) connectBackUDP(ctx context.Context, t *udpTest, src netip.AddrP
 	go func() {
 		defer s.wg.Done()
 		defer close(t.sendDone)
-		conn, err := udpio.Dial(ctx, "udp", dst.String(), net.JoinHostPort(s.cfg.Bind, strconv.Itoa(0)), udpSocketOptions)
+		conn, err := udpio.Dial(ctx, s.network("udp"), dst.String(), net.JoinHostPort(s.cfg.Bind, strconv.Itoa(0)), s.udpOptions())
 		if err != nil {
 			t.res.Warn(fmt.Sprintf("connect-back to %s failed: %v", dst, err))
 			return

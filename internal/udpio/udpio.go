@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"syscall"
 	"time"
 )
 
@@ -90,6 +91,10 @@ type Options struct {
 	// or EINVAL (no checksum offload, a segment above the path MTU), GSO is
 	// switched off for this Conn and the unsent datagrams go out plainly.
 	GSO bool
+	// Control, when set, runs on the new socket before it binds or
+	// connects, as net.Dialer.Control does (for the TOS, TTL and other
+	// options a caller sets); Listen and Dial only.
+	Control func(network, address string, c syscall.RawConn) error
 }
 
 // Conn is a UDP socket.
@@ -141,7 +146,7 @@ func Listen(ctx context.Context, network, addr string, opt Options) (Conn, error
 	if err := checkNetwork(network); err != nil {
 		return nil, err
 	}
-	var lc net.ListenConfig
+	lc := net.ListenConfig{Control: opt.Control}
 	pc, err := lc.ListenPacket(ctx, network, addr)
 	if err != nil {
 		return nil, fmt.Errorf("udpio: listen %s %s: %w", network, addr, err)
@@ -155,7 +160,7 @@ func Dial(ctx context.Context, network, raddr string, laddr string, opt Options)
 	if err := checkNetwork(network); err != nil {
 		return nil, err
 	}
-	var d net.Dialer
+	d := net.Dialer{Control: opt.Control}
 	if laddr != "" {
 		la, err := net.ResolveUDPAddr(network, laddr)
 		if err != nil {

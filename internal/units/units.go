@@ -106,14 +106,61 @@ func scaled(v, base float64, unit string) string {
 		v /= base
 		i++
 	}
-	switch {
-	case i == 0:
+	if i == 0 {
 		return fmt.Sprintf("%.0f %s", v, unit)
-	case math.Abs(v) < 9.995:
-		return fmt.Sprintf("%.2f %s%s", v, prefixes[i], unit)
-	case math.Abs(v) < 99.95:
-		return fmt.Sprintf("%.1f %s%s", v, prefixes[i], unit)
-	default:
-		return fmt.Sprintf("%.0f %s%s", v, prefixes[i], unit)
 	}
+	return digits(v) + " " + prefixes[i] + unit
+}
+
+// digits prints v with iperf's precision: two decimals below 10, one below
+// 100, none above.
+func digits(v float64) string {
+	switch {
+	case math.Abs(v) < 9.995:
+		return fmt.Sprintf("%.2f", v)
+	case math.Abs(v) < 99.95:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.0f", v)
+	}
+}
+
+// Formats are iperf's -f letters: a adaptive bits (the default), A adaptive
+// bytes, b bits, B bytes, k/m/g Kbits/Mbits/Gbits (powers of 1000), K/M/G
+// KBytes/MBytes/GBytes (powers of 1024).
+const Formats = "aAbBkmgKMG"
+
+// ValidFormat reports whether f is one of Formats.
+func ValidFormat(f byte) bool { return f != 0 && strings.IndexByte(Formats, f) >= 0 }
+
+// FormatRateIn formats a rate in bit/s in the unit of -f letter f; 0 or
+// 'a' is FormatBits. Upper-case letters give bytes per second.
+func FormatRateIn(bps float64, f byte) string {
+	switch f {
+	case 'b':
+		return fmt.Sprintf("%.0f bits/sec", bps)
+	case 'B':
+		return fmt.Sprintf("%.0f Bytes/sec", bps/8)
+	case 'A':
+		return scaled(bps/8, 1024, "Bytes/sec")
+	case 'k', 'm', 'g':
+		return digits(bps/math.Pow(1000, float64(strings.IndexByte("kmg", f)+1))) + " " + string(f-'a'+'A') + "bits/sec"
+	case 'K', 'M', 'G':
+		return digits(bps/8/math.Pow(1024, float64(strings.IndexByte("KMG", f)+1))) + " " + string(f) + "Bytes/sec"
+	}
+	return FormatBits(bps)
+}
+
+// FormatBytesIn formats a byte count for -f letter f, as iperf does: in
+// the byte unit of the letter's upper case (k and K both give KBytes);
+// adaptive for 0, 'a' and 'A'.
+func FormatBytesIn(n float64, f byte) string {
+	switch f {
+	case 'b', 'B':
+		return fmt.Sprintf("%.0f Bytes", n)
+	case 'k', 'm', 'g', 'K', 'M', 'G':
+		u := f &^ 0x20 // upper case
+		return digits(n/math.Pow(1024, float64(strings.IndexByte("KMG", u)+1))) + " " + string(u) + "Bytes"
+	}
+	return FormatBytes(n)
 }

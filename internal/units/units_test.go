@@ -54,3 +54,41 @@ func TestFormat(t *testing.T) {
 		t.Errorf("FormatBytes = %q", got)
 	}
 }
+
+// TestFormatIn checks -f against what iperf 2.1.8 prints for the same
+// letters (e.g. "-f k": "423680 KBytes  11398315 Kbits/sec").
+func TestFormatIn(t *testing.T) {
+	const n, bps = 433848320.0, 11398315e3
+	tests := []struct {
+		f           byte
+		bytes, rate string
+	}{
+		{0, "414 MBytes", "11.4 Gbits/sec"},
+		{'a', "414 MBytes", "11.4 Gbits/sec"},
+		{'A', "414 MBytes", "1.33 GBytes/sec"},
+		{'b', "433848320 Bytes", "11398315000 bits/sec"},
+		{'B', "433848320 Bytes", "1424789375 Bytes/sec"},
+		{'k', "423680 KBytes", "11398315 Kbits/sec"},
+		{'m', "414 MBytes", "11398 Mbits/sec"},
+		{'g', "0.40 GBytes", "11.4 Gbits/sec"},
+		{'K', "423680 KBytes", "1391396 KBytes/sec"},
+		{'M', "414 MBytes", "1359 MBytes/sec"},
+		{'G', "0.40 GBytes", "1.33 GBytes/sec"},
+	}
+	for _, tt := range tests {
+		if got := FormatBytesIn(n, tt.f); got != tt.bytes {
+			t.Errorf("FormatBytesIn(%q) = %q, want %q", tt.f, got, tt.bytes)
+		}
+		if got := FormatRateIn(bps, tt.f); got != tt.rate {
+			t.Errorf("FormatRateIn(%q) = %q, want %q", tt.f, got, tt.rate)
+		}
+		if tt.f != 0 && !ValidFormat(tt.f) {
+			t.Errorf("ValidFormat(%q) = false", tt.f)
+		}
+	}
+	for _, f := range []byte{0, 'x', 't', 'T'} {
+		if ValidFormat(f) {
+			t.Errorf("ValidFormat(%q) = true", f)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 )
 
 // State is one iperf3 control-channel state byte: a signed char sent alone on
@@ -181,9 +182,11 @@ func (e *TransitionError) Unwrap() error { return e.Err }
 //	Tolerated without a transition: TEST_START sent by a client (3.12 servers
 //	ignore it).
 //
-// A Machine is not safe for concurrent use.
+// A Machine is safe for concurrent use: a client's reader goroutine may
+// record the server's states while its main goroutine records its own.
 type Machine struct {
 	role Role
+	mu   sync.Mutex // guards last and done
 	last State
 	done bool
 }
@@ -195,11 +198,19 @@ func NewMachine(role Role) *Machine { return &Machine{role: role} }
 func (m *Machine) Role() Role { return m.role }
 
 // State returns the last accepted state (0 before the first).
-func (m *Machine) State() State { return m.last }
+func (m *Machine) State() State {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.last
+}
 
 // Done reports whether the conversation has ended (IPERF_DONE, an error or a
 // termination state).
-func (m *Machine) Done() bool { return m.done }
+func (m *Machine) Done() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.done
+}
 
 // Send checks that this role may send s now and records it.
 func (m *Machine) Send(s State) error { return m.Step(m.role, s) }
@@ -210,6 +221,8 @@ func (m *Machine) Recv(s State) error { return m.Step(m.role.Peer(), s) }
 // Step validates state s sent by sender and advances. On error the Machine
 // does not change.
 func (m *Machine) Step(sender Role, s State) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	fail := func(err error) error {
 		return &TransitionError{Role: m.role, Sender: sender, From: m.last, To: s, Err: err}
 	}

@@ -1,0 +1,118 @@
+package session
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/cpuuse"
+	"github.com/wirebench/wirebench/internal/result"
+)
+
+// fillCPU sets r.CPU to the process's CPU use since a, and warns when this
+// host's CPU was the limit of the test. Nothing is set when the platform
+// cannot say.
+func fillCPU(r *result.Result, a cpuuse.Sample) {
+	u, ok := cpuuse.Between(a, cpuuse.Now())
+	if !ok {
+		return
+	}
+	total, user, sys := u.Percent()
+	remote := (*result.RemoteCPU)(nil)
+	if r.CPU != nil {
+		remote = r.CPU.Remote
+	}
+	r.CPU = &result.CPU{UserSeconds: u.User.Seconds(), SystemSeconds: u.System.Seconds(),
+		Percent: total, UserPercent: user, SystemPercent: sys, Remote: remote}
+	if w := cpuLimitOf(r, runtime.NumCPU()).warning(); w != "" {
+		r.Warn(w)
+	}
+}
+
+// cpuLimit is the evidence for "this host's CPU was the limit".
+type cpuLimit struct {
+	Percent float64 // the process's CPU use, percent of one core
+	Streams int     // streams moving data on this side: one goroutine each
+	Cores   int     // cores of this host
+	// Short says the test fell short of what it asked for: a paced UDP
+	// sender below 98 % of its target rate, a UDP receiver that lost
+	// datagrams or had its socket buffer overflow, or an unpaced TCP
+	// sender (whose rate is whatever the slowest part allows).
+	Short bool
+	What  string // how it fell short, for the message
+}
+
+// busyPercent is the share of each usable core above which the CPU counts
+// as saturated.
+const busyPercent = 90
+
+// bound reports whether the rule fires: the process used at least 90 % of
+// the cores its data streams can occupy (one per stream, at most the host's
+// cores) while the test fell short.
+func (c cpuLimit) bound() bool {
+	usable := min(max(c.Streams, 1), max(c.Cores, 1))
+	return c.Short && c.Percent >= busyPercent*float64(usable)
+}
+
+// warning is the rule's message, or "".
+func (c cpuLimit) warning() string {
+	if !c.bound() {
+		return ""
+	}
+	return fmt.Sprintf("this host's CPU was the limit: the process used %.0f%% of one core (%d stream(s), %d cores) while %s; the figures measure this host rather than the network",
+		c.Percent, c.Streams, c.Cores, c.What)
+}
+
+// cpuLimitOf gathers the evidence from a result with its CPU filled in.
+func cpuLimitOf(r *result.Result, cores int) cpuLimit {
+	c := cpuLimit{Percent: r.CPU.Percent, Streams: max(r.Test.Streams, 1), Cores: cores}
+	if r.Test.Direction == result.DirBidir {
+		c.Streams *= 2
+	}
+	udp := r.Test.Protocol == result.UDP
+	sending := r.Sender != nil && r.Sender.Seconds > 0
+	switch {
+	case udp && sending && r.Test.RateBPS > 0 && r.Sender.BitsPerSecond < 0.98*r.Test.RateBPS:
+		c.Short = true
+		c.What = fmt.Sprintf("sending %.1f%% of the rate asked for", 100*r.Sender.BitsPerSecond/r.Test.RateBPS)
+	case udp && r.Receiver != nil && r.Receiver.Source == "local" && (r.Receiver.Lost > 0 || r.Receiver.HostDrops > 0):
+		c.Short = true
+		c.What = fmt.Sprintf("receiving with %d datagrams lost and %d dropped by our socket buffer", r.Receiver.Lost, r.Receiver.HostDrops)
+	case !udp && sending:
+		c.Short = true
+		c.What = "sending TCP as fast as it could"
+	}
+	return c
+}
+
+// noteCPU samples the process's CPU time at test id's start. Tests that
+// never finish under their own number (members of a group) are forgotten
+// after a day, so the map stays bounded.
+func (s *Server) noteCPU(id int) {
+	now := cpuuse.Now()
+	s.cpuMu.Lock()
+	defer s.cpuMu.Unlock()
+	if s.cpuAt == nil {
+		s.cpuAt = map[int]cpuuse.Sample{}
+	}
+	if len(s.cpuAt) > 4*s.cfg.MaxTests {
+		for k, v := range s.cpuAt {
+			if now.At.Sub(v.At) > 24*time.Hour {
+				delete(s.cpuAt, k)
+			}
+		}
+	}
+	s.cpuAt[id] = now
+}
+
+// cpuSoFar is the process's CPU use since test id began, in percent of one
+// core (total, user, system), for iperf3's cpu_util; zeros when unknown.
+func (s *Server) cpuSoFar(id int) (total, user, system float64) {
+	s.cpuMu.Lock()
+	a, ok := s.cpuAt[id]
+	s.cpuMu.Unlock()
+	if u, ok2 := cpuuse.Between(a, cpuuse.Now()); ok && ok2 {
+		return u.Percent()
+	}
+	return 0, 0, 0
+}

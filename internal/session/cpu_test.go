@@ -1,0 +1,115 @@
+package session
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
+)
+
+func TestCPULimitRule(t *testing.T) {
+	tests := []struct {
+		name string
+		c    cpuLimit
+		want bool
+	}{
+		{"saturated core, short", cpuLimit{Percent: 95, Streams: 1, Cores: 2, Short: true}, true},
+		{"saturated core, on target", cpuLimit{Percent: 99, Streams: 1, Cores: 2}, false},
+		{"below 90 %, short", cpuLimit{Percent: 89.9, Streams: 1, Cores: 2, Short: true}, false},
+		{"exactly 90 %", cpuLimit{Percent: 90, Streams: 1, Cores: 4, Short: true}, true},
+		{"two streams need two cores", cpuLimit{Percent: 150, Streams: 2, Cores: 4, Short: true}, false},
+		{"two streams, both cores busy", cpuLimit{Percent: 185, Streams: 2, Cores: 4, Short: true}, true},
+		{"eight streams, two cores", cpuLimit{Percent: 181, Streams: 8, Cores: 2, Short: true}, true},
+		{"no core count", cpuLimit{Percent: 95, Streams: 1, Short: true}, true},
+	}
+	for _, tt := range tests {
+		if got := tt.c.bound(); got != tt.want {
+			t.Errorf("%s: bound() = %v, want %v", tt.name, got, tt.want)
+		}
+		if w := tt.c.warning(); (w != "") != tt.want {
+			t.Errorf("%s: warning %q", tt.name, w)
+		}
+	}
+}
+
+func TestCPULimitEvidence(t *testing.T) {
+	udpSend := func(bps float64) *result.Result {
+		r := &result.Result{Test: result.Test{Protocol: result.UDP, Direction: result.DirSend, Streams: 1, RateBPS: 1e9},
+			Sender: &result.Sender{BitsPerSecond: bps, Seconds: 2}, CPU: &result.CPU{Percent: 97}}
+		return r
+	}
+	if c := cpuLimitOf(udpSend(0.90e9), 2); !c.Short || !strings.Contains(c.warning(), "90.0% of the rate") {
+		t.Errorf("UDP sender at 90 %% of its rate: %+v %q", c, c.warning())
+	}
+	if c := cpuLimitOf(udpSend(0.99e9), 2); c.Short {
+		t.Errorf("UDP sender on target counted as short: %+v", c)
+	}
+	rcv := &result.Result{Test: result.Test{Protocol: result.UDP, Direction: result.DirReceive, Streams: 1},
+		Receiver: &result.Receiver{Source: "local", HostDrops: 12}, CPU: &result.CPU{Percent: 99}}
+	if c := cpuLimitOf(rcv, 2); !c.bound() {
+		t.Errorf("UDP receiver dropping at 99 %% CPU: %+v", c)
+	}
+	rcv.Receiver.HostDrops = 0
+	if c := cpuLimitOf(rcv, 2); c.bound() {
+		t.Errorf("UDP receiver without loss: %+v", c)
+	}
+	tcp := &result.Result{Test: result.Test{Protocol: result.TCP, Direction: result.DirBidir, Streams: 1},
+		Sender: &result.Sender{Seconds: 1}, CPU: &result.CPU{Percent: 150}}
+	if c := cpuLimitOf(tcp, 2); c.Streams != 2 || c.bound() {
+		t.Errorf("bidir TCP at 150 %% of 2 cores: %+v", c)
+	}
+	tcp.Test.Direction = result.DirReceive
+	tcp.Sender = nil
+	tcp.Receiver = &result.Receiver{Source: "local"}
+	if c := cpuLimitOf(tcp, 2); c.bound() {
+		t.Errorf("a TCP receiver is not judged: %+v", c)
+	}
+}
+
+// TestCPUInResults: our client fills its CPU use, and our iperf3 client
+// and server report theirs to each other (and real iperf3 peers see ours).
+func TestCPUInResults(t *testing.T) {
+	ts := startI3Server(t, ServerConfig{}, Iperf3Config{})
+	r := runShort(t, ClientConfig{Host: "127.0.0.1", Port: ts.i3port, Dialect: DialectIperf3, Duration: 500 * time.Millisecond})
+	if r.CPU == nil || r.CPU.Percent <= 0 || r.CPU.UserSeconds+r.CPU.SystemSeconds <= 0 {
+		t.Fatalf("client CPU %+v", r.CPU)
+	}
+	if r.CPU.Remote == nil || r.CPU.Remote.Percent <= 0 {
+		t.Errorf("our server's cpu_util did not reach our client: %+v", r.CPU.Remote)
+	}
+	sr := ts.waitResults(1)[0]
+	if sr.CPU == nil || sr.CPU.Percent <= 0 || sr.CPU.Remote == nil || sr.CPU.Remote.Percent <= 0 {
+		t.Errorf("server result CPU %+v", sr.CPU)
+	}
+
+	// A real iperf3 client prints what our server sent as remote CPU.
+	rep, _ := runIperf3Client(t, ts.i3port, "-t", "1", "-J")
+	if c := rep.End.CPUUtilizationPercent; c == nil || c.RemoteTotal <= 0 || c.HostTotal <= 0 {
+		t.Errorf("iperf3 -J cpu_utilization_percent = %+v, want remote_total > 0", c)
+	}
+
+	// And our client reads a real iperf3 server's.
+	port, wait := realIperf3Server(t)
+	r = runShort(t, ClientConfig{Host: "127.0.0.1", Port: port, Dialect: DialectIperf3, Duration: 500 * time.Millisecond})
+	wait()
+	if r.CPU == nil || r.CPU.Remote == nil || r.CPU.Remote.Percent <= 0 {
+		t.Errorf("real iperf3 server's cpu_util not read: %+v", r.CPU)
+	}
+}
+
+// runShort runs a client test that must succeed.
+func runShort(t *testing.T, cfg ClientConfig) *result.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r, err := RunClient(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Error != "" {
+		t.Fatalf("test failed: %s", r.Error)
+	}
+	return r
+}

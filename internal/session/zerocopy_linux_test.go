@@ -1,0 +1,120 @@
+package session
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// procRchar is this process's rchar from /proc/self/io: bytes read by
+// read-like system calls, sendfile's reads from the file included.
+func procRchar(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		t.Skipf("/proc/self/io not readable: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "rchar: "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	t.Skip("no rchar in /proc/self/io")
+	return 0
+}
+
+// TestZeroCopySendsThePayload: the bytes that arrive are the payload, write
+// after write, and a write of anything else is refused.
+func TestZeroCopySendsThePayload(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan []byte, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- nil
+			return
+		}
+		defer c.Close()
+		b, _ := io.ReadAll(c)
+		got <- b
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := []byte("0123456789abcdefghijklmnopqrstuvwxyz")
+	zc, done, err := newZeroCopy(c, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	for _, b := range [][]byte{payload, payload[:10], payload} {
+		if n, err := zc.Write(b); n != len(b) || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	if _, err := zc.Write([]byte("0123")); err == nil {
+		t.Error("a write that is not the payload was accepted")
+	}
+	c.(*net.TCPConn).CloseWrite()
+	want := append(append(append([]byte{}, payload...), payload[:10]...), payload...)
+	select {
+	case b := <-got:
+		if !bytes.Equal(b, want) {
+			t.Errorf("received %q, want %q", b, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("receiver did not finish")
+	}
+	c.Close()
+}
+
+// TestZeroCopyUsesSendfile: with -Z the payload is read from the file by
+// the kernel (sendfile counts it in this process's rchar), against a real
+// iperf 2 server in its own process; without -Z it is not.
+func TestZeroCopyUsesSendfile(t *testing.T) {
+	const n = 16 << 20
+	for _, zc := range []bool{true, false} {
+		_, port := startIperfServer(t, false)
+		before := procRchar(t)
+		r := runShort(t, ClientConfig{Host: "127.0.0.1", Port: port, Bytes: n, ZeroCopy: zc})
+		read := procRchar(t) - before
+		if r.Sender == nil || r.Sender.Bytes < n {
+			t.Fatalf("zerocopy=%v: sender %+v", zc, r.Sender)
+		}
+		if zc && read < n {
+			t.Errorf("-Z: the process read %d bytes through the kernel while sending %d: no sendfile", read, n)
+		}
+		if !zc && read >= n {
+			t.Errorf("without -Z the process read %d bytes while sending %d", read, n)
+		}
+	}
+}
+
+// TestZeroCopyIperf3Reverse: our iperf3 server sends with sendfile when the
+// client asks for zerocopy (-R -Z): in one process, the run with -Z reads
+// the payload once more (from the file) than the run without.
+func TestZeroCopyIperf3Reverse(t *testing.T) {
+	const n = 16 << 20
+	ts := startI3Server(t, ServerConfig{}, Iperf3Config{})
+	var read [2]int64
+	for i, zc := range []bool{true, false} {
+		before := procRchar(t)
+		runShort(t, ClientConfig{Host: "127.0.0.1", Port: ts.i3port, Dialect: DialectIperf3, Reverse: true,
+			Bytes: n, ZeroCopy: zc})
+		read[i] = procRchar(t) - before
+	}
+	if read[0]-read[1] < n*9/10 {
+		t.Errorf("-R -Z read %d bytes, -R %d: the server did not send from the file", read[0], read[1])
+	}
+}

@@ -1,0 +1,57 @@
+package wirecap
+
+import (
+	"net/netip"
+	"testing"
+)
+
+// synV4 is an IPv4 TCP SYN from 127.0.0.1:40000 to 127.0.0.2:5001 with TOS
+// 0x10, TTL 9 and the options NOP, NOP, MSS 536.
+var synV4 = []byte{
+	0x45, 0x10, 0, 48, 0, 0, 0x40, 0, 9, 6, 0, 0, 127, 0, 0, 1, 127, 0, 0, 2,
+	0x9c, 0x40, 0x13, 0x89, 0, 0, 0, 1, 0, 0, 0, 0, 0x70, 0x02, 0xff, 0xff, 0, 0, 0, 0,
+	1, 1, 2, 4, 0x02, 0x18, 0, 0,
+}
+
+func TestParseIPv4SYN(t *testing.T) {
+	p, ok := Parse(synV4)
+	if !ok {
+		t.Fatal("not parsed")
+	}
+	want := Packet{TOS: 0x10, TTL: 9, Proto: 6, Src: netip.MustParseAddrPort("127.0.0.1:40000"),
+		Dst: netip.MustParseAddrPort("127.0.0.2:5001"), TCPFlags: 0x02, MSS: 536}
+	if p != want || !p.SYN() {
+		t.Errorf("Parse = %+v, want %+v", p, want)
+	}
+}
+
+func TestParseIPv6UDP(t *testing.T) {
+	pkt := make([]byte, 40+8+5)
+	pkt[0], pkt[1] = 0x60|0x01, 0x00 // version 6, traffic class 0x10
+	pkt[4], pkt[5], pkt[6], pkt[7] = 0, 13, 17, 64
+	pkt[23], pkt[39] = 1, 1 // ::1 -> ::1
+	pkt[40], pkt[41], pkt[42], pkt[43] = 0x17, 0x70, 0x13, 0x89
+	p, ok := Parse(pkt)
+	if !ok || !p.IPv6 || p.TOS != 0x10 || p.TTL != 64 || p.Proto != 17 || p.Payload != 5 ||
+		p.Src != netip.MustParseAddrPort("[::1]:6000") || p.Dst.Port() != 5001 {
+		t.Errorf("Parse = %+v, %v", p, ok)
+	}
+}
+
+func TestParseRejectsShort(t *testing.T) {
+	for n := range synV4 {
+		if p, ok := Parse(synV4[:n]); ok {
+			t.Errorf("Parse of %d of %d bytes = %+v, want not ok", n, len(synV4), p)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(synV4)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, ok := Parse(b)
+		if ok && (p.Payload < 0 || p.MSS < 0 || p.MSS > 65535) {
+			t.Fatalf("Parse(%x) = %+v", b, p)
+		}
+	})
+}
