@@ -59,6 +59,12 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 	h := t.hdr
 	reverse := t.hasHdr && h.Flags&iperf2.FlagVersion2 != 0 && h.UpperFlags&iperf2.UpperReverse != 0
 	fullDuplex := t.hasHdr && h.Flags&iperf2.FlagVersion2 != 0 && h.UpperFlags&iperf2.UpperFullDuplex != 0
+	bothModes := reverse && fullDuplex
+	if bothModes {
+		// No iperf sends both; full duplex already includes the reverse
+		// direction, so it is the one honoured.
+		reverse = false
+	}
 	connectBack := t.hasHdr && h.Flags&iperf2.FlagVersion1 != 0
 	runNow := connectBack && h.Flags&iperf2.FlagRunNow != 0
 	if t.hasHdr {
@@ -81,6 +87,9 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		t.res.Test.Direction, t.res.Test.Mode = result.DirBidir, "dual"
 	case connectBack:
 		t.res.Test.Mode = "tradeoff"
+	}
+	if bothModes {
+		t.res.Warn("the client's header asked for both reverse (-R) and full duplex; ran full duplex")
 	}
 	t.id = s.newTest(t.res)
 	if t.hasHdr && iperf2.NeedsClientHdrAck(h.Flags) {
@@ -225,6 +234,13 @@ func (s *Server) readTCPHeader(t *tcpTest) error {
 	hl := iperf2.ClientHeaderLen(flags, false)
 	if hl == 0 {
 		return nil // zperf/ESP-IDF: plain data from the first byte
+	}
+	if hl < iperf2.ClientHeaderV1Len || hl > iperf2.MaxHeaderLen {
+		// The LEN field can announce 0..255 bytes; fewer than the v1
+		// header cannot be a header (and fewer than the 4 flag bytes
+		// already read would be a negative read).
+		return fmt.Errorf("the flags (%08x) announce a %d-byte test header, outside %d..%d; counting the stream as data",
+			flags, hl, iperf2.ClientHeaderV1Len, iperf2.MaxHeaderLen)
 	}
 	rest := make([]byte, hl-4)
 	m, err := io.ReadFull(c, rest)
