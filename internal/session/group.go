@@ -173,6 +173,7 @@ func (g *streamGroup) startTicker(ctx context.Context) {
 	g.tick.Add(1)
 	go func() {
 		defer g.tick.Done()
+		defer g.s.recoverPanic(fmt.Sprintf("test %d: group interval reports", g.id))
 		for k := 1; ; k++ {
 			next := g.start.Add(time.Duration(k) * period)
 			t := time.NewTimer(time.Until(next))
@@ -272,6 +273,7 @@ func (g *streamGroup) maybeFinish() {
 			g.s.wg.Add(1)
 			time.AfterFunc(wait, func() {
 				defer g.s.wg.Done()
+				defer g.s.recoverPanic(fmt.Sprintf("test %d: ending a group of streams", g.id))
 				g.mu.Lock()
 				g.waiting = false
 				g.closed = true

@@ -1,12 +1,19 @@
 package session
 
 import (
+	"context"
 	"encoding/binary"
 	"io"
 	"net"
+	"net/netip"
+	"os/exec"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
@@ -87,4 +94,104 @@ func TestCrashShortHeaderLength(t *testing.T) {
 	}
 	normalTCPTest(t, ts)
 	done(ts)
+}
+
+// TestPanicEndsOnlyItsTest injects a panic into one TCP test, one UDP test
+// and one iperf3 test while a fourth test runs: each of the three ends with
+// an error in its result and the panic, stack included, in the log; the
+// fourth completes with exact counts, and the server goes on taking tests.
+func TestPanicEndsOnlyItsTest(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	ts := startI3Server(t, robustConfig(), Iperf3Config{})
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ts.port))
+	var victims sync.Map // local ports whose tests panic
+	panicky := func(point string, peer netip.AddrPort) {
+		if _, ok := victims.Load(peer.Port()); ok || point == "iperf3-test" {
+			panic("injected for " + point)
+		}
+	}
+	testHook.Store(&panicky)
+	defer testHook.Store(nil)
+
+	// The healthy test starts first and is still running when the others
+	// panic.
+	good, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer good.Close()
+	hdr := header60(1, 0)
+	send(t, good, append(hdr, make([]byte, 100_000)...))
+
+	tcpVictim, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcpVictim.Close()
+	victims.Store(uint16(tcpVictim.LocalAddr().(*net.TCPAddr).Port), true)
+	send(t, tcpVictim, append(header60(1, 0), make([]byte, 1000)...))
+
+	raddr, _ := net.ResolveUDPAddr("udp", addr)
+	udpVictim, err := net.DialUDP("udp", nil, raddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udpVictim.Close()
+	victims.Store(uint16(udpVictim.LocalAddr().(*net.UDPAddr).Port), true)
+	send(t, udpVictim, modernDatagram(1, 200, ts.port))
+
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, iperf3Bin(t), "-c", "127.0.0.1", "-p", strconv.Itoa(ts.port), "-t", "1").CombinedOutput()
+	if err == nil {
+		t.Errorf("the iperf3 test whose server side panicked succeeded:\n%s", out)
+	}
+
+	rs := ts.waitResults(3)
+	for _, peer := range []string{tcpVictim.LocalAddr().String(), udpVictim.LocalAddr().String(), ""} {
+		found := false
+		for _, r := range rs {
+			if (r.Test.Peer == peer || peer == "" && r.Test.Dialect == DialectIperf3) && strings.Contains(r.Error, "internal error (panic: injected") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no result with the panic as its error for %q among %d results", peer, len(rs))
+		}
+	}
+	ts.mu.Lock()
+	logs := strings.Join(ts.logs, "\n")
+	ts.mu.Unlock()
+	for _, point := range []string{"tcp-test", "udp-datagram", "iperf3-test"} {
+		if !strings.Contains(logs, "panic: injected for "+point) {
+			t.Errorf("the log does not show the panic at %s:\n%s", point, logs)
+		}
+	}
+	if !strings.Contains(logs, "harden_test.go") || !strings.Contains(logs, "goroutine ") {
+		t.Errorf("the log carries no stack:\n%s", logs)
+	}
+
+	// The healthy test carries on and counts every byte.
+	send(t, good, make([]byte, 50_000))
+	good.(*net.TCPConn).CloseWrite()
+	_ = good.SetReadDeadline(time.Now().Add(guard))
+	_, _ = io.Copy(io.Discard, good)
+	var gr *result.Result
+	for gr == nil {
+		for _, r := range ts.waitResults(len(rs) + 1) {
+			if r.Test.Peer == good.LocalAddr().String() {
+				gr = r
+			}
+		}
+		rs = ts.waitResults(len(rs) + 1)
+	}
+	if rv := receiverOf(t, gr); rv.Bytes != int64(len(hdr)+150_000) || gr.Error != "" {
+		t.Errorf("the healthy test counted %d bytes (want %d), error %q", rv.Bytes, len(hdr)+150_000, gr.Error)
+	}
+	testHook.Store(nil)
+	if rep, _ := runIperf3Client(t, ts.port, "-t", "1", "-J"); sumReceivedBytes(rep) == 0 {
+		t.Errorf("an iperf3 test after the panics received nothing")
+	}
+	ts.stop()
+	goleak.VerifyNone(t, ignore)
 }

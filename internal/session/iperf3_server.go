@@ -96,12 +96,10 @@ func (h *i3Hub) accept(ctx context.Context, ln net.Listener) {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
-		h.s.wg.Add(1)
-		go func() {
-			defer h.s.wg.Done()
+		h.s.goTest("iperf3: "+c.RemoteAddr().String(), func() {
 			defer c.Close()
 			h.serveConn(ctx, c, nil)
-		}()
+		})
 	}
 }
 
@@ -318,6 +316,14 @@ func (h *i3Hub) control(ctx context.Context, c net.Conn, ck iperf3.Cookie, peer 
 		close(t.done)
 	}()
 	sv := &i3ServerTest{t: t, conn: conn, ctrl: c, m: iperf3.NewMachine(iperf3.RoleServer)}
+	defer func() {
+		if v := recover(); v != nil {
+			h.s.logPanic("iperf3: "+peer.String(), v)
+			if sv.r != nil && !sv.reported {
+				_ = fail(sv, fmt.Errorf("internal error (panic: %v); see the server log", v))
+			}
+		}
+	}()
 	if err := sv.run(ctx); err != nil {
 		h.s.logs.log("i3-test", fmt.Sprintf("iperf3: %s: %v", peer, err))
 	}
@@ -334,6 +340,14 @@ type i3ServerTest struct {
 	start time.Time
 	end   time.Time
 	perIv []result.Interval
+	// reported: the result was handed on (it is, exactly once).
+	reported bool
+}
+
+// finish hands the test's result on.
+func (sv *i3ServerTest) finish() {
+	sv.reported = true
+	sv.t.hub.s.finished(sv.id, sv.r)
 }
 
 func (sv *i3ServerTest) send(ctx context.Context, st iperf3.State) error {
@@ -387,7 +401,11 @@ func (sv *i3ServerTest) run(ctx context.Context) error {
 	rd.Add(1)
 	go func() {
 		defer rd.Done()
-		st, err := sv.conn.ReadState(ctx)
+		var st iperf3.State
+		err := h.s.catch("iperf3: reading the control connection of "+t.peer.String(), func() (err error) {
+			st, err = sv.conn.ReadState(ctx)
+			return err
+		})
 		msgs <- ctrlMsg{st, err}
 	}()
 	defer func() { sv.ctrl.Close(); rd.Wait() }()
@@ -426,7 +444,7 @@ func fail(sv *i3ServerTest, err error) error {
 	if sv.r.Error == "" {
 		sv.r.Error = err.Error()
 	}
-	sv.t.hub.s.finished(sv.id, sv.r)
+	sv.finish()
 	return err
 }
 
@@ -459,6 +477,7 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 	sv.start = time.Now()
 	sv.r = sv.newResult()
 	sv.id = h.s.newTest(sv.r)
+	hook("iperf3-test", t.peer)
 	var recvC, sendC, allC []*stats.Counters
 	var ids []int64
 	for _, st := range t.streams {
@@ -495,7 +514,15 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 				c = sctx
 			}
 			wg.Add(1)
-			go func() { defer wg.Done(); sv.stream(c, st, backstop) }()
+			go func() {
+				defer wg.Done()
+				if err := h.s.catch(fmt.Sprintf("iperf3: stream %d of %s", st.id, t.peer), func() error {
+					sv.stream(c, st, backstop)
+					return nil
+				}); err != nil {
+					st.err = err
+				}
+			}()
 		}
 	}
 	var m ctrlMsg
@@ -550,7 +577,7 @@ wait:
 	sv.fill()
 	if err != nil {
 		sv.r.Error = err.Error()
-		h.s.finished(sv.id, sv.r)
+		sv.finish()
 	}
 	return m, err
 }
@@ -768,7 +795,6 @@ func (sv *i3ServerTest) text() string {
 
 // exchange runs EXCHANGE_RESULTS to IPERF_DONE and reports the result.
 func (sv *i3ServerTest) exchange(ctx context.Context) error {
-	h := sv.t.hub
 	fail := func(err error) error { return fail(sv, err) }
 	if err := sv.send(ctx, iperf3.ExchangeResults); err != nil {
 		return fail(err)
@@ -797,7 +823,7 @@ func (sv *i3ServerTest) exchange(ctx context.Context) error {
 	if err != nil {
 		sv.r.Warn("the client did not end the conversation cleanly: " + err.Error())
 	}
-	h.s.finished(sv.id, sv.r)
+	sv.finish()
 	return nil
 }
 
@@ -910,6 +936,7 @@ func (d *i3Demux) serve(ctx context.Context) {
 		return true
 	}
 	err := engine.ReceiveUDP(ctx, d.conn, engine.UDPReceiveConfig{Batch: 64, Tick: sweepEvery, OnTick: sweep}, func(m *udpio.Message) bool {
+		defer d.hub.s.recoverPanic("iperf3: udp from " + m.Addr.String())
 		if reply := d.datagram(m.Addr, m.Buf[:m.N], m.Time); reply != nil {
 			if _, err := d.conn.WriteBatch([]udpio.Message{{Buf: reply, Addr: m.Addr}}); err != nil {
 				d.hub.s.logs.log("i3-reply", fmt.Sprintf("iperf3: udp connect reply to %s: %v", m.Addr, err))

@@ -150,8 +150,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	defer cancel()
 	s.ctx = ctx
 	for _, run := range s.extra {
-		s.wg.Add(1)
-		go func() { defer s.wg.Done(); run(ctx) }()
+		s.goTest("listener", func() { run(ctx) })
 	}
 	go func() {
 		select {
@@ -200,7 +199,10 @@ func (s *Server) interval(id int) func(result.Interval) {
 	if s.cfg.OnInterval == nil {
 		return nil
 	}
-	return func(in result.Interval) { s.cfg.OnInterval(id, in) }
+	return func(in result.Interval) {
+		defer s.recoverPanic(fmt.Sprintf("test %d: interval report", id))
+		s.cfg.OnInterval(id, in)
+	}
 }
 
 func (s *Server) serveTCP(ctx context.Context) error {
@@ -218,11 +220,7 @@ func (s *Server) serveTCP(ctx context.Context) error {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.handleTCP(ctx, c)
-		}()
+		s.goTest("tcp: "+c.RemoteAddr().String(), func() { s.handleTCP(ctx, c) })
 	}
 }
 

@@ -32,6 +32,7 @@ type tcpTest struct {
 	rx, tx   stats.Counters
 	noBytes  bool
 	member   *groupMember // its client's parallel streams (-P), if any
+	reported bool         // its result was handed on
 }
 
 // handleTCP runs one TCP test: read the flags (with a timeout), then the
@@ -40,6 +41,16 @@ type tcpTest struct {
 func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 	defer c.Close()
 	t := &tcpTest{c: c, peer: peerOf(c)}
+	defer func() {
+		if v := recover(); v != nil {
+			s.logPanic("tcp: "+t.peer.String(), v)
+			if t.id != 0 && !t.reported {
+				t.reported = true
+				t.res.Error = fmt.Sprintf("internal error (panic: %v); see the server log", v)
+				s.streamFinished(t.member, t.id, t.res)
+			}
+		}
+	}()
 	if p := s.readFirstWord(t); p != nil {
 		p.Serve(ctx, c, t.first)
 		return
@@ -92,6 +103,7 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		t.res.Warn("the client's header asked for both reverse (-R) and full duplex; ran full duplex")
 	}
 	t.id = s.newTest(t.res)
+	hook("tcp-test", t.peer)
 	if t.hasHdr && iperf2.NeedsClientHdrAck(h.Flags) {
 		_ = c.SetWriteDeadline(time.Now().Add(s.cfg.HeaderTimeout))
 		if _, err := c.Write(iperf2.AppendClientHdrAck(nil)); err != nil {
@@ -123,7 +135,11 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 	var back *result.Flow
 	if runNow {
 		wg.Add(1)
-		go func() { defer wg.Done(); back = s.connectBackTCP(ctx, t) }()
+		go func() {
+			defer wg.Done()
+			defer s.recoverPanic("tcp connect-back to " + t.peer.String())
+			back = s.connectBackTCP(ctx, t)
+		}()
 	}
 	var sent engine.TCPResult
 	var sendErr error
@@ -131,7 +147,10 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sent, sendErr = s.sendTCP(ctx, t)
+			sendErr = s.catch("tcp send to "+t.peer.String(), func() (err error) {
+				sent, err = s.sendTCP(ctx, t)
+				return err
+			})
 			if reverse {
 				if tc, ok := c.(*net.TCPConn); ok {
 					_ = tc.CloseWrite()
@@ -190,6 +209,7 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 	if back != nil {
 		r.Reverse = back
 	}
+	t.reported = true
 	s.streamFinished(t.member, t.id, r)
 }
 

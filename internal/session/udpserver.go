@@ -52,7 +52,7 @@ func (s *Server) serveUDP(ctx context.Context) error {
 	}
 	err := engine.ReceiveUDP(ctx, s.udp, engine.UDPReceiveConfig{Batch: 64, Tick: sweepEvery, OnTick: sweep}, func(m *udpio.Message) bool {
 		sweep(m.Time) // the receive time: no clock read per datagram
-		s.datagram(ctx, tests, m)
+		s.safeDatagram(ctx, tests, m)
 		return true
 	})
 	for _, t := range tests {
@@ -68,6 +68,27 @@ func (s *Server) serveUDP(ctx context.Context) error {
 
 // sweepEvery is how often the server looks for silent and expired tests.
 const sweepEvery = 250 * time.Millisecond
+
+// safeDatagram handles one arriving datagram; a panic while doing so ends
+// the test of its source (if it has one) with an error, and the reader
+// carries on with the next datagram.
+func (s *Server) safeDatagram(ctx context.Context, tests map[netip.AddrPort]*udpTest, m *udpio.Message) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		src := netip.AddrPortFrom(m.Addr.Addr().Unmap(), m.Addr.Port())
+		s.logPanic("udp: "+src.String(), v)
+		if t := tests[src]; t != nil && !t.finished {
+			_ = s.catch("udp: ending the test of "+src.String(), func() error {
+				s.endUDP(t, fmt.Sprintf("internal error (panic: %v); see the server log", v))
+				return nil
+			})
+		}
+	}()
+	s.datagram(ctx, tests, m)
+}
 
 // datagram handles one arriving datagram.
 func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest, m *udpio.Message) {
@@ -103,6 +124,7 @@ func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest
 		t = s.startUDP(ctx, src, b, m.Time)
 		tests[src] = t
 	}
+	hook("udp-datagram", src)
 	if t.reverse {
 		return // the client's hellos while we send
 	}
@@ -223,12 +245,10 @@ func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 	switch r.Test.Mode {
 	case "reverse":
 		t.sendDone = make(chan struct{})
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
+		s.goTest("udp reverse to "+src.String(), func() {
 			defer close(t.sendDone)
 			s.sendUDP(ctx, t, s.udp, src, finReverse)
-		}()
+		})
 	case "dual":
 		t.sendDone = make(chan struct{})
 		s.connectBackUDP(ctx, t, src)
@@ -239,6 +259,14 @@ func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 // sendUDP sends the server's side of a reverse or connect-back test on
 // conn to dst, as the client's header asked, capped by MaxDuration.
 func (s *Server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst netip.AddrPort, fin finStyle) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.logPanic("udp: sending to "+t.rx.peer.String(), v)
+			if t.res.Error == "" {
+				t.res.Error = fmt.Sprintf("sending: internal error (panic: %v); see the server log", v)
+			}
+		}
+	}()
 	h := t.rx.hdr
 	length := int(h.BufLen)
 	if length <= 0 {
@@ -305,9 +333,7 @@ func (s *Server) connectBackUDP(ctx context.Context, t *udpTest, src netip.AddrP
 		port = s.port
 	}
 	dst := netip.AddrPortFrom(src.Addr(), uint16(port))
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.goTest("udp connect-back to "+dst.String(), func() {
 		defer close(t.sendDone)
 		conn, err := udpio.Dial(ctx, "udp", dst.String(), net.JoinHostPort(s.cfg.Bind, strconv.Itoa(0)), udpSocketOptions)
 		if err != nil {
@@ -316,7 +342,7 @@ func (s *Server) connectBackUDP(ctx context.Context, t *udpTest, src netip.AddrP
 		}
 		defer conn.Close()
 		s.sendUDP(ctx, t, conn, netip.AddrPort{}, finModern)
-	}()
+	})
 }
 
 // sweepUDP ends tests whose client went silent and forgets finished ones.
@@ -390,10 +416,8 @@ func (s *Server) endUDP(t *udpTest, why string) {
 		finish()
 		return
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.goTest("udp: finishing the test of "+t.rx.peer.String(), func() {
 		<-t.sendDone
 		finish()
-	}()
+	})
 }
