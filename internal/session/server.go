@@ -116,6 +116,11 @@ type Server struct {
 
 	groupsMu sync.Mutex
 	groups   map[groupKey]*streamGroup // open groups of parallel streams
+
+	// Seams for the fuzz harness, unset in use: a shorter group join
+	// window, and where TCP connect-backs are dialled.
+	testJoinWindow time.Duration
+	testDialBack   func(ctx context.Context, dst string) (net.Conn, error)
 }
 
 // Listen opens the server's TCP and UDP sockets.

@@ -315,7 +315,11 @@ func (s *Server) connectBackTCP(ctx context.Context, t *tcpTest) *result.Flow {
 		port = s.port
 	}
 	dst := net.JoinHostPort(t.peer.Addr().String(), strconv.Itoa(port))
-	c, err := dialConnectBack(ctx, dst)
+	dial := dialConnectBack
+	if s.testDialBack != nil {
+		dial = s.testDialBack
+	}
+	c, err := dial(ctx, dst)
 	if err != nil {
 		t.res.Warn(fmt.Sprintf("connect-back to %s failed: %v", dst, err))
 		return nil
