@@ -39,6 +39,13 @@ type clientFlags struct {
 }
 
 func newClientCmd(e *env) *cobra.Command {
+	cmd, _ := newClientCmdFlags(e)
+	return cmd
+}
+
+// newClientCmdFlags is newClientCmd, also returning the flags its command
+// line fills (for the flag-syntax fuzz target).
+func newClientCmdFlags(e *env) (*cobra.Command, *clientFlags) {
 	f := &clientFlags{}
 	cmd := &cobra.Command{
 		Use:   "client HOST",
@@ -83,7 +90,7 @@ The dialect decides what goes on the wire:
 	fl.BoolVar(&f.csv, "csv", false, "print intervals and summary as CSV")
 	f.linkFlags.register(cmd)
 	f.latencyFlags.register(cmd)
-	return cmd
+	return cmd, f
 }
 
 // config turns the flags into a session config, with usage errors for
