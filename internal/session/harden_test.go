@@ -17,6 +17,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
+	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
 // Regression tests for the two crashes of issue 15: bytes from the wire
@@ -194,4 +195,34 @@ func TestPanicEndsOnlyItsTest(t *testing.T) {
 	}
 	ts.stop()
 	goleak.VerifyNone(t, ignore)
+}
+
+// TestWBPeriodBounded: the per-stream interval length a client asks for
+// (wb_interval_ms) cannot make the server keep more than maxWBIntervals
+// intervals; a period made longer says so.
+func TestWBPeriodBounded(t *testing.T) {
+	for _, tc := range []struct {
+		ms      int64
+		streams int
+		longest time.Duration
+		want    time.Duration
+		warn    bool
+	}{
+		{100, 1, 40 * time.Second, 100 * time.Millisecond, false},
+		{1, 1, 40 * time.Second, 10 * time.Millisecond, false},
+		{0, 1, 40 * time.Second, time.Second, false},
+		{1 << 62, 1, 40 * time.Second, time.Hour, false},
+		{1, 128, time.Hour, time.Hour * 128 / maxWBIntervals, true},
+		{0, 128, 2 * time.Hour, 2 * time.Hour * 128 / maxWBIntervals, true},
+	} {
+		sv := &i3ServerTest{t: &i3Test{p: &iperf3.Params{WB: &iperf3.WBParams{IntervalMs: tc.ms}}, streams: make([]*i3SrvStream, tc.streams)},
+			r: result.New("server")}
+		got := sv.wbPeriod(tc.longest)
+		if got != tc.want || (len(sv.r.Warnings) > 0) != tc.warn {
+			t.Errorf("%d ms, %d streams, %v: period %v (want %v), warnings %q", tc.ms, tc.streams, tc.longest, got, tc.want, sv.r.Warnings)
+		}
+		if n := int64(tc.longest/got) * int64(tc.streams); n > maxWBIntervals {
+			t.Errorf("%d ms, %d streams, %v: %d intervals", tc.ms, tc.streams, tc.longest, n)
+		}
+	}
 }

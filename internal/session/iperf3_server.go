@@ -490,18 +490,14 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 	}
 	iv := engine.NewIntervals(sv.start, h.s.cfg.Interval, h.s.interval(sv.id), directionFlows(recvC, sendC)...)
 	iv.Run(ctx)
-	period := time.Second
-	if p.WB != nil && p.WB.IntervalMs > 0 {
-		period = max(time.Duration(p.WB.IntervalMs)*time.Millisecond, 10*time.Millisecond)
-	}
-	per := engine.NewIntervals(sv.start, period, nil, i3Flows(ids, allC)...)
-	per.Run(ctx)
-
 	backstop := h.s.cfg.MaxDuration
 	if p.Time > 0 {
 		backstop = min(backstop, time.Duration(p.Time)*time.Second)
 	}
 	backstop += 30 * time.Second
+	per := engine.NewIntervals(sv.start, sv.wbPeriod(backstop), nil, i3Flows(ids, allC)...)
+	per.Run(ctx)
+
 	sctx, stopSend := context.WithCancel(ctx)
 	defer stopSend()
 	rctx, stopRecv := context.WithCancel(ctx)
@@ -582,6 +578,37 @@ wait:
 	return m, err
 }
 
+// maxWBIntervals bounds the per-stream intervals one test keeps for the
+// wirebench extension, all streams together (about 100 bytes each).
+const maxWBIntervals = 200_000
+
+// wbPeriod is the length of the per-stream intervals the client asked for
+// (wb_interval_ms, at least 10 ms; 1 s when it asked none), made longer
+// when the test could run long enough, with as many streams as it has, to
+// keep more than maxWBIntervals: the client's number must not decide how
+// much memory the server holds. A lengthened period is a warning.
+func (sv *i3ServerTest) wbPeriod(longest time.Duration) time.Duration {
+	p := sv.t.p
+	period := time.Second
+	if p.WB != nil && p.WB.IntervalMs > 0 {
+		period = 10 * time.Millisecond
+		if p.WB.IntervalMs < int64(time.Hour/time.Millisecond) {
+			period = max(time.Duration(p.WB.IntervalMs)*time.Millisecond, period)
+		} else {
+			period = time.Hour
+		}
+	}
+	floor := longest * time.Duration(len(sv.t.streams)) / maxWBIntervals
+	if period < floor {
+		if p.WB != nil {
+			sv.r.Warn(fmt.Sprintf("this test can run %v with %d streams: its per-stream intervals are %v long instead of %v, to keep at most %d in all",
+				longest.Round(time.Second), len(sv.t.streams), floor.Round(time.Millisecond), period, maxWBIntervals))
+		}
+		period = floor
+	}
+	return period
+}
+
 // drain waits until the receive counters stop moving (20 ms without
 // change), at most one second.
 func drain(ctx context.Context, cs []*stats.Counters) {
@@ -632,8 +659,11 @@ func (sv *i3ServerTest) stream(ctx context.Context, st *i3SrvStream, backstop ti
 		}
 	}
 	var per int64
-	if p.Num > 0 {
-		per = (p.Num + int64(p.StreamsPerDirection()) - 1) / int64(p.StreamsPerDirection())
+	if n := int64(p.StreamsPerDirection()); p.Num > 0 {
+		per = p.Num / n // rounded up, without overflowing near MaxInt64
+		if p.Num%n != 0 {
+			per++
+		}
 	}
 	switch {
 	case st.uconn != nil:
