@@ -502,6 +502,12 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 	defer stopSend()
 	rctx, stopRecv := context.WithCancel(ctx)
 	defer stopRecv()
+	// The streams we send on share one payload: up to 128 streams of
+	// 1 MiB blocks must not cost 128 MiB.
+	var payload []byte
+	if len(sendC) > 0 {
+		payload = i3Payload(sv.blockLen())
+	}
 	var wg sync.WaitGroup
 	for _, st := range t.streams {
 		if st.send || st.tcp != nil {
@@ -513,7 +519,7 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 			go func() {
 				defer wg.Done()
 				if err := h.s.catch(fmt.Sprintf("iperf3: stream %d of %s", st.id, t.peer), func() error {
-					sv.stream(c, st, backstop)
+					sv.stream(c, st, backstop, payload)
 					return nil
 				}); err != nil {
 					st.err = err
@@ -556,7 +562,13 @@ wait:
 		// What the client sent before TEST_END may still be on its way or
 		// in our socket buffers: count it (iperf3's own server stops at
 		// TEST_END and misses it).
-		drain(ctx, recvC)
+		var conns []net.Conn
+		for _, st := range t.streams {
+			if !st.send && st.tcp != nil {
+				conns = append(conns, st.tcp)
+			}
+		}
+		drain(ctx, recvC, conns)
 	}
 	sv.end = time.Now()
 	stopRecv()
@@ -610,8 +622,10 @@ func (sv *i3ServerTest) wbPeriod(longest time.Duration) time.Duration {
 }
 
 // drain waits until the receive counters stop moving (20 ms without
-// change), at most one second.
-func drain(ctx context.Context, cs []*stats.Counters) {
+// change) and nothing waits unread in the TCP streams' receive queues, at
+// most one second: on a loaded host a stream's reader can sit unscheduled
+// for longer than the quiet window while its data waits in the kernel.
+func drain(ctx context.Context, cs []*stats.Counters, conns []net.Conn) {
 	if len(cs) == 0 {
 		return
 	}
@@ -620,6 +634,14 @@ func drain(ctx context.Context, cs []*stats.Counters) {
 			b += c.Bytes.Load()
 		}
 		return b
+	}
+	waiting := func() bool {
+		for _, c := range conns {
+			if unread(c) > 0 {
+				return true
+			}
+		}
+		return false
 	}
 	prev := sum()
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -631,7 +653,7 @@ func drain(ctx context.Context, cs []*stats.Counters) {
 			return
 		}
 		now := sum()
-		if now == prev {
+		if now == prev && !waiting() {
 			return
 		}
 		prev = now
@@ -647,17 +669,22 @@ func (sv *i3ServerTest) rate(cs []*stats.Counters, now time.Time) float64 {
 	return float64(b) * 8 / now.Sub(sv.start).Seconds()
 }
 
+// blockLen is the test's block (TCP) or datagram (UDP) length.
+func (sv *i3ServerTest) blockLen() int {
+	if n := int(sv.t.p.Len); n > 0 {
+		return n
+	}
+	if sv.t.udp {
+		return i3DefaultUDP
+	}
+	return DefaultTCPLength
+}
+
 // stream runs one TCP stream, or one UDP stream the server sends on (UDP
 // receiving happens in the demultiplexer).
-func (sv *i3ServerTest) stream(ctx context.Context, st *i3SrvStream, backstop time.Duration) {
+func (sv *i3ServerTest) stream(ctx context.Context, st *i3SrvStream, backstop time.Duration, payload []byte) {
 	p := sv.t.p
-	length := int(p.Len)
-	if length <= 0 {
-		length = DefaultTCPLength
-		if sv.t.udp {
-			length = i3DefaultUDP
-		}
-	}
+	length := sv.blockLen()
 	var per int64
 	if n := int64(p.StreamsPerDirection()); p.Num > 0 {
 		per = p.Num / n // rounded up, without overflowing near MaxInt64
@@ -671,10 +698,10 @@ func (sv *i3ServerTest) stream(ctx context.Context, st *i3SrvStream, backstop ti
 		if p.Bandwidth > 0 {
 			pps = float64(p.Bandwidth) / float64(length*8)
 		}
-		st.udpRes, st.err = engine.SendUDP(ctx, st.uconn, engine.UDPSendConfig{Template: i3Payload(length), Stamp: i3Stamp(p.UDPCounters64Bit),
-			PPS: pps, Duration: backstop, Bytes: per, FirstID: 1, Dst: st.dst}, &st.c)
+		st.udpRes, st.err = engine.SendUDP(ctx, st.uconn, engine.UDPSendConfig{Template: payload, Stamp: i3Stamp(p.UDPCounters64Bit),
+			PPS: pps, Duration: backstop, Bytes: per, FirstID: 1, Dst: st.dst, Batch: serverSendBatch(length)}, &st.c)
 	case st.send:
-		st.tcpRes, st.err = engine.SendTCP(ctx, st.tcp, engine.TCPSendConfig{Buffer: i3Payload(length), Duration: backstop, Bytes: per}, &st.c)
+		st.tcpRes, st.err = engine.SendTCP(ctx, st.tcp, engine.TCPSendConfig{Buffer: payload, Duration: backstop, Bytes: per}, &st.c)
 	default:
 		st.tcpRes, st.err = engine.ReceiveTCP(ctx, st.tcp, max(length, 128*1024), 0, nil, &st.c)
 	}

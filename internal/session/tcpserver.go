@@ -289,17 +289,25 @@ func (s *Server) sendDuration(t *tcpTest) time.Duration {
 // maxTCPWrite caps the write size a client header can ask the server for.
 const maxTCPWrite = 1 << 20
 
+// tcpPattern is the digit pattern every server-side TCP send writes from:
+// one read-only copy for all of them, so no header can make a test cost
+// more than its socket.
+var tcpPattern = sync.OnceValue(func() []byte {
+	b := make([]byte, maxTCPWrite)
+	fillPattern(b)
+	return b
+})
+
 // sendTCP sends the digit pattern on the test's own connection (-R,
 // --full-duplex).
 func (s *Server) sendTCP(ctx context.Context, t *tcpTest) (engine.TCPResult, error) {
-	// The header may ask for writes of up to 2 GiB: clamp, so a garbage
-	// header cannot make us allocate that much per connection.
-	buf := make([]byte, min(max(int(t.hdr.BufLen), DefaultTCPLength), maxTCPWrite))
+	// The header may ask for writes of up to 2 GiB: clamp. The writes
+	// come from the one shared pattern, never a buffer of their own.
+	n := DefaultTCPLength
 	if t.hdr.BufLen > 0 {
-		buf = buf[:min(int(t.hdr.BufLen), maxTCPWrite)]
+		n = min(int(t.hdr.BufLen), maxTCPWrite)
 	}
-	fillPattern(buf)
-	cfg := engine.TCPSendConfig{Buffer: buf, Duration: s.sendDuration(t)}
+	cfg := engine.TCPSendConfig{Buffer: tcpPattern()[:n], Duration: s.sendDuration(t)}
 	if n, ok := t.hdr.ByteCount(); ok {
 		cfg.Bytes = n
 	}

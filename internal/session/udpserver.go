@@ -19,6 +19,15 @@ import (
 // client header are clamped to it.
 const maxUDPPayload = 65507
 
+// serverSendBuffer bounds the datagram copies one server-side UDP send
+// holds (one per datagram of a batch): a header asking for 64 KiB
+// datagrams must not cost 2 MiB per test.
+const serverSendBuffer = 128 << 10
+
+// serverSendBatch is the send batch for length-byte datagrams: 32, fewer
+// for long ones.
+func serverSendBatch(length int) int { return min(32, max(1, serverSendBuffer/max(length, 1))) }
+
 // finishedKeep is how long a finished UDP test still answers late FINs.
 const finishedKeep = 10 * time.Second
 
@@ -295,7 +304,8 @@ func (s *Server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst n
 	if n, ok := h.ByteCount(); ok {
 		bytes, d = n, s.cfg.MaxDuration
 	}
-	spec := &udpStream{layout: iperf2.LayoutModern, length: length, pps: pps, duration: d, bytes: bytes, fin: fin}
+	spec := &udpStream{layout: iperf2.LayoutModern, length: length, pps: pps, duration: d, bytes: bytes, fin: fin,
+		batch: serverSendBatch(length)}
 	tmpl := spec.template()
 	snd, err := spec.send(ctx, conn, dst, tmpl, &t.tx)
 	out, ferr := spec.finish(ctx, conn, dst, tmpl, snd.Packets)
