@@ -226,3 +226,32 @@ func TestWBPeriodBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestUDPReusedPortAfterIdleEnd: a source whose test ended on the idle
+// timeout (no FIN) and then sends a new test from the same port (a reused
+// ephemeral port, seen in the soak test) gets a new test with its report,
+// not its datagrams swallowed as late parts of the old one.
+func TestUDPReusedPortAfterIdleEnd(t *testing.T) {
+	done := leakCheck(t)
+	ts := startServer(t, robustConfig())
+	c := udpSock(t, ts)
+	send(t, c, modernDatagram(1, 200, 5001))
+	send(t, c, modernDatagram(2, 200, 5001))
+	first := ts.waitResults(1)[0]
+	if rv := receiverOf(t, first); rv.Packets != 2 || !hasWarning(first, "never sent a FIN") {
+		t.Fatalf("first test: %d packets, warnings %q", rv.Packets, first.Warnings)
+	}
+	for id := int64(1); id <= 5; id++ {
+		send(t, c, modernDatagram(id, 200, 5001))
+	}
+	send(t, c, modernDatagram(-6, 200, 5001))
+	// Six datagrams: the FIN carries data and counts, as with iperf.
+	if rep := readReport(t, c); rep.Datagrams != 6 || rep.Errors != 0 {
+		t.Errorf("the new test's report: %+v", rep)
+	}
+	second := ts.waitResults(2)[1]
+	if rv := receiverOf(t, second); rv.Packets != 6 || rv.Lost != 0 {
+		t.Errorf("second test: %+v", rv)
+	}
+	done(ts)
+}

@@ -120,6 +120,16 @@ func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest
 		s.logs.log("short", fmt.Sprintf("udp: ignored a %d-byte datagram from %s: too short for an iperf header", len(b), src))
 		return
 	}
+	if t != nil && t.finished && !t.reverse && t.rx.report == nil {
+		// The source's last test went silent for the idle timeout and
+		// never sent a FIN: data from it now is a new test (its port was
+		// reused), not a late part of that one. Only its FINs stay late.
+		if id, _, _, _ := iperf2.ParseDatagram(b, t.rx.layout, false); !iperf2.IsFIN(id) {
+			delete(tests, src)
+			s.udpFinished--
+			t = nil
+		}
+	}
 	if t == nil {
 		id, _, _, _ := iperf2.ParseDatagram(b, iperf2.DetectUDPLayout(b), false)
 		if iperf2.IsFIN(id) {
