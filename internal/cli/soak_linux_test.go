@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -20,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
 
 // The garbage-and-soak test (issue 15, item 5). The server is the real
@@ -67,7 +68,7 @@ type soakServer struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stats  *bufio.Reader
-	log    *lockedBuffer
+	log    *loopback.Buffer
 	port   int // iperf2 port (iperf3 recognised there too)
 	i3port int // iperf3's own port
 }
@@ -115,47 +116,9 @@ func (s *soakServer) figures(t *testing.T) soakFigures {
 	return f
 }
 
-// lockedBuffer collects the server's log from its stderr.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// freePort returns a loopback port free for TCP and UDP just now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	for range 20 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		uc, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		ln.Close()
-		if err == nil {
-			uc.Close()
-			return port
-		}
-	}
-	t.Fatal("no free loopback port for TCP and UDP")
-	return 0
-}
-
 func startSoakServer(t *testing.T) *soakServer {
 	t.Helper()
-	s := &soakServer{port: freePort(t), i3port: freePort(t), log: &lockedBuffer{}}
+	s := &soakServer{port: loopback.FreePort(t), i3port: loopback.FreePort(t), log: &loopback.Buffer{}}
 	// A short send limit, so what garbage starts ends within the test;
 	// --max-rate bounds what a garbage header can make us send. The idle
 	// timeout stays at its default (5 s): with 200 clients on two cores a
@@ -222,7 +185,7 @@ type soakSinks struct {
 
 func startSinks(t *testing.T) *soakSinks {
 	t.Helper()
-	port := freePort(t)
+	port := loopback.FreePort(t)
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		t.Fatal(err)
