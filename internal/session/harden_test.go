@@ -255,3 +255,17 @@ func TestUDPReusedPortAfterIdleEnd(t *testing.T) {
 	}
 	done(ts)
 }
+
+// TestReportCountsNeverNegative: a peer's report with counts of 2^63 or
+// more (a garbage or hostile server) gives saturated counts and a flag for
+// a warning, never negative ones.
+func TestReportCountsNeverNegative(t *testing.T) {
+	rep := &iperf2.ServerReport{TotalBytes: 1 << 63, Errors: 1<<64 - 1, Datagrams: 10, Stop: time.Second}
+	rr, implausible := reportReceiver(rep)
+	if !implausible || rr.Bytes < 0 || rr.Lost < 0 || rr.Total != 10 || rr.Packets < 0 {
+		t.Errorf("receiver %+v, implausible %v", rr, implausible)
+	}
+	if _, implausible := reportReceiver(&iperf2.ServerReport{TotalBytes: 1000, Datagrams: 10}); implausible {
+		t.Error("a plain report was called implausible")
+	}
+}

@@ -323,7 +323,10 @@ func (s *Server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst n
 	rateOf(sd)
 	flow := &result.Flow{Direction: result.DirSend, Sender: sd}
 	if out.report != nil {
-		flow.Receiver = reportReceiver(out.report)
+		var implausible bool
+		if flow.Receiver, implausible = reportReceiver(out.report); implausible {
+			t.res.Warn(implausibleReport)
+		}
 	} else if fin != finReverse {
 		t.res.Warn("the client sent no report for the connect-back test: its receive counts are unknown")
 	}
