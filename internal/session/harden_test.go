@@ -269,3 +269,62 @@ func TestReportCountsNeverNegative(t *testing.T) {
 		t.Error("a plain report was called implausible")
 	}
 }
+
+// TestIperf3ClientServerErrorDuringTest: an iperf3 server that answers with
+// SERVER_ERROR during the test (seen from a real iperf3 3.12 server on a
+// loaded host) ends our client's test with that error; the client used to
+// wait forever for a second control message that never comes.
+func TestIperf3ClientServerErrorDuringTest(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ctx := deadlineCtx(t)
+	served := make(chan error, 1)
+	go func() {
+		served <- func() error {
+			c, err := ln.Accept()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			conn := iperf3.NewConn(c)
+			if _, err := conn.ReadCookie(ctx); err != nil {
+				return err
+			}
+			if err := conn.WriteState(ctx, iperf3.ParamExchange); err != nil {
+				return err
+			}
+			if _, err := conn.ReadParams(ctx); err != nil {
+				return err
+			}
+			if err := conn.WriteState(ctx, iperf3.CreateStreams); err != nil {
+				return err
+			}
+			d, err := ln.Accept()
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			go func() { _, _ = io.Copy(io.Discard, d) }()
+			for _, st := range []iperf3.State{iperf3.TestStart, iperf3.TestRunning} {
+				if err := conn.WriteState(ctx, st); err != nil {
+					return err
+				}
+			}
+			return conn.WriteServerErr(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoServerExpired})
+		}()
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	r, err := RunClient(ctx, ClientConfig{Host: "127.0.0.1", Port: port, Dialect: DialectIperf3, Duration: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("RunClient: %v", err)
+	}
+	if r.Error == "" {
+		t.Errorf("the server's error is not in the result: %+v", r)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("fake server: %v", err)
+	}
+}

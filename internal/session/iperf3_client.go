@@ -378,10 +378,11 @@ func (cl *i3Client) run(ctx context.Context) {
 	go func() { cl.waitEnd(sctx, &sendWG); close(ended) }()
 	var ctrlErr error
 	early := false
+	read := false // the reader's one message was taken
 	select {
 	case <-ended:
 	case ctrlErr = <-ctrlMsg:
-		early = true
+		early, read = true, true
 	case <-ctx.Done():
 		ctrlErr = ctx.Err()
 		early = true
@@ -402,6 +403,7 @@ func (cl *i3Client) run(ctx context.Context) {
 		} else {
 			select {
 			case ctrlErr = <-ctrlMsg:
+				read = true
 			case <-time.After(i3StepTimeout):
 				ctrlErr = errors.New("the iperf3 server did not answer TEST_END")
 			case <-ctx.Done():
@@ -420,7 +422,7 @@ func (cl *i3Client) run(ctx context.Context) {
 	cl.perIv = per.Stop(time.Now())
 	if ctrlErr == nil {
 		ctrlErr = cl.exchange(ctx)
-	} else {
+	} else if !read {
 		cl.ctrl.Close() // unblocks the reader goroutine
 		<-ctrlMsg
 	}
