@@ -489,14 +489,16 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 		allC, ids = append(allC, st.counters()), append(ids, st.id)
 	}
 	iv := engine.NewIntervals(sv.start, h.s.cfg.Interval, h.s.interval(sv.id), directionFlows(recvC, sendC)...)
-	iv.Run(ctx)
+	ivCtx, ivEnd := context.WithCancel(ctx) // ends the reports should this test panic before Stop
+	defer ivEnd()
+	iv.Run(ivCtx)
 	backstop := h.s.cfg.MaxDuration
 	if p.Time > 0 {
 		backstop = min(backstop, time.Duration(p.Time)*time.Second)
 	}
 	backstop += 30 * time.Second
 	per := engine.NewIntervals(sv.start, sv.wbPeriod(backstop), nil, i3Flows(ids, allC)...)
-	per.Run(ctx)
+	per.Run(ivCtx)
 
 	sctx, stopSend := context.WithCancel(ctx)
 	defer stopSend()

@@ -129,7 +129,9 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		emit = s.emitter(t.member, t.id)
 	}
 	iv := engine.NewIntervals(start, s.cfg.Interval, emit, flows...)
-	iv.Run(ctx)
+	ivCtx, ivEnd := context.WithCancel(ctx) // ends the reports should this test panic before Stop
+	defer ivEnd()
+	iv.Run(ivCtx)
 
 	var wg sync.WaitGroup
 	var back *result.Flow
