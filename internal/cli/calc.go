@@ -183,6 +183,9 @@ func parseSizeList(spec string, step int) ([]int, error) {
 		var out []int
 		for n := a; n < b; n += step {
 			out = append(out, n)
+			if step >= b-n {
+				break // n+step would reach b, or overflow near MaxInt
+			}
 		}
 		return append(out, b), nil
 	}

@@ -44,6 +44,13 @@ type clientFlags struct {
 }
 
 func newClientCmd(e *env) *cobra.Command {
+	cmd, _ := newClientCmdFlags(e)
+	return cmd
+}
+
+// newClientCmdFlags is newClientCmd, also returning the flags its command
+// line fills (for the flag-syntax fuzz target).
+func newClientCmdFlags(e *env) (*cobra.Command, *clientFlags) {
 	f := &clientFlags{}
 	cmd := &cobra.Command{
 		Use:   "client HOST",
@@ -93,7 +100,7 @@ The dialect decides what goes on the wire:
 	f.sockFlags.register(cmd)
 	f.linkFlags.register(cmd)
 	f.latencyFlags.register(cmd)
-	return cmd
+	return cmd, f
 }
 
 // config turns the flags into a session config, with usage errors for

@@ -2,6 +2,7 @@ package linerate
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -81,6 +82,12 @@ func Analyze(m Medium, s Stack, payload int) (Breakdown, error) {
 	}
 	b.WireBits = b.WireBytes * 8
 	b.WireTime = b.WireBits / m.BitRate
+	if !(b.WireTime > 0) || math.IsInf(1/b.WireTime, 0) {
+		// Only a custom medium with no overhead and no minimum frame
+		// carrying nothing gets here: a rate of zero-byte frames is not
+		// a figure.
+		return Breakdown{}, fmt.Errorf("a %d-byte payload costs %v bytes on medium %q: nothing to time on the wire", payload, b.WireBytes, m.Name)
+	}
 	b.PacketsPerSecond, b.Limit = 1/b.WireTime, "line rate"
 	if m.MaxFPS > 0 && b.PacketsPerSecond*float64(len(sizes)) > m.MaxFPS {
 		b.PacketsPerSecond, b.Limit = m.MaxFPS/float64(len(sizes)), "frame rate cap"

@@ -253,7 +253,7 @@ func parseSI(s string) (float64, error) {
 		s = s[:len(s)-1]
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+	if err != nil || math.IsInf(v*mult, 0) || math.IsNaN(v) {
 		return 0, fmt.Errorf("parsing %q as a number: %w", s, strconv.ErrSyntax)
 	}
 	return v * mult, nil

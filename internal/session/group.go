@@ -51,6 +51,14 @@ import (
 // streams announced in their header takes more.
 const headerJoinWindow = 2 * time.Second
 
+// joinWindow is headerJoinWindow, or the server's own (tests only).
+func (s *Server) joinWindow() time.Duration {
+	if s.testJoinWindow > 0 {
+		return s.testJoinWindow
+	}
+	return headerJoinWindow
+}
+
 // maxGroupStreams is the most streams one group takes (iperf2's own -P
 // limit is far above any real use; iperf3 allows 128).
 const maxGroupStreams = 128
@@ -131,7 +139,7 @@ func (s *Server) joinGroup(ctx context.Context, proto string, peer netip.AddrPor
 func newStreamGroup(ctx context.Context, s *Server, key groupKey, id int, start time.Time) *streamGroup {
 	g := &streamGroup{s: s, key: key, id: id, start: start, ctx: ctx, stop: make(chan struct{})}
 	g.want = min(int(key.hdr.NumThreads), maxGroupStreams)
-	g.joinBy = start.Add(headerJoinWindow)
+	g.joinBy = start.Add(s.joinWindow())
 	return g
 }
 
@@ -173,6 +181,7 @@ func (g *streamGroup) startTicker(ctx context.Context) {
 	g.tick.Add(1)
 	go func() {
 		defer g.tick.Done()
+		defer g.s.recoverPanic(fmt.Sprintf("test %d: group interval reports", g.id))
 		for k := 1; ; k++ {
 			next := g.start.Add(time.Duration(k) * period)
 			t := time.NewTimer(time.Until(next))
@@ -272,6 +281,7 @@ func (g *streamGroup) maybeFinish() {
 			g.s.wg.Add(1)
 			time.AfterFunc(wait, func() {
 				defer g.s.wg.Done()
+				defer g.s.recoverPanic(fmt.Sprintf("test %d: ending a group of streams", g.id))
 				g.mu.Lock()
 				g.waiting = false
 				g.closed = true
@@ -308,7 +318,7 @@ func (g *streamGroup) maybeFinish() {
 // missing says that fewer streams came than the client announced.
 func (g *streamGroup) missing(n int) string {
 	return fmt.Sprintf("the client announced %d parallel streams but %d arrived within %v of the first: the figures cover those only",
-		g.want, n, headerJoinWindow)
+		g.want, n, g.s.joinWindow())
 }
 
 // finalInterval closes the last, partial interval at end, by the rule of

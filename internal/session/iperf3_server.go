@@ -100,13 +100,11 @@ func (h *i3Hub) accept(ctx context.Context, ln net.Listener) {
 			continue
 		}
 		forget := h.s.noteAccept(c)
-		h.s.wg.Add(1)
-		go func() {
-			defer h.s.wg.Done()
+		h.s.goTest("iperf3: "+c.RemoteAddr().String(), func() {
 			defer forget()
 			defer c.Close()
 			h.serveConn(ctx, c, nil)
-		}()
+		})
 	}
 }
 
@@ -348,6 +346,14 @@ func (h *i3Hub) control(ctx context.Context, c net.Conn, ck iperf3.Cookie, peer 
 		close(t.done)
 	}()
 	sv := &i3ServerTest{t: t, conn: conn, ctrl: c, m: iperf3.NewMachine(iperf3.RoleServer)}
+	defer func() {
+		if v := recover(); v != nil {
+			h.s.logPanic("iperf3: "+peer.String(), v)
+			if sv.r != nil && !sv.reported {
+				_ = fail(sv, fmt.Errorf("internal error (panic: %v); see the server log", v))
+			}
+		}
+	}()
 	if err := sv.run(ctx); err != nil {
 		h.s.logs.log("i3-test", fmt.Sprintf("iperf3: %s: %v", peer, err))
 	}
@@ -364,6 +370,14 @@ type i3ServerTest struct {
 	start time.Time
 	end   time.Time
 	perIv []result.Interval
+	// reported: the result was handed on (it is, exactly once).
+	reported bool
+}
+
+// finish hands the test's result on.
+func (sv *i3ServerTest) finish() {
+	sv.reported = true
+	sv.t.hub.s.finished(sv.id, sv.r)
 }
 
 func (sv *i3ServerTest) send(ctx context.Context, st iperf3.State) error {
@@ -428,7 +442,11 @@ func (sv *i3ServerTest) run(ctx context.Context) error {
 	rd.Add(1)
 	go func() {
 		defer rd.Done()
-		st, err := sv.conn.ReadState(ctx)
+		var st iperf3.State
+		err := h.s.catch("iperf3: reading the control connection of "+t.peer.String(), func() (err error) {
+			st, err = sv.conn.ReadState(ctx)
+			return err
+		})
 		msgs <- ctrlMsg{st, err}
 	}()
 	defer func() { sv.ctrl.Close(); rd.Wait() }()
@@ -490,7 +508,7 @@ func fail(sv *i3ServerTest, err error) error {
 	if sv.r.Error == "" {
 		sv.r.Error = err.Error()
 	}
-	sv.t.hub.s.finished(sv.id, sv.r)
+	sv.finish()
 	return err
 }
 
@@ -526,6 +544,7 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 	sv.start = time.Now()
 	sv.r = sv.newResult()
 	sv.id = h.s.newTest(sv.r)
+	hook("iperf3-test", t.peer)
 	var recvC, sendC, allC []*stats.Counters
 	var ids []int64
 	for _, st := range t.streams {
@@ -537,23 +556,27 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 		allC, ids = append(allC, st.counters()), append(ids, st.id)
 	}
 	iv := engine.NewIntervals(sv.start, h.s.cfg.Interval, h.s.interval(sv.id), directionFlows(recvC, sendC)...)
-	iv.Run(ctx)
-	period := time.Second
-	if p.WB != nil && p.WB.IntervalMs > 0 {
-		period = max(time.Duration(p.WB.IntervalMs)*time.Millisecond, 10*time.Millisecond)
-	}
-	per := engine.NewIntervals(sv.start, period, nil, i3Flows(ids, allC)...)
-	per.Run(ctx)
-
+	ivCtx, ivEnd := context.WithCancel(ctx) // ends the reports should this test panic before Stop
+	defer ivEnd()
+	iv.Run(ivCtx)
 	backstop := h.s.cfg.MaxDuration
 	if p.Time > 0 {
 		backstop = min(backstop, time.Duration(p.Time)*time.Second)
 	}
 	backstop += 30 * time.Second
+	per := engine.NewIntervals(sv.start, sv.wbPeriod(backstop), nil, i3Flows(ids, allC)...)
+	per.Run(ivCtx)
+
 	sctx, stopSend := context.WithCancel(ctx)
 	defer stopSend()
 	rctx, stopRecv := context.WithCancel(ctx)
 	defer stopRecv()
+	// The streams we send on share one payload: up to 128 streams of
+	// 1 MiB blocks must not cost 128 MiB.
+	var payload []byte
+	if len(sendC) > 0 {
+		payload = i3Payload(sv.blockLen())
+	}
 	var wg sync.WaitGroup
 	for _, st := range t.streams {
 		if st.send || st.tcp != nil {
@@ -562,7 +585,15 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 				c = sctx
 			}
 			wg.Add(1)
-			go func() { defer wg.Done(); sv.stream(c, st, backstop) }()
+			go func() {
+				defer wg.Done()
+				if err := h.s.catch(fmt.Sprintf("iperf3: stream %d of %s", st.id, t.peer), func() error {
+					sv.stream(c, st, backstop, payload)
+					return nil
+				}); err != nil {
+					st.err = err
+				}
+			}()
 		}
 	}
 	var m ctrlMsg
@@ -600,7 +631,13 @@ wait:
 		// What the client sent before TEST_END may still be on its way or
 		// in our socket buffers: count it (iperf3's own server stops at
 		// TEST_END and misses it).
-		drain(ctx, recvC)
+		var conns []net.Conn
+		for _, st := range t.streams {
+			if !st.send && st.tcp != nil {
+				conns = append(conns, st.tcp)
+			}
+		}
+		drain(ctx, recvC, conns)
 	}
 	sv.end = time.Now()
 	stopRecv()
@@ -617,14 +654,47 @@ wait:
 	sv.fill()
 	if err != nil {
 		sv.r.Error = err.Error()
-		h.s.finished(sv.id, sv.r)
+		sv.finish()
 	}
 	return m, err
 }
 
+// maxWBIntervals bounds the per-stream intervals one test keeps for the
+// wirebench extension, all streams together (about 100 bytes each).
+const maxWBIntervals = 200_000
+
+// wbPeriod is the length of the per-stream intervals the client asked for
+// (wb_interval_ms, at least 10 ms; 1 s when it asked none), made longer
+// when the test could run long enough, with as many streams as it has, to
+// keep more than maxWBIntervals: the client's number must not decide how
+// much memory the server holds. A lengthened period is a warning.
+func (sv *i3ServerTest) wbPeriod(longest time.Duration) time.Duration {
+	p := sv.t.p
+	period := time.Second
+	if p.WB != nil && p.WB.IntervalMs > 0 {
+		period = 10 * time.Millisecond
+		if p.WB.IntervalMs < int64(time.Hour/time.Millisecond) {
+			period = max(time.Duration(p.WB.IntervalMs)*time.Millisecond, period)
+		} else {
+			period = time.Hour
+		}
+	}
+	floor := longest * time.Duration(len(sv.t.streams)) / maxWBIntervals
+	if period < floor {
+		if p.WB != nil {
+			sv.r.Warn(fmt.Sprintf("this test can run %v with %d streams: its per-stream intervals are %v long instead of %v, to keep at most %d in all",
+				longest.Round(time.Second), len(sv.t.streams), floor.Round(time.Millisecond), period, maxWBIntervals))
+		}
+		period = floor
+	}
+	return period
+}
+
 // drain waits until the receive counters stop moving (20 ms without
-// change), at most one second.
-func drain(ctx context.Context, cs []*stats.Counters) {
+// change) and nothing waits unread in the TCP streams' receive queues, at
+// most one second: on a loaded host a stream's reader can sit unscheduled
+// for longer than the quiet window while its data waits in the kernel.
+func drain(ctx context.Context, cs []*stats.Counters, conns []net.Conn) {
 	if len(cs) == 0 {
 		return
 	}
@@ -633,6 +703,14 @@ func drain(ctx context.Context, cs []*stats.Counters) {
 			b += c.Bytes.Load()
 		}
 		return b
+	}
+	waiting := func() bool {
+		for _, c := range conns {
+			if unread(c) > 0 {
+				return true
+			}
+		}
+		return false
 	}
 	prev := sum()
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -644,7 +722,7 @@ func drain(ctx context.Context, cs []*stats.Counters) {
 			return
 		}
 		now := sum()
-		if now == prev {
+		if now == prev && !waiting() {
 			return
 		}
 		prev = now
@@ -660,20 +738,28 @@ func (sv *i3ServerTest) rate(cs []*stats.Counters, now time.Time) float64 {
 	return float64(b) * 8 / now.Sub(sv.start).Seconds()
 }
 
+// blockLen is the test's block (TCP) or datagram (UDP) length.
+func (sv *i3ServerTest) blockLen() int {
+	if n := int(sv.t.p.Len); n > 0 {
+		return n
+	}
+	if sv.t.udp {
+		return i3DefaultUDP
+	}
+	return DefaultTCPLength
+}
+
 // stream runs one TCP stream, or one UDP stream the server sends on (UDP
 // receiving happens in the demultiplexer).
-func (sv *i3ServerTest) stream(ctx context.Context, st *i3SrvStream, backstop time.Duration) {
+func (sv *i3ServerTest) stream(ctx context.Context, st *i3SrvStream, backstop time.Duration, payload []byte) {
 	p := sv.t.p
-	length := int(p.Len)
-	if length <= 0 {
-		length = DefaultTCPLength
-		if sv.t.udp {
-			length = i3DefaultUDP
-		}
-	}
+	length := sv.blockLen()
 	var per int64
-	if p.Num > 0 {
-		per = (p.Num + int64(p.StreamsPerDirection()) - 1) / int64(p.StreamsPerDirection())
+	if n := int64(p.StreamsPerDirection()); p.Num > 0 {
+		per = p.Num / n // rounded up, without overflowing near MaxInt64
+		if p.Num%n != 0 {
+			per++
+		}
 	}
 	switch {
 	case st.uconn != nil:
@@ -681,10 +767,10 @@ func (sv *i3ServerTest) stream(ctx context.Context, st *i3SrvStream, backstop ti
 		if p.Bandwidth > 0 {
 			pps = float64(p.Bandwidth) / float64(length*8)
 		}
-		st.udpRes, st.err = engine.SendUDP(ctx, st.uconn, engine.UDPSendConfig{Template: i3Payload(length), Stamp: i3Stamp(p.UDPCounters64Bit),
-			PPS: pps, Duration: backstop, Bytes: per, FirstID: 1, Dst: st.dst}, &st.c)
+		st.udpRes, st.err = engine.SendUDP(ctx, st.uconn, engine.UDPSendConfig{Template: payload, Stamp: i3Stamp(p.UDPCounters64Bit),
+			PPS: pps, Duration: backstop, Bytes: per, FirstID: 1, Dst: st.dst, Batch: serverSendBatch(length)}, &st.c)
 	case st.send:
-		st.tcpRes, st.err = sendTCP(ctx, st.tcp, p.ZeroCopy, engine.TCPSendConfig{Buffer: i3Payload(length), Duration: backstop, Bytes: per}, &st.c)
+		st.tcpRes, st.err = sendTCP(ctx, st.tcp, p.ZeroCopy, engine.TCPSendConfig{Buffer: payload, Duration: backstop, Bytes: per}, &st.c)
 	default:
 		st.tcpRes, st.err = engine.ReceiveTCP(ctx, st.tcp, max(length, 128*1024), 0, nil, &st.c)
 	}
@@ -841,7 +927,6 @@ func (sv *i3ServerTest) text() string {
 
 // exchange runs EXCHANGE_RESULTS to IPERF_DONE and reports the result.
 func (sv *i3ServerTest) exchange(ctx context.Context) error {
-	h := sv.t.hub
 	fail := func(err error) error { return fail(sv, err) }
 	if err := sv.send(ctx, iperf3.ExchangeResults); err != nil {
 		return fail(err)
@@ -872,7 +957,7 @@ func (sv *i3ServerTest) exchange(ctx context.Context) error {
 	if err != nil {
 		sv.r.Warn("the client did not end the conversation cleanly: " + err.Error())
 	}
-	h.s.finished(sv.id, sv.r)
+	sv.finish()
 	return nil
 }
 
@@ -992,6 +1077,7 @@ func (d *i3Demux) serve(ctx context.Context) {
 		return true
 	}
 	err := engine.ReceiveUDP(ctx, d.conn, engine.UDPReceiveConfig{Batch: 64, Tick: sweepEvery, OnTick: sweep}, func(m *udpio.Message) bool {
+		defer d.hub.s.recoverPanic("iperf3: udp from " + m.Addr.String())
 		if reply := d.datagram(m.Addr, m.Buf[:m.N], m.Time); reply != nil {
 			if _, err := d.conn.WriteBatch([]udpio.Message{{Buf: reply, Addr: m.Addr}}); err != nil {
 				d.hub.s.logs.log("i3-reply", fmt.Sprintf("iperf3: udp connect reply to %s: %v", m.Addr, err))

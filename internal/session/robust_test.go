@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -444,79 +445,150 @@ func FuzzServerDatagram(f *testing.F) {
 		f.Add(s[0], s[1], s[2], uint8(i))
 	}
 	f.Fuzz(func(t *testing.T, d0, d1, d2 []byte, sources uint8) {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		fc := &fakeConn{}
-		cfg := ServerConfig{MaxTests: 2, MaxDuration: time.Second}
-		cfg.applyDefaults()
-		s := &Server{cfg: cfg, udp: &lockedConn{Conn: fc}, port: 5001, oneShot: make(chan struct{}), logs: newRateLog(func(string) {}), ctx: ctx}
-		// Every test started must end in exactly one result: its own, or
-		// the one of the -P group it joined (which lists it in Streams).
-		var started int
-		ended := map[int]int{}
-		var mu sync.Mutex
-		s.cfg.OnTestStart = func(int, *result.Result) { started++ }
-		s.cfg.OnResult = func(id int, r *result.Result) {
-			mu.Lock()
-			defer mu.Unlock()
-			if len(r.Streams) == 0 {
-				ended[id]++
-				return
-			}
-			for _, st := range r.Streams {
-				ended[st.ID]++
-			}
-		}
-		srcs := [2]netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:40000"), netip.MustParseAddrPort("127.0.0.1:40001")}
-		tests := map[netip.AddrPort]*udpTest{}
-		s.udpTests = tests
-		var all []*udpTest
-		now := time.Now()
+		var seq []fuzzDatagram
 		for i, d := range [][]byte{d0, d1, d2} {
-			if d == nil {
-				continue
-			}
-			src := srcs[(sources>>i)&1]
-			buf := append([]byte(nil), d...)
-			s.datagram(ctx, tests, &udpio.Message{Buf: buf, N: len(buf), Addr: src, Time: now.Add(time.Duration(i) * time.Millisecond)})
-			if len(tests) > cfg.MaxTests {
-				t.Fatalf("%d tests open, MaxTests %d", len(tests), cfg.MaxTests)
-			}
-			for _, tt := range tests {
-				if !slices.Contains(all, tt) {
-					all = append(all, tt)
-				}
+			if d != nil {
+				seq = append(seq, fuzzDatagram{src: int(sources>>i) & 1, b: d, at: time.Duration(i) * time.Millisecond})
 			}
 		}
-		s.sweepUDP(ctx, tests, now.Add(time.Hour))
-		for _, tt := range tests {
-			if !tt.finished {
-				s.endUDP(tt, "the server stopped during the test")
-			}
+		runServerDatagrams(t, seq, false)
+	})
+}
+
+// fuzzDatagram is one datagram of a fuzz sequence: from source number src,
+// at time at from the start.
+type fuzzDatagram struct {
+	src int
+	b   []byte
+	at  time.Duration
+}
+
+// runServerDatagrams feeds seq through the server's datagram handling
+// (demultiplexing, the other protocols when iperf3 is on, layout and header
+// detection, accounting, FIN and report, the idle sweep as time passes),
+// without sockets. The context is cancelled from the start, so whatever a
+// datagram asks the server to send (reverse, connect-back) ends at once.
+// Every test started must end in exactly one result, with sane counts.
+func runServerDatagrams(t *testing.T, seq []fuzzDatagram, withIperf3 bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	fc := &fakeConn{}
+	cfg := ServerConfig{MaxTests: 2, MaxDuration: time.Second}
+	cfg.applyDefaults()
+	s := &Server{cfg: cfg, udp: &lockedConn{Conn: fc}, port: 5001, oneShot: make(chan struct{}), logs: newRateLog(func(msg string) {
+		if strings.Contains(msg, "internal error") {
+			t.Errorf("a recovered panic: %s", msg)
 		}
-		s.wg.Wait()
+	}), ctx: ctx}
+	if withIperf3 {
+		if _, err := s.EnableIperf3(ctx, Iperf3Config{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every test started must end in exactly one result: its own, or
+	// the one of the -P group it joined (which lists it in Streams).
+	var started int
+	ended := map[int]int{}
+	var mu sync.Mutex
+	s.cfg.OnTestStart = func(int, *result.Result) { started++ }
+	s.cfg.OnResult = func(id int, r *result.Result) {
 		mu.Lock()
-		if len(ended) != started || started != len(all) {
-			t.Errorf("%d tests started (%d seen), %d ended in a result: %v", started, len(all), len(ended), ended)
+		defer mu.Unlock()
+		if len(r.Streams) == 0 {
+			ended[id]++
+			return
 		}
-		for id, n := range ended {
-			if n != 1 {
-				t.Errorf("test %d ended in %d results", id, n)
+		for _, st := range r.Streams {
+			ended[st.ID]++
+		}
+	}
+	tests := map[netip.AddrPort]*udpTest{}
+	s.udpTests = tests
+	var all []*udpTest
+	now := time.Now()
+	last := now
+	for _, d := range seq {
+		src := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(40000+d.src))
+		at := now.Add(d.at)
+		if at.Sub(last) >= sweepEvery {
+			s.sweepUDP(ctx, tests, at)
+			last = at
+		}
+		buf := append([]byte(nil), d.b...)
+		s.safeDatagram(ctx, tests, &udpio.Message{Buf: buf, N: len(buf), Addr: src, Time: at})
+		if len(tests) > cfg.MaxTests {
+			t.Fatalf("%d tests open, MaxTests %d", len(tests), cfg.MaxTests)
+		}
+		for _, tt := range tests {
+			if !slices.Contains(all, tt) {
+				all = append(all, tt)
 			}
 		}
-		mu.Unlock()
-		for _, tt := range all {
-			r := tt.res
-			if rv := r.Receiver; rv != nil && (rv.Lost < 0 || rv.Packets < 0 || rv.Bytes < 0 || rv.OutOfOrder < 0 || rv.Duplicates < 0) {
-				t.Errorf("negative counts: %+v", rv)
-			}
-			if rep := tt.rx.report; rep != nil && len(rep) != iperf2.ReportLenModern && len(rep) != iperf2.ReportLenLegacy {
-				t.Errorf("report of %d bytes", len(rep))
-			}
+	}
+	s.sweepUDP(ctx, tests, now.Add(time.Hour))
+	for _, tt := range tests {
+		if !tt.finished {
+			s.endUDP(tt, "the server stopped during the test")
 		}
-		if fc.maxSize > 65507 {
-			t.Errorf("the server sent a %d-byte datagram", fc.maxSize)
+	}
+	s.wg.Wait()
+	mu.Lock()
+	if len(ended) != started || started != len(all) {
+		t.Errorf("%d tests started (%d seen), %d ended in a result: %v", started, len(all), len(ended), ended)
+	}
+	for id, n := range ended {
+		if n != 1 {
+			t.Errorf("test %d ended in %d results", id, n)
 		}
+	}
+	mu.Unlock()
+	for _, tt := range all {
+		r := tt.res
+		if rv := r.Receiver; rv != nil && (rv.Lost < 0 || rv.Packets < 0 || rv.Bytes < 0 || rv.OutOfOrder < 0 || rv.Duplicates < 0) {
+			t.Errorf("negative counts: %+v", rv)
+		}
+		if rep := tt.rx.report; rep != nil && len(rep) != iperf2.ReportLenModern && len(rep) != iperf2.ReportLenLegacy {
+			t.Errorf("report of %d bytes", len(rep))
+		}
+	}
+	if fc.maxSize > 65507 {
+		t.Errorf("the server sent a %d-byte datagram", fc.maxSize)
+	}
+}
+
+// FuzzServerDatagrams feeds arbitrary sequences of datagrams from up to
+// eight sources, with time passing between them (so tests end on the idle
+// sweep and finished ones are forgotten), through the server's datagram
+// handling with iperf3 enabled. The input is a list of records: a byte
+// whose low 3 bits pick the source and high 5 bits the time since the
+// previous datagram (in 25 ms steps), a big-endian u16 length (mod 2048),
+// then the datagram.
+func FuzzServerDatagrams(f *testing.F) {
+	rec := func(src, gap int, d []byte) []byte {
+		return append(binary.BigEndian.AppendUint16([]byte{byte(src | gap<<3)}, uint16(len(d))), d...)
+	}
+	var a []byte
+	for i := int64(1); i <= 5; i++ {
+		a = append(a, rec(0, 0, modernDatagram(i, 100, 5001))...)
+		a = append(a, rec(1, 1, legacyDatagram(int32(i-1)))...)
+		a = append(a, rec(2, 0, modernDatagram(i, 76, 5001))...)
+	}
+	a = append(a, rec(0, 0, modernDatagram(-6, 100, 5001))...)
+	a = append(a, rec(1, 31, legacyDatagram(-5))...)
+	f.Add(a)
+	f.Add(append(rec(3, 0, []byte{0x39, 0x38, 0x37, 0x36}), rec(3, 1, make([]byte, 40))...))
+	f.Add(append(append(rec(4, 0, modernDatagram(1, 100, 5001)), rec(5, 0, modernDatagram(1, 100, 5001))...), rec(6, 0, modernDatagram(1, 100, 5001))...))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var seq []fuzzDatagram
+		var at time.Duration
+		for len(data) >= 3 && len(seq) < 64 {
+			src, gap := int(data[0]&7), time.Duration(data[0]>>3)*25*time.Millisecond
+			n := min(int(binary.BigEndian.Uint16(data[1:])%2048), len(data)-3)
+			at += gap
+			seq = append(seq, fuzzDatagram{src: src, b: data[3 : 3+n], at: at})
+			data = data[3+n:]
+		}
+		runServerDatagrams(t, seq, true)
 	})
 }
 

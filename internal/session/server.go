@@ -157,6 +157,11 @@ type Server struct {
 	// order they were connected in.
 	accepted  sync.Map
 	acceptSeq atomic.Uint64
+
+	// Seams for the fuzz harness, unset in use: a shorter group join
+	// window, and where TCP connect-backs are dialled.
+	testJoinWindow time.Duration
+	testDialBack   func(ctx context.Context, dst string) (net.Conn, error)
 }
 
 // noteAccept numbers a newly accepted connection; the returned func
@@ -207,8 +212,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	defer cancel()
 	s.ctx = ctx
 	for _, run := range s.extra {
-		s.wg.Add(1)
-		go func() { defer s.wg.Done(); run(ctx) }()
+		s.goTest("listener", func() { run(ctx) })
 	}
 	go func() {
 		select {
@@ -265,7 +269,10 @@ func (s *Server) interval(id int) func(result.Interval) {
 	if s.cfg.OnInterval == nil {
 		return nil
 	}
-	return func(in result.Interval) { s.cfg.OnInterval(id, in) }
+	return func(in result.Interval) {
+		defer s.recoverPanic(fmt.Sprintf("test %d: interval report", id))
+		s.cfg.OnInterval(id, in)
+	}
 }
 
 func (s *Server) serveTCP(ctx context.Context) error {
@@ -284,12 +291,10 @@ func (s *Server) serveTCP(ctx context.Context) error {
 			continue
 		}
 		forget := s.noteAccept(c)
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
+		s.goTest("tcp: "+c.RemoteAddr().String(), func() {
 			defer forget()
 			s.handleTCP(ctx, c)
-		}()
+		})
 	}
 }
 

@@ -33,6 +33,7 @@ type tcpTest struct {
 	rx, tx   stats.Counters
 	noBytes  bool
 	member   *groupMember // its client's parallel streams (-P), if any
+	reported bool         // its result was handed on
 }
 
 // handleTCP runs one TCP test: read the flags (with a timeout), then the
@@ -41,6 +42,16 @@ type tcpTest struct {
 func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 	defer c.Close()
 	t := &tcpTest{c: c, peer: peerOf(c)}
+	defer func() {
+		if v := recover(); v != nil {
+			s.logPanic("tcp: "+t.peer.String(), v)
+			if t.id != 0 && !t.reported {
+				t.reported = true
+				t.res.Error = fmt.Sprintf("internal error (panic: %v); see the server log", v)
+				s.streamFinished(t.member, t.id, t.res)
+			}
+		}
+	}()
 	if p := s.readFirstWord(t); p != nil {
 		p.Serve(ctx, c, t.first)
 		return
@@ -61,6 +72,12 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 	h := t.hdr
 	reverse := t.hasHdr && h.Flags&iperf2.FlagVersion2 != 0 && h.UpperFlags&iperf2.UpperReverse != 0
 	fullDuplex := t.hasHdr && h.Flags&iperf2.FlagVersion2 != 0 && h.UpperFlags&iperf2.UpperFullDuplex != 0
+	bothModes := reverse && fullDuplex
+	if bothModes {
+		// No iperf sends both; full duplex already includes the reverse
+		// direction, so it is the one honoured.
+		reverse = false
+	}
 	connectBack := t.hasHdr && h.Flags&iperf2.FlagVersion1 != 0
 	runNow := connectBack && h.Flags&iperf2.FlagRunNow != 0
 	if t.hasHdr {
@@ -95,7 +112,11 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		s.refuseTest(t.res, err)
 		return
 	}
+	if bothModes {
+		t.res.Warn("the client's header asked for both reverse (-R) and full duplex; ran full duplex")
+	}
 	t.id = s.newTest(t.res)
+	hook("tcp-test", t.peer)
 	if t.hasHdr && iperf2.NeedsClientHdrAck(h.Flags) {
 		_ = c.SetWriteDeadline(time.Now().Add(s.cfg.HeaderTimeout))
 		if _, err := c.Write(iperf2.AppendClientHdrAck(nil)); err != nil {
@@ -121,13 +142,19 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		emit = s.emitter(t.member, t.id)
 	}
 	iv := engine.NewIntervals(start, s.cfg.Interval, emit, flows...)
-	iv.Run(ctx)
+	ivCtx, ivEnd := context.WithCancel(ctx) // ends the reports should this test panic before Stop
+	defer ivEnd()
+	iv.Run(ivCtx)
 
 	var wg sync.WaitGroup
 	var back *result.Flow
 	if runNow {
 		wg.Add(1)
-		go func() { defer wg.Done(); back = s.connectBackTCP(ctx, t) }()
+		go func() {
+			defer wg.Done()
+			defer s.recoverPanic("tcp connect-back to " + t.peer.String())
+			back = s.connectBackTCP(ctx, t)
+		}()
 	}
 	var sent engine.TCPResult
 	var sendErr error
@@ -135,7 +162,10 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sent, sendErr = s.sendTCP(ctx, t)
+			sendErr = s.catch("tcp send to "+t.peer.String(), func() (err error) {
+				sent, err = s.sendTCP(ctx, t)
+				return err
+			})
 			if reverse {
 				if tc, ok := c.(*net.TCPConn); ok {
 					_ = tc.CloseWrite()
@@ -194,6 +224,7 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 	if back != nil {
 		r.Reverse = back
 	}
+	t.reported = true
 	s.streamFinished(t.member, t.id, r)
 }
 
@@ -239,6 +270,13 @@ func (s *Server) readTCPHeader(t *tcpTest) error {
 	if hl == 0 {
 		return nil // zperf/ESP-IDF: plain data from the first byte
 	}
+	if hl < iperf2.ClientHeaderV1Len || hl > iperf2.MaxHeaderLen {
+		// The LEN field can announce 0..255 bytes; fewer than the v1
+		// header cannot be a header (and fewer than the 4 flag bytes
+		// already read would be a negative read).
+		return fmt.Errorf("the flags (%08x) announce a %d-byte test header, outside %d..%d; counting the stream as data",
+			flags, hl, iperf2.ClientHeaderV1Len, iperf2.MaxHeaderLen)
+	}
 	rest := make([]byte, hl-4)
 	m, err := io.ReadFull(c, rest)
 	t.first = append(t.first, rest[:m]...)
@@ -266,17 +304,25 @@ func (s *Server) sendDuration(t *tcpTest) time.Duration {
 // maxTCPWrite caps the write size a client header can ask the server for.
 const maxTCPWrite = 1 << 20
 
+// tcpPattern is the digit pattern every server-side TCP send writes from:
+// one read-only copy for all of them, so no header can make a test cost
+// more than its socket.
+var tcpPattern = sync.OnceValue(func() []byte {
+	b := make([]byte, maxTCPWrite)
+	fillPattern(b)
+	return b
+})
+
 // sendTCP sends the digit pattern on the test's own connection (-R,
 // --full-duplex).
 func (s *Server) sendTCP(ctx context.Context, t *tcpTest) (engine.TCPResult, error) {
-	// The header may ask for writes of up to 2 GiB: clamp, so a garbage
-	// header cannot make us allocate that much per connection.
-	buf := make([]byte, min(max(int(t.hdr.BufLen), DefaultTCPLength), maxTCPWrite))
+	// The header may ask for writes of up to 2 GiB: clamp. The writes
+	// come from the one shared pattern, never a buffer of their own.
+	n := DefaultTCPLength
 	if t.hdr.BufLen > 0 {
-		buf = buf[:min(int(t.hdr.BufLen), maxTCPWrite)]
+		n = min(int(t.hdr.BufLen), maxTCPWrite)
 	}
-	fillPattern(buf)
-	cfg := engine.TCPSendConfig{Buffer: buf, Duration: s.sendDuration(t)}
+	cfg := engine.TCPSendConfig{Buffer: tcpPattern()[:n], Duration: s.sendDuration(t)}
 	if n, ok := t.hdr.ByteCount(); ok {
 		cfg.Bytes = n
 	}
@@ -292,7 +338,13 @@ func (s *Server) connectBackTCP(ctx context.Context, t *tcpTest) *result.Flow {
 		port = s.port
 	}
 	dst := net.JoinHostPort(t.peer.Addr().String(), strconv.Itoa(port))
-	c, err := dialConnectBack(ctx, dst, s.cfg.Socket)
+	dial := func(ctx context.Context, dst string) (net.Conn, error) {
+		return dialConnectBack(ctx, dst, s.cfg.Socket)
+	}
+	if s.testDialBack != nil {
+		dial = s.testDialBack
+	}
+	c, err := dial(ctx, dst)
 	if err != nil {
 		t.res.Warn(fmt.Sprintf("connect-back to %s failed: %v", dst, err))
 		return nil

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -132,6 +133,7 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 	var maxLag time.Duration
 	var offered float64 // datagrams/s summed over streams
 	noReport, echoes := 0, 0
+	badReport := false
 	var first, last time.Time
 	for i, o := range outs {
 		if first.IsZero() || o.send.Start.Before(first) {
@@ -156,7 +158,8 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 		echoes += o.fin.echoes
 		st := result.Stream{ID: i + 1, Sender: s}
 		if o.fin.report != nil {
-			rr := reportReceiver(o.fin.report)
+			rr, implausible := reportReceiver(o.fin.report)
+			badReport = badReport || implausible
 			st.Receiver = rr
 			if rcv == nil {
 				rcv = &result.Receiver{}
@@ -180,6 +183,9 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 		r.Receiver = rcv
 	}
 	warnSender(r, cfg, snd, maxLag)
+	if badReport {
+		r.Warn(implausibleReport)
+	}
 	if noReport > 0 {
 		r.Warn(fmt.Sprintf("%d of %d streams got no server report after their FINs (%s): the receiver's counts are unknown for them", noReport, len(outs), finWait(cfg)))
 	}
@@ -195,18 +201,35 @@ func finWait(cfg *ClientConfig) string {
 	return "201 FINs, 10 ms apart"
 }
 
-// reportReceiver turns a server report into receiver counts.
-func reportReceiver(rep *iperf2.ServerReport) *result.Receiver {
-	rr := &result.Receiver{
-		Bytes: int64(rep.TotalBytes), Lost: int64(rep.Errors), OutOfOrder: int64(rep.OutOfOrder),
-		Total: int64(rep.Datagrams), JitterMS: float64(rep.Jitter) / 1e6, Seconds: rep.Stop.Seconds(), Source: "peer-report",
+// implausibleReport is the warning for a peer report whose counts cannot
+// be real (2^63 or more): they are shown as the largest count instead of
+// turning negative.
+const implausibleReport = "the peer's report carries counts of 2^63 or more, which no test reaches: its receive counts cannot be trusted"
+
+// reportCount is a peer-reported count as int64, saturated (and flagged)
+// at the largest int64 rather than wrapping negative.
+func reportCount(v uint64, implausible *bool) int64 {
+	if v > math.MaxInt64 {
+		*implausible = true
+		return math.MaxInt64
+	}
+	return int64(v)
+}
+
+// reportReceiver turns a server report into receiver counts; implausible
+// says a count was out of range (see implausibleReport).
+func reportReceiver(rep *iperf2.ServerReport) (rr *result.Receiver, implausible bool) {
+	rr = &result.Receiver{
+		Bytes: reportCount(rep.TotalBytes, &implausible), Lost: reportCount(rep.Errors, &implausible),
+		OutOfOrder: reportCount(rep.OutOfOrder, &implausible), Total: reportCount(rep.Datagrams, &implausible),
+		JitterMS: float64(rep.Jitter) / 1e6, Seconds: rep.Stop.Seconds(), Source: "peer-report",
 	}
 	rr.Packets = max(rr.Total-rr.Lost, 0)
 	if rr.Seconds > 0 {
 		rr.BitsPerSecond = float64(rr.Bytes) * 8 / rr.Seconds
 		rr.PacketsPerSecond = float64(rr.Packets) / rr.Seconds
 	}
-	return rr
+	return rr, implausible
 }
 
 // offeredRate sets a UDP sender's rates from what it offered between its

@@ -31,6 +31,9 @@ type udpStream struct {
 	duration time.Duration
 	bytes    int64
 	fin      finStyle
+	// batch is the most datagrams handed to the socket at once (0: the
+	// engine's default); each is a copy of the template.
+	batch int
 }
 
 // template builds the datagram every send copies: datagram header space,
@@ -61,6 +64,7 @@ func (s *udpStream) send(ctx context.Context, conn udpio.Conn, dst netip.AddrPor
 		Bytes:    s.bytes,
 		FirstID:  layout.FirstID(),
 		Dst:      dst,
+		Batch:    s.batch,
 	}, c)
 }
 

@@ -19,6 +19,15 @@ import (
 // client header are clamped to it.
 const maxUDPPayload = 65507
 
+// serverSendBuffer bounds the datagram copies one server-side UDP send
+// holds (one per datagram of a batch): a header asking for 64 KiB
+// datagrams must not cost 2 MiB per test.
+const serverSendBuffer = 128 << 10
+
+// serverSendBatch is the send batch for length-byte datagrams: 32, fewer
+// for long ones.
+func serverSendBatch(length int) int { return min(32, max(1, serverSendBuffer/max(length, 1))) }
+
 // finishedKeep is how long a finished UDP test still answers late FINs.
 const finishedKeep = 10 * time.Second
 
@@ -54,7 +63,7 @@ func (s *Server) serveUDP(ctx context.Context) error {
 	}
 	err := engine.ReceiveUDP(ctx, s.udp, engine.UDPReceiveConfig{Batch: 64, Tick: sweepEvery, OnTick: sweep}, func(m *udpio.Message) bool {
 		sweep(m.Time) // the receive time: no clock read per datagram
-		s.datagram(ctx, tests, m)
+		s.safeDatagram(ctx, tests, m)
 		return true
 	})
 	for _, t := range tests {
@@ -70,6 +79,27 @@ func (s *Server) serveUDP(ctx context.Context) error {
 
 // sweepEvery is how often the server looks for silent and expired tests.
 const sweepEvery = 250 * time.Millisecond
+
+// safeDatagram handles one arriving datagram; a panic while doing so ends
+// the test of its source (if it has one) with an error, and the reader
+// carries on with the next datagram.
+func (s *Server) safeDatagram(ctx context.Context, tests map[netip.AddrPort]*udpTest, m *udpio.Message) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		src := netip.AddrPortFrom(m.Addr.Addr().Unmap(), m.Addr.Port())
+		s.logPanic("udp: "+src.String(), v)
+		if t := tests[src]; t != nil && !t.finished {
+			_ = s.catch("udp: ending the test of "+src.String(), func() error {
+				s.endUDP(t, fmt.Sprintf("internal error (panic: %v); see the server log", v))
+				return nil
+			})
+		}
+	}()
+	s.datagram(ctx, tests, m)
+}
 
 // datagram handles one arriving datagram.
 func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest, m *udpio.Message) {
@@ -92,6 +122,16 @@ func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest
 		s.logs.log("short", fmt.Sprintf("udp: ignored a %d-byte datagram from %s: too short for an iperf header", len(b), src))
 		return
 	}
+	if t != nil && t.finished && !t.refused && !t.reverse && t.rx.report == nil {
+		// The source's last test went silent for the idle timeout and
+		// never sent a FIN: data from it now is a new test (its port was
+		// reused), not a late part of that one. Only its FINs stay late.
+		if id, _, _, _ := iperf2.ParseDatagram(b, t.rx.layout, false); !iperf2.IsFIN(id) {
+			delete(tests, src)
+			s.udpFinished--
+			t = nil
+		}
+	}
 	if t == nil {
 		id, _, _, _ := iperf2.ParseDatagram(b, iperf2.DetectUDPLayout(b), false)
 		if iperf2.IsFIN(id) {
@@ -112,6 +152,7 @@ func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest
 		t.expiresAt = m.Time.Add(finishedKeep)
 		return
 	}
+	hook("udp-datagram", src)
 	if t.reverse {
 		return // the client's hellos while we send
 	}
@@ -252,12 +293,10 @@ func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 	switch r.Test.Mode {
 	case "reverse":
 		t.sendDone = make(chan struct{})
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
+		s.goTest("udp reverse to "+src.String(), func() {
 			defer close(t.sendDone)
 			s.sendUDP(ctx, t, s.udp, src, finReverse)
-		}()
+		})
 	case "dual":
 		t.sendDone = make(chan struct{})
 		s.connectBackUDP(ctx, t, src)
@@ -268,6 +307,14 @@ func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 // sendUDP sends the server's side of a reverse or connect-back test on
 // conn to dst, as the client's header asked, capped by MaxDuration.
 func (s *Server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst netip.AddrPort, fin finStyle) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.logPanic("udp: sending to "+t.rx.peer.String(), v)
+			if t.res.Error == "" {
+				t.res.Error = fmt.Sprintf("sending: internal error (panic: %v); see the server log", v)
+			}
+		}
+	}()
 	h := t.rx.hdr
 	length := int(h.BufLen)
 	if length <= 0 {
@@ -296,7 +343,8 @@ func (s *Server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst n
 	if n, ok := h.ByteCount(); ok {
 		bytes, d = n, s.cfg.MaxDuration
 	}
-	spec := &udpStream{layout: iperf2.LayoutModern, length: length, pps: pps, duration: d, bytes: bytes, fin: fin}
+	spec := &udpStream{layout: iperf2.LayoutModern, length: length, pps: pps, duration: d, bytes: bytes, fin: fin,
+		batch: serverSendBatch(length)}
 	tmpl := spec.template()
 	snd, err := spec.send(ctx, conn, dst, tmpl, &t.tx)
 	out, ferr := spec.finish(ctx, conn, dst, tmpl, snd.Packets)
@@ -304,7 +352,10 @@ func (s *Server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst n
 	rateOf(sd)
 	flow := &result.Flow{Direction: result.DirSend, Sender: sd}
 	if out.report != nil {
-		flow.Receiver = reportReceiver(out.report)
+		var implausible bool
+		if flow.Receiver, implausible = reportReceiver(out.report); implausible {
+			t.res.Warn(implausibleReport)
+		}
 	} else if fin != finReverse {
 		t.res.Warn("the client sent no report for the connect-back test: its receive counts are unknown")
 	}
@@ -334,9 +385,7 @@ func (s *Server) connectBackUDP(ctx context.Context, t *udpTest, src netip.AddrP
 		port = s.port
 	}
 	dst := netip.AddrPortFrom(src.Addr(), uint16(port))
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.goTest("udp connect-back to "+dst.String(), func() {
 		defer close(t.sendDone)
 		conn, err := udpio.Dial(ctx, s.network("udp"), dst.String(), net.JoinHostPort(s.cfg.Bind, strconv.Itoa(0)), s.udpOptions())
 		if err != nil {
@@ -345,7 +394,7 @@ func (s *Server) connectBackUDP(ctx context.Context, t *udpTest, src netip.AddrP
 		}
 		defer conn.Close()
 		s.sendUDP(ctx, t, conn, netip.AddrPort{}, finModern)
-	}()
+	})
 }
 
 // sweepUDP ends tests whose client went silent and forgets finished ones.
@@ -422,10 +471,8 @@ func (s *Server) endUDP(t *udpTest, why string) {
 		finish()
 		return
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.goTest("udp: finishing the test of "+t.rx.peer.String(), func() {
 		<-t.sendDone
 		finish()
-	}()
+	})
 }

@@ -84,6 +84,9 @@ func parseScaled(s string, base float64) (float64, error) {
 	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
 		return 0, fmt.Errorf("not a number: %q", s)
 	}
+	if math.IsInf(v*mult, 0) {
+		return 0, fmt.Errorf("out of range: %q", s)
+	}
 	return v * mult, nil
 }
 

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+)
+
+// splitArgs turns one fuzz string into an argument list (NUL-separated).
+func splitArgs(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\x00")
+}
+
+// FuzzIperfArgs: the iperf-style rewriting (-s, -c HOST, grouped shorts,
+// --client=HOST, optional values) never panics, leaves a command line that
+// starts with a subcommand alone, and turns an iperf-style one into the
+// client or server subcommand without losing or inventing arguments.
+func FuzzIperfArgs(f *testing.F) {
+	for _, s := range []string{"-s", "-c\x0010.0.0.1\x00-u", "-uc10.0.0.1", "-uc", "--client=h", "-su", "client\x00h\x00--latency\x00icmp",
+		"-c", "--\x00-s", "-Rrc\x00h", "\x00-c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		in := splitArgs(s)
+		out := rewriteIperfArgs(append([]string(nil), in...))
+		if len(in) > 0 && !strings.HasPrefix(in[0], "-") && in[0] != "" {
+			if strings.Join(out, "\x00") != s {
+				t.Fatalf("a subcommand line was rewritten: %q -> %q", in, out)
+			}
+		} else if len(out) > 0 && strings.Join(out, "\x00") != s {
+			if out[0] != "client" && out[0] != "server" {
+				t.Fatalf("rewritten to %q from %q", out, in)
+			}
+			if len(strings.Join(out[1:], "")) > len(strings.Join(in, "")) {
+				t.Fatalf("rewriting %q invented bytes: %q", in, out)
+			}
+		}
+		joined := joinOptionalValues(out)
+		if len(joined) > len(out) {
+			t.Fatalf("joining %q gave more arguments: %q", out, joined)
+		}
+	})
+}
+
+// FuzzClientFlags parses arbitrary client flag lines the way the client
+// subcommand does, and builds the test configuration from them, without
+// running anything: malformed values are errors, never panics.
+func FuzzClientFlags(f *testing.F) {
+	for _, s := range []string{"-u\x00-b\x00100M\x00-l\x0064", "-t\x001e300", "-n\x0010M\x00-P\x000", "-i\x00NaN", "-b\x008000pps",
+		"-l\x009999999G", "--medium\x00custom:1,0\x00-u", "-r\x00-L\x005002", "--latency=icmp", "-p\x005201\x00--bidir"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		e := &env{ctx: context.Background(), stdout: &errWriter{w: io.Discard}, stderr: io.Discard}
+		cmd, fl := newClientCmdFlags(e)
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		if err := cmd.ParseFlags(joinOptionalValues(splitArgs(s))); err != nil {
+			return
+		}
+		cfg, err := fl.config(cmd, "127.0.0.1")
+		if err != nil {
+			return
+		}
+		if cfg.Parallel < 1 || cfg.Duration < 0 || cfg.Bytes < 0 || cfg.Length < 0 || cfg.Interval < 0 {
+			t.Fatalf("flags %q gave %+v", splitArgs(s), cfg)
+		}
+		if _, err := fl.linkFlags.resolve(); err == nil {
+			_ = previewTest(cfg)
+		}
+	})
+}
+
+// FuzzCalcSpec parses calc's sizes, media and stack flags and works out the
+// whole table for what parses: bounded rows, no panic.
+func FuzzCalcSpec(f *testing.F) {
+	f.Add("eth100", "udp", "1470", "", 0, 1, 1500, uint8(0))
+	f.Add("usb2-eem", "tcp", "64-1518", "", 128, 2, 1500, uint8(3))
+	f.Add("eth1g", "raw", "", "64,128,1518", 0, 1, 9000, uint8(4))
+	f.Add("custom:1,0", "icmp", "0-9223372036854775807", "", 1<<62, 1, 68, uint8(0))
+	f.Add("custom:100M,24,64,0", "udp", "9223372036854775800-9223372036854775807", "", 100, 1, 1500, uint8(0))
+	f.Fuzz(func(t *testing.T, medium, proto, payload, frame string, step, aggregate, mtu int, bits uint8) {
+		c := calcConfig{medium: medium, proto: proto, payload: payload, frame: frame, step: step, aggregate: aggregate, mtu: mtu,
+			vlan: bits&1 != 0, ipv6: bits&2 != 0, tcpTS: bits&4 != 0, explain: bits&8 != 0}
+		p, err := parseCalc(c, nil)
+		if err != nil {
+			return
+		}
+		if len(p.payloads) > maxCalcRows || len(p.payloads) != len(p.sizes) {
+			t.Fatalf("%d payloads, %d sizes", len(p.payloads), len(p.sizes))
+		}
+		_, _ = buildCalcDoc(p, c)
+	})
+}
