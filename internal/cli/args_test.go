@@ -3,11 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 )
 
 func TestRewriteIperfArgs(t *testing.T) {
@@ -142,5 +144,27 @@ func TestOutputWriteFailure(t *testing.T) {
 				t.Errorf("stderr %q, want one line naming the write error", errb.String())
 			}
 		})
+	}
+}
+
+// TestFlagValueNames checks every flag's help line: pflag takes a
+// backquoted word in the usage as the value's name, so a backquoted phrase
+// (a command, a path) would show up as the name of the value.
+func TestFlagValueNames(t *testing.T) {
+	root := newRootCmd(&env{stdout: io.Discard, stderr: io.Discard})
+	for _, c := range root.Commands() {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			name, _ := pflag.UnquoteUsage(f)
+			if strings.ContainsAny(name, " -") {
+				t.Errorf("%s --%s: value name %q (a backquoted phrase in its usage)", c.Name(), f.Name, name)
+			}
+		})
+	}
+	help := new(bytes.Buffer)
+	if code := run(context.Background(), []string{"client", "--help"}, help, io.Discard); code != 0 {
+		t.Fatalf("client --help: exit %d", code)
+	}
+	if !strings.Contains(help.String(), "--medium NAME") {
+		t.Errorf("client --help does not show --medium NAME:\n%s", help.String())
 	}
 }

@@ -22,7 +22,7 @@ type linkFlags struct {
 
 func (l *linkFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&l.medium, "medium", "", "read results against this medium's line rate (eth100, eth1g, usb2-ecm, ...; see `wirebench calc --help`)")
+	fl.StringVar(&l.medium, "medium", "", "read results against the line rate of medium `NAME` (eth100, eth1g, usb2-ecm, ...; see wirebench calc --help)")
 	fl.StringVar(&l.linkRate, "link-rate", "", "read results against an Ethernet link of this rate (e.g. 100M)")
 	fl.IntVar(&l.mtu, "mtu", 1500, "IP MTU of the medium, for --medium/--link-rate")
 	fl.BoolVar(&l.vlan, "vlan", false, "frames carry an 802.1Q tag, for --medium/--link-rate")
