@@ -104,7 +104,21 @@ type Sender struct {
 	SendErrors int64 `json:"send_errors,omitempty"`
 	// PacketsPerSecond is Packets/Seconds for UDP.
 	PacketsPerSecond float64 `json:"packets_per_second,omitempty"`
+	// Basis says what a TCP sender's Bytes count: "acknowledged" (bytes
+	// the peer acknowledged, over the time until the last of them was
+	// acknowledged) or "written" (bytes written to the socket, where the
+	// system does not report acknowledgements). Empty for UDP.
+	Basis string `json:"basis,omitempty"`
+	// BytesWritten is what a TCP sender wrote, when it differs from Bytes
+	// (the peer had not acknowledged all of it when the wait ended).
+	BytesWritten int64 `json:"bytes_written,omitempty"`
 }
+
+// Sender bases (Sender.Basis).
+const (
+	BasisAcknowledged = "acknowledged"
+	BasisWritten      = "written"
+)
 
 // Receiver is what the receiving side counted.
 type Receiver struct {

@@ -12,13 +12,17 @@ import (
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
 // tcpStreamOutcome is one TCP stream's figures.
 type tcpStreamOutcome struct {
-	sent, recv       engine.TCPResult
-	sendErr, recvErr error
-	acked            int64 // bytes the server sent us unasked (CLIENTHDRACK)
+	sent    tcpSent
+	recv    engine.TCPResult
+	recvErr error
+	// report is the wirebench server's count, when it sent one.
+	report   iperf2.TCPReport
+	reported bool
 }
 
 func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*result.Result, error) {
@@ -121,7 +125,7 @@ func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, sending, r
 		n, err := c.Write(hdr)
 		sc.Bytes.Store(int64(n))
 		if err != nil {
-			o.sendErr = fmt.Errorf("sending the test header: %w", err)
+			o.sent.err = fmt.Errorf("sending the test header: %w", err)
 			return o
 		}
 	}
@@ -140,25 +144,26 @@ func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, sending, r
 			o.recv, o.recvErr = engine.ReceiveTCP(rctx, c, 128<<10, 0, nil, rc)
 		}()
 	} else {
-		// A 2.1 server may send a CLIENTHDRACK we never asked for: read
-		// and count whatever comes so it cannot fill the window.
+		// A 2.1 server may send a CLIENTHDRACK we never asked for, and a
+		// wirebench server its count after our FIN: keep the first bytes
+		// (a reply is 80 at most) and read the rest so it cannot fill
+		// the window.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			n, _ := io.Copy(io.Discard, c)
-			o.acked = n
+			reply, _ := io.ReadAll(io.LimitReader(c, 256))
+			_, _ = io.Copy(io.Discard, c)
+			if cfg.asksTCPReport() {
+				o.report, o.reported = iperf2.ParseTCPReply(reply)
+			}
 		}()
 	}
 	if sending {
-		sres, err := engine.SendTCP(ctx, c, engine.TCPSendConfig{Buffer: buf, Duration: cfg.Duration, Bytes: cfg.Bytes, Counted: hdrBytes}, sc)
-		sres.Bytes += hdrBytes
-		o.sent, o.sendErr = sres, err
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.CloseWrite()
-		}
+		o.sent = sendTCPDelivered(ctx, c, engine.TCPSendConfig{Buffer: buf, Duration: cfg.Duration, Bytes: cfg.Bytes, Counted: hdrBytes}, sc, true, false)
 	}
 	if !receiving {
-		// The server closes after reading our FIN; don't wait for ever.
+		// The server closes after reading our FIN (and sending its
+		// count); don't wait for ever.
 		_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
 	}
 	wg.Wait()
@@ -169,18 +174,23 @@ func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, sending, r
 func fillTCPClientResult(r *result.Result, cfg *ClientConfig, outs []tcpStreamOutcome, sending, receiving bool) {
 	var snd result.Sender
 	var rcv result.Receiver
+	reports := 0
 	for i, o := range outs {
 		st := result.Stream{ID: i + 1}
 		if sending {
-			s := &result.Sender{Bytes: o.sent.Bytes, Seconds: o.sent.End.Sub(o.sent.Start).Seconds()}
-			rateOf(s)
-			s.PacketsPerSecond = 0
-			st.Sender = s
-			snd.Bytes += s.Bytes
-			snd.Seconds = max(snd.Seconds, s.Seconds)
+			st.Sender = o.sent.sender()
+			addSender(&snd, st.Sender)
+			warnDelivery(r, o.sent)
 		}
-		if receiving {
-			rr := &result.Receiver{Bytes: o.recv.Bytes, Seconds: o.recv.End.Sub(o.recv.Start).Seconds(), Source: "local"}
+		var rr *result.Receiver
+		switch {
+		case receiving:
+			rr = &result.Receiver{Bytes: o.recv.Bytes, Seconds: o.recv.End.Sub(o.recv.Start).Seconds(), Source: "local"}
+		case o.reported:
+			rr = &result.Receiver{Bytes: o.report.Bytes, Seconds: o.report.Elapsed.Seconds(), Source: "peer-report"}
+			reports++
+		}
+		if rr != nil {
 			if rr.Seconds > 0 {
 				rr.BitsPerSecond = float64(rr.Bytes) * 8 / rr.Seconds
 			}
@@ -188,7 +198,7 @@ func fillTCPClientResult(r *result.Result, cfg *ClientConfig, outs []tcpStreamOu
 			sumReceiver(&rcv, rr)
 			rcv.PacketsPerSecond = 0
 		}
-		for _, err := range []error{o.sendErr, o.recvErr} {
+		for _, err := range []error{o.sent.err, o.recvErr} {
 			if err != nil && r.Error == "" {
 				r.Error = err.Error()
 			}
@@ -198,10 +208,14 @@ func fillTCPClientResult(r *result.Result, cfg *ClientConfig, outs []tcpStreamOu
 		}
 	}
 	if sending {
-		if snd.Seconds > 0 {
-			snd.BitsPerSecond = float64(snd.Bytes) * 8 / snd.Seconds
-		}
+		settleWritten(&snd)
 		r.Sender = &snd
+	}
+	switch {
+	case !receiving && reports == len(outs) && reports > 0:
+		r.Receiver = &rcv
+	case !receiving && reports > 0:
+		r.Warn(fmt.Sprintf("the server reported its count for %d of %d streams: no receiver figure", reports, len(outs)))
 	}
 	if receiving {
 		r.Receiver = &rcv
