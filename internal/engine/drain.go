@@ -17,6 +17,21 @@ import (
 // the limit and says so.
 const DrainLimit = 2 * time.Second
 
+// DrainOptions say how DrainTCP waits.
+type DrainOptions struct {
+	// Accepted says this end accepted the connection rather than opened
+	// it (the kernel's count then holds no SYN).
+	Accepted bool
+	// Brief bounds the wait to a few round trips (4 smoothed RTTs, at
+	// least briefMin) instead of DrainLimit, for a protocol whose peer
+	// stops its clock and its count at a message that must follow the last
+	// data at once (iperf3's TEST_END).
+	Brief bool
+}
+
+// briefMin is the shortest Brief wait.
+const briefMin = 5 * time.Millisecond
+
 // drainStall ends the wait early when the acknowledged count has not moved
 // for this long (and for 8 smoothed RTTs): the peer stopped reading.
 const drainStall = 500 * time.Millisecond
@@ -63,10 +78,9 @@ func (d TCPDelivery) Warning() string {
 // them, the acknowledged count stalls, DrainLimit passes or ctx is done,
 // and returns what was acknowledged and when. The caller shuts the write
 // side down first when the protocol allows (a FIN tells the peer the data
-// ended). accepted says this end accepted the connection rather than
-// opened it (the kernel's count then holds no SYN). Where conn is not a
-// TCP connection with TCP_INFO, it returns at once with Known false.
-func DrainTCP(ctx context.Context, conn net.Conn, written int64, accepted bool) TCPDelivery {
+// ended). Where conn is not a TCP connection with TCP_INFO, it returns at
+// once with Known false.
+func DrainTCP(ctx context.Context, conn net.Conn, written int64, opt DrainOptions) TCPDelivery {
 	d := TCPDelivery{Written: written}
 	sc, ok := conn.(syscall.Conn)
 	if !ok {
@@ -78,7 +92,7 @@ func DrainTCP(ctx context.Context, conn net.Conn, written int64, accepted bool) 
 		return d
 	}
 	payload := tcpinfo.Info.PayloadAcked
-	if accepted {
+	if opt.Accepted {
 		payload = tcpinfo.Info.PayloadAckedAccepted
 	}
 	acked, ok := payload(info)
@@ -88,10 +102,14 @@ func DrainTCP(ctx context.Context, conn net.Conn, written int64, accepted bool) 
 	d.Known, d.Info = true, info
 	d.Acked, d.End = int64(acked), begin
 	last := begin // when Acked last moved
+	limit := DrainLimit
+	if opt.Brief {
+		limit = min(DrainLimit, max(briefMin, 4*info.RTT))
+	}
 	for d.Acked < written && ctx.Err() == nil {
 		now := time.Now()
 		stall := max(drainStall, 8*info.RTT)
-		if now.Sub(begin) >= DrainLimit || now.Sub(last) >= stall {
+		if now.Sub(begin) >= limit || now.Sub(last) >= stall {
 			break
 		}
 		time.Sleep(drainPoll)

@@ -26,6 +26,7 @@ type i3ClientStream struct {
 	c      stats.Counters
 	urx    *i3UDPRecv
 	tcpRes engine.TCPResult
+	tcpDel engine.TCPDelivery // what the peer acknowledged of tcpRes (sending)
 	udpRes engine.UDPSendResult
 	err    error
 	totals i3UDPTotals
@@ -438,17 +439,15 @@ func (cl *i3Client) counters(s *i3ClientStream) *stats.Counters {
 }
 
 // waitEnd returns when the client's end condition is met: every sender
-// done (plus a settling pause for data in flight), or for a receive-only
-// test the duration or byte count.
+// done (a TCP sender once its data was acknowledged), or for a
+// receive-only test the duration or byte count. TEST_END follows at once,
+// as iperf3's own client sends it right after its last data, so the
+// server's clock stops with the data.
 func (cl *i3Client) waitEnd(ctx context.Context, senders *sync.WaitGroup) {
 	cfg := cl.cfg
 	sending := !cfg.Reverse
 	if sending {
 		senders.Wait()
-		select {
-		case <-time.After(i3SettleTime):
-		case <-ctx.Done():
-		}
 		return
 	}
 	if cfg.Bytes == 0 {
@@ -487,8 +486,14 @@ func (cl *i3Client) sendStream(ctx context.Context, s *i3ClientStream) {
 			Stamp: i3Stamp(cfg.UDPCounters64Bit), PPS: cfg.pps() / float64(cfg.Parallel), Duration: cfg.Duration, Bytes: per, FirstID: 1}, &s.c)
 		return
 	}
-	s.tcpRes, s.err = engine.SendTCP(ctx, s.tcp, engine.TCPSendConfig{Buffer: i3Payload(cfg.Length), Duration: cfg.Duration, Bytes: per}, &s.c)
+	// No FIN (an iperf3 server stops reading at TEST_END, not at EOF),
+	// and only a brief wait: TEST_END must follow the data at once.
+	sent := sendTCPDelivered(ctx, s.tcp, engine.TCPSendConfig{Buffer: i3Payload(cfg.Length), Duration: cfg.Duration, Bytes: per}, &s.c, false, engine.DrainOptions{Brief: true})
+	s.tcpRes, s.tcpDel, s.err = sent.res, sent.del, sent.err
 }
+
+// sent is a TCP sending stream's figures.
+func (s *i3ClientStream) sent() tcpSent { return tcpSent{res: s.tcpRes, del: s.tcpDel, err: s.err} }
 
 func (cl *i3Client) recvStream(ctx context.Context, s *i3ClientStream) {
 	if s.udp != nil {
@@ -540,8 +545,9 @@ func (cl *i3Client) ourResults() *iperf3.Results {
 			sr.Bytes, sr.Packets = s.udpRes.Bytes, s.udpRes.Packets
 			sr.StartTime, sr.EndTime = 0, s.udpRes.End.Sub(cl.start).Seconds()
 		case s.send:
-			sr.Bytes = s.tcpRes.Bytes
-			sr.EndTime = s.tcpRes.End.Sub(cl.start).Seconds()
+			sd := s.sent().sender()
+			sr.Bytes = sd.Bytes
+			sr.EndTime = s.tcpRes.Start.Sub(cl.start).Seconds() + sd.Seconds
 		case s.urx != nil:
 			t := s.totals
 			sr.Bytes, sr.Packets, sr.Errors, sr.Jitter = t.bytes, t.maxSeq, t.lost, t.jitter.Seconds()
@@ -570,9 +576,14 @@ func (cl *i3Client) fill() {
 		st := &result.Stream{ID: int(s.id)}
 		if s.send {
 			sendIDs = append(sendIDs, s.id)
-			sd := &result.Sender{Bytes: s.tcpRes.Bytes, Seconds: s.tcpRes.End.Sub(s.tcpRes.Start).Seconds()}
-			a, b := s.tcpRes.Start, s.tcpRes.End
-			if udp {
+			var sd *result.Sender
+			var a, b time.Time
+			if !udp {
+				sent := s.sent()
+				sd = sent.sender()
+				warnDelivery(r, sent)
+				a, b = s.tcpRes.Start, s.tcpRes.Start.Add(time.Duration(sd.Seconds*float64(time.Second)))
+			} else {
 				sd = &result.Sender{Bytes: s.udpRes.Bytes, Packets: s.udpRes.Packets, SendErrors: s.udpRes.Errors,
 					Seconds: s.udpRes.End.Sub(s.udpRes.Start).Seconds()}
 				a, b = s.udpRes.Start, s.udpRes.End
@@ -586,6 +597,8 @@ func (cl *i3Client) fill() {
 				sd.PacketsPerSecond = 0
 			}
 			snd.Bytes += sd.Bytes
+			snd.BytesWritten += max(sd.BytesWritten, sd.Bytes)
+			snd.Basis = sd.Basis
 			snd.Packets += sd.Packets
 			snd.SendErrors += sd.SendErrors
 			st.Sender = sd
@@ -611,6 +624,7 @@ func (cl *i3Client) fill() {
 	}
 	var peerRcv *result.Receiver
 	if len(sendIDs) > 0 {
+		settleWritten(&snd)
 		snd.Seconds = last.Sub(first).Seconds()
 		rateOf(&snd)
 		if !udp {

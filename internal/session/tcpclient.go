@@ -159,7 +159,7 @@ func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, sending, r
 		}()
 	}
 	if sending {
-		o.sent = sendTCPDelivered(ctx, c, engine.TCPSendConfig{Buffer: buf, Duration: cfg.Duration, Bytes: cfg.Bytes, Counted: hdrBytes}, sc, true, false)
+		o.sent = sendTCPDelivered(ctx, c, engine.TCPSendConfig{Buffer: buf, Duration: cfg.Duration, Bytes: cfg.Bytes, Counted: hdrBytes}, sc, true, engine.DrainOptions{})
 	}
 	if !receiving {
 		// The server closes after reading our FIN (and sending its

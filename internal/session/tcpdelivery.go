@@ -20,9 +20,8 @@ type tcpSent struct {
 // sendTCPDelivered writes as engine.SendTCP does (hdr bytes were already
 // written on conn), shuts the write side down when closeWrite is set (a FIN
 // tells the peer the data ended, as iperf 2 does), and waits, bounded, for
-// the peer to acknowledge what was written. accepted says this end
-// accepted the connection (a server's own test connection).
-func sendTCPDelivered(ctx context.Context, conn net.Conn, cfg engine.TCPSendConfig, c *stats.Counters, closeWrite, accepted bool) tcpSent {
+// the peer to acknowledge what was written.
+func sendTCPDelivered(ctx context.Context, conn net.Conn, cfg engine.TCPSendConfig, c *stats.Counters, closeWrite bool, opt engine.DrainOptions) tcpSent {
 	var s tcpSent
 	s.res, s.err = engine.SendTCP(ctx, conn, cfg, c)
 	s.res.Bytes += cfg.Counted
@@ -32,7 +31,7 @@ func sendTCPDelivered(ctx context.Context, conn net.Conn, cfg engine.TCPSendConf
 		}
 	}
 	if s.err == nil {
-		s.del = engine.DrainTCP(ctx, conn, s.res.Bytes, accepted)
+		s.del = engine.DrainTCP(ctx, conn, s.res.Bytes, opt)
 	}
 	return s
 }

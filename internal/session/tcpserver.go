@@ -268,7 +268,7 @@ func (s *Server) sendTCP(ctx context.Context, t *tcpTest, closeWrite, accepted b
 	if n, ok := t.hdr.ByteCount(); ok {
 		cfg.Bytes = n
 	}
-	return sendTCPDelivered(ctx, t.c, cfg, &t.tx, closeWrite, accepted)
+	return sendTCPDelivered(ctx, t.c, cfg, &t.tx, closeWrite, engine.DrainOptions{Accepted: accepted})
 }
 
 // connectBackTCP runs the legacy -r/-d connect-back: a new connection to
