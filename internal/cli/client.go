@@ -34,6 +34,7 @@ type clientFlags struct {
 	bidir      bool // iperf3 --bidir
 	counters64 bool // iperf3 --udp-counters-64bit
 	jsonIperf3 bool // iperf3 -J output
+	enhanced   bool // iperf2 -e
 	linkFlags
 	latencyFlags
 }
@@ -81,6 +82,7 @@ The dialect decides what goes on the wire:
 	fl.BoolVar(&f.jsonIperf3, "json-iperf3", false, "iperf3: print iperf3's own -J document instead of wirebench/1")
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, docs/json.md)")
 	fl.BoolVar(&f.csv, "csv", false, "print intervals and summary as CSV")
+	fl.BoolVarP(&f.enhanced, "enhanced", "e", false, "enhanced text output (iperf2 -e): a TCP sender's retransmits, congestion window, RTT and MSS")
 	f.linkFlags.register(cmd)
 	f.latencyFlags.register(cmd)
 	return cmd
@@ -155,6 +157,7 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 		return runClientIperf3JSON(e, cfg, format)
 	}
 	text := report.NewText(e.stdout, "1")
+	text.SetEnhanced(f.enhanced)
 	if format == formatText {
 		cfg.OnInterval = func(in result.Interval) {
 			text.Interval(intervalID(cfg.Parallel), in, cfg.UDP, in.Flow == "reverse" || cfg.Reverse)

@@ -25,6 +25,7 @@ type serverFlags struct {
 	iperf3Port  int
 	maxRate     string
 	json, csv   bool
+	enhanced    bool // iperf2 -e
 	linkFlags
 }
 
@@ -57,6 +58,7 @@ address the test came from.`,
 	fl.StringVar(&f.maxRate, "max-rate", "", "refuse iperf3 tests asking for (or measured at) more than this total rate, and send no faster than this in iperf2 UDP -R/-r/-d tests; bit/s with k/M/G")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document per test, one per line (JSON Lines, schema wirebench/1)")
 	fl.BoolVar(&f.csv, "csv", false, "print each test's intervals and summary as CSV")
+	fl.BoolVarP(&f.enhanced, "enhanced", "e", false, "enhanced text output (iperf2 -e): a TCP sender's retransmits, congestion window, RTT and MSS")
 	// iperf muscle memory: -u is accepted and means nothing (both are served).
 	var udp bool
 	fl.BoolVarP(&udp, "udp", "u", false, "accepted for iperf compatibility: TCP and UDP are always served")
@@ -109,6 +111,7 @@ func runServer(e *env, f *serverFlags) error {
 		t := texts[id]
 		if t == nil {
 			t = report.NewText(out, strconv.Itoa(id))
+			t.SetEnhanced(f.enhanced)
 			texts[id] = t
 		}
 		return t

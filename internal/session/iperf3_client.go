@@ -342,13 +342,22 @@ func (cl *i3Client) run(ctx context.Context) {
 		ids = append(ids, s.id)
 		allC = append(allC, cl.counters(s))
 	}
-	iv := engine.NewIntervals(cl.start, cfg.Interval, cfg.OnInterval, directionFlows(sendC, recvC)...)
+	flows := directionFlows(sendC, recvC)
+	perFlows := i3Flows(ids, allC)
+	for k, s := range cl.streams {
+		if s.send && s.tcp != nil {
+			// TCP_INFO per interval: retransmits, cwnd, RTT.
+			flows[0].TCP = append(flows[0].TCP, s.tcp)
+			perFlows[k].TCP = []net.Conn{s.tcp}
+		}
+	}
+	iv := engine.NewIntervals(cl.start, cfg.Interval, cfg.OnInterval, flows...)
 	iv.Run(ctx)
 	perPeriod := cfg.Interval
 	if perPeriod == 0 {
 		perPeriod = time.Second
 	}
-	per := engine.NewIntervals(cl.start, perPeriod, nil, i3Flows(ids, allC)...)
+	per := engine.NewIntervals(cl.start, perPeriod, nil, perFlows...)
 	per.Run(ctx)
 
 	// The control connection is read by one goroutine from now on.
@@ -546,6 +555,9 @@ func (cl *i3Client) ourResults() *iperf3.Results {
 			sr.StartTime, sr.EndTime = 0, s.udpRes.End.Sub(cl.start).Seconds()
 		case s.send:
 			sd := s.sent().sender()
+			if sd.TCP != nil {
+				sr.Retransmits, res.SenderHasRetransmits = sd.TCP.Retransmits, 1
+			}
 			sr.Bytes = sd.Bytes
 			sr.EndTime = s.tcpRes.Start.Sub(cl.start).Seconds() + sd.Seconds
 		case s.urx != nil:

@@ -47,6 +47,7 @@ func (s tcpSent) sender() *result.Sender {
 		if sd.Bytes != s.res.Bytes {
 			sd.BytesWritten = s.res.Bytes
 		}
+		sd.TCP = engine.TCPFigures(s.del.Info)
 	}
 	if sd.Seconds > 0 {
 		sd.BitsPerSecond = float64(sd.Bytes) * 8 / sd.Seconds
@@ -74,6 +75,12 @@ func addSender(total, s *result.Sender) {
 	total.BytesWritten += max(s.BytesWritten, s.Bytes)
 	total.Seconds = max(total.Seconds, s.Seconds)
 	total.Basis = s.Basis
+	if s.TCP != nil {
+		if total.TCP == nil {
+			total.TCP = new(result.TCPInfo)
+		}
+		total.TCP.Merge(s.TCP)
+	}
 	if total.Seconds > 0 {
 		total.BitsPerSecond = float64(total.Bytes) * 8 / total.Seconds
 	}

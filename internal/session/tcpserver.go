@@ -100,7 +100,7 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		if fullDuplex {
 			name, flows[0].Name = "reverse", "forward"
 		}
-		flows = append(flows, &engine.Flow{Name: name, Counters: []*stats.Counters{&t.tx}})
+		flows = append(flows, &engine.Flow{Name: name, Counters: []*stats.Counters{&t.tx}, TCP: []net.Conn{c}})
 	}
 	emit := s.interval(t.id)
 	if !reverse && !fullDuplex && !connectBack {
