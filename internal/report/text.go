@@ -17,11 +17,11 @@ const banner = "------------------------------------------------------------"
 type columns int
 
 const (
-	colTCP        columns = iota // no extra columns
-	colUDPSend                   // datagrams, packets/s
-	colUDPRecv                   // jitter, lost/total, out-of-order, packets/s
-	colUDPRecvSum                // as colUDPRecv plus duplicates (summaries)
-	colTCPEnhanced               // TCP sender with -e: retransmits, cwnd, RTT(var)
+	colTCP         columns = iota // no extra columns
+	colUDPSend                    // datagrams, packets/s
+	colUDPRecv                    // jitter, lost/total, out-of-order, packets/s
+	colUDPRecvSum                 // as colUDPRecv plus duplicates (summaries)
+	colTCPEnhanced                // TCP sender with -e: retransmits, cwnd, RTT(var)
 )
 
 // Text renders one test as iperf-style lines. A client makes one Text; a
