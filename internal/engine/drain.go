@@ -22,15 +22,18 @@ type DrainOptions struct {
 	// Accepted says this end accepted the connection rather than opened
 	// it (the kernel's count then holds no SYN).
 	Accepted bool
-	// Brief bounds the wait to a few round trips (4 smoothed RTTs, at
-	// least briefMin) instead of DrainLimit, for a protocol whose peer
+	// Brief bounds the wait to a few round trips (4 smoothed RTTs, within
+	// briefMin..briefMax) instead of DrainLimit, for a protocol whose peer
 	// stops its clock and its count at a message that must follow the last
 	// data at once (iperf3's TEST_END).
 	Brief bool
 }
 
-// briefMin is the shortest Brief wait.
-const briefMin = 5 * time.Millisecond
+// The bounds of a Brief wait: the peer's clock runs on while we wait.
+const (
+	briefMin = 2 * time.Millisecond
+	briefMax = 10 * time.Millisecond
+)
 
 // drainStall ends the wait early when the acknowledged count has not moved
 // for this long (and for 8 smoothed RTTs): the peer stopped reading.
@@ -104,7 +107,7 @@ func DrainTCP(ctx context.Context, conn net.Conn, written int64, opt DrainOption
 	last := begin // when Acked last moved
 	limit := DrainLimit
 	if opt.Brief {
-		limit = min(DrainLimit, max(briefMin, 4*info.RTT))
+		limit = min(briefMax, max(briefMin, 4*info.RTT))
 	}
 	for d.Acked < written && ctx.Err() == nil {
 		now := time.Now()

@@ -13,8 +13,8 @@ import (
 // TestIperf3ClientEndsWithItsData (issue 9 "Must show"): a 2 s test from
 // our iperf3 client against a real `iperf3 -s` (3.12) reads 2.00-2.02 s on
 // the server, in every direction, because our client sends TEST_END right
-// after its last data as iperf3's own client does; and the server's
-// receiver figure is within 1 % of our sender figure. Before the fix the
+// after its last data as iperf3's own client does; and, one way, the
+// server's receiver figure is within 1 % of our sender figure. Before the fix the
 // server measured 2.20 s (a 200 ms pause before TEST_END).
 func TestIperf3ClientEndsWithItsData(t *testing.T) {
 	const d = 2 * time.Second
@@ -71,7 +71,11 @@ func TestIperf3ClientEndsWithItsData(t *testing.T) {
 				}
 			}
 			t.Logf("ours: sender %+v receiver %+v reverse %+v warnings %q", r.Sender, r.Receiver, r.Reverse, r.Warnings)
-			if cfg.Reverse {
+			if cfg.Reverse || cfg.Bidir {
+				// The 1 % bound is for one-way tests: a 3.12 server serves
+				// both directions of --bidir from one thread and stops
+				// counting at TEST_END with data still unread (or, for UDP
+				// on a busy host, dropped); our result then says so.
 				return
 			}
 			if r.Sender == nil || r.Receiver == nil || r.Receiver.Source != "peer-report" {
