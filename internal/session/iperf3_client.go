@@ -48,6 +48,7 @@ type i3Client struct {
 	ctrl    net.Conn
 	conn    *iperf3.Conn
 	m       *iperf3.Machine
+	mMu     sync.Mutex // guards m while the control reader runs
 	cookie  iperf3.Cookie
 	params  *iperf3.Params
 	streams []*i3ClientStream
@@ -236,7 +237,10 @@ func (cl *i3Client) readState(ctx context.Context) (iperf3.State, error) {
 	if err != nil {
 		return 0, fmt.Errorf("reading the iperf3 control connection: %w", err)
 	}
-	if err := cl.m.Recv(st); err != nil {
+	cl.mMu.Lock()
+	err = cl.m.Recv(st)
+	cl.mMu.Unlock()
+	if err != nil {
 		return st, fmt.Errorf("iperf3 server: %w", err)
 	}
 	switch st {
@@ -388,10 +392,11 @@ func (cl *i3Client) run(ctx context.Context) {
 	go func() { cl.waitEnd(sctx, &sendWG); close(ended) }()
 	var ctrlErr error
 	early := false
+	read := false // the reader's message was taken: it has ended
 	select {
 	case <-ended:
 	case ctrlErr = <-ctrlMsg:
-		early = true
+		early, read = true, true
 	case <-ctx.Done():
 		ctrlErr = ctx.Err()
 		early = true
@@ -401,17 +406,22 @@ func (cl *i3Client) run(ctx context.Context) {
 	<-ended
 	cl.end = time.Now()
 	if !early {
-		wctx, cancel := step(ctx)
-		err := cl.conn.WriteState(wctx, iperf3.TestEnd)
-		cancel()
+		// The state machine moves first: the server's EXCHANGE_RESULTS
+		// may be read before WriteState returns.
+		cl.mMu.Lock()
+		err := cl.m.Send(iperf3.TestEnd)
+		cl.mMu.Unlock()
 		if err == nil {
-			err = cl.m.Send(iperf3.TestEnd)
+			wctx, cancel := step(ctx)
+			err = cl.conn.WriteState(wctx, iperf3.TestEnd)
+			cancel()
 		}
 		if err != nil {
 			ctrlErr = fmt.Errorf("sending TEST_END: %w", err)
 		} else {
 			select {
 			case ctrlErr = <-ctrlMsg:
+				read = true
 			case <-time.After(i3StepTimeout):
 				ctrlErr = errors.New("the iperf3 server did not answer TEST_END")
 			case <-ctx.Done():
@@ -432,7 +442,9 @@ func (cl *i3Client) run(ctx context.Context) {
 		ctrlErr = cl.exchange(ctx)
 	} else {
 		cl.ctrl.Close() // unblocks the reader goroutine
-		<-ctrlMsg
+		if !read {
+			<-ctrlMsg
+		}
 	}
 	cl.fill()
 	if ctrlErr != nil && cl.r.Error == "" {
@@ -609,8 +621,7 @@ func (cl *i3Client) fill() {
 				sd.PacketsPerSecond = 0
 			}
 			snd.Bytes += sd.Bytes
-			snd.BytesWritten += max(sd.BytesWritten, sd.Bytes)
-			snd.Basis = sd.Basis
+			addTCPFigures(&snd, sd)
 			snd.Packets += sd.Packets
 			snd.SendErrors += sd.SendErrors
 			st.Sender = sd
@@ -650,6 +661,10 @@ func (cl *i3Client) fill() {
 				peerRcv = sum
 				for i, st := range sendStreams {
 					st.Receiver = per[i]
+				}
+				if udp && sum.Total < snd.Packets {
+					r.Warn(fmt.Sprintf("the iperf3 server's count ends %d datagrams short of the %d we sent: iperf3 stops counting at TEST_END, which follows our last datagram at once (as from iperf3's own client), so datagrams it had not read by then are in neither its count nor its loss",
+						snd.Packets-sum.Total, snd.Packets))
 				}
 				if !udp && sum.Bytes < snd.Bytes {
 					r.Warn(fmt.Sprintf("the iperf3 server counted %d bytes fewer than we sent: iperf3 stops counting when the test ends, so data still in flight or unread then is not in its figure (TCP loses nothing; its receiver rate is understated by %.2f %%)",

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"math"
 	"testing"
 	"time"
@@ -34,19 +33,9 @@ func TestIperf3ClientEndsWithItsData(t *testing.T) {
 		{"udp --bidir", udp(ClientConfig{Bidir: true})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			port, report := realIperf3Server(t)
 			cfg := tc.cfg
-			cfg.Host, cfg.Port, cfg.Dialect, cfg.Duration = "127.0.0.1", port, DialectIperf3, d
-			ctx, cancel := context.WithTimeout(context.Background(), guard)
-			defer cancel()
-			r, err := RunClient(ctx, cfg)
-			if err != nil {
-				t.Fatalf("RunClient: %v", err)
-			}
-			rep := report()
-			if r.Error != "" {
-				t.Fatalf("test failed: %s", r.Error)
-			}
+			cfg.Duration = d
+			r, rep := runAgainstRealIperf3(t, &cfg)
 			// The server's own summaries: how long it measured, and what
 			// it received of our data.
 			var sums []*iperf3.ReportSummary

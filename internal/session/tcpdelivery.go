@@ -72,17 +72,23 @@ func warnDelivery(r *result.Result, sent ...tcpSent) {
 // the time is the longest stream's.
 func addSender(total, s *result.Sender) {
 	total.Bytes += s.Bytes
-	total.BytesWritten += max(s.BytesWritten, s.Bytes)
 	total.Seconds = max(total.Seconds, s.Seconds)
+	addTCPFigures(total, s)
+	if total.Seconds > 0 {
+		total.BitsPerSecond = float64(total.Bytes) * 8 / total.Seconds
+	}
+}
+
+// addTCPFigures adds a stream's bytes written, basis and TCP_INFO figures
+// to a total (the caller adds bytes and time).
+func addTCPFigures(total, s *result.Sender) {
+	total.BytesWritten += max(s.BytesWritten, s.Bytes)
 	total.Basis = s.Basis
 	if s.TCP != nil {
 		if total.TCP == nil {
 			total.TCP = new(result.TCPInfo)
 		}
 		total.TCP.Merge(s.TCP)
-	}
-	if total.Seconds > 0 {
-		total.BitsPerSecond = float64(total.Bytes) * 8 / total.Seconds
 	}
 }
 
