@@ -39,6 +39,7 @@ type clientFlags struct {
 	cport      int
 	zeroCopy   bool
 	sockFlags
+	enhanced bool // iperf2 -e
 	linkFlags
 	latencyFlags
 }
@@ -98,6 +99,7 @@ The dialect decides what goes on the wire:
 	fl.BoolVarP(&f.zeroCopy, "zerocopy", "Z", false, "TCP: send with sendfile from a file holding the payload, without copying it from memory (iperf3's -Z; iperf 2's -Z is our -C)")
 	fl.IntVar(&f.cport, "cport", 0, "local port of the data streams; with -P, stream i uses this port + i")
 	f.sockFlags.register(cmd)
+	fl.BoolVarP(&f.enhanced, "enhanced", "e", false, "enhanced text output (iperf2 -e): a TCP sender's retransmits, congestion window, RTT and MSS")
 	f.linkFlags.register(cmd)
 	f.latencyFlags.register(cmd)
 	return cmd, f
@@ -207,6 +209,7 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	}
 	text := report.NewText(e.stdout, "1")
 	text.SetFormat(unit)
+	text.SetEnhanced(f.enhanced)
 	if format == formatText {
 		cfg.OnInterval = func(in result.Interval) {
 			text.Interval(intervalID(cfg.Parallel), in, cfg.UDP, in.Flow == "reverse" || cfg.Reverse)

@@ -24,6 +24,11 @@ func TestHelpTexts(t *testing.T) {
 				t.Errorf("%s --%s: value name %q is not one word", cmd.Name(), f.Name, name)
 			}
 		})
+		if f := cmd.Flags().Lookup("medium"); f != nil {
+			if name, _ := pflag.UnquoteUsage(f); name != "NAME" {
+				t.Errorf("%s --medium: value name %q, want NAME", cmd.Name(), name)
+			}
+		}
 		for _, line := range strings.Split(cmd.Flags().FlagUsages(), "\n") {
 			if strings.Count(line, "(default") > 1 {
 				t.Errorf("%s: two defaults in %q", cmd.Name(), strings.TrimSpace(line))

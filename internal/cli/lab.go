@@ -167,7 +167,7 @@ func newLabUpCmd(e *env, name *string) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.net, "net", netlab.DefaultNet.String(), "IPv4 network inside 198.18.0.0/15 (at most a /30): a gets its .1, b its .2")
-	fl.StringVar(&f.medium, "medium", "", "shape both directions as this Ethernet medium (eth10, eth100, eth1g, ...)")
+	fl.StringVar(&f.medium, "medium", "", "shape both directions as Ethernet medium `NAME` (eth10, eth100, eth1g, ...)")
 	fl.StringVar(&f.rate, "rate", "", "shape both directions as an Ethernet wire of this rate (e.g. 100mbit)")
 	fl.IntVar(&f.mtu, "mtu", netlab.DefaultMTU, "MTU of the veth pair")
 	return cmd

@@ -114,7 +114,7 @@ each size's median RTT into the bit rate it implies on that medium
 	fl.BoolVarP(&f.ipv6, "ipv6", "6", false, "use IPv6")
 	fl.BoolVar(&f.reassembly, "reassembly-probe", false, "find the largest payload the host answers, without and with DF")
 	fl.IntVar(&f.tries, "tries", 3, "attempts per size before the reassembly probe calls it failed")
-	fl.StringVar(&f.medium, "medium", "", "turn each size's median RTT into the implied bit rate on this medium (see wirebench calc)")
+	fl.StringVar(&f.medium, "medium", "", "turn each size's median RTT into the implied bit rate on medium `NAME` (see wirebench calc)")
 	fl.BoolVar(&f.explain, "explain", false, "show the implied-rate count (or the probe's steps) step by step")
 	return cmd
 }

@@ -35,6 +35,7 @@ type serverFlags struct {
 	maxNewPerSecond float64
 	auth            serverAuthFlags
 	sockFlags
+	enhanced bool // iperf2 -e
 	linkFlags
 }
 
@@ -72,6 +73,7 @@ allowed with --allow-reverse (docs/server.md).`,
 	fl.Float64Var(&f.maxNewPerSecond, "max-new-tests-per-second-per-source", admit.DefaultPerSecond, "most new tests one source address may open per second, after a burst of --max-tests-per-source (0 = no limit)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document per test, one per line (JSON Lines, schema wirebench/1)")
 	fl.BoolVar(&f.csv, "csv", false, "print each test's intervals and summary as CSV")
+	fl.BoolVarP(&f.enhanced, "enhanced", "e", false, "enhanced text output (iperf2 -e): a TCP sender's retransmits, congestion window, RTT and MSS")
 	// iperf muscle memory: -u is accepted and means nothing (both are served).
 	var udp bool
 	fl.BoolVarP(&udp, "udp", "u", false, "accepted for iperf compatibility: TCP and UDP are always served")
@@ -149,6 +151,7 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 		if t == nil {
 			t = report.NewText(out, strconv.Itoa(id))
 			t.SetFormat(unit)
+			t.SetEnhanced(f.enhanced)
 			texts[id] = t
 		}
 		return t

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"net"
 	"sync"
 	"time"
 
@@ -14,7 +15,27 @@ import (
 type Flow struct {
 	Name     string // "" for a single-flow test, else "forward"/"reverse"
 	Counters []*stats.Counters
+	// TCP, when set, are the flow's sending TCP connections: each interval
+	// then carries their TCP_INFO figures (result.Interval.TCP).
+	TCP      []net.Conn
 	prev     stats.Snapshot
+	prevRetr int64 // lifetime retransmits at the last report
+}
+
+// tcpFigures reads the flow's TCP_INFO for the interval just closed:
+// retransmits since the last report, the rest as they are now.
+func (f *Flow) tcpFigures() *result.TCPInfo {
+	if len(f.TCP) == 0 {
+		return nil
+	}
+	t := sampleTCP(f.TCP)
+	if t == nil {
+		return nil
+	}
+	total := t.Retransmits
+	t.Retransmits = max(total-f.prevRetr, 0)
+	f.prevRetr = max(total, f.prevRetr)
+	return t
 }
 
 // Intervals emits one result.Interval per flow every period, built from
@@ -121,6 +142,12 @@ func (iv *Intervals) mergeTail(at time.Duration) {
 		in.OutOfOrder += d.OutOfOrder
 		in.Duplicates += d.Duplicates
 		in.JitterMS = float64(d.Jitter) / 1e6
+		if t := f.tcpFigures(); t != nil {
+			if in.TCP != nil {
+				t.Retransmits += in.TCP.Retransmits
+			}
+			in.TCP = t
+		}
 		if secs := in.End - in.Start; secs > 0 {
 			in.BitsPerSecond = float64(in.Bytes) * 8 / secs
 		}
@@ -145,6 +172,7 @@ func (iv *Intervals) report(at time.Duration, emit bool) {
 		in := result.Interval{
 			Start: from.Seconds(), End: at.Seconds(), Bytes: d.Bytes, Packets: d.Packets,
 			Lost: d.Lost, OutOfOrder: d.OutOfOrder, Duplicates: d.Duplicates, JitterMS: float64(d.Jitter) / 1e6, Flow: f.Name,
+			TCP: f.tcpFigures(),
 		}
 		if secs > 0 {
 			in.BitsPerSecond = float64(d.Bytes) * 8 / secs

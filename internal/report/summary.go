@@ -76,15 +76,16 @@ func (t *Text) sides(b *strings.Builder, udp bool, s *result.Sender, rcv *result
 		total = "SUM"
 	}
 	if s != nil {
-		t.columnHeader(b, kindOf(udp, false))
+		k := t.kind(udp, false)
+		t.columnHeader(b, k)
 		if multi {
 			for _, st := range streams {
 				if st.Sender != nil {
-					t.senderLine(b, strconv.Itoa(st.ID), udp, st.Sender)
+					t.senderLine(b, strconv.Itoa(st.ID), k, st.Sender)
 				}
 			}
 		}
-		t.senderLine(b, total, udp, s)
+		t.senderLine(b, total, k, s)
 	}
 	if rcv == nil {
 		return
@@ -107,14 +108,21 @@ func (t *Text) sides(b *strings.Builder, udp bool, s *result.Sender, rcv *result
 	t.receiverLine(b, total, udp, rcv)
 }
 
-// senderLine writes one sender summary and, for UDP, iperf's "Sent N
-// datagrams" line.
-func (t *Text) senderLine(b *strings.Builder, id string, udp bool, s *result.Sender) {
+// senderLine writes one sender summary in the columns k and, for UDP,
+// iperf's "Sent N datagrams" line; with -e a TCP sender's MSS and path MTU.
+func (t *Text) senderLine(b *strings.Builder, id string, k columns, s *result.Sender) {
+	udp := k == colUDPSend
 	t.common(b, id, 0, s.Seconds, s.Bytes, s.BitsPerSecond)
-	if udp {
+	switch k {
+	case colUDPSend:
 		fmt.Fprintf(b, "  %9d  %11s", s.Packets, ppsText(s.PacketsPerSecond, s.Packets, s.Seconds))
+	case colTCPEnhanced:
+		tcpColumns(b, s.TCP)
 	}
 	b.WriteString("  sender\n")
+	if k == colTCPEnhanced && s.TCP != nil {
+		fmt.Fprintf(b, "%s MSS %d, path MTU %d\n", idText(id), s.TCP.MSS, s.TCP.PMTU)
+	}
 	var errs string
 	if s.SendErrors > 0 {
 		errs = fmt.Sprintf(" (%d writes refused by the kernel)", s.SendErrors)

@@ -17,9 +17,10 @@ const banner = "------------------------------------------------------------"
 type columns int
 
 const (
-	colTCP     columns = iota // no extra columns
-	colUDPSend                // datagrams, packets/s
-	colUDPRecv                // jitter, lost/total, out-of-order, duplicates, packets/s
+	colTCP         columns = iota // no extra columns
+	colUDPSend                    // datagrams, packets/s
+	colUDPRecv                    // jitter, lost/total, out-of-order, duplicates, packets/s
+	colTCPEnhanced                // TCP sender with -e: retransmits, cwnd, RTT(var)
 )
 
 // Text renders one test as iperf-style lines. A client makes one Text; a
@@ -35,6 +36,32 @@ type Text struct {
 	seen map[columns]bool // column headers printed since the last Header
 	err  error
 	unit byte // -f letter for transfer and rate columns; 0 = adaptive
+	// enhanced adds the TCP sender's kernel figures (iperf2 -e).
+	enhanced bool
+}
+
+// SetEnhanced turns on iperf2's enhanced output (-e): TCP sender lines
+// gain retransmits, congestion window and smoothed RTT(variation), and the
+// summary the MSS in use, where the system reports them.
+func (t *Text) SetEnhanced(on bool) { t.enhanced = on }
+
+// kind picks the columns of a line, with -e's for a TCP sender.
+func (t *Text) kind(udp, receiving bool) columns {
+	if t.enhanced && !udp && !receiving {
+		return colTCPEnhanced
+	}
+	return kindOf(udp, receiving)
+}
+
+// tcpColumns writes the -e columns of a TCP sender: n/a where the system
+// gave no figures.
+func tcpColumns(b *strings.Builder, f *result.TCPInfo) {
+	if f == nil {
+		fmt.Fprintf(b, "  %5s  %9s  %16s", "n/a", "n/a", "n/a")
+		return
+	}
+	fmt.Fprintf(b, "  %5d  %9s  %16s", f.Retransmits, strconv.FormatInt(f.CwndBytes/1024, 10)+"K",
+		fmt.Sprintf("%d(%d) us", f.RTTMicros, f.RTTVarMicros))
 }
 
 // SetFormat chooses the unit of the transfer and rate columns with an
@@ -221,6 +248,8 @@ func (t *Text) columnHeader(b *strings.Builder, k columns) {
 		fmt.Fprintf(b, "  %9s  %11s", "Datagrams", "PPS")
 	case colUDPRecv:
 		fmt.Fprintf(b, "  %11s  %20s  %12s  %10s  %11s", "Jitter", "Lost/Total (loss)", "Out-of-order", "Duplicates", "PPS")
+	case colTCPEnhanced:
+		fmt.Fprintf(b, "  %5s  %9s  %16s", "Retr", "Cwnd", "RTT(var)")
 	}
 	b.WriteString("\n")
 }
@@ -237,11 +266,13 @@ func (t *Text) common(b *strings.Builder, id string, start, end float64, bytes i
 // packets/s. An interval of a two-flow test is tagged with its flow.
 func (t *Text) Interval(id string, in result.Interval, udp bool, receiving bool) {
 	var b strings.Builder
-	k := kindOf(udp, receiving)
+	k := t.kind(udp, receiving)
 	t.columnHeader(&b, k)
 	t.common(&b, id, in.Start, in.End, in.Bytes, in.BitsPerSecond)
 	secs := in.End - in.Start
 	switch k {
+	case colTCPEnhanced:
+		tcpColumns(&b, in.TCP)
 	case colUDPSend:
 		fmt.Fprintf(&b, "  %9d  %11s", in.Packets, ppsText(0, in.Packets, secs))
 	case colUDPRecv:

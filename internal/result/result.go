@@ -105,6 +105,29 @@ type Interval struct {
 	// Flow tells which flow the interval belongs to when a test has two
 	// ("forward" or "reverse"); empty for single-flow tests.
 	Flow string `json:"flow,omitempty"`
+	// TCP is what the kernel reported of this side's sending TCP
+	// connections at the end of the interval, when it reports it.
+	TCP *TCPInfo `json:"tcp,omitempty"`
+}
+
+// TCPInfo is what the kernel reports of a TCP sender's connections (Linux
+// TCP_INFO), summed over the streams of a flow. It is absent, never zero,
+// where the system does not report it.
+type TCPInfo struct {
+	// Retransmits counts segments sent again: in the interval, or over
+	// the whole test in a summary.
+	Retransmits int64 `json:"retransmits"`
+	// CwndBytes is the congestion window in bytes (segments × MSS),
+	// summed over the streams.
+	CwndBytes int64 `json:"snd_cwnd_bytes"`
+	// RTTMicros and RTTVarMicros are the smoothed round-trip time and its
+	// variation in µs (the largest stream's).
+	RTTMicros    int64 `json:"rtt_us"`
+	RTTVarMicros int64 `json:"rttvar_us"`
+	// MSS is the maximum segment size in use (the smallest stream's) and
+	// PMTU the path MTU.
+	MSS  int `json:"mss"`
+	PMTU int `json:"pmtu"`
 }
 
 // Sender is what this side sent.
@@ -117,7 +140,37 @@ type Sender struct {
 	SendErrors int64 `json:"send_errors,omitempty"`
 	// PacketsPerSecond is Packets/Seconds for UDP.
 	PacketsPerSecond float64 `json:"packets_per_second,omitempty"`
+	// Basis says what a TCP sender's Bytes count: "acknowledged" (bytes
+	// the peer acknowledged, over the time until the last of them was
+	// acknowledged) or "written" (bytes written to the socket, where the
+	// system does not report acknowledgements). Empty for UDP.
+	Basis string `json:"basis,omitempty"`
+	// BytesWritten is what a TCP sender wrote, when it differs from Bytes
+	// (the peer had not acknowledged all of it when the wait ended).
+	BytesWritten int64 `json:"bytes_written,omitempty"`
+	// TCP is the kernel's view of a TCP sender's connections at the end
+	// (retransmits over the whole test), when the system reports it.
+	TCP *TCPInfo `json:"tcp,omitempty"`
 }
+
+// Merge adds another stream's figures to t: retransmits and windows add
+// up, the RTT is the larger, the MSS the smaller.
+func (t *TCPInfo) Merge(o *TCPInfo) {
+	if t.MSS == 0 || o.MSS < t.MSS {
+		t.MSS = o.MSS
+	}
+	t.Retransmits += o.Retransmits
+	t.CwndBytes += o.CwndBytes
+	t.RTTMicros = max(t.RTTMicros, o.RTTMicros)
+	t.RTTVarMicros = max(t.RTTVarMicros, o.RTTVarMicros)
+	t.PMTU = max(t.PMTU, o.PMTU)
+}
+
+// Sender bases (Sender.Basis).
+const (
+	BasisAcknowledged = "acknowledged"
+	BasisWritten      = "written"
+)
 
 // Receiver is what the receiving side counted.
 type Receiver struct {

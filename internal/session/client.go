@@ -297,6 +297,13 @@ func (c *ClientConfig) modeFlags(h *iperf2.ClientHeader) {
 	}
 }
 
+// asksTCPReport says the test asks a wirebench server for its received
+// count (iperf2 dialect, TCP, the client sending only; iperf 2 servers
+// ignore the request).
+func (c *ClientConfig) asksTCPReport() bool {
+	return c.Dialect == DialectIperf2 && !c.UDP && !c.Reverse && !c.FullDuplex && !c.Tradeoff && !c.Dual
+}
+
 // header builds the test header for the dialect; nil for raw. It always
 // carries the length (2.1.8 sends it only for an explicit -l); a server
 // uses it for the datagrams or writes it sends back.
@@ -319,6 +326,9 @@ func (c *ClientConfig) header(udp bool) []byte {
 		c.modeFlags(&h)
 		if udp {
 			return h.AppendUDPTo(nil)
+		}
+		if c.asksTCPReport() {
+			h.Reserved = iperf2.ReservedAskTCPReport
 		}
 		return h.AppendTo(nil)
 	case DialectIperf2Legacy:

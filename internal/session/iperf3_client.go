@@ -27,6 +27,7 @@ type i3ClientStream struct {
 	c      stats.Counters
 	urx    *i3UDPRecv
 	tcpRes engine.TCPResult
+	tcpDel engine.TCPDelivery // what the peer acknowledged of tcpRes (sending)
 	udpRes engine.UDPSendResult
 	retr   i3Retr // TCP retransmissions, when we send
 	err    error
@@ -50,6 +51,7 @@ type i3Client struct {
 	ctrl    net.Conn
 	conn    *iperf3.Conn
 	m       *iperf3.Machine
+	mMu     sync.Mutex // guards m while the control reader runs
 	cookie  iperf3.Cookie
 	params  *iperf3.Params
 	streams []*i3ClientStream
@@ -265,7 +267,10 @@ func (cl *i3Client) readState(ctx context.Context) (iperf3.State, error) {
 	if err != nil {
 		return 0, fmt.Errorf("reading the iperf3 control connection: %w", err)
 	}
-	if err := cl.m.Recv(st); err != nil {
+	cl.mMu.Lock()
+	err = cl.m.Recv(st)
+	cl.mMu.Unlock()
+	if err != nil {
 		return st, fmt.Errorf("iperf3 server: %w", err)
 	}
 	switch st {
@@ -374,13 +379,22 @@ func (cl *i3Client) run(ctx context.Context) {
 		ids = append(ids, s.id)
 		allC = append(allC, cl.counters(s))
 	}
-	iv := engine.NewIntervals(cl.start, cfg.Interval, cfg.OnInterval, directionFlows(sendC, recvC)...)
+	flows := directionFlows(sendC, recvC)
+	perFlows := i3Flows(ids, allC)
+	for k, s := range cl.streams {
+		if s.send && s.tcp != nil {
+			// TCP_INFO per interval: retransmits, cwnd, RTT.
+			flows[0].TCP = append(flows[0].TCP, s.tcp)
+			perFlows[k].TCP = []net.Conn{s.tcp}
+		}
+	}
+	iv := engine.NewIntervals(cl.start, cfg.Interval, cfg.OnInterval, flows...)
 	iv.Run(ctx)
 	perPeriod := cfg.Interval
 	if perPeriod == 0 {
 		perPeriod = time.Second
 	}
-	per := engine.NewIntervals(cl.start, perPeriod, nil, i3Flows(ids, allC)...)
+	per := engine.NewIntervals(cl.start, perPeriod, nil, perFlows...)
 	per.Run(ctx)
 
 	// The control connection is read by one goroutine from now on.
@@ -424,14 +438,16 @@ func (cl *i3Client) run(ctx context.Context) {
 	<-ended
 	cl.end = time.Now()
 	if !early {
-		wctx, cancel := step(ctx)
-		// Recorded before it is written: the server's answer may be read
-		// by the reader goroutine as soon as it is on the wire.
+		// The state machine moves first: the server's EXCHANGE_RESULTS
+		// may be read before WriteState returns.
+		cl.mMu.Lock()
 		err := cl.m.Send(iperf3.TestEnd)
+		cl.mMu.Unlock()
 		if err == nil {
+			wctx, cancel := step(ctx)
 			err = cl.conn.WriteState(wctx, iperf3.TestEnd)
+			cancel()
 		}
-		cancel()
 		if err != nil {
 			ctrlErr = fmt.Errorf("sending TEST_END: %w", err)
 		} else {
@@ -479,17 +495,15 @@ func (cl *i3Client) counters(s *i3ClientStream) *stats.Counters {
 }
 
 // waitEnd returns when the client's end condition is met: every sender
-// done (plus a settling pause for data in flight), or for a receive-only
-// test the duration or byte count.
+// done (a TCP sender once its data was acknowledged), or for a
+// receive-only test the duration or byte count. TEST_END follows at once,
+// as iperf3's own client sends it right after its last data, so the
+// server's clock stops with the data.
 func (cl *i3Client) waitEnd(ctx context.Context, senders *sync.WaitGroup) {
 	cfg := cl.cfg
 	sending := !cfg.Reverse
 	if sending {
 		senders.Wait()
-		select {
-		case <-time.After(i3SettleTime):
-		case <-ctx.Done():
-		}
 		return
 	}
 	if cfg.Bytes == 0 {
@@ -528,9 +542,15 @@ func (cl *i3Client) sendStream(ctx context.Context, s *i3ClientStream) {
 			Stamp: i3Stamp(cfg.UDPCounters64Bit), PPS: cfg.pps() / float64(cfg.Parallel), Duration: cfg.Duration, Bytes: per, FirstID: 1}, &s.c)
 		return
 	}
-	s.tcpRes, s.err = sendTCP(ctx, s.tcp, cfg.ZeroCopy, engine.TCPSendConfig{Buffer: i3Payload(cfg.Length), Duration: cfg.Duration, Bytes: per}, &s.c)
+	// No FIN (an iperf3 server stops reading at TEST_END, not at EOF),
+	// and only a brief wait: TEST_END must follow the data at once.
+	sent := sendTCPDelivered(ctx, s.tcp, cfg.ZeroCopy, engine.TCPSendConfig{Buffer: i3Payload(cfg.Length), Duration: cfg.Duration, Bytes: per}, &s.c, false, engine.DrainOptions{Brief: true})
+	s.tcpRes, s.tcpDel, s.err = sent.res, sent.del, sent.err
 	s.retr.read(s.tcp)
 }
+
+// sent is a TCP sending stream's figures.
+func (s *i3ClientStream) sent() tcpSent { return tcpSent{res: s.tcpRes, del: s.tcpDel, err: s.err} }
 
 func (cl *i3Client) recvStream(ctx context.Context, s *i3ClientStream) {
 	if s.udp != nil {
@@ -582,8 +602,12 @@ func (cl *i3Client) ourResults() *iperf3.Results {
 			sr.Bytes, sr.Packets = s.udpRes.Bytes, s.udpRes.Packets
 			sr.StartTime, sr.EndTime = 0, s.udpRes.End.Sub(cl.start).Seconds()
 		case s.send:
-			sr.Bytes = s.tcpRes.Bytes
-			sr.EndTime = s.tcpRes.End.Sub(cl.start).Seconds()
+			sd := s.sent().sender()
+			if sd.TCP != nil {
+				sr.Retransmits, res.SenderHasRetransmits = sd.TCP.Retransmits, 1
+			}
+			sr.Bytes = sd.Bytes
+			sr.EndTime = s.tcpRes.Start.Sub(cl.start).Seconds() + sd.Seconds
 		case s.urx != nil:
 			t := s.totals
 			sr.Bytes, sr.Packets, sr.Errors, sr.Jitter = t.bytes, t.maxSeq, t.lost, t.jitter.Seconds()
@@ -613,9 +637,14 @@ func (cl *i3Client) fill() {
 		st := &result.Stream{ID: int(s.id)}
 		if s.send {
 			sendIDs = append(sendIDs, s.id)
-			sd := &result.Sender{Bytes: s.tcpRes.Bytes, Seconds: s.tcpRes.End.Sub(s.tcpRes.Start).Seconds()}
-			a, b := s.tcpRes.Start, s.tcpRes.End
-			if udp {
+			var sd *result.Sender
+			var a, b time.Time
+			if !udp {
+				sent := s.sent()
+				sd = sent.sender()
+				warnDelivery(r, sent)
+				a, b = s.tcpRes.Start, s.tcpRes.Start.Add(time.Duration(sd.Seconds*float64(time.Second)))
+			} else {
 				sd = &result.Sender{Bytes: s.udpRes.Bytes, Packets: s.udpRes.Packets, SendErrors: s.udpRes.Errors,
 					Seconds: s.udpRes.End.Sub(s.udpRes.Start).Seconds()}
 				a, b = s.udpRes.Start, s.udpRes.End
@@ -629,6 +658,7 @@ func (cl *i3Client) fill() {
 				sd.PacketsPerSecond = 0
 			}
 			snd.Bytes += sd.Bytes
+			addTCPFigures(&snd, sd)
 			snd.Packets += sd.Packets
 			snd.SendErrors += sd.SendErrors
 			st.Sender = sd
@@ -657,6 +687,7 @@ func (cl *i3Client) fill() {
 	}
 	var peerRcv *result.Receiver
 	if len(sendIDs) > 0 {
+		settleWritten(&snd)
 		snd.Seconds = last.Sub(first).Seconds()
 		rateOf(&snd)
 		if !udp {
@@ -670,6 +701,10 @@ func (cl *i3Client) fill() {
 				peerRcv = sum
 				for i, st := range sendStreams {
 					st.Receiver = per[i]
+				}
+				if udp && sum.Total < snd.Packets {
+					r.Warn(fmt.Sprintf("the iperf3 server's count ends %d datagrams short of the %d we sent: iperf3 stops counting at TEST_END, which follows our last datagram at once (as from iperf3's own client), so datagrams it had not read by then are in neither its count nor its loss",
+						snd.Packets-sum.Total, snd.Packets))
 				}
 				if !udp && sum.Bytes < snd.Bytes {
 					r.Warn(fmt.Sprintf("the iperf3 server counted %d bytes fewer than we sent: iperf3 stops counting when the test ends, so data still in flight or unread then is not in its figure (TCP loses nothing; its receiver rate is understated by %.2f %%)",

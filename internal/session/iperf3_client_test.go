@@ -123,22 +123,31 @@ func TestIperf3ClientAgainstRealServer(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			port, report := realIperf3Server(t)
 			cfg := tc.cfg
-			cfg.Host, cfg.Port, cfg.Dialect = "127.0.0.1", port, DialectIperf3
-			ctx, cancel := context.WithTimeout(context.Background(), guard)
-			defer cancel()
-			r, err := RunClient(ctx, cfg)
-			if err != nil {
-				t.Fatalf("RunClient: %v", err)
-			}
-			rep := report()
-			if r.Error != "" {
-				t.Fatalf("test failed: %s (warnings %q)", r.Error, r.Warnings)
-			}
+			r, rep := runAgainstRealIperf3(t, &cfg)
 			checkAgainstIperf3Server(t, &cfg, r, rep)
 		})
 	}
+}
+
+// runAgainstRealIperf3 runs our iperf3 client with cfg (host, port and
+// dialect filled in) against a real `iperf3 -s -1 -J` and returns our
+// result and the server's report; a failed test is fatal.
+func runAgainstRealIperf3(t *testing.T, cfg *ClientConfig) (*result.Result, *iperf3.Report) {
+	t.Helper()
+	port, report := realIperf3Server(t)
+	cfg.Host, cfg.Port, cfg.Dialect = "127.0.0.1", port, DialectIperf3
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	r, err := RunClient(ctx, *cfg)
+	if err != nil {
+		t.Fatalf("RunClient: %v", err)
+	}
+	rep := report()
+	if r.Error != "" {
+		t.Fatalf("test failed: %s (warnings %q)", r.Error, r.Warnings)
+	}
+	return r, rep
 }
 
 // checkAgainstIperf3Server compares our client's result with what the
@@ -182,15 +191,15 @@ func checkAgainstIperf3Server(t *testing.T, cfg *ClientConfig, r *result.Result,
 		switch {
 		case r.Sender.Bytes == 0 || srvRecv > r.Sender.Bytes:
 			t.Errorf("iperf3 server received %d bytes, we sent %d", srvRecv, r.Sender.Bytes)
-		case srvRecv < r.Sender.Bytes && (cfg.UDP || !cfg.Bidir):
-			t.Errorf("iperf3 server received %d bytes, we sent %d", srvRecv, r.Sender.Bytes)
 		case srvRecv < r.Sender.Bytes:
-			// TCP --bidir: a 3.12 server serves both directions from one
-			// thread and stops counting at TEST_END with data of ours
-			// still unread; real iperf3 against itself shows the same
-			// (sum_sent > sum_received by up to ~11 MB in 3 of 5 runs
-			// here). We must then say so.
-			t.Logf("iperf3 server received %d bytes, we sent %d (TCP --bidir: iperf3 stops counting at TEST_END)", srvRecv, r.Sender.Bytes)
+			// A 3.12 server stops counting at TEST_END, which we
+			// send right after our last data as iperf3's own client does,
+			// with data of ours acknowledged by its kernel but not yet
+			// read (--bidir, served from one thread, leaves the most;
+			// real iperf3 against itself shows sum_sent > sum_received
+			// by up to ~11 MB in 3 of 5 runs here; UDP datagrams still in
+			// its socket buffer on a busy host). We must then say so.
+			t.Logf("iperf3 server received %d bytes, we sent %d (iperf3 stops counting at TEST_END)", srvRecv, r.Sender.Bytes)
 			if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "stops counting") }) {
 				t.Errorf("no warning that the iperf3 server counted less than we sent; warnings %q", r.Warnings)
 			}
@@ -198,8 +207,16 @@ func checkAgainstIperf3Server(t *testing.T, cfg *ClientConfig, r *result.Result,
 		if r.Receiver.Bytes != srvRecv {
 			t.Errorf("our receiver figure %d != iperf3's %d", r.Receiver.Bytes, srvRecv)
 		}
-		if cfg.UDP && (r.Receiver.Lost != 0 || r.Receiver.Total != r.Sender.Packets) {
+		if cfg.UDP && (r.Receiver.Lost != 0 || r.Receiver.Total > r.Sender.Packets) {
 			t.Errorf("UDP: lost %d of %d, we sent %d", r.Receiver.Lost, r.Receiver.Total, r.Sender.Packets)
+		}
+		if cfg.UDP && r.Receiver.Total < r.Sender.Packets {
+			// iperf3 stops counting at TEST_END, which follows our last
+			// datagram at once: on a busy host some are still unread.
+			t.Logf("iperf3's count ends %d datagrams short of ours", r.Sender.Packets-r.Receiver.Total)
+			if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "stops counting") }) {
+				t.Errorf("no warning that the iperf3 server's count ends short; warnings %q", r.Warnings)
+			}
 		}
 	}
 	if cfg.Reverse || cfg.Bidir {

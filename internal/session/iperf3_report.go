@@ -17,9 +17,9 @@ import (
 // per-stream counts, and the peer's for the other end of each stream.
 //
 // What wirebench does not measure is left out where iperf3's format allows
-// (retransmits, cwnd, rtt, socket buffer sizes) and is zero where it does
-// not; the host's CPU use is this process's over the test (cpuuse), the
-// remote CPU figures are the peer's own.
+// (retransmits, cwnd and rtt where the system has no TCP_INFO, socket
+// buffer sizes) and is zero where it does not; the host's CPU use is this
+// process's over the test (cpuuse), the remote CPU figures are the peer's own.
 // "socket" numbers are labels (stream index + 5, as iperf3's first data
 // socket usually is), not file descriptors.
 func (cl *i3Client) report() *iperf3.Report {
@@ -136,6 +136,11 @@ func (cl *i3Client) reportIntervals() []iperf3.ReportInterval {
 					sm.LostPercent = f64(pct(in.Lost, in.Packets+in.Lost))
 				}
 			}
+			if t := in.TCP; t != nil && sm.Sender && !cl.cfg.UDP {
+				// iperf3's sender fields (Linux): cwnd in bytes, RTTs in µs.
+				sm.Retransmits, sm.SndCwnd, sm.RTT, sm.RTTVar = i64(t.Retransmits), i64(t.CwndBytes), i64(t.RTTMicros), i64(t.RTTVarMicros)
+				sm.PMTU = i64(int64(t.PMTU))
+			}
 			sm.Omitted = boolp(false)
 			ri.Streams = append(ri.Streams, sm)
 			agg := &fwd
@@ -144,9 +149,15 @@ func (cl *i3Client) reportIntervals() []iperf3.ReportInterval {
 			}
 			if *agg == nil {
 				c := sm
-				c.Socket = nil
+				c.Socket, c.SndCwnd, c.RTT, c.RTTVar, c.PMTU = nil, nil, nil, nil, nil
+				if sm.Retransmits != nil {
+					c.Retransmits = i64(*sm.Retransmits)
+				}
 				*agg = &c
 			} else {
+				if sm.Retransmits != nil && (*agg).Retransmits != nil {
+					*(*agg).Retransmits += *sm.Retransmits
+				}
 				(*agg).Bytes += sm.Bytes
 				(*agg).BitsPerSecond += sm.BitsPerSecond
 				if sm.Packets != nil {

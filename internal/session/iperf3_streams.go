@@ -26,7 +26,6 @@ const DefaultIperf3Port = 5201
 // counting at TEST_END and would miss it).
 const (
 	i3StepTimeout  = 10 * time.Second
-	i3SettleTime   = 200 * time.Millisecond
 	i3DefaultUDP   = 1460 // iperf3's fallback datagram length
 	i3DefaultRate  = 1_000_000
 	i3StreamsLimit = iperf3.MaxStreams

@@ -14,6 +14,7 @@ import (
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
 // resetByPeer reports whether err is the peer resetting the connection.
@@ -23,9 +24,12 @@ func resetByPeer(err error) bool {
 
 // tcpStreamOutcome is one TCP stream's figures.
 type tcpStreamOutcome struct {
-	sent, recv       engine.TCPResult
-	sendErr, recvErr error
-	acked            int64 // bytes the server sent us unasked (CLIENTHDRACK)
+	sent    tcpSent
+	recv    engine.TCPResult
+	recvErr error
+	// report is the wirebench server's count, when it sent one.
+	report   iperf2.TCPReport
+	reported bool
 }
 
 func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*result.Result, error) {
@@ -71,7 +75,7 @@ func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 		if receiving || back != nil {
 			name = "forward"
 		}
-		flows = append(flows, &engine.Flow{Name: name, Counters: sendC})
+		flows = append(flows, &engine.Flow{Name: name, Counters: sendC, TCP: conns})
 	}
 	if receiving {
 		name := ""
@@ -126,7 +130,7 @@ func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, sending, r
 		n, err := c.Write(hdr)
 		sc.Bytes.Store(int64(n))
 		if err != nil {
-			o.sendErr = fmt.Errorf("sending the test header: %w", err)
+			o.sent.err = fmt.Errorf("sending the test header: %w", err)
 			return o
 		}
 	}
@@ -145,25 +149,26 @@ func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, sending, r
 			o.recv, o.recvErr = engine.ReceiveTCP(rctx, c, 128<<10, 0, nil, rc)
 		}()
 	} else {
-		// A 2.1 server may send a CLIENTHDRACK we never asked for: read
-		// and count whatever comes so it cannot fill the window.
+		// A 2.1 server may send a CLIENTHDRACK we never asked for, and a
+		// wirebench server its count after our FIN: keep the first bytes
+		// (a reply is 80 at most) and read the rest so it cannot fill
+		// the window.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			n, _ := io.Copy(io.Discard, c)
-			o.acked = n
+			reply, _ := io.ReadAll(io.LimitReader(c, 256))
+			_, _ = io.Copy(io.Discard, c)
+			if cfg.asksTCPReport() {
+				o.report, o.reported = iperf2.ParseTCPReply(reply)
+			}
 		}()
 	}
 	if sending {
-		sres, err := sendTCP(ctx, c, cfg.ZeroCopy, engine.TCPSendConfig{Buffer: buf, Duration: cfg.Duration, Bytes: cfg.Bytes, Counted: hdrBytes}, sc)
-		sres.Bytes += hdrBytes
-		o.sent, o.sendErr = sres, err
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.CloseWrite()
-		}
+		o.sent = sendTCPDelivered(ctx, c, cfg.ZeroCopy, engine.TCPSendConfig{Buffer: buf, Duration: cfg.Duration, Bytes: cfg.Bytes, Counted: hdrBytes}, sc, true, engine.DrainOptions{})
 	}
 	if !receiving {
-		// The server closes after reading our FIN; don't wait for ever.
+		// The server closes after reading our FIN (and sending its
+		// count); don't wait for ever.
 		_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
 	}
 	wg.Wait()
@@ -174,18 +179,23 @@ func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, sending, r
 func fillTCPClientResult(r *result.Result, cfg *ClientConfig, outs []tcpStreamOutcome, sending, receiving bool) {
 	var snd result.Sender
 	var rcv result.Receiver
+	reports := 0
 	for i, o := range outs {
 		st := result.Stream{ID: i + 1}
 		if sending {
-			s := &result.Sender{Bytes: o.sent.Bytes, Seconds: o.sent.End.Sub(o.sent.Start).Seconds()}
-			rateOf(s)
-			s.PacketsPerSecond = 0
-			st.Sender = s
-			snd.Bytes += s.Bytes
-			snd.Seconds = max(snd.Seconds, s.Seconds)
+			st.Sender = o.sent.sender()
+			addSender(&snd, st.Sender)
+			warnDelivery(r, o.sent)
 		}
-		if receiving {
-			rr := &result.Receiver{Bytes: o.recv.Bytes, Seconds: o.recv.End.Sub(o.recv.Start).Seconds(), Source: "local"}
+		var rr *result.Receiver
+		switch {
+		case receiving:
+			rr = &result.Receiver{Bytes: o.recv.Bytes, Seconds: o.recv.End.Sub(o.recv.Start).Seconds(), Source: "local"}
+		case o.reported:
+			rr = &result.Receiver{Bytes: o.report.Bytes, Seconds: o.report.Elapsed.Seconds(), Source: "peer-report"}
+			reports++
+		}
+		if rr != nil {
 			if rr.Seconds > 0 {
 				rr.BitsPerSecond = float64(rr.Bytes) * 8 / rr.Seconds
 			}
@@ -193,13 +203,13 @@ func fillTCPClientResult(r *result.Result, cfg *ClientConfig, outs []tcpStreamOu
 			sumReceiver(&rcv, rr)
 			rcv.PacketsPerSecond = 0
 		}
-		for _, err := range []error{o.sendErr, o.recvErr} {
+		for _, err := range []error{o.sent.err, o.recvErr} {
 			if err != nil && r.Error == "" {
 				r.Error = err.Error()
 				if resetByPeer(err) {
 					r.Warn(fmt.Sprintf("the peer reset the connection %.2f s into the test: a listener that is not an "+
 						"iperf 2 server does that (an iperf3 server resets iperf2 tests); if it is iperf3, use --dialect iperf3",
-						o.sent.End.Sub(o.sent.Start).Seconds()))
+						o.sent.res.End.Sub(o.sent.res.Start).Seconds()))
 				}
 			}
 		}
@@ -208,10 +218,14 @@ func fillTCPClientResult(r *result.Result, cfg *ClientConfig, outs []tcpStreamOu
 		}
 	}
 	if sending {
-		if snd.Seconds > 0 {
-			snd.BitsPerSecond = float64(snd.Bytes) * 8 / snd.Seconds
-		}
+		settleWritten(&snd)
 		r.Sender = &snd
+	}
+	switch {
+	case !receiving && reports == len(outs) && reports > 0:
+		r.Receiver = &rcv
+	case !receiving && reports > 0:
+		r.Warn(fmt.Sprintf("the server reported its count for %d of %d streams: no receiver figure", reports, len(outs)))
 	}
 	if receiving {
 		r.Receiver = &rcv

@@ -134,7 +134,7 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		if fullDuplex {
 			name, flows[0].Name = "reverse", "forward"
 		}
-		flows = append(flows, &engine.Flow{Name: name, Counters: []*stats.Counters{&t.tx}})
+		flows = append(flows, &engine.Flow{Name: name, Counters: []*stats.Counters{&t.tx}, TCP: []net.Conn{c}})
 	}
 	emit := s.interval(t.id)
 	if !reverse && !fullDuplex && !connectBack {
@@ -156,20 +156,16 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 			back = s.connectBackTCP(ctx, t)
 		}()
 	}
-	var sent engine.TCPResult
-	var sendErr error
+	var sent tcpSent
 	if reverse || fullDuplex {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sendErr = s.catch("tcp send to "+t.peer.String(), func() (err error) {
-				sent, err = s.sendTCP(ctx, t)
-				return err
-			})
-			if reverse {
-				if tc, ok := c.(*net.TCPConn); ok {
-					_ = tc.CloseWrite()
-				}
+			if err := s.catch("tcp send to "+t.peer.String(), func() error {
+				sent = s.sendTCP(ctx, t, reverse, true)
+				return sent.err
+			}); err != nil && sent.err == nil {
+				sent.err = err
 			}
 		}()
 	}
@@ -182,6 +178,13 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		_, _ = io.Copy(io.Discard, c)
 	} else {
 		got, recvErr = engine.ReceiveTCP(ctx, c, 128<<10, s.cfg.IdleTimeout, t.first, &t.rx)
+		if recvErr == nil && t.hdr.Reserved == iperf2.ReservedAskTCPReport && !fullDuplex && !connectBack {
+			// A wirebench client asked for our count (tcpreport.go); it
+			// reads it after its FIN.
+			rep := iperf2.TCPReport{Bytes: got.Bytes, Elapsed: got.End.Sub(start)}
+			_ = c.SetWriteDeadline(time.Now().Add(s.cfg.HeaderTimeout))
+			_, _ = c.Write(rep.AppendTo(nil))
+		}
 	}
 	var intervals []result.Interval
 	stopped := false
@@ -213,12 +216,10 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		}
 	}
 	if reverse || fullDuplex {
-		sd := &result.Sender{Bytes: sent.Bytes, Seconds: sent.End.Sub(sent.Start).Seconds()}
-		rateOf(sd)
-		sd.PacketsPerSecond = 0
-		r.Sender = sd
-		if sendErr != nil && r.Error == "" {
-			r.Error = "sending: " + sendErr.Error()
+		r.Sender = sent.sender()
+		warnDelivery(r, sent)
+		if sent.err != nil && r.Error == "" {
+			r.Error = "sending: " + sent.err.Error()
 		}
 	}
 	if back != nil {
@@ -313,9 +314,11 @@ var tcpPattern = sync.OnceValue(func() []byte {
 	return b
 })
 
-// sendTCP sends the digit pattern on the test's own connection (-R,
-// --full-duplex).
-func (s *Server) sendTCP(ctx context.Context, t *tcpTest) (engine.TCPResult, error) {
+// sendTCP sends the digit pattern on the test's connection (-R,
+// --full-duplex, or a connect-back), shuts the write side down when
+// closeWrite is set, and waits for the client to acknowledge it; accepted
+// is false for a connect-back, which we opened.
+func (s *Server) sendTCP(ctx context.Context, t *tcpTest, closeWrite, accepted bool) tcpSent {
 	// The header may ask for writes of up to 2 GiB: clamp. The writes
 	// come from the one shared pattern, never a buffer of their own.
 	n := DefaultTCPLength
@@ -326,7 +329,7 @@ func (s *Server) sendTCP(ctx context.Context, t *tcpTest) (engine.TCPResult, err
 	if n, ok := t.hdr.ByteCount(); ok {
 		cfg.Bytes = n
 	}
-	return engine.SendTCP(ctx, t.c, cfg, &t.tx)
+	return sendTCPDelivered(ctx, t.c, false, cfg, &t.tx, closeWrite, engine.DrainOptions{Accepted: accepted})
 }
 
 // connectBackTCP runs the legacy -r/-d connect-back: a new connection to
@@ -351,19 +354,16 @@ func (s *Server) connectBackTCP(ctx context.Context, t *tcpTest) *result.Flow {
 	}
 	defer c.Close()
 	bt := &tcpTest{c: c, hdr: t.hdr}
-	res, err := s.sendTCP(ctx, bt)
+	sent := s.sendTCP(ctx, bt, true, false)
 	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.CloseWrite()
 		_ = tc.SetReadDeadline(time.Now().Add(2 * time.Second))
 		_, _ = io.Copy(io.Discard, tc)
 	}
-	sd := &result.Sender{Bytes: res.Bytes, Seconds: res.End.Sub(res.Start).Seconds()}
-	rateOf(sd)
-	sd.PacketsPerSecond = 0
-	if err != nil {
-		t.res.Warn("connect-back stream: " + err.Error())
+	warnDelivery(t.res, sent)
+	if sent.err != nil {
+		t.res.Warn("connect-back stream: " + sent.err.Error())
 	}
-	return &result.Flow{Direction: result.DirSend, Sender: sd}
+	return &result.Flow{Direction: result.DirSend, Sender: sent.sender()}
 }
 
 // connectBackRetry is how long a refused connect-back is retried: an

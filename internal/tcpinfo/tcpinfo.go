@@ -35,9 +35,10 @@ type Info struct {
 	TotalRetrans uint32
 
 	// BytesAcked is how far the peer's acknowledgements reached, in
-	// sequence space: the payload plus one for our SYN and one for our FIN
-	// once it is acknowledged (valid when HasBytesAcked). PayloadAcked
-	// gives the payload alone.
+	// sequence space: the payload plus one for our SYN (on a connection we
+	// opened) and one for our FIN once it is acknowledged (valid when
+	// HasBytesAcked). PayloadAcked and PayloadAckedAccepted give the
+	// payload alone.
 	BytesAcked uint64
 	// BytesReceived is how far we received in order, in sequence space:
 	// the payload plus one for the peer's FIN once it arrived (valid when
@@ -89,14 +90,28 @@ const (
 	stateClosing     = 11
 )
 
-// PayloadAcked is the number of payload bytes the peer acknowledged: BytesAcked
-// less our SYN, and less our FIN when the state shows it was acknowledged.
-// ok is false when the kernel does not report it.
+// PayloadAcked is the number of payload bytes the peer acknowledged on a
+// connection this end opened (connect): BytesAcked less our SYN, and less
+// our FIN when the state shows it was acknowledged. ok is false when the
+// kernel does not report it.
 func (i Info) PayloadAcked() (n uint64, ok bool) {
-	if !i.HasBytesAcked || i.BytesAcked == 0 {
+	if i.BytesAcked == 0 {
 		return 0, false
 	}
-	n = i.BytesAcked - 1
+	return i.payloadAcked(1)
+}
+
+// PayloadAckedAccepted is PayloadAcked for a connection this end accepted:
+// Linux starts an accepted connection's count when the handshake ends, so
+// it holds no SYN (only our FIN, once acknowledged).
+func (i Info) PayloadAckedAccepted() (n uint64, ok bool) { return i.payloadAcked(0) }
+
+// payloadAcked is BytesAcked less syn and less our acknowledged FIN.
+func (i Info) payloadAcked(syn uint64) (n uint64, ok bool) {
+	if !i.HasBytesAcked {
+		return 0, false
+	}
+	n = i.BytesAcked - min(syn, i.BytesAcked)
 	if (i.State == stateFinWait2 || i.State == stateTimeWait) && n > 0 {
 		n--
 	}

@@ -44,7 +44,8 @@ func TestReadLoopback(t *testing.T) {
 	}
 	defer srv.Close()
 
-	// The acknowledgement of the last bytes may trail the receiver's read.
+	// The acknowledgement of the last bytes and of our FIN may trail the
+	// receiver's read: wait for FIN_WAIT2, when both arrived.
 	var info Info
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -52,7 +53,7 @@ func TestReadLoopback(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n, _ := info.PayloadAcked(); n >= size || info.State == stateFinWait2 || time.Now().After(deadline) {
+		if info.State == stateFinWait2 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -132,5 +133,59 @@ func TestPayloadCounts(t *testing.T) {
 	}
 	if _, ok := (Info{}).PayloadAcked(); ok {
 		t.Error("absent bytes_acked reported as present")
+	}
+}
+
+// TestAcceptedSender: on a connection this end accepted, the kernel's
+// acknowledged count holds no SYN, so PayloadAckedAccepted is the payload
+// exactly, before and after our FIN was acknowledged.
+func TestAcceptedSender(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	read := make(chan int64, 1)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			read <- -1
+			return
+		}
+		defer c.Close()
+		n, _ := io.Copy(io.Discard, c)
+		read <- n
+		<-done // keep the peer open: our state stays FIN_WAIT2
+	}()
+	a, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	srv := a.(*net.TCPConn)
+	const size = 1 << 20
+	if _, err := srv.Write(make([]byte, size)); err != nil {
+		t.Fatal(err)
+	}
+	_ = srv.CloseWrite()
+	if n := <-read; n != size {
+		t.Fatalf("peer read %d, want %d", n, size)
+	}
+	var info Info
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if info, err = Read(srv); err != nil {
+			t.Fatal(err)
+		}
+		if info.State == stateFinWait2 {
+			break
+		}
+	}
+	if !info.HasBytesAcked {
+		t.Skip("this kernel does not report tcpi_bytes_acked")
+	}
+	if n, _ := info.PayloadAckedAccepted(); n != size {
+		t.Errorf("accepted side: payload acked %d (sequence space %d, state %d), want %d", n, info.BytesAcked, info.State, size)
 	}
 }

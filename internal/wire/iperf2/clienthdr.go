@@ -61,6 +61,7 @@ type ClientHeader struct {
 	UpperFlags         uint16 // Upper* constants
 	LowerFlags         uint16 // Lower* constants (2.2.x)
 	VersionU, VersionL uint32 // see VersionU, VersionL, VersionString
+	Reserved           uint16 // 0 from iperf 2; ReservedAskTCPReport from a wirebench client (tcpreport.go)
 	TOS                uint16
 	RateLow, RateHigh  uint32 // raw wire words; use Rate and SetRate
 	WritePrefetch      uint32
@@ -184,7 +185,7 @@ func (h *ClientHeader) appendTo(dst []byte, udp bool) []byte {
 	dst = be.AppendUint16(dst, h.LowerFlags)
 	dst = be.AppendUint32(dst, h.VersionU)
 	dst = be.AppendUint32(dst, h.VersionL)
-	dst = be.AppendUint16(dst, 0) // reserved
+	dst = be.AppendUint16(dst, h.Reserved)
 	dst = be.AppendUint16(dst, h.TOS)
 	dst = be.AppendUint32(dst, h.RateLow)
 	dst = be.AppendUint32(dst, h.RateHigh)
@@ -223,6 +224,7 @@ func ParseClientHeader(b []byte) (ClientHeader, int, error) {
 	h.LowerFlags = be.Uint16(e[10:])
 	h.VersionU = be.Uint32(e[12:])
 	h.VersionL = be.Uint32(e[16:])
+	h.Reserved = be.Uint16(e[20:])
 	h.TOS = be.Uint16(e[22:])
 	h.RateLow = be.Uint32(e[24:])
 	h.RateHigh = be.Uint32(e[28:])

@@ -28,7 +28,7 @@ func FuzzParseClientHeader(f *testing.F) {
 		_ = ClientHeaderLen(h.Flags, false)
 		_, _ = h.Duration()
 		_, _ = h.ByteCount()
-		// Re-marshalling reproduces the input except for the LEN bits and reserved word AppendTo rewrites.
+		// Re-marshalling reproduces the input except for the LEN bits AppendTo rewrites.
 		re := h.AppendTo(nil)
 		if len(re) != h.Len() || !bytes.Equal(re[4:20], b[4:20]) {
 			t.Fatalf("re-marshal differs:\n%x\n%x", re, b[:n])
