@@ -124,6 +124,8 @@ func commands(e *env) []*cobra.Command {
 		newPingCmd(e),
 		newLatencyCmd(e),
 		newProbeCmd(e),
+		newReflectCmd(e),
+		newRelayCmd(e),
 		newLoopbackCmd(e),
 		newVersionCmd(e),
 	}

@@ -78,7 +78,7 @@ func New(spec Spec, seed uint64) *Model {
 	m := &Model{spec: spec, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
 	q := queueLimit{bytes: spec.QueueBytes, wait: spec.QueueTime}
 	if q.bytes == 0 && q.wait == 0 {
-		q.bytes = DefaultQueueBytes
+		q.wait = DefaultQueueTime
 	}
 	if spec.Service > 0 {
 		m.stages = append(m.stages, &serviceStage{queue: queue{limit: q}, slot: time.Duration(float64(time.Second) / spec.Service),

@@ -40,7 +40,7 @@ type Spec struct {
 	Overhead     linerate.Medium
 	OverheadName string
 	// QueueBytes or QueueTime bound what may wait in front of the rate,
-	// service and tick stages; both 0 means DefaultQueueBytes.
+	// service and tick stages; both 0 means DefaultQueueTime.
 	QueueBytes int64
 	QueueTime  time.Duration
 
@@ -68,9 +68,12 @@ type Burst struct {
 	Loss      float64
 }
 
-// DefaultQueueBytes is the queue in front of the rate, service and tick
-// stages when the model sets none.
-const DefaultQueueBytes = 64 * 1024
+// DefaultQueueTime is the queue in front of the rate, service and tick
+// stages when the model sets none: a datagram that would wait longer is
+// dropped. It is long enough to ride out a sender that a loaded host
+// deschedules for tens of milliseconds (the arrivals then come in bursts
+// and a short queue would lose the budget of the idle ticks after them).
+const DefaultQueueTime = 200 * time.Millisecond
 
 // Empty reports whether the spec changes nothing.
 func (s Spec) Empty() bool {

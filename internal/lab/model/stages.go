@@ -100,9 +100,7 @@ func (s *serviceStage) reason() Reason { return ByService }
 func (s *serviceStage) admit(in time.Duration, size int) (time.Duration, bool) {
 	s.drain(in)
 	if s.open && s.lastSlot > in && s.openBytes+size <= s.buffer && (s.perBuffer == 0 || s.openCount < s.perBuffer) {
-		if !s.fits(in, s.lastSlot, size) {
-			return 0, false
-		}
+		// It takes no new buffer, so the queue (of buffers) has room for it.
 		s.openBytes += size
 		s.openCount++
 		s.add(s.lastSlot, size)
