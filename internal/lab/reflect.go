@@ -31,7 +31,7 @@ type Reflector struct {
 // NewReflector binds addr ("[ADDR]:PORT") and applies spec to what it
 // reflects; text is the model as written, for the report.
 func NewReflector(ctx context.Context, addr string, spec model.Spec, text string) (*Reflector, error) {
-	ln, err := udpio.Listen(ctx, "udp", addr, sockOpts)
+	ln, err := udpio.Listen(ctx, "udp", addr, lnOpts)
 	if err != nil {
 		return nil, fmt.Errorf("reflect: listening on %s: %w", addr, err)
 	}

@@ -30,9 +30,14 @@ type RelayConfig struct {
 	OnLog func(string)
 }
 
-// sockOpts are the socket options of every relay socket: buffers large
-// enough for 100k datagrams/s and batches of 64.
-var sockOpts = udpio.Options{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20}
+// sockOpts are the socket options of the upstream sockets, and lnOpts of
+// the listening socket (and the reflector's): receive buffers that ride out
+// the reader being descheduled for a while on a loaded host at 100k
+// datagrams/s (a 64-byte datagram takes about 768 bytes of buffer).
+var (
+	sockOpts = udpio.Options{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20}
+	lnOpts   = udpio.Options{ReadBuffer: 16 << 20, WriteBuffer: 4 << 20}
+)
 
 // Relay is a running UDP relay.
 type Relay struct {
@@ -65,7 +70,7 @@ func NewRelay(ctx context.Context, cfg RelayConfig) (*Relay, error) {
 	if _, _, err := net.SplitHostPort(cfg.To); err != nil {
 		return nil, fmt.Errorf("relay target %q: want HOST:PORT: %w", cfg.To, err)
 	}
-	ln, err := udpio.Listen(ctx, "udp", cfg.Listen, sockOpts)
+	ln, err := udpio.Listen(ctx, "udp", cfg.Listen, lnOpts)
 	if err != nil {
 		return nil, fmt.Errorf("relay: listening on %s: %w", cfg.Listen, err)
 	}
