@@ -110,9 +110,9 @@ prints what it received, reflected and dropped.
 func newRelayCmd(e *env) *cobra.Command {
 	f := &labFlags{}
 	var listen, to string
-	var both bool
+	var both, tcp bool
 	cmd := &cobra.Command{
-		Use:   "relay --listen ADDR:PORT --to HOST:PORT [--model SPEC] [--both] [--json]",
+		Use:   "relay --listen ADDR:PORT --to HOST:PORT [--model SPEC] [--both] [--tcp] [--json]",
 		Short: "User-space UDP relay that applies a device model on the way (loss, delay, rate, device limits)",
 		Long: `relay forwards UDP datagrams from clients to a target and the replies back,
 applying a device model to the forward direction (client -> target; --both for
@@ -120,7 +120,8 @@ the replies too). Every client source address gets its own upstream socket, so
 replies find their way back and several tests can cross it at once. It stops on
 SIGINT/SIGTERM or after --duration and prints what it did; "data" counts only
 iperf2 data datagrams (id above 0), to check a test's own loss, out-of-order and
-duplicate counts against exactly.
+duplicate counts against exactly. --tcp also proxies TCP connections on the same
+port, with the model's delay and rate.
 
 ` + modelHelp,
 		Example: `  wirebench relay --listen 127.0.0.1:6001 --to 127.0.0.1:5001 --model loss=1%,reorder=0.5%,seed=7
@@ -141,7 +142,7 @@ duplicate counts against exactly.
 			}
 			ctx, cancel := f.runCtx(e)
 			defer cancel()
-			r, err := lab.NewRelay(ctx, lab.RelayConfig{Listen: listen, To: to, Model: spec, ModelText: f.model, Both: both,
+			r, err := lab.NewRelay(ctx, lab.RelayConfig{Listen: listen, To: to, Model: spec, ModelText: f.model, Both: both, TCP: tcp,
 				OnLog: func(s string) { e.logf("%s", s) }})
 			if err != nil {
 				return err
@@ -157,6 +158,7 @@ duplicate counts against exactly.
 	cmd.Flags().StringVar(&listen, "listen", "", "ADDR:PORT to receive client datagrams on")
 	cmd.Flags().StringVar(&to, "to", "", "HOST:PORT of the target")
 	cmd.Flags().BoolVar(&both, "both", false, "apply the model to the replies (target -> client) too")
+	cmd.Flags().BoolVar(&tcp, "tcp", false, "also proxy TCP connections on the same port, with the model's delay and rate")
 	f.add(cmd)
 	return cmd
 }

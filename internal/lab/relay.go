@@ -23,6 +23,10 @@ type RelayConfig struct {
 	Model     model.Spec
 	ModelText string
 	Both      bool
+	// TCP also proxies TCP connections on the same address and port to the
+	// target, with the model's delay and rate (nothing else of the model
+	// applies to a byte stream).
+	TCP bool
 	// MaxFlows bounds the client sources served at once (0: 1024); a new
 	// source beyond it is dropped and counted.
 	MaxFlows int
@@ -46,6 +50,7 @@ type Relay struct {
 	ln   udpio.Conn
 
 	fwd, rev *pipe
+	tcp      *tcpProxy
 	start    time.Time
 
 	mu        sync.Mutex // guards flows and refused
@@ -81,6 +86,15 @@ func NewRelay(ctx context.Context, cfg RelayConfig) (*Relay, error) {
 		back = cfg.Model
 	}
 	r.rev = newPipe(r.start, back, r.seed+1)
+	if cfg.TCP {
+		var lc net.ListenConfig
+		tl, err := lc.Listen(ctx, "tcp", ln.LocalAddr().String())
+		if err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("relay: listening for TCP on %s: %w", ln.LocalAddr(), err)
+		}
+		r.tcp = &tcpProxy{ln: tl, to: cfg.To, delay: cfg.Model.Delay, rate: cfg.Model.Rate, onLog: r.log}
+	}
 	return r, nil
 }
 
@@ -98,6 +112,10 @@ func (r *Relay) Run(ctx context.Context) (Report, error) {
 	for _, p := range []*pipe{r.fwd, r.rev} {
 		wg.Add(1)
 		go func() { defer wg.Done(); p.run(sendCtx) }()
+	}
+	if r.tcp != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); r.tcp.serve(ctx) }()
 	}
 	readErr := make(chan error, 1)
 	var readers sync.WaitGroup
@@ -220,6 +238,9 @@ func (r *Relay) report() Report {
 	rep.To, rep.Both = r.cfg.To, r.cfg.Both
 	fwd, rev := r.Counts()
 	rep.Datagrams, rep.Data, rep.Reverse = fwd, fwd.Data, &rev
+	if r.tcp != nil {
+		rep.TCP = r.tcp.snapshot()
+	}
 	lnDrops, _ := r.ln.Drops()
 	r.mu.Lock()
 	rep.Flows = len(r.flows)

@@ -61,6 +61,8 @@ type Report struct {
 	Data      DataCounts `json:"data"`
 	// Reverse is the target → client direction of a relay.
 	Reverse *Counts `json:"reverse,omitempty"`
+	// TCP is what the TCP proxy did (relay --tcp).
+	TCP *TCPCounts `json:"tcp,omitempty"`
 	// Warnings say when a count cannot be taken at face value.
 	Warnings []string `json:"warnings"`
 }
@@ -99,6 +101,10 @@ func (r *Report) WriteText(w io.Writer) {
 	writeCounts(w, dir, r.Datagrams)
 	if r.Reverse != nil {
 		writeCounts(w, "reverse", *r.Reverse)
+	}
+	if t := r.TCP; t != nil {
+		fmt.Fprintf(w, "  tcp       %d connections (%d refused by the target), %d bytes forward, %d bytes back\n",
+			t.Connections, t.Failed, t.BytesForward, t.BytesReverse)
 	}
 	for _, s := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", s)
