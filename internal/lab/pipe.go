@@ -70,7 +70,9 @@ type pipe struct {
 }
 
 func newPipe(start time.Time, spec model.Spec, seed uint64) *pipe {
-	p := &pipe{start: start, held: map[uint64]*packet{}, wake: make(chan struct{}, 1)}
+	// Receive times are wall-clock times without a monotonic reading
+	// (udpio), so the pipe's clock is the wall clock too.
+	p := &pipe{start: start.Round(0), held: map[uint64]*packet{}, wake: make(chan struct{}, 1)}
 	if !spec.Empty() {
 		p.model = model.New(spec, seed)
 	}
@@ -200,6 +202,10 @@ func (p *pipe) due(dst []*packet, flush bool) ([]*packet, time.Duration, bool) {
 	return dst, next - now, ok
 }
 
+// preciseWait is the longest wait slept precisely (and deaf to arrivals);
+// longer ones wait on a timer until about then.
+const preciseWait = 2 * time.Millisecond
+
 // run sends until ctx ends, then sends what is still queued or held.
 func (p *pipe) run(ctx context.Context) {
 	// Releases are due to the microsecond (a 1 ms tick): sleep precisely on
@@ -222,8 +228,18 @@ func (p *pipe) run(ctx context.Context) {
 			batch, _, _ = p.due(batch[:0], true)
 			p.send(batch, msgs)
 			return
-		case pending:
+		case pending && wait < preciseWait:
 			_ = p.clock.Sleep(ctx, wait)
+		case pending:
+			// A long wait (delay, a held datagram) is cut short when a
+			// datagram due sooner arrives.
+			t := time.NewTimer(wait - preciseWait/2)
+			select {
+			case <-p.wake:
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			t.Stop()
 		default:
 			select {
 			case <-p.wake:
