@@ -43,14 +43,20 @@ type relayRun struct {
 	done   chan lab.Report
 }
 
-func startRelay(t *testing.T, port int, spec string) *relayRun {
+// startRelay runs a relay from 127.0.0.1 (any port) to port with the model
+// spec; opts adjust its configuration.
+func startRelay(t *testing.T, port int, spec string, opts ...func(*lab.RelayConfig)) *relayRun {
 	t.Helper()
 	sp, err := model.Parse(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*guard)
-	r, err := lab.NewRelay(ctx, lab.RelayConfig{Listen: "127.0.0.1:0", To: fmt.Sprintf("127.0.0.1:%d", port), Model: sp, ModelText: spec})
+	cfg := lab.RelayConfig{Listen: "127.0.0.1:0", To: fmt.Sprintf("127.0.0.1:%d", port), Model: sp, ModelText: spec}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	r, err := lab.NewRelay(ctx, cfg)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

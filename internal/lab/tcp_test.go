@@ -2,12 +2,10 @@ package lab_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/lab"
-	"github.com/wirebench/wirebench/internal/lab/model"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 )
@@ -17,21 +15,10 @@ import (
 // forwarded, at no more than the rate.
 func TestRelayTCP(t *testing.T) {
 	port, results := startServer(t)
-	const spec = "rate=20mbit,delay=5ms"
-	sp, err := model.Parse(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*guard)
+	rr := startRelay(t, port, "rate=20mbit,delay=5ms", func(c *lab.RelayConfig) { c.TCP = true })
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
-	r, err := lab.NewRelay(ctx, lab.RelayConfig{Listen: "127.0.0.1:0", To: fmt.Sprintf("127.0.0.1:%d", port), Model: sp, ModelText: spec, TCP: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan lab.Report, 1)
-	go func() { rep, _ := r.Run(runCtx); done <- rep }()
-	client, err := session.RunClient(ctx, session.ClientConfig{Host: "127.0.0.1", Port: int(r.Addr().Port()), Duration: 2 * time.Second})
+	client, err := session.RunClient(ctx, session.ClientConfig{Host: "127.0.0.1", Port: int(rr.r.Addr().Port()), Duration: 2 * time.Second})
 	if err != nil {
 		t.Fatalf("client: %v", err)
 	}
@@ -41,8 +28,7 @@ func TestRelayTCP(t *testing.T) {
 	case <-time.After(guard):
 		t.Fatal("no server result")
 	}
-	stop()
-	rep := <-done
+	rep := rr.stop(t)
 	if rep.TCP == nil || server.Receiver == nil {
 		t.Fatalf("no TCP counts %+v or no receiver %+v", rep.TCP, server.Receiver)
 	}
