@@ -90,3 +90,44 @@ func TestReflectorCounts(t *testing.T) {
 		t.Errorf("the model did too little to test: %+v", d)
 	}
 }
+
+// TestRelayBothToReflector chains a relay with --both and delay=10ms in
+// front of a reflector: a datagram comes back unchanged after at least
+// 20 ms, and both directions count it.
+func TestRelayBothToReflector(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	f, err := lab.NewReflector(ctx, "127.0.0.1:0", model.Spec{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fctx, stopF := context.WithCancel(ctx)
+	fdone := make(chan struct{})
+	go func() { defer close(fdone); _, _ = f.Run(fctx) }()
+	defer func() { stopF(); <-fdone }()
+	rr := startRelay(t, int(f.Addr().Port()), "delay=10ms", func(c *lab.RelayConfig) { c.Both = true })
+	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(rr.r.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	msg := []byte("wirebench relay --both")
+	sent := time.Now()
+	if _, err := c.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(guard))
+	b := make([]byte, 100)
+	k, err := c.Read(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rtt := time.Since(sent)
+	rep := rr.stop(t)
+	if string(b[:k]) != string(msg) || rtt < 20*time.Millisecond {
+		t.Errorf("got %q after %v, want %q after 20 ms or more", b[:k], rtt, msg)
+	}
+	if rep.Datagrams.Forwarded != 1 || rep.Reverse == nil || rep.Reverse.Forwarded != 1 || rep.Flows != 1 {
+		t.Errorf("relay counts: forward %+v, reverse %+v, %d flows", rep.Datagrams, rep.Reverse, rep.Flows)
+	}
+}
