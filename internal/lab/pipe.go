@@ -59,6 +59,8 @@ type pipe struct {
 	model  *model.Model
 	next   uint64        // handle of the next datagram
 	lastIn time.Duration // latest arrival time given to the model
+	lastRx time.Duration // receive time of the latest datagram
+	maxGap time.Duration // longest time between two arrivals
 	held   map[uint64]*packet
 	queue  []*packet
 	qhead  int
@@ -85,6 +87,11 @@ func (p *pipe) push(b []byte, rx time.Time, conn udpio.Conn, to netip.AddrPort, 
 	pk := &packet{buf: append([]byte(nil), b...), conn: conn, to: to, id: dataID(b), seq: seq, copies: 1}
 	data := pk.id > 0
 	p.mu.Lock()
+	at := rx.Sub(p.start)
+	if p.counts.In > 0 && at-p.lastRx > p.maxGap {
+		p.maxGap = at - p.lastRx
+	}
+	p.lastRx = at
 	p.counts.In++
 	if data {
 		p.counts.Data.In++
@@ -102,7 +109,7 @@ func (p *pipe) push(b []byte, rx time.Time, conn udpio.Conn, to netip.AddrPort, 
 	p.next++
 	// The model wants arrival times that never go back; receive times from
 	// two sockets (replies from several flows) may.
-	now := max(rx.Sub(p.start), p.lastIn)
+	now := max(at, p.lastIn)
 	p.lastIn = now
 	p.rels = p.model.Expire(p.rels[:0], now)
 	var fate model.Fate
@@ -287,6 +294,7 @@ func (p *pipe) send(batch []*packet, msgs []udpio.Message) []udpio.Message {
 func (p *pipe) snapshot() Counts {
 	p.mu.Lock()
 	c := p.counts
+	c.MaxGapMS = float64(p.maxGap) / 1e6
 	p.mu.Unlock()
 	c.Data.Reordered = p.reordered.Load()
 	c.SendErrors = p.sendErrors.Load()

@@ -142,6 +142,26 @@ func TestRelayExactCounts(t *testing.T) {
 	}
 }
 
+// steady runs attempt up to three times until the relay saw the offered
+// load arrive without a long stall (no gap between datagrams over 150 ms,
+// three quarters of the model's default 200 ms queue): a sender descheduled
+// longer than the queue's backlog lasts leaves a rate-limiting stage idle,
+// and the figures then describe the host, not the model. It fails when
+// every attempt stalled.
+func steady(t *testing.T, attempt func() (lab.Report, func())) {
+	t.Helper()
+	for i := 1; i <= 3; i++ {
+		rep, check := attempt()
+		if gap := rep.Datagrams.MaxGapMS; gap > 150 {
+			t.Logf("attempt %d: the sender stalled for %.0f ms (host contention): the offered load was not steady", i, gap)
+			continue
+		}
+		check()
+		return
+	}
+	t.Fatal("the sender stalled in all three attempts: the host is too loaded to offer a steady load")
+}
+
 // TestRelayServiceBufferCliff is seed 002 through the relay: a device that
 // serves 5000 buffers/s of 2524 bytes passes about 10000 datagrams/s of
 // 1262 bytes (two per buffer) but about 5000/s of 1263.
@@ -149,17 +169,21 @@ func TestRelayServiceBufferCliff(t *testing.T) {
 	port, results := startServer(t)
 	rate := map[int]float64{}
 	for _, size := range []int{1262, 1263} {
-		rr := startRelay(t, port, "service=5000,buffer=2524")
-		_, server := udpTest(t, rr, results, 15000, size, 3*time.Second)
-		rep := rr.stop(t)
-		rate[size] = server.Receiver.PacketsPerSecond
-		t.Logf("%d B: server %.0f/s; relay %+v", size, rate[size], rep.Datagrams)
-		if len(rep.Warnings) > 0 {
-			t.Logf("%d B: relay warnings %q", size, rep.Warnings)
-		}
-		if rep.Datagrams.DroppedBy["service_queue"] == 0 {
-			t.Errorf("%d B: the service queue dropped nothing at 15000/s offered", size)
-		}
+		steady(t, func() (lab.Report, func()) {
+			rr := startRelay(t, port, "service=5000,buffer=2524")
+			_, server := udpTest(t, rr, results, 15000, size, 3*time.Second)
+			rep := rr.stop(t)
+			rate[size] = server.Receiver.PacketsPerSecond
+			t.Logf("%d B: server %.0f/s; relay %+v", size, rate[size], rep.Datagrams)
+			return rep, func() {
+				if len(rep.Warnings) > 0 {
+					t.Logf("%d B: relay warnings %q", size, rep.Warnings)
+				}
+				if rep.Datagrams.DroppedBy["service_queue"] == 0 {
+					t.Errorf("%d B: the service queue dropped nothing at 15000/s offered", size)
+				}
+			}
+		})
 	}
 	if r := rate[1263] / rate[1262]; r < 0.45 || r > 0.55 || math.Abs(rate[1262]-10000) > 1000 {
 		t.Errorf("1262 B: %.0f/s, 1263 B: %.0f/s, ratio %.3f; want about 10000 and 5000, ratio 0.45–0.55", rate[1262], rate[1263], r)
@@ -171,16 +195,20 @@ func TestRelayServiceBufferCliff(t *testing.T) {
 // and its timer-tick diagnosis names 7 per 1 ms.
 func TestRelayTick(t *testing.T) {
 	port, results := startServer(t)
-	rr := startRelay(t, port, "tick=1ms/7")
-	_, server := udpTest(t, rr, results, 10000, 1470, 3*time.Second)
-	rep := rr.stop(t)
-	pps := server.Receiver.PacketsPerSecond
-	t.Logf("server %.0f/s, diagnoses %q, warnings %q; relay %+v", pps, server.Diagnoses, server.Warnings, rep.Datagrams)
-	if math.Abs(pps-7000) > 70 {
-		t.Errorf("server measured %.0f datagrams/s, want 7000 within 1 %%", pps)
-	}
-	diag := strings.Join(server.Diagnoses, "\n")
-	if !strings.Contains(diag, "1 ms") || !strings.Contains(diag, "7 ") {
-		t.Errorf("no timer diagnosis of 7 per 1 ms: %q", server.Diagnoses)
-	}
+	steady(t, func() (lab.Report, func()) {
+		rr := startRelay(t, port, "tick=1ms/7")
+		_, server := udpTest(t, rr, results, 10000, 1470, 3*time.Second)
+		rep := rr.stop(t)
+		pps := server.Receiver.PacketsPerSecond
+		t.Logf("server %.0f/s, diagnoses %q, warnings %q; relay %+v", pps, server.Diagnoses, server.Warnings, rep.Datagrams)
+		return rep, func() {
+			if math.Abs(pps-7000) > 70 {
+				t.Errorf("server measured %.0f datagrams/s, want 7000 within 1 %%", pps)
+			}
+			diag := strings.Join(server.Diagnoses, "\n")
+			if !strings.Contains(diag, "1 ms") || !strings.Contains(diag, "7 ") {
+				t.Errorf("no timer diagnosis of 7 per 1 ms: %q", server.Diagnoses)
+			}
+		}
+	})
 }

@@ -26,6 +26,10 @@ type Counts struct {
 	// SendErrors counts sends the kernel refused (the datagram is lost
 	// although the model forwarded it).
 	SendErrors int64 `json:"send_errors"`
+	// MaxGapMS is the longest time between two datagrams received, in
+	// milliseconds: a sender that stalled (a loaded host) shows here, and a
+	// rate-limiting stage whose queue ran dry meanwhile lost those ticks.
+	MaxGapMS float64 `json:"max_arrival_gap_ms"`
 	// Data counts only iperf2-layout data datagrams (id above 0).
 	Data DataCounts `json:"data"`
 
