@@ -130,8 +130,9 @@ func TestRelayExactCounts(t *testing.T) {
 			t.Errorf("seed %d: the model did too little to test: %+v", seed, d)
 		}
 		if client.Receiver.Lost != d.Dropped || client.Receiver.OutOfOrder != d.Reordered || server.Receiver.Duplicates != d.Duplicated {
-			t.Errorf("seed %d: client lost %d, out of order %d, server duplicates %d; relay dropped %d, reordered %d, duplicated %d",
-				seed, client.Receiver.Lost, client.Receiver.OutOfOrder, server.Receiver.Duplicates, d.Dropped, d.Reordered, d.Duplicated)
+			t.Errorf("seed %d: client lost %d, out of order %d, server duplicates %d; relay dropped %d, reordered %d, duplicated %d (server warnings %q, client warnings %q, relay warnings %q)",
+				seed, client.Receiver.Lost, client.Receiver.OutOfOrder, server.Receiver.Duplicates, d.Dropped, d.Reordered, d.Duplicated,
+				server.Warnings, client.Warnings, rep.Warnings)
 		}
 		if server.Receiver.Lost != d.Dropped || server.Receiver.OutOfOrder != d.Reordered {
 			t.Errorf("seed %d: server lost %d, out of order %d", seed, server.Receiver.Lost, server.Receiver.OutOfOrder)
