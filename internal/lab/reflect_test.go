@@ -131,3 +131,38 @@ func TestRelayBothToReflector(t *testing.T) {
 		t.Errorf("relay counts: forward %+v, reverse %+v, %d flows", rep.Datagrams, rep.Reverse, rep.Flows)
 	}
 }
+
+// TestRelayIdleFlow: a client source silent for the idle time loses its
+// upstream socket, and its next datagram opens a new one.
+func TestRelayIdleFlow(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	f, err := lab.NewReflector(ctx, "127.0.0.1:0", model.Spec{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fctx, stopF := context.WithCancel(ctx)
+	fdone := make(chan struct{})
+	go func() { defer close(fdone); _, _ = f.Run(fctx) }()
+	defer func() { stopF(); <-fdone }()
+	rr := startRelay(t, int(f.Addr().Port()), "", func(c *lab.RelayConfig) { c.IdleFlow = 200 * time.Millisecond })
+	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(rr.r.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	b := make([]byte, 100)
+	for i := range 2 {
+		if _, err := c.Write([]byte("ping")); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(guard))
+		if _, err := c.Read(b); err != nil {
+			t.Fatalf("reply %d: %v", i, err)
+		}
+		time.Sleep(600 * time.Millisecond) // well past the idle time and a reaping pass
+	}
+	if rep := rr.stop(t); rep.Flows != 2 || rep.Reverse.Forwarded != 2 {
+		t.Errorf("%d upstream sockets opened, %d replies; want 2 and 2", rep.Flows, rep.Reverse.Forwarded)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/lab/model"
@@ -27,6 +28,9 @@ type RelayConfig struct {
 	// target, with the model's delay and rate (nothing else of the model
 	// applies to a byte stream).
 	TCP bool
+	// IdleFlow is how long a client source may stay silent (both ways)
+	// before its upstream socket is closed (0: 2 minutes).
+	IdleFlow time.Duration
 	// MaxFlows bounds the client sources served at once (0: 1024); a new
 	// source beyond it is dropped and counted.
 	MaxFlows int
@@ -53,8 +57,9 @@ type Relay struct {
 	tcp      *tcpProxy
 	start    time.Time
 
-	mu        sync.Mutex // guards flows and refused
+	mu        sync.Mutex // guards flows, opened, refused, upErrors, upDropped
 	flows     map[netip.AddrPort]*flow
+	opened    int
 	refused   int64
 	upErrors  []string
 	upDropped uint64
@@ -65,12 +70,16 @@ type flow struct {
 	client   netip.AddrPort
 	up       udpio.Conn
 	fwd, rev seqState
+	last     atomic.Int64 // time of the latest datagram either way, Unix ns
 }
 
 // NewRelay binds the listening socket (so Addr is known before Run).
 func NewRelay(ctx context.Context, cfg RelayConfig) (*Relay, error) {
 	if cfg.MaxFlows <= 0 {
 		cfg.MaxFlows = 1024
+	}
+	if cfg.IdleFlow <= 0 {
+		cfg.IdleFlow = 2 * time.Minute
 	}
 	if _, _, err := net.SplitHostPort(cfg.To); err != nil {
 		return nil, fmt.Errorf("relay target %q: want HOST:PORT: %w", cfg.To, err)
@@ -142,13 +151,26 @@ func (r *Relay) readClients(ctx context.Context, readers *sync.WaitGroup) error 
 	for i := range msgs {
 		msgs[i].Buf = make([]byte, 65536)
 	}
+	reaped := time.Now()
 	for {
+		// Wake now and then to close idle flows; check ctx after setting the
+		// deadline, so the one Run sets at the end is never overwritten.
+		_ = r.ln.SetReadDeadline(time.Now().Add(r.cfg.IdleFlow / 4))
+		if ctx.Err() != nil {
+			return nil
+		}
 		n, err := r.ln.ReadBatch(msgs)
+		now := time.Now()
+		if now.Sub(reaped) >= r.cfg.IdleFlow/4 {
+			r.reap(now)
+			reaped = now
+		}
 		for _, m := range msgs[:n] {
 			f := r.flowFor(ctx, m.Addr, readers)
 			if f == nil {
 				continue
 			}
+			f.last.Store(now.UnixNano())
 			r.fwd.push(m.Buf[:m.N], m.Time, f.up, netip.AddrPort{}, &f.fwd)
 		}
 		if err != nil {
@@ -186,7 +208,9 @@ func (r *Relay) flowFor(ctx context.Context, src netip.AddrPort, readers *sync.W
 		return nil
 	}
 	f := &flow{client: src, up: up}
+	f.last.Store(time.Now().UnixNano())
 	r.flows[src] = f
+	r.opened++
 	r.log(fmt.Sprintf("relay: %s -> %s via %s", src, r.cfg.To, up.LocalAddr()))
 	readers.Add(1)
 	go func() { defer readers.Done(); r.readTarget(ctx, f) }()
@@ -202,12 +226,33 @@ func (r *Relay) readTarget(ctx context.Context, f *flow) {
 	}
 	for ctx.Err() == nil {
 		n, err := f.up.ReadBatch(msgs)
+		if n > 0 {
+			f.last.Store(time.Now().UnixNano())
+		}
 		for _, m := range msgs[:n] {
 			r.rev.push(m.Buf[:m.N], m.Time, r.ln, f.client, &f.rev)
 		}
 		if err != nil && (errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil) {
 			return
 		}
+	}
+}
+
+// reap closes the upstream sockets of flows silent for IdleFlow; a later
+// datagram from the same source opens a new one.
+func (r *Relay) reap(now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for src, f := range r.flows {
+		if now.Sub(time.Unix(0, f.last.Load())) < r.cfg.IdleFlow {
+			continue
+		}
+		if d, ok := f.up.Drops(); ok {
+			r.upDropped += d
+		}
+		_ = f.up.Close()
+		delete(r.flows, src)
+		r.log(fmt.Sprintf("relay: %s idle for %v: upstream socket closed", src, r.cfg.IdleFlow))
 	}
 }
 
@@ -243,13 +288,19 @@ func (r *Relay) report() Report {
 	}
 	lnDrops, _ := r.ln.Drops()
 	r.mu.Lock()
-	rep.Flows = len(r.flows)
+	rep.Flows = r.opened
+	upDrops := r.upDropped
+	for _, f := range r.flows {
+		if d, ok := f.up.Drops(); ok {
+			upDrops += d
+		}
+	}
 	if r.refused > 0 {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d datagrams from new client sources were dropped: no upstream socket (limit %d sources, or it could not be opened)", r.refused, r.cfg.MaxFlows))
 	}
 	rep.Warnings = append(rep.Warnings, r.upErrors...)
 	r.mu.Unlock()
 	rep.warn("forward", fwd, lnDrops)
-	rep.warn("reverse", rev, 0)
+	rep.warn("reverse", rev, upDrops)
 	return rep
 }
