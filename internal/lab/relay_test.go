@@ -126,7 +126,9 @@ func TestRelayExactCounts(t *testing.T) {
 		d := rep.Data
 		t.Logf("seed %d: relay data %+v; client lost %d ooo %d; server dup %d", seed, d,
 			client.Receiver.Lost, client.Receiver.OutOfOrder, server.Receiver.Duplicates)
-		if d.In < 19000 || d.Dropped == 0 || d.Reordered == 0 || d.Duplicated == 0 {
+		// A sender stalled on a loaded host sends fewer than 20000; half of
+		// them is still plenty for every fate to occur.
+		if d.In < 10000 || d.Dropped == 0 || d.Reordered == 0 || d.Duplicated == 0 {
 			t.Errorf("seed %d: the model did too little to test: %+v", seed, d)
 		}
 		if client.Receiver.Lost != d.Dropped || client.Receiver.OutOfOrder != d.Reordered || server.Receiver.Duplicates != d.Duplicated {
