@@ -131,6 +131,8 @@ func commands(e *env) []*cobra.Command {
 		newPingCmd(e),
 		newLatencyCmd(e),
 		newProbeCmd(e),
+		newReflectCmd(e),
+		newRelayCmd(e),
 		newLoopbackCmd(e),
 		newLabCmd(e),
 		newVersionCmd(e),

@@ -1,0 +1,95 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/lab/model"
+	"github.com/wirebench/wirebench/internal/udpio"
+)
+
+// Reflector sends every datagram back to its sender unchanged (unless the
+// model says otherwise).
+type Reflector struct {
+	ln        udpio.Conn
+	p         *pipe
+	seed      uint64
+	modelText string
+	start     time.Time
+
+	mu    sync.Mutex // guards seqs
+	seqs  map[netip.AddrPort]*seqState
+	limit int
+}
+
+// NewReflector binds addr ("[ADDR]:PORT") and applies spec to what it
+// reflects; text is the model as written, for the report.
+func NewReflector(ctx context.Context, addr string, spec model.Spec, text string) (*Reflector, error) {
+	ln, err := udpio.Listen(ctx, "udp", addr, lnOpts)
+	if err != nil {
+		return nil, fmt.Errorf("reflect: listening on %s: %w", addr, err)
+	}
+	f := &Reflector{ln: ln, seed: seedFor(spec), modelText: text, start: time.Now(), seqs: map[netip.AddrPort]*seqState{}, limit: 4096}
+	f.p = newPipe(f.start, spec, f.seed)
+	return f, nil
+}
+
+// Addr is the bound address.
+func (f *Reflector) Addr() netip.AddrPort { return f.ln.LocalAddr() }
+
+// Run reflects until ctx ends and returns the report.
+func (f *Reflector) Run(ctx context.Context) (Report, error) {
+	sendCtx, stopSend := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); f.p.run(sendCtx) }()
+	stop := context.AfterFunc(ctx, func() { _ = f.ln.SetReadDeadline(time.Now()) })
+	defer stop()
+	msgs := make([]udpio.Message, udpio.DefaultBatchSize)
+	for i := range msgs {
+		msgs[i].Buf = make([]byte, 65536)
+	}
+	var readErr error
+	for ctx.Err() == nil {
+		n, err := f.ln.ReadBatch(msgs)
+		for _, m := range msgs[:n] {
+			f.p.push(m.Buf[:m.N], m.Time, f.ln, m.Addr, f.seqFor(m.Addr))
+		}
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			if errors.Is(err, net.ErrClosed) {
+				readErr = err
+				break
+			}
+			// An ICMP error for an earlier reflection; the socket stays usable.
+		}
+	}
+	stopSend()
+	<-done
+	rep := newReport("reflect", f.ln.LocalAddr().String(), f.modelText, f.seed, f.start)
+	rep.Datagrams = f.p.snapshot()
+	rep.Data = rep.Datagrams.Data
+	drops, _ := f.ln.Drops()
+	rep.warn("reflect", rep.Datagrams, drops)
+	return rep, errors.Join(readErr, f.ln.Close())
+}
+
+// seqFor returns the reordering state of a source (nil past the limit of
+// sources tracked: its reordering is then not counted).
+func (f *Reflector) seqFor(a netip.AddrPort) *seqState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.seqs[a]
+	if !ok && len(f.seqs) < f.limit {
+		s = &seqState{}
+		f.seqs[a] = s
+	}
+	return s
+}
+
+// Seed is the seed the model's fates are drawn from.
+func (f *Reflector) Seed() uint64 { return f.seed }
