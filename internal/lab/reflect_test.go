@@ -97,14 +97,7 @@ func TestReflectorCounts(t *testing.T) {
 func TestRelayBothToReflector(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
-	f, err := lab.NewReflector(ctx, "127.0.0.1:0", model.Spec{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fctx, stopF := context.WithCancel(ctx)
-	fdone := make(chan struct{})
-	go func() { defer close(fdone); _, _ = f.Run(fctx) }()
-	defer func() { stopF(); <-fdone }()
+	f := startPlainReflector(ctx, t)
 	rr := startRelay(t, int(f.Addr().Port()), "delay=10ms", func(c *lab.RelayConfig) { c.Both = true })
 	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(rr.r.Addr()))
 	if err != nil {
@@ -137,14 +130,7 @@ func TestRelayBothToReflector(t *testing.T) {
 func TestRelayIdleFlow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
-	f, err := lab.NewReflector(ctx, "127.0.0.1:0", model.Spec{}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fctx, stopF := context.WithCancel(ctx)
-	fdone := make(chan struct{})
-	go func() { defer close(fdone); _, _ = f.Run(fctx) }()
-	defer func() { stopF(); <-fdone }()
+	f := startPlainReflector(ctx, t)
 	rr := startRelay(t, int(f.Addr().Port()), "", func(c *lab.RelayConfig) { c.IdleFlow = 200 * time.Millisecond })
 	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(rr.r.Addr()))
 	if err != nil {
@@ -165,4 +151,19 @@ func TestRelayIdleFlow(t *testing.T) {
 	if rep := rr.stop(t); rep.Flows != 2 || rep.Reverse.Forwarded != 2 {
 		t.Errorf("%d upstream sockets opened, %d replies; want 2 and 2", rep.Flows, rep.Reverse.Forwarded)
 	}
+}
+
+// startPlainReflector runs a reflector without a model on loopback until
+// the test ends.
+func startPlainReflector(ctx context.Context, t *testing.T) *lab.Reflector {
+	t.Helper()
+	f, err := lab.NewReflector(ctx, "127.0.0.1:0", model.Spec{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _, _ = f.Run(fctx) }()
+	t.Cleanup(func() { stop(); <-done })
+	return f
 }
