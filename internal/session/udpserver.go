@@ -90,6 +90,24 @@ func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest
 		s.logs.log("short", fmt.Sprintf("udp: ignored a %d-byte datagram from %s: too short for an iperf header", len(b), src))
 		return
 	}
+	s.iperf2Datagram(ctx, tests, src, t, b, m.Time)
+}
+
+// iperf2Datagram handles one datagram (at least 12 bytes) of an iperf2
+// test from src; t is src's test, if it has one.
+func (s *Server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest, src netip.AddrPort, t *udpTest, b []byte, at time.Time) {
+	if t != nil && t.finished && !t.reverse && t.rx.opensNewTest(b) {
+		// The source of a finished test starts another one: its
+		// datagrams must not be fed to the old test (wrong counts, the
+		// old report in the old layout). Datagrams taken for late ones
+		// of the old test may have been this test's first.
+		delete(tests, src)
+		s.udpFinished--
+		for _, h := range t.rx.takeHeld(b) {
+			s.iperf2Datagram(ctx, tests, src, tests[src], h.b, h.at)
+		}
+		t = tests[src]
+	}
 	if t == nil {
 		id, _, _, _ := iperf2.ParseDatagram(b, iperf2.DetectUDPLayout(b), false)
 		if iperf2.IsFIN(id) {
@@ -100,14 +118,14 @@ func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest
 			s.logs.log("full", fmt.Sprintf("udp: ignored a new test from %s: %d tests are open (--max-tests)", src, len(tests)))
 			return
 		}
-		t = s.startUDP(ctx, src, b, m.Time)
+		t = s.startUDP(ctx, src, b, at)
 		tests[src] = t
 	}
 	if t.reverse {
 		return // the client's hellos while we send
 	}
 	unanswered := t.rx.unanswered
-	reply := t.rx.feed(b, m.Time)
+	reply := t.rx.feed(b, at)
 	if t.rx.unanswered > unanswered {
 		why := fmt.Sprintf("its report was already re-sent %d times", t.rx.resends)
 		if t.rx.report == nil {
