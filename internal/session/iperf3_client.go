@@ -350,17 +350,23 @@ func (cl *i3Client) run(ctx context.Context) {
 	per := engine.NewIntervals(cl.start, perPeriod, nil, i3Flows(ids, allC)...)
 	per.Run(ctx)
 
+	// An interrupt (ctx done) ends the sending; the test still ends the
+	// proper way on wrap, which ctx does not cancel: TEST_END, the results
+	// exchange, each step bounded by i3StepTimeout. The receivers run on
+	// until TEST_END is answered, so what was in flight is counted.
+	wrap := context.WithoutCancel(ctx)
+
 	// The control connection is read by one goroutine from now on.
 	ctrlMsg := make(chan error, 1)
 	go func() {
-		st, err := cl.readState(ctx)
+		st, err := cl.readState(wrap)
 		if err == nil && st != iperf3.ExchangeResults {
 			err = fmt.Errorf("iperf3 server sent %v during the test", st)
 		}
 		ctrlMsg <- err
 	}()
 
-	rctx, stopRecv := context.WithCancel(ctx)
+	rctx, stopRecv := context.WithCancel(wrap)
 	defer stopRecv()
 	sctx, stopSend := context.WithCancel(ctx)
 	defer stopSend()
@@ -379,11 +385,8 @@ func (cl *i3Client) run(ctx context.Context) {
 	var ctrlErr error
 	early := false
 	select {
-	case <-ended:
+	case <-ended: // also after an interrupt: the senders stopped on sctx
 	case ctrlErr = <-ctrlMsg:
-		early = true
-	case <-ctx.Done():
-		ctrlErr = ctx.Err()
 		early = true
 	}
 	stopSend()
@@ -391,7 +394,7 @@ func (cl *i3Client) run(ctx context.Context) {
 	<-ended
 	cl.end = time.Now()
 	if !early {
-		wctx, cancel := step(ctx)
+		wctx, cancel := step(wrap)
 		err := cl.conn.WriteState(wctx, iperf3.TestEnd)
 		cancel()
 		if err == nil {
@@ -404,8 +407,6 @@ func (cl *i3Client) run(ctx context.Context) {
 			case ctrlErr = <-ctrlMsg:
 			case <-time.After(i3StepTimeout):
 				ctrlErr = errors.New("the iperf3 server did not answer TEST_END")
-			case <-ctx.Done():
-				ctrlErr = ctx.Err()
 			}
 		}
 	}
@@ -419,12 +420,13 @@ func (cl *i3Client) run(ctx context.Context) {
 	cl.r.Intervals = iv.Stop(time.Now())
 	cl.perIv = per.Stop(time.Now())
 	if ctrlErr == nil {
-		ctrlErr = cl.exchange(ctx)
+		ctrlErr = cl.exchange(wrap)
 	} else {
 		cl.ctrl.Close() // unblocks the reader goroutine
 		<-ctrlMsg
 	}
 	cl.fill()
+	warnInterrupted(ctx, cl.r)
 	if ctrlErr != nil && cl.r.Error == "" {
 		cl.r.Error = ctrlErr.Error()
 	}

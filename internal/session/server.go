@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"syscall"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -122,22 +123,41 @@ type Server struct {
 func Listen(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	cfg.applyDefaults()
 	s := &Server{cfg: cfg, oneShot: make(chan struct{}), logs: newRateLog(cfg.OnLog)}
-	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
+	// An ephemeral port is free for TCP when the kernel picks it, but a
+	// UDP socket (any client's) may hold the same number: try another.
+	tries := 1
+	if cfg.Port == 0 {
+		tries = 20
+	}
+	var err error
+	for try := 0; try < tries; try++ {
+		if err = s.listen(ctx); err == nil || !errors.Is(err, syscall.EADDRINUSE) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// listen opens the TCP socket on cfg.Port and the UDP one on the same port.
+func (s *Server) listen(ctx context.Context) error {
+	addr := net.JoinHostPort(s.cfg.Bind, strconv.Itoa(s.cfg.Port))
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("listening on tcp %s: %w", addr, err)
+		return fmt.Errorf("listening on tcp %s: %w", addr, err)
 	}
-	s.tcp = ln
-	s.port = ln.Addr().(*net.TCPAddr).Port
-	uaddr := net.JoinHostPort(cfg.Bind, strconv.Itoa(s.port))
+	port := ln.Addr().(*net.TCPAddr).Port
+	uaddr := net.JoinHostPort(s.cfg.Bind, strconv.Itoa(port))
 	uc, err := udpio.Listen(ctx, "udp", uaddr, udpSocketOptions)
 	if err != nil {
 		ln.Close()
-		return nil, fmt.Errorf("listening on udp %s: %w", uaddr, err)
+		return fmt.Errorf("listening on udp %s: %w", uaddr, err)
 	}
-	s.udp = &lockedConn{Conn: uc}
-	return s, nil
+	s.tcp, s.port, s.udp = ln, port, &lockedConn{Conn: uc}
+	return nil
 }
 
 // Port returns the port the server listens on (TCP and UDP).

@@ -80,8 +80,11 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 			o := &outs[i]
 			o.send, o.err = spec.send(ctx, conns[i], netip.AddrPort{}, tmpl, counters[i])
 			if o.err == nil {
+				// An interrupt (ctx done) ends the send; the test still
+				// ends the proper way: FINs and the report, bounded by
+				// finish itself.
 				var err error
-				o.fin, err = spec.finish(ctx, conns[i], netip.AddrPort{}, tmpl, o.send.Packets)
+				o.fin, err = spec.finish(context.WithoutCancel(ctx), conns[i], netip.AddrPort{}, tmpl, o.send.Packets)
 				if o.err == nil {
 					o.err = err
 				}
@@ -98,6 +101,7 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	}
 	r.Intervals = iv.Stop(time.Now())
 	fillUDPClientResult(r, cfg, outs)
+	warnInterrupted(ctx, r)
 	if backFlow != nil {
 		r.Reverse = backFlow
 		r.Warnings = append(r.Warnings, back.warnings...)
@@ -128,7 +132,7 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 	var rcv *result.Receiver
 	var maxLag time.Duration
 	var offered float64 // datagrams/s summed over streams
-	noReport, echoes := 0, 0
+	noReport, echoes, noReportFINs := 0, 0, 0
 	var first, last time.Time
 	for i, o := range outs {
 		if first.IsZero() || o.send.Start.Before(first) {
@@ -161,6 +165,7 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 			sumReceiver(rcv, rr)
 		} else {
 			noReport++
+			noReportFINs += o.fin.fins
 		}
 		if o.err != nil && r.Error == "" {
 			r.Error = o.err.Error()
@@ -178,7 +183,8 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 	}
 	warnSender(r, cfg, snd, maxLag)
 	if noReport > 0 {
-		r.Warn(fmt.Sprintf("%d of %d streams got no server report after their FINs (%s): the receiver's counts are unknown for them", noReport, len(outs), finWait(cfg)))
+		r.Warn(fmt.Sprintf("%d of %d streams got no server report after their FINs (%d FINs sent, %s): the receiver's counts are unknown for them",
+			noReport, len(outs), noReportFINs, finWait(cfg)))
 	}
 	if rcv != nil && cfg.Parallel > 1 {
 		r.Warn("the receiver jitter shown for several streams is the largest of the streams' jitters")
@@ -187,9 +193,9 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 
 func finWait(cfg *ClientConfig) string {
 	if cfg.Dialect == DialectIperf2Legacy {
-		return "10 tries, 250 ms apart"
+		return "up to 10, 250 ms apart"
 	}
-	return "201 FINs, 10 ms apart"
+	return "up to 201, 10 ms apart"
 }
 
 // reportReceiver turns a server report into receiver counts.
