@@ -7,9 +7,9 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
-	"syscall"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
