@@ -55,7 +55,7 @@ func (s *Server) EnableIperf3(ctx context.Context, cfg Iperf3Config) (int, error
 	}
 	port = ln.Addr().(*net.TCPAddr).Port
 	uaddr := net.JoinHostPort(s.cfg.Bind, strconv.Itoa(port))
-	uc, err := udpio.Listen(ctx, "udp", uaddr, udpSocketOptions)
+	uc, err := udpio.Listen(ctx, "udp", uaddr, serverUDPSocketOptions)
 	if err != nil {
 		ln.Close()
 		return 0, fmt.Errorf("listening on udp %s for iperf3: %w", uaddr, err)

@@ -151,7 +151,7 @@ func (s *Server) listen(ctx context.Context) error {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	uaddr := net.JoinHostPort(s.cfg.Bind, strconv.Itoa(port))
-	uc, err := udpio.Listen(ctx, "udp", uaddr, udpSocketOptions)
+	uc, err := udpio.Listen(ctx, "udp", uaddr, serverUDPSocketOptions)
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("listening on udp %s: %w", uaddr, err)

@@ -15,9 +15,20 @@ import (
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
-// udpSocketOptions are the buffers our UDP sockets ask for: large enough
-// that a burst at line rate does not overflow our own host.
-var udpSocketOptions = udpio.Options{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20}
+// udpSocketOptions are the buffers our UDP sockets ask for. The receive
+// buffer is large enough that a burst at line rate does not overflow our
+// own host. The send buffer stays at the system default, as iperf's does:
+// the skbs a socket has queued count against it, so a sender whose send
+// buffer is smaller than its egress queue (a shaper's tbf) blocks when the
+// queue is full. A forced 4 MiB buffer let the sender overfill the queue,
+// which then dropped silently (the send call succeeds, UDP SndbufErrors
+// rises) and the receiver counted it as loss on the path.
+var udpSocketOptions = udpio.Options{ReadBuffer: 4 << 20}
+
+// serverUDPSocketOptions are for the server's shared listening sockets:
+// their reader goroutine also writes every test's reports, and must not
+// block on a send buffer that a -R test's traffic keeps full.
+var serverUDPSocketOptions = udpio.Options{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20}
 
 // streamOutcome is one UDP stream's send and end-of-test exchange.
 type streamOutcome struct {
@@ -70,6 +81,7 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	if back != nil {
 		back.start(ctx, iv, cfg.Dual)
 	}
+	drops := watchSendPathDrops(conns[0].RemoteAddr().Addr())
 	outs := make([]streamOutcome, cfg.Parallel)
 	var wg sync.WaitGroup
 	for i := range conns {
@@ -92,6 +104,7 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 		}()
 	}
 	wg.Wait()
+	localDrops := drops.done()
 	if back != nil && cfg.Tradeoff {
 		back.release()
 	}
@@ -101,6 +114,7 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	}
 	r.Intervals = iv.Stop(time.Now())
 	fillUDPClientResult(r, cfg, outs)
+	localDrops.apply(r)
 	warnInterrupted(ctx, r)
 	if backFlow != nil {
 		r.Reverse = backFlow

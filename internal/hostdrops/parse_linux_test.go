@@ -1,0 +1,39 @@
+//go:build linux
+
+package hostdrops
+
+import (
+	"net/netip"
+	"testing"
+)
+
+func TestParseSNMP(t *testing.T) {
+	snmp := []byte("Ip: Forwarding DefaultTTL\nIp: 1 64\n" +
+		"Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors InCsumErrors IgnoredMulti MemErrors\n" +
+		"Udp: 14 0 0 14 0 37 0 0 0\n" +
+		"UdpLite: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors InCsumErrors IgnoredMulti MemErrors\n" +
+		"UdpLite: 0 0 0 0 0 99 0 0 0\n")
+	if n, err := parseSNMP(snmp); n != 37 || err != nil {
+		t.Errorf("parseSNMP = %d, %v; want 37", n, err)
+	}
+	if _, err := parseSNMP([]byte("Ip: Forwarding\nIp: 1\n")); err == nil {
+		t.Error("no Udp lines: no error")
+	}
+	snmp6 := []byte("Udp6InDatagrams                 \t5\nUdp6SndbufErrors                \t8\nUdpLite6SndbufErrors 1\n")
+	if n, err := parseSNMP6(snmp6); n != 8 || err != nil {
+		t.Errorf("parseSNMP6 = %d, %v; want 8", n, err)
+	}
+}
+
+// TestReadLoopback reads the real counters for 127.0.0.1: the SNMP table
+// is always there; lo's root qdisc is readable too.
+func TestReadLoopback(t *testing.T) {
+	c := Read(netip.MustParseAddr("127.0.0.1"))
+	if !c.SndbufOK {
+		t.Errorf("SndbufErrors not readable: %s", c.Why)
+	}
+	if c.QdiscOK && c.Interface != "lo" {
+		t.Errorf("route to 127.0.0.1 leaves by %q", c.Interface)
+	}
+	t.Logf("%+v", c)
+}
