@@ -366,6 +366,13 @@ func (cl *i3Client) run(ctx context.Context) {
 		ctrlMsg <- err
 	}()
 
+	var drops *sendPathDrops // a UDP test we send (its Receiver is the server's count of it)
+	for _, s := range cl.streams {
+		if s.send && s.udp != nil && drops == nil && !cfg.Bidir {
+			drops = watchSendPathDrops(s.udp.RemoteAddr().Addr())
+		}
+	}
+
 	rctx, stopRecv := context.WithCancel(wrap)
 	defer stopRecv()
 	sctx, stopSend := context.WithCancel(ctx)
@@ -410,6 +417,10 @@ func (cl *i3Client) run(ctx context.Context) {
 			}
 		}
 	}
+	var local localDrops
+	if drops != nil {
+		local = drops.done()
+	}
 	stopRecv()
 	recvWG.Wait()
 	for _, s := range cl.streams {
@@ -426,6 +437,9 @@ func (cl *i3Client) run(ctx context.Context) {
 		<-ctrlMsg
 	}
 	cl.fill()
+	if drops != nil {
+		local.apply(cl.r)
+	}
 	warnInterrupted(ctx, cl.r)
 	if ctrlErr != nil && cl.r.Error == "" {
 		cl.r.Error = ctrlErr.Error()
