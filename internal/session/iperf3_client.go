@@ -391,27 +391,32 @@ func (cl *i3Client) run(ctx context.Context) {
 	go func() { cl.waitEnd(sctx, &sendWG); close(ended) }()
 	var ctrlErr error
 	early := false
+	read := false // the reader goroutine's message was received
 	select {
 	case <-ended: // also after an interrupt: the senders stopped on sctx
 	case ctrlErr = <-ctrlMsg:
-		early = true
+		early, read = true, true
 	}
 	stopSend()
 	sendWG.Wait()
 	<-ended
 	cl.end = time.Now()
 	if !early {
-		wctx, cancel := step(wrap)
-		err := cl.conn.WriteState(wctx, iperf3.TestEnd)
-		cancel()
+		// The state machine records TEST_END before it goes out: the
+		// reader goroutine checks the server's answer against it, and
+		// that answer may come before WriteState returns.
+		err := cl.m.Send(iperf3.TestEnd)
 		if err == nil {
-			err = cl.m.Send(iperf3.TestEnd)
+			wctx, cancel := step(wrap)
+			err = cl.conn.WriteState(wctx, iperf3.TestEnd)
+			cancel()
 		}
 		if err != nil {
 			ctrlErr = fmt.Errorf("sending TEST_END: %w", err)
 		} else {
 			select {
 			case ctrlErr = <-ctrlMsg:
+				read = true
 			case <-time.After(i3StepTimeout):
 				ctrlErr = errors.New("the iperf3 server did not answer TEST_END")
 			}
@@ -434,7 +439,9 @@ func (cl *i3Client) run(ctx context.Context) {
 		ctrlErr = cl.exchange(wrap)
 	} else {
 		cl.ctrl.Close() // unblocks the reader goroutine
-		<-ctrlMsg
+		if !read {
+			<-ctrlMsg
+		}
 	}
 	cl.fill()
 	if drops != nil {
