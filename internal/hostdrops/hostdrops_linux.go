@@ -27,9 +27,9 @@ func read(dst netip.Addr) Counters {
 	var whys []string
 	var err error
 	if dst.Unmap().Is4() {
-		c.SndbufErrors, err = readSNMP(snmpPath)
+		c.SndbufErrors, err = readCounter(snmpPath, parseSNMP)
 	} else {
-		c.SndbufErrors, err = readSNMP6(snmp6Path)
+		c.SndbufErrors, err = readCounter(snmp6Path, parseSNMP6)
 	}
 	if err == nil {
 		c.SndbufOK = true
@@ -45,16 +45,17 @@ func read(dst netip.Addr) Counters {
 	return c
 }
 
-// readSNMP reads Udp SndbufErrors from /proc/net/snmp: a header line of
-// names and a line of values, both starting "Udp:".
-func readSNMP(path string) (uint64, error) {
+// readCounter reads the file at path and parses one counter from it.
+func readCounter(path string, parse func([]byte) (uint64, error)) (uint64, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, err
 	}
-	return parseSNMP(b)
+	return parse(b)
 }
 
+// parseSNMP reads Udp SndbufErrors from /proc/net/snmp: a header line of
+// names and a line of values, both starting "Udp:".
 func parseSNMP(b []byte) (uint64, error) {
 	var names []string
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -77,15 +78,8 @@ func parseSNMP(b []byte) (uint64, error) {
 	return 0, fmt.Errorf("no Udp SndbufErrors in the snmp table")
 }
 
-// readSNMP6 reads Udp6SndbufErrors from /proc/net/snmp6 (name value lines).
-func readSNMP6(path string) (uint64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return parseSNMP6(b)
-}
-
+// parseSNMP6 reads Udp6SndbufErrors from /proc/net/snmp6 (name value
+// lines).
 func parseSNMP6(b []byte) (uint64, error) {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {

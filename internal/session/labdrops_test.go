@@ -36,19 +36,8 @@ const labDropsOffer = 100e6
 // buffer (the server's host_drops) — and the client must say so: local
 // drops at least the loss not explained by B, path loss what is left.
 func TestLabLocalDropsAttributed(t *testing.T) {
-	requireLab(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	lab := newLabConfig(t, ctx, netlab.Config{Name: "sessdrop", RateBPS: labRate, Burst: labBurst, Latency: 2 * time.Millisecond})
-	srv := startServer(t, ctx, lab)
-	attempt(t, func(try int) error {
-		cr, sr, err := srv.runClient(ctx, lab, session.ClientConfig{
-			UDP: true, Rate: units.Rate{Value: labDropsOffer}, Length: labUDPLen, Duration: 2 * time.Second,
-		})
-		if err != nil {
-			return err
-		}
-		logDrops(t, try, cr, sr)
+	cfg := netlab.Config{Name: "sessdrop", RateBPS: labRate, Burst: labBurst, Latency: 2 * time.Millisecond}
+	runDropsTest(t, cfg, func(lab *netlab.Lab, cr, sr *result.Result) error {
 		rv, snd := cr.Receiver, cr.Sender
 		if rv == nil || rv.Source != "peer-report" {
 			return fmt.Errorf("the client has no server report: %+v", rv)
@@ -83,19 +72,7 @@ func TestLabLocalDropsAttributed(t *testing.T) {
 // -b 100M into the 100 Mbit/s wire the sender is held back (and says it
 // fell behind) instead of losing datagrams on its own host.
 func TestLabOwnEgressNoSilentDrops(t *testing.T) {
-	requireLab(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	lab := newLab(t, ctx, "sessback", labBurst)
-	srv := startServer(t, ctx, lab)
-	attempt(t, func(try int) error {
-		cr, sr, err := srv.runClient(ctx, lab, session.ClientConfig{
-			UDP: true, Rate: units.Rate{Value: labDropsOffer}, Length: labUDPLen, Duration: 2 * time.Second,
-		})
-		if err != nil {
-			return err
-		}
-		logDrops(t, try, cr, sr)
+	runDropsTest(t, netlab.Config{Name: "sessback", RateBPS: labRate, Burst: labBurst}, func(_ *netlab.Lab, cr, sr *result.Result) error {
 		if cr.Sender.LocalDrops == nil {
 			return fmt.Errorf("the client read no send-path drop counters: %+v", cr.Sender.LocalDropCounters)
 		}
@@ -109,6 +86,28 @@ func TestLabOwnEgressNoSilentDrops(t *testing.T) {
 			return fmt.Errorf("the wire held the sender back, but it did not say it fell behind: %q", cr.Warnings)
 		}
 		return nil
+	})
+}
+
+// runDropsTest runs "-u -b 100M" for 2 s from A to our server in B over a
+// lab built as cfg says, and checks each try's client and server results
+// (see attempt).
+func runDropsTest(t *testing.T, cfg netlab.Config, check func(lab *netlab.Lab, cr, sr *result.Result) error) {
+	t.Helper()
+	requireLab(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	lab := newLabConfig(t, ctx, cfg)
+	srv := startServer(t, ctx, lab)
+	attempt(t, func(try int) error {
+		cr, sr, err := srv.runClient(ctx, lab, session.ClientConfig{
+			UDP: true, Rate: units.Rate{Value: labDropsOffer}, Length: labUDPLen, Duration: 2 * time.Second,
+		})
+		if err != nil {
+			return err
+		}
+		logDrops(t, try, cr, sr)
+		return check(lab, cr, sr)
 	})
 }
 
