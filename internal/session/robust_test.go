@@ -431,6 +431,9 @@ func FuzzServerDatagram(f *testing.F) {
 		{legacyDatagram(0), legacyDatagram(1), legacyDatagram(-2)},
 		{make([]byte, 11), make([]byte, 12), make([]byte, 40)},
 		{modernDatagram(-1, 76, 5001), modernDatagram(5, 76, 5001)[:50], nil},
+		// A finished test's source starts another (source-port reuse).
+		{legacyDatagram(0), legacyDatagram(-1), legacyDatagram(0)},
+		{legacyDatagram(1), legacyDatagram(-2), modernDatagram(1, 100, 5001)},
 	}
 	rev := modernDatagram(1, 100, 5001)
 	binary.BigEndian.PutUint32(rev[16:], binary.BigEndian.Uint32(rev[16:])|iperf2.FlagVersion2)
