@@ -491,7 +491,7 @@ func FuzzServerDatagram(f *testing.F) {
 				}
 			}
 		}
-		s.sweepUDP(ctx, tests, now.Add(time.Hour))
+		s.sweepUDP(ctx, tests, now.Add(time.Hour), true)
 		for _, tt := range tests {
 			if !tt.finished {
 				s.endUDP(tt, "the server stopped during the test")

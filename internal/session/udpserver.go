@@ -42,16 +42,24 @@ type udpTest struct {
 func (s *Server) serveUDP(ctx context.Context) error {
 	s.udpTests = map[netip.AddrPort]*udpTest{}
 	tests := s.udpTests
-	lastSweep := time.Now()
-	sweep := func(now time.Time) bool {
+	lastSweep, lastEvent := time.Now(), time.Now()
+	// sweep runs at a datagram's receive time, or at a tick (the read
+	// found nothing for sweepEvery). A tick that comes late says this
+	// goroutine was starved (a busy machine): datagrams may sit unread in
+	// the socket, so silence measured against the clock proves nothing
+	// then, and no test is ended as idle on such a tick. Receive times are
+	// always sound: the socket queues datagrams in arrival order.
+	sweep := func(now time.Time, tick bool) {
+		idleOK := !tick || now.Sub(lastEvent) <= sweepEvery+sweepLate
+		lastEvent = now
 		if now.Sub(lastSweep) >= sweepEvery {
-			s.sweepUDP(ctx, tests, now)
+			s.sweepUDP(ctx, tests, now, idleOK)
 			lastSweep = now
 		}
-		return true
 	}
-	err := engine.ReceiveUDP(ctx, s.udp, engine.UDPReceiveConfig{Batch: 64, Tick: sweepEvery, OnTick: sweep}, func(m *udpio.Message) bool {
-		sweep(m.Time) // the receive time: no clock read per datagram
+	cfg := engine.UDPReceiveConfig{Batch: 64, Tick: sweepEvery, OnTick: func(now time.Time) bool { sweep(now, true); return true }}
+	err := engine.ReceiveUDP(ctx, s.udp, cfg, func(m *udpio.Message) bool {
+		sweep(m.Time, false) // the receive time: no clock read per datagram
 		s.datagram(ctx, tests, m)
 		return true
 	})
@@ -68,6 +76,10 @@ func (s *Server) serveUDP(ctx context.Context) error {
 
 // sweepEvery is how often the server looks for silent and expired tests.
 const sweepEvery = 250 * time.Millisecond
+
+// sweepLate is how much later than sweepEvery after the last event a tick
+// may come before it counts as late (see serveUDP).
+const sweepLate = sweepEvery / 2
 
 // datagram handles one arriving datagram.
 func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest, m *udpio.Message) {
@@ -337,8 +349,9 @@ func (s *Server) connectBackUDP(ctx context.Context, t *udpTest, src netip.AddrP
 	}()
 }
 
-// sweepUDP ends tests whose client went silent and forgets finished ones.
-func (s *Server) sweepUDP(ctx context.Context, tests map[netip.AddrPort]*udpTest, now time.Time) {
+// sweepUDP ends tests whose client went silent (unless idleOK is false:
+// now cannot tell silence) and forgets finished ones.
+func (s *Server) sweepUDP(ctx context.Context, tests map[netip.AddrPort]*udpTest, now time.Time, idleOK bool) {
 	for src, p := range s.udpOwners {
 		if p.Done(src) {
 			delete(s.udpOwners, src)
@@ -349,7 +362,7 @@ func (s *Server) sweepUDP(ctx context.Context, tests map[netip.AddrPort]*udpTest
 		case t.finished && now.After(t.expiresAt):
 			delete(tests, src)
 			s.udpFinished--
-		case !t.finished && !t.reverse && now.Sub(t.rx.last) > s.cfg.IdleTimeout:
+		case idleOK && !t.finished && !t.reverse && now.Sub(t.rx.last) > s.cfg.IdleTimeout:
 			t.rx.endIdle()
 			s.endUDP(t, "")
 		case t.reverse && !t.finished:
