@@ -460,12 +460,16 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 	sv.r = sv.newResult()
 	sv.id = h.s.newTest(sv.r)
 	var recvC, sendC, allC []*stats.Counters
+	var recvTCP []net.Conn
 	var ids []int64
 	for _, st := range t.streams {
 		if st.send {
 			sendC = append(sendC, st.counters())
 		} else {
 			recvC = append(recvC, st.counters())
+			if st.tcp != nil {
+				recvTCP = append(recvTCP, st.tcp)
+			}
 		}
 		allC, ids = append(allC, st.counters()), append(ids, st.id)
 	}
@@ -533,7 +537,7 @@ wait:
 		// What the client sent before TEST_END may still be on its way or
 		// in our socket buffers: count it (iperf3's own server stops at
 		// TEST_END and misses it).
-		drain(ctx, recvC)
+		drain(ctx, recvC, recvTCP)
 	}
 	sv.end = time.Now()
 	stopRecv()
@@ -556,8 +560,10 @@ wait:
 }
 
 // drain waits until the receive counters stop moving (20 ms without
-// change), at most one second.
-func drain(ctx context.Context, cs []*stats.Counters) {
+// change) while no received byte waits unread in the TCP streams' sockets
+// (a reader descheduled on a busy machine leaves them there), at most one
+// second.
+func drain(ctx context.Context, cs []*stats.Counters, tcp []net.Conn) {
 	if len(cs) == 0 {
 		return
 	}
@@ -566,6 +572,14 @@ func drain(ctx context.Context, cs []*stats.Counters) {
 			b += c.Bytes.Load()
 		}
 		return b
+	}
+	queued := func() bool {
+		for _, c := range tcp {
+			if queuedBytes(c) > 0 {
+				return true
+			}
+		}
+		return false
 	}
 	prev := sum()
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -577,7 +591,7 @@ func drain(ctx context.Context, cs []*stats.Counters) {
 			return
 		}
 		now := sum()
-		if now == prev {
+		if now == prev && !queued() {
 			return
 		}
 		prev = now
