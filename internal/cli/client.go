@@ -34,6 +34,7 @@ type clientFlags struct {
 	bidir      bool // iperf3 --bidir
 	counters64 bool // iperf3 --udp-counters-64bit
 	jsonIperf3 bool // iperf3 -J output
+	auth       clientAuthFlags
 	linkFlags
 	latencyFlags
 }
@@ -81,6 +82,7 @@ The dialect decides what goes on the wire:
 	fl.BoolVar(&f.jsonIperf3, "json-iperf3", false, "iperf3: print iperf3's own -J document instead of wirebench/1")
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, docs/json.md)")
 	fl.BoolVar(&f.csv, "csv", false, "print intervals and summary as CSV")
+	f.auth.register(cmd)
 	f.linkFlags.register(cmd)
 	f.latencyFlags.register(cmd)
 	return cmd
@@ -149,6 +151,9 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	}
 	link, err := f.linkFlags.resolve()
 	if err != nil {
+		return err
+	}
+	if cfg.Auth, err = f.auth.resolve(e, cfg.Dialect); err != nil {
 		return err
 	}
 	if f.jsonIperf3 {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/admit"
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
@@ -25,6 +26,11 @@ type serverFlags struct {
 	iperf3Port  int
 	maxRate     string
 	json, csv   bool
+	// per-source safety (docs/server.md)
+	allowReverse    []string
+	maxPerSource    int
+	maxNewPerSecond float64
+	auth            serverAuthFlags
 	linkFlags
 }
 
@@ -38,12 +44,14 @@ client's own dialect: iperf 2.1 (16-byte UDP header, report at offset 16),
 iperf 2.0.5 and old zperf (12-byte header, report at offset 12), and
 header-less clients (zperf TCP, ESP-IDF). Clients that never send a FIN
 (ESP-IDF) end after --idle-timeout. Legacy -r/-d connect back only to the
-address the test came from.`,
+address the test came from; UDP reverse and connect-back tests go only to
+sources on loopback, private, CGNAT, link-local or ULA networks, or those
+allowed with --allow-reverse (docs/server.md).`,
 		Example: `  wirebench server
   wirebench -s -u -i 1
   wirebench server -p 5002 --json > results.jsonl`,
 		Args: exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, _ []string) error { return runServer(e, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServer(e, cmd, f) },
 	}
 	fl := cmd.Flags()
 	fl.IntVarP(&f.port, "port", "p", session.DefaultPort, "TCP and UDP port to listen on")
@@ -55,16 +63,20 @@ address the test came from.`,
 	fl.Float64Var(&f.maxDuration, "max-duration", 3600, "longest this server sends in a reverse or connect-back test, in seconds; iperf3 clients asking for more are refused")
 	fl.IntVar(&f.iperf3Port, "iperf3-port", session.DefaultIperf3Port, "also answer iperf3 clients on this port (0 = only on the main port, where they are recognised too)")
 	fl.StringVar(&f.maxRate, "max-rate", "", "refuse iperf3 tests asking for (or measured at) more than this total rate, and send no faster than this in iperf2 UDP -R/-r/-d tests; bit/s with k/M/G")
+	fl.StringSliceVar(&f.allowReverse, "allow-reverse", nil, "also send UDP reverse and connect-back tests to these sources: CIDR prefixes or addresses, repeatable and comma-separated; \"any\" allows every source (default: only loopback, private, CGNAT, link-local and ULA sources)")
+	fl.IntVar(&f.maxPerSource, "max-tests-per-source", admit.DefaultMaxActive, "most tests one source address may have open at once (0 = no limit)")
+	fl.Float64Var(&f.maxNewPerSecond, "max-new-tests-per-second-per-source", admit.DefaultPerSecond, "most new tests one source address may open per second, after a burst of --max-tests-per-source (0 = no limit)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document per test, one per line (JSON Lines, schema wirebench/1)")
 	fl.BoolVar(&f.csv, "csv", false, "print each test's intervals and summary as CSV")
 	// iperf muscle memory: -u is accepted and means nothing (both are served).
 	var udp bool
 	fl.BoolVarP(&udp, "udp", "u", false, "accepted for iperf compatibility: TCP and UDP are always served")
+	f.auth.register(cmd)
 	f.linkFlags.register(cmd)
 	return cmd
 }
 
-func runServer(e *env, f *serverFlags) error {
+func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	format, err := pickFormat(f.json, f.csv)
 	if err != nil {
 		return err
@@ -73,6 +85,16 @@ func runServer(e *env, f *serverFlags) error {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return usagef("invalid %s %v: want seconds ≥ 0", name, v)
 		}
+	}
+	allow, err := admit.ParseAllow(f.allowReverse)
+	if err != nil {
+		return usagef("invalid --allow-reverse: %v", err)
+	}
+	if f.maxPerSource < 0 {
+		return usagef("invalid --max-tests-per-source %d: want a count ≥ 0 (0 = no limit)", f.maxPerSource)
+	}
+	if v := f.maxNewPerSecond; v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return usagef("invalid --max-new-tests-per-second-per-source %v: want tests per second ≥ 0 (0 = no limit)", v)
 	}
 	if f.port < 0 || f.port > 65535 {
 		return usagef("invalid port %d", f.port)
@@ -89,6 +111,10 @@ func runServer(e *env, f *serverFlags) error {
 		maxRate = r.Value
 	}
 	link, err := f.linkFlags.resolve()
+	if err != nil {
+		return err
+	}
+	auth, err := f.auth.resolve(cmd)
 	if err != nil {
 		return err
 	}
@@ -115,11 +141,12 @@ func runServer(e *env, f *serverFlags) error {
 	}
 	cfg := session.ServerConfig{
 		Bind: f.bind, Port: f.port, OneShot: f.oneShot, MaxTests: f.maxTests,
-		Interval:    time.Duration(f.interval * float64(time.Second)),
-		IdleTimeout: time.Duration(f.idle * float64(time.Second)),
-		MaxDuration: time.Duration(f.maxDuration * float64(time.Second)),
-		MaxSendRate: maxRate,
-		OnLog:       func(msg string) { e.logf("%s", msg) },
+		Interval:     time.Duration(f.interval * float64(time.Second)),
+		IdleTimeout:  time.Duration(f.idle * float64(time.Second)),
+		MaxDuration:  time.Duration(f.maxDuration * float64(time.Second)),
+		MaxSendRate:  maxRate,
+		AllowReverse: allow, MaxTestsPerSource: noLimit(f.maxPerSource), NewTestsPerSecondPerSource: noLimit(f.maxNewPerSecond),
+		OnLog: func(msg string) { e.logf("%s", msg) },
 	}
 	if f.port == 0 {
 		cfg.Port = -1
@@ -184,7 +211,10 @@ func runServer(e *env, f *serverFlags) error {
 		return err
 	}
 	echo.Register(srv, echo.ServerConfig{IdleTimeout: cfg.IdleTimeout, OnLog: cfg.OnLog})
-	i3 := session.Iperf3Config{Port: f.iperf3Port, MaxRate: maxRate}
+	i3 := session.Iperf3Config{Port: f.iperf3Port, MaxRate: maxRate, Auth: auth}
+	if auth != nil {
+		e.logf("%s", f.auth.describe(auth))
+	}
 	if f.iperf3Port == srv.Port() {
 		i3.Port = 0 // iperf3 is recognised on the main port anyway
 	}
@@ -201,4 +231,13 @@ func runServer(e *env, f *serverFlags) error {
 		e.logf("listening on TCP and UDP port %d", srv.Port())
 	}
 	return srv.Serve(e.ctx)
+}
+
+// noLimit turns a flag's "0 = no limit" into the session's negative "no
+// limit" (its 0 means the default).
+func noLimit[T int | float64](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
 }

@@ -24,19 +24,8 @@ func runServerWithIperf(t *testing.T, args, iperfArgs []string) string {
 	port := strconv.Itoa(loopback.FreePort(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var out, errOut loopback.Buffer
-	done := make(chan int, 1)
 	all := append([]string{"server", "-B", "127.0.0.1", "-p", port, "--iperf3-port", "0", "-1"}, args...)
-	go func() { done <- run(ctx, all, &out, &errOut) }()
-	for !strings.Contains(out.String()+errOut.String(), "listening") {
-		select {
-		case code := <-done:
-			t.Fatalf("the server exited with %d: %s", code, errOut.String())
-		case <-ctx.Done():
-			t.Fatalf("the server did not start listening: %s", errOut.String())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	out, errOut, done := startServerCmd(ctx, t, all, "listening")
 	cmd := exec.CommandContext(ctx, iperf, append([]string{"-c", "127.0.0.1", "-p", port, "-t", "1"}, iperfArgs...)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("iperf: %v\n%s", err, b)
@@ -50,6 +39,24 @@ func runServerWithIperf(t *testing.T, args, iperfArgs []string) string {
 		t.Fatalf("the one-shot server did not exit after the test:\n%s", out.String())
 	}
 	return out.String()
+}
+
+// startServerCmd runs "wirebench args…" (a server) until ctx ends, and
+// returns once its output says ready; done receives its exit code.
+func startServerCmd(ctx context.Context, t *testing.T, args []string, ready string) (out, errOut *loopback.Buffer, done chan int) {
+	t.Helper()
+	out, errOut, done = &loopback.Buffer{}, &loopback.Buffer{}, make(chan int, 1)
+	go func() { done <- run(ctx, args, out, errOut) }()
+	for !strings.Contains(out.String()+errOut.String(), ready) {
+		select {
+		case code := <-done:
+			t.Fatalf("the server exited with %d: %s", code, errOut.String())
+		case <-ctx.Done():
+			t.Fatalf("the server did not start (no %q): %s", ready, errOut.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return out, errOut, done
 }
 
 // TestServerParallelSum: a real "iperf -c -P 3" against "wirebench server"
@@ -106,5 +113,41 @@ func TestServerParallelSum(t *testing.T) {
 				t.Errorf("JSON has test.streams %d, %d streams adding up to %d bytes, receiver %d", doc.Test.Streams, len(doc.Streams), sum, doc.Receiver.Bytes)
 			}
 		})
+	}
+}
+
+// TestServerSafetyFlags: malformed --allow-reverse and per-source limits
+// are usage errors; well-formed ones run a server, and a UDP reverse test
+// from loopback (always allowed) is served.
+func TestServerSafetyFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--allow-reverse", "198.18.0.0/33"}, "invalid --allow-reverse"},
+		{[]string{"--allow-reverse", "10.0.0.0/8,nonsense"}, "nonsense"},
+		{[]string{"--max-tests-per-source", "-1"}, "invalid --max-tests-per-source"},
+		{[]string{"--max-new-tests-per-second-per-source", "-2"}, "invalid --max-new-tests-per-second-per-source"},
+		{[]string{"--max-new-tests-per-second-per-source", "NaN"}, "invalid --max-new-tests-per-second-per-source"},
+	} {
+		var out, errb loopback.Buffer
+		args := append([]string{"server", "-B", "127.0.0.1", "-p", "0"}, tt.args...)
+		if code := run(context.Background(), args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tt.args, code, errb.String(), exitUsage, tt.want)
+		}
+	}
+	out := runServerWithIperf(t, []string{"--json", "--allow-reverse", "198.18.0.0/15", "--allow-reverse", "2001:2::/48,any",
+		"--max-tests-per-source", "0", "--max-new-tests-per-second-per-source", "0"}, []string{"-u", "-R", "-b", "1M"})
+	var r struct {
+		Error  string `json:"error"`
+		Sender *struct {
+			Bytes int64 `json:"bytes"`
+		} `json:"sender"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("decoding the server's JSON: %v\n%s", err, out)
+	}
+	if r.Error != "" || r.Sender == nil || r.Sender.Bytes == 0 {
+		t.Errorf("UDP -R from loopback: error %q, sender %+v", r.Error, r.Sender)
 	}
 }

@@ -40,7 +40,11 @@ func (t *Text) Summary(r *result.Result) {
 		b.WriteString("WARNING: " + indentMore(w, "         ") + "\n")
 	}
 	if r.Error != "" {
-		b.WriteString("ERROR: " + indentMore(r.Error, "       ") + " (the figures above are partial)\n")
+		note := " (the figures above are partial)"
+		if r.Sender == nil && r.Receiver == nil && r.Reverse == nil && len(r.Intervals) == 0 {
+			note = "" // refused before it ran: there are no figures
+		}
+		b.WriteString("ERROR: " + indentMore(r.Error, "       ") + note + "\n")
 	}
 	t.write(&b)
 }

@@ -297,3 +297,22 @@ func TestRateLine(t *testing.T) {
 		})
 	}
 }
+
+// A test refused before it ran has no figures: its error line does not
+// call figures partial that were never printed.
+func TestSummaryRefusedTest(t *testing.T) {
+	r := result.New("server")
+	r.Test = result.Test{Protocol: result.UDP, Mode: "reverse", Peer: "198.18.0.1:4000"}
+	r.Error = "reverse and connect-back traffic refused: 198.18.0.1 is not on a local network"
+	var b bytes.Buffer
+	NewText(&b, "1").Summary(r)
+	if got, want := b.String(), "ERROR: "+r.Error+"\n"; got != want {
+		t.Errorf("summary of a refused test:\n%q\nwant\n%q", got, want)
+	}
+	r.Receiver = &result.Receiver{Bytes: 10}
+	b.Reset()
+	NewText(&b, "1").Summary(r)
+	if !strings.Contains(b.String(), "(the figures above are partial)") {
+		t.Errorf("summary of a test that ended early does not say its figures are partial:\n%s", b.String())
+	}
+}

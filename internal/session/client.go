@@ -47,6 +47,8 @@ type ClientConfig struct {
 	// iperf3 dialect only (DialectIperf3, default port 5201).
 	Bidir            bool // --bidir: both directions at once, P streams each
 	UDPCounters64Bit bool // --udp-counters-64bit: 64-bit UDP sequence numbers
+	// Auth authenticates the test to a server that asks for it.
+	Auth Iperf3ClientAuth
 
 	// Congestion names the TCP congestion control algorithm for our
 	// connections (Linux; "" = the system default).
@@ -192,6 +194,9 @@ func RunClient(ctx context.Context, cfg ClientConfig) (*result.Result, error) {
 	}
 	if cfg.Bidir || cfg.UDPCounters64Bit {
 		return nil, ConfigError{errors.New("--bidir and --udp-counters-64bit need the iperf3 dialect")}
+	}
+	if cfg.Auth.enabled() {
+		return nil, ConfigError{errors.New("authentication (--username, --auth-secret) is carried only by the iperf3 dialect; iperf2 has none")}
 	}
 	cfg.applyDefaults()
 	if err := cfg.Validate(); err != nil {

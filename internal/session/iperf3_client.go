@@ -80,6 +80,9 @@ func i3ClientValidate(c *ClientConfig) error {
 	case c.FullDuplex || c.Tradeoff || c.Dual:
 		return errors.New("--full-duplex, -r and -d are iperf2 modes; iperf3 has -R and --bidir")
 	}
+	if err := c.Auth.validate(); err != nil {
+		return err
+	}
 	if c.UDP {
 		min := iperf3.UDPHeaderSize(c.UDPCounters64Bit)
 		if c.Length < min || c.Length > iperf3.MaxUDPBlockSize {
@@ -200,6 +203,9 @@ func (cl *i3Client) setUp(ctx context.Context) error {
 		return err
 	}
 	cl.params = cl.buildParams()
+	if err := cfg.Auth.apply(cl.params, cl.cookie, time.Now()); err != nil {
+		return ConfigError{err}
+	}
 	if err := cl.conn.WriteParams(sctx, cl.params); err != nil {
 		return fmt.Errorf("sending the iperf3 parameters: %w", err)
 	}
@@ -390,21 +396,19 @@ func (cl *i3Client) run(ctx context.Context) {
 	ended := make(chan struct{})
 	go func() { cl.waitEnd(sctx, &sendWG); close(ended) }()
 	var ctrlErr error
-	early := false
-	read := false // the reader goroutine's message was received
+	early, ctrlRead := false, false // ctrlRead: the reader's one message is taken
 	select {
 	case <-ended: // also after an interrupt: the senders stopped on sctx
 	case ctrlErr = <-ctrlMsg:
-		early, read = true, true
+		early, ctrlRead = true, true
 	}
 	stopSend()
 	sendWG.Wait()
 	<-ended
 	cl.end = time.Now()
 	if !early {
-		// The state machine records TEST_END before it goes out: the
-		// reader goroutine checks the server's answer against it, and
-		// that answer may come before WriteState returns.
+		// The machine moves first: the reader goroutine checks the
+		// server's answer against it as soon as the answer arrives.
 		err := cl.m.Send(iperf3.TestEnd)
 		if err == nil {
 			wctx, cancel := step(wrap)
@@ -416,7 +420,7 @@ func (cl *i3Client) run(ctx context.Context) {
 		} else {
 			select {
 			case ctrlErr = <-ctrlMsg:
-				read = true
+				ctrlRead = true
 			case <-time.After(i3StepTimeout):
 				ctrlErr = errors.New("the iperf3 server did not answer TEST_END")
 			}
@@ -439,7 +443,7 @@ func (cl *i3Client) run(ctx context.Context) {
 		ctrlErr = cl.exchange(wrap)
 	} else {
 		cl.ctrl.Close() // unblocks the reader goroutine
-		if !read {
+		if !ctrlRead {
 			<-ctrlMsg
 		}
 	}
@@ -448,7 +452,10 @@ func (cl *i3Client) run(ctx context.Context) {
 		local.apply(cl.r)
 	}
 	warnInterrupted(ctx, cl.r)
-	if ctrlErr != nil && cl.r.Error == "" {
+	// The server's own error is the cause; a stream it then reset is
+	// only the consequence.
+	var se *iperf3.ServerErr
+	if ctrlErr != nil && (cl.r.Error == "" || errors.As(ctrlErr, &se)) {
 		cl.r.Error = ctrlErr.Error()
 	}
 }

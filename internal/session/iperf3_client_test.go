@@ -33,10 +33,28 @@ func iperf3Bin(t *testing.T) string {
 // report.
 func realIperf3Server(t *testing.T) (int, func() *iperf3.Report) {
 	t.Helper()
+	port, reports := realIperf3ServerReports(t)
+	return port, func() *iperf3.Report {
+		t.Helper()
+		reps := reports()
+		if len(reps) != 1 {
+			t.Fatalf("iperf3 -s -1 printed %d -J documents, want 1", len(reps))
+		}
+		return reps[0]
+	}
+}
+
+// realIperf3ServerReports is realIperf3Server with extra arguments; the
+// function it returns gives every -J document the server printed: 3.12
+// prints one for each test refused at authentication, which does not count
+// as its one test, before the one that ran.
+func realIperf3ServerReports(t *testing.T, extra ...string) (int, func() []*iperf3.Report) {
+	t.Helper()
 	bin := iperf3Bin(t)
 	port := loopback.FreePort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
-	cmd := exec.CommandContext(ctx, bin, "-s", "-1", "-J", "-B", "127.0.0.1", "-p", strconv.Itoa(port))
+	args := append([]string{"-s", "-1", "-J", "-B", "127.0.0.1", "-p", strconv.Itoa(port)}, extra...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
@@ -59,18 +77,22 @@ func realIperf3Server(t *testing.T) (int, func() *iperf3.Report) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return port, func() *iperf3.Report {
+	return port, func() []*iperf3.Report {
 		t.Helper()
 		select {
 		case <-done:
 		case <-time.After(guard):
 			t.Fatalf("iperf3 -s did not end after the test")
 		}
-		var rep iperf3.Report
-		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-			t.Fatalf("decoding iperf3 -s -J output: %v\n%s\nstderr: %s", err, out.String(), errb.String())
+		var reps []*iperf3.Report
+		for dec := json.NewDecoder(&out); dec.More(); {
+			var rep iperf3.Report
+			if err := dec.Decode(&rep); err != nil {
+				t.Fatalf("decoding iperf3 -s -J output: %v\n%s\nstderr: %s", err, out.String(), errb.String())
+			}
+			reps = append(reps, &rep)
 		}
-		return &rep
+		return reps
 	}
 }
 

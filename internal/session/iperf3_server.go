@@ -30,6 +30,9 @@ type Iperf3Config struct {
 	// for more is refused with iperf3's IETOTALRATE (27), and an unpaced
 	// test measured above it is ended with the same code.
 	MaxRate float64
+	// Auth, when set, is asked before each test runs; a test it refuses
+	// gets iperf3's IEAUTHTEST (142), "test authorization failed".
+	Auth *Iperf3Auth
 }
 
 // EnableIperf3 makes s answer iperf3 clients as well: on its own port (when
@@ -305,13 +308,18 @@ func (h *i3Hub) control(ctx context.Context, c net.Conn, ck iperf3.Cookie, peer 
 	}
 	conn := iperf3.NewConn(c)
 	t := &i3Test{hub: h, cookie: ck, peer: peer, ready: make(chan struct{}), done: make(chan struct{})}
-	if !h.register(t) {
+	release, admitted := h.s.admitSource("iperf3", peer.Addr())
+	if !admitted || !h.register(t) {
 		sctx, cancel := step(ctx)
 		_ = conn.WriteState(sctx, iperf3.AccessDenied)
 		cancel()
-		h.s.logs.log("i3-busy", fmt.Sprintf("iperf3: %s: busy (%d tests running, --max-tests)", peer, h.s.cfg.MaxTests))
+		if admitted {
+			release()
+			h.s.logs.log("i3-busy", fmt.Sprintf("iperf3: %s: busy (%d tests running, --max-tests)", peer, h.s.cfg.MaxTests))
+		}
 		return
 	}
+	defer release()
 	defer h.unregister(t)
 	defer func() {
 		t.ended.Store(true)
@@ -370,8 +378,19 @@ func (sv *i3ServerTest) run(ctx context.Context) error {
 		}
 		return fmt.Errorf("reading the parameters: %w", err)
 	}
+	if h.cfg.Auth != nil {
+		who, err := h.cfg.Auth.authorize(t.cookie, p)
+		if err != nil {
+			_ = sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoAuthTest})
+			return fmt.Errorf("test authorization failed: %w", err)
+		}
+		h.s.logs.log("i3-auth", fmt.Sprintf("iperf3: %s: authenticated (%s)", t.peer, who))
+	}
 	if se := h.refusal(p); se != nil {
 		return sv.refuse(ctx, se)
+	}
+	if err := sv.refuseReverse(ctx, p); err != nil {
+		return err
 	}
 	if err := h.startAccepting(ctx, t, p); err != nil {
 		return sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoStreamAccept})
@@ -419,6 +438,29 @@ func (sv *i3ServerTest) run(ctx context.Context) error {
 		return fail(sv, err)
 	}
 	return sv.exchange(ctx)
+}
+
+// refuseReverse refuses a UDP test in which we would send (-R, --bidir)
+// to a source we may not send to: with a result saying why, and iperf3's
+// "test authorization failed" (IEAUTHTEST), the nearest i_errno iperf3
+// has for a test the server will not run for this client. TCP tests send
+// on connections the client opened and are not refused.
+func (sv *i3ServerTest) refuseReverse(ctx context.Context, p *iperf3.Params) error {
+	t, h := sv.t, sv.t.hub
+	if p.Protocol != iperf3.ProtoUDP || !p.Reverse && !p.Bidirectional {
+		return nil
+	}
+	why := h.s.reverse.Check(t.peer.Addr())
+	if why == nil {
+		return nil
+	}
+	h.mu.Lock()
+	t.p, t.udp = p, true // not accepting: no stream can find it
+	h.mu.Unlock()
+	sv.start = time.Now()
+	h.s.refuseTest(sv.newResult(), why)
+	_ = sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoAuthTest})
+	return why
 }
 
 // fail reports a started test that failed.

@@ -121,6 +121,14 @@ func startServer(t *testing.T, ctx context.Context, lab *netlab.Lab) *labServer 
 		t.Fatalf("starting our server in %s: %v", lab.B.Name, err)
 	}
 	ls.port = srv.Port()
+	serveUntilCleanup(t, ctx, srv)
+	return ls
+}
+
+// serveUntilCleanup runs srv until the test ends, and fails the test if
+// Serve returns an error.
+func serveUntilCleanup(t *testing.T, ctx context.Context, srv *session.Server) {
+	t.Helper()
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(sctx) }()
@@ -130,7 +138,6 @@ func startServer(t *testing.T, ctx context.Context, lab *netlab.Lab) *labServer 
 			t.Errorf("server: %v", err)
 		}
 	})
-	return ls
 }
 
 // runClient runs our client inside A against the server and returns the

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/admit"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/udpio"
 	"github.com/wirebench/wirebench/internal/version"
@@ -47,6 +48,18 @@ type ServerConfig struct {
 	// The client's header is all it takes to make the server send, so this
 	// bounds what a spoofed source can aim at its victim.
 	MaxSendRate float64
+	// AllowReverse lists the sources, beyond loopback, private, CGNAT,
+	// link-local and ULA networks (admit.Classify), that UDP reverse and
+	// connect-back tests may send to; tests that would send elsewhere are
+	// refused (see docs/server.md).
+	AllowReverse []netip.Prefix
+	// MaxTestsPerSource bounds the tests one source address has open at
+	// once (0 = admit.DefaultMaxActive, negative = no limit).
+	MaxTestsPerSource int
+	// NewTestsPerSecondPerSource bounds how fast one source address opens
+	// new tests, after a burst of MaxTestsPerSource (0 =
+	// admit.DefaultPerSecond, negative = no limit).
+	NewTestsPerSecondPerSource float64
 
 	// OnTestStart is called when a test is accepted, with the test number
 	// and a description of the peer; OnInterval with each interval of a
@@ -86,6 +99,12 @@ func (c *ServerConfig) applyDefaults() {
 	if c.MaxDuration == 0 {
 		c.MaxDuration = time.Hour
 	}
+	if c.MaxTestsPerSource == 0 {
+		c.MaxTestsPerSource = admit.DefaultMaxActive
+	}
+	if c.NewTestsPerSecondPerSource == 0 {
+		c.NewTestsPerSecondPerSource = admit.DefaultPerSecond
+	}
 }
 
 // Server answers iperf2 tests (TCP and UDP, every dialect) on one port,
@@ -101,6 +120,10 @@ type Server struct {
 	oneShot chan struct{}
 	once    sync.Once
 	logs    *rateLog
+	// reverse says where reverse and connect-back tests may send; limits
+	// holds the per-source test limits (nil = none).
+	reverse admit.Reverse
+	limits  *admit.Limiter
 
 	tcpProtos []TCPProtocol
 	udpProtos []UDPProtocol
@@ -123,6 +146,7 @@ type Server struct {
 func Listen(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	cfg.applyDefaults()
 	s := &Server{cfg: cfg, oneShot: make(chan struct{}), logs: newRateLog(cfg.OnLog)}
+	s.setAdmission()
 	// An ephemeral port is free for TCP when the kernel picks it, but a
 	// UDP socket (any client's) may hold the same number: try another.
 	tries := 1

@@ -82,6 +82,17 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 	case connectBack:
 		t.res.Test.Mode = "tradeoff"
 	}
+	release, ok := s.admitSource("tcp", t.peer.Addr())
+	if !ok {
+		return
+	}
+	defer release()
+	if err := s.reverse.Check(t.peer.Addr()); err != nil && connectBack {
+		// Closed without an acknowledgement: the client sees its test end.
+		s.logs.log("refused-reverse", fmt.Sprintf("tcp: %s: refused a -r/-d test: %v", t.peer, err))
+		s.refuseTest(t.res, err)
+		return
+	}
 	t.id = s.newTest(t.res)
 	if t.hasHdr && iperf2.NeedsClientHdrAck(h.Flags) {
 		_ = c.SetWriteDeadline(time.Now().Add(s.cfg.HeaderTimeout))

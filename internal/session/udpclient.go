@@ -323,7 +323,7 @@ func runUDPReverse(ctx context.Context, cfg *ClientConfig, conns []udpio.Conn, r
 			r.Warn(fmt.Sprintf("stream %d: the server's final datagram never arrived; counts run to the last datagram received", i+1))
 		}
 		if !rv.rx.Seq.Started() {
-			r.Warn(fmt.Sprintf("stream %d: the server sent nothing back: does it support -R (iperf 2.1 or later)?", i+1))
+			r.Warn(fmt.Sprintf("stream %d: the server sent nothing back: does it support -R (iperf 2.1 or later), and does it send to this address (a wirebench server sends UDP reverse traffic only to local networks and those given with --allow-reverse)?", i+1))
 		}
 		if errs[i] != nil && r.Error == "" {
 			r.Error = errs[i].Error()

@@ -36,6 +36,8 @@ type udpTest struct {
 	dropsAt   uint64
 	dropsOK   bool
 	member    *groupMember // its client's parallel streams (-P), if any
+	release   func()       // gives back its per-source slot
+	refused   bool         // refused at its start: its datagrams are ignored
 }
 
 // serveUDP is the UDP demultiplexer: one reader for every test on the port.
@@ -108,7 +110,7 @@ func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest
 // iperf2Datagram handles one datagram (at least 12 bytes) of an iperf2
 // test from src; t is src's test, if it has one.
 func (s *Server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest, src netip.AddrPort, t *udpTest, b []byte, at time.Time) {
-	if t != nil && t.finished && !t.reverse && t.rx.opensNewTest(b) {
+	if t != nil && t.finished && !t.reverse && !t.refused && t.rx.opensNewTest(b) {
 		// The source of a finished test starts another one: its
 		// datagrams must not be fed to the old test (wrong counts, the
 		// old report in the old layout). Datagrams taken for late ones
@@ -130,8 +132,15 @@ func (s *Server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 			s.logs.log("full", fmt.Sprintf("udp: ignored a new test from %s: %d tests are open (--max-tests)", src, len(tests)))
 			return
 		}
-		t = s.startUDP(ctx, src, b, at)
+		if t = s.startUDP(ctx, src, b, at); t == nil {
+			return // refused by a per-source limit (logged)
+		}
 		tests[src] = t
+	}
+	if t.refused {
+		// Keep ignoring the client while it insists, with no new result.
+		t.expiresAt = at.Add(finishedKeep)
+		return
 	}
 	if t.reverse {
 		return // the client's hellos while we send
@@ -198,7 +207,9 @@ func (s *Server) evictFinishedUDP(tests map[netip.AddrPort]*udpTest) bool {
 	return false
 }
 
-// startUDP opens a test from its first datagram.
+// startUDP opens a test from its first datagram; it returns nil when a
+// per-source limit refuses the test, and a test already finished (refused)
+// when it would make us send to a source we may not send to.
 func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at time.Time) *udpTest {
 	rx := newUDPRecv(src, b, at)
 	if rx.hdrErr != nil {
@@ -238,6 +249,22 @@ func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 			r.Test.Mode, r.Test.Direction = "dual", result.DirBidir
 		}
 	}
+	release, ok := s.admitSource("udp", src.Addr())
+	if !ok {
+		return nil
+	}
+	if err := s.reverse.Check(src.Addr()); err != nil && r.Test.Mode != "" {
+		// The modes (reverse, tradeoff, dual) all make us send. Nothing
+		// goes back to an address we may not send to, so the client
+		// learns of the refusal only by receiving nothing.
+		release()
+		s.logs.log("refused-reverse", fmt.Sprintf("udp: %s: refused a %s test: %v", src, r.Test.Mode, err))
+		t.refused, t.finished, t.expiresAt = true, true, at.Add(finishedKeep)
+		s.udpFinished++
+		s.refuseTest(r, err)
+		return t
+	}
+	t.release = release
 	t.id = s.newTest(r)
 	counted := &rx.rx.C
 	if t.reverse {
@@ -412,6 +439,9 @@ func (s *Server) endUDP(t *udpTest, why string) {
 			r.Diagnoses = append(r.Diagnoses, diags...)
 		}
 		s.streamFinished(t.member, t.id, r)
+		if t.release != nil {
+			t.release()
+		}
 	}
 	if t.rx.hasHdr && t.rx.hdr.Flags&iperf2.FlagVersion1 != 0 && t.sendDone == nil && why == "" {
 		// Tradeoff: the connect-back runs after our receive.

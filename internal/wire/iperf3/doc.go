@@ -44,6 +44,15 @@
 // wb_dups, wb_latency) in Params; a wirebench server answers with wb_version,
 // wb_agent and wb_streams (per-interval receiver counts, duplicates,
 // out-of-order, latency summary) in its Results. See WBParams and WBResults.
+// With a shared secret the client adds wb_auth_ts and wb_auth (SecretMAC).
+//
+// # Authentication
+//
+// iperf3's RSA authentication (docs/auth.md): EncodeAuthToken and
+// DecodeAuthToken make and read the "authtoken" parameter in either padding,
+// ParseAuthorizedUsers reads the users file as iperf3 does (more strictly),
+// ParseRSAPublicKeyPEM and ParseRSAPrivateKeyPEM read OpenSSL's key files.
+// Every failure wraps ErrAuth.
 //
 // # Data streams (§4.4)
 //
@@ -63,7 +72,7 @@
 //
 // Errors wrap sentinels for errors.Is: ErrBadCookie, ErrJSONTooLarge,
 // ErrInvalidJSON, ErrBadParams, ErrBadResults, ErrUnknownState,
-// ErrUnexpectedState, ErrFinished. A SERVER_ERROR is a *ServerErr carrying
+// ErrUnexpectedState, ErrFinished, ErrAuth. A SERVER_ERROR is a *ServerErr carrying
 // iperf3's i_errno (Errno); Params.Validate returns one with the code iperf3
 // itself would send.
 package iperf3

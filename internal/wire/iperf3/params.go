@@ -99,6 +99,10 @@ type WBParams struct {
 	IntervalMs int64  // "wb_interval_ms": receiver interval length wanted, 0 = none
 	Duplicates bool   // "wb_dups": count duplicate UDP datagrams
 	Latency    bool   // "wb_latency": report one-way latency from the UDP timestamps
+	// AuthTime and AuthMAC prove knowledge of a shared secret (SecretMAC):
+	// "wb_auth_ts" is the client's Unix time, "wb_auth" the hex MAC.
+	AuthTime int64
+	AuthMAC  string
 }
 
 // WBVersion is the version of the wirebench extension this package speaks.
@@ -150,6 +154,8 @@ type paramsWire struct {
 	WBIntervalMs     int64   `json:"wb_interval_ms,omitempty"`
 	WBDups           *bool   `json:"wb_dups,omitempty"`
 	WBLatency        *bool   `json:"wb_latency,omitempty"`
+	WBAuthTS         int64   `json:"wb_auth_ts,omitempty"`
+	WBAuth           string  `json:"wb_auth,omitempty"`
 	_                [0]byte // keep positional literals out
 }
 
@@ -193,6 +199,7 @@ func (p *Params) MarshalJSON() ([]byte, error) {
 		w.WBIntervalMs = p.WB.IntervalMs
 		w.WBDups = trueOrNil(p.WB.Duplicates)
 		w.WBLatency = trueOrNil(p.WB.Latency)
+		w.WBAuthTS, w.WBAuth = p.WB.AuthTime, p.WB.AuthMAC
 	}
 	b, err := json.Marshal(w)
 	if err != nil {
@@ -258,6 +265,8 @@ func DecodeParams(body []byte) (*Params, error) {
 	if v, ok := f.int64("wb_version"); ok {
 		p.WB = &WBParams{Version: v, Agent: f.string("wb_agent"), Duplicates: f.has("wb_dups"), Latency: f.has("wb_latency")}
 		p.WB.IntervalMs, _ = f.int64("wb_interval_ms")
+		p.WB.AuthTime, _ = f.int64("wb_auth_ts")
+		p.WB.AuthMAC = f.string("wb_auth")
 	}
 	if f.err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadParams, f.err)

@@ -1,0 +1,42 @@
+package session
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/wirebench/wirebench/internal/admit"
+	"github.com/wirebench/wirebench/internal/result"
+)
+
+// Admission of new tests (issue 15): the per-source limits, and the rule
+// that a test making this server send traffic of its own to a new
+// destination — a UDP reverse test, any connect-back — goes only to a
+// source on a local network or in ServerConfig.AllowReverse. TCP -R and
+// --full-duplex (and iperf3 TCP -R/--bidir) send on the connection the
+// client opened: its handshake proved the source, and the client's
+// receive window paces what we send, so they are allowed from anywhere.
+
+// setAdmission sets up the admission rules from s.cfg (defaults applied).
+func (s *Server) setAdmission() {
+	s.reverse = admit.Reverse{Allow: s.cfg.AllowReverse}
+	s.limits = admit.NewLimiter(admit.LimitConfig{MaxActive: max(s.cfg.MaxTestsPerSource, 0), PerSecond: max(s.cfg.NewTestsPerSecondPerSource, 0)})
+}
+
+// admitSource takes a per-source slot for a new test from addr. When a
+// limit refuses it, the refusal is logged and ok is false.
+func (s *Server) admitSource(proto string, addr netip.Addr) (release func(), ok bool) {
+	release, err := s.limits.Admit(addr)
+	if err != nil {
+		s.logs.log("per-source", fmt.Sprintf("%s: refused a new test: %v", proto, err))
+		return nil, false
+	}
+	return release, true
+}
+
+// refuseTest reports a test refused before it ran, with why in r.Error,
+// as a test of its own (announced and finished at once), so that the
+// refusal is in the server's results and JSON.
+func (s *Server) refuseTest(r *result.Result, why error) {
+	r.Error = why.Error()
+	s.finished(s.newTest(r), r)
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package tcpinfo
+
+func read(uintptr) (Info, error) { return Info{}, ErrUnsupported }
