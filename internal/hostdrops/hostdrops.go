@@ -12,8 +12,11 @@
 package hostdrops
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 )
 
@@ -92,4 +95,31 @@ func (d Drops) Describe() string {
 		parts = append(parts, d.Why)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// UDPTable parses the "Udp:" rows of a /proc/net/snmp file (a row of
+// names, then a row of values) into counters by name.
+func UDPTable(snmp []byte) (map[string]uint64, error) {
+	var names []string
+	sc := bufio.NewScanner(bytes.NewReader(snmp))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 || f[0] != "Udp:" {
+			continue
+		}
+		if names == nil {
+			names = f
+			continue
+		}
+		t := map[string]uint64{}
+		for i, n := range names[1:] {
+			if i+1 < len(f) {
+				if v, err := strconv.ParseUint(f[i+1], 10, 64); err == nil {
+					t[n] = v
+				}
+			}
+		}
+		return t, nil
+	}
+	return nil, fmt.Errorf("no Udp rows in the snmp table")
 }

@@ -54,28 +54,17 @@ func readCounter(path string, parse func([]byte) (uint64, error)) (uint64, error
 	return parse(b)
 }
 
-// parseSNMP reads Udp SndbufErrors from /proc/net/snmp: a header line of
-// names and a line of values, both starting "Udp:".
+// parseSNMP reads Udp SndbufErrors from /proc/net/snmp.
 func parseSNMP(b []byte) (uint64, error) {
-	var names []string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) == 0 || f[0] != "Udp:" {
-			continue
-		}
-		if names == nil {
-			names = f
-			continue
-		}
-		for i, n := range names {
-			if n == "SndbufErrors" && i < len(f) {
-				return strconv.ParseUint(f[i], 10, 64)
-			}
-		}
-		break
+	udp, err := UDPTable(b)
+	if err != nil {
+		return 0, err
 	}
-	return 0, fmt.Errorf("no Udp SndbufErrors in the snmp table")
+	v, ok := udp["SndbufErrors"]
+	if !ok {
+		return 0, fmt.Errorf("no Udp SndbufErrors in the snmp table")
+	}
+	return v, nil
 }
 
 // parseSNMP6 reads Udp6SndbufErrors from /proc/net/snmp6 (name value

@@ -40,3 +40,20 @@ func TestDeltaAndLocal(t *testing.T) {
 		t.Errorf("unreadable counters: %+v, %q", d, d.Describe())
 	}
 }
+
+// testSNMP is a /proc/net/snmp excerpt; UdpLite must not be taken for Udp.
+var testSNMP = []byte("Ip: Forwarding DefaultTTL\nIp: 1 64\n" +
+	"Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors\n" +
+	"Udp: 14 2 1 14 0 37\n" +
+	"UdpLite: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors\n" +
+	"UdpLite: 0 0 0 0 0 99\n")
+
+func TestUDPTable(t *testing.T) {
+	udp, err := UDPTable(testSNMP)
+	if err != nil || udp["InDatagrams"] != 14 || udp["NoPorts"] != 2 || udp["SndbufErrors"] != 37 || len(udp) != 6 {
+		t.Errorf("UDPTable = %v, %v", udp, err)
+	}
+	if _, err := UDPTable([]byte("Ip: Forwarding\nIp: 1\n")); err == nil {
+		t.Error("no Udp rows: no error")
+	}
+}

@@ -8,12 +8,7 @@ import (
 )
 
 func TestParseSNMP(t *testing.T) {
-	snmp := []byte("Ip: Forwarding DefaultTTL\nIp: 1 64\n" +
-		"Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors InCsumErrors IgnoredMulti MemErrors\n" +
-		"Udp: 14 0 0 14 0 37 0 0 0\n" +
-		"UdpLite: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors InCsumErrors IgnoredMulti MemErrors\n" +
-		"UdpLite: 0 0 0 0 0 99 0 0 0\n")
-	if n, err := parseSNMP(snmp); n != 37 || err != nil {
+	if n, err := parseSNMP(testSNMP); n != 37 || err != nil {
 		t.Errorf("parseSNMP = %d, %v; want 37", n, err)
 	}
 	if _, err := parseSNMP([]byte("Ip: Forwarding\nIp: 1\n")); err == nil {
