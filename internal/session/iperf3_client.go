@@ -358,14 +358,18 @@ func (cl *i3Client) run(ctx context.Context) {
 
 	// An interrupt (ctx done) ends the sending; the test still ends the
 	// proper way on wrap, which ctx does not cancel: TEST_END, the results
-	// exchange, each step bounded by i3StepTimeout. The receivers run on
-	// until TEST_END is answered, so what was in flight is counted.
+	// exchange, each step bounded by i3StepTimeout.
 	wrap := context.WithoutCancel(ctx)
 
 	// The control connection is read by one goroutine from now on.
 	ctrlMsg := make(chan error, 1)
 	go func() {
-		st, err := cl.readState(wrap)
+		st, err := cl.readState(ctx)
+		if err != nil && ctx.Err() != nil {
+			// The interrupt cut the read short, not the server (a read
+			// cut short consumed nothing): read on, on wrap.
+			st, err = cl.readState(wrap)
+		}
 		if err == nil && st != iperf3.ExchangeResults {
 			err = fmt.Errorf("iperf3 server sent %v during the test", st)
 		}
@@ -379,7 +383,7 @@ func (cl *i3Client) run(ctx context.Context) {
 		}
 	}
 
-	rctx, stopRecv := context.WithCancel(wrap)
+	rctx, stopRecv := context.WithCancel(ctx)
 	defer stopRecv()
 	sctx, stopSend := context.WithCancel(ctx)
 	defer stopSend()
