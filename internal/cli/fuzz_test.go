@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"io"
+	"math"
 	"strings"
 	"testing"
 )
@@ -81,7 +82,7 @@ func FuzzCalcSpec(f *testing.F) {
 	f.Add("eth100", "udp", "1470", "", 0, 1, 1500, uint8(0))
 	f.Add("usb2-eem", "tcp", "64-1518", "", 128, 2, 1500, uint8(3))
 	f.Add("eth1g", "raw", "", "64,128,1518", 0, 1, 9000, uint8(4))
-	f.Add("custom:1,0", "icmp", "0-9223372036854775807", "", 1<<62, 1, 68, uint8(0))
+	f.Add("custom:1,0", "icmp", "0-9223372036854775807", "", math.MaxInt, 1, 68, uint8(0))
 	f.Add("custom:100M,24,64,0", "udp", "9223372036854775800-9223372036854775807", "", 100, 1, 1500, uint8(0))
 	f.Fuzz(func(t *testing.T, medium, proto, payload, frame string, step, aggregate, mtu int, bits uint8) {
 		c := calcConfig{medium: medium, proto: proto, payload: payload, frame: frame, step: step, aggregate: aggregate, mtu: mtu,

@@ -151,6 +151,34 @@ type Sender struct {
 	// TCP is the kernel's view of a TCP sender's connections at the end
 	// (retransmits over the whole test), when the system reports it.
 	TCP *TCPInfo `json:"tcp,omitempty"`
+	// LocalDrops counts datagrams this host dropped on its send path after
+	// the send call had accepted them (a full egress qdisc, the egress
+	// interface): they never reached the wire, yet the receiver counts
+	// them lost. nil when the counters could not be read (UDP client only).
+	LocalDrops *int64 `json:"local_drops,omitempty"`
+	// LocalDropCounters are the host counters LocalDrops comes from.
+	LocalDropCounters *LocalDropCounters `json:"local_drop_counters,omitempty"`
+}
+
+// LocalDropCounters are the changes of this host's send-path drop counters
+// over a test. They are host-wide: other traffic at the same time counts
+// too.
+type LocalDropCounters struct {
+	// QdiscDrops is the rise of the drop counter of the root qdisc (kind
+	// Qdisc) of Interface, the one the route to the peer leaves by, and
+	// TxDropped that of the interface's tx_dropped; nil when not readable.
+	// Sender.LocalDrops is their sum.
+	QdiscDrops *int64 `json:"qdisc_drops,omitempty"`
+	TxDropped  *int64 `json:"tx_dropped,omitempty"`
+	Interface  string `json:"interface,omitempty"`
+	Qdisc      string `json:"qdisc,omitempty"`
+	// SndbufErrors is the rise of the UDP (or UDP6) SndbufErrors counter of
+	// this network namespace; nil when not readable. Reported, not counted
+	// as drops: it also rises each time a send finds the send buffer full
+	// and is retried, which loses nothing.
+	SndbufErrors *int64 `json:"sndbuf_errors,omitempty"`
+	// NotAvailable says why a counter could not be read.
+	NotAvailable string `json:"not_available,omitempty"`
 }
 
 // Merge adds another stream's figures to t: retransmits and windows add
@@ -191,6 +219,10 @@ type Receiver struct {
 	// HostDrops counts datagrams our own socket receive buffer dropped
 	// during the test (Linux SO_RXQ_OVFL); -1 when unknown.
 	HostDrops int64 `json:"host_drops,omitempty"`
+	// PathLost is Lost minus the sender's LocalDrops (never below 0): the
+	// loss left for the path, when the sender could read its drop
+	// counters.
+	PathLost *int64 `json:"path_lost,omitempty"`
 	// PacketsPerSecond is Packets/Seconds for UDP.
 	PacketsPerSecond float64 `json:"packets_per_second,omitempty"`
 	// Intervals are the receiver's own per-interval counts, when the peer

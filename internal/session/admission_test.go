@@ -108,7 +108,7 @@ func TestUDPReverseRefusedOutsideLocalNetworks(t *testing.T) {
 				// source, refused alike.
 				f.feed(ctx, "[::ffff:203.0.113.9]:40001", modeDatagram(mode))
 			}
-			f.sweepUDP(ctx, f.udpTests, time.Now().Add(time.Hour))
+			f.sweepUDP(ctx, f.udpTests, time.Now().Add(time.Hour), true)
 			f.wg.Wait()
 			f.mu.Lock()
 			defer f.mu.Unlock()
@@ -148,7 +148,7 @@ func TestUDPReverseAllowed(t *testing.T) {
 		f.feed(ctx, c.src, modeDatagram("reverse"))
 		deadline := time.Now().Add(guard)
 		for {
-			f.sweepUDP(ctx, f.udpTests, time.Now())
+			f.sweepUDP(ctx, f.udpTests, time.Now(), true)
 			f.mu.Lock()
 			n := len(f.results)
 			f.mu.Unlock()
@@ -191,7 +191,7 @@ func TestUDPPerSourceLimit(t *testing.T) {
 	if f.udpTests[netip.MustParseAddrPort("10.0.0.1:3")] == nil {
 		t.Fatal("a test ended, but the source's next test is still refused")
 	}
-	f.sweepUDP(ctx, f.udpTests, time.Now().Add(time.Hour))
+	f.sweepUDP(ctx, f.udpTests, time.Now().Add(time.Hour), true)
 	f.wg.Wait()
 }
 
@@ -341,7 +341,7 @@ func FuzzServerRefusesReverse(f *testing.F) {
 				srv.feed(ctx, srcs[(sources>>i)&1], d)
 			}
 		}
-		srv.sweepUDP(ctx, srv.udpTests, time.Now().Add(time.Hour))
+		srv.sweepUDP(ctx, srv.udpTests, time.Now().Add(time.Hour), true)
 		for _, tt := range srv.udpTests {
 			if !tt.finished {
 				srv.endUDP(tt, "the server stopped during the test")

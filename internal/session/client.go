@@ -240,6 +240,12 @@ func IsConfigError(err error) bool {
 // RunClient runs one client test. It returns an error when the test could
 // not start (bad config, peer unreachable); a test that started and then
 // failed returns its partial result with Result.Error set, and a nil error.
+//
+// When ctx ends during the test (the first Ctrl-C), the test ends the proper
+// way, as at its planned end: the sender stops, the FINs (UDP), the TCP FIN
+// or iperf3's TEST_END go out, and the peer's report is awaited for a
+// bounded time (about 2.5 s for UDP) that ctx does not cut short. The
+// result then carries a warning that the test was stopped early.
 func RunClient(ctx context.Context, cfg ClientConfig) (*result.Result, error) {
 	if cfg.Dialect == DialectIperf3 {
 		return runIperf3(ctx, cfg)
@@ -273,6 +279,16 @@ func RunClient(ctx context.Context, cfg ClientConfig) (*result.Result, error) {
 		fillCPU(r, cpu0)
 	}
 	return r, err
+}
+
+// warnInterrupted says so when ctx ended the test before its duration or
+// byte count (the first Ctrl-C): the test still ended the proper way, and
+// its figures cover the time it ran.
+func warnInterrupted(ctx context.Context, r *result.Result) {
+	if ctx.Err() == nil {
+		return
+	}
+	r.Warn("the test was stopped early (interrupt): it ended the proper way, and the figures cover the time it ran")
 }
 
 // modeFlags sets the header bits for the test's mode.

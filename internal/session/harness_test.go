@@ -28,6 +28,7 @@ type testServer struct {
 
 	mu      sync.Mutex
 	results []*result.Result
+	taken   map[*result.Result]bool // results resultFrom already returned
 	logs    []string
 	changed chan struct{} // closed and replaced on every new result or log
 }
@@ -118,14 +119,19 @@ func (ts *testServer) waitFor(what string, cond func(results []*result.Result, l
 }
 
 // resultFrom waits for the result of the test whose peer is peer
-// ("ip:port").
+// ("ip:port") that no earlier call returned: the kernel may give a later
+// client the source port of an earlier one, and each run has its own test.
 func (ts *testServer) resultFrom(peer string) *result.Result {
 	ts.t.Helper()
 	var got *result.Result
 	ts.waitFor("the result of the test from "+peer, func(rs []*result.Result, _ []string) bool {
 		for _, r := range rs {
-			if r.Test.Peer == peer {
+			if r.Test.Peer == peer && !ts.taken[r] {
 				got = r
+				if ts.taken == nil {
+					ts.taken = map[*result.Result]bool{}
+				}
+				ts.taken[r] = true
 				return true
 			}
 		}

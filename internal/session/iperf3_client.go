@@ -397,15 +397,32 @@ func (cl *i3Client) run(ctx context.Context) {
 	per := engine.NewIntervals(cl.start, perPeriod, nil, perFlows...)
 	per.Run(ctx)
 
+	// An interrupt (ctx done) ends the sending; the test still ends the
+	// proper way on wrap, which ctx does not cancel: TEST_END, the results
+	// exchange, each step bounded by i3StepTimeout.
+	wrap := context.WithoutCancel(ctx)
+
 	// The control connection is read by one goroutine from now on.
 	ctrlMsg := make(chan error, 1)
 	go func() {
 		st, err := cl.readState(ctx)
+		if err != nil && ctx.Err() != nil {
+			// The interrupt cut the read short, not the server (a read
+			// cut short consumed nothing): read on, on wrap.
+			st, err = cl.readState(wrap)
+		}
 		if err == nil && st != iperf3.ExchangeResults {
 			err = fmt.Errorf("iperf3 server sent %v during the test", st)
 		}
 		ctrlMsg <- err
 	}()
+
+	var drops *sendPathDrops // a UDP test we send (its Receiver is the server's count of it)
+	for _, s := range cl.streams {
+		if s.send && s.udp != nil && drops == nil && !cfg.Bidir {
+			drops = watchSendPathDrops(s.udp.RemoteAddr().Addr())
+		}
+	}
 
 	rctx, stopRecv := context.WithCancel(ctx)
 	defer stopRecv()
@@ -426,12 +443,9 @@ func (cl *i3Client) run(ctx context.Context) {
 	var ctrlErr error
 	early, ctrlRead := false, false // ctrlRead: the reader's one message is taken
 	select {
-	case <-ended:
+	case <-ended: // also after an interrupt: the senders stopped on sctx
 	case ctrlErr = <-ctrlMsg:
 		early, ctrlRead = true, true
-	case <-ctx.Done():
-		ctrlErr = ctx.Err()
-		early = true
 	}
 	stopSend()
 	sendWG.Wait()
@@ -444,7 +458,7 @@ func (cl *i3Client) run(ctx context.Context) {
 		err := cl.m.Send(iperf3.TestEnd)
 		cl.mMu.Unlock()
 		if err == nil {
-			wctx, cancel := step(ctx)
+			wctx, cancel := step(wrap)
 			err = cl.conn.WriteState(wctx, iperf3.TestEnd)
 			cancel()
 		}
@@ -456,10 +470,12 @@ func (cl *i3Client) run(ctx context.Context) {
 				ctrlRead = true
 			case <-time.After(i3StepTimeout):
 				ctrlErr = errors.New("the iperf3 server did not answer TEST_END")
-			case <-ctx.Done():
-				ctrlErr = ctx.Err()
 			}
 		}
+	}
+	var local localDrops
+	if drops != nil {
+		local = drops.done()
 	}
 	stopRecv()
 	recvWG.Wait()
@@ -471,7 +487,7 @@ func (cl *i3Client) run(ctx context.Context) {
 	cl.r.Intervals = iv.Stop(time.Now())
 	cl.perIv = per.Stop(time.Now())
 	if ctrlErr == nil {
-		ctrlErr = cl.exchange(ctx)
+		ctrlErr = cl.exchange(wrap)
 	} else {
 		cl.ctrl.Close() // unblocks the reader goroutine
 		if !ctrlRead {
@@ -479,6 +495,10 @@ func (cl *i3Client) run(ctx context.Context) {
 		}
 	}
 	cl.fill()
+	if drops != nil {
+		local.apply(cl.r)
+	}
+	warnInterrupted(ctx, cl.r)
 	// The server's own error is the cause; a stream it then reset is
 	// only the consequence.
 	var se *iperf3.ServerErr

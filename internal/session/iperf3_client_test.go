@@ -44,6 +44,27 @@ func realIperf3Server(t *testing.T) (int, func() *iperf3.Report) {
 	}
 }
 
+// iperf3Listening waits until iperf3 listens on port, or its process
+// ended (done closed), and reports whether it listens. A probe connection
+// would count as iperf3's one test: it waits instead until the port cannot
+// be bound.
+func iperf3Listening(port int, done chan struct{}) bool {
+	for range 500 {
+		select {
+		case <-done:
+			return false
+		default:
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			return true
+		}
+		ln.Close()
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
 // realIperf3ServerReports is realIperf3Server with extra arguments; the
 // function it returns gives every -J document the server printed: 3.12
 // prints one for each test refused at authentication, which does not count
@@ -51,31 +72,35 @@ func realIperf3Server(t *testing.T) (int, func() *iperf3.Report) {
 func realIperf3ServerReports(t *testing.T, extra ...string) (int, func() []*iperf3.Report) {
 	t.Helper()
 	bin := iperf3Bin(t)
-	port := loopback.FreePort(t)
-	ctx, cancel := context.WithTimeout(context.Background(), guard)
-	args := append([]string{"-s", "-1", "-J", "-B", "127.0.0.1", "-p", strconv.Itoa(port)}, extra...)
-	cmd := exec.CommandContext(ctx, bin, args...)
+	// The port is free when FreePort returns, but on a shared machine
+	// another program may take it before iperf3 binds it (iperf3 then
+	// exits at once): try another port, a few times.
+	var port int
 	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	// A probe connection would count as iperf3's one test: wait instead
-	// until the port cannot be bound, which means iperf3 listens on it.
-	for i := 0; ; i++ {
-		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err != nil {
+	var done chan struct{}
+	for try := 1; ; try++ {
+		port = loopback.FreePort(t)
+		ctx, cancel := context.WithTimeout(context.Background(), guard)
+		args := append([]string{"-s", "-1", "-J", "-B", "127.0.0.1", "-p", strconv.Itoa(port)}, extra...)
+		cmd := exec.CommandContext(ctx, bin, args...)
+		out.Reset()
+		errb.Reset()
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Start(); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		t.Cleanup(func() { cancel(); <-exited })
+		done = exited
+		if iperf3Listening(port, exited) {
 			break
 		}
-		ln.Close()
-		if i > 500 {
-			t.Fatalf("iperf3 -s did not start: %s", errb.String())
+		if try == 5 {
+			t.Fatalf("iperf3 -s did not start on 5 free ports; the last said: %s %s", out.String(), errb.String())
 		}
-		time.Sleep(10 * time.Millisecond)
+		t.Logf("iperf3 -s exited before listening on port %d (%s): trying another port", port, strings.TrimSpace(out.String()+errb.String()))
 	}
 	return port, func() []*iperf3.Report {
 		t.Helper()

@@ -58,7 +58,7 @@ func (s *Server) EnableIperf3(ctx context.Context, cfg Iperf3Config) (int, error
 	}
 	port = ln.Addr().(*net.TCPAddr).Port
 	uaddr := net.JoinHostPort(s.cfg.Bind, strconv.Itoa(port))
-	uc, err := udpio.Listen(ctx, s.network("udp"), uaddr, s.udpOptions())
+	uc, err := udpio.Listen(ctx, s.network("udp"), uaddr, s.udpOptions(true))
 	if err != nil {
 		ln.Close()
 		return 0, fmt.Errorf("listening on udp %s for iperf3: %w", uaddr, err)
@@ -546,12 +546,16 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 	sv.id = h.s.newTest(sv.r)
 	hook("iperf3-test", t.peer)
 	var recvC, sendC, allC []*stats.Counters
+	var recvTCP []net.Conn
 	var ids []int64
 	for _, st := range t.streams {
 		if st.send {
 			sendC = append(sendC, st.counters())
 		} else {
 			recvC = append(recvC, st.counters())
+			if st.tcp != nil {
+				recvTCP = append(recvTCP, st.tcp)
+			}
 		}
 		allC, ids = append(allC, st.counters()), append(ids, st.id)
 	}
@@ -631,13 +635,7 @@ wait:
 		// What the client sent before TEST_END may still be on its way or
 		// in our socket buffers: count it (iperf3's own server stops at
 		// TEST_END and misses it).
-		var conns []net.Conn
-		for _, st := range t.streams {
-			if !st.send && st.tcp != nil {
-				conns = append(conns, st.tcp)
-			}
-		}
-		drain(ctx, recvC, conns)
+		drain(ctx, recvC, recvTCP)
 	}
 	sv.end = time.Now()
 	stopRecv()
@@ -691,10 +689,10 @@ func (sv *i3ServerTest) wbPeriod(longest time.Duration) time.Duration {
 }
 
 // drain waits until the receive counters stop moving (20 ms without
-// change) and nothing waits unread in the TCP streams' receive queues, at
-// most one second: on a loaded host a stream's reader can sit unscheduled
-// for longer than the quiet window while its data waits in the kernel.
-func drain(ctx context.Context, cs []*stats.Counters, conns []net.Conn) {
+// change) while no received byte waits unread in the TCP streams' sockets
+// (a reader descheduled on a busy machine leaves them there), at most one
+// second.
+func drain(ctx context.Context, cs []*stats.Counters, tcp []net.Conn) {
 	if len(cs) == 0 {
 		return
 	}
@@ -704,9 +702,9 @@ func drain(ctx context.Context, cs []*stats.Counters, conns []net.Conn) {
 		}
 		return b
 	}
-	waiting := func() bool {
-		for _, c := range conns {
-			if unread(c) > 0 {
+	queued := func() bool {
+		for _, c := range tcp {
+			if queuedBytes(c) > 0 {
 				return true
 			}
 		}
@@ -722,7 +720,7 @@ func drain(ctx context.Context, cs []*stats.Counters, conns []net.Conn) {
 			return
 		}
 		now := sum()
-		if now == prev && !waiting() {
+		if now == prev && !queued() {
 			return
 		}
 		prev = now

@@ -249,7 +249,11 @@ func TestLabUDP100M(t *testing.T) {
 	requireLab(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	lab := newLab(t, ctx, "sessudp", labBurst)
+	// The shaper sits on the router's egress, a bottleneck on the path: on
+	// A's own egress it would hold our sender back (its send buffer is the
+	// system default, see TestLabOwnEgressNoSilentDrops), and the wire
+	// could not be driven above its rate.
+	lab := newLabConfig(t, ctx, netlab.Config{Name: "sessudp", RateBPS: labRate, Burst: labBurst, Router: true})
 	srv := startServer(t, ctx, lab)
 
 	want := netlab.WireGoodput(labRate, labUDPLen, 28)
@@ -316,6 +320,11 @@ func TestLabUDP100M(t *testing.T) {
 		}
 		if sr.Receiver.Lost == 0 {
 			return fmt.Errorf("no datagram was lost at 120 Mbit/s offered into 100 Mbit/s: the link was not shaped")
+		}
+		// The loss happened at the router, on the path: none of it may be
+		// put on our own host.
+		if cr.Sender.LocalDrops == nil || *cr.Sender.LocalDrops != 0 || cr.Receiver.PathLost == nil || *cr.Receiver.PathLost != cr.Receiver.Lost {
+			return fmt.Errorf("path loss attributed to this host: local drops %v, path lost %v of %d", cr.Sender.LocalDrops, cr.Receiver.PathLost, cr.Receiver.Lost)
 		}
 		if !within(ours, want, labUDPTol) {
 			return fmt.Errorf("our server's goodput %.3f Mbit/s is not within %.1f %% of %.3f", ours/1e6, 100*labUDPTol, want/1e6)

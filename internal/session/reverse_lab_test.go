@@ -3,7 +3,6 @@
 package session_test
 
 import (
-	"bufio"
 	"context"
 	"net/netip"
 	"os/exec"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/hostdrops"
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -109,28 +109,11 @@ func udpInDatagrams(t *testing.T, ctx context.Context, h *netlab.Host) int64 {
 	if err != nil {
 		t.Fatalf("reading /proc/net/snmp in %s: %v", h.Name, err)
 	}
-	var names []string
-	sc := bufio.NewScanner(strings.NewReader(string(out)))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) == 0 || f[0] != "Udp:" {
-			continue
-		}
-		if names == nil {
-			names = f
-			continue
-		}
-		var sum int64
-		for i, n := range names {
-			if n == "InDatagrams" || n == "NoPorts" || n == "InErrors" {
-				v, _ := strconv.ParseInt(f[i], 10, 64)
-				sum += v
-			}
-		}
-		return sum
+	udp, err := hostdrops.UDPTable(out)
+	if err != nil {
+		t.Fatalf("%v in %s's /proc/net/snmp:\n%s", err, h.Name, out)
 	}
-	t.Fatalf("no Udp lines in %s's /proc/net/snmp:\n%s", h.Name, out)
-	return 0
+	return int64(udp["InDatagrams"] + udp["NoPorts"] + udp["InErrors"])
 }
 
 // runIn runs a real client in host A (bounded by limit) and returns its

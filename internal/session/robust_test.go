@@ -432,6 +432,9 @@ func FuzzServerDatagram(f *testing.F) {
 		{legacyDatagram(0), legacyDatagram(1), legacyDatagram(-2)},
 		{make([]byte, 11), make([]byte, 12), make([]byte, 40)},
 		{modernDatagram(-1, 76, 5001), modernDatagram(5, 76, 5001)[:50], nil},
+		// A finished test's source starts another (source-port reuse).
+		{legacyDatagram(0), legacyDatagram(-1), legacyDatagram(0)},
+		{legacyDatagram(1), legacyDatagram(-2), modernDatagram(1, 100, 5001)},
 	}
 	rev := modernDatagram(1, 100, 5001)
 	binary.BigEndian.PutUint32(rev[16:], binary.BigEndian.Uint32(rev[16:])|iperf2.FlagVersion2)
@@ -511,7 +514,7 @@ func runServerDatagrams(t *testing.T, seq []fuzzDatagram, withIperf3 bool) {
 		src := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(40000+d.src))
 		at := now.Add(d.at)
 		if at.Sub(last) >= sweepEvery {
-			s.sweepUDP(ctx, tests, at)
+			s.sweepUDP(ctx, tests, at, true)
 			last = at
 		}
 		buf := append([]byte(nil), d.b...)
@@ -525,7 +528,7 @@ func runServerDatagrams(t *testing.T, seq []fuzzDatagram, withIperf3 bool) {
 			}
 		}
 	}
-	s.sweepUDP(ctx, tests, now.Add(time.Hour))
+	s.sweepUDP(ctx, tests, now.Add(time.Hour), true)
 	for _, tt := range tests {
 		if !tt.finished {
 			s.endUDP(tt, "the server stopped during the test")

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/admit"
@@ -186,20 +187,39 @@ func Listen(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	if err := cfg.Socket.Validate(); err != nil {
 		return nil, err
 	}
-	ln, err := s.listenTCP(ctx, cfg.Port)
+	// An ephemeral port is free for TCP when the kernel picks it, but a
+	// UDP socket (any client's) may hold the same number: try another.
+	tries := 1
+	if cfg.Port == 0 {
+		tries = 20
+	}
+	var err error
+	for try := 0; try < tries; try++ {
+		if err = s.listen(ctx); err == nil || !errors.Is(err, syscall.EADDRINUSE) {
+			break
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	s.tcp = ln
-	s.port = ln.Addr().(*net.TCPAddr).Port
-	uaddr := net.JoinHostPort(cfg.Bind, strconv.Itoa(s.port))
-	uc, err := udpio.Listen(ctx, s.network("udp"), uaddr, s.udpOptions())
+	return s, nil
+}
+
+// listen opens the TCP socket on cfg.Port and the UDP one on the same port.
+func (s *Server) listen(ctx context.Context) error {
+	ln, err := s.listenTCP(ctx, s.cfg.Port)
+	if err != nil {
+		return err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	uaddr := net.JoinHostPort(s.cfg.Bind, strconv.Itoa(port))
+	uc, err := udpio.Listen(ctx, s.network("udp"), uaddr, s.udpOptions(true))
 	if err != nil {
 		ln.Close()
-		return nil, fmt.Errorf("listening on udp %s: %w", uaddr, err)
+		return fmt.Errorf("listening on udp %s: %w", uaddr, err)
 	}
-	s.udp = &lockedConn{Conn: uc}
-	return s, nil
+	s.tcp, s.port, s.udp = ln, port, &lockedConn{Conn: uc}
+	return nil
 }
 
 // Port returns the port the server listens on (TCP and UDP).

@@ -163,9 +163,15 @@ func (s *Server) listenTCP(ctx context.Context, port int) (net.Listener, error) 
 }
 
 // udpOptions are the udpio options of the server's UDP sockets: -w in place
-// of the larger default buffers, the rest set before binding.
-func (s *Server) udpOptions() udpio.Options {
+// of the larger default buffers, the rest set before binding. listener
+// says the socket is a shared listening one (serverUDPSocketOptions);
+// otherwise it is a connect-back sender, which keeps the system's send
+// buffer as our client does.
+func (s *Server) udpOptions(listener bool) udpio.Options {
 	opt := udpSocketOptions
+	if listener {
+		opt = serverUDPSocketOptions
+	}
 	so := s.cfg.Socket
 	if so.Buffer > 0 {
 		opt.ReadBuffer, opt.WriteBuffer, so.Buffer = so.Buffer, so.Buffer, 0

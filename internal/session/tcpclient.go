@@ -105,6 +105,7 @@ func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	}
 	r.Intervals = iv.Stop(time.Now())
 	fillTCPClientResult(r, cfg, outs, sending, receiving)
+	warnInterrupted(ctx, r)
 	if back != nil {
 		r.Reverse = backFlow
 		r.Warnings = append(r.Warnings, back.warnings...)

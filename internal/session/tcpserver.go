@@ -188,11 +188,14 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 	}
 	var intervals []result.Interval
 	stopped := false
-	if connectBack && !runNow {
-		// Tradeoff: our receive is over; the connect-back that follows
-		// is a flow of its own and must not stretch this one's intervals.
+	if connectBack && !reverse && !fullDuplex {
+		// Our receive is over; the connect-back (after it with -r,
+		// running since the start with -d) is a flow of its own and must
+		// not stretch this one's intervals.
 		intervals, stopped = iv.Stop(time.Now()), true
-		back = s.connectBackTCP(ctx, t)
+		if !runNow {
+			back = s.connectBackTCP(ctx, t)
+		}
 	}
 	wg.Wait()
 	r := t.res

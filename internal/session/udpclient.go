@@ -16,9 +16,20 @@ import (
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
-// udpSocketOptions are the buffers our UDP sockets ask for: large enough
-// that a burst at line rate does not overflow our own host.
-var udpSocketOptions = udpio.Options{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20}
+// udpSocketOptions are the buffers our UDP sockets ask for. The receive
+// buffer is large enough that a burst at line rate does not overflow our
+// own host. The send buffer stays at the system default, as iperf's does:
+// the skbs a socket has queued count against it, so a sender whose send
+// buffer is smaller than its egress queue (a shaper's tbf) blocks when the
+// queue is full. A forced 4 MiB buffer let the sender overfill the queue,
+// which then dropped silently (the send call succeeds, UDP SndbufErrors
+// rises) and the receiver counted it as loss on the path.
+var udpSocketOptions = udpio.Options{ReadBuffer: 4 << 20}
+
+// serverUDPSocketOptions are for the server's shared listening sockets:
+// their reader goroutine also writes every test's reports, and must not
+// block on a send buffer that a -R test's traffic keeps full.
+var serverUDPSocketOptions = udpio.Options{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20}
 
 // streamOutcome is one UDP stream's send and end-of-test exchange.
 type streamOutcome struct {
@@ -74,6 +85,7 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	if back != nil {
 		back.start(ctx, iv, cfg.Dual)
 	}
+	drops := watchSendPathDrops(conns[0].RemoteAddr().Addr())
 	outs := make([]streamOutcome, cfg.Parallel)
 	var wg sync.WaitGroup
 	for i := range conns {
@@ -84,8 +96,11 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 			o := &outs[i]
 			o.send, o.err = spec.send(ctx, conns[i], netip.AddrPort{}, tmpl, counters[i])
 			if o.err == nil {
+				// An interrupt (ctx done) ends the send; the test still
+				// ends the proper way: FINs and the report, bounded by
+				// finish itself.
 				var err error
-				o.fin, err = spec.finish(ctx, conns[i], netip.AddrPort{}, tmpl, o.send.Packets)
+				o.fin, err = spec.finish(context.WithoutCancel(ctx), conns[i], netip.AddrPort{}, tmpl, o.send.Packets)
 				if o.err == nil {
 					o.err = err
 				}
@@ -93,6 +108,7 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 		}()
 	}
 	wg.Wait()
+	localDrops := drops.done()
 	if back != nil && cfg.Tradeoff {
 		back.release()
 	}
@@ -102,6 +118,8 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	}
 	r.Intervals = iv.Stop(time.Now())
 	fillUDPClientResult(r, cfg, outs)
+	localDrops.apply(r)
+	warnInterrupted(ctx, r)
 	if backFlow != nil {
 		r.Reverse = backFlow
 		r.Warnings = append(r.Warnings, back.warnings...)
@@ -132,7 +150,7 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 	var rcv *result.Receiver
 	var maxLag time.Duration
 	var offered float64 // datagrams/s summed over streams
-	noReport, echoes := 0, 0
+	noReport, echoes, noReportFINs := 0, 0, 0
 	badReport := false
 	var first, last time.Time
 	for i, o := range outs {
@@ -167,6 +185,7 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 			sumReceiver(rcv, rr)
 		} else {
 			noReport++
+			noReportFINs += o.fin.fins
 		}
 		if o.err != nil && r.Error == "" {
 			r.Error = o.err.Error()
@@ -187,7 +206,8 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 		r.Warn(implausibleReport)
 	}
 	if noReport > 0 {
-		r.Warn(fmt.Sprintf("%d of %d streams got no server report after their FINs (%s): the receiver's counts are unknown for them", noReport, len(outs), finWait(cfg)))
+		r.Warn(fmt.Sprintf("%d of %d streams got no server report after their FINs (%d FINs sent, %s): the receiver's counts are unknown for them",
+			noReport, len(outs), noReportFINs, finWait(cfg)))
 	}
 	if rcv != nil && cfg.Parallel > 1 {
 		r.Warn("the receiver jitter shown for several streams is the largest of the streams' jitters")
@@ -196,9 +216,9 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 
 func finWait(cfg *ClientConfig) string {
 	if cfg.Dialect == DialectIperf2Legacy {
-		return "10 tries, 250 ms apart"
+		return "up to 10, 250 ms apart"
 	}
-	return "201 FINs, 10 ms apart"
+	return "up to 201, 10 ms apart"
 }
 
 // implausibleReport is the warning for a peer report whose counts cannot

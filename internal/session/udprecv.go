@@ -40,6 +40,10 @@ type udpRecv struct {
 	resends    int
 	unanswered int64 // late FINs not answered (resend limit reached, or no report)
 	late       int64 // data datagrams after the FIN
+	// held are copies of the late data datagrams, kept in case they were
+	// the start of a new test from the same source (see opensNewTest).
+	held       []heldDatagram
+	heldBytes  int
 	short      int64 // datagrams too short to carry an id
 	finHeader  []byte
 	dropsAtEnd uint64
@@ -60,15 +64,12 @@ const maxArrivals = 100_000
 func newUDPRecv(peer netip.AddrPort, b []byte, at time.Time) *udpRecv {
 	t := &udpRecv{peer: peer, layout: iperf2.DetectUDPLayout(b), start: at, last: at}
 	off := t.layout.HeaderLen()
-	if len(b) >= off+4 {
-		flags := binary.BigEndian.Uint32(b[off:])
-		if iperf2.ClientHeaderLen(flags, true) > 0 {
-			if h, _, err := iperf2.ParseClientHeader(b[off:]); err == nil {
-				t.hdr, t.hasHdr = h, true
-				t.seq64 = h.Flags&iperf2.FlagSeqNo64b != 0
-			} else {
-				t.hdrErr = err
-			}
+	if announcesHeader(b, t.layout) {
+		if h, _, err := iperf2.ParseClientHeader(b[off:]); err == nil {
+			t.hdr, t.hasHdr = h, true
+			t.seq64 = h.Flags&iperf2.FlagSeqNo64b != 0
+		} else {
+			t.hdrErr = err
 		}
 	}
 	switch {
@@ -81,6 +82,74 @@ func newUDPRecv(peer netip.AddrPort, b []byte, at time.Time) *udpRecv {
 	}
 	t.rx = stats.NewUDPReceiver(t.layout.FirstID())
 	return t
+}
+
+// announcesHeader reports whether datagram b, in layout l, announces an
+// iperf2 client header after its datagram header (its flags word says so).
+func announcesHeader(b []byte, l iperf2.Layout) bool {
+	off := l.HeaderLen()
+	return len(b) >= off+4 && iperf2.ClientHeaderLen(binary.BigEndian.Uint32(b[off:]), true) > 0
+}
+
+// opensNewTest reports whether datagram b, from the source of this finished
+// test, is the start of a new test from that source (the kernel may give a
+// new client the source port of the last one) rather than a late datagram
+// of this one. It decides from the datagram's bytes alone, never from
+// timing (README, "How the server tells tests and dialects apart"):
+//
+//   - its layout (iperf2.DetectUDPLayout: offsets 12 and 16) or whether it
+//     announces a client header differs from this test's first datagram:
+//     a new test;
+//   - a FIN (negative id) belongs to this test: it is answered with the
+//     report;
+//   - a data id this test still counts as lost (between its first id and
+//     its FIN, not received) is a late datagram of this test;
+//   - any other data id (one already received, or at or beyond the FIN) is
+//     a sender that restarted its ids: a new test.
+//
+// A new test's first datagrams may carry ids this test lost: they are taken
+// for late datagrams but held (up to maxHeldBytes), and when a later
+// datagram opens the new test, the held ones with lower ids than it were
+// the new test's start: the server feeds them to it first (takeHeld).
+func (t *udpRecv) opensNewTest(b []byte) bool {
+	l := iperf2.DetectUDPLayout(b)
+	if l != t.layout || announcesHeader(b, l) != (t.hasHdr || t.hdrErr != nil) {
+		return true
+	}
+	id, _, _, ok := iperf2.ParseDatagram(b, t.layout, t.seq64)
+	if !ok || iperf2.IsFIN(id) {
+		return false
+	}
+	return !t.rx.Seq.Missing(id)
+}
+
+// heldDatagram is a copy of a datagram and its arrival time.
+type heldDatagram struct {
+	b  []byte
+	at time.Time
+}
+
+// maxHeldBytes bounds the late datagrams one finished test holds.
+const maxHeldBytes = 1 << 20
+
+// takeHeld returns the held late datagrams whose ids are below the id of
+// opening, the datagram that opens a new test from this source, in arrival
+// order, and stops counting them as late: they were the new test's start.
+// Held ids at or above it stay late datagrams of this test.
+func (t *udpRecv) takeHeld(opening []byte) []heldDatagram {
+	next, _, _, _ := iperf2.ParseDatagram(opening, t.layout, t.seq64)
+	var start []heldDatagram
+	for _, h := range t.held {
+		if iperf2.DetectUDPLayout(opening) != t.layout {
+			break // the new test's layout is not ours: nothing held is its
+		}
+		if id, _, _, _ := iperf2.ParseDatagram(h.b, t.layout, t.seq64); id < next {
+			start = append(start, h)
+		}
+	}
+	t.late -= int64(len(start))
+	t.held, t.heldBytes = nil, 0
+	return start
 }
 
 // newUDPRecvAs starts a test whose layout is known in advance (a stream
@@ -107,6 +176,10 @@ func (t *udpRecv) feed(b []byte, at time.Time) []byte {
 			t.unanswered++
 		} else {
 			t.late++
+			if t.heldBytes+len(b) <= maxHeldBytes {
+				t.held = append(t.held, heldDatagram{b: append([]byte(nil), b...), at: at})
+				t.heldBytes += len(b)
+			}
 		}
 		return nil
 	}

@@ -53,16 +53,24 @@ type udpTest struct {
 func (s *Server) serveUDP(ctx context.Context) error {
 	s.udpTests = map[netip.AddrPort]*udpTest{}
 	tests := s.udpTests
-	lastSweep := time.Now()
-	sweep := func(now time.Time) bool {
+	lastSweep, lastEvent := time.Now(), time.Now()
+	// sweep runs at a datagram's receive time, or at a tick (the read
+	// found nothing for sweepEvery). A tick that comes late says this
+	// goroutine was starved (a busy machine): datagrams may sit unread in
+	// the socket, so silence measured against the clock proves nothing
+	// then, and no test is ended as idle on such a tick. Receive times are
+	// always sound: the socket queues datagrams in arrival order.
+	sweep := func(now time.Time, tick bool) {
+		idleOK := !tick || now.Sub(lastEvent) <= sweepEvery+sweepLate
+		lastEvent = now
 		if now.Sub(lastSweep) >= sweepEvery {
-			s.sweepUDP(ctx, tests, now)
+			s.sweepUDP(ctx, tests, now, idleOK)
 			lastSweep = now
 		}
-		return true
 	}
-	err := engine.ReceiveUDP(ctx, s.udp, engine.UDPReceiveConfig{Batch: 64, Tick: sweepEvery, OnTick: sweep}, func(m *udpio.Message) bool {
-		sweep(m.Time) // the receive time: no clock read per datagram
+	cfg := engine.UDPReceiveConfig{Batch: 64, Tick: sweepEvery, OnTick: func(now time.Time) bool { sweep(now, true); return true }}
+	err := engine.ReceiveUDP(ctx, s.udp, cfg, func(m *udpio.Message) bool {
+		sweep(m.Time, false) // the receive time: no clock read per datagram
 		s.safeDatagram(ctx, tests, m)
 		return true
 	})
@@ -101,6 +109,10 @@ func (s *Server) safeDatagram(ctx context.Context, tests map[netip.AddrPort]*udp
 	s.datagram(ctx, tests, m)
 }
 
+// sweepLate is how much later than sweepEvery after the last event a tick
+// may come before it counts as late (see serveUDP).
+const sweepLate = sweepEvery / 2
+
 // datagram handles one arriving datagram.
 func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest, m *udpio.Message) {
 	b := m.Buf[:m.N]
@@ -122,15 +134,23 @@ func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest
 		s.logs.log("short", fmt.Sprintf("udp: ignored a %d-byte datagram from %s: too short for an iperf header", len(b), src))
 		return
 	}
-	if t != nil && t.finished && !t.refused && !t.reverse && t.rx.report == nil {
-		// The source's last test went silent for the idle timeout and
-		// never sent a FIN: data from it now is a new test (its port was
-		// reused), not a late part of that one. Only its FINs stay late.
-		if id, _, _, _ := iperf2.ParseDatagram(b, t.rx.layout, false); !iperf2.IsFIN(id) {
-			delete(tests, src)
-			s.udpFinished--
-			t = nil
+	s.iperf2Datagram(ctx, tests, src, t, b, m.Time)
+}
+
+// iperf2Datagram handles one datagram (at least 12 bytes) of an iperf2
+// test from src; t is src's test, if it has one.
+func (s *Server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest, src netip.AddrPort, t *udpTest, b []byte, at time.Time) {
+	if t != nil && t.finished && !t.reverse && !t.refused && t.rx.opensNewTest(b) {
+		// The source of a finished test starts another one: its
+		// datagrams must not be fed to the old test (wrong counts, the
+		// old report in the old layout). Datagrams taken for late ones
+		// of the old test may have been this test's first.
+		delete(tests, src)
+		s.udpFinished--
+		for _, h := range t.rx.takeHeld(b) {
+			s.iperf2Datagram(ctx, tests, src, tests[src], h.b, h.at)
 		}
+		t = tests[src]
 	}
 	if t == nil {
 		id, _, _, _ := iperf2.ParseDatagram(b, iperf2.DetectUDPLayout(b), false)
@@ -142,14 +162,14 @@ func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest
 			s.logs.log("full", fmt.Sprintf("udp: ignored a new test from %s: %d tests are open (--max-tests)", src, len(tests)))
 			return
 		}
-		if t = s.startUDP(ctx, src, b, m.Time); t == nil {
+		if t = s.startUDP(ctx, src, b, at); t == nil {
 			return // refused by a per-source limit (logged)
 		}
 		tests[src] = t
 	}
 	if t.refused {
 		// Keep ignoring the client while it insists, with no new result.
-		t.expiresAt = m.Time.Add(finishedKeep)
+		t.expiresAt = at.Add(finishedKeep)
 		return
 	}
 	hook("udp-datagram", src)
@@ -157,7 +177,7 @@ func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest
 		return // the client's hellos while we send
 	}
 	unanswered := t.rx.unanswered
-	reply := t.rx.feed(b, m.Time)
+	reply := t.rx.feed(b, at)
 	if t.rx.unanswered > unanswered {
 		why := fmt.Sprintf("its report was already re-sent %d times", t.rx.resends)
 		if t.rx.report == nil {
@@ -387,7 +407,7 @@ func (s *Server) connectBackUDP(ctx context.Context, t *udpTest, src netip.AddrP
 	dst := netip.AddrPortFrom(src.Addr(), uint16(port))
 	s.goTest("udp connect-back to "+dst.String(), func() {
 		defer close(t.sendDone)
-		conn, err := udpio.Dial(ctx, s.network("udp"), dst.String(), net.JoinHostPort(s.cfg.Bind, strconv.Itoa(0)), s.udpOptions())
+		conn, err := udpio.Dial(ctx, s.network("udp"), dst.String(), net.JoinHostPort(s.cfg.Bind, strconv.Itoa(0)), s.udpOptions(false))
 		if err != nil {
 			t.res.Warn(fmt.Sprintf("connect-back to %s failed: %v", dst, err))
 			return
@@ -397,8 +417,9 @@ func (s *Server) connectBackUDP(ctx context.Context, t *udpTest, src netip.AddrP
 	})
 }
 
-// sweepUDP ends tests whose client went silent and forgets finished ones.
-func (s *Server) sweepUDP(ctx context.Context, tests map[netip.AddrPort]*udpTest, now time.Time) {
+// sweepUDP ends tests whose client went silent (unless idleOK is false:
+// now cannot tell silence) and forgets finished ones.
+func (s *Server) sweepUDP(ctx context.Context, tests map[netip.AddrPort]*udpTest, now time.Time, idleOK bool) {
 	for src, p := range s.udpOwners {
 		if p.Done(src) {
 			delete(s.udpOwners, src)
@@ -409,7 +430,7 @@ func (s *Server) sweepUDP(ctx context.Context, tests map[netip.AddrPort]*udpTest
 		case t.finished && now.After(t.expiresAt):
 			delete(tests, src)
 			s.udpFinished--
-		case !t.finished && !t.reverse && now.Sub(t.rx.last) > s.cfg.IdleTimeout:
+		case idleOK && !t.finished && !t.reverse && now.Sub(t.rx.last) > s.cfg.IdleTimeout:
 			t.rx.endIdle()
 			s.endUDP(t, "")
 		case t.reverse && !t.finished:

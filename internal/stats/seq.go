@@ -151,6 +151,13 @@ func (t *SeqTracker) Lost() int64 {
 	return 0
 }
 
+// Missing reports whether id is one the tracker still counts as lost: it
+// lies between the first expected id and the highest seen, within Window,
+// and has not arrived.
+func (t *SeqTracker) Missing(id int64) bool {
+	return t.started && id >= t.base && id < t.max && t.max-id < Window && !t.has(id)
+}
+
 // RunningLost returns the loss counted as gaps open minus gaps filled. It
 // equals Lost within the window; interval reports take differences of it,
 // so a late datagram lowers the interval it arrives in, as in iperf3.

@@ -155,3 +155,22 @@ func BenchmarkSeqTrackerAdd(b *testing.B) {
 		s.Add(int64(i + 1))
 	}
 }
+
+func TestSeqTrackerMissing(t *testing.T) {
+	s := NewSeqTracker(0)
+	if s.Missing(0) {
+		t.Error("an empty tracker says id 0 is missing")
+	}
+	for _, id := range []int64{0, 1, 3, 6} {
+		s.Add(id)
+	}
+	for id, want := range map[int64]bool{-1: false, 0: false, 1: false, 2: true, 3: false, 4: true, 5: true, 6: false, 7: false} {
+		if got := s.Missing(id); got != want {
+			t.Errorf("Missing(%d) = %v, want %v", id, got, want)
+		}
+	}
+	s.Add(2)
+	if s.Missing(2) {
+		t.Error("id 2 arrived late and is still missing")
+	}
+}

@@ -45,6 +45,9 @@ type UDPClientOptions struct {
 	// MaxPackets caps the ids generated, whatever Count/Duration say
 	// (default 1<<20).
 	MaxPackets int64
+	// LocalPort is the source port to send from (0: any the kernel picks),
+	// so a test can make two runs share a source as the kernel may.
+	LocalPort int
 }
 
 // UDPClientResult is everything a UDP stand-in client sent and observed.
@@ -289,7 +292,11 @@ func runUDPClient(ctx context.Context, addr string, d udpDialect, o UDPClientOpt
 	if err != nil {
 		return res, fmt.Errorf("%s client: resolve %q: %w", d.name, addr, err)
 	}
-	conn, err := net.DialUDP("udp", nil, raddr)
+	var laddr *net.UDPAddr
+	if o.LocalPort != 0 {
+		laddr = &net.UDPAddr{IP: raddr.IP, Port: o.LocalPort}
+	}
+	conn, err := net.DialUDP("udp", laddr, raddr)
 	if err != nil {
 		return res, fmt.Errorf("%s client: dial %s: %w", d.name, addr, err)
 	}
