@@ -312,9 +312,9 @@ func (l *Lab) noDAD(context.Context) error {
 }
 
 // forward turns on IP forwarding in R (and only there; a new namespace
-// starts with it off).
+// starts with it off), unless the lab is RelayOnly.
 func (l *Lab) forward(context.Context) error {
-	if l.R == nil {
+	if l.R == nil || l.Config.RelayOnly {
 		return nil
 	}
 	files := []string{"/proc/sys/net/ipv4/ip_forward"}
@@ -342,11 +342,11 @@ func (l *Lab) upVeth(context.Context) error {
 	return nil
 }
 
-// addRoutes gives A and B, when there is a router, one route each: to the
-// other host's link via R's address on their own link. Nothing else is
-// routed; there is no default route.
+// addRoutes gives A and B, when there is a router that forwards, one route
+// each: to the other host's link via R's address on their own link.
+// Nothing else is routed; there is no default route.
 func (l *Lab) addRoutes(context.Context) error {
-	if l.R == nil {
+	if l.R == nil || l.Config.RelayOnly {
 		return nil
 	}
 	lks := l.links()
