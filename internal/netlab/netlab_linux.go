@@ -66,6 +66,16 @@ func (l *Lab) links() []link {
 	}
 }
 
+// RouterA returns R's veth end towards A and its IPv4 address (wbl-ra,
+// the lab network's own address, 198.18.0.0 by default): where A sends to
+// reach R. ok is false when the lab has no router.
+func (l *Lab) RouterA() (ifname string, addr netip.Addr, ok bool) {
+	if l.R == nil {
+		return "", netip.Addr{}, false
+	}
+	return ifnameRA, l.Config.hostAddr(0, 32).Addr(), true
+}
+
 // ends returns every veth end of the lab.
 func (l *Lab) ends() []end {
 	var out []end

@@ -621,7 +621,10 @@ func TestRelayOnly(t *testing.T) {
 		t.Fatalf("A dialling B: %v, want network unreachable", err)
 	}
 	// A reaches R's side of their link, and R reaches B.
-	rA := netip.MustParseAddr("198.18.0.0")
+	ifname, rA, ok := l.RouterA()
+	if !ok || ifname != "wbl-ra" || rA != netip.MustParseAddr("198.18.0.0") {
+		t.Fatalf("RouterA() = %s %v %v, want wbl-ra 198.18.0.0", ifname, rA, ok)
+	}
 	var rsrv *net.UDPConn
 	if err := l.R.Do(func() (err error) {
 		rsrv, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(rA, 0)))
