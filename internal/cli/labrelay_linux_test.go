@@ -5,8 +5,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -131,5 +133,53 @@ func TestLabModelStaleRelay(t *testing.T) {
 	out, _ := runLab(t, "lab", "down", "--name", name)
 	if !strings.Contains(out, `relay 198.19.6.0:5001 -> 198.19.6.2:5001, model "dup=1%"`) || strings.Contains(out, "warning") {
 		t.Errorf("lab down output:\n%s", out)
+	}
+}
+
+// TestLabModelServiceCliff is seed 002 in the lab: with `--model
+// service=5000,buffer=2524` a client in a offering 15000 datagrams/s gets
+// about 10000/s of 1262 bytes through to the server in b (two per buffer)
+// but about 5000/s of 1263 (ratio 0.45–0.55). An attempt whose sender
+// stalled for over 150 ms (the relay's max_arrival_gap_ms; the model's
+// queue is 200 ms) describes the host, not the model, and is repeated, at
+// most three times.
+func TestLabModelServiceCliff(t *testing.T) {
+	const name = "t_mcliff"
+	needLab(t, name)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rate := map[int]float64{}
+	for _, size := range []int{1262, 1263} {
+		for attempt := 1; ; attempt++ {
+			if attempt > 3 {
+				t.Fatalf("%d B: the sender stalled in all three attempts: the host is too loaded to offer a steady load", size)
+			}
+			runLab(t, "lab", "up", "--name", name, "--net", "198.19.7.0/24", "--model", "service=5000,buffer=2524", "--model-port", "5001")
+			startInLab(ctx, t, name, "b", []string{"server"}, "listening")
+			out, _ := runLab(t, append([]string{"lab", "exec", "--name", name, "a", "--"},
+				wirebenchArgv("client", "198.19.7.0", "-u", "-b", "15000pps", "-l", strconv.Itoa(size), "-t", "3", "--json")...)...)
+			var r result.Result
+			if err := json.Unmarshal([]byte(out), &r); err != nil || r.Receiver == nil {
+				t.Fatalf("client JSON: %v\n%s", err, out)
+			}
+			out, _ = runLab(t, "lab", "down", "--name", name, "--json")
+			var d labDown
+			if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Relays) != 1 {
+				t.Fatalf("lab down --json: %v\n%s", err, out)
+			}
+			rep := d.Relays[0]
+			t.Logf("%d B, attempt %d: server %.0f/s; relay %+v, warnings %q", size, attempt, r.Receiver.PacketsPerSecond, rep.Datagrams, rep.Warnings)
+			if rep.Datagrams.MaxGapMS > 150 {
+				continue
+			}
+			if rep.Datagrams.DroppedBy["service_queue"] == 0 {
+				t.Errorf("%d B: the service queue dropped nothing at 15000/s offered", size)
+			}
+			rate[size] = r.Receiver.PacketsPerSecond
+			break
+		}
+	}
+	if r := rate[1263] / rate[1262]; r < 0.45 || r > 0.55 || math.Abs(rate[1262]-10000) > 1000 {
+		t.Errorf("1262 B: %.0f/s, 1263 B: %.0f/s, ratio %.3f; want about 10000 and 5000, ratio 0.45–0.55", rate[1262], rate[1263], r)
 	}
 }
