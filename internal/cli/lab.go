@@ -398,9 +398,11 @@ func newLabDownCmd(e *env, name *string) *cobra.Command {
 			if st, err := readLabState(*name); err == nil {
 				stp = &st
 			}
+			wireWarns := wireDrops(stp)
 			removed, killed, err := netlab.RemoveLab(e.ctx, *name, labDownGrace)
 			// The relays wrote their closing reports when RemoveLab ended them.
 			reps, warns := collectRelayReports(*name, stp)
+			warns = append(warns, wireWarns...)
 			if rerr := os.Remove(labStatePath(*name)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 				err = errors.Join(err, fmt.Errorf("removing state file: %w", rerr))
 			}
@@ -542,6 +544,9 @@ func printLabStatus(w io.Writer, s labStatus) {
 			q := l.Qdisc
 			if l.RateBPS != 0 {
 				q += " " + rateText(l.RateBPS) + "bit/s"
+			}
+			if l.Drops != 0 {
+				q += fmt.Sprintf(", %d packets dropped", l.Drops)
 			}
 			fmt.Fprintf(w, "    %-8s %-4s mtu %d  %s  qdisc %s\n", l.Name, state, l.MTU, strings.Join(l.Addrs, " "), q)
 		}

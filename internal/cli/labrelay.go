@@ -318,3 +318,25 @@ func collectRelayReports(name string, st *labState) ([]lab.Report, []string) {
 	}
 	return reps, warns
 }
+
+// wireDrops warns, for a lab with a relay, about packets the shaped wire
+// after the relay dropped (tbf in r, whose queue a burst the relay
+// releases after a stall can overflow): a test's loss then exceeds the
+// relay's data.dropped by them. Counted when `lab down` starts.
+func wireDrops(st *labState) []string {
+	if st == nil || st.Model == nil || st.RateBPS == 0 {
+		return nil
+	}
+	info, err := netlab.Inspect(st.Hosts["r"].Namespace)
+	if err != nil {
+		return []string{fmt.Sprintf("could not read the wire's drop counts in r: %v", err)}
+	}
+	var out []string
+	for _, l := range info.Links {
+		if l.Drops != 0 {
+			out = append(out, fmt.Sprintf("the shaped wire in r (%s on %s) dropped %d packets: its queue overflowed, and a test's loss includes them on top of the relay's own counts",
+				l.Qdisc, l.Name, l.Drops))
+		}
+	}
+	return out
+}

@@ -183,3 +183,36 @@ func TestLabModelServiceCliff(t *testing.T) {
 		t.Errorf("1262 B: %.0f/s, 1263 B: %.0f/s, ratio %.3f; want about 10000 and 5000, ratio 0.45–0.55", rate[1262], rate[1263], r)
 	}
 }
+
+// TestLabModelWireDrops: with a shaped wire after the relay, packets the
+// wire's queue drops are not the model's: offered 500 datagrams/s of 1470
+// bytes on a 1 Mbit/s wire (about 85/s fit) with an empty model, the client
+// loses hundreds, the relay drops none, and `lab down` warns that the
+// wire dropped them.
+func TestLabModelWireDrops(t *testing.T) {
+	const name = "t_mwire"
+	needLab(t, name)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	runLab(t, "lab", "up", "--name", name, "--net", "198.19.8.0/24", "--rate", "1mbit", "--model", "", "--model-port", "5001")
+	startInLab(ctx, t, name, "b", []string{"server"}, "listening")
+	out, _ := runLab(t, append([]string{"lab", "exec", "--name", name, "a", "--"},
+		wirebenchArgv("client", "198.19.8.0", "-u", "-b", "500pps", "-t", "1", "--json")...)...)
+	var r result.Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Receiver == nil {
+		t.Fatalf("client JSON: %v\n%s", err, out)
+	}
+	s := labStatusJSON(t, name)
+	out, _ = runLab(t, "lab", "down", "--name", name, "--json")
+	var d labDown
+	if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Relays) != 1 {
+		t.Fatalf("lab down --json: %v\n%s", err, out)
+	}
+	t.Logf("client lost %d; relay dropped %d; r's links %+v; warnings %q", r.Receiver.Lost, d.Relays[0].Data.Dropped, s.Namespaces[2].Links, d.Warnings)
+	if r.Receiver.Lost < 100 || d.Relays[0].Datagrams.Dropped != 0 {
+		t.Errorf("client lost %d, relay dropped %d: want hundreds and none", r.Receiver.Lost, d.Relays[0].Datagrams.Dropped)
+	}
+	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "the shaped wire in r (tbf on wbl-rb) dropped") {
+		t.Errorf("warnings %q: want one saying the wire towards b dropped packets", d.Warnings)
+	}
+}

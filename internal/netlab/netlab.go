@@ -344,6 +344,9 @@ type NSLink struct {
 	Qdisc string `json:"qdisc,omitempty"`
 	// RateBPS is the tbf rate in bit/s when Qdisc is "tbf".
 	RateBPS uint64 `json:"rate_bps,omitempty"`
+	// Drops is how many packets the root qdisc has dropped (the shaper's
+	// queue was full); absent when none.
+	Drops uint64 `json:"qdisc_drops,omitempty"`
 }
 
 // NSInfo is what exists in one namespace: its links and the processes in it.
