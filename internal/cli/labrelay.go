@@ -84,7 +84,7 @@ func (f labUpFlags) relayPlan() (*labRelayPlan, error) {
 		return nil, nil
 	}
 	if _, err := model.Parse(f.model); err != nil {
-		return nil, usagef("invalid --model: %v", err)
+		return nil, usagef("invalid --model: %s", strings.TrimPrefix(err.Error(), "model: "))
 	}
 	ports := f.modelPorts
 	if ports == nil {
