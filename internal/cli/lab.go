@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,6 +41,8 @@ type labState struct {
 	MTU     int                  `json:"mtu"`
 	Created time.Time            `json:"created"`
 	Hosts   map[string]labHostSt `json:"hosts"`
+	// Model is the relay in the middle host r (`lab up --model`).
+	Model *labModelSt `json:"model,omitempty"`
 }
 
 // labHostSt is one host of a lab in the state file.
@@ -77,13 +80,19 @@ func newLabCmd(e *env) *cobra.Command {
 		Short: "A two-host lab without hardware: network namespaces a and b joined by a shaped veth wire",
 		Long: `wirebench lab makes a named lab that outlives the command: network namespaces
 a (198.18.0.1) and b (198.18.0.2) joined by a veth pair, optionally shaped as an
-Ethernet wire in both directions. Run programs in it with "lab exec", remove it
-with "lab down". Needs root (or CAP_SYS_ADMIN and CAP_NET_ADMIN). See docs/lab-hosts.md.`,
+Ethernet wire in both directions. With --model a third host, r (198.18.0.0
+towards a), sits between them and runs "wirebench relay" with that device
+model: a reaches b only through it. Run programs in it with "lab exec", remove
+it with "lab down". Needs root (or CAP_SYS_ADMIN and CAP_NET_ADMIN). See
+docs/lab-hosts.md.`,
 		Example: `  wirebench lab up --medium eth100
   wirebench lab exec b -- wirebench server &
   wirebench lab exec a -- wirebench client 198.18.0.2 -u -b 100M --medium eth100
   wirebench lab status --json
-  wirebench lab down`,
+  wirebench lab down
+  wirebench lab up --medium eth100 --model loss=1%,seed=7
+  wirebench lab exec a -- wirebench client 198.18.0.0 -u -b 10M
+  wirebench lab down --json`,
 		Args: exactArgs(0, "a subcommand: up, down, status or exec"),
 		RunE: func(c *cobra.Command, _ []string) error { return usagef("lab: choose up, down, status or exec") },
 		PersistentPreRunE: func(*cobra.Command, []string) error {
@@ -107,11 +116,18 @@ type labUpFlags struct {
 	medium string
 	rate   string
 	mtu    int
+	// model is --model; modelSet says it was given (an empty model is a
+	// relay that changes nothing).
+	model      string
+	modelSet   bool
+	modelPorts []int
+	modelBoth  bool
 }
 
-// config turns the flags into a netlab configuration (shaped both ways).
+// config turns the flags into a netlab configuration (shaped both ways;
+// with --model a router lab whose only path is a relay in r).
 func (f labUpFlags) config(name string) (netlab.Config, string, error) {
-	cfg := netlab.Config{Lab: name, MTU: f.mtu, ShapeBothWays: true}
+	cfg := netlab.Config{Lab: name, MTU: f.mtu, ShapeBothWays: true, Router: f.modelSet, RelayOnly: f.modelSet}
 	p, err := netip.ParsePrefix(f.net)
 	if err != nil {
 		return cfg, "", usagef("invalid --net %q: want a network like 198.18.0.0/24", f.net)
@@ -130,7 +146,7 @@ func (f labUpFlags) config(name string) (netlab.Config, string, error) {
 			return cfg, "", usagef("%v (known media: %s)", err, strings.Join(linerate.MediumNames(), ", "))
 		}
 		if m.Kind != linerate.Ethernet {
-			return cfg, "", usagef("--medium %s: the lab emulates Ethernet wires only (eth10, eth100, eth1g, ...); a relay with a device model will cover other media", f.medium)
+			return cfg, "", usagef("--medium %s: the lab emulates Ethernet wires only (eth10, eth100, eth1g, ...); for other media use a device model, --model rate=...,overhead=...", f.medium)
 		}
 		cfg.RateBPS = uint64(m.BitRate)
 	case f.rate != "":
@@ -154,18 +170,29 @@ func newLabUpCmd(e *env, name *string) *cobra.Command {
 		Use:   "up",
 		Short: "Create the lab (first removing what a crashed run left behind)",
 		Args:  exactArgs(0, "no arguments"),
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(c *cobra.Command, _ []string) error {
+			f.modelSet = c.Flags().Changed("model")
+			if !c.Flags().Changed("model-port") {
+				f.modelPorts = nil
+			}
 			cfg, medium, err := f.config(*name)
+			if err != nil {
+				return err
+			}
+			plan, err := f.relayPlan()
 			if err != nil {
 				return err
 			}
 			if err := labNeedsRoot(); err != nil {
 				return err
 			}
-			return labUp(e, cfg, medium)
+			return labUp(e, cfg, medium, plan)
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringVar(&f.model, "model", "", "put host r between a and b running wirebench relay with device model `SPEC` (docs/lab.md); a reaches b only through it")
+	fl.IntSliceVar(&f.modelPorts, "model-port", defaultModelPorts, "UDP (and TCP) ports the relay listens on, one relay each")
+	fl.BoolVar(&f.modelBoth, "model-both", false, "apply the model to b -> a as well")
 	fl.StringVar(&f.net, "net", netlab.DefaultNet.String(), "IPv4 network inside 198.18.0.0/15 (at most a /30): a gets its .1, b its .2")
 	fl.StringVar(&f.medium, "medium", "", "shape both directions as Ethernet medium `NAME` (eth10, eth100, eth1g, ...)")
 	fl.StringVar(&f.rate, "rate", "", "shape both directions as an Ethernet wire of this rate (e.g. 100mbit)")
@@ -176,7 +203,7 @@ func newLabUpCmd(e *env, name *string) *cobra.Command {
 // labUp creates the lab: it refuses when the lab is already up, removes a
 // crashed run's leftovers, builds the namespaces, writes the state file and
 // prints what to run where.
-func labUp(e *env, cfg netlab.Config, medium string) error {
+func labUp(e *env, cfg netlab.Config, medium string, plan *labRelayPlan) error {
 	name := cfg.Lab
 	nss, err := netlab.LabNamespaces(name)
 	if err != nil {
@@ -197,9 +224,21 @@ func labUp(e *env, cfg netlab.Config, medium string) error {
 	if err := os.Remove(labStatePath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("removing stale state file: %w", err)
 	}
+	if err := removeLabRelayFiles(name); err != nil {
+		return fmt.Errorf("removing a stale relay's files: %w", err)
+	}
 	lab, err := netlab.New(e.ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("creating lab %s: %w", name, err)
+	}
+	var mst *labModelSt
+	if plan != nil {
+		if mst, err = startLabRelays(e.ctx, lab, plan); err != nil {
+			// RemoveLab ends any relay that did start; only then can the
+			// namespaces go.
+			_, _, rerr := netlab.RemoveLab(context.Background(), name, labDownGrace)
+			return errors.Join(fmt.Errorf("lab %s: %w", name, err), rerr, lab.Close(), removeLabRelayFiles(name))
+		}
 	}
 	st := labState{
 		Schema: "wirebench/1", Kind: "lab", Name: name, Net: cfg.Net.String(), Medium: medium,
@@ -208,8 +247,16 @@ func labUp(e *env, cfg netlab.Config, medium string) error {
 			"a": {Namespace: lab.A.Name, Ifname: lab.A.Ifname, Addr: lab.A.Addr.String()},
 			"b": {Namespace: lab.B.Name, Ifname: lab.B.Ifname, Addr: lab.B.Addr.String()},
 		},
+		Model: mst,
+	}
+	if ifname, addr, ok := lab.RouterA(); ok {
+		st.Hosts["r"] = labHostSt{Namespace: lab.R.Name, Ifname: ifname, Addr: addr.String()}
 	}
 	if err := writeLabState(st); err != nil {
+		if mst != nil {
+			_, _, rerr := netlab.RemoveLab(context.Background(), name, labDownGrace)
+			err = errors.Join(err, rerr, removeLabRelayFiles(name))
+		}
 		return errors.Join(err, lab.Close())
 	}
 	lab.Release()
@@ -256,13 +303,29 @@ func printLabUp(w io.Writer, st labState) {
 	}
 	fmt.Fprintf(w, "lab %s is up: %s, MTU %d, net %s, no default route\n", st.Name, wire, st.MTU, st.Net)
 	fmt.Fprintf(w, "  a  %-15s namespace %s (%s)\n", a.Addr, a.Namespace, a.Ifname)
+	target := b.Addr
+	if r, ok := st.Hosts["r"]; ok && st.Model != nil {
+		target = r.Addr
+		fmt.Fprintf(w, "  r  %-15s namespace %s (%s towards a; wbl-rb towards b)\n", r.Addr, r.Namespace, r.Ifname)
+	}
 	fmt.Fprintf(w, "  b  %-15s namespace %s (%s)\n", b.Addr, b.Namespace, b.Ifname)
+	if m := st.Model; m != nil {
+		dir := "a -> b"
+		if m.Both {
+			dir = "both ways"
+		}
+		fmt.Fprintf(w, "  model %q, %s, in wirebench relay (UDP; TCP gets only its delay and rate):\n", m.Spec, dir)
+		for _, r := range m.Relays {
+			fmt.Fprintf(w, "    %s -> %s  seed %d, pid %d, log %s\n", r.Listen, r.To, r.Seed, r.PID, r.Log)
+		}
+		fmt.Fprintf(w, "  a reaches b only through the relay: send to %s, not %s (nothing forwards it)\n", target, b.Addr)
+	}
 	if st.RateBPS != 0 {
 		fmt.Fprintf(w, "  UDP goodput the wire allows at 1470 bytes: %.2f Mbit/s\n",
 			netlab.WireGoodput(st.RateBPS, 1470, 28)/1e6)
 	}
 	n := nameFlag(st.Name)
-	client := "wirebench client " + b.Addr + " -u -b 100M"
+	client := "wirebench client " + target + " -u -b 100M"
 	switch {
 	case st.Medium != "":
 		client += " --medium " + st.Medium
@@ -270,7 +333,11 @@ func printLabUp(w io.Writer, st labState) {
 		client += " --link-rate " + rateText(st.RateBPS)
 	}
 	fmt.Fprintf(w, "run:\n  wirebench lab exec%s b -- wirebench server\n  wirebench lab exec%s a -- %s\n", n, n, client)
-	fmt.Fprintf(w, "see: wirebench lab status%s    remove: wirebench lab down%s\n", n, n)
+	down := ""
+	if st.Model != nil {
+		down = " (prints what the relay did)"
+	}
+	fmt.Fprintf(w, "see: wirebench lab status%s    remove: wirebench lab down%s%s\n", n, n, down)
 }
 
 // rateText formats a bit rate the way --rate reads it back (100M, 1G, 2.5M).
@@ -318,29 +385,65 @@ func readLabState(name string) (labState, error) {
 }
 
 func newLabDownCmd(e *env, name *string) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "down",
-		Short: "Remove every namespace, link, qdisc and process of the lab",
+		Short: "Remove every namespace, link, qdisc and process of the lab; print what its relay did",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
 			if err := labNeedsRoot(); err != nil {
 				return err
 			}
+			var stp *labState
+			if st, err := readLabState(*name); err == nil {
+				stp = &st
+			}
+			wireWarns := wireDrops(stp)
 			removed, killed, err := netlab.RemoveLab(e.ctx, *name, labDownGrace)
+			// The relays wrote their closing reports when RemoveLab ended them.
+			reps, warns := collectRelayReports(*name, stp)
+			warns = append(warns, wireWarns...)
 			if rerr := os.Remove(labStatePath(*name)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 				err = errors.Join(err, fmt.Errorf("removing state file: %w", rerr))
+			}
+			if rerr := removeLabRelayFiles(*name); rerr != nil {
+				err = errors.Join(err, rerr)
 			}
 			if err != nil {
 				return fmt.Errorf("removing lab %s: %w", *name, err)
 			}
+			if asJSON {
+				d := labDown{Schema: "wirebench/1", Kind: "lab-down", Name: *name, Removed: removed, EndedPIDs: killed,
+					Relays: reps, Warnings: warns}
+				if d.Removed == nil {
+					d.Removed = []string{}
+				}
+				if d.EndedPIDs == nil {
+					d.EndedPIDs = []int{}
+				}
+				if d.Warnings == nil {
+					d.Warnings = []string{}
+				}
+				enc := json.NewEncoder(e.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(d)
+			}
 			if len(removed) == 0 {
 				fmt.Fprintf(e.stdout, "lab %s: nothing to remove\n", *name)
-				return nil
+			} else {
+				fmt.Fprintf(e.stdout, "lab %s removed: namespaces %s%s\n", *name, strings.Join(removed, " "), pidNote(killed))
 			}
-			fmt.Fprintf(e.stdout, "lab %s removed: namespaces %s%s\n", *name, strings.Join(removed, " "), pidNote(killed))
+			for _, r := range reps {
+				r.WriteText(e.stdout)
+			}
+			for _, w := range warns {
+				fmt.Fprintf(e.stdout, "warning: %s\n", w)
+			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document, with each relay's closing report")
+	return cmd
 }
 
 // labStatus is `lab status --json`.
@@ -353,6 +456,8 @@ type labStatus struct {
 	State      string          `json:"state"`
 	Config     *labState       `json:"config,omitempty"`
 	Namespaces []netlab.NSInfo `json:"namespaces"`
+	// Relays are the relays in r (`lab up --model`), running or not.
+	Relays []labRelayStatus `json:"relays,omitempty"`
 	// StateFileError says why the state file could not be read, if it
 	// exists but is unreadable or garbled (the lab is then "partial").
 	StateFileError string `json:"state_file_error,omitempty"`
@@ -405,6 +510,7 @@ func readLabStatus(name string) (labStatus, error) {
 	case !errors.Is(err, os.ErrNotExist):
 		s.StateFileError = err.Error()
 	}
+	s.Relays = relayStatuses(s.Config, s.Namespaces)
 	switch {
 	case s.Config != nil && labComplete(*s.Config, nss):
 		s.State = "up"
@@ -439,6 +545,9 @@ func printLabStatus(w io.Writer, s labStatus) {
 			if l.RateBPS != 0 {
 				q += " " + rateText(l.RateBPS) + "bit/s"
 			}
+			if l.Drops != 0 {
+				q += fmt.Sprintf(", %d packets dropped", l.Drops)
+			}
 			fmt.Fprintf(w, "    %-8s %-4s mtu %d  %s  qdisc %s\n", l.Name, state, l.MTU, strings.Join(l.Addrs, " "), q)
 		}
 		for _, r := range ns.Routes {
@@ -448,12 +557,15 @@ func printLabStatus(w io.Writer, s labStatus) {
 			fmt.Fprintf(w, "    processes%s\n", strings.TrimPrefix(pidNote(ns.PIDs), "; ended processes"))
 		}
 	}
+	if s.Config != nil && s.Config.Model != nil {
+		printRelayStatus(w, s.Config.Model.Spec, s.Relays)
+	}
 }
 
 func newLabExecCmd(e *env, name *string) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "exec a|b -- COMMAND [ARG...]",
-		Short: "Run a command inside host a or b of the lab; its exit code is wirebench's",
+		Use:   "exec a|b|r -- COMMAND [ARG...]",
+		Short: "Run a command inside host a or b (or r, with --model) of the lab; its exit code is wirebench's",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) >= 2 && args[1] == "--" {
 				args = append([]string{args[0]}, args[2:]...) // "--" after the host: flags stop at the host, so cobra keeps it
@@ -461,8 +573,8 @@ func newLabExecCmd(e *env, name *string) *cobra.Command {
 			if len(args) < 2 {
 				return usagef("expected a host (a or b) and a command, like: lab exec b -- wirebench server")
 			}
-			if args[0] != "a" && args[0] != "b" {
-				return usagef("unknown host %q: want a or b", args[0])
+			if args[0] != "a" && args[0] != "b" && args[0] != "r" {
+				return usagef("unknown host %q: want a or b (or r in a lab with --model)", args[0])
 			}
 			return nil
 		},
@@ -492,7 +604,11 @@ func labExec(e *env, name, host string, argv []string) error {
 		return err
 	}
 	if !slices.Contains(nss, ns) {
-		return fmt.Errorf("lab %s has no host %s (no namespace %s): start it with `wirebench lab up%s`", name, host, ns, nameFlag(name))
+		up := nameFlag(name)
+		if host == "r" {
+			up += " --model SPEC" // r exists only in a lab with a relay
+		}
+		return fmt.Errorf("lab %s has no host %s (no namespace %s): start it with `wirebench lab up%s`", name, host, ns, up)
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {

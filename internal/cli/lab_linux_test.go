@@ -32,6 +32,7 @@ func TestLabWirebenchHelper(t *testing.T) {
 	if os.Getenv(labMainEnv) != "1" {
 		t.Skip("the wirebench binary of the lab tests, not a test of its own")
 	}
+	selfArgv = testSelfArgv // `lab up --model` run here starts its relays as this helper too
 	os.Exit(Main(flag.Args(), os.Stdout, os.Stderr))
 }
 
@@ -39,6 +40,10 @@ func TestLabWirebenchHelper(t *testing.T) {
 func wirebenchArgv(args ...string) []string {
 	return append([]string{os.Args[0], "-test.run=^TestLabWirebenchHelper$"}, args...)
 }
+
+// testSelfArgv is selfArgv in the lab tests: wirebench is this test binary
+// running TestLabWirebenchHelper.
+func testSelfArgv(args ...string) ([]string, error) { return wirebenchArgv(args...), nil }
 
 // needLab skips unless this machine can make labs, and gives the test a lab
 // name of its own that is removed (with everything in it) at the end.
@@ -51,11 +56,15 @@ func needLab(t *testing.T, name string) {
 		t.Skipf("no lab: %v", err)
 	}
 	t.Setenv(labMainEnv, "1")
+	saved := selfArgv
+	selfArgv = testSelfArgv
 	t.Cleanup(func() {
+		selfArgv = saved
 		if _, _, err := netlab.RemoveLab(context.Background(), name, time.Second); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
 		os.Remove(labStatePath(name))
+		removeLabRelayFiles(name)
 	})
 }
 

@@ -35,6 +35,11 @@
 // gso_max_segs 1 (R forwards A's skbs as they are, so A must send single
 // frames for the per-frame overhead to be charged per frame).
 //
+// Config.RelayOnly keeps the router topology but leaves forwarding off in
+// R and adds no routes: A and B each reach only R's address on their own
+// link (198.18.0.0 and 198.18.0.3), and a user-space relay in R is the one
+// way across (`wirebench lab up --model` runs wirebench's relay there).
+//
 // Addresses come only from the benchmarking blocks 198.18.0.0/15 (RFC 2544)
 // and 2001:2::/48 (RFC 5180). There is no default route, so a host can reach
 // nothing but its peer and its own loopback. The veth pair is created inside

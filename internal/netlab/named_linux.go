@@ -183,6 +183,9 @@ func Inspect(ns string) (NSInfo, error) {
 				continue
 			}
 			il.Qdisc = q.Type()
+			if st := q.Attrs().Statistics; st != nil && st.Queue != nil {
+				il.Drops = uint64(st.Queue.Drops)
+			}
 			if t, ok := q.(*netlink.Tbf); ok {
 				il.RateBPS = t.Rate * 8
 			}

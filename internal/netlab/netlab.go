@@ -90,6 +90,13 @@ type Config struct {
 	// the shaper's queue, which is what latency-under-load tests need.
 	// A and B keep their addresses (198.18.0.1 and .2); see Lab.R.
 	Router bool
+	// RelayOnly (with Router) leaves IP forwarding off in R and gives A and
+	// B no route to each other: each reaches only R's address on its own
+	// link, so the only way between them is a user-space relay running in
+	// R (`wirebench lab up --model`). A packet addressed to the far host
+	// then fails at once ("network unreachable") instead of silently
+	// bypassing the relay.
+	RelayOnly bool
 	// Net is the IPv4 network the lab's addresses come from: A is its
 	// first address after the network address and B its second (R, with a
 	// router, takes the network address and the third). It must lie inside
@@ -175,6 +182,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("netlab: name %q: want up to 16 letters, digits or '_'", c.Name)
 	case c.Lab != "" && c.Name != "":
 		return errors.New("netlab: set Name or Lab, not both")
+	case c.RelayOnly && !c.Router:
+		return errors.New("netlab: RelayOnly needs Router")
 	case c.Lab != "" && ValidateLabName(c.Lab) != nil:
 		return ValidateLabName(c.Lab)
 	case c.Net.IsValid() && ValidateNet(c.Net) != nil:
@@ -335,6 +344,9 @@ type NSLink struct {
 	Qdisc string `json:"qdisc,omitempty"`
 	// RateBPS is the tbf rate in bit/s when Qdisc is "tbf".
 	RateBPS uint64 `json:"rate_bps,omitempty"`
+	// Drops is how many packets the root qdisc has dropped (the shaper's
+	// queue was full); absent when none.
+	Drops uint64 `json:"qdisc_drops,omitempty"`
 }
 
 // NSInfo is what exists in one namespace: its links and the processes in it.

@@ -66,6 +66,16 @@ func (l *Lab) links() []link {
 	}
 }
 
+// RouterA returns R's veth end towards A and its IPv4 address (wbl-ra,
+// the lab network's own address, 198.18.0.0 by default): where A sends to
+// reach R. ok is false when the lab has no router.
+func (l *Lab) RouterA() (ifname string, addr netip.Addr, ok bool) {
+	if l.R == nil {
+		return "", netip.Addr{}, false
+	}
+	return ifnameRA, l.Config.hostAddr(0, 32).Addr(), true
+}
+
 // ends returns every veth end of the lab.
 func (l *Lab) ends() []end {
 	var out []end
@@ -312,9 +322,9 @@ func (l *Lab) noDAD(context.Context) error {
 }
 
 // forward turns on IP forwarding in R (and only there; a new namespace
-// starts with it off).
+// starts with it off), unless the lab is RelayOnly.
 func (l *Lab) forward(context.Context) error {
-	if l.R == nil {
+	if l.R == nil || l.Config.RelayOnly {
 		return nil
 	}
 	files := []string{"/proc/sys/net/ipv4/ip_forward"}
@@ -342,11 +352,11 @@ func (l *Lab) upVeth(context.Context) error {
 	return nil
 }
 
-// addRoutes gives A and B, when there is a router, one route each: to the
-// other host's link via R's address on their own link. Nothing else is
-// routed; there is no default route.
+// addRoutes gives A and B, when there is a router that forwards, one route
+// each: to the other host's link via R's address on their own link.
+// Nothing else is routed; there is no default route.
 func (l *Lab) addRoutes(context.Context) error {
-	if l.R == nil {
+	if l.R == nil || l.Config.RelayOnly {
 		return nil
 	}
 	lks := l.links()

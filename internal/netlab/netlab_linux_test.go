@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -587,6 +588,72 @@ func TestRouterConnectivity(t *testing.T) {
 				t.Fatalf("R sent %d packets towards B during the echo, want at least 1", after-before)
 			}
 		})
+	}
+}
+
+// TestRelayOnly: with RelayOnly, R forwards nothing and A and B have no
+// route to each other: A's datagram to B fails at once with "network
+// unreachable", while A reaches R's address on its own link and R reaches
+// B, which is what a relay in R needs.
+func TestRelayOnly(t *testing.T) {
+	requireLab(t)
+	l := newLab(t, Config{Name: "rtronly", Router: true, RelayOnly: true})
+	for _, h := range []*Host{l.A, l.B, l.R} {
+		var got []byte
+		if err := h.Do(func() (err error) { got, err = os.ReadFile("/proc/sys/net/ipv4/ip_forward"); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if strings.TrimSpace(string(got)) != "0" {
+			t.Errorf("%s ip_forward = %q, want 0", h.Name, got)
+		}
+	}
+	srv := listenInB(t, l)
+	var c *net.UDPConn
+	err := l.A.Do(func() (err error) {
+		c, err = net.DialUDP("udp", nil, srv.LocalAddr().(*net.UDPAddr))
+		return err
+	})
+	if err == nil {
+		c.Close()
+		t.Fatalf("A could dial B at %v: want network unreachable", srv.LocalAddr())
+	}
+	if !errors.Is(err, syscall.ENETUNREACH) {
+		t.Fatalf("A dialling B: %v, want network unreachable", err)
+	}
+	// A reaches R's side of their link, and R reaches B.
+	ifname, rA, ok := l.RouterA()
+	if !ok || ifname != "wbl-ra" || rA != netip.MustParseAddr("198.18.0.0") {
+		t.Fatalf("RouterA() = %s %v %v, want wbl-ra 198.18.0.0", ifname, rA, ok)
+	}
+	var rsrv *net.UDPConn
+	if err := l.R.Do(func() (err error) {
+		rsrv, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(rA, 0)))
+		return err
+	}); err != nil {
+		t.Fatalf("listen in R on %v: %v", rA, err)
+	}
+	defer rsrv.Close()
+	for _, tt := range []struct {
+		from *Host
+		to   *net.UDPConn
+	}{{l.A, rsrv}, {l.R, srv}} {
+		var c *net.UDPConn
+		if err := tt.from.Do(func() (err error) {
+			c, err = net.DialUDP("udp", nil, tt.to.LocalAddr().(*net.UDPAddr))
+			return err
+		}); err != nil {
+			t.Fatalf("dial from %s to %v: %v", tt.from.Name, tt.to.LocalAddr(), err)
+		}
+		_, err := c.Write([]byte("hop"))
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tt.to.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 10)
+		if n, _, err := tt.to.ReadFromUDPAddrPort(buf); err != nil || string(buf[:n]) != "hop" {
+			t.Fatalf("%v received %q, %v", tt.to.LocalAddr(), buf[:n], err)
+		}
 	}
 }
 

@@ -2,7 +2,10 @@
 
 package netlab
 
-import "context"
+import (
+	"context"
+	"net/netip"
+)
 
 type labSys struct{}
 
@@ -13,6 +16,9 @@ func New(ctx context.Context, cfg Config) (*Lab, error) { return nil, ErrNotSupp
 
 // Close does nothing and returns nil.
 func (l *Lab) Close() error { return nil }
+
+// RouterA returns ok false: there is no lab.
+func (l *Lab) RouterA() (ifname string, addr netip.Addr, ok bool) { return "", netip.Addr{}, false }
 
 // Do returns ErrNotSupported without calling fn.
 func (h *Host) Do(fn func() error) error { return ErrNotSupported }

@@ -26,6 +26,8 @@ func TestConfigValidate(t *testing.T) {
 		{"negative latency", Config{Latency: -time.Second}, "latency -1s"},
 		{"burst below a frame", Config{RateBPS: 1e6, Burst: 1537}, "smaller than one full frame (1538 bytes)"},
 		{"burst of one frame", Config{RateBPS: 1e6, Burst: 1538}, ""},
+		{"relay only without router", Config{RelayOnly: true}, "RelayOnly needs Router"},
+		{"relay only", Config{Router: true, RelayOnly: true}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

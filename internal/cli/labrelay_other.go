@@ -1,0 +1,8 @@
+//go:build !linux
+
+package cli
+
+import "os/exec"
+
+// detach does nothing: labs exist only on Linux (netlab.StartIn fails first).
+func detach(cmd *exec.Cmd) {}
