@@ -16,6 +16,7 @@ import (
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
 
 // labDeliveredTol is issue 9's bound: the client's TCP figure within 0.3 %
@@ -52,10 +53,11 @@ func TestLabTCPDelivered(t *testing.T) {
 		ours bool
 	}
 	peers := []peer{{"wirebench", ours.port, true}}
-	if port, err := startIperf2Server(t, ctx, lab); err != nil {
+	iperf, err := startIperf2Server(t, ctx, lab)
+	if err != nil {
 		t.Logf("no real iperf server in the lab, only ours is tested: %v", err)
 	} else {
-		peers = append(peers, peer{"iperf-2.1.8", port, false})
+		peers = append(peers, peer{"iperf-2.1.8", iperf.port, false})
 	}
 	for _, p := range peers {
 		for _, reverse := range []bool{false, true} {
@@ -72,6 +74,9 @@ func TestLabTCPDelivered(t *testing.T) {
 						if p.ours {
 							cr, sr, err = ours.runClient(ctx, lab, cfg)
 						} else {
+							if err := iperf.ensure(t); err != nil {
+								return err
+							}
 							cr, err = runLabClient(ctx, lab, p.port, cfg)
 						}
 						if err != nil {
@@ -137,26 +142,51 @@ func runLabClient(ctx context.Context, lab *netlab.Lab, port int, cfg session.Cl
 	return r, err
 }
 
+// labIperf is the real `iperf -s` (2.1.8) in B, started again when it has
+// died: iperf 2.1.8 itself sometimes aborts after a -R or -d test (a glibc
+// assertion in its mutex code, or a segfault; also seen with our probe), and
+// a dead peer says nothing about our figures. Every restart is logged with
+// what iperf printed, so such a crash stays visible.
+type labIperf struct {
+	ctx    context.Context
+	lab    *netlab.Lab
+	port   int
+	cmd    *exec.Cmd
+	out    *loopback.Buffer
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
 // startIperf2Server runs the real `iperf -s` (2.1.8) in B until the test
-// ends and returns its port, once it listens.
-func startIperf2Server(t *testing.T, ctx context.Context, lab *netlab.Lab) (int, error) {
+// ends.
+func startIperf2Server(t *testing.T, ctx context.Context, lab *netlab.Lab) (*labIperf, error) {
 	t.Helper()
 	if _, err := exec.LookPath("iperf"); err != nil {
-		return 0, err
+		return nil, err
 	}
-	const port = 5001 // B is our own namespace: nothing else listens there
-	sctx, cancel := context.WithCancel(ctx)
-	cmd := lab.B.Command(sctx, "iperf", "-s", "-B", lab.B.Addr.String(), "-p", strconv.Itoa(port))
-	if err := cmd.Start(); err != nil {
+	s := &labIperf{ctx: ctx, lab: lab, port: 5001} // B is our own namespace: nothing else listens there
+	t.Cleanup(s.stop)
+	return s, s.start()
+}
+
+// start runs iperf and waits until it listens.
+func (s *labIperf) start() error {
+	sctx, cancel := context.WithCancel(s.ctx)
+	s.out, s.cancel, s.done = &loopback.Buffer{}, cancel, make(chan struct{})
+	s.cmd = s.lab.B.Command(sctx, "iperf", "-s", "-B", s.lab.B.Addr.String(), "-p", strconv.Itoa(s.port))
+	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	if err := s.cmd.Start(); err != nil {
 		cancel()
-		return 0, err
+		close(s.done)
+		return err
 	}
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
+	done := s.done
+	go func() { _ = s.cmd.Wait(); close(done) }()
 	// Wait until the port cannot be bound in B: iperf listens on it (a
 	// probe connection would count as a test).
-	addr := net.JoinHostPort(lab.B.Addr.String(), strconv.Itoa(port))
+	addr := net.JoinHostPort(s.lab.B.Addr.String(), strconv.Itoa(s.port))
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		err := lab.B.Do(func() error {
+		err := s.lab.B.Do(func() error {
 			ln, err := net.Listen("tcp", addr)
 			if err == nil {
 				ln.Close()
@@ -164,8 +194,28 @@ func startIperf2Server(t *testing.T, ctx context.Context, lab *netlab.Lab) (int,
 			return err
 		})
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return port, nil
+			return nil
 		}
 	}
-	return 0, fmt.Errorf("iperf -s did not listen on %s within 10 s", addr)
+	return fmt.Errorf("iperf -s did not listen on %s within 10 s", addr)
+}
+
+// ensure starts iperf again if it has died, logging how it ended.
+func (s *labIperf) ensure(t *testing.T) error {
+	select {
+	case <-s.done:
+	default:
+		return nil
+	}
+	t.Logf("KNOWN PEER CRASH: iperf 2.1.8 -s ended (%v); it printed:\n%s", s.cmd.ProcessState, s.out)
+	s.cancel()
+	return s.start()
+}
+
+// stop ends iperf.
+func (s *labIperf) stop() {
+	if s.cancel != nil {
+		s.cancel()
+		<-s.done
+	}
 }
