@@ -491,7 +491,13 @@ func (cl *i3Client) run(ctx context.Context) {
 	} else {
 		cl.ctrl.Close() // unblocks the reader goroutine
 		if !ctrlRead {
-			<-ctrlMsg
+			// The server's own error, read before we closed, is the
+			// cause of whatever failed on our side (a stream it reset,
+			// a TEST_END our state machine no longer allowed).
+			var se *iperf3.ServerErr
+			if m := <-ctrlMsg; errors.As(m, &se) {
+				ctrlErr = m
+			}
 		}
 	}
 	cl.fill()
