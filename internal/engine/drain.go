@@ -121,7 +121,8 @@ func DrainTCP(ctx context.Context, conn net.Conn, written int64, opt DrainOption
 		}
 		d.Info = info
 		if a, _ := payload(info); int64(a) > d.Acked {
-			d.Acked, d.End, last = int64(a), time.Now(), time.Now()
+			now := time.Now()
+			d.Acked, d.End, last = int64(a), now, now
 		}
 	}
 	d.Acked = min(d.Acked, written)
