@@ -89,8 +89,12 @@ func DrainTCP(ctx context.Context, conn net.Conn, written int64, opt DrainOption
 	if !ok {
 		return d
 	}
+	rc, err := sc.SyscallConn() // once: the loop below polls every drainPoll
+	if err != nil {
+		return d
+	}
 	begin := time.Now()
-	info, err := tcpinfo.Read(sc)
+	info, err := tcpinfo.ReadRaw(rc)
 	if err != nil {
 		return d
 	}
@@ -116,12 +120,13 @@ func DrainTCP(ctx context.Context, conn net.Conn, written int64, opt DrainOption
 			break
 		}
 		time.Sleep(drainPoll)
-		if info, err = tcpinfo.Read(sc); err != nil {
+		if info, err = tcpinfo.ReadRaw(rc); err != nil {
 			break
 		}
 		d.Info = info
 		if a, _ := payload(info); int64(a) > d.Acked {
-			d.Acked, d.End, last = int64(a), time.Now(), time.Now()
+			now := time.Now()
+			d.Acked, d.End, last = int64(a), now, now
 		}
 	}
 	d.Acked = min(d.Acked, written)

@@ -19,7 +19,7 @@ type Flow struct {
 	// then carries their TCP_INFO figures (result.Interval.TCP).
 	TCP      []net.Conn
 	prev     stats.Snapshot
-	prevRetr int64 // lifetime retransmits at the last report
+	prevRetr []int64 // each TCP connection's lifetime retransmits at the last report
 }
 
 // tcpFigures reads the flow's TCP_INFO for the interval just closed:
@@ -28,14 +28,10 @@ func (f *Flow) tcpFigures() *result.TCPInfo {
 	if len(f.TCP) == 0 {
 		return nil
 	}
-	t := sampleTCP(f.TCP)
-	if t == nil {
-		return nil
+	for len(f.prevRetr) < len(f.TCP) {
+		f.prevRetr = append(f.prevRetr, 0)
 	}
-	total := t.Retransmits
-	t.Retransmits = max(total-f.prevRetr, 0)
-	f.prevRetr = max(total, f.prevRetr)
-	return t
+	return sampleTCP(f.TCP, f.prevRetr)
 }
 
 // Intervals emits one result.Interval per flow every period, built from

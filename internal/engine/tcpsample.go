@@ -26,17 +26,28 @@ func TCPFigures(infos ...tcpinfo.Info) *result.TCPInfo {
 }
 
 // sampleTCP reads TCP_INFO of the connections that still answer; nil when
-// none does (no TCP_INFO here, or all closed).
-func sampleTCP(conns []net.Conn) *result.TCPInfo {
+// none does (no TCP_INFO here, or all closed). Its Retransmits are those
+// each connection added since prev, its lifetime count at the last sample
+// (one per connection, updated): a connection that stops answering then
+// takes only its own count out, not the others' since the last report.
+func sampleTCP(conns []net.Conn, prev []int64) *result.TCPInfo {
 	var infos []tcpinfo.Info
-	for _, c := range conns {
+	var retr int64
+	for k, c := range conns {
 		sc, ok := c.(syscall.Conn)
 		if !ok {
 			continue
 		}
 		if i, err := tcpinfo.Read(sc); err == nil {
 			infos = append(infos, i)
+			total := int64(i.TotalRetrans)
+			retr += max(total-prev[k], 0)
+			prev[k] = max(total, prev[k])
 		}
 	}
-	return TCPFigures(infos...)
+	t := TCPFigures(infos...)
+	if t != nil {
+		t.Retransmits = retr
+	}
+	return t
 }

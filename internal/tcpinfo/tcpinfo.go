@@ -71,6 +71,12 @@ func Read(c syscall.Conn) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
+	return ReadRaw(rc)
+}
+
+// ReadRaw is Read on the raw connection of c.SyscallConn(), for a caller
+// that polls one connection and gets its raw connection once.
+func ReadRaw(rc syscall.RawConn) (Info, error) {
 	var info Info
 	var gerr error
 	if err := rc.Control(func(fd uintptr) { info, gerr = read(fd) }); err != nil {

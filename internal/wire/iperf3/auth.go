@@ -194,8 +194,13 @@ func CheckTime(c Credentials, now time.Time, skew int64) error {
 // PasswordHash returns what the authorized-users file holds for a user:
 // lower-case hex of sha256("{user}password").
 func PasswordHash(user, password string) string {
-	sum := sha256.Sum256([]byte("{" + user + "}" + password))
+	sum := passwordSum(user, password)
 	return hex.EncodeToString(sum[:])
+}
+
+// passwordSum is sha256("{user}password"), the hash PasswordHash prints.
+func passwordSum(user, password string) [sha256.Size]byte {
+	return sha256.Sum256([]byte("{" + user + "}" + password))
 }
 
 // AuthorizedUsers is a parsed authorized-users file.
@@ -262,7 +267,7 @@ func ParseAuthorizedUsers(r io.Reader) (*AuthorizedUsers, error) {
 // Check reports whether user and password match an entry. The hash
 // comparison takes the same time wherever the hashes differ.
 func (u *AuthorizedUsers) Check(user, password string) error {
-	sum := sha256.Sum256([]byte("{" + user + "}" + password))
+	sum := passwordSum(user, password)
 	known := false
 	for _, e := range u.entries {
 		if e.user != user {
