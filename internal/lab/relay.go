@@ -152,6 +152,10 @@ func (r *Relay) readClients(ctx context.Context, readers *sync.WaitGroup) error 
 		msgs[i].Buf = make([]byte, 65536)
 	}
 	reaped := time.Now()
+	// last is the flow of the latest datagram: a run of datagrams from one
+	// source (the usual batch) takes the flows lock once, not per datagram.
+	// Only this goroutine reaps, so it stays open until the next reap.
+	var last *flow
 	for {
 		// Wake now and then to close idle flows; check ctx after setting the
 		// deadline, so the one Run sets at the end is never overwritten.
@@ -163,12 +167,15 @@ func (r *Relay) readClients(ctx context.Context, readers *sync.WaitGroup) error 
 		now := time.Now()
 		if now.Sub(reaped) >= r.cfg.IdleFlow/4 {
 			r.reap(now)
-			reaped = now
+			reaped, last = now, nil
 		}
 		for _, m := range msgs[:n] {
-			f := r.flowFor(ctx, m.Addr, readers)
-			if f == nil {
-				continue
+			f := last
+			if f == nil || f.client != m.Addr {
+				if f = r.flowFor(ctx, m.Addr, readers); f == nil {
+					continue
+				}
+				last = f
 			}
 			f.last.Store(now.UnixNano())
 			r.fwd.push(m.Buf[:m.N], m.Time, f.up, netip.AddrPort{}, &f.fwd)
