@@ -73,8 +73,8 @@ func (f *Reflector) Run(ctx context.Context) (Report, error) {
 	rep := newReport("reflect", f.ln.LocalAddr().String(), f.modelText, f.seed, f.start)
 	rep.Datagrams = f.p.snapshot()
 	rep.Data = rep.Datagrams.Data
-	drops, _ := f.ln.Drops()
-	rep.warn("reflect", rep.Datagrams, drops)
+	drops, known := f.ln.Drops()
+	rep.warn("reflect", rep.Datagrams, drops, known)
 	return rep, errors.Join(readErr, f.ln.Close())
 }
 
