@@ -424,9 +424,7 @@ func newLabDownCmd(e *env, name *string) *cobra.Command {
 				if d.Warnings == nil {
 					d.Warnings = []string{}
 				}
-				enc := json.NewEncoder(e.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(d)
+				return writeJSONDoc(e.stdout, d)
 			}
 			if len(removed) == 0 {
 				fmt.Fprintf(e.stdout, "lab %s: nothing to remove\n", *name)
@@ -478,9 +476,7 @@ func newLabStatusCmd(e *env, name *string) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(e.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(s)
+				return writeJSONDoc(e.stdout, s)
 			}
 			printLabStatus(e.stdout, s)
 			return nil

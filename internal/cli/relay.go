@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"net"
 	"strconv"
 	"time"
@@ -55,9 +54,7 @@ func (f *labFlags) runCtx(e *env) (context.Context, context.CancelFunc) {
 
 func (f *labFlags) print(e *env, rep lab.Report) error {
 	if f.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return writeJSONDoc(e.stdout, rep)
 	}
 	rep.WriteText(e.stdout)
 	return nil

@@ -84,8 +84,13 @@ func newPipe(start time.Time, spec model.Spec, seed uint64) *pipe {
 // push runs one datagram (its bytes are copied) that arrived at rx (the
 // kernel's receive time when known) through the model.
 func (p *pipe) push(b []byte, rx time.Time, conn udpio.Conn, to netip.AddrPort, seq *seqState) {
-	pk := &packet{buf: append([]byte(nil), b...), conn: conn, to: to, id: dataID(b), seq: seq, copies: 1}
-	data := pk.id > 0
+	id := dataID(b)
+	data := id > 0
+	// The copy is made only for a datagram the model lets through: most of
+	// a lossy model's drops cost no allocation.
+	newPacket := func() *packet {
+		return &packet{buf: append([]byte(nil), b...), conn: conn, to: to, id: id, seq: seq, copies: 1}
+	}
 	p.mu.Lock()
 	at := rx.Sub(p.start)
 	if p.counts.In > 0 && at-p.lastRx > p.maxGap {
@@ -101,7 +106,7 @@ func (p *pipe) push(b []byte, rx time.Time, conn udpio.Conn, to netip.AddrPort, 
 		if data {
 			p.counts.Data.Forwarded++
 		}
-		p.enqueue(pk)
+		p.enqueue(newPacket())
 		p.mu.Unlock()
 		return
 	}
@@ -116,6 +121,10 @@ func (p *pipe) push(b []byte, rx time.Time, conn udpio.Conn, to netip.AddrPort, 
 	var why model.Reason
 	p.rels, fate, why = p.model.Arrive(p.rels, now, h, len(b), data)
 	p.count(fate, why, data)
+	var pk *packet
+	if fate != model.Dropped {
+		pk = newPacket()
+	}
 	if fate == model.Reordered {
 		p.held[h] = pk
 	}

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/lab/model"
@@ -23,9 +22,12 @@ type Reflector struct {
 	modelText string
 	start     time.Time
 
-	mu    sync.Mutex // guards seqs
+	// seqs is only touched by Run's reading goroutine: no lock.
 	seqs  map[netip.AddrPort]*seqState
 	limit int
+	// untracked counts datagrams from sources past limit, whose
+	// reordering is not counted.
+	untracked int64
 }
 
 // NewReflector binds addr ("[ADDR]:PORT") and applies spec to what it
@@ -73,18 +75,23 @@ func (f *Reflector) Run(ctx context.Context) (Report, error) {
 	rep := newReport("reflect", f.ln.LocalAddr().String(), f.modelText, f.seed, f.start)
 	rep.Datagrams = f.p.snapshot()
 	rep.Data = rep.Datagrams.Data
-	drops, _ := f.ln.Drops()
-	rep.warn("reflect", rep.Datagrams, drops)
+	drops, known := f.ln.Drops()
+	rep.warn("reflect", rep.Datagrams, drops, known)
+	if f.untracked > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("reflect: %d datagrams came from sources past the %d tracked: their reordering is not counted in data.reordered", f.untracked, f.limit))
+	}
 	return rep, errors.Join(readErr, f.ln.Close())
 }
 
 // seqFor returns the reordering state of a source (nil past the limit of
 // sources tracked: its reordering is then not counted).
 func (f *Reflector) seqFor(a netip.AddrPort) *seqState {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	s, ok := f.seqs[a]
-	if !ok && len(f.seqs) < f.limit {
+	if !ok {
+		if len(f.seqs) >= f.limit {
+			f.untracked++
+			return nil
+		}
 		s = &seqState{}
 		f.seqs[a] = s
 	}

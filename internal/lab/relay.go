@@ -57,12 +57,24 @@ type Relay struct {
 	tcp      *tcpProxy
 	start    time.Time
 
-	mu        sync.Mutex // guards flows, opened, refused, upErrors, upDropped
+	mu        sync.Mutex // guards flows, opened, refused, upErrors, upDropped, upUncounted
 	flows     map[netip.AddrPort]*flow
 	opened    int
 	refused   int64
 	upErrors  []string
 	upDropped uint64
+	// upUncounted: an upstream socket could not say what the kernel dropped.
+	upUncounted bool
+}
+
+// addUpDrops adds what the kernel dropped at an upstream socket to total.
+// Called with mu held.
+func (r *Relay) addUpDrops(total *uint64, up udpio.Conn) {
+	if d, ok := up.Drops(); ok {
+		*total += d
+	} else {
+		r.upUncounted = true
+	}
 }
 
 // flow is one client source and its own upstream socket.
@@ -152,6 +164,10 @@ func (r *Relay) readClients(ctx context.Context, readers *sync.WaitGroup) error 
 		msgs[i].Buf = make([]byte, 65536)
 	}
 	reaped := time.Now()
+	// last is the flow of the latest datagram: a run of datagrams from one
+	// source (the usual batch) takes the flows lock once, not per datagram.
+	// Only this goroutine reaps, so it stays open until the next reap.
+	var last *flow
 	for {
 		// Wake now and then to close idle flows; check ctx after setting the
 		// deadline, so the one Run sets at the end is never overwritten.
@@ -163,12 +179,15 @@ func (r *Relay) readClients(ctx context.Context, readers *sync.WaitGroup) error 
 		now := time.Now()
 		if now.Sub(reaped) >= r.cfg.IdleFlow/4 {
 			r.reap(now)
-			reaped = now
+			reaped, last = now, nil
 		}
 		for _, m := range msgs[:n] {
-			f := r.flowFor(ctx, m.Addr, readers)
-			if f == nil {
-				continue
+			f := last
+			if f == nil || f.client != m.Addr {
+				if f = r.flowFor(ctx, m.Addr, readers); f == nil {
+					continue
+				}
+				last = f
 			}
 			f.last.Store(now.UnixNano())
 			r.fwd.push(m.Buf[:m.N], m.Time, f.up, netip.AddrPort{}, &f.fwd)
@@ -247,9 +266,7 @@ func (r *Relay) reap(now time.Time) {
 		if now.Sub(time.Unix(0, f.last.Load())) < r.cfg.IdleFlow {
 			continue
 		}
-		if d, ok := f.up.Drops(); ok {
-			r.upDropped += d
-		}
+		r.addUpDrops(&r.upDropped, f.up)
 		_ = f.up.Close()
 		delete(r.flows, src)
 		r.log(fmt.Sprintf("relay: %s idle for %v: upstream socket closed", src, r.cfg.IdleFlow))
@@ -267,9 +284,7 @@ func (r *Relay) close() error {
 	defer r.mu.Unlock()
 	var errs []error
 	for _, f := range r.flows {
-		if d, ok := f.up.Drops(); ok {
-			r.upDropped += d
-		}
+		r.addUpDrops(&r.upDropped, f.up)
 		errs = append(errs, f.up.Close())
 	}
 	return errors.Join(append(errs, r.ln.Close())...)
@@ -286,21 +301,20 @@ func (r *Relay) report() Report {
 	if r.tcp != nil {
 		rep.TCP = r.tcp.snapshot()
 	}
-	lnDrops, _ := r.ln.Drops()
+	lnDrops, lnKnown := r.ln.Drops()
 	r.mu.Lock()
 	rep.Flows = r.opened
 	upDrops := r.upDropped
 	for _, f := range r.flows {
-		if d, ok := f.up.Drops(); ok {
-			upDrops += d
-		}
+		r.addUpDrops(&upDrops, f.up)
 	}
 	if r.refused > 0 {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d datagrams from new client sources were dropped: no upstream socket (limit %d sources, or it could not be opened)", r.refused, r.cfg.MaxFlows))
 	}
 	rep.Warnings = append(rep.Warnings, r.upErrors...)
+	upKnown := !r.upUncounted
 	r.mu.Unlock()
-	rep.warn("forward", fwd, lnDrops)
-	rep.warn("reverse", rev, upDrops)
+	rep.warn("forward", fwd, lnDrops, lnKnown)
+	rep.warn("reverse", rev, upDrops, upKnown)
 	return rep
 }

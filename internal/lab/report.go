@@ -76,8 +76,13 @@ func newReport(kind, listen, spec string, seed uint64, start time.Time) Report {
 		Duration: time.Since(start).Seconds(), Warnings: []string{}}
 }
 
-// warn adds the warnings that a direction's counters call for.
-func (r *Report) warn(dir string, c Counts, kernelDrops uint64) {
+// warn adds the warnings that a direction's counters call for; dropsKnown
+// is false when the platform could not say what the kernel dropped at the
+// receiving socket.
+func (r *Report) warn(dir string, c Counts, kernelDrops uint64, dropsKnown bool) {
+	if !dropsKnown {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: datagrams the kernel dropped at the receiving socket (receive buffer full) cannot be counted on this platform: in counts only what reached the model", dir))
+	}
 	if c.SendErrors > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d sends failed: those datagrams were lost by the relay itself, not by the model", dir, c.SendErrors))
 	}
