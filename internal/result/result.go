@@ -301,6 +301,10 @@ type CPU struct {
 	Percent       float64 `json:"percent"`
 	UserPercent   float64 `json:"user_percent"`
 	SystemPercent float64 `json:"system_percent"`
+	// OtherTests is how many other tests this process ran while this one
+	// ran (a server's overlapping tests): the figures above are the
+	// process's and count their CPU too. 0: this test ran alone.
+	OtherTests int `json:"other_tests,omitempty"`
 	// Remote is the peer's own figure, as it reported it (iperf3's
 	// cpu_util_total/user/system); nil when the peer reports none.
 	Remote *RemoteCPU `json:"remote,omitempty"`

@@ -85,33 +85,107 @@ func cpuLimitOf(r *result.Result, cores int) cpuLimit {
 	return c
 }
 
-// noteCPU samples the process's CPU time at test id's start. Tests that
-// never finish under their own number (members of a group) are forgotten
-// after a day, so the map stays bounded.
+// cpuStart is an open test's CPU sample and the other tests open at some
+// moment of its life: the process's CPU time counts theirs too.
+type cpuStart struct {
+	at   cpuuse.Sample
+	with map[int]struct{}
+}
+
+// noteCPU samples the process's CPU time at test id's start, and notes it
+// and every open test as overlapping. A stream that joins a group is
+// forgotten then (cpuJoined); anything else left open is forgotten after a
+// day, so the map stays bounded.
 func (s *Server) noteCPU(id int) {
 	now := cpuuse.Now()
 	s.cpuMu.Lock()
 	defer s.cpuMu.Unlock()
 	if s.cpuAt == nil {
-		s.cpuAt = map[int]cpuuse.Sample{}
+		s.cpuAt = map[int]*cpuStart{}
 	}
 	if len(s.cpuAt) > 4*s.cfg.MaxTests {
 		for k, v := range s.cpuAt {
-			if now.At.Sub(v.At) > 24*time.Hour {
+			if now.At.Sub(v.at.At) > 24*time.Hour {
 				delete(s.cpuAt, k)
 			}
 		}
 	}
-	s.cpuAt[id] = now
+	st := &cpuStart{at: now}
+	for k, v := range s.cpuAt {
+		if v.with == nil {
+			v.with = map[int]struct{}{}
+		}
+		if st.with == nil {
+			st.with = map[int]struct{}{}
+		}
+		v.with[id], st.with[k] = struct{}{}, struct{}{}
+	}
+	s.cpuAt[id] = st
+}
+
+// cpuJoined forgets the CPU sample of a stream that joined group test gid:
+// its CPU is the group's, and it overlapped no other test by being part of
+// the same one.
+func (s *Server) cpuJoined(id, gid int) {
+	if id == gid {
+		return
+	}
+	s.cpuMu.Lock()
+	defer s.cpuMu.Unlock()
+	st := s.cpuAt[id]
+	delete(s.cpuAt, id)
+	if g := s.cpuAt[gid]; g != nil {
+		delete(g.with, id)
+	}
+	if st == nil {
+		return
+	}
+	for k := range st.with {
+		if o := s.cpuAt[k]; o != nil && k != gid {
+			// The group was open all the while the stream was.
+			delete(o.with, id)
+			o.with[gid] = struct{}{}
+			if g := s.cpuAt[gid]; g != nil {
+				if g.with == nil {
+					g.with = map[int]struct{}{}
+				}
+				g.with[k] = struct{}{}
+			}
+		}
+	}
+}
+
+// fillTestCPU sets r.CPU for server test id from its start sample, with
+// OtherTests saying how many other tests ran at the same time: the figure
+// is the process's, so it counts their CPU too.
+func (s *Server) fillTestCPU(id int, r *result.Result) {
+	s.cpuMu.Lock()
+	st, ok := s.cpuAt[id]
+	delete(s.cpuAt, id)
+	var others int
+	if ok {
+		others = len(st.with)
+	}
+	s.cpuMu.Unlock()
+	if !ok {
+		return
+	}
+	fillCPU(r, st.at)
+	if r.CPU != nil {
+		r.CPU.OtherTests = others
+	}
 }
 
 // cpuSoFar is the process's CPU use since test id began, in percent of one
 // core (total, user, system), for iperf3's cpu_util; zeros when unknown.
 func (s *Server) cpuSoFar(id int) (total, user, system float64) {
 	s.cpuMu.Lock()
-	a, ok := s.cpuAt[id]
+	st := s.cpuAt[id]
 	s.cpuMu.Unlock()
-	if u, ok2 := cpuuse.Between(a, cpuuse.Now()); ok && ok2 {
+	if st == nil {
+		return 0, 0, 0
+	}
+	if u, ok := cpuuse.Between(st.at, cpuuse.Now()); ok {
 		return u.Percent()
 	}
 	return 0, 0, 0

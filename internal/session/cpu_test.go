@@ -113,3 +113,38 @@ func runShort(t *testing.T, cfg ClientConfig) *result.Result {
 	}
 	return r
 }
+
+func TestServerCPUOtherTests(t *testing.T) {
+	s := &Server{}
+	// A group of two streams (2 joins 1) is one test: no overlap.
+	s.noteCPU(1)
+	s.noteCPU(2)
+	s.cpuJoined(2, 1)
+	time.Sleep(2 * time.Millisecond)
+	r := &result.Result{}
+	s.fillTestCPU(1, r)
+	if r.CPU != nil && r.CPU.OtherTests != 0 {
+		t.Fatalf("a group's own streams counted as other tests: %d", r.CPU.OtherTests)
+	}
+	// Two tests open at once: both say their CPU figure is shared.
+	s.noteCPU(3)
+	s.noteCPU(4)
+	time.Sleep(2 * time.Millisecond)
+	r3, r4 := &result.Result{}, &result.Result{}
+	s.fillTestCPU(4, r4)
+	s.fillTestCPU(3, r3)
+	if r3.CPU != nil && (r3.CPU.OtherTests != 1 || r4.CPU.OtherTests != 1) {
+		t.Fatalf("overlapping tests: other_tests %d and %d, want 1 each", r3.CPU.OtherTests, r4.CPU.OtherTests)
+	}
+	// Alone again.
+	s.noteCPU(5)
+	time.Sleep(2 * time.Millisecond)
+	r5 := &result.Result{}
+	s.fillTestCPU(5, r5)
+	if r5.CPU != nil && r5.CPU.OtherTests != 0 {
+		t.Fatalf("a test alone has other_tests %d", r5.CPU.OtherTests)
+	}
+	if len(s.cpuAt) != 0 {
+		t.Fatalf("samples left: %v", s.cpuAt)
+	}
+}

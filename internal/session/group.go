@@ -123,6 +123,7 @@ func (s *Server) joinGroup(ctx context.Context, proto string, peer netip.AddrPor
 	defer s.groupsMu.Unlock()
 	if g := s.groups[key]; g != nil {
 		if m := g.add(start, id, c); m != nil {
+			s.cpuJoined(id, g.id)
 			return m
 		}
 	}

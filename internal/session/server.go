@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/admit"
-	"github.com/wirebench/wirebench/internal/cpuuse"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sockopt"
 	"github.com/wirebench/wirebench/internal/udpio"
@@ -147,7 +146,7 @@ type Server struct {
 	ctx         context.Context // Serve's context, for work started later
 
 	cpuMu sync.Mutex
-	cpuAt map[int]cpuuse.Sample // the process's CPU time at each open test's start
+	cpuAt map[int]*cpuStart // the process's CPU time at each open test's start
 
 	groupsMu sync.Mutex
 	groups   map[groupKey]*streamGroup // open groups of parallel streams
@@ -270,13 +269,7 @@ func (s *Server) newTest(r *result.Result) int {
 
 // finished hands a result on and ends a one-shot server.
 func (s *Server) finished(id int, r *result.Result) {
-	s.cpuMu.Lock()
-	a, ok := s.cpuAt[id]
-	delete(s.cpuAt, id)
-	s.cpuMu.Unlock()
-	if ok {
-		fillCPU(r, a)
-	}
+	s.fillTestCPU(id, r)
 	if s.cfg.OnResult != nil {
 		s.cfg.OnResult(id, r)
 	}

@@ -204,13 +204,18 @@ func fillTCPClientResult(r *result.Result, cfg *ClientConfig, outs []tcpStreamOu
 			sumReceiver(&rcv, rr)
 			rcv.PacketsPerSecond = 0
 		}
-		for _, err := range []error{o.sent.err, o.recvErr} {
-			if err != nil && r.Error == "" {
-				r.Error = err.Error()
-				if resetByPeer(err) {
+		for _, e := range []struct {
+			err error
+			ran engine.TCPResult
+		}{{o.sent.err, o.sent.res}, {o.recvErr, o.recv}} {
+			if e.err != nil && r.Error == "" {
+				r.Error = e.err.Error()
+				if resetByPeer(e.err) {
+					// The time is that of the direction whose error it
+					// is (a receive-only test never started a send).
 					r.Warn(fmt.Sprintf("the peer reset the connection %.2f s into the test: a listener that is not an "+
 						"iperf 2 server does that (an iperf3 server resets iperf2 tests); if it is iperf3, use --dialect iperf3",
-						o.sent.res.End.Sub(o.sent.res.Start).Seconds()))
+						max(e.ran.End.Sub(e.ran.Start).Seconds(), 0)))
 				}
 			}
 		}

@@ -83,7 +83,11 @@ func addSender(total, s *result.Sender) {
 // to a total (the caller adds bytes and time).
 func addTCPFigures(total, s *result.Sender) {
 	total.BytesWritten += max(s.BytesWritten, s.Bytes)
-	total.Basis = s.Basis
+	// A sum with any stream counted from bytes written is counted from
+	// bytes written: the last stream's basis alone would overclaim.
+	if total.Basis != result.BasisWritten {
+		total.Basis = s.Basis
+	}
 	if s.TCP != nil {
 		if total.TCP == nil {
 			total.TCP = new(result.TCPInfo)
