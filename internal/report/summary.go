@@ -238,5 +238,10 @@ func cpuLine(b *strings.Builder, id string, c *result.CPU) {
 	if r := c.Remote; r != nil {
 		fmt.Fprintf(b, ", remote %s", pct(r.Percent, r.UserPercent, r.SystemPercent))
 	}
-	b.WriteString(" of one core\n")
+	b.WriteString(" of one core")
+	if c.OtherTests > 0 {
+		// The process's figure, not this test's alone: say so beside it.
+		fmt.Fprintf(b, " (this whole process, with %d other test(s) running alongside)", c.OtherTests)
+	}
+	b.WriteString("\n")
 }

@@ -371,3 +371,18 @@ func TestServerBidirClientReport(t *testing.T) {
 		t.Errorf("want the client's report stream by stream:\n%s\ngot:\n%s", want, buf.String())
 	}
 }
+
+// TestCPULineOtherTests: a server's CPU figure is the whole process's; when
+// other tests ran alongside, the line says so.
+func TestCPULineOtherTests(t *testing.T) {
+	var b strings.Builder
+	cpuLine(&b, "3", &result.CPU{Percent: 50, UserPercent: 10, SystemPercent: 40, OtherTests: 2})
+	if want := "with 2 other test(s) running alongside"; !strings.Contains(b.String(), want) {
+		t.Errorf("cpu line %q does not say %q", b.String(), want)
+	}
+	b.Reset()
+	cpuLine(&b, "3", &result.CPU{Percent: 50, UserPercent: 10, SystemPercent: 40})
+	if strings.Contains(b.String(), "alongside") {
+		t.Errorf("cpu line of a test that ran alone: %q", b.String())
+	}
+}
