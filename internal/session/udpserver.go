@@ -242,6 +242,13 @@ func (s *Server) evictFinishedUDP(tests map[netip.AddrPort]*udpTest) bool {
 // per-source limit refuses the test, and a test already finished (refused)
 // when it would make us send to a source we may not send to.
 func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at time.Time) *udpTest {
+	// Admission first: a refused source gets no entry, so each of its
+	// datagrams comes back here, and must not build a test (parse, result,
+	// socket capabilities, the drop counter's read) only to throw it away.
+	release, ok := s.admitSource("udp", src.Addr())
+	if !ok {
+		return nil
+	}
 	rx := newUDPRecv(src, b, at)
 	if rx.hdrErr != nil {
 		s.logs.log("udp-header", fmt.Sprintf("udp: %s announced a test header but sent it cut short (%v); counting its datagrams as header-less data", src, rx.hdrErr))
@@ -281,10 +288,6 @@ func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 		if h.Flags&iperf2.FlagRunNow != 0 {
 			r.Test.Mode, r.Test.Direction = "dual", result.DirBidir
 		}
-	}
-	release, ok := s.admitSource("udp", src.Addr())
-	if !ok {
-		return nil
 	}
 	if err := s.reverse.Check(src.Addr()); err != nil && r.Test.Mode != "" {
 		// The modes (reverse, tradeoff, dual) all make us send. Nothing
