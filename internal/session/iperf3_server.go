@@ -1075,7 +1075,12 @@ func (d *i3Demux) serve(ctx context.Context) {
 		return true
 	}
 	err := engine.ReceiveUDP(ctx, d.conn, engine.UDPReceiveConfig{Batch: 64, Tick: sweepEvery, OnTick: sweep}, func(m *udpio.Message) bool {
-		defer d.hub.s.recoverPanic("iperf3: udp from " + m.Addr.String())
+		defer func() {
+			// The name is built only on a panic: not per datagram.
+			if v := recover(); v != nil {
+				d.hub.s.logPanic("iperf3: udp from "+m.Addr.String(), v)
+			}
+		}()
 		if reply := d.datagram(m.Addr, m.Buf[:m.N], m.Time); reply != nil {
 			if _, err := d.conn.WriteBatch([]udpio.Message{{Buf: reply, Addr: m.Addr}}); err != nil {
 				d.hub.s.logs.log("i3-reply", fmt.Sprintf("iperf3: udp connect reply to %s: %v", m.Addr, err))

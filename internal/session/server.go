@@ -143,7 +143,10 @@ type Server struct {
 	// udpFinished counts the finished tests still in udpTests (kept to
 	// answer late FINs); same goroutine.
 	udpFinished int
-	ctx         context.Context // Serve's context, for work started later
+	// udpStarts counts the UDP tests started on the socket; same
+	// goroutine. A test that saw it move shared the socket's drop counter.
+	udpStarts int
+	ctx       context.Context // Serve's context, for work started later
 
 	cpuMu sync.Mutex
 	cpuAt map[int]*cpuStart // the process's CPU time at each open test's start

@@ -137,18 +137,19 @@ const maxHeldBytes = 1 << 20
 // order, and stops counting them as late: they were the new test's start.
 // Held ids at or above it stay late datagrams of this test.
 func (t *udpRecv) takeHeld(opening []byte) []heldDatagram {
+	held := t.held
+	t.held, t.heldBytes = nil, 0
+	if iperf2.DetectUDPLayout(opening) != t.layout {
+		return nil // the new test's layout is not ours: nothing held is its
+	}
 	next, _, _, _ := iperf2.ParseDatagram(opening, t.layout, t.seq64)
 	var start []heldDatagram
-	for _, h := range t.held {
-		if iperf2.DetectUDPLayout(opening) != t.layout {
-			break // the new test's layout is not ours: nothing held is its
-		}
+	for _, h := range held {
 		if id, _, _, _ := iperf2.ParseDatagram(h.b, t.layout, t.seq64); id < next {
 			start = append(start, h)
 		}
 	}
 	t.late -= int64(len(start))
-	t.held, t.heldBytes = nil, 0
 	return start
 }
 

@@ -44,9 +44,14 @@ type udpTest struct {
 	expiresAt time.Time
 	dropsAt   uint64
 	dropsOK   bool
-	member    *groupMember // its client's parallel streams (-P), if any
-	release   func()       // gives back its per-source slot
-	refused   bool         // refused at its start: its datagrams are ignored
+	// startN is s.udpStarts once this test started; sharedAtStart says
+	// other tests (or another protocol) had the socket then. Either way,
+	// its drop counter is the socket's, not this test's.
+	startN        int
+	sharedAtStart bool
+	member        *groupMember // its client's parallel streams (-P), if any
+	release       func()       // gives back its per-source slot
+	refused       bool         // refused at its start: its datagrams are ignored
 }
 
 // serveUDP is the UDP demultiplexer: one reader for every test on the port.
@@ -242,6 +247,13 @@ func (s *Server) evictFinishedUDP(tests map[netip.AddrPort]*udpTest) bool {
 // per-source limit refuses the test, and a test already finished (refused)
 // when it would make us send to a source we may not send to.
 func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at time.Time) *udpTest {
+	// Admission first: a refused source gets no entry, so each of its
+	// datagrams comes back here, and must not build a test (parse, result,
+	// socket capabilities, the drop counter's read) only to throw it away.
+	release, ok := s.admitSource("udp", src.Addr())
+	if !ok {
+		return nil
+	}
 	rx := newUDPRecv(src, b, at)
 	if rx.hdrErr != nil {
 		s.logs.log("udp-header", fmt.Sprintf("udp: %s announced a test header but sent it cut short (%v); counting its datagrams as header-less data", src, rx.hdrErr))
@@ -271,6 +283,8 @@ func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 	r.Test.Length = len(b)
 	t := &udpTest{rx: rx, res: r}
 	t.dropsAt, t.dropsOK = s.udp.Drops()
+	s.udpStarts++
+	t.startN, t.sharedAtStart = s.udpStarts, len(s.udpTests) > s.udpFinished || len(s.udpOwners) > 0
 	h := rx.hdr
 	switch {
 	case rx.hasHdr && h.Flags&iperf2.FlagVersion2 != 0 && h.UpperFlags&iperf2.UpperReverse != 0:
@@ -281,10 +295,6 @@ func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 		if h.Flags&iperf2.FlagRunNow != 0 {
 			r.Test.Mode, r.Test.Direction = "dual", result.DirBidir
 		}
-	}
-	release, ok := s.admitSource("udp", src.Addr())
-	if !ok {
-		return nil
 	}
 	if err := s.reverse.Check(src.Addr()); err != nil && r.Test.Mode != "" {
 		// The modes (reverse, tradeoff, dual) all make us send. Nothing
@@ -465,7 +475,13 @@ func (s *Server) endUDP(t *udpTest, why string) {
 			diags = append(diags, d)
 		}
 		if d, ok := s.udp.Drops(); ok && t.dropsOK && d > t.dropsAt {
-			warns = append(warns, fmt.Sprintf("our server socket dropped %d datagrams during this test because its receive buffer was full (host-side loss, counted as lost)", d-t.dropsAt))
+			w := fmt.Sprintf("our server socket dropped %d datagrams during this test because its receive buffer was full (host-side loss, counted as lost)", d-t.dropsAt)
+			if t.sharedAtStart || s.udpStarts != t.startN {
+				// The counter is the socket's: it cannot tell whose
+				// datagrams it dropped.
+				w += "; other tests used the socket meanwhile, so some of these drops (host_drops) may be theirs"
+			}
+			warns = append(warns, w)
 			rcv.HostDrops = int64(d - t.dropsAt)
 		}
 	}
