@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 
 	"github.com/wirebench/wirebench/internal/admit"
@@ -39,4 +40,49 @@ func (s *Server) admitSource(proto string, addr netip.Addr) (release func(), ok 
 func (s *Server) refuseTest(r *result.Result, why error) {
 	r.Error = why.Error()
 	s.finished(s.newTest(r), r)
+}
+
+// ownPort records a port this server listens on (TCP and UDP), so that a
+// connect-back never targets the server itself.
+func (s *Server) ownPort(port int) {
+	s.ownMu.Lock()
+	s.ownPorts = append(s.ownPorts, uint16(port))
+	s.ownMu.Unlock()
+}
+
+// selfTarget returns an error when dst is one of this server's own
+// listening sockets. A connect-back header names only a port, so a
+// datagram with a zero or chosen port field could otherwise make the
+// server flood its own socket for the whole test, measuring itself and
+// starving every real test on that socket.
+func (s *Server) selfTarget(dst netip.AddrPort) error {
+	s.ownMu.Lock()
+	own := false
+	for _, p := range s.ownPorts {
+		own = own || p == dst.Port()
+	}
+	s.ownMu.Unlock()
+	if !own || !isLocalAddr(dst.Addr()) {
+		return nil
+	}
+	return fmt.Errorf("refused the connect-back to %s: that is this server's own port (the client must listen on another port, iperf -L)", dst)
+}
+
+// isLocalAddr reports whether a is an address of this host: loopback,
+// unspecified, or assigned to one of its interfaces.
+func isLocalAddr(a netip.Addr) bool {
+	a = a.Unmap().WithZone("")
+	if a.IsLoopback() || a.IsUnspecified() {
+		return true
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, ia := range addrs {
+		if p, err := netip.ParsePrefix(ia.String()); err == nil && p.Addr().Unmap() == a {
+			return true
+		}
+	}
+	return false
 }

@@ -372,3 +372,61 @@ func FuzzServerRefusesReverse(f *testing.F) {
 		}
 	})
 }
+
+// A connect-back (-d) whose header names this server's own port (or no
+// port, which means ours) is refused with a warning: once it made the
+// server flood its own socket for the whole test, measuring itself and
+// starving every real test on it (found by TestGarbageUDPRandom).
+func TestConnectBackToOwnPortRefused(t *testing.T) {
+	for _, proto := range []string{"udp", "tcp"} {
+		for _, zero := range []bool{false, true} {
+			t.Run(proto+"/zero-port="+strconv.FormatBool(zero), func(t *testing.T) {
+				ts := startServer(t, robustConfig())
+				_, p, _ := net.SplitHostPort(ts.addr)
+				port, _ := strconv.Atoi(p)
+				if zero {
+					port = 0
+				}
+				h := iperf2.NewClientHeader(proto == "udp", 1, int32(port))
+				h.Amount = iperf2.AmountForDuration(200 * time.Millisecond)
+				h.Flags |= iperf2.FlagVersion1 | iperf2.FlagRunNow
+				var local string
+				if proto == "udp" {
+					c := udpSock(t, ts)
+					local = c.LocalAddr().String()
+					for id := int64(1); id <= 3; id++ {
+						b := make([]byte, 16, 200)
+						b = h.AppendUDPTo(b)
+						b = b[:cap(b)]
+						iperf2.PutDatagram(b, iperf2.LayoutModern, id, time.Now())
+						send(t, c, b)
+					}
+					b := make([]byte, 16, 200)
+					b = h.AppendUDPTo(b)
+					b = b[:cap(b)]
+					iperf2.PutDatagram(b, iperf2.LayoutModern, -4, time.Now())
+					send(t, c, b)
+				} else {
+					c, err := net.Dial("tcp", ts.addr)
+					if err != nil {
+						t.Fatal(err)
+					}
+					local = c.LocalAddr().String()
+					b := h.AppendTo(nil)
+					b = append(b, make([]byte, 10000)...)
+					send(t, c, b)
+					c.Close()
+				}
+				r := ts.resultFrom(local)
+				if !hasWarning(r, "own port") {
+					t.Errorf("connect-back to the server's own port: warnings %q, want a refusal", r.Warnings)
+				}
+				ts.waitLog("own port")
+				ts.stop()
+				if n := ts.resultCount(); n != 1 {
+					t.Errorf("%d results, want 1: the server must not have tested itself", n)
+				}
+			})
+		}
+	}
+}

@@ -41,8 +41,10 @@ func (s *Server) catch(what string, f func() error) (err error) {
 // goTest runs f on a goroutine the server waits for, recovering a panic.
 func (s *Server) goTest(what string, f func()) {
 	s.wg.Add(1)
+	s.running.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer s.running.Add(-1)
 		defer s.recoverPanic(what)
 		f()
 	}()

@@ -118,6 +118,19 @@ func (ts *testServer) waitFor(what string, cond func(results []*result.Result, l
 	}
 }
 
+// waitIdle waits until none of the goroutines the server started for
+// tests (sending for -R and connect-back, TCP tests) is still running.
+func (ts *testServer) waitIdle() {
+	ts.t.Helper()
+	deadline := time.Now().Add(guard)
+	for ts.srv.running.Load() > 0 {
+		if time.Now().After(deadline) {
+			ts.t.Fatalf("waited %v for the server's tests to end; %d still run", guard, ts.srv.running.Load())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // resultFrom waits for the result of the test whose peer is peer
 // ("ip:port") that no earlier call returned: the kernel may give a later
 // client the source port of an earlier one, and each run has its own test.

@@ -63,6 +63,7 @@ func (s *Server) EnableIperf3(ctx context.Context, cfg Iperf3Config) (int, error
 		ln.Close()
 		return 0, fmt.Errorf("listening on udp %s for iperf3: %w", uaddr, err)
 	}
+	s.ownPort(port)
 	own := &i3Demux{hub: hub, conn: &lockedConn{Conn: uc}, streams: map[netip.AddrPort]*i3SrvStream{}}
 	s.extra = append(s.extra, func(ctx context.Context) {
 		stop := context.AfterFunc(ctx, func() { ln.Close(); uc.Close() })

@@ -136,6 +136,10 @@ func TestGarbageUDPRandom(t *testing.T) {
 		}
 		return true
 	})
+	// A source may have started more than one test, and what the server
+	// sends for one (-R, at any rate it asks, for up to MaxDuration)
+	// competes with the normal test for this host's CPU.
+	ts.waitIdle()
 	normalUDPTest(t, ts)
 	done(ts)
 }

@@ -124,6 +124,7 @@ type Server struct {
 
 	nextID  atomic.Int64
 	wg      sync.WaitGroup
+	running atomic.Int64 // goroutines started by goTest still running
 	oneShot chan struct{}
 	once    sync.Once
 	logs    *rateLog
@@ -131,6 +132,9 @@ type Server struct {
 	// holds the per-source test limits (nil = none).
 	reverse admit.Reverse
 	limits  *admit.Limiter
+	// ownPorts are the ports this server listens on (selfTarget).
+	ownMu    sync.Mutex
+	ownPorts []uint16
 
 	tcpProtos []TCPProtocol
 	udpProtos []UDPProtocol
@@ -221,6 +225,7 @@ func (s *Server) listen(ctx context.Context) error {
 		return fmt.Errorf("listening on udp %s: %w", uaddr, err)
 	}
 	s.tcp, s.port, s.udp = ln, port, &lockedConn{Conn: uc}
+	s.ownPort(port)
 	return nil
 }
 

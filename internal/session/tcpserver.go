@@ -343,6 +343,11 @@ func (s *Server) connectBackTCP(ctx context.Context, t *tcpTest) *result.Flow {
 	if port <= 0 || port > 65535 {
 		port = s.port
 	}
+	if err := s.selfTarget(netip.AddrPortFrom(t.peer.Addr(), uint16(port))); err != nil {
+		t.res.Warn(err.Error())
+		s.logs.log("self", "tcp: "+err.Error())
+		return nil
+	}
 	dst := net.JoinHostPort(t.peer.Addr().String(), strconv.Itoa(port))
 	dial := func(ctx context.Context, dst string) (net.Conn, error) {
 		return dialConnectBack(ctx, dst, s.cfg.Socket)

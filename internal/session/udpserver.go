@@ -417,6 +417,11 @@ func (s *Server) connectBackUDP(ctx context.Context, t *udpTest, src netip.AddrP
 	dst := netip.AddrPortFrom(src.Addr(), uint16(port))
 	s.goTest("udp connect-back to "+dst.String(), func() {
 		defer close(t.sendDone)
+		if err := s.selfTarget(dst); err != nil {
+			t.res.Warn(err.Error())
+			s.logs.log("self", "udp: "+err.Error())
+			return
+		}
 		conn, err := udpio.Dial(ctx, s.network("udp"), dst.String(), net.JoinHostPort(s.cfg.Bind, strconv.Itoa(0)), s.udpOptions(false))
 		if err != nil {
 			t.res.Warn(fmt.Sprintf("connect-back to %s failed: %v", dst, err))
