@@ -37,6 +37,7 @@ type serverFlags struct {
 	sockFlags
 	enhanced bool // iperf2 -e
 	linkFlags
+	webFlags
 }
 
 func newServerCmd(e *env) *cobra.Command {
@@ -54,7 +55,9 @@ sources on loopback, private, CGNAT, link-local or ULA networks, or those
 allowed with --allow-reverse (docs/server.md).`,
 		Example: `  wirebench server
   wirebench -s -u -i 1
-  wirebench server -p 5002 --json > results.jsonl`,
+  wirebench server -p 5002 --json > results.jsonl
+  wirebench server --web 8080                  # dashboard on http://127.0.0.1:8080/
+  wirebench server --web 0.0.0.0:8080 --probe-allow 198.18.0.0/15 --medium eth100`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServer(e, cmd, f) },
 	}
@@ -80,6 +83,7 @@ allowed with --allow-reverse (docs/server.md).`,
 	f.auth.register(cmd)
 	f.sockFlags.register(cmd)
 	f.linkFlags.register(cmd)
+	f.webFlags.register(cmd)
 	return cmd
 }
 
@@ -224,8 +228,23 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 			mu.Unlock()
 		}
 	}
+	if f.webFlags.addr != "" {
+		if f.interval == 0 {
+			// The live charts need intervals: take them each second,
+			// printing none as asked (docs/web.md).
+			cfg.Interval = time.Second
+			cfg.OnInterval, cfg.OnGroupInterval = nil, nil
+		}
+	}
+	serveWeb, err := f.webFlags.attachWeb(e, &cfg)
+	if err != nil {
+		return err
+	}
 	srv, err := session.Listen(e.ctx, cfg)
 	if err != nil {
+		return err
+	}
+	if err := serveWeb(); err != nil {
 		return err
 	}
 	echo.Register(srv, echo.ServerConfig{IdleTimeout: cfg.IdleTimeout, OnLog: cfg.OnLog})
