@@ -33,8 +33,10 @@ type ProbeConfig struct {
 	// MaxConcurrent bounds the probes running at once (default 2); more
 	// are answered 429.
 	MaxConcurrent int
-	// Run runs the test (default session.RunClient); a seam for tests.
-	Run func(ctx context.Context, cfg session.ClientConfig) (*result.Result, error)
+	// Run runs the test (default session.RunClient) and Resolve looks a
+	// target's name up (default the system resolver); seams for tests.
+	Run     func(ctx context.Context, cfg session.ClientConfig) (*result.Result, error)
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // Probe bounds.
@@ -59,6 +61,11 @@ func (c *ProbeConfig) applyDefaults() {
 	}
 	if c.Run == nil {
 		c.Run = session.RunClient
+	}
+	if c.Resolve == nil {
+		c.Resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
 	}
 }
 
@@ -160,7 +167,7 @@ func (c *ProbeConfig) allowed(ctx context.Context, host string) (netip.Addr, err
 	} else {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		if addrs, err = net.DefaultResolver.LookupNetIP(rctx, "ip", host); err != nil {
+		if addrs, err = c.Resolve(rctx, host); err != nil {
 			return netip.Addr{}, refuse(http.StatusBadRequest, "probe of %s: resolving it: %v", host, err)
 		}
 	}
