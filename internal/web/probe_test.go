@@ -16,7 +16,10 @@ import (
 
 func TestProbeRefusesTargetsOutsideAllow(t *testing.T) {
 	ran := false
-	run := func(context.Context, session.ClientConfig) (*result.Result, error) { ran = true; return result.New("client"), nil }
+	run := func(context.Context, session.ClientConfig) (*result.Result, error) {
+		ran = true
+		return result.New("client"), nil
+	}
 	fakeDNS := func(_ context.Context, host string) ([]netip.Addr, error) {
 		if host == "device.lab" {
 			return []netip.Addr{netip.MustParseAddr("192.0.2.7")}, nil
