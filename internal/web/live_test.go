@@ -3,7 +3,10 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -158,4 +161,58 @@ func TestEventsFollowATest(t *testing.T) {
 func jsonInt(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// A viewer that stops reading its connection is dropped once the kernel's
+// buffers and its own are full; publishing never waits for it, and a
+// viewer that reads at the same time keeps up and stays.
+func TestStalledViewerIsDroppedOverHTTP(t *testing.T) {
+	ts := startTestServer(t, Config{ViewerBuffer: 64}, 0)
+	hub := ts.web.Hub()
+	u, _ := url.Parse(ts.url)
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /api/events HTTP/1.1\r\nHost: %s\r\n\r\n", u.Host)
+	// conn is never read from again.
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.url+"/api/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	read := make(chan struct{}, 1<<16)
+	go func() { _ = readEvents(resp.Body, func(sseEvent) { read <- struct{}{} }) }()
+	<-read // its snapshot
+	for hub.Stats().Viewers < 2 {
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	hub.Start(1, "server", udpResult("192.0.2.1:1", 1, 0))
+	<-read
+	const batch = 32 // half the buffer: the reading viewer is never further behind
+	sent := 0
+	for ; sent < 200000 && hub.Stats().DroppedViewers == 0; sent += batch {
+		for i := 0; i < batch; i++ {
+			n := sent + i
+			hub.Interval(1, result.Interval{Start: float64(n), End: float64(n + 1), Bytes: int64(n), BitsPerSecond: 1e6, Packets: int64(n)})
+		}
+		for i := 0; i < batch; i++ {
+			select {
+			case <-read:
+			case <-ctx.Done():
+				t.Fatalf("the reading viewer got no event after %d", sent+i)
+			}
+		}
+	}
+	st := hub.Stats()
+	if st.DroppedViewers != 1 || st.Viewers != 1 {
+		t.Fatalf("hub %+v after %d events: want the stalled viewer dropped and the reading one kept", st, sent)
+	}
+	t.Logf("the stalled viewer was dropped after %d events", sent)
 }
