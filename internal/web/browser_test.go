@@ -110,11 +110,35 @@ func TestDashboardInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+
+	// A run with warnings and a medium shows both.
+	warned := udpResult("192.0.2.9:5001", 1000, 4)
+	warned.Warn("our socket receive buffer dropped 4 datagrams (SO_RXQ_OVFL)")
+	warned.Link = &result.Link{Medium: "eth100", TheoreticalBPS: 95.7e6, PercentOfTheoretical: 8.4}
+	id, err := ts.web.memory.Add(warned, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/#/run/%d", ts.url, id)), chromedp.WaitVisible(chromedp.CSS(".run-warning"))); err != nil {
+		t.Fatalf("opening run %d: %v", id, err)
+	}
+	page, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#run-body")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(page), " ")
+	for _, want := range []string{"Warning: our socket receive buffer dropped 4 datagrams", "8.4 % of theoretical", "medium eth100", "lost 4/1000"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("run %d's page lacks %q:\n%s", id, want, page)
+		}
+	}
 	for name, shot := range map[string][]byte{"live": liveShot, "run": runShot} {
-		sd, colours := pixelSpread(t, shot)
-		t.Logf("%s screenshot: %d bytes, luminance std dev %.1f, %d colours", name, len(shot), sd, colours)
-		if sd < 5 || colours < 16 {
-			t.Errorf("%s screenshot looks blank: luminance std dev %.1f, %d colours", name, sd, colours)
+		// Below the header bar (41 px), which alone would make a
+		// blank page look busy.
+		sd, colours := pixelSpread(t, shot, 60)
+		t.Logf("%s screenshot: %d bytes; below the header luminance std dev %.1f, %d colours", name, len(shot), sd, colours)
+		if sd < 10 || colours < 64 {
+			t.Errorf("%s screenshot looks blank below the header: luminance std dev %.1f, %d colours", name, sd, colours)
 		}
 		if dir := os.Getenv("WIREBENCH_SCREENSHOT_DIR"); dir != "" {
 			_ = os.WriteFile(filepath.Join(dir, "dashboard-"+name+".png"), shot, 0o644)
@@ -123,8 +147,8 @@ func TestDashboardInChromium(t *testing.T) {
 }
 
 // pixelSpread is the standard deviation of a PNG's luminance and its
-// number of distinct colours.
-func pixelSpread(t *testing.T, b []byte) (float64, int) {
+// number of distinct colours, from row top down.
+func pixelSpread(t *testing.T, b []byte, top int) (float64, int) {
 	t.Helper()
 	img, err := png.Decode(bytes.NewReader(b))
 	if err != nil {
@@ -133,7 +157,7 @@ func pixelSpread(t *testing.T, b []byte) (float64, int) {
 	var sum, sq, n float64
 	colours := map[[3]uint32]bool{}
 	bounds := img.Bounds()
-	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
+	for y := bounds.Min.Y + top; y < bounds.Max.Y; y++ {
 		for x := bounds.Min.X; x < bounds.Max.X; x++ {
 			r, g, bl, _ := img.At(x, y).RGBA()
 			l := (0.2126*float64(r) + 0.7152*float64(g) + 0.0722*float64(bl)) / 257

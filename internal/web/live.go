@@ -14,7 +14,7 @@ import (
 type LiveTest struct {
 	// ID is the server's test number.
 	ID int `json:"id"`
-	// Role is "server" for tests the server answers, "probe" for /probe.
+	// Role is the result's role: "server" for the tests it answers.
 	Role      string      `json:"role"`
 	StartedAt time.Time   `json:"started_at"`
 	Test      result.Test `json:"test"`

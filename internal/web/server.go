@@ -23,7 +23,8 @@ var assets embed.FS
 // Config configures a dashboard.
 type Config struct {
 	// History holds the finished runs shown; nil keeps the server's own
-	// results in a Memory with the default bounds.
+	// results in a Memory with the default bounds. The server adds its
+	// results to a Memory given here too.
 	History History
 	// Probe says what /probe may do (nothing by default).
 	Probe ProbeConfig
@@ -54,9 +55,9 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, hub: NewHub(cfg.ViewerBuffer, cfg.MaxViewers), history: cfg.History,
 		slots: make(chan struct{}, cfg.Probe.MaxConcurrent), started: time.Now().UTC()}
 	if s.history == nil {
-		s.memory = NewMemory(0, 0)
-		s.history = s.memory
+		s.history = NewMemory(0, 0)
 	}
+	s.memory, _ = s.history.(*Memory)
 	s.metrics = NewMetrics(s.hub.Active)
 	return s
 }
