@@ -145,3 +145,18 @@ func readEvents(body io.Reader, out func(sseEvent)) error {
 	}
 	return sc.Err()
 }
+
+// openEvents opens the dashboard's event stream at base until ctx ends;
+// the caller reads and closes the body.
+func openEvents(ctx context.Context, t testing.TB, base string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/api/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}

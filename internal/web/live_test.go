@@ -98,11 +98,7 @@ func TestEventsFollowATest(t *testing.T) {
 	ts := startTestServer(t, Config{}, 200*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", ts.url+"/api/events", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := openEvents(ctx, t, ts.url)
 	defer resp.Body.Close()
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("content type %q", ct)
@@ -180,11 +176,7 @@ func TestStalledViewerIsDroppedOverHTTP(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", ts.url+"/api/events", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := openEvents(ctx, t, ts.url)
 	defer resp.Body.Close()
 	read := make(chan struct{}, 1<<16)
 	go func() { _ = readEvents(resp.Body, func(sseEvent) { read <- struct{}{} }) }()

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"net/http"
 	"os"
 	"runtime"
 	"strconv"
@@ -45,11 +44,7 @@ func TestFiftyViewersMemoryBounded(t *testing.T) {
 	var events [viewers]atomic.Int64
 	var wg sync.WaitGroup
 	for i := 0; i < viewers; i++ {
-		req, _ := http.NewRequestWithContext(ctx, "GET", ts.url+"/api/events", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := openEvents(ctx, t, ts.url)
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
