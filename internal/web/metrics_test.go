@@ -18,10 +18,16 @@ func parseMetrics(t *testing.T, url string) map[string]*dto.MetricFamily {
 	if code != 200 {
 		t.Fatalf("GET %s: %d %s", url, code, body)
 	}
+	return parseMetricsText(t, body)
+}
+
+// parseMetricsText parses body with the Prometheus text parser.
+func parseMetricsText(t *testing.T, body string) map[string]*dto.MetricFamily {
+	t.Helper()
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
 	if err != nil {
-		t.Fatalf("the Prometheus text parser refused %s: %v\n%s", url, err, body)
+		t.Fatalf("the Prometheus text parser refused: %v\n%s", err, body)
 	}
 	return fams
 }

@@ -7,11 +7,17 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
 
 func TestProbeRefusesTargetsOutsideAllow(t *testing.T) {
@@ -147,4 +153,48 @@ func FuzzProbeQuery(f *testing.F) {
 			t.Fatalf("query %q: status %d with no reason", query, rec.Code)
 		}
 	})
+}
+
+// A probe with dialect=iperf3 against the real iperf3 3.12 server: the
+// figures are the ones iperf3 reported.
+func TestProbeRealIperf3(t *testing.T) {
+	bin, err := exec.LookPath("iperf3")
+	if err != nil {
+		t.Skip("iperf3 is not installed: apt-get install iperf3")
+	}
+	port := loopback.FreePort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := exec.CommandContext(ctx, bin, "-s", "-1", "-B", "127.0.0.1", "-p", strconv.Itoa(port))
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); _ = srv.Wait() }()
+	s := New(Config{Probe: ProbeConfig{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}})
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+	q := url.Values{"target": {fmt.Sprintf("127.0.0.1:%d", port)}, "dialect": {"iperf3"}, "rate": {"4M"}, "duration": {"1"}}
+	var fams map[string]*dto.MetricFamily
+	for try := 0; ; try++ { // iperf3 may still be starting
+		code, body := get(t, hs.URL+"/probe?"+q.Encode())
+		if code != http.StatusOK {
+			t.Fatalf("probe: %d %s", code, body)
+		}
+		fams = parseMetricsText(t, body)
+		if ok, _ := value(fams, "probe_success"); ok == 1 || try == 20 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if ok, _ := value(fams, "probe_success"); ok != 1 {
+		t.Fatalf("probe_success %v", ok)
+	}
+	sent, _ := value(fams, "wirebench_probe_sent_bytes")
+	recv, ok := value(fams, "wirebench_probe_received_bytes")
+	if !ok || recv <= 0 || recv > sent {
+		t.Fatalf("iperf3 reported %v bytes received of %v sent", recv, sent)
+	}
+	if _, ok := value(fams, "wirebench_probe_lost_ratio"); !ok {
+		t.Fatal("no loss figure from iperf3's report")
+	}
 }

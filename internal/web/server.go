@@ -299,7 +299,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// ListenAndServe serves the dashboard on addr until ctx ends.
+// ListenAndServe serves the dashboard on ln until ctx ends, then shuts
+// it down (open event streams end with ctx).
 func (s *Server) ListenAndServe(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	errc := make(chan error, 1)
