@@ -38,6 +38,9 @@ func (t *Text) Summary(r *result.Result) {
 	if r.Role == "server" {
 		report = "Client Report:"
 	}
+	if r.Test.Omit > 0 {
+		fmt.Fprintf(&b, "%s Summary without the first %g s (-O), the intervals marked (omitted):\n", idText(t.id), r.Test.Omit)
+	}
 	t.sides(&b, udp, r.Sender, r.Receiver, main, report)
 	if f := r.Reverse; f != nil {
 		fmt.Fprintf(&b, "%s Reverse flow (this side: %s):\n", idText(t.id), orNA(f.Direction))
