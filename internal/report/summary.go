@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -38,8 +39,8 @@ func (t *Text) Summary(r *result.Result) {
 	if r.Role == "server" {
 		report = "Client Report:"
 	}
-	if r.Test.Omit > 0 {
-		fmt.Fprintf(&b, "%s Summary without the first %g s (-O), the intervals marked (omitted):\n", idText(t.id), r.Test.Omit)
+	if o := r.Test.Omit; o > 0 && !math.IsInf(o, 0) {
+		fmt.Fprintf(&b, "%s Summary without the first %s s (-O), the intervals marked (omitted):\n", idText(t.id), strconv.FormatFloat(o, 'f', -1, 64))
 	}
 	t.sides(&b, udp, r.Sender, r.Receiver, main, report)
 	if f := r.Reverse; f != nil {
