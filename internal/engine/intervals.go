@@ -44,8 +44,9 @@ type Intervals struct {
 	omit   time.Duration
 	emit   func(result.Interval)
 
-	mu    sync.Mutex // guards following fields
-	flows []*Flow
+	mu     sync.Mutex // guards following fields
+	omitAt map[*stats.Counters]stats.Snapshot
+	flows  []*Flow
 	last  time.Duration
 	all   []result.Interval
 	done  chan struct{}
@@ -69,6 +70,18 @@ func (iv *Intervals) AddFlow(f *Flow) {
 // interval ends exactly at d, even between two periods or without a
 // period, and every interval up to d is marked Omitted. Call it before Run.
 func (iv *Intervals) SetOmit(d time.Duration) { iv.omit = max(d, 0) }
+
+// OmittedCounts returns what the counters c (of one of the flows) had
+// counted when the omitted period ended (SetOmit), read in the same
+// instant as the omitted interval of its flow, so that per-stream figures
+// taken from it add up to that interval; false before the period ended or
+// without one.
+func (iv *Intervals) OmittedCounts(c *stats.Counters) (stats.Snapshot, bool) {
+	iv.mu.Lock()
+	defer iv.mu.Unlock()
+	s, ok := iv.omitAt[c]
+	return s, ok
+}
 
 // next returns the end of the interval after the one that ended at last,
 // and false when no more periodic reports are due (no period, and the
@@ -189,7 +202,14 @@ func (iv *Intervals) report(at time.Duration, emit bool) {
 	for _, f := range iv.flows {
 		var now stats.Snapshot
 		for _, c := range f.Counters {
-			now = now.Add(c.Snapshot())
+			cs := c.Snapshot()
+			now = now.Add(cs)
+			if at <= iv.omit {
+				if iv.omitAt == nil {
+					iv.omitAt = map[*stats.Counters]stats.Snapshot{}
+				}
+				iv.omitAt[c] = cs
+			}
 		}
 		d := now.Sub(f.prev)
 		f.prev = now

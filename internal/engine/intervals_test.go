@@ -99,6 +99,9 @@ func TestIntervalsOmitted(t *testing.T) {
 	if len(all) != 2 || all[0] != first || all[1].Omitted || all[1].Bytes != 200 || all[1].Start != 0.05 || all[1].End != 3600 {
 		t.Errorf("intervals %+v, want the omitted one, then 200 bytes over 0.05-3600 s, not omitted", all)
 	}
+	if s, ok := iv.OmittedCounts(&c); !ok || s.Bytes != 100 {
+		t.Errorf("counts at the end of the omitted period %+v (%v), want 100 bytes", s, ok)
+	}
 	select {
 	case in := <-emitted:
 		t.Errorf("emitted %+v after the omitted period without a period", in)

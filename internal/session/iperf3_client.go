@@ -59,6 +59,7 @@ type i3Client struct {
 	end     time.Time
 	peer    *iperf3.Results
 	perIv   []result.Interval
+	omitted map[string]result.Interval // -O: each stream's counts in the omitted period, by id
 	sent    *iperf3.Results
 }
 
@@ -494,6 +495,7 @@ func (cl *i3Client) run(ctx context.Context) {
 	}
 	cl.r.Intervals = iv.Stop(time.Now())
 	cl.perIv = per.Stop(time.Now())
+	cl.omitted = streamOmits(iv, cfg.Omit, ids, allC)
 	if ctrlErr == nil {
 		ctrlErr = cl.exchange(wrap)
 	} else {
@@ -509,7 +511,7 @@ func (cl *i3Client) run(ctx context.Context) {
 		}
 	}
 	cl.fill()
-	applyOmit(cl.r, cfg.Omit, cl.perIv, true)
+	applyOmit(cl.r, cfg.Omit, cl.omitted, true)
 	warnPeerShort(cl.r, cfg.UDP)
 	if drops != nil {
 		local.apply(cl.r)
@@ -656,7 +658,7 @@ func (cl *i3Client) ourResults() *iperf3.Results {
 		res.Streams = append(res.Streams, sr)
 	}
 	i3SetRetrans(res, cl.cfg.UDP, send, retr)
-	omitStreamResults(res, cl.perIv, cl.cfg.Omit)
+	omitStreamResults(res, cl.omitted, cl.cfg.Omit)
 	return res
 }
 
@@ -731,7 +733,7 @@ func (cl *i3Client) fill() {
 			snd.PacketsPerSecond = 0
 		}
 		if cl.peer != nil {
-			sum, per, lossWhole, err := i3PeerReceiver(cl.peer, sendIDs, udp, cfg.Omit, cl.perIv)
+			sum, per, lossWhole, err := i3PeerReceiver(cl.peer, sendIDs, udp, cfg.Omit, cl.omitted)
 			if lossWhole {
 				r.Warn(omitLossWarning)
 			}

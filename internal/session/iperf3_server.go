@@ -371,6 +371,8 @@ type i3ServerTest struct {
 	start time.Time
 	end   time.Time
 	perIv []result.Interval
+	// omitted is each stream's counts in the client's -O period, by id.
+	omitted map[string]result.Interval
 	// reported: the result was handed on (it is, exactly once).
 	reported bool
 }
@@ -655,8 +657,9 @@ wait:
 	wg.Wait()
 	sv.r.Intervals = iv.Stop(sv.end)
 	sv.perIv = per.Stop(sv.end)
+	sv.omitted = streamOmits(iv, omit, ids, allC)
 	sv.fill()
-	applyOmit(sv.r, omit, sv.perIv, true)
+	applyOmit(sv.r, omit, sv.omitted, true)
 	if err != nil {
 		sv.r.Error = err.Error()
 		sv.finish()
@@ -897,7 +900,7 @@ func (sv *i3ServerTest) ourResults() *iperf3.Results {
 		res.Streams = append(res.Streams, sr)
 	}
 	i3SetRetrans(res, sv.t.udp, send, retr)
-	omitStreamResults(res, sv.perIv, time.Duration(p.Omit)*time.Second)
+	omitStreamResults(res, sv.omitted, time.Duration(p.Omit)*time.Second)
 	if p.WB != nil {
 		wb := &iperf3.WBResults{Version: iperf3.WBVersion, Agent: "wirebench/" + versionString()}
 		ivs := i3WBIntervals(sv.perIv)
@@ -979,7 +982,7 @@ func (sv *i3ServerTest) peerCounts(peer *iperf3.Results) {
 	if len(ids) == 0 {
 		return
 	}
-	sum, per, lossWhole, err := i3PeerReceiver(peer, ids, sv.t.udp, time.Duration(sv.t.p.Omit)*time.Second, sv.perIv)
+	sum, per, lossWhole, err := i3PeerReceiver(peer, ids, sv.t.udp, time.Duration(sv.t.p.Omit)*time.Second, sv.omitted)
 	if lossWhole {
 		sv.r.Warn(omitLossWarning)
 	}

@@ -132,13 +132,12 @@ func i3WBIntervals(ivs []result.Interval) map[int64][]iperf3.WBInterval {
 // With -O (omit > 0), iperf3 sends bytes without the omitted period but
 // its UDP "packets" (the highest sequence number) and "errors" whole, and
 // each side takes its own omitted count off: ours is the datagrams each
-// stream sent in the period (perIv, our per-stream intervals). The loss
+// stream sent in the period (omitted, by stream id). The loss
 // in the period comes off only where a wirebench peer reported its
 // intervals; the second result says some of it may be in Lost.
-func i3PeerReceiver(res *iperf3.Results, ids []int64, udp bool, omit time.Duration, perIv []result.Interval) (*result.Receiver, []*result.Receiver, bool, error) {
+func i3PeerReceiver(res *iperf3.Results, ids []int64, udp bool, omit time.Duration, omitted map[string]result.Interval) (*result.Receiver, []*result.Receiver, bool, error) {
 	sum := &result.Receiver{Source: "peer-report"}
 	per := make([]*result.Receiver, len(ids))
-	omitted := omitSums(perIv)
 	lossWhole := false
 	for i, id := range ids {
 		sr := res.Stream(id)

@@ -5,7 +5,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
@@ -88,12 +90,12 @@ func omitReceiver(rr *result.Receiver, o result.Interval, omit float64) {
 // applyOmit takes the omitted period (-O) out of the figures this side
 // counted, from the intervals the reporter marked Omitted: the main flow's
 // ("" or "forward") from Sender and a local Receiver, the "reverse" flow's
-// from Reverse. perStream, when not nil, are per-stream intervals (Flow =
-// stream id) for the Streams' figures; without them, Streams keep the
-// whole test and a warning says so. A receiver count reported by the peer
+// from Reverse. perStream, when not nil, are the streams' omitted counts
+// by stream id (streamOmits); without them, Streams keep the whole test
+// and a warning says so. A receiver count reported by the peer
 // is left as it came: peerOmits says the peer left the period out itself
 // (iperf3); otherwise a warning says its figure includes the period.
-func applyOmit(r *result.Result, omit time.Duration, perStream []result.Interval, peerOmits bool) {
+func applyOmit(r *result.Result, omit time.Duration, perStream map[string]result.Interval, peerOmits bool) {
 	if omit <= 0 {
 		return
 	}
@@ -134,10 +136,9 @@ func applyOmit(r *result.Result, omit time.Duration, perStream []result.Interval
 		r.Warn(fmt.Sprintf("the per-stream figures cover the whole test, the %g omitted seconds (-O) included; the sums leave them out", secs))
 		return
 	}
-	per := omitSums(perStream)
 	for i := range r.Streams {
 		st := &r.Streams[i]
-		if o, ok := per[strconv.Itoa(st.ID)]; ok {
+		if o, ok := perStream[strconv.Itoa(st.ID)]; ok {
 			omitSender(st.Sender, o, secs)
 			omitReceiver(st.Receiver, o, secs)
 		}
@@ -157,15 +158,14 @@ const omitLossWarning = "the peer's UDP loss count covers the omitted seconds (-
 
 // omitStreamResults takes the omitted period out of the per-stream results
 // we send an iperf3 peer, as iperf3 3.12 does when the period ends: the
-// bytes of each stream's omitted intervals (perIv, Flow = stream id) come
+// bytes each stream counted in the omitted period come
 // off, and its times run from the end of the period. UDP "packets" and
 // "errors" stay whole, as iperf3 sends them: the peer takes its own
-// omitted count off.
-func omitStreamResults(res *iperf3.Results, perIv []result.Interval, omit time.Duration) {
+// omitted count off. per holds the streams' omitted counts by id.
+func omitStreamResults(res *iperf3.Results, per map[string]result.Interval, omit time.Duration) {
 	if omit <= 0 {
 		return
 	}
-	per := omitSums(perIv)
 	secs := omit.Seconds()
 	for i := range res.Streams {
 		sr := &res.Streams[i]
@@ -174,4 +174,22 @@ func omitStreamResults(res *iperf3.Results, perIv []result.Interval, omit time.D
 		sr.StartTime = max(sr.StartTime-secs, 0)
 		sr.EndTime = max(sr.EndTime-secs, 0)
 	}
+}
+
+// streamOmits reads what each stream's counters had counted when the
+// omitted period ended, from iv (the reporter whose omitted intervals
+// the summary subtracts, so per-stream figures add up to it), by stream
+// id; nil without an omitted period.
+func streamOmits(iv *engine.Intervals, omit time.Duration, ids []int64, cs []*stats.Counters) map[string]result.Interval {
+	if omit <= 0 {
+		return nil
+	}
+	out := make(map[string]result.Interval, len(ids))
+	for i, id := range ids {
+		if s, ok := iv.OmittedCounts(cs[i]); ok {
+			out[strconv.FormatInt(id, 10)] = result.Interval{Bytes: s.Bytes, Packets: s.Packets, Lost: s.Lost,
+				OutOfOrder: s.OutOfOrder, Duplicates: s.Duplicates}
+		}
+	}
+	return out
 }

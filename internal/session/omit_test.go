@@ -29,7 +29,7 @@ func TestApplyOmit(t *testing.T) {
 		Reverse:  &result.Flow{Receiver: &result.Receiver{Bytes: 200, Packets: 20, Lost: 3, Total: 23, Seconds: 3, Source: "local"}},
 		Streams:  []result.Stream{{ID: 1, Sender: &result.Sender{Bytes: 400, Packets: 40, Seconds: 3}}},
 	}
-	per := []result.Interval{{Start: 0, End: 1, Bytes: 100, Packets: 10, Flow: "1", Omitted: true}}
+	per := map[string]result.Interval{"1": {Bytes: 100, Packets: 10}}
 	applyOmit(r, time.Second, per, false)
 	if s := r.Sender; s.Bytes != 300 || s.Packets != 30 || s.Seconds != 2 || s.BitsPerSecond != 1200 || s.PacketsPerSecond != 15 {
 		t.Errorf("sender %+v, want 300 bytes, 30 packets over 2 s", s)
@@ -72,11 +72,7 @@ func TestOmitStreamResults(t *testing.T) {
 		{ID: 1, Bytes: 1000, Packets: 100, EndTime: 3},
 		{ID: 3, Bytes: 500, Packets: 60, Errors: 10, EndTime: 3.1},
 	}}
-	per := []result.Interval{
-		{End: 1, Bytes: 300, Packets: 30, Flow: "1", Omitted: true},
-		{End: 1, Bytes: 100, Packets: 10, Lost: 4, Flow: "3", Omitted: true},
-		{Start: 1, End: 3, Bytes: 700, Packets: 70, Flow: "1"},
-	}
+	per := map[string]result.Interval{"1": {Bytes: 300, Packets: 30}, "3": {Bytes: 100, Packets: 10, Lost: 4}}
 	omitStreamResults(res, per, time.Second)
 	if s := res.Streams[0]; s.Bytes != 700 || s.Packets != 100 || s.EndTime != 2 {
 		t.Errorf("sent stream %+v, want 700 bytes, 100 packets, end 2 s", s)
