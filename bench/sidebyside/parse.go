@@ -44,8 +44,8 @@ func (c Counts) Loss() float64 {
 // wbDoc is the part of a wirebench/1 test document the bench reads.
 type wbDoc struct {
 	Schema string `json:"schema"`
+	Role   string `json:"role"`
 	Sender *struct {
-		Bytes            int64   `json:"bytes"`
 		Packets          int64   `json:"packets"`
 		Seconds          float64 `json:"seconds"`
 		PacketsPerSecond float64 `json:"packets_per_second"`
@@ -59,30 +59,45 @@ type wbDoc struct {
 		Seconds       float64 `json:"seconds"`
 		Source        string  `json:"source"`
 	} `json:"receiver"`
-	Warnings []string `json:"warnings"`
-	Error    string   `json:"error"`
+	Error string `json:"error"`
 }
 
-// parseWirebench reads `wirebench client --json` against a wirebench
-// server: our send counts, and the server's counts from its report.
-func parseWirebench(out []byte) (Counts, error) {
+// readWBDoc reads one wirebench/1 test document of the role given.
+func readWBDoc(out []byte, role string) (wbDoc, error) {
 	var d wbDoc
-	if err := json.Unmarshal(out, &d); err != nil {
-		return Counts{}, fmt.Errorf("reading wirebench --json: %w", err)
+	if err := json.Unmarshal(bytes.TrimSpace(out), &d); err != nil {
+		return d, fmt.Errorf("reading wirebench %s --json: %w", role, err)
 	}
-	if d.Schema != "wirebench/1" {
-		return Counts{}, fmt.Errorf("wirebench --json: schema %q, want wirebench/1", d.Schema)
+	switch {
+	case d.Schema != "wirebench/1":
+		return d, fmt.Errorf("wirebench %s --json: schema %q, want wirebench/1", role, d.Schema)
+	case d.Role != role:
+		return d, fmt.Errorf("wirebench --json: a %q document, want the %s's", d.Role, role)
+	case d.Error != "":
+		return d, fmt.Errorf("wirebench %s: %s", role, d.Error)
 	}
-	if d.Error != "" {
-		return Counts{}, fmt.Errorf("wirebench: %s", d.Error)
+	return d, nil
+}
+
+// parseWirebench reads a wirebench test from both ends: the client's
+// --json (what it sent) and the server's (-1 --json: what it received, by
+// its own count and clock, not the iperf-format report the client gets).
+func parseWirebench(client, server []byte) (Counts, error) {
+	cd, err := readWBDoc(client, "client")
+	if err != nil {
+		return Counts{}, err
+	}
+	sd, err := readWBDoc(server, "server")
+	if err != nil {
+		return Counts{}, err
 	}
 	var c Counts
-	if s := d.Sender; s != nil {
+	if s := cd.Sender; s != nil {
 		c.Sent, c.SentSeconds, c.SentPPS = s.Packets, s.Seconds, s.PacketsPerSecond
 	}
-	r := d.Receiver
-	if r == nil {
-		return c, errors.New("wirebench: no receiver counts (the server sent no report)")
+	r := sd.Receiver
+	if r == nil || r.Source != "local" {
+		return c, errors.New("wirebench server: no receiver counts of its own")
 	}
 	c.Received, c.Lost, c.RecvBytes, c.RecvSeconds, c.RecvBPS = r.Packets, r.Lost, r.Bytes, r.Seconds, r.BitsPerSecond
 	c.Expected = r.Total

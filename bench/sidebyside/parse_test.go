@@ -24,40 +24,47 @@ func closeTo(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(math.Abs
 // and server, iperf3 3.12 -c -J.
 
 func TestParseWirebenchUDP(t *testing.T) {
-	c, err := parseWirebench(readTestdata(t, "wb-udp.json"))
+	c, err := parseWirebench(readTestdata(t, "wb-udp.json"), readTestdata(t, "wb-udp-server.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Counts{Sent: 81732, SentSeconds: 1.5183029860000001, SentPPS: 105568.06616864304, Received: 81732, Lost: 0, Expected: 81732,
-		RecvBytes: 5230848, RecvSeconds: 1.518297, RecvBPS: 27561658.884921726}
+	// Sent from the client's document, received from the server's own
+	// (its clock: 1.010586572 s, not the report's 1.010586).
+	want := Counts{Sent: 48154, SentSeconds: 1.010588745, SentPPS: 49845.08537307781, Received: 48154, Lost: 0, Expected: 48154,
+		RecvBytes: 3081856, RecvSeconds: 1.010586572, RecvBPS: 24396524.299921133}
 	if c != want {
 		t.Errorf("got %+v\nwant %+v", c, want)
 	}
-	if !closeTo(c.RecvPPS(), 81732/1.518297) || c.Loss() != 0 {
+	if !closeTo(c.RecvPPS(), 48154/1.010586572) || c.Loss() != 0 {
 		t.Errorf("rx pps %v, loss %v", c.RecvPPS(), c.Loss())
 	}
 }
 
 func TestParseWirebenchTCP(t *testing.T) {
-	c, err := parseWirebench(readTestdata(t, "wb-tcp-p2.json"))
+	c, err := parseWirebench(readTestdata(t, "wb-tcp-p2.json"), readTestdata(t, "wb-tcp-p2-server.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.RecvBytes != 2747990083 || c.RecvBPS != 21963077703.259605 || c.RecvSeconds != 1.000949 {
-		t.Errorf("got %+v, want the server's 2747990083 bytes at 21.96 Gbit/s over 1.000949 s", c)
+	if c.RecvBytes != 2378036342 || c.RecvBPS != 17052722001.301538 || c.RecvSeconds != 1.115616072 {
+		t.Errorf("got %+v, want the server's 2378036342 bytes at 17.05 Gbit/s over 1.115616072 s", c)
 	}
 }
 
 func TestParseWirebenchErrors(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{`not json`, "reading wirebench --json"},
-		{`{"schema":"other/1"}`, "schema"},
-		{`{"schema":"wirebench/1","error":"connection refused"}`, "connection refused"},
-		{`{"schema":"wirebench/1","sender":{"packets":5}}`, "no receiver counts"},
+	server := string(readTestdata(t, "wb-udp-server.json"))
+	client := string(readTestdata(t, "wb-udp.json"))
+	for _, tc := range []struct{ client, server, want string }{
+		{`not json`, server, "reading wirebench client --json"},
+		{`{"schema":"other/1","role":"client"}`, server, "schema"},
+		{`{"schema":"wirebench/1","role":"client","error":"connection refused"}`, server, "connection refused"},
+		{client, ``, "reading wirebench server --json"},
+		{client, client, "want the server's"},
+		{client, `{"schema":"wirebench/1","role":"server"}`, "no receiver counts"},
+		{client, `{"schema":"wirebench/1","role":"server","receiver":{"bytes":5,"source":"peer-report"}}`, "no receiver counts"},
 	} {
-		_, err := parseWirebench([]byte(tc.in))
+		_, err := parseWirebench([]byte(tc.client), []byte(tc.server))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: err %v, want it to say %q", tc.in, err, tc.want)
+			t.Errorf("client %.40q, server %.40q: err %v, want it to say %q", tc.client, tc.server, err, tc.want)
 		}
 	}
 }

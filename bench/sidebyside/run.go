@@ -55,7 +55,7 @@ func (t Tool) serverArgs(port int, p Params) []string {
 	ps := strconv.Itoa(port)
 	switch t.Name {
 	case Wirebench:
-		return []string{"server", "-1", "-B", Loopback, "-p", ps, "--iperf3-port", "0"}
+		return []string{"server", "-1", "--json", "-B", Loopback, "-p", ps, "--iperf3-port", "0"}
 	case Iperf2:
 		a := []string{"-s", "-B", Loopback, "-p", ps, "-y", "C", "-P", strconv.Itoa(max(p.Streams, 1))}
 		if p.UDP {
@@ -95,7 +95,7 @@ func (t Tool) clientArgs(port int, p Params) []string {
 func (t Tool) parse(client, server []byte, p Params) (Counts, error) {
 	switch t.Name {
 	case Wirebench:
-		return parseWirebench(client)
+		return parseWirebench(client, server)
 	case Iperf2:
 		if p.UDP {
 			return parseIperf2UDP(client, server, p.Length)
