@@ -269,20 +269,12 @@ func measure(tools []Tool, pl Plan, log io.Writer) *Report {
 	// 4. CPU per GB: over the TCP rounds, and over the 1470-byte UDP
 	// trials at the highest send rate.
 	for _, row := range rep.TCP {
-		c := CPURow{Test: fmt.Sprintf("tcp, %d stream(s)", row.Streams), Tools: map[string]float64{}}
-		for name, st := range row.Tools {
-			c.Tools[name] = perGB(st.CPU, st.Bytes)
-		}
-		c.Ratio = lowRatio(c.Tools)
-		rep.CPU = append(rep.CPU, c)
+		rep.CPU = append(rep.CPU, cpuRow(fmt.Sprintf("tcp, %d stream(s)", row.Streams), row.Tools,
+			func(st TCPStat) (float64, int64) { return st.CPU, st.Bytes }))
 	}
 	for _, row := range rep.MaxSend {
-		c := CPURow{Test: fmt.Sprintf("udp %d B, highest send rate", row.Length), Tools: map[string]float64{}}
-		for name, tr := range row.Tools {
-			c.Tools[name] = perGB(tr.CPUSeconds, tr.Bytes)
-		}
-		c.Ratio = lowRatio(c.Tools)
-		rep.CPU = append(rep.CPU, c)
+		rep.CPU = append(rep.CPU, cpuRow(fmt.Sprintf("udp %d B, highest send rate", row.Length), row.Tools,
+			func(tr Trial) (float64, int64) { return tr.CPUSeconds, tr.Bytes }))
 	}
 
 	// 5. Pacing error, as each receiver measured the rate.
@@ -306,6 +298,17 @@ func measure(tools []Tool, pl Plan, log io.Writer) *Report {
 	rep.Load[1] = loadavg()
 	rep.Seconds = time.Since(rep.Started).Seconds()
 	return rep
+}
+
+// cpuRow is the CPU seconds per GB of each tool in one kind of test;
+// use gives a tool's CPU seconds and the bytes its receiver counted.
+func cpuRow[T any](test string, tools map[string]T, use func(T) (float64, int64)) CPURow {
+	c := CPURow{Test: test, Tools: map[string]float64{}}
+	for name, v := range tools {
+		c.Tools[name] = perGB(use(v))
+	}
+	c.Ratio = lowRatio(c.Tools)
+	return c
 }
 
 // ratio is wirebench's figure over the better (higher) of the peers'; 0

@@ -109,3 +109,14 @@ func TestRatios(t *testing.T) {
 		t.Error("median")
 	}
 }
+
+func TestUnits(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{pps(0), "-"}, {pps(950), "950"}, {pps(292_400), "292 k"}, {pps(1_488_095), "1.49 M"}, {pps(10_000_000), "10 M"},
+		{rateText(1e5), "100 kbit/s"}, {rateText(99.9e6), "99.9 Mbit/s"}, {rateText(1e9), "1 Gbit/s"}, {rateText(-1), "-"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%q, want %q", tc.got, tc.want)
+		}
+	}
+}

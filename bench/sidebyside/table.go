@@ -89,31 +89,25 @@ func orDash(s string) string {
 }
 
 // pps formats datagrams/s: "292 k", "1.49 M".
-func pps(v float64) string {
-	switch {
-	case v <= 0:
-		return "-"
-	case v >= 1e6:
-		return fmt.Sprintf("%.3g M", v/1e6)
-	case v >= 1e3:
-		return fmt.Sprintf("%.3g k", v/1e3)
-	}
-	return fmt.Sprintf("%.0f", v)
-}
+func pps(v float64) string { return scaled(v, 3, "", " k", " M", " M") }
 
 // rateText formats bit/s: "100 Mbit/s".
-func rateText(v float64) string {
+func rateText(v float64) string { return scaled(v, 4, " bit/s", " kbit/s", " Mbit/s", " Gbit/s") }
+
+// scaled writes v > 0 with digits significant digits in the unit of its
+// size: one, thousands, millions, billions; "-" for v <= 0.
+func scaled(v float64, digits int, one, k, m, g string) string {
 	switch {
 	case v <= 0:
 		return "-"
-	case v >= 1e9:
-		return fmt.Sprintf("%.4g Gbit/s", v/1e9)
+	case v >= 1e9 && g != m:
+		return fmt.Sprintf("%.*g%s", digits, v/1e9, g)
 	case v >= 1e6:
-		return fmt.Sprintf("%.4g Mbit/s", v/1e6)
+		return fmt.Sprintf("%.*g%s", digits, v/1e6, m)
 	case v >= 1e3:
-		return fmt.Sprintf("%.4g kbit/s", v/1e3)
+		return fmt.Sprintf("%.*g%s", digits, v/1e3, k)
 	}
-	return fmt.Sprintf("%.0f bit/s", v)
+	return fmt.Sprintf("%.0f%s", v, one)
 }
 
 func gbit(v float64) string {

@@ -47,10 +47,10 @@ type Intervals struct {
 	mu     sync.Mutex // guards following fields
 	omitAt map[*stats.Counters]stats.Snapshot
 	flows  []*Flow
-	last  time.Duration
-	all   []result.Interval
-	done  chan struct{}
-	wg    sync.WaitGroup
+	last   time.Duration
+	all    []result.Interval
+	done   chan struct{}
+	wg     sync.WaitGroup
 }
 
 // NewIntervals returns a reporter for the flows, with intervals counted from
