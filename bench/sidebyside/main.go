@@ -55,22 +55,32 @@ func plan(quick bool) Plan {
 	p := Plan{Mode: "full", TrialSeconds: 2, SearchTrials: 10, SearchTol: 0.02, TCPSeconds: 5, TCPRounds: 5, PaceSeconds: 5,
 		Sizes: []int{18, 64, 1470}, PaceRates: []float64{1e5, 1e6, 1e7, 1e8, 1e9}, PaceLength: 1470, Streams: []int{1, 2}}
 	if quick {
-		p.Mode, p.TrialSeconds, p.SearchTrials, p.SearchTol = "quick", 1, 5, 0.05
+		p.Mode, p.TrialSeconds, p.SearchTrials, p.SearchTol = "quick", 1, 7, 0.05
 		p.TCPSeconds, p.TCPRounds, p.PaceSeconds = 1, 3, 2
 	}
 	return p
 }
 
 func main() {
-	quick := flag.Bool("quick", false, "short run (about 3 minutes): 1 s trials, at most 5 per search, 3 TCP rounds")
+	quick := flag.Bool("quick", false, "short run (about 3 minutes): 1 s trials, at most 7 per search, 3 TCP rounds")
 	asJSON := flag.Bool("json", false, "print one JSON document ("+Schema+") instead of the table")
 	wb := flag.String("wirebench", "wirebench", "the wirebench binary to measure")
 	i2 := flag.String("iperf", "iperf", "the iperf 2 binary")
 	i3 := flag.String("iperf3", "iperf3", "the iperf3 binary")
+	from := flag.String("table-from", "", "print the table of a saved --json document (`FILE`) and exit; runs nothing")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "sidebyside: unexpected argument %q\n", flag.Arg(0))
 		os.Exit(2)
+	}
+	if *from != "" {
+		rep, err := readReport(*from)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sidebyside:", err)
+			os.Exit(1)
+		}
+		writeTable(os.Stdout, rep)
+		return
 	}
 	var tools []Tool
 	for _, t := range []Tool{{Wirebench, *wb}, {Iperf2, *i2}, {Iperf3, *i3}} {
@@ -101,6 +111,22 @@ func main() {
 		return
 	}
 	writeTable(os.Stdout, rep)
+}
+
+// readReport reads a saved --json document.
+func readReport(path string) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if rep.Schema != Schema {
+		return nil, fmt.Errorf("%s: schema %q, want %s", path, rep.Schema, Schema)
+	}
+	return &rep, nil
 }
 
 // Report is the whole run (the --json document).

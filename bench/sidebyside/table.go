@@ -36,8 +36,15 @@ func writeTable(out io.Writer, rep *Report) {
 	for _, r := range rep.MaxSend {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s", r.Length, pps(r.Tools[Wirebench].SentPPS), pps(r.Tools[Iperf2].SentPPS), pps(r.Tools[Iperf3].SentPPS), ratioText(r.Ratio))
 		for _, name := range toolOrder {
-			t := r.Tools[name]
-			fmt.Fprintf(w, "\t%s / %.1f%%", pps(t.RecvPPS), t.Loss*100)
+			t, ok := r.Tools[name]
+			switch {
+			case !ok:
+				fmt.Fprint(w, "\t-")
+			case t.Error != "":
+				fmt.Fprint(w, "\tfailed")
+			default:
+				fmt.Fprintf(w, "\t%s / %.1f%%", pps(t.RecvPPS), t.Loss*100)
+			}
 		}
 		fmt.Fprint(w, "\t\n")
 	}
@@ -62,9 +69,13 @@ func writeTable(out io.Writer, rep *Report) {
 	for _, r := range rep.Pacing {
 		fmt.Fprintf(w, "%s", rateText(r.RateBPS))
 		for _, name := range toolOrder {
-			s := r.Tools[name]
-			if s.Error != "" {
+			s, ok := r.Tools[name]
+			switch {
+			case s.Error != "":
 				fmt.Fprint(w, "\tfailed\t-")
+				continue
+			case !ok:
+				fmt.Fprint(w, "\t-\t-")
 				continue
 			}
 			fmt.Fprintf(w, "\t%s\t%+.2f%%", rateText(s.AchievedBPS), s.ErrorPct)
