@@ -31,6 +31,10 @@ func (t Trial) Passed() bool {
 	return t.Error == "" && t.Loss <= LossLimit && t.Received > 0 && t.SentPPS >= OfferedShare*t.OfferedPPS
 }
 
+// boundPassed is Search.Bound when the first trial, at the upper bound,
+// passed.
+const boundPassed = "upper bound passed"
+
 // Search is the outcome of a binary search for the highest loss-free rate.
 type Search struct {
 	// BestPPS is the rate the server received at in the best loss-free
@@ -66,7 +70,7 @@ func SearchLossFree(upper float64, maxTrials int, tol float64, trial func(pps fl
 			}
 			lo = rate
 			if rate == upper {
-				s.Bound = "upper bound passed"
+				s.Bound = boundPassed
 				return s
 			}
 		} else {

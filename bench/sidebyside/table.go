@@ -25,11 +25,22 @@ func writeTable(out io.Writer, rep *Report) {
 	fmt.Fprintf(out, "\nLoss-free UDP rate: received datagrams/s of the best trial with <= %.1f %% loss (binary search, %d s trials, at most %d; the sender must send >= %.0f %% of the rate offered)\n",
 		LossLimit*100, p.TrialSeconds, p.SearchTrials, OfferedShare*100)
 	fmt.Fprintln(w, "bytes\twirebench\tiperf2\tiperf3\tours/best\ttrials (wb/i2/i3)\t")
+	capped := false
+	best := func(s Search) string {
+		if s.Bound == boundPassed && s.BestPPS > 0 {
+			capped = true
+			return pps(s.BestPPS) + " *"
+		}
+		return pps(s.BestPPS)
+	}
 	for _, r := range rep.LossFree {
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t\n", r.Length, pps(r.Tools[Wirebench].BestPPS), pps(r.Tools[Iperf2].BestPPS), pps(r.Tools[Iperf3].BestPPS),
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t\n", r.Length, best(r.Tools[Wirebench]), best(r.Tools[Iperf2]), best(r.Tools[Iperf3]),
 			ratioText(r.Ratio), fmt.Sprintf("%d/%d/%d", len(r.Tools[Wirebench].Trials), len(r.Tools[Iperf2].Trials), len(r.Tools[Iperf3].Trials)))
 	}
 	w.Flush()
+	if capped {
+		fmt.Fprintln(out, "  * no loss at the tool's own highest send rate: the figure is its sender's limit, its receiver may take more")
+	}
 
 	fmt.Fprintf(out, "\nHighest paced send rate: datagrams/s the client sent when asked for %s/s (its own count; received and loss by the server)\n", pps(AskPPS))
 	fmt.Fprintln(w, "bytes\twirebench\tiperf2\tiperf3\tours/best\twb rx / loss\ti2 rx / loss\ti3 rx / loss\t")

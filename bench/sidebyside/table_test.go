@@ -21,7 +21,8 @@ func TestTableOfRecordedRun(t *testing.T) {
 		"quick mode, 114 s, 2 CPUs, load 15.52 16.52 12.90 -> 14.74 16.15 13.18",
 		"iperf2: iperf version 2.1.8",
 		"Loss-free UDP rate",
-		"18      154 k  28.9 k       -      5.34x              1/5/5", // iperf3 found no loss-free rate: "-"
+		"18      154 k *  28.9 k       -      5.34x              1/5/5", // iperf3 found no loss-free rate: "-"
+		"* no loss at the tool's own highest send rate",
 		"64     82.6 k       -  3.18 k     26.02x              5/5/5",
 		"1470      203 k  47.6 k  36.1 k      4.26x  203 k / 0.0%  29.2 k / 38.7%  25.4 k / 29.7%",
 		"1       9.15    2.40    5.86      1.56x",
