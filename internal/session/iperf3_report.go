@@ -40,7 +40,7 @@ func (cl *i3Client) report() *iperf3.Report {
 		rate := cl.params.Bandwidth
 		st.TargetBitrate = &rate
 		ts := &iperf3.ReportTestStart{Protocol: proto, NumStreams: int64(cfg.Parallel), BlkSize: int64(cfg.Length),
-			Duration: cl.params.Time, Bytes: cl.params.Num, TargetBitrate: rate}
+			Duration: cl.params.Time, Bytes: cl.params.Num, TargetBitrate: rate, Omit: cl.params.Omit}
 		if cfg.Reverse {
 			ts.Reverse = 1
 		}
@@ -141,7 +141,7 @@ func (cl *i3Client) reportIntervals() []iperf3.ReportInterval {
 				sm.Retransmits, sm.SndCwnd, sm.RTT, sm.RTTVar = i64(t.Retransmits), i64(t.CwndBytes), i64(t.RTTMicros), i64(t.RTTVarMicros)
 				sm.PMTU = i64(int64(t.PMTU))
 			}
-			sm.Omitted = boolp(false)
+			sm.Omitted = boolp(in.Omitted)
 			ri.Streams = append(ri.Streams, sm)
 			agg := &fwd
 			if cl.cfg.Bidir && !sm.Sender {
