@@ -1,0 +1,219 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// search is what one search of one size found.
+type search struct {
+	rate      float64 // highest rate that passed (0: none)
+	confirm   *TrialRecord
+	confirmed bool
+	atMax     bool
+	// limited: the search ended below the highest rate because this host
+	// could not offer a rate, not because the far end failed.
+	limited bool
+	trials  int
+}
+
+// Verdict judges one trial against the criteria (see the package doc).
+func (c *Config) Verdict(asked float64, o Outcome) string {
+	if o.SendErrors > 0 || o.Sent == 0 || o.OfferedPPS < 0.99*asked || (o.HostDrops > 0 && o.Lost > 0) {
+		return VerdictHost
+	}
+	if LossPercent(o) > c.LossPercent || (c.LossPercent == 0 && o.Lost > 0) {
+		return VerdictLoss
+	}
+	if o.SendSeconds > 0 && o.ReceiveSeconds > 0 {
+		if o.ReceiveSeconds-o.SendSeconds > max(c.PaceTolerance*o.SendSeconds, 0.010) {
+			return VerdictPace
+		}
+	}
+	return VerdictPass
+}
+
+// LossPercent is the share of the datagrams the far end expected that it
+// did not get.
+func LossPercent(o Outcome) float64 {
+	if o.Total <= 0 {
+		if o.Sent > 0 {
+			return 100
+		}
+		return 0
+	}
+	return 100 * float64(o.Lost) / float64(o.Total)
+}
+
+// delivered estimates the rate the far end kept up with in a trial that
+// did not pass: what arrived over our send window, or what we offered
+// when this host was the limit.
+func delivered(v string, o Outcome) float64 {
+	if v == VerdictHost {
+		return o.OfferedPPS
+	}
+	rate := o.OfferedPPS * (1 - LossPercent(o)/100)
+	if v == VerdictPace && o.ReceiveSeconds > 0 && o.SendSeconds > 0 {
+		rate = min(rate, o.OfferedPPS*o.SendSeconds/o.ReceiveSeconds)
+	}
+	return rate
+}
+
+// search finds the highest passing rate of one size: start at the highest
+// rate, jump just below what the far end delivered when a trial fails,
+// gallop up from a pass, bisect what is left, and confirm.
+func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bisected bool) (search, error) {
+	cfg := &s.cfg
+	top := cfg.MaxPPS(size)
+	res := cfg.Resolution
+	var (
+		f          search
+		lo         float64              // highest pass
+		hi         = math.Inf(1)        // lowest fail
+		hostFail   = math.Inf(1)        // lowest rate this host could not offer
+		deviceFail = math.Inf(1)        // lowest rate the far end failed
+		step       = 4 * res            // gallop step after a pass
+		rate       = top                // next rate to try
+		confirming bool
+		last       *TrialRecord
+	)
+	for f.trials < cfg.MaxTrials {
+		if ctx.Err() != nil {
+			return f, nil
+		}
+		spec := Spec{Size: size, RatePPS: rate, Duration: cfg.Trial, Packets: cfg.Packets}
+		o, err := s.trial(ctx, spec)
+		if ctx.Err() != nil {
+			return f, nil // a cut-short trial is no evidence either way
+		}
+		if err != nil {
+			return f, err
+		}
+		f.trials++
+		v := cfg.Verdict(rate, o)
+		rec := TrialRecord{Repeat: rep, RatePPS: rate, Confirm: confirming, Verdict: v, Outcome: o}
+		sr.TrialLog = append(sr.TrialLog, rec)
+		last = &sr.TrialLog[len(sr.TrialLog)-1]
+		if cfg.OnTrial != nil {
+			cfg.OnTrial(Progress{Size: size, Repeat: rep, Trial: f.trials, RatePPS: rate, Outcome: o, Verdict: v,
+				Done: s.fin, Planned: s.planned, Elapsed: timeSince(s.start), Bisected: bisected})
+		}
+		pass := v == VerdictPass
+		switch {
+		case pass && confirming:
+			f.rate, f.confirm, f.confirmed = rate, last, true
+			f.atMax = rate >= top
+			f.limited = !f.atMax && hostFail <= deviceFail
+			return f, nil
+		case pass:
+			lo = rate
+			step *= 2
+		default:
+			hi = min(hi, rate)
+			if v == VerdictHost {
+				hostFail = min(hostFail, rate)
+			} else {
+				deviceFail = min(deviceFail, rate)
+			}
+			if confirming {
+				// The rate did not hold: search below it again.
+				lo, confirming = 0, false
+			}
+			step = 4 * res
+		}
+		if lo > 0 && (lo >= top || hi <= lo*(1+res)) {
+			confirming, rate = true, lo
+			continue
+		}
+		rate = next(lo, hi, top, step, res, pass, delivered(v, o))
+	}
+	// Out of trials: report the best rate seen, unconfirmed.
+	f.rate = lo
+	f.atMax = lo >= top
+	f.limited = !f.atMax && hostFail <= deviceFail
+	if last != nil && lo > 0 {
+		for i := len(sr.TrialLog) - 1; i >= 0; i-- {
+			if t := &sr.TrialLog[i]; t.Repeat == rep && t.RatePPS == lo && t.Verdict == VerdictPass {
+				f.confirm = t
+				break
+			}
+		}
+	}
+	return f, nil
+}
+
+// next picks the rate after a trial: lo passed, hi failed (+Inf: none
+// yet), top is the ceiling, d the rate the far end delivered in a failing
+// trial.
+func next(lo, hi, top, step, res float64, pass bool, d float64) float64 {
+	if pass {
+		// Gallop up from the pass, never past the midpoint of what is left.
+		r := min(top, lo*(1+step))
+		if !math.IsInf(hi, 1) {
+			r = min(r, (lo+hi)/2)
+		}
+		return r
+	}
+	// Jump just below what the far end kept up with, when that is new
+	// ground; otherwise bisect.
+	if r := d * (1 - res); r > lo*(1+res/2) && r < hi {
+		return r
+	}
+	if lo > 0 {
+		return (lo + hi) / 2
+	}
+	return hi / 2
+}
+
+// summarise fills a size's figures from its searches.
+func summarise(sr *SizeResult, found []search) {
+	rates := make([]float64, len(found))
+	confirmed, limited := true, 0
+	for i, f := range found {
+		rates[i] = f.rate
+		sr.Trials += f.trials
+		confirmed = confirmed && f.confirmed
+		if f.limited {
+			limited++
+		}
+		sr.AtMax = sr.AtMax || f.atMax
+	}
+	last := found[len(found)-1]
+	if last.confirm != nil {
+		sr.Sent = last.confirm.Sent
+		sr.LossPercent = LossPercent(last.confirm.Outcome)
+		sr.RTT = last.confirm.RTT
+	}
+	sr.Confirmed = confirmed
+	sr.LimitedByHost = limited > 0
+	sr.RatePPS = mean(rates)
+	sr.RateBPS = sr.RatePPS * float64(sr.Size) * 8
+	if sr.LinePPS > 0 {
+		p := 100 * sr.RatePPS / sr.LinePPS
+		sr.PercentOfLine = &p
+	}
+	if len(found) > 1 {
+		sr.Repeats = confidence(rates)
+		if limited > 0 && limited < len(found) {
+			sr.Repeats.Unstable = true
+		}
+		if sr.Repeats.Unstable {
+			sr.Warnings = append(sr.Warnings, fmt.Sprintf("the %d repetitions spread too widely to trust the mean (95 %% interval ±%.1f %%)", len(found), sr.Repeats.CIPercent))
+		}
+	}
+	if !confirmed {
+		sr.Warnings = append(sr.Warnings, "no confirming trial passed within the trial budget: the rate shown is the best seen, unconfirmed")
+	}
+	if sr.LimitedByHost {
+		sr.Warnings = append(sr.Warnings, "limited by this host: it could not offer a higher rate, so the far end's limit was not reached; the rate is a lower bound")
+	}
+	if sr.RatePPS == 0 {
+		sr.Warnings = append(sr.Warnings, "no rate passed")
+	}
+	for _, t := range sr.TrialLog {
+		if t.HostDrops > 0 {
+			sr.Warnings = append(sr.Warnings, fmt.Sprintf("our own socket dropped %d datagrams in a trial at %.0f/s (host-side, counted as lost)", t.HostDrops, t.RatePPS))
+		}
+	}
+}
