@@ -39,13 +39,35 @@ func (r ReflectRunner) Trial(ctx context.Context, s Spec) (Outcome, error) {
 		Received: res.Received, Lost: res.Lost(), Total: res.Sent,
 		SendSeconds: res.SendSeconds, ReceiveSeconds: res.ReceiveSeconds, RTT: summariseRTT(res.RTTs),
 		HostDrops: max(res.HostDrops, 0)}
+	o.BacklogS, o.BacklogKnown = rttRise(res.RTTs)
 	if res.Duplicates > 0 {
 		o.Warnings = append(o.Warnings, "the far end sent some datagrams back twice; each was counted once")
 	}
 	if res.Sent > 0 && res.Received == 0 {
+		// Not NoReport: nothing back is what a device that drops every
+		// datagram of this size shows (a closed port ends the run with
+		// an error instead).
 		o.Warnings = append(o.Warnings, "nothing came back: is a reflector listening on that port?")
 	}
 	return o, err
+}
+
+// rttRise is how much the round-trip time rose from the start of a run to
+// its end: the median of the last tenth of the datagrams that came back
+// minus the median of the first tenth (medians, so a scheduling stall of
+// a few datagrams does not count, while a queue that fills all along
+// does). Unknown with fewer than 20 round trips.
+func rttRise(rtts []time.Duration) (float64, bool) {
+	n := len(rtts) / 10
+	if n < 2 {
+		return 0, false
+	}
+	med := func(d []time.Duration) time.Duration {
+		c := slices.Clone(d)
+		slices.Sort(c)
+		return c[len(c)/2]
+	}
+	return (med(rtts[len(rtts)-n:]) - med(rtts[:n])).Seconds(), true
 }
 
 // summariseRTT is the RTT summary in milliseconds (nil for none).
@@ -92,10 +114,14 @@ func (r SessionRunner) Trial(ctx context.Context, s Spec) (Outcome, error) {
 	}
 	if rc := res.Receiver; rc != nil {
 		o.Received, o.Lost, o.Total, o.ReceiveSeconds = rc.Packets, rc.Lost, rc.Total, rc.Seconds
+		if rc.Seconds > 0 && o.SendSeconds > 0 {
+			o.BacklogS, o.BacklogKnown = rc.Seconds-o.SendSeconds, true
+		}
 		if o.Total == 0 {
 			o.Total = rc.Packets + rc.Lost
 		}
 	} else {
+		o.NoReport = true
 		o.Warnings = append(o.Warnings, "no server report came back: the receive counts are unknown and the trial counts as all lost")
 	}
 	o.Warnings = append(o.Warnings, res.Warnings...)

@@ -26,10 +26,8 @@ func (c *Config) Verdict(asked float64, o Outcome) string {
 	if LossPercent(o) > c.LossPercent || (c.LossPercent == 0 && o.Lost > 0) {
 		return VerdictLoss
 	}
-	if o.SendSeconds > 0 && o.ReceiveSeconds > 0 {
-		if o.ReceiveSeconds-o.SendSeconds > max(c.PaceTolerance*o.SendSeconds, 0.010) {
-			return VerdictPace
-		}
+	if o.BacklogKnown && o.SendSeconds > 0 && o.BacklogS > max(c.PaceTolerance*o.SendSeconds, 0.010) {
+		return VerdictPace
 	}
 	return VerdictPass
 }
@@ -54,8 +52,10 @@ func delivered(v string, o Outcome) float64 {
 		return o.OfferedPPS
 	}
 	rate := o.OfferedPPS * (1 - LossPercent(o)/100)
-	if v == VerdictPace && o.ReceiveSeconds > 0 && o.SendSeconds > 0 {
-		rate = min(rate, o.OfferedPPS*o.SendSeconds/o.ReceiveSeconds)
+	if o.ReceiveSeconds > 0 && o.Received > 1 {
+		// What arrived over the time it took to arrive: a queue that
+		// filled during the trial and drained after it does not count.
+		rate = min(rate, float64(o.Received-1)/o.ReceiveSeconds)
 	}
 	return rate
 }
@@ -69,12 +69,12 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 	res := cfg.Resolution
 	var (
 		f          search
-		lo         float64              // highest pass
-		hi         = math.Inf(1)        // lowest fail
-		hostFail   = math.Inf(1)        // lowest rate this host could not offer
-		deviceFail = math.Inf(1)        // lowest rate the far end failed
-		step       = 4 * res            // gallop step after a pass
-		rate       = top                // next rate to try
+		lo         float64       // highest pass
+		hi         = math.Inf(1) // lowest fail
+		hostFail   = math.Inf(1) // lowest rate this host could not offer
+		deviceFail = math.Inf(1) // lowest rate the far end failed
+		step       = 4 * res     // gallop step after a pass
+		rate       = top         // next rate to try
 		confirming bool
 		last       *TrialRecord
 	)
@@ -117,8 +117,9 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 				deviceFail = min(deviceFail, rate)
 			}
 			if confirming {
-				// The rate did not hold: search below it again.
-				lo, confirming = 0, false
+				// The rate did not hold: the highest pass below it is
+				// the new floor.
+				lo, confirming = passBelow(sr.TrialLog, rep, rate), false
 			}
 			step = 4 * res
 		}
@@ -141,6 +142,17 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 		}
 	}
 	return f, nil
+}
+
+// passBelow is the highest rate below r that passed in repetition rep.
+func passBelow(log []TrialRecord, rep int, r float64) float64 {
+	lo := 0.0
+	for _, t := range log {
+		if t.Repeat == rep && t.Verdict == VerdictPass && t.RatePPS < r {
+			lo = max(lo, t.RatePPS)
+		}
+	}
+	return lo
 }
 
 // next picks the rate after a trial: lo passed, hi failed (+Inf: none

@@ -40,11 +40,23 @@ type Outcome struct {
 	// datagram sent, and as the far end received them. 0 = unknown.
 	SendSeconds    float64 `json:"send_s"`
 	ReceiveSeconds float64 `json:"receive_s,omitempty"`
+	// BacklogS is how far the far end fell behind our pace over the
+	// trial, in seconds: a queue that filled (and would drop in a longer
+	// trial). Runners measure it as the rise of the round-trip time from
+	// the start of the trial to its end (reflector), or as the receive
+	// window's excess over the send window (server report). BacklogKnown
+	// says whether it was measured.
+	BacklogS     float64 `json:"backlog_s"`
+	BacklogKnown bool    `json:"-"`
 	// RTT is the round-trip time where the far end reflects.
 	RTT *RTT `json:"rtt_ms,omitempty"`
 	// HostDrops counts datagrams our own host dropped (receive buffer
 	// overflow of a reflect run's socket): not the device's loss.
 	HostDrops int64 `json:"host_drops,omitempty"`
+	// NoReport says the far end's counts never came (no server report, or
+	// nothing came back from a reflector): Received and Lost are then 0
+	// and the trial counts as all lost.
+	NoReport bool `json:"no_report,omitempty"`
 	// Warnings are the runner's: why a figure may not be trusted.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -95,6 +107,9 @@ type Config struct {
 	NoBisect bool
 	// Gap separates trials so that queues drain (default 200 ms).
 	Gap time.Duration
+	// MaxSilent ends the sweep with an error after this many trials in a
+	// row without the far end's counts (default 3): nothing answers.
+	MaxSilent int
 	// MaxTrials bounds one search (default 14).
 	MaxTrials int
 	// Resolution ends a search once the failing rate is within this share
@@ -260,6 +275,9 @@ func (c *Config) defaults() {
 	if c.Gap <= 0 {
 		c.Gap = 200 * time.Millisecond
 	}
+	if c.MaxSilent <= 0 {
+		c.MaxSilent = 3
+	}
 	if c.MaxTrials <= 0 {
 		c.MaxTrials = 14
 	}
@@ -369,6 +387,7 @@ type sweeper struct {
 	done          map[int]*SizeResult
 	planned, fin  int
 	trialsStarted bool
+	silent        int // trials in a row without the far end's counts
 }
 
 func (s *sweeper) run(ctx context.Context, sizes []int) error {
@@ -432,6 +451,12 @@ func (s *sweeper) trial(ctx context.Context, spec Spec) (Outcome, error) {
 	o, err := s.r.Trial(ctx, spec)
 	if err != nil {
 		return o, fmt.Errorf("trial of %d B at %.0f datagrams/s: %w", spec.Size, spec.RatePPS, err)
+	}
+	if s.silent = s.silent + 1; !o.NoReport {
+		s.silent = 0
+	}
+	if s.silent >= s.cfg.MaxSilent && ctx.Err() == nil {
+		return o, fmt.Errorf("the far end sent no counts back in %d trials in a row (the last at %d B, %.0f datagrams/s): is it running, and in the mode asked for?", s.silent, spec.Size, spec.RatePPS)
 	}
 	return o, nil
 }

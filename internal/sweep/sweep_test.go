@@ -32,7 +32,7 @@ func (d *fakeDevice) Trial(_ context.Context, s Spec) (Outcome, error) {
 	if c := d.capPPS(s.Size); offered > c {
 		got = int64(math.Floor(c * secs))
 	}
-	return Outcome{Sent: sent, OfferedPPS: offered, Received: got, Lost: sent - got, Total: sent, SendSeconds: secs, ReceiveSeconds: secs}, nil
+	return Outcome{Sent: sent, OfferedPPS: offered, Received: got, Lost: sent - got, Total: sent, SendSeconds: secs, ReceiveSeconds: secs, BacklogKnown: true}, nil
 }
 
 // modem is seed 002's device: 5000 buffers/s of 2524 bytes.
@@ -187,9 +187,10 @@ func TestSweepBacklogIsNotAPass(t *testing.T) {
 	// A device with a deep queue loses nothing in a short trial but falls
 	// behind: its receive window is longer than ours.
 	r := RunnerFunc(func(_ context.Context, s Spec) (Outcome, error) {
-		o := Outcome{Sent: int64(s.RatePPS), OfferedPPS: s.RatePPS, Received: int64(s.RatePPS), Total: int64(s.RatePPS), SendSeconds: 1, ReceiveSeconds: 1}
+		o := Outcome{Sent: int64(s.RatePPS), OfferedPPS: s.RatePPS, Received: int64(s.RatePPS), Total: int64(s.RatePPS), SendSeconds: 1, ReceiveSeconds: 1, BacklogKnown: true}
 		if s.RatePPS > 5000 {
 			o.ReceiveSeconds = s.RatePPS / 5000
+			o.BacklogS = o.ReceiveSeconds - 1
 		}
 		return o, nil
 	})
