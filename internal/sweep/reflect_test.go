@@ -49,8 +49,8 @@ func reflectSweep(t *testing.T, port int, maxPPS float64, sizes ...int) *sweep.R
 	defer cancel()
 	cfg := sweep.Config{Sizes: sizes, MaxPPS: func(int) float64 { return maxPPS }, Trial: 500 * time.Millisecond, Gap: 100 * time.Millisecond,
 		OnTrial: func(p sweep.Progress) {
-			t.Logf("%d B trial %d at %.0f/s: %s (sent %d, back %d, send %.3f s, back over %.3f s)", p.Size, p.Trial, p.RatePPS, p.Verdict,
-				p.Outcome.Sent, p.Outcome.Received, p.Outcome.SendSeconds, p.Outcome.ReceiveSeconds)
+			t.Logf("%d B trial %d at %.0f/s: %s (sent %d, back %d, send %.3f s, backlog %.3f s, sender lag %.3f s)", p.Size, p.Trial, p.RatePPS, p.Verdict,
+				p.Outcome.Sent, p.Outcome.Received, p.Outcome.SendSeconds, p.Outcome.BacklogS, p.Outcome.MaxLagS)
 		}}
 	res := sweep.NewResult(sweep.Test{Mode: sweep.ModeReflect})
 	if err := sweep.Run(ctx, cfg, sweep.ReflectRunner{Host: "127.0.0.1", Port: port}, res); err != nil {

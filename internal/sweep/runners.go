@@ -40,6 +40,7 @@ func (r ReflectRunner) Trial(ctx context.Context, s Spec) (Outcome, error) {
 		SendSeconds: res.SendSeconds, ReceiveSeconds: res.ReceiveSeconds, RTT: summariseRTT(res.RTTs),
 		HostDrops: max(res.HostDrops, 0)}
 	o.BacklogS, o.BacklogKnown = rttRise(res.RTTs)
+	o.MaxLagS = res.MaxLag.Seconds()
 	if res.Duplicates > 0 {
 		o.Warnings = append(o.Warnings, "the far end sent some datagrams back twice; each was counted once")
 	}

@@ -23,13 +23,32 @@ func (c *Config) Verdict(asked float64, o Outcome) string {
 	if o.SendErrors > 0 || o.Sent == 0 || o.OfferedPPS < 0.99*asked || (o.HostDrops > 0 && o.Lost > 0) {
 		return VerdictHost
 	}
+	v := VerdictPass
 	if LossPercent(o) > c.LossPercent || (c.LossPercent == 0 && o.Lost > 0) {
-		return VerdictLoss
+		v = VerdictLoss
+	} else if o.BacklogKnown && o.BacklogS > c.backlogLimit(o) {
+		v = VerdictPace
 	}
-	if o.BacklogKnown && o.SendSeconds > 0 && o.BacklogS > max(c.PaceTolerance*o.SendSeconds, 0.010) {
-		return VerdictPace
+	if v != VerdictPass && o.MaxLagS > c.backlogLimit(o) && stallExplains(v, o) {
+		return VerdictStall
 	}
-	return VerdictPass
+	return v
+}
+
+// stallExplains says whether our sender's stall (it fell MaxLagS behind
+// and caught up in a burst) can account for a failure: the burst holds
+// MaxLagS × rate datagrams, so it can add at most that much loss, and at
+// most MaxLagS of backlog. A failure beyond that is the far end's.
+func stallExplains(v string, o Outcome) bool {
+	if v == VerdictLoss {
+		return float64(o.Lost) <= o.MaxLagS*o.OfferedPPS
+	}
+	return o.BacklogS <= o.MaxLagS
+}
+
+// backlogLimit is the most backlog a trial may build and still pass.
+func (c *Config) backlogLimit(o Outcome) float64 {
+	return max(c.PaceTolerance*o.SendSeconds, 0.020)
 }
 
 // LossPercent is the share of the datagrams the far end expected that it
@@ -76,6 +95,7 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 		step       = 4 * res     // gallop step after a pass
 		rate       = top         // next rate to try
 		confirming bool
+		stalls     int // trials in a row our sender stalled in
 		last       *TrialRecord
 	)
 	for f.trials < cfg.MaxTrials {
@@ -98,6 +118,14 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 		if cfg.OnTrial != nil {
 			cfg.OnTrial(Progress{Size: size, Repeat: rep, Trial: f.trials, RatePPS: rate, Outcome: o, Verdict: v,
 				Done: s.fin, Planned: s.planned, Elapsed: timeSince(s.start), Bisected: bisected})
+		}
+		if v == VerdictStall {
+			if stalls++; stalls < 2 {
+				continue // once more at the same rate
+			}
+			v = VerdictHost // stalling again: this host cannot pace it
+		} else {
+			stalls = 0
 		}
 		pass := v == VerdictPass
 		switch {

@@ -36,6 +36,9 @@ type Outcome struct {
 	Received int64 `json:"received"`
 	Lost     int64 `json:"lost"`
 	Total    int64 `json:"total"`
+	// MaxLagS is the furthest our sender fell behind its schedule, in
+	// seconds (it then caught up in a burst); 0 when unknown.
+	MaxLagS float64 `json:"max_lag_s,omitempty"`
 	// SendSeconds and ReceiveSeconds are the two windows: first to last
 	// datagram sent, and as the far end received them. 0 = unknown.
 	SendSeconds    float64 `json:"send_s"`
@@ -115,9 +118,9 @@ type Config struct {
 	// Resolution ends a search once the failing rate is within this share
 	// above the passing one (default 0.01).
 	Resolution float64
-	// PaceTolerance is how much longer than our send window the far end's
-	// receive window may be (a share; default 0.02, and never less than
-	// 10 ms) before the trial counts as not kept up with.
+	// PaceTolerance is the backlog a trial may build, as a share of its
+	// send window (default 0.03, and never less than 20 ms), before it
+	// counts as not kept up with.
 	PaceTolerance float64
 	// CliffDrop is the fall of the byte rate from one size to the next
 	// larger one that counts as a cliff (default 0.2: a fifth).
@@ -135,7 +138,7 @@ type Progress struct {
 	Trial    int // 1-based trial of this search
 	RatePPS  float64
 	Outcome  Outcome
-	Verdict  string // VerdictPass, VerdictLoss, VerdictPace or VerdictHost
+	Verdict  string // VerdictPass, VerdictLoss, VerdictPace, VerdictHost or VerdictStall
 	Done     int    // searches finished
 	Planned  int    // searches planned so far (grows when a cliff is bisected)
 	Elapsed  time.Duration
@@ -156,6 +159,10 @@ const (
 	VerdictLoss = "loss"         // more loss than the criterion
 	VerdictPace = "backlog"      // the far end fell behind our pace: a queue was filling
 	VerdictHost = "host_limited" // this host did not offer the rate asked for
+	// VerdictStall: the trial failed after our sender stalled and caught
+	// up in a burst; a queue the burst filled is no evidence against the
+	// far end, so the rate is tried once more.
+	VerdictStall = "host_stalled"
 )
 
 // TrialRecord is one trial of a search, as it appears in the JSON.
@@ -285,7 +292,7 @@ func (c *Config) defaults() {
 		c.Resolution = 0.01
 	}
 	if c.PaceTolerance <= 0 {
-		c.PaceTolerance = 0.02
+		c.PaceTolerance = 0.03
 	}
 	if c.CliffDrop <= 0 {
 		c.CliffDrop = 0.2
