@@ -121,6 +121,7 @@ func (r SessionRunner) Trial(ctx context.Context, s Spec) (Outcome, error) {
 		if o.Total == 0 {
 			o.Total = rc.Packets + rc.Lost
 		}
+		o.Unreported = max(o.Sent-o.Total, 0)
 	} else {
 		o.NoReport = true
 		o.Warnings = append(o.Warnings, "no server report came back: the receive counts are unknown and the trial counts as all lost")

@@ -51,30 +51,31 @@ func (c *Config) backlogLimit(o Outcome) float64 {
 	return max(c.PaceTolerance*o.SendSeconds, 0.020)
 }
 
-// LossPercent is the share of the datagrams the far end expected that it
-// did not get.
+// LossPercent is the share of what we sent that the far end did not get:
+// its lost count and what its counts do not cover, over both.
 func LossPercent(o Outcome) float64 {
-	if o.Total <= 0 {
+	den := o.Total + o.Unreported
+	if den <= 0 {
 		if o.Sent > 0 {
 			return 100
 		}
 		return 0
 	}
-	return 100 * float64(o.Lost) / float64(o.Total)
+	return 100 * float64(o.Lost+o.Unreported) / float64(den)
 }
 
 // delivered estimates the rate the far end kept up with in a trial that
-// did not pass: what arrived over our send window, or what we offered
-// when this host was the limit.
+// did not pass: what arrived of what we offered, over our send window and
+// the backlog it built (a queue that filled during the trial and drained
+// after it does not count), or what we offered when this host was the
+// limit.
 func delivered(v string, o Outcome) float64 {
 	if v == VerdictHost {
 		return o.OfferedPPS
 	}
 	rate := o.OfferedPPS * (1 - LossPercent(o)/100)
-	if o.ReceiveSeconds > 0 && o.Received > 1 {
-		// What arrived over the time it took to arrive: a queue that
-		// filled during the trial and drained after it does not count.
-		rate = min(rate, float64(o.Received-1)/o.ReceiveSeconds)
+	if o.BacklogKnown && o.BacklogS > 0 && o.SendSeconds > 0 {
+		rate *= o.SendSeconds / (o.SendSeconds + o.BacklogS)
 	}
 	return rate
 }
@@ -149,7 +150,7 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 				// the new floor.
 				lo, confirming = passBelow(sr.TrialLog, rep, rate), false
 			}
-			step = 4 * res
+			step = 2 * res
 		}
 		if lo > 0 && (lo >= top || hi <= lo*(1+res)) {
 			confirming, rate = true, lo

@@ -36,6 +36,11 @@ type Outcome struct {
 	Received int64 `json:"received"`
 	Lost     int64 `json:"lost"`
 	Total    int64 `json:"total"`
+	// Unreported is what we sent that the far end's counts do not cover
+	// (Sent − Total when positive): an iperf server counts up to the
+	// highest id it saw, so datagrams lost at the end of a test are in no
+	// count of its report. They count as lost here.
+	Unreported int64 `json:"unreported,omitempty"`
 	// MaxLagS is the furthest our sender fell behind its schedule, in
 	// seconds (it then caught up in a burst); 0 when unknown.
 	MaxLagS float64 `json:"max_lag_s,omitempty"`

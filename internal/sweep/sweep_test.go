@@ -291,3 +291,17 @@ func TestStalledTrialIsRetriedThenHostLimited(t *testing.T) {
 		t.Errorf("first verdict %q, limited %v, rate %.0f", sr.TrialLog[0].Verdict, sr.LimitedByHost, sr.RatePPS)
 	}
 }
+
+func TestReportCoveringPartOfTheTestIsNoPass(t *testing.T) {
+	// An iperf server reported 0/39 for a trial of 2147 datagrams: the
+	// 2108 it never counted are lost, not a clean pass.
+	o := Outcome{Sent: 2147, OfferedPPS: 4294, Received: 39, Lost: 0, Total: 39, Unreported: 2108, SendSeconds: 0.5}
+	cfg := fastConfig(512)
+	cfg.defaults()
+	if v := cfg.Verdict(4294, o); v != VerdictLoss {
+		t.Errorf("verdict %q, want %q", v, VerdictLoss)
+	}
+	if p := LossPercent(o); math.Abs(p-100*2108.0/2147) > 1e-9 {
+		t.Errorf("loss %.3f %%", p)
+	}
+}
