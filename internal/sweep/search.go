@@ -211,6 +211,7 @@ func next(lo, hi, top, step, res float64, pass bool, d float64) float64 {
 func summarise(sr *SizeResult, found []search) {
 	rates := make([]float64, len(found))
 	confirmed, limited := true, 0
+	sr.AtMax = true
 	for i, f := range found {
 		rates[i] = f.rate
 		sr.Trials += f.trials
@@ -218,7 +219,7 @@ func summarise(sr *SizeResult, found []search) {
 		if f.limited {
 			limited++
 		}
-		sr.AtMax = sr.AtMax || f.atMax
+		sr.AtMax = sr.AtMax && f.atMax
 	}
 	last := found[len(found)-1]
 	if last.confirm != nil {
