@@ -315,7 +315,7 @@ func (p *sweepProgress) trial(pr sweep.Progress) {
 	if pr.Repeat > 1 {
 		what += fmt.Sprintf(" repeat %d", pr.Repeat)
 	}
-	line := fmt.Sprintf("%s, trial %d at %.0f/s: %s, loss %.3f %%", what, pr.Trial, pr.RatePPS, pr.Verdict, sweep.LossPercent(pr.Outcome))
+	line := fmt.Sprintf("%s, trial %d at %.0f/s: %s (sent %d, loss %.3f %%)", what, pr.Trial, pr.RatePPS, pr.Verdict, pr.Outcome.Sent, sweep.LossPercent(pr.Outcome))
 	if eta := pr.ETA(); eta > 0 {
 		line += fmt.Sprintf(", about %v left", eta.Round(time.Second))
 	}

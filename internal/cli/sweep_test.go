@@ -147,3 +147,27 @@ func TestSweepCommandOutputs(t *testing.T) {
 		t.Errorf("CSV:\n%s", out.String())
 	}
 }
+
+// FuzzSweepSizes: whatever --sizes holds, the parser returns an error or
+// an ascending list of distinct sizes a UDP datagram can have, at most
+// 1001 of them (a range's last step plus its end).
+func FuzzSweepSizes(f *testing.F) {
+	for _, s := range []string{"rfc2544", "64-1472:64", "1262,1263", "1-", "-5", "64-100:", "9999999999999999999999"} {
+		f.Add(s)
+	}
+	eth, _ := linerate.LookupMedium("eth1g")
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := parseSweepSizes(s, eth)
+		if err != nil {
+			return
+		}
+		if len(got) == 0 || len(got) > 1002 {
+			t.Fatalf("%q: %d sizes", s, len(got))
+		}
+		for i, v := range got {
+			if v < 16 || v > 65507 || (i > 0 && v <= got[i-1]) {
+				t.Fatalf("%q: %v", s, got)
+			}
+		}
+	})
+}

@@ -19,8 +19,13 @@ type search struct {
 }
 
 // Verdict judges one trial against the criteria (see the package doc).
-func (c *Config) Verdict(asked float64, o Outcome) string {
-	if o.SendErrors > 0 || o.Sent == 0 || o.OfferedPPS < 0.99*asked || (o.HostDrops > 0 && o.Lost > 0) {
+func (c *Config) Verdict(s Spec, o Outcome) string {
+	if o.SendErrors > 0 || o.Sent == 0 || o.OfferedPPS < 0.99*s.RatePPS || (o.HostDrops > 0 && o.Lost > 0) {
+		return VerdictHost
+	}
+	if s.Packets == 0 && float64(o.Sent) < 0.98*s.RatePPS*s.Duration.Seconds() {
+		// Our sender stalled until the trial's time ran out: what it did
+		// send left at the rate, but the trial was not the load asked for.
 		return VerdictHost
 	}
 	v := VerdictPass
@@ -96,7 +101,8 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 		step       = 4 * res     // gallop step after a pass
 		rate       = top         // next rate to try
 		confirming bool
-		stalls     int // trials in a row our sender stalled in
+		stalls     int     // trials in a row our sender stalled in
+		est        float64 // the latest failing trial's estimate of the limit
 		last       *TrialRecord
 	)
 	for f.trials < cfg.MaxTrials {
@@ -112,7 +118,7 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 			return f, err
 		}
 		f.trials++
-		v := cfg.Verdict(rate, o)
+		v := cfg.Verdict(spec, o)
 		rec := TrialRecord{Repeat: rep, RatePPS: rate, Confirm: confirming, Verdict: v, Outcome: o}
 		sr.TrialLog = append(sr.TrialLog, rec)
 		last = &sr.TrialLog[len(sr.TrialLog)-1]
@@ -156,7 +162,10 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 			confirming, rate = true, lo
 			continue
 		}
-		rate = next(lo, hi, top, step, res, pass, delivered(v, o))
+		if !pass {
+			est = delivered(v, o)
+		}
+		rate = next(lo, hi, top, step, res, pass, est)
 	}
 	// Out of trials: report the best rate seen, unconfirmed.
 	f.rate = lo
@@ -185,13 +194,18 @@ func passBelow(log []TrialRecord, rep int, r float64) float64 {
 }
 
 // next picks the rate after a trial: lo passed, hi failed (+Inf: none
-// yet), top is the ceiling, d the rate the far end delivered in a failing
-// trial.
+// yet), top is the ceiling, d the rate the far end delivered in the
+// latest failing trial (its estimate of the far end's limit).
 func next(lo, hi, top, step, res float64, pass bool, d float64) float64 {
 	if pass {
-		// Gallop up from the pass, never past the midpoint of what is left.
+		// Gallop up from the pass, never past the midpoint of what is
+		// left; when the pass lies well below the last failure's
+		// estimate (the estimate was poor), bisect at once.
 		r := min(top, lo*(1+step))
 		if !math.IsInf(hi, 1) {
+			if lo < 0.9*d {
+				return (lo + hi) / 2
+			}
 			r = min(r, (lo+hi)/2)
 		}
 		return r

@@ -273,9 +273,10 @@ func TestStalledTrialIsRetriedThenHostLimited(t *testing.T) {
 	var rates []float64
 	r := RunnerFunc(func(_ context.Context, s Spec) (Outcome, error) {
 		rates = append(rates, s.RatePPS)
-		o := Outcome{Sent: 1000, OfferedPPS: s.RatePPS, Received: 1000, Total: 1000, SendSeconds: 1}
+		n := int64(s.RatePPS)
+		o := Outcome{Sent: n, OfferedPPS: s.RatePPS, Received: n, Total: n, SendSeconds: 1}
 		if s.RatePPS > 5000 {
-			o.Received, o.Lost, o.MaxLagS = 990, 10, 0.05
+			o.Received, o.Lost, o.MaxLagS = n-10, 10, 0.05
 		}
 		return o, nil
 	})
@@ -298,10 +299,21 @@ func TestReportCoveringPartOfTheTestIsNoPass(t *testing.T) {
 	o := Outcome{Sent: 2147, OfferedPPS: 4294, Received: 39, Lost: 0, Total: 39, Unreported: 2108, SendSeconds: 0.5}
 	cfg := fastConfig(512)
 	cfg.defaults()
-	if v := cfg.Verdict(4294, o); v != VerdictLoss {
+	if v := cfg.Verdict(Spec{RatePPS: 4294, Packets: 2147}, o); v != VerdictLoss {
 		t.Errorf("verdict %q, want %q", v, VerdictLoss)
 	}
 	if p := LossPercent(o); math.Abs(p-100*2108.0/2147) > 1e-9 {
 		t.Errorf("loss %.3f %%", p)
+	}
+}
+
+func TestShortSendIsHostLimited(t *testing.T) {
+	// The sender stalled until the trial's second ran out: 2000 of 10000
+	// datagrams left, each batch at the rate. Not the load asked for.
+	cfg := fastConfig(512)
+	cfg.defaults()
+	o := Outcome{Sent: 2000, OfferedPPS: 10000, Received: 2000, Total: 2000, SendSeconds: 0.2}
+	if v := cfg.Verdict(Spec{RatePPS: 10000, Duration: time.Second}, o); v != VerdictHost {
+		t.Errorf("verdict %q, want %q", v, VerdictHost)
 	}
 }
