@@ -50,9 +50,12 @@ func (s *sweeper) bisect(ctx context.Context, c Cliff) (Cliff, error) {
 			above = sr
 		case isCliff(sr, above, s.cfg.CliffDrop):
 			below = sr
+		case sr.LimitedByHost:
+			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("bisection of the cliff between %d and %d B stopped at %d B: this host could not send its rate, so it tells neither side", below.Size, above.Size, mid))
+			return Cliff{Below: below.Size, Above: above.Size, RateBelowPPS: below.RatePPS, RateAbovePPS: above.RatePPS}, nil
 		default:
-			// The fall spreads over both halves (or the middle is limited
-			// by this host): the cliff is not one byte wide; stop here.
+			// The fall spreads over both halves: the cliff is not one
+			// byte wide; stop here.
 			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("the fall between %d and %d B is not a single step (%d B lies between the two rates): bisection stopped", below.Size, above.Size, mid))
 			return Cliff{Below: below.Size, Above: above.Size, RateBelowPPS: below.RatePPS, RateAbovePPS: above.RatePPS}, nil
 		}
@@ -86,7 +89,7 @@ func hint(c Cliff) string {
 		}
 	}
 	for _, mtu := range []int{1500, 1492, 1280, 9000, 576} {
-		if c.Below+ipUDPHeaders <= mtu && c.Above+ipUDPHeaders > mtu {
+		if c.Exact && c.Below+ipUDPHeaders == mtu {
 			parts = append(parts, fmt.Sprintf("datagrams above %d B no longer fit an IPv4 packet of %d bytes (MTU %d): IP fragmentation doubles the packets", mtu-ipUDPHeaders, mtu, mtu))
 		}
 	}

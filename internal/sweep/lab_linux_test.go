@@ -4,6 +4,7 @@ package sweep_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -86,23 +87,27 @@ func TestLabEth100WirebenchServer(t *testing.T) {
 			t.Logf("%d B trial %d at %.0f/s (%.2f %% of line): %s; sent %d, lost %d/%d, backlog %.4f s", p.Size, p.Trial, p.RatePPS,
 				100*p.RatePPS/line(p.Size), p.Verdict, p.Outcome.Sent, p.Outcome.Lost, p.Outcome.Total, p.Outcome.BacklogS)
 		}}
-	res := sweep.NewResult(sweep.Test{Mode: sweep.ModeWirebench})
-	if err := sweep.Run(ctx, cfg, inA, res); err != nil {
-		t.Fatalf("sweep: %v", err)
-	}
-	for _, s := range res.Sizes {
-		t.Logf("%d B: %.0f/s = %.2f %% of line in %d trials", s.Size, s.RatePPS, *s.PercentOfLine, s.Trials)
-		if *s.PercentOfLine < 98 || *s.PercentOfLine > 100.0001 {
-			t.Errorf("%d B: %.2f %% of the medium's maximum, want 98–100 %%", s.Size, *s.PercentOfLine)
+	attempts(t, 3, func() []string {
+		res := sweep.NewResult(sweep.Test{Mode: sweep.ModeWirebench})
+		if err := sweep.Run(ctx, cfg, inA, res); err != nil {
+			t.Fatalf("sweep: %v", err)
 		}
-		if s.Trials > 8 {
-			t.Errorf("%d B took %d trials, want at most 8", s.Size, s.Trials)
+		var bad []string
+		for _, s := range res.Sizes {
+			t.Logf("%d B: %.0f/s = %.2f %% of line in %d trials", s.Size, s.RatePPS, *s.PercentOfLine, s.Trials)
+			if *s.PercentOfLine < 98 || *s.PercentOfLine > 100.0001 {
+				bad = append(bad, fmt.Sprintf("%d B: %.2f %% of the medium's maximum, want 98–100 %%", s.Size, *s.PercentOfLine))
+			}
+			if s.Trials > 8 {
+				bad = append(bad, fmt.Sprintf("%d B took %d trials, want at most 8", s.Size, s.Trials))
+			}
+			if s.LimitedByHost {
+				bad = append(bad, fmt.Sprintf("%d B marked limited by this host", s.Size))
+			}
 		}
-		if s.LimitedByHost {
-			t.Errorf("%d B marked limited by this host", s.Size)
+		if len(res.Sizes) != 2 || len(res.Cliffs) != 0 {
+			bad = append(bad, fmt.Sprintf("sizes %d, cliffs %+v", len(res.Sizes), res.Cliffs))
 		}
-	}
-	if len(res.Sizes) != 2 || len(res.Cliffs) != 0 {
-		t.Errorf("sizes %d, cliffs %+v", len(res.Sizes), res.Cliffs)
-	}
+		return bad
+	})
 }

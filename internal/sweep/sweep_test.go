@@ -317,3 +317,18 @@ func TestShortSendIsHostLimited(t *testing.T) {
 		t.Errorf("verdict %q, want %q", v, VerdictHost)
 	}
 }
+
+func TestHints(t *testing.T) {
+	h := hint(Cliff{Below: 1472, Above: 1473, RateBelowPPS: 8000, RateAbovePPS: 4000, Exact: true})
+	if !strings.Contains(h, "MTU 1500") {
+		t.Errorf("no MTU hint at 1472/1473: %q", h)
+	}
+	h = hint(Cliff{Below: 1000, Above: 1001, RateBelowPPS: 9000, RateAbovePPS: 6000, Exact: true})
+	if !strings.Contains(h, "3 datagrams of 1000 B fill 3000 bytes") || strings.Contains(h, "MTU") {
+		t.Errorf("3/2 cliff: %q", h)
+	}
+	h = hint(Cliff{Below: 1250, Above: 1300, RateBelowPPS: 10000, RateAbovePPS: 5000})
+	if !strings.Contains(h, "not bisected") || strings.Contains(h, "MTU") {
+		t.Errorf("inexact cliff: %q", h)
+	}
+}
