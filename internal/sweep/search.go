@@ -139,7 +139,7 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 		case pass && confirming:
 			f.rate, f.confirm, f.confirmed = rate, last, true
 			f.atMax = rate >= top
-			f.limited = !f.atMax && hostFail <= deviceFail
+			f.limited = hostLimited(f, hostFail, deviceFail)
 			return f, nil
 		case pass:
 			lo = rate
@@ -170,7 +170,7 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 	// Out of trials: report the best rate seen, unconfirmed.
 	f.rate = lo
 	f.atMax = lo >= top
-	f.limited = !f.atMax && hostFail <= deviceFail
+	f.limited = hostLimited(f, hostFail, deviceFail)
 	if last != nil && lo > 0 {
 		for i := len(sr.TrialLog) - 1; i >= 0; i-- {
 			if t := &sr.TrialLog[i]; t.Repeat == rep && t.RatePPS == lo && t.Verdict == VerdictPass {
@@ -180,6 +180,15 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 		}
 	}
 	return f, nil
+}
+
+// hostLimited says whether a search's result is this host's limit rather
+// than the far end's: it is below the highest rate, this host failed to
+// offer a rate, and the far end was never seen failing within 5 % above the
+// result (a far-end failure that close bounds its limit whatever our
+// sender did elsewhere).
+func hostLimited(f search, hostFail, deviceFail float64) bool {
+	return !f.atMax && hostFail < deviceFail && deviceFail > f.rate*1.05
 }
 
 // passBelow is the highest rate below r that passed in repetition rep.
