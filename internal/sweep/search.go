@@ -23,9 +23,11 @@ func (c *Config) Verdict(s Spec, o Outcome) string {
 	if o.SendErrors > 0 || o.Sent == 0 || o.OfferedPPS < 0.99*s.RatePPS || (o.HostDrops > 0 && o.Lost > 0) {
 		return VerdictHost
 	}
-	if s.Packets == 0 && float64(o.Sent) < 0.98*s.RatePPS*s.Duration.Seconds() {
+	if s.Packets == 0 && float64(o.Sent) < 0.9*s.RatePPS*s.Duration.Seconds() {
 		// Our sender stalled until the trial's time ran out: what it did
 		// send left at the rate, but the trial was not the load asked for.
+		// (A few per cent short is the sender's start-up: the trial's
+		// clock starts before its first datagram.)
 		return VerdictHost
 	}
 	v := VerdictPass
