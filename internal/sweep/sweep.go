@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/pacer"
 	"github.com/wirebench/wirebench/internal/result"
 )
 
@@ -303,7 +304,7 @@ func (c *Config) defaults() {
 		c.CliffDrop = 0.2
 	}
 	if c.Sleep == nil {
-		c.Sleep = sleep
+		c.Sleep = pacer.SystemClock{}.Sleep
 	}
 }
 
@@ -327,17 +328,6 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("sweep: loss criterion %v %%: want 0 to below 100", c.LossPercent)
 	}
 	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // NewResult returns an empty document for test, ready to fill.
