@@ -1,0 +1,334 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/linerate"
+	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/sweep"
+	"github.com/wirebench/wirebench/internal/units"
+	"github.com/wirebench/wirebench/internal/version"
+)
+
+// sweepCmdFlags are the sweep command's flags as typed.
+type sweepCmdFlags struct {
+	port     int
+	sizes    string
+	mode     string
+	loss     string
+	trial    string
+	packets  int64
+	maxRate  string
+	repeat   int
+	medium   string
+	gap      string
+	noBisect bool
+	json     bool
+	csv      bool
+}
+
+func newSweepCmd(e *env) *cobra.Command {
+	f := &sweepCmdFlags{}
+	cmd := &cobra.Command{
+		Use:   "sweep HOST",
+		Short: "Find the fastest loss-free rate per packet size, and bisect rate cliffs to the byte",
+		Long: `For each UDP payload size, search the highest rate the far end carries within
+the loss criterion (RFC 2544 throughput, over ordinary sockets): start at the
+medium's maximum packet rate (or --max-rate), jump below what the far end
+delivered when a trial loses, bisect, and confirm the rate with one more trial.
+A trial passes only when its loss is within --loss, the far end kept pace (its
+receive window was not longer than our send window: a queue was not filling),
+and this host really offered the rate asked for; a size this host could not
+send fast enough is marked "limited by this host", never reported as the
+device's figure.
+
+Where the byte rate falls between neighbouring sizes (it should rise with
+size), the sizes in between are searched down to the byte, and the cliff gets
+a hint (e.g. a receive buffer that holds two datagrams below it, one above).
+
+The far end (--mode):
+  reflect    a UDP reflector (wirebench reflect, a device in loopback): what comes back is counted, with its RTT
+  wirebench  a wirebench server: the receive counts come from its report (default)
+  iperf2     an iperf 2 server (iperf -s -u, a device's): its server report gives the counts
+
+Sizes (--sizes): a list (64,512,1470), a range A-B[:STEP], or rfc2544 (frame
+sizes 64…1518 turned into UDP payloads for --medium). The JSON document has the
+schema wirebench/1, kind "sweep" (docs/sweep.md). A first Ctrl-C stops after
+the trial under way and prints the sizes finished.`,
+		Example: `  wirebench sweep 192.0.2.1 --sizes rfc2544 --medium eth100
+  wirebench sweep 127.0.0.1 --mode reflect --sizes 1200,1250,1300,1400 --max-rate 20000pps
+  wirebench sweep 192.0.2.1 --mode iperf2 --sizes 64-1472:64 --packets 100000 --loss 0.1%
+  wirebench sweep 192.0.2.1 --sizes 512,1470 --repeat 3 --json`,
+		Args: exactArgs(1, "one HOST"),
+		RunE: func(cmd *cobra.Command, args []string) error { return runSweep(e, cmd, args[0], f) },
+	}
+	fl := cmd.Flags()
+	fl.IntVarP(&f.port, "port", "p", session.DefaultPort, "`PORT` of the far end")
+	fl.StringVar(&f.sizes, "sizes", "rfc2544", "UDP payload sizes: a `LIST` like 64,512,1470, a range A-B[:STEP], or rfc2544")
+	fl.StringVar(&f.mode, "mode", sweep.ModeWirebench, "the far end, a `MODE`: reflect, wirebench or iperf2")
+	fl.StringVar(&f.loss, "loss", "0", "pass criterion: the most loss a trial may show, as a `PERCENT` like 0.1%")
+	fl.StringVar(&f.trial, "trial", "1s", "length of each trial, a `DUR` like 2s or 500ms")
+	fl.Int64Var(&f.packets, "packets", 0, "send `N` datagrams per trial instead of --trial (as seed 002's 1,000,000)")
+	fl.StringVar(&f.maxRate, "max-rate", "", "the highest rate to try, a `RATE` like 50M or 20000pps (default: the medium's maximum)")
+	fl.IntVar(&f.repeat, "repeat", 1, "`N` searches per size; above 1 the table shows the mean and a 95 % confidence interval")
+	fl.StringVar(&f.medium, "medium", "eth1g", "the medium `NAME`, for the starting rate and the % of line column (see wirebench calc)")
+	fl.StringVar(&f.gap, "gap", "", "pause between trials so that queues drain, a `DUR` (default 200ms; 1s with --mode iperf2, whose 2.1.8 server misses a test that starts within about 0.3 s of the last one's end)")
+	fl.BoolVar(&f.noBisect, "no-bisect", false, "report cliffs between the sizes asked for, without bisecting to the byte")
+	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, kind sweep)")
+	fl.BoolVar(&f.csv, "csv", false, "print the table as CSV")
+	return cmd
+}
+
+// sweepSetup is a sweep's configuration built from the flags.
+type sweepSetup struct {
+	cfg    sweep.Config
+	test   sweep.Test
+	runner sweep.Runner
+}
+
+func parseSweep(host string, f *sweepCmdFlags) (*sweepSetup, error) {
+	m, err := linerate.LookupMedium(f.medium)
+	if err != nil {
+		return nil, usagef("invalid --medium %q: %v", f.medium, err)
+	}
+	sizes, err := parseSweepSizes(f.sizes, m)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	loss, err := parsePercent(f.loss)
+	if err != nil {
+		return nil, usagef("invalid --loss %q: want a share like 0, 0.1%% or 1%%", f.loss)
+	}
+	trial, err := parseDur(f.trial)
+	if err != nil || trial <= 0 {
+		return nil, usagef("invalid --trial %q: want a duration like 1s or 500ms", f.trial)
+	}
+	gap := 200 * time.Millisecond
+	if f.mode == sweep.ModeIperf2 {
+		gap = time.Second
+	}
+	if f.gap != "" {
+		if gap, err = parseDur(f.gap); err != nil || gap < 0 {
+			return nil, usagef("invalid --gap %q: want a duration like 200ms", f.gap)
+		}
+	}
+	if f.packets < 0 || f.packets == 1 {
+		return nil, usagef("invalid --packets %d: want at least 2", f.packets)
+	}
+	if f.repeat < 1 || f.repeat > 100 {
+		return nil, usagef("invalid --repeat %d: want 1 to 100", f.repeat)
+	}
+	if f.port < 1 || f.port > 65535 {
+		return nil, usagef("invalid --port %d", f.port)
+	}
+	line := func(size int) float64 {
+		b, err := linerate.Analyze(m, linerate.Stack{Transport: linerate.UDP}, size)
+		if err != nil {
+			return 0
+		}
+		return b.PacketsPerSecond
+	}
+	maxPPS := line
+	var maxRate units.Rate
+	if f.maxRate != "" {
+		if maxRate, err = units.ParseRate(f.maxRate); err != nil {
+			return nil, usagef("invalid --max-rate: %v", err)
+		}
+		maxPPS = func(size int) float64 {
+			r := maxRate.Value
+			if !maxRate.PPS {
+				r /= float64(size * 8)
+			}
+			if l := line(size); l > 0 {
+				r = min(r, l)
+			}
+			return r
+		}
+	}
+	for _, s := range sizes {
+		if line(s) <= 0 {
+			return nil, usagef("size %d B: medium %s has no packet rate for it", s, m.Name)
+		}
+	}
+	s := &sweepSetup{
+		cfg: sweep.Config{Sizes: sizes, MaxPPS: maxPPS, LinePPS: line, LossPercent: loss, Trial: trial,
+			Packets: f.packets, Repeat: f.repeat, NoBisect: f.noBisect, Gap: gap},
+		test: sweep.Test{Mode: f.mode, Host: host, Port: f.port, Medium: m.Name, LossPercent: loss,
+			Packets: f.packets, MaxRate: f.maxRate, Repeat: f.repeat, Bisect: !f.noBisect, Sizes: sizes},
+	}
+	if f.packets > 0 {
+		s.cfg.Trial = 0
+	} else {
+		s.test.TrialS = trial.Seconds()
+	}
+	switch f.mode {
+	case sweep.ModeReflect:
+		s.runner = sweep.ReflectRunner{Host: host, Port: f.port}
+	case sweep.ModeWirebench, sweep.ModeIperf2:
+		s.runner = sweep.SessionRunner{Base: session.ClientConfig{Host: host, Port: f.port, Dialect: session.DialectIperf2}}
+	default:
+		return nil, usagef("invalid --mode %q: want %s", f.mode, strings.Join(sweep.Modes, ", "))
+	}
+	return s, s.cfg.Validate()
+}
+
+// rfc2544Frames are RFC 2544's Ethernet frame sizes (§9.1).
+var rfc2544Frames = []int{64, 128, 256, 512, 1024, 1280, 1518}
+
+// parseSweepSizes reads --sizes.
+func parseSweepSizes(s string, m linerate.Medium) ([]int, error) {
+	if s == "rfc2544" {
+		l2 := m.Header + m.FCS
+		if m.Kind == linerate.Custom {
+			l2 = m.Overhead
+		}
+		var out []int
+		for _, fr := range rfc2544Frames {
+			if p := fr - l2 - 28; p >= 16 {
+				out = append(out, p)
+			}
+		}
+		return out, nil
+	}
+	bad := fmt.Errorf("invalid --sizes %q: want a list like 64,512,1470, a range like 64-1472:64, or rfc2544 (sizes 16 to 65507)", s)
+	var out []int
+	if a, b, ok := strings.Cut(s, "-"); ok {
+		step := 1
+		if bb, st, ok := strings.Cut(b, ":"); ok {
+			b = bb
+			var err error
+			if step, err = strconv.Atoi(st); err != nil || step < 1 {
+				return nil, bad
+			}
+		}
+		lo, err1 := strconv.Atoi(a)
+		hi, err2 := strconv.Atoi(b)
+		if err1 != nil || err2 != nil || lo > hi || (hi-lo)/step > 1000 {
+			return nil, bad
+		}
+		for v := lo; v <= hi; v += step {
+			out = append(out, v)
+		}
+		if out[len(out)-1] != hi {
+			out = append(out, hi)
+		}
+	} else {
+		for _, p := range strings.Split(s, ",") {
+			v, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil {
+				return nil, bad
+			}
+			out = append(out, v)
+		}
+	}
+	for _, v := range out {
+		if v < 16 || v > 65507 {
+			return nil, bad
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// parsePercent reads "0", "0.1%" or "0.1" as percent.
+func parsePercent(s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+	if err != nil || v < 0 || v >= 100 || math.IsNaN(v) {
+		return 0, fmt.Errorf("invalid percentage %q", s)
+	}
+	return v, nil
+}
+
+// parseDur reads a Go duration or plain seconds.
+func parseDur(s string) (time.Duration, error) {
+	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		return seconds("duration", v)
+	}
+	return time.ParseDuration(s)
+}
+
+func runSweep(e *env, cmd *cobra.Command, host string, f *sweepCmdFlags) error {
+	format, err := pickFormat(f.json, f.csv)
+	if err != nil {
+		return err
+	}
+	if cmd.Flags().Changed("packets") && cmd.Flags().Changed("trial") {
+		return usagef("choose one of --trial and --packets")
+	}
+	s, err := parseSweep(host, f)
+	if err != nil {
+		return err
+	}
+	prog := newSweepProgress(e.stderr)
+	s.cfg.OnTrial = prog.trial
+	res := sweep.NewResult(s.test)
+	res.Version = version.String()
+	runErr := sweep.Run(e.ctx, s.cfg, s.runner, res)
+	prog.done()
+	switch format {
+	case formatJSON:
+		err = writeJSONDoc(e.stdout, res)
+	case formatCSV:
+		err = writeSweepCSV(e.stdout, res)
+	default:
+		err = writeSweepText(e.stdout, res)
+	}
+	if err != nil {
+		return err
+	}
+	if runErr != nil {
+		return fmt.Errorf("sweep: %w", runErr)
+	}
+	return nil
+}
+
+// sweepProgress shows where a sweep is: one live line on a terminal, a
+// plain line per trial otherwise.
+type sweepProgress struct {
+	w    io.Writer
+	live bool
+}
+
+func newSweepProgress(w io.Writer) *sweepProgress {
+	p := &sweepProgress{w: w}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.live = true
+		}
+	}
+	return p
+}
+
+func (p *sweepProgress) trial(pr sweep.Progress) {
+	what := fmt.Sprintf("sweep: %d B", pr.Size)
+	if pr.Bisected {
+		what += " (bisecting a cliff)"
+	}
+	if pr.Repeat > 1 {
+		what += fmt.Sprintf(" repeat %d", pr.Repeat)
+	}
+	line := fmt.Sprintf("%s, trial %d at %.0f/s: %s (sent %d, loss %.3f %%)", what, pr.Trial, pr.RatePPS, pr.Verdict, pr.Outcome.Sent, sweep.LossPercent(pr.Outcome))
+	if eta := pr.ETA(); eta > 0 {
+		line += fmt.Sprintf(", about %v left", eta.Round(time.Second))
+	}
+	if p.live {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		return
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+// done clears the live line.
+func (p *sweepProgress) done() {
+	if p.live {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/wirebench/wirebench/internal/sweep"
+)
+
+// writeSweepText prints a sweep as seed 002's table, with the cliffs and
+// warnings under it.
+func writeSweepText(w io.Writer, r *sweep.Result) error {
+	var b strings.Builder
+	t := r.Test
+	fmt.Fprintf(&b, "sweep: %s at %s port %d, medium %s, loss ≤ %g %%, ", t.Mode, t.Host, t.Port, t.Medium, t.LossPercent)
+	if t.Packets > 0 {
+		fmt.Fprintf(&b, "trials of %d datagrams", t.Packets)
+	} else {
+		fmt.Fprintf(&b, "trials of %g s", t.TrialS)
+	}
+	if t.Repeat > 1 {
+		fmt.Fprintf(&b, ", %d repetitions (mean ± 95 %% confidence interval)", t.Repeat)
+	}
+	b.WriteString("\n")
+	rate := "rate (pps)"
+	if t.Repeat > 1 {
+		rate = "rate (pps) ± 95 % CI"
+	}
+	fmt.Fprintf(&b, "%-7s %-12s %-22s %-13s %-10s %-9s %-6s %-9s %s\n", "size", "packets sent", rate, "Mbit/s", "% of line", "loss", "trials", "rtt (ms)", "note")
+	for _, s := range r.Sizes {
+		rt := fmt.Sprintf("%.0f", s.RatePPS)
+		if s.Repeats != nil {
+			rt += fmt.Sprintf(" ± %.0f", s.Repeats.CIHighPPS-s.Repeats.MeanPPS)
+		}
+		pct := "-"
+		if s.PercentOfLine != nil {
+			pct = fmt.Sprintf("%.2f%%", *s.PercentOfLine)
+		}
+		rtt := "-"
+		if s.RTT != nil {
+			rtt = fmt.Sprintf("%.3f", s.RTT.Mean)
+		}
+		fmt.Fprintf(&b, "%-7d %-12d %-22s %-13.2f %-10s %-9s %-6d %-9s %s\n", s.Size, s.Sent, rt, s.RateBPS/1e6, pct,
+			fmt.Sprintf("%.3f%%", s.LossPercent), s.Trials, rtt, sweepNote(s))
+	}
+	for _, c := range r.Cliffs {
+		fmt.Fprintf(&b, "cliff: %d → %d B: %.0f → %.0f datagrams/s: %s\n", c.Below, c.Above, c.RateBelowPPS, c.RateAbovePPS, c.Hint)
+	}
+	if len(r.Cliffs) == 0 && len(r.Sizes) > 1 {
+		b.WriteString("no cliff: the byte rate does not fall between neighbouring sizes\n")
+	}
+	for _, wng := range r.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", wng)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// sweepNote is a size's note column.
+func sweepNote(s sweep.SizeResult) string {
+	var n []string
+	if s.LimitedByHost {
+		n = append(n, "limited by this host")
+	}
+	if s.AtMax {
+		n = append(n, "at the highest rate tried")
+	}
+	if !s.Confirmed {
+		n = append(n, "unconfirmed")
+	}
+	if s.Repeats != nil && s.Repeats.Unstable {
+		n = append(n, "spread too wide")
+	}
+	if s.Bisected {
+		n = append(n, "bisected")
+	}
+	return strings.Join(n, ", ")
+}
+
+// writeSweepCSV prints one row per size.
+func writeSweepCSV(w io.Writer, r *sweep.Result) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"size", "sent", "rate_pps", "rate_bps", "percent_of_line", "loss_percent", "trials", "rtt_ms",
+		"limited_by_host", "confirmed", "bisected", "ci95_low_pps", "ci95_high_pps", "unstable"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, s := range r.Sizes {
+		pct, rtt, lo, hi, unstable := "", "", "", "", ""
+		if s.PercentOfLine != nil {
+			pct = f(*s.PercentOfLine)
+		}
+		if s.RTT != nil {
+			rtt = f(s.RTT.Mean)
+		}
+		if s.Repeats != nil {
+			lo, hi, unstable = f(s.Repeats.CILowPPS), f(s.Repeats.CIHighPPS), strconv.FormatBool(s.Repeats.Unstable)
+		}
+		_ = cw.Write([]string{strconv.Itoa(s.Size), strconv.FormatInt(s.Sent, 10), f(s.RatePPS), f(s.RateBPS), pct,
+			f(s.LossPercent), strconv.Itoa(s.Trials), rtt, strconv.FormatBool(s.LimitedByHost), strconv.FormatBool(s.Confirmed),
+			strconv.FormatBool(s.Bisected), lo, hi, unstable})
+	}
+	cw.Flush()
+	return cw.Error()
+}

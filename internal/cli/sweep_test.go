@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/lab"
+	"github.com/wirebench/wirebench/internal/lab/model"
+	"github.com/wirebench/wirebench/internal/linerate"
+)
+
+func TestSweepSizes(t *testing.T) {
+	eth, _ := linerate.LookupMedium("eth100")
+	for in, want := range map[string][]int{
+		"rfc2544":       {18, 82, 210, 466, 978, 1234, 1472},
+		"64-200:64":     {64, 128, 192, 200},
+		"1470,64,512":   {64, 512, 1470},
+		"1262-1263":     {1262, 1263},
+		"100, 100 ,200": {100, 200},
+	} {
+		got, err := parseSweepSizes(in, eth)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%q: %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "x", "10", "64-32", "64-100:0", "70000", "1-100000"} {
+		if got, err := parseSweepSizes(bad, eth); err == nil {
+			t.Errorf("%q accepted as %v", bad, got)
+		}
+	}
+}
+
+func TestSweepUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"sweep"},
+		{"sweep", "127.0.0.1", "--mode", "tcp"},
+		{"sweep", "127.0.0.1", "--loss", "2x"},
+		{"sweep", "127.0.0.1", "--loss", "100%"},
+		{"sweep", "127.0.0.1", "--sizes", "8"},
+		{"sweep", "127.0.0.1", "--trial", "0"},
+		{"sweep", "127.0.0.1", "--trial", "1s", "--packets", "100"},
+		{"sweep", "127.0.0.1", "--repeat", "0"},
+		{"sweep", "127.0.0.1", "--medium", "eth7"},
+		{"sweep", "127.0.0.1", "--max-rate", "fast"},
+		{"sweep", "127.0.0.1", "--json", "--csv"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, &out, &errb); code != exitUsage || !strings.HasPrefix(errb.String(), "wirebench: ") {
+			t.Errorf("%v: exit %d, stderr %q; want a usage error", args, code, errb.String())
+		}
+	}
+}
+
+// plainReflector runs a reflector without a model on a free loopback port.
+func plainReflector(t *testing.T) string {
+	t.Helper()
+	spec, _ := model.Parse("")
+	ctx, cancel := context.WithCancel(context.Background())
+	f, err := lab.NewReflector(ctx, "127.0.0.1:0", spec, "")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _, _ = f.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return strconv.Itoa(int(f.Addr().Port()))
+}
+
+// TestSweepCommandOutputs runs the command against a plain reflector: the
+// seed 002 table with confidence intervals for --repeat 3, the JSON
+// document with the keys issue 11 names, and the CSV.
+func TestSweepCommandOutputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sweeps over loopback; skipped with -short")
+	}
+	port := plainReflector(t)
+	base := []string{"sweep", "127.0.0.1", "-p", port, "--mode", "reflect", "--max-rate", "2000pps", "--trial", "300ms", "--gap", "50ms", "--medium", "eth100"}
+
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), append(base, "--sizes", "512,1024", "--repeat", "3"), &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+	}
+	text := out.String()
+	t.Logf("table:\n%s", text)
+	for _, want := range []string{"size", "packets sent", "% of line", "rtt (ms)", "± 95 % CI", "3 repetitions", "no cliff"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+	if !strings.Contains(errb.String(), "sweep: 512 B") {
+		t.Errorf("no progress lines on stderr: %q", errb.String())
+	}
+	for _, size := range []string{"512 ", "1024 "} {
+		line := ""
+		for _, l := range strings.Split(text, "\n") {
+			if strings.HasPrefix(l, size) {
+				line = l
+			}
+		}
+		if !regexp.MustCompile(`^\d+ +\d+ +\d+ ± \d+ `).MatchString(line) {
+			t.Errorf("row for %s B lacks the rate with its interval: %q", size, line)
+		}
+	}
+
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), append(base, "--sizes", "512", "--json"), &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, out.String())
+	}
+	if doc["schema"] != "wirebench/1" || doc["kind"] != "sweep" {
+		t.Errorf("schema %v kind %v", doc["schema"], doc["kind"])
+	}
+	if _, ok := doc["cliffs"].([]any); !ok {
+		t.Errorf("no cliffs list: %v", doc["cliffs"])
+	}
+	sizes, _ := doc["sizes"].([]any)
+	if len(sizes) != 1 {
+		t.Fatalf("sizes %v", doc["sizes"])
+	}
+	s := sizes[0].(map[string]any)
+	for _, k := range []string{"size", "rate_pps", "rate_bps", "loss_percent", "trials", "percent_of_line", "limited_by_host", "trial_log"} {
+		if _, ok := s[k]; !ok {
+			t.Errorf("size entry lacks %q: %v", k, s)
+		}
+	}
+	// A plain reflector passes the highest rate unless this loaded
+	// machine made a trial fail; either way the two rates agree.
+	if pps, bps := s["rate_pps"].(float64), s["rate_bps"].(float64); pps <= 0 || pps > 2000 || math.Abs(bps-pps*512*8) > 1e-6*bps {
+		t.Errorf("rate %v pps %v bit/s, want at most 2000 and 512 × 8 bits each", pps, bps)
+	}
+
+	out.Reset()
+	if code := run(context.Background(), append(base, "--sizes", "512", "--csv"), &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	rows := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(rows) != 2 || !strings.HasPrefix(rows[0], "size,sent,rate_pps,rate_bps,percent_of_line,loss_percent,trials,rtt_ms,limited_by_host") || !strings.HasPrefix(rows[1], "512,") {
+		t.Errorf("CSV:\n%s", out.String())
+	}
+}
+
+// FuzzSweepSizes: whatever --sizes holds, the parser returns an error or
+// an ascending list of distinct sizes a UDP datagram can have, at most
+// 1001 of them (a range's last step plus its end).
+func FuzzSweepSizes(f *testing.F) {
+	for _, s := range []string{"rfc2544", "64-1472:64", "1262,1263", "1-", "-5", "64-100:", "9999999999999999999999"} {
+		f.Add(s)
+	}
+	eth, _ := linerate.LookupMedium("eth1g")
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := parseSweepSizes(s, eth)
+		if err != nil {
+			return
+		}
+		if len(got) == 0 || len(got) > 1002 {
+			t.Fatalf("%q: %d sizes", s, len(got))
+		}
+		for i, v := range got {
+			if v < 16 || v > 65507 || (i > 0 && v <= got[i-1]) {
+				t.Fatalf("%q: %v", s, got)
+			}
+		}
+	})
+}
+
+// TestSweepInterruptWritesPartialJSON: a Ctrl-C (the context ends) stops
+// the sweep after the trial under way; the JSON document still comes out,
+// marked interrupted, with the sizes finished until then.
+func TestSweepInterruptWritesPartialJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a sweep over loopback; skipped with -short")
+	}
+	port := plainReflector(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"sweep", "127.0.0.1", "-p", port, "--mode", "reflect", "--max-rate", "2000pps", "--trial", "300ms",
+			"--sizes", "64-1400:100", "--json"}, &out, &errb)
+	}()
+	time.Sleep(1500 * time.Millisecond)
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var doc struct {
+		Kind        string           `json:"kind"`
+		Interrupted bool             `json:"interrupted"`
+		Sizes       []map[string]any `json:"sizes"`
+		Warnings    []string         `json:"warnings"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, out.String())
+	}
+	if doc.Kind != "sweep" || !doc.Interrupted || len(doc.Sizes) >= 14 || !strings.Contains(strings.Join(doc.Warnings, "\n"), "interrupted") {
+		t.Errorf("kind %q, interrupted %v, %d sizes, warnings %q", doc.Kind, doc.Interrupted, len(doc.Sizes), doc.Warnings)
+	}
+	t.Logf("%d sizes finished before the interrupt", len(doc.Sizes))
+}

@@ -1,0 +1,286 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// search is what one search of one size found.
+type search struct {
+	rate      float64 // highest rate that passed (0: none)
+	confirm   *TrialRecord
+	confirmed bool
+	atMax     bool
+	// limited: the search ended below the highest rate because this host
+	// could not offer a rate, not because the far end failed.
+	limited bool
+	trials  int
+}
+
+// Verdict judges one trial against the criteria (see the package doc).
+func (c *Config) Verdict(s Spec, o Outcome) string {
+	if o.SendErrors > 0 || o.Sent == 0 || o.OfferedPPS < 0.99*s.RatePPS || (o.HostDrops > 0 && o.Lost > 0) {
+		return VerdictHost
+	}
+	if s.Packets == 0 && float64(o.Sent) < 0.9*s.RatePPS*s.Duration.Seconds() {
+		// Our sender stalled until the trial's time ran out: what it did
+		// send left at the rate, but the trial was not the load asked for.
+		// (A few per cent short is the sender's start-up: the trial's
+		// clock starts before its first datagram.)
+		return VerdictHost
+	}
+	v := VerdictPass
+	if LossPercent(o) > c.LossPercent || (c.LossPercent == 0 && o.Lost > 0) {
+		v = VerdictLoss
+	} else if o.BacklogKnown && o.BacklogS > c.backlogLimit(o) {
+		v = VerdictPace
+	}
+	if v != VerdictPass && o.MaxLagS > c.backlogLimit(o) && stallExplains(v, o) {
+		return VerdictStall
+	}
+	return v
+}
+
+// stallExplains says whether our sender's stall (it fell MaxLagS behind
+// and caught up in a burst) can account for a failure: the burst holds
+// MaxLagS × rate datagrams, so it can add at most that much loss, and at
+// most MaxLagS of backlog. A failure beyond that is the far end's.
+func stallExplains(v string, o Outcome) bool {
+	if v == VerdictLoss {
+		return float64(o.Lost) <= o.MaxLagS*o.OfferedPPS
+	}
+	return o.BacklogS <= o.MaxLagS
+}
+
+// backlogLimit is the most backlog a trial may build and still pass.
+func (c *Config) backlogLimit(o Outcome) float64 {
+	return max(c.PaceTolerance*o.SendSeconds, 0.020)
+}
+
+// LossPercent is the share of what we sent that the far end did not get:
+// its lost count and what its counts do not cover, over both.
+func LossPercent(o Outcome) float64 {
+	den := o.Total + o.Unreported
+	if den <= 0 {
+		if o.Sent > 0 {
+			return 100
+		}
+		return 0
+	}
+	return 100 * float64(o.Lost+o.Unreported) / float64(den)
+}
+
+// delivered estimates the rate the far end kept up with in a trial that
+// did not pass: what arrived of what we offered, over our send window and
+// the backlog it built (a queue that filled during the trial and drained
+// after it does not count), or what we offered when this host was the
+// limit.
+func delivered(v string, o Outcome) float64 {
+	if v == VerdictHost {
+		return o.OfferedPPS
+	}
+	rate := o.OfferedPPS * (1 - LossPercent(o)/100)
+	if o.BacklogKnown && o.BacklogS > 0 && o.SendSeconds > 0 {
+		rate *= o.SendSeconds / (o.SendSeconds + o.BacklogS)
+	}
+	return rate
+}
+
+// search finds the highest passing rate of one size: start at the highest
+// rate, jump just below what the far end delivered when a trial fails,
+// gallop up from a pass, bisect what is left, and confirm.
+func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bisected bool) (search, error) {
+	cfg := &s.cfg
+	top := cfg.MaxPPS(size)
+	res := cfg.Resolution
+	var (
+		f          search
+		lo         float64       // highest pass
+		hi         = math.Inf(1) // lowest fail
+		hostFail   = math.Inf(1) // lowest rate this host could not offer
+		deviceFail = math.Inf(1) // lowest rate the far end failed
+		step       = 4 * res     // gallop step after a pass
+		rate       = top         // next rate to try
+		confirming bool
+		stalls     int     // trials in a row our sender stalled in
+		est        float64 // the latest failing trial's estimate of the limit
+		last       *TrialRecord
+	)
+	for f.trials < cfg.MaxTrials {
+		if ctx.Err() != nil {
+			return f, nil
+		}
+		spec := Spec{Size: size, RatePPS: rate, Duration: cfg.Trial, Packets: cfg.Packets}
+		o, err := s.trial(ctx, spec)
+		if ctx.Err() != nil {
+			return f, nil // a cut-short trial is no evidence either way
+		}
+		if err != nil {
+			return f, err
+		}
+		f.trials++
+		v := cfg.Verdict(spec, o)
+		rec := TrialRecord{Repeat: rep, RatePPS: rate, Confirm: confirming, Verdict: v, Outcome: o}
+		sr.TrialLog = append(sr.TrialLog, rec)
+		last = &sr.TrialLog[len(sr.TrialLog)-1]
+		if cfg.OnTrial != nil {
+			cfg.OnTrial(Progress{Size: size, Repeat: rep, Trial: f.trials, RatePPS: rate, Outcome: o, Verdict: v,
+				Done: s.fin, Planned: s.planned, Elapsed: timeSince(s.start), Bisected: bisected})
+		}
+		if v == VerdictStall {
+			if stalls++; stalls < 2 {
+				continue // once more at the same rate
+			}
+			v = VerdictHost // stalling again: this host cannot pace it
+		} else {
+			stalls = 0
+		}
+		pass := v == VerdictPass
+		switch {
+		case pass && confirming:
+			f.rate, f.confirm, f.confirmed = rate, last, true
+			f.atMax = rate >= top
+			f.limited = hostLimited(f, hostFail, deviceFail)
+			return f, nil
+		case pass:
+			lo = rate
+			step *= 2
+		default:
+			hi = min(hi, rate)
+			if v == VerdictHost {
+				hostFail = min(hostFail, rate)
+			} else {
+				deviceFail = min(deviceFail, rate)
+			}
+			if confirming {
+				// The rate did not hold: the highest pass below it is
+				// the new floor.
+				lo, confirming = passBelow(sr.TrialLog, rep, rate), false
+			}
+			step = 2 * res
+		}
+		if lo > 0 && (lo >= top || hi <= lo*(1+res)) {
+			confirming, rate = true, lo
+			continue
+		}
+		if !pass {
+			est = delivered(v, o)
+		}
+		rate = next(lo, hi, top, step, res, pass, est)
+	}
+	// Out of trials: report the best rate seen, unconfirmed.
+	f.rate = lo
+	f.atMax = lo >= top
+	f.limited = hostLimited(f, hostFail, deviceFail)
+	if last != nil && lo > 0 {
+		for i := len(sr.TrialLog) - 1; i >= 0; i-- {
+			if t := &sr.TrialLog[i]; t.Repeat == rep && t.RatePPS == lo && t.Verdict == VerdictPass {
+				f.confirm = t
+				break
+			}
+		}
+	}
+	return f, nil
+}
+
+// hostLimited says whether a search's result is this host's limit rather
+// than the far end's: it is below the highest rate, this host failed to
+// offer a rate, and the far end was never seen failing within 5 % above the
+// result (a far-end failure that close bounds its limit whatever our
+// sender did elsewhere).
+func hostLimited(f search, hostFail, deviceFail float64) bool {
+	return !f.atMax && hostFail < deviceFail && deviceFail > f.rate*1.05
+}
+
+// passBelow is the highest rate below r that passed in repetition rep.
+func passBelow(log []TrialRecord, rep int, r float64) float64 {
+	lo := 0.0
+	for _, t := range log {
+		if t.Repeat == rep && t.Verdict == VerdictPass && t.RatePPS < r {
+			lo = max(lo, t.RatePPS)
+		}
+	}
+	return lo
+}
+
+// next picks the rate after a trial: lo passed, hi failed (+Inf: none
+// yet), top is the ceiling, d the rate the far end delivered in the
+// latest failing trial (its estimate of the far end's limit).
+func next(lo, hi, top, step, res float64, pass bool, d float64) float64 {
+	if pass {
+		// Gallop up from the pass, never past the midpoint of what is
+		// left; when the pass lies well below the last failure's
+		// estimate (the estimate was poor), bisect at once.
+		r := min(top, lo*(1+step))
+		if !math.IsInf(hi, 1) {
+			if lo < 0.9*d {
+				return (lo + hi) / 2
+			}
+			r = min(r, (lo+hi)/2)
+		}
+		return r
+	}
+	// Jump just below what the far end kept up with, when that is new
+	// ground; otherwise bisect.
+	if r := d * (1 - res); r > lo*(1+res/2) && r < hi {
+		return r
+	}
+	if lo > 0 {
+		return (lo + hi) / 2
+	}
+	return hi / 2
+}
+
+// summarise fills a size's figures from its searches.
+func summarise(sr *SizeResult, found []search) {
+	rates := make([]float64, len(found))
+	confirmed, limited := true, 0
+	sr.AtMax = true
+	for i, f := range found {
+		rates[i] = f.rate
+		sr.Trials += f.trials
+		confirmed = confirmed && f.confirmed
+		if f.limited {
+			limited++
+		}
+		sr.AtMax = sr.AtMax && f.atMax
+	}
+	last := found[len(found)-1]
+	if last.confirm != nil {
+		sr.Sent = last.confirm.Sent
+		sr.LossPercent = LossPercent(last.confirm.Outcome)
+		sr.RTT = last.confirm.RTT
+	}
+	sr.Confirmed = confirmed
+	sr.LimitedByHost = limited > 0
+	sr.RatePPS = mean(rates)
+	sr.RateBPS = sr.RatePPS * float64(sr.Size) * 8
+	if sr.LinePPS > 0 {
+		p := 100 * sr.RatePPS / sr.LinePPS
+		sr.PercentOfLine = &p
+	}
+	if len(found) > 1 {
+		sr.Repeats = confidence(rates)
+		if limited > 0 && limited < len(found) {
+			sr.Repeats.Unstable = true
+		}
+		if sr.Repeats.Unstable {
+			sr.Warnings = append(sr.Warnings, fmt.Sprintf("the %d repetitions spread too widely to trust the mean (95 %% interval ±%.1f %%)", len(found), sr.Repeats.CIPercent))
+		}
+	}
+	if !confirmed {
+		sr.Warnings = append(sr.Warnings, "no confirming trial passed within the trial budget: the rate shown is the best seen, unconfirmed")
+	}
+	if sr.LimitedByHost {
+		sr.Warnings = append(sr.Warnings, "limited by this host: it could not offer a higher rate, so the far end's limit was not reached; the rate is a lower bound")
+	}
+	if sr.RatePPS == 0 {
+		sr.Warnings = append(sr.Warnings, "no rate passed")
+	}
+	for _, t := range sr.TrialLog {
+		if t.HostDrops > 0 {
+			sr.Warnings = append(sr.Warnings, fmt.Sprintf("our own socket dropped %d datagrams in a trial at %.0f/s (host-side, counted as lost)", t.HostDrops, t.RatePPS))
+		}
+	}
+}

@@ -1,0 +1,334 @@
+package sweep
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeDevice is a deterministic far end: it forwards at most capPPS(size)
+// datagrams a second and drops the rest; this host offers at most hostPPS.
+type fakeDevice struct {
+	capPPS  func(size int) float64
+	hostPPS float64 // 0: no limit
+	trials  []Spec
+}
+
+func (d *fakeDevice) Trial(_ context.Context, s Spec) (Outcome, error) {
+	d.trials = append(d.trials, s)
+	secs := s.Duration.Seconds()
+	offered := s.RatePPS
+	if d.hostPPS > 0 && offered > d.hostPPS {
+		offered = d.hostPPS
+	}
+	sent := int64(math.Round(offered * secs))
+	if s.Packets > 0 {
+		sent = s.Packets
+		secs = float64(sent) / offered
+	}
+	got := sent
+	if c := d.capPPS(s.Size); offered > c {
+		got = int64(math.Floor(c * secs))
+	}
+	return Outcome{Sent: sent, OfferedPPS: offered, Received: got, Lost: sent - got, Total: sent, SendSeconds: secs, ReceiveSeconds: secs, BacklogKnown: true}, nil
+}
+
+// modem is seed 002's device: 5000 buffers/s of 2524 bytes.
+func modem(size int) float64 { return 5000 * math.Floor(2524/float64(size)) }
+
+// wire is a plain link: 100 Mbit/s of payload, no cliff.
+func wire(size int) float64 { return 100e6 / 8 / float64(size+46) }
+
+func fastConfig(sizes ...int) Config {
+	return Config{Sizes: sizes, MaxPPS: func(int) float64 { return 20000 }, Trial: time.Second,
+		Sleep: func(context.Context, time.Duration) error { return nil }}
+}
+
+func within(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol*want {
+		t.Errorf("%s = %.1f, want %.1f within %.0f %%", what, got, want, 100*tol)
+	}
+}
+
+func TestSweepFindsCliffToTheByte(t *testing.T) {
+	d := &fakeDevice{capPPS: modem}
+	res := NewResult(Test{})
+	if err := Run(context.Background(), fastConfig(1200, 1250, 1300, 1400), d, res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cliffs) != 1 {
+		t.Fatalf("cliffs = %+v, want one", res.Cliffs)
+	}
+	c := res.Cliffs[0]
+	if c.Below != 1262 || c.Above != 1263 || !c.Exact {
+		t.Fatalf("cliff %d/%d, want 1262/1263", c.Below, c.Above)
+	}
+	within(t, "rate below", c.RateBelowPPS, 10000, 0.02)
+	within(t, "rate above", c.RateAbovePPS, 5000, 0.02)
+	if !strings.Contains(c.Hint, "2 datagrams of 1262 B fill 2524 bytes") {
+		t.Errorf("hint %q does not name the 2524-byte buffer", c.Hint)
+	}
+	for _, sr := range res.Sizes {
+		if !sr.Confirmed || sr.LimitedByHost {
+			t.Errorf("%d B: confirmed %v, limited %v", sr.Size, sr.Confirmed, sr.LimitedByHost)
+		}
+		if sr.Trials > 8 {
+			t.Errorf("%d B took %d trials", sr.Size, sr.Trials)
+		}
+		within(t, "rate", sr.RatePPS, modem(sr.Size), 0.02)
+		if sr.RatePPS > modem(sr.Size) {
+			t.Errorf("%d B: %.0f/s passed above the device's %.0f/s", sr.Size, sr.RatePPS, modem(sr.Size))
+		}
+	}
+	sizes := map[int]bool{}
+	for _, sr := range res.Sizes {
+		sizes[sr.Size] = sr.Bisected
+	}
+	if b, ok := sizes[1262]; !ok || !b {
+		t.Errorf("1262 not searched as a bisected size: %v", sizes)
+	}
+}
+
+func TestSweepNoCliffOnPlainLink(t *testing.T) {
+	d := &fakeDevice{capPPS: wire}
+	cfg := fastConfig(64, 512, 1200, 1472)
+	cfg.MaxPPS = func(s int) float64 { return 1.5 * wire(s) }
+	res := NewResult(Test{})
+	if err := Run(context.Background(), cfg, d, res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cliffs) != 0 {
+		t.Fatalf("cliffs %+v on a plain link", res.Cliffs)
+	}
+	if len(res.Sizes) != 4 {
+		t.Fatalf("%d sizes, want 4", len(res.Sizes))
+	}
+	for _, sr := range res.Sizes {
+		within(t, "rate", sr.RatePPS, wire(sr.Size), 0.02)
+	}
+}
+
+func TestSweepAtLineRateTakesTwoTrials(t *testing.T) {
+	d := &fakeDevice{capPPS: wire}
+	cfg := fastConfig(512, 1470)
+	cfg.MaxPPS = wire
+	line := func(s int) float64 { return wire(s) }
+	cfg.LinePPS = line
+	res := NewResult(Test{})
+	if err := Run(context.Background(), cfg, d, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, sr := range res.Sizes {
+		if sr.Trials != 2 || !sr.AtMax || sr.PercentOfLine == nil || math.Abs(*sr.PercentOfLine-100) > 1e-9 {
+			t.Errorf("%d B: %d trials, at max %v, %% of line %v", sr.Size, sr.Trials, sr.AtMax, sr.PercentOfLine)
+		}
+	}
+}
+
+func TestSweepLimitedByHost(t *testing.T) {
+	// The device would take 20000/s; this host sends only 8000/s.
+	d := &fakeDevice{capPPS: func(int) float64 { return 20000 }, hostPPS: 8000}
+	res := NewResult(Test{})
+	if err := Run(context.Background(), fastConfig(1000), d, res); err != nil {
+		t.Fatal(err)
+	}
+	sr := res.Sizes[0]
+	if !sr.LimitedByHost {
+		t.Fatalf("not marked limited by host: %+v", sr)
+	}
+	// A trial counts as offered at 99 % of the rate asked, no less.
+	if sr.RatePPS > 8000/0.99 {
+		t.Errorf("rate %.0f above what this host offered", sr.RatePPS)
+	}
+	for _, tr := range sr.TrialLog {
+		if tr.OfferedPPS < 0.99*tr.RatePPS && tr.Verdict == VerdictPass {
+			t.Errorf("a host-limited trial at %.0f passed", tr.RatePPS)
+		}
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "limited by this host") {
+		t.Errorf("no warning: %q", res.Warnings)
+	}
+	// A device limit below what the host can send is the device's.
+	d = &fakeDevice{capPPS: func(int) float64 { return 5000 }, hostPPS: 8000}
+	res = NewResult(Test{})
+	if err := Run(context.Background(), fastConfig(1000), d, res); err != nil {
+		t.Fatal(err)
+	}
+	if sr := res.Sizes[0]; sr.LimitedByHost {
+		t.Errorf("device limit 5000 reported as limited by host: %+v", sr)
+	}
+}
+
+func TestSweepPacketsAndLossCriterion(t *testing.T) {
+	d := &fakeDevice{capPPS: func(int) float64 { return 10000 }}
+	cfg := fastConfig(100)
+	cfg.Trial, cfg.Packets = 0, 100000
+	cfg.LossPercent = 10
+	res := NewResult(Test{})
+	if err := Run(context.Background(), cfg, d, res); err != nil {
+		t.Fatal(err)
+	}
+	// With 10 % loss allowed, up to 10000/0.9 = 11111/s passes.
+	sr := res.Sizes[0]
+	if sr.RatePPS < 10000 || sr.RatePPS > 11112 || sr.LossPercent > 10 {
+		t.Errorf("rate %.0f loss %.2f, want 10000…11111 within 10 %%", sr.RatePPS, sr.LossPercent)
+	}
+	for _, s := range d.trials {
+		if s.Packets != 100000 {
+			t.Fatalf("trial without the packet count: %+v", s)
+		}
+	}
+}
+
+func TestSweepBacklogIsNotAPass(t *testing.T) {
+	// A device with a deep queue loses nothing in a short trial but falls
+	// behind: its receive window is longer than ours.
+	r := RunnerFunc(func(_ context.Context, s Spec) (Outcome, error) {
+		o := Outcome{Sent: int64(s.RatePPS), OfferedPPS: s.RatePPS, Received: int64(s.RatePPS), Total: int64(s.RatePPS), SendSeconds: 1, ReceiveSeconds: 1, BacklogKnown: true}
+		if s.RatePPS > 5000 {
+			o.ReceiveSeconds = s.RatePPS / 5000
+			o.BacklogS = o.ReceiveSeconds - 1
+		}
+		return o, nil
+	})
+	res := NewResult(Test{})
+	if err := Run(context.Background(), fastConfig(500), r, res); err != nil {
+		t.Fatal(err)
+	}
+	// The default tolerance is a backlog of 3 % of the trial.
+	within(t, "rate", res.Sizes[0].RatePPS, 5000, 0.035)
+	if res.Sizes[0].RatePPS > 5000*1.031 {
+		t.Errorf("rate %.0f passed with a growing backlog", res.Sizes[0].RatePPS)
+	}
+}
+
+func TestRepeatConfidence(t *testing.T) {
+	n := 0
+	caps := []float64{9000, 10000, 11000}
+	r := RunnerFunc(func(ctx context.Context, s Spec) (Outcome, error) {
+		d := &fakeDevice{capPPS: func(int) float64 { return caps[n%3] }}
+		return d.Trial(ctx, s)
+	})
+	cfg := fastConfig(1000)
+	cfg.Repeat = 3
+	cfg.OnTrial = func(p Progress) {
+		if p.Trial == 1 && p.Repeat > 1 {
+			n++
+		}
+	}
+	res := NewResult(Test{})
+	if err := Run(context.Background(), cfg, r, res); err != nil {
+		t.Fatal(err)
+	}
+	rp := res.Sizes[0].Repeats
+	if rp == nil || rp.N != 3 {
+		t.Fatalf("repeats %+v", rp)
+	}
+	within(t, "mean", rp.MeanPPS, 10000, 0.02)
+	// sd 1000, t(2) 4.303: half-width 4.303*1000/sqrt(3) = 2484.
+	within(t, "ci half-width", rp.CIHighPPS-rp.MeanPPS, 2484, 0.05)
+	if !rp.Unstable {
+		t.Errorf("a ±25 %% interval not marked unstable")
+	}
+}
+
+func TestConfidenceMath(t *testing.T) {
+	r := confidence([]float64{100, 102, 98, 101, 99})
+	// mean 100, sd 1.5811, t(4) 2.776: half 1.963.
+	within(t, "low", r.CILowPPS, 100-1.963, 0.001)
+	within(t, "high", r.CIHighPPS, 100+1.963, 0.001)
+	if r.Unstable {
+		t.Error("±2 % marked unstable")
+	}
+}
+
+func TestInterruptKeepsFinishedSizes(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &fakeDevice{capPPS: wire}
+	r := RunnerFunc(func(c context.Context, s Spec) (Outcome, error) {
+		if s.Size == 1000 {
+			cancel()
+			return Outcome{}, c.Err()
+		}
+		return d.Trial(c, s)
+	})
+	res := NewResult(Test{})
+	cfg := fastConfig(100, 1000)
+	cfg.MaxPPS = wire
+	if err := Run(ctx, cfg, r, res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || len(res.Sizes) != 1 || res.Sizes[0].Size != 100 {
+		t.Fatalf("interrupted %v, sizes %+v", res.Interrupted, res.Sizes)
+	}
+}
+
+func TestStalledTrialIsRetriedThenHostLimited(t *testing.T) {
+	// Every trial above 5000/s loses after our sender stalled 50 ms: the
+	// far end is not blamed; the rate is tried twice, then counts as
+	// limited by this host.
+	var rates []float64
+	r := RunnerFunc(func(_ context.Context, s Spec) (Outcome, error) {
+		rates = append(rates, s.RatePPS)
+		n := int64(s.RatePPS)
+		o := Outcome{Sent: n, OfferedPPS: s.RatePPS, Received: n, Total: n, SendSeconds: 1}
+		if s.RatePPS > 5000 {
+			o.Received, o.Lost, o.MaxLagS = n-10, 10, 0.05
+		}
+		return o, nil
+	})
+	res := NewResult(Test{})
+	if err := Run(context.Background(), fastConfig(500), r, res); err != nil {
+		t.Fatal(err)
+	}
+	if len(rates) < 2 || rates[0] != rates[1] {
+		t.Fatalf("a stalled trial was not repeated at its rate: %v", rates)
+	}
+	sr := res.Sizes[0]
+	if sr.TrialLog[0].Verdict != VerdictStall || !sr.LimitedByHost || sr.RatePPS > 5000 {
+		t.Errorf("first verdict %q, limited %v, rate %.0f", sr.TrialLog[0].Verdict, sr.LimitedByHost, sr.RatePPS)
+	}
+}
+
+func TestReportCoveringPartOfTheTestIsNoPass(t *testing.T) {
+	// An iperf server reported 0/39 for a trial of 2147 datagrams: the
+	// 2108 it never counted are lost, not a clean pass.
+	o := Outcome{Sent: 2147, OfferedPPS: 4294, Received: 39, Lost: 0, Total: 39, Unreported: 2108, SendSeconds: 0.5}
+	cfg := fastConfig(512)
+	cfg.defaults()
+	if v := cfg.Verdict(Spec{RatePPS: 4294, Packets: 2147}, o); v != VerdictLoss {
+		t.Errorf("verdict %q, want %q", v, VerdictLoss)
+	}
+	if p := LossPercent(o); math.Abs(p-100*2108.0/2147) > 1e-9 {
+		t.Errorf("loss %.3f %%", p)
+	}
+}
+
+func TestShortSendIsHostLimited(t *testing.T) {
+	// The sender stalled until the trial's second ran out: 2000 of 10000
+	// datagrams left, each batch at the rate. Not the load asked for.
+	cfg := fastConfig(512)
+	cfg.defaults()
+	o := Outcome{Sent: 2000, OfferedPPS: 10000, Received: 2000, Total: 2000, SendSeconds: 0.2}
+	if v := cfg.Verdict(Spec{RatePPS: 10000, Duration: time.Second}, o); v != VerdictHost {
+		t.Errorf("verdict %q, want %q", v, VerdictHost)
+	}
+}
+
+func TestHints(t *testing.T) {
+	h := hint(Cliff{Below: 1472, Above: 1473, RateBelowPPS: 8000, RateAbovePPS: 4000, Exact: true})
+	if !strings.Contains(h, "MTU 1500") {
+		t.Errorf("no MTU hint at 1472/1473: %q", h)
+	}
+	h = hint(Cliff{Below: 1000, Above: 1001, RateBelowPPS: 9000, RateAbovePPS: 6000, Exact: true})
+	if !strings.Contains(h, "3 datagrams of 1000 B fill 3000 bytes") || strings.Contains(h, "MTU") {
+		t.Errorf("3/2 cliff: %q", h)
+	}
+	h = hint(Cliff{Below: 1250, Above: 1300, RateBelowPPS: 10000, RateAbovePPS: 5000})
+	if !strings.Contains(h, "not bisected") || strings.Contains(h, "MTU") {
+		t.Errorf("inexact cliff: %q", h)
+	}
+}
