@@ -310,6 +310,7 @@ func TestServerGroupsParallelStreams(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s := startGroupServer(t, 0)
 			addr := net.JoinHostPort(loHost, strconv.Itoa(s.srv.Port()))
 			var wg sync.WaitGroup
@@ -359,6 +360,7 @@ func TestServerGroupsParallelStreams(t *testing.T) {
 	// Our own client with -P 3: the server's SUM is what the client sent.
 	for _, udp := range []bool{false, true} {
 		t.Run(fmt.Sprintf("our client -P 3 udp=%v", udp), func(t *testing.T) {
+			t.Parallel()
 			s := startGroupServer(t, 0)
 			cfg := ClientConfig{Host: loHost, Port: s.srv.Port(), Parallel: 3, Duration: 300 * time.Millisecond, UDP: udp}
 			if udp {

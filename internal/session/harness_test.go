@@ -217,3 +217,36 @@ func notCPUWarnings(ws []string) []string {
 	}
 	return out
 }
+
+// protocolCase is one subtest of a suite that mixes TCP and UDP cases.
+type protocolCase struct {
+	name string
+	udp  bool
+	run  func(t *testing.T)
+}
+
+// runByProtocol runs the cases as parallel subtests, the TCP cases
+// together first ("tcp/…"), then the UDP cases together ("udp/…"). Cases
+// that check counts, not speeds, may share the machine; but an unpaced TCP
+// case takes all the CPU it gets, and a UDP case that asserts no loss must
+// not starve beside it.
+func runByProtocol(t *testing.T, cases []protocolCase) {
+	t.Helper()
+	for _, udp := range []bool{false, true} {
+		group := "tcp"
+		if udp {
+			group = "udp"
+		}
+		t.Run(group, func(t *testing.T) {
+			for _, c := range cases {
+				if c.udp != udp {
+					continue
+				}
+				t.Run(c.name, func(t *testing.T) {
+					t.Parallel()
+					c.run(t)
+				})
+			}
+		})
+	}
+}

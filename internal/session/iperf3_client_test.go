@@ -146,13 +146,15 @@ func TestIperf3ClientAgainstRealServer(t *testing.T) {
 		{"udp --bidir -P 2", ClientConfig{UDP: true, Rate: units.Rate{Value: 2e6}, Length: 300, Duration: time.Second, Bidir: true, Parallel: 2}},
 		{"tcp -n", ClientConfig{Bytes: 50 << 20}},
 	}
+	var runs []protocolCase
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+		runs = append(runs, protocolCase{tc.name, tc.cfg.UDP, func(t *testing.T) {
 			cfg := tc.cfg
 			r, rep := runAgainstRealIperf3(t, &cfg)
 			checkAgainstIperf3Server(t, &cfg, r, rep)
-		})
+		}})
 	}
+	runByProtocol(t, runs)
 }
 
 // runAgainstRealIperf3 runs our iperf3 client with cfg (host, port and
@@ -293,6 +295,7 @@ func keyPaths(v any, prefix string, out map[string]bool) {
 func TestIperf3JSONMatchesRealStructure(t *testing.T) {
 	for _, udp := range []bool{false, true} {
 		t.Run("udp="+strconv.FormatBool(udp), func(t *testing.T) {
+			t.Parallel()
 			// Real iperf3 client against a real server.
 			port, report := realIperf3Server(t)
 			args := []string{"-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "1", "-J"}

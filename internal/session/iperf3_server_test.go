@@ -161,8 +161,12 @@ func slicesContain(s []string, v string) bool {
 	return false
 }
 
+// TestIperf3RealClientsAgainstOurServer: the real iperf3 3.12 client, in
+// each mode, against our server on its iperf3 port and on the iperf2 port:
+// the figures of its -J report are our server's counts, and, run again
+// without -J, its text ends with "iperf Done.". Each case has a server of
+// its own, so that the cases can run side by side.
 func TestIperf3RealClientsAgainstOurServer(t *testing.T) {
-	ts := startI3Server(t, ServerConfig{}, Iperf3Config{})
 	cases := []struct {
 		name    string
 		args    []string
@@ -182,29 +186,31 @@ func TestIperf3RealClientsAgainstOurServer(t *testing.T) {
 		{"udp on the iperf2 port", []string{"-u", "-b", "1M", "-l", "200", "-t", "1"}, true, true, false},
 		{"udp -R on the iperf2 port", []string{"-u", "-b", "1M", "-l", "200", "-t", "1", "-R"}, true, true, true},
 	}
+	var runs []protocolCase
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+		runs = append(runs, protocolCase{tc.name, tc.udp, func(t *testing.T) {
+			ts := startI3Server(t, ServerConfig{}, Iperf3Config{})
 			port := ts.i3port
 			if tc.onIperf {
 				port = ts.port
 			}
-			before := ts.count()
 			rep, _ := runIperf3Client(t, port, append(tc.args, "-J")...)
-			r := ts.waitResults(before + 1)[before]
-			if !tc.human {
-				return
-			}
-			_, text := runIperf3Client(t, port, tc.args...) // the human form ends with "iperf Done."
-			ts.waitResults(before + 2)
+			r := ts.waitResults(1)[0]
 			if r.Error != "" {
 				t.Fatalf("server result error: %s", r.Error)
 			}
 			checkRealClient(t, tc.args, tc.udp, rep, r)
+			if !tc.human {
+				return
+			}
+			_, text := runIperf3Client(t, port, tc.args...) // the human form ends with "iperf Done."
+			ts.waitResults(2)
 			if slicesContain(tc.args, "--get-server-output") && !strings.Contains(text, "Server output:") {
 				t.Errorf("no server output in:\n%s", text)
 			}
-		})
+		}})
 	}
+	runByProtocol(t, runs)
 }
 
 // checkRealClient compares the real client's -J figures with our server's

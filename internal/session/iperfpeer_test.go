@@ -99,22 +99,36 @@ func (p *iperfPeer) waitExit(t *testing.T, d time.Duration) string {
 
 // startIperfServer runs "iperf -s [-u] -f B" on a free loopback port and
 // waits until it listens. It returns the peer and the port.
+//
+// The port was free when FreePort returned, but another test running in
+// parallel (or another program) may take it before iperf binds it; iperf
+// then exits at once, and another free port is tried, up to 5.
 func startIperfServer(t *testing.T, udp bool, extra ...string) (*iperfPeer, int) {
 	t.Helper()
-	port := loopback.FreePort(t)
-	args := []string{"-s", "-B", "127.0.0.1", "-p", strconv.Itoa(port), "-f", "B"}
-	if udp {
-		// A 2 MB receive buffer absorbs the catch-up burst of a sender
-		// that the busy test machine stalled, which iperf's 208 KB
-		// default turns into loss.
-		args = append(args, "-u", "-w", udpPeerBuffer)
-	}
-	args = append(args, extra...)
-	p := startIperfPeer(t, 30*time.Second, args...)
-	if !p.waitFor("Server listening", 5*time.Second) {
+	for try := 1; ; try++ {
+		port := loopback.FreePort(t)
+		args := []string{"-s", "-B", "127.0.0.1", "-p", strconv.Itoa(port), "-f", "B"}
+		if udp {
+			// A 2 MB receive buffer absorbs the catch-up burst of a sender
+			// that the busy test machine stalled, which iperf's 208 KB
+			// default turns into loss.
+			args = append(args, "-u", "-w", udpPeerBuffer)
+		}
+		args = append(args, extra...)
+		p := startIperfPeer(t, 30*time.Second, args...)
+		if p.waitFor("Server listening", 5*time.Second) {
+			return p, port
+		}
+		select {
+		case <-p.done:
+			if try < 5 {
+				t.Logf("iperf %s exited before listening (%s): trying another port", strings.Join(args, " "), strings.TrimSpace(p.out.String()))
+				continue
+			}
+		default:
+		}
 		t.Fatalf("iperf %s did not start listening:\n%s", strings.Join(args, " "), p.out.String())
 	}
-	return p, port
 }
 
 // udpPeerBuffer is iperf's -w for UDP tests.
