@@ -47,7 +47,11 @@ func realIperf3Server(t *testing.T) (int, func() *iperf3.Report) {
 // iperf3Listening waits until iperf3 listens on port, or its process
 // ended (done closed), and reports whether it listens. A probe connection
 // would count as iperf3's one test: it waits instead until the port cannot
-// be bound.
+// be bound. That alone does not say whose listener it is: when another
+// process (another test, or another program on a shared machine) took the
+// port first, iperf3 fails to bind and exits at once, and its clients
+// would talk to the other listener. So iperf3 must still run
+// bindGrace after the port was seen taken.
 func iperf3Listening(port int, done chan struct{}) bool {
 	for range 500 {
 		select {
@@ -57,13 +61,23 @@ func iperf3Listening(port int, done chan struct{}) bool {
 		}
 		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
-			return true
+			select {
+			case <-done:
+				return false
+			case <-time.After(bindGrace):
+				return true
+			}
 		}
 		ln.Close()
 		time.Sleep(10 * time.Millisecond)
 	}
 	return false
 }
+
+// bindGrace is how long a peer started on a free port must keep running,
+// after the port was seen taken, to count as the one that took it: iperf
+// and iperf3 report a failed bind within milliseconds of starting.
+const bindGrace = 100 * time.Millisecond
 
 // realIperf3ServerReports is realIperf3Server with extra arguments; the
 // function it returns gives every -J document the server printed: 3.12

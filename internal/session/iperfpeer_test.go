@@ -23,7 +23,18 @@ type iperfPeer struct {
 	args []string
 	out  *loopback.Buffer
 	done chan struct{}
-	err  error // Wait's result, valid after done is closed
+	err  error  // Wait's result, valid after done is closed
+	stop func() // kills iperf (if it still runs) and waits for it
+}
+
+// isDone says whether ch is closed.
+func isDone(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // iperfBinary returns the path of iperf, or skips the test when it is not
@@ -45,6 +56,7 @@ func startIperfPeer(t *testing.T, limit time.Duration, args ...string) *iperfPee
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	cmd := exec.CommandContext(ctx, path, args...)
 	p := &iperfPeer{args: args, out: &loopback.Buffer{}, done: make(chan struct{})}
+	p.stop = func() { cancel(); <-p.done }
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
@@ -116,16 +128,16 @@ func startIperfServer(t *testing.T, udp bool, extra ...string) (*iperfPeer, int)
 		}
 		args = append(args, extra...)
 		p := startIperfPeer(t, 30*time.Second, args...)
-		if p.waitFor("Server listening", 5*time.Second) {
+		// iperf 2.1.8 prints its banner before it binds: a failed bind
+		// ("listener bind failed: Address already in use") follows within
+		// milliseconds, and then the process exits or idles.
+		if p.waitFor("Server listening", 5*time.Second) && !p.waitFor("bind failed", bindGrace) && !isDone(p.done) {
 			return p, port
 		}
-		select {
-		case <-p.done:
-			if try < 5 {
-				t.Logf("iperf %s exited before listening (%s): trying another port", strings.Join(args, " "), strings.TrimSpace(p.out.String()))
-				continue
-			}
-		default:
+		if try < 5 && (strings.Contains(p.out.String(), "bind failed") || isDone(p.done)) {
+			t.Logf("iperf %s could not listen (%s): trying another port", strings.Join(args, " "), strings.TrimSpace(p.out.String()))
+			p.stop()
+			continue
 		}
 		t.Fatalf("iperf %s did not start listening:\n%s", strings.Join(args, " "), p.out.String())
 	}
