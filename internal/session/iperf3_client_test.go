@@ -229,9 +229,15 @@ func checkAgainstIperf3Server(t *testing.T, cfg *ClientConfig, r *result.Result,
 		if r.Receiver.Source != "peer-report" {
 			t.Errorf("receiver source %q", r.Receiver.Source)
 		}
-		switch {
-		case r.Sender.Bytes == 0 || srvRecv > r.Sender.Bytes:
-			t.Errorf("iperf3 server received %d bytes, we sent %d", srvRecv, r.Sender.Bytes)
+		switch written := max(r.Sender.BytesWritten, r.Sender.Bytes); {
+		case r.Sender.Bytes == 0 || srvRecv > written:
+			t.Errorf("iperf3 server received %d bytes, we wrote %d", srvRecv, written)
+		case srvRecv > r.Sender.Bytes:
+			// Our TCP figure is what was acknowledged when the brief wait
+			// after the last write ended (TEST_END must follow at once);
+			// on a busy host the server had read more by then, and our
+			// result must say that its figure is cut short.
+			sentTCP(t, r, r.Sender)
 		case srvRecv < r.Sender.Bytes:
 			// A 3.12 server stops counting at TEST_END, which we
 			// send right after our last data as iperf3's own client does,
