@@ -225,12 +225,12 @@ type protocolCase struct {
 	run  func(t *testing.T)
 }
 
-// runByProtocol runs the cases as parallel subtests, the TCP cases
-// together first ("tcp/…"), then the UDP cases together ("udp/…"). Cases
-// that check counts, not speeds, may share the machine; but an unpaced TCP
-// case takes all the CPU it gets, and a UDP case that asserts no loss must
-// not starve beside it.
-func runByProtocol(t *testing.T, cases []protocolCase) {
+// runByProtocol runs the cases as subtests, the TCP cases together first
+// ("tcp/…"), then the UDP cases ("udp/…"), together when udpTogether is
+// set, else one at a time. Cases that check counts, not speeds, may share
+// the machine; but an unpaced TCP case takes all the CPU it gets, and a
+// UDP case that asserts no loss must not starve beside it.
+func runByProtocol(t *testing.T, udpTogether bool, cases []protocolCase) {
 	t.Helper()
 	for _, udp := range []bool{false, true} {
 		group := "tcp"
@@ -243,7 +243,9 @@ func runByProtocol(t *testing.T, cases []protocolCase) {
 					continue
 				}
 				t.Run(c.name, func(t *testing.T) {
-					t.Parallel()
+					if !udp || udpTogether {
+						t.Parallel()
+					}
 					c.run(t)
 				})
 			}

@@ -168,7 +168,12 @@ func TestIperf3ClientAgainstRealServer(t *testing.T) {
 			checkAgainstIperf3Server(t, &cfg, r, rep)
 		}})
 	}
-	runByProtocol(t, runs)
+	// The UDP cases one at a time: the real 3.12 server reads with its
+	// default 208 KB socket buffer (about 270 datagrams of 200 bytes, by
+	// their kernel size), which no server option enlarges; four of them
+	// beside each other on a loaded machine overflowed it (lost 7 and 119
+	// of 625).
+	runByProtocol(t, false, runs)
 }
 
 // runAgainstRealIperf3 runs our iperf3 client with cfg (host, port and

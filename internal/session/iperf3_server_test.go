@@ -210,7 +210,7 @@ func TestIperf3RealClientsAgainstOurServer(t *testing.T) {
 			}
 		}})
 	}
-	runByProtocol(t, runs)
+	runByProtocol(t, true, runs)
 }
 
 // checkRealClient compares the real client's -J figures with our server's
