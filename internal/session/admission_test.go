@@ -233,15 +233,33 @@ func isTimeout(err error) bool {
 
 // The default per-source limits never get in a lab's way: real iperf -P 8
 // (TCP and UDP) and iperf3 -P 8 (TCP, and UDP -R, which makes us send)
-// from one host, one after another, all run, and nothing is refused.
+// from one host, all four at once, all run, and nothing is refused.
 func TestPerSourceDefaultsServeParallelClients(t *testing.T) {
 	iperfBinary(t)
 	iperf3Bin(t)
 	ts := startI3Server(t, ServerConfig{}, Iperf3Config{})
-	runIperfClient(t, ts.port, "-P", "8")
-	runIperfClient(t, ts.port, "-u", "-b", "1M", "-P", "8")
-	runIperf3Client(t, ts.i3port, "-t", "1", "-P", "8")
-	runIperf3Client(t, ts.i3port, "-t", "1", "-u", "-R", "-b", "1M", "-P", "8")
+	// The four clients run at once: 32 streams from one source together,
+	// all within the defaults.
+	t.Run("clients", func(t *testing.T) {
+		for _, c := range []struct {
+			iperf3 bool
+			args   []string
+		}{
+			{false, []string{"-P", "8"}},
+			{false, []string{"-u", "-b", "1M", "-P", "8"}},
+			{true, []string{"-t", "1", "-P", "8"}},
+			{true, []string{"-t", "1", "-u", "-R", "-b", "1M", "-P", "8"}},
+		} {
+			t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+				t.Parallel()
+				if c.iperf3 {
+					runIperf3Client(t, ts.i3port, c.args...)
+				} else {
+					runIperfClient(t, ts.port, c.args...)
+				}
+			})
+		}
+	})
 	rs := ts.waitResults(4)
 	streams := 0
 	for _, r := range rs {

@@ -103,7 +103,13 @@ func TestCrashShortHeaderLength(t *testing.T) {
 // fourth completes with exact counts, and the server goes on taking tests.
 func TestPanicEndsOnlyItsTest(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
-	ts := startI3Server(t, robustConfig(), Iperf3Config{})
+	// The healthy test is silent between its two sends while the others
+	// run: it must not end on the idle timeout, however busy the machine
+	// (with robustConfig's 500 ms it did under load, and the test waited
+	// for a result that had already come).
+	cfg := robustConfig()
+	cfg.IdleTimeout = guard
+	ts := startI3Server(t, cfg, Iperf3Config{})
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ts.port))
 	var victims sync.Map // local ports whose tests panic
 	panicky := func(point string, peer netip.AddrPort) {
@@ -178,13 +184,12 @@ func TestPanicEndsOnlyItsTest(t *testing.T) {
 	_ = good.SetReadDeadline(time.Now().Add(guard))
 	_, _ = io.Copy(io.Discard, good)
 	var gr *result.Result
-	for gr == nil {
-		for _, r := range ts.waitResults(len(rs) + 1) {
+	for n := len(rs); gr == nil; n++ { // the results so far first, then one more at a time
+		for _, r := range ts.waitResults(n) {
 			if r.Test.Peer == good.LocalAddr().String() {
 				gr = r
 			}
 		}
-		rs = ts.waitResults(len(rs) + 1)
 	}
 	if rv := receiverOf(t, gr); rv.Bytes != int64(len(hdr)+150_000) || gr.Error != "" {
 		t.Errorf("the healthy test counted %d bytes (want %d), error %q", rv.Bytes, len(hdr)+150_000, gr.Error)

@@ -47,7 +47,11 @@ func realIperf3Server(t *testing.T) (int, func() *iperf3.Report) {
 // iperf3Listening waits until iperf3 listens on port, or its process
 // ended (done closed), and reports whether it listens. A probe connection
 // would count as iperf3's one test: it waits instead until the port cannot
-// be bound.
+// be bound. That alone does not say whose listener it is: when another
+// process (another test, or another program on a shared machine) took the
+// port first, iperf3 fails to bind and exits at once, and its clients
+// would talk to the other listener. So iperf3 must still run
+// bindGrace after the port was seen taken.
 func iperf3Listening(port int, done chan struct{}) bool {
 	for range 500 {
 		select {
@@ -57,13 +61,23 @@ func iperf3Listening(port int, done chan struct{}) bool {
 		}
 		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
-			return true
+			select {
+			case <-done:
+				return false
+			case <-time.After(bindGrace):
+				return true
+			}
 		}
 		ln.Close()
 		time.Sleep(10 * time.Millisecond)
 	}
 	return false
 }
+
+// bindGrace is how long a peer started on a free port must keep running,
+// after the port was seen taken, to count as the one that took it: iperf
+// and iperf3 report a failed bind within milliseconds of starting.
+const bindGrace = 100 * time.Millisecond
 
 // realIperf3ServerReports is realIperf3Server with extra arguments; the
 // function it returns gives every -J document the server printed: 3.12
@@ -153,13 +167,20 @@ func TestIperf3ClientAgainstRealServer(t *testing.T) {
 		{"udp --bidir -P 2", ClientConfig{UDP: true, Rate: units.Rate{Value: 2e6}, Length: 300, Duration: time.Second, Bidir: true, Parallel: 2}},
 		{"tcp -n", ClientConfig{Bytes: 50 << 20}},
 	}
+	var runs []protocolCase
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+		runs = append(runs, protocolCase{tc.name, tc.cfg.UDP, func(t *testing.T) {
 			cfg := tc.cfg
 			r, rep := runAgainstRealIperf3(t, &cfg)
 			checkAgainstIperf3Server(t, &cfg, r, rep)
-		})
+		}})
 	}
+	// The UDP cases one at a time: the real 3.12 server reads with its
+	// default 208 KB socket buffer (about 270 datagrams of 200 bytes, by
+	// their kernel size), which no server option enlarges; four of them
+	// beside each other on a loaded machine overflowed it (lost 7 and 119
+	// of 625).
+	runByProtocol(t, false, runs)
 }
 
 // runAgainstRealIperf3 runs our iperf3 client with cfg (host, port and
@@ -220,9 +241,15 @@ func checkAgainstIperf3Server(t *testing.T, cfg *ClientConfig, r *result.Result,
 		if r.Receiver.Source != "peer-report" {
 			t.Errorf("receiver source %q", r.Receiver.Source)
 		}
-		switch {
-		case r.Sender.Bytes == 0 || srvRecv > r.Sender.Bytes:
-			t.Errorf("iperf3 server received %d bytes, we sent %d", srvRecv, r.Sender.Bytes)
+		switch written := max(r.Sender.BytesWritten, r.Sender.Bytes); {
+		case r.Sender.Bytes == 0 || srvRecv > written:
+			t.Errorf("iperf3 server received %d bytes, we wrote %d", srvRecv, written)
+		case srvRecv > r.Sender.Bytes:
+			// Our TCP figure is what was acknowledged when the brief wait
+			// after the last write ended (TEST_END must follow at once);
+			// on a busy host the server had read more by then, and our
+			// result must say that its figure is cut short.
+			sentTCP(t, r, r.Sender)
 		case srvRecv < r.Sender.Bytes:
 			// A 3.12 server stops counting at TEST_END, which we
 			// send right after our last data as iperf3's own client does,
@@ -300,6 +327,7 @@ func keyPaths(v any, prefix string, out map[string]bool) {
 func TestIperf3JSONMatchesRealStructure(t *testing.T) {
 	for _, udp := range []bool{false, true} {
 		t.Run("udp="+strconv.FormatBool(udp), func(t *testing.T) {
+			t.Parallel()
 			// Real iperf3 client against a real server.
 			port, report := realIperf3Server(t)
 			args := []string{"-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "1", "-J"}

@@ -36,6 +36,11 @@ func TestIperf3ClientEndsWithItsData(t *testing.T) {
 		{"udp --bidir", udp(ClientConfig{Bidir: true})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.cfg.UDP {
+				// The UDP cases (10 Mbit/s each, little CPU) run side by
+				// side once the TCP cases, unpaced, ran one at a time.
+				t.Parallel()
+			}
 			var errs []error
 			for try := 1; try <= i3EndAttempts; try++ {
 				cfg := tc.cfg
@@ -56,10 +61,14 @@ func TestIperf3ClientEndsWithItsData(t *testing.T) {
 // i3EndAttempts is how many times one case of TestIperf3ClientEndsWithItsData
 // may run. It asserts times to 20 ms on a shared two-core machine, where a
 // process that is not scheduled for a while (seen: our writer 0.5 s late,
-// iperf3 leaving datagrams unread) moves the figures for reasons that are
-// not the protocol's; each try is logged and faces the same bounds, and a
-// client that paused before TEST_END (the bug: 200 ms) fails every try.
-const i3EndAttempts = 3
+// iperf3 leaving datagrams unread; 3.12 serves both directions of --bidir
+// from one thread) moves the figures for reasons that are not the
+// protocol's; each try is logged and faces the same bounds, and a client
+// that paused before TEST_END (the bug: 200 ms) fails every try. With two
+// CPU-bound processes beside the tests, about one TCP try in four measured
+// 2.03-2.74 s on the server, so three tries failed a -count=5 run about
+// once in five; five tries, as the lab tests have, make that rare.
+const i3EndAttempts = 5
 
 // checkEndsWithData checks one run: the server's measured time and, one
 // way, its receiver figure against our sender figure.

@@ -23,6 +23,7 @@ func TestIperf3RealClientRetrColumn(t *testing.T) {
 	ts := startI3Server(t, ServerConfig{}, Iperf3Config{})
 	for _, args := range [][]string{{"-t", "1", "-R"}, {"-t", "1", "--bidir"}, {"-t", "1", "--bidir", "-P", "2"}, {"-t", "1", "-R", "-P", "2"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Parallel()
 			_, text := runIperf3Client(t, ts.i3port, args...)
 			if !regexp.MustCompile(`(?m)^\[ ID\](\[Role\])? Interval\s+Transfer\s+Bitrate\s+Retr$`).MatchString(text) {
 				t.Fatalf("no Retr column in the summary:\n%s", text)

@@ -23,7 +23,18 @@ type iperfPeer struct {
 	args []string
 	out  *loopback.Buffer
 	done chan struct{}
-	err  error // Wait's result, valid after done is closed
+	err  error  // Wait's result, valid after done is closed
+	stop func() // kills iperf (if it still runs) and waits for it
+}
+
+// isDone says whether ch is closed.
+func isDone(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // iperfBinary returns the path of iperf, or skips the test when it is not
@@ -45,6 +56,7 @@ func startIperfPeer(t *testing.T, limit time.Duration, args ...string) *iperfPee
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	cmd := exec.CommandContext(ctx, path, args...)
 	p := &iperfPeer{args: args, out: &loopback.Buffer{}, done: make(chan struct{})}
+	p.stop = func() { cancel(); <-p.done }
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
@@ -99,22 +111,36 @@ func (p *iperfPeer) waitExit(t *testing.T, d time.Duration) string {
 
 // startIperfServer runs "iperf -s [-u] -f B" on a free loopback port and
 // waits until it listens. It returns the peer and the port.
+//
+// The port was free when FreePort returned, but another test running in
+// parallel (or another program) may take it before iperf binds it; iperf
+// then exits at once, and another free port is tried, up to 5.
 func startIperfServer(t *testing.T, udp bool, extra ...string) (*iperfPeer, int) {
 	t.Helper()
-	port := loopback.FreePort(t)
-	args := []string{"-s", "-B", "127.0.0.1", "-p", strconv.Itoa(port), "-f", "B"}
-	if udp {
-		// A 2 MB receive buffer absorbs the catch-up burst of a sender
-		// that the busy test machine stalled, which iperf's 208 KB
-		// default turns into loss.
-		args = append(args, "-u", "-w", udpPeerBuffer)
-	}
-	args = append(args, extra...)
-	p := startIperfPeer(t, 30*time.Second, args...)
-	if !p.waitFor("Server listening", 5*time.Second) {
+	for try := 1; ; try++ {
+		port := loopback.FreePort(t)
+		args := []string{"-s", "-B", "127.0.0.1", "-p", strconv.Itoa(port), "-f", "B"}
+		if udp {
+			// A 2 MB receive buffer absorbs the catch-up burst of a sender
+			// that the busy test machine stalled, which iperf's 208 KB
+			// default turns into loss.
+			args = append(args, "-u", "-w", udpPeerBuffer)
+		}
+		args = append(args, extra...)
+		p := startIperfPeer(t, 30*time.Second, args...)
+		// iperf 2.1.8 prints its banner before it binds: a failed bind
+		// ("listener bind failed: Address already in use") follows within
+		// milliseconds, and then the process exits or idles.
+		if p.waitFor("Server listening", 5*time.Second) && !p.waitFor("bind failed", bindGrace) && !isDone(p.done) {
+			return p, port
+		}
+		if try < 5 && (strings.Contains(p.out.String(), "bind failed") || isDone(p.done)) {
+			t.Logf("iperf %s could not listen (%s): trying another port", strings.Join(args, " "), strings.TrimSpace(p.out.String()))
+			p.stop()
+			continue
+		}
 		t.Fatalf("iperf %s did not start listening:\n%s", strings.Join(args, " "), p.out.String())
 	}
-	return p, port
 }
 
 // udpPeerBuffer is iperf's -w for UDP tests.

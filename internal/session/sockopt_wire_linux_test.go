@@ -207,6 +207,7 @@ func TestWindowSetsBothSides(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			port := c.server(t)
 			cport := loopback.FreePort(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -5,8 +5,11 @@ package loopback
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"net"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -35,8 +38,23 @@ func (b *Buffer) String() string {
 // FreePort returns a port that was free on 127.0.0.1 for both TCP and UDP
 // a moment ago (iperf servers listen on both), failing the test when none
 // is found in 50 tries.
+//
+// Where the system says which ports it hands out by itself (Linux:
+// ip_local_port_range), the port is picked at random below that range. A
+// port from the range can be given, between FreePort's check and the
+// caller's bind, to any socket that connects or binds port 0: a test
+// running in parallel, or another program on a shared machine. The
+// caller's bind then fails ("address already in use"), or its client
+// talks to another program's listener. Elsewhere the kernel picks.
 func FreePort(t testing.TB) int {
 	t.Helper()
+	if lo, hi, ok := quietPorts(); ok {
+		for range 50 {
+			if port := lo + rand.IntN(hi-lo); free(port) {
+				return port
+			}
+		}
+	}
 	for range 50 {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -52,4 +70,47 @@ func FreePort(t testing.TB) int {
 	}
 	t.Fatal("no port free for both TCP and UDP on 127.0.0.1 after 50 tries")
 	return 0
+}
+
+// free says whether port can be bound on 127.0.0.1 for TCP and UDP.
+func free(port int) bool {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer ln.Close()
+	uc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return false
+	}
+	_ = uc.Close()
+	return true
+}
+
+// quietFloor is the lowest port FreePort picks by itself: above the ports
+// services commonly use.
+const quietFloor = 10000
+
+// ephemeralRangeFile holds the range of ports Linux hands out by itself.
+const ephemeralRangeFile = "/proc/sys/net/ipv4/ip_local_port_range"
+
+// quietPorts is the range [lo, hi) of ports no socket gets without asking
+// for it by number: from quietFloor to the start of the system's ephemeral
+// range. ok is false where that range is unknown or leaves fewer than 1000
+// ports.
+func quietPorts() (lo, hi int, ok bool) {
+	b, err := os.ReadFile(ephemeralRangeFile)
+	if err != nil {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0, 0, false
+	}
+	first, err := strconv.Atoi(f[0])
+	if err != nil || first-quietFloor < 1000 {
+		return 0, 0, false
+	}
+	return quietFloor, first, true
 }

@@ -8,6 +8,21 @@ import (
 	"testing"
 )
 
+// TestFreePortOutsideEphemeralRange: where the system names the ports it
+// hands out by itself, FreePort picks none of them (one could be taken by
+// any connecting socket before the caller binds it).
+func TestFreePortOutsideEphemeralRange(t *testing.T) {
+	lo, hi, ok := quietPorts()
+	if !ok {
+		t.Skipf("no ephemeral port range to keep out of here (%s)", ephemeralRangeFile)
+	}
+	for range 20 {
+		if p := FreePort(t); p < lo || p >= hi {
+			t.Fatalf("FreePort gave %d, want one in [%d, %d), below the ephemeral range", p, lo, hi)
+		}
+	}
+}
+
 func TestFreePortIsFree(t *testing.T) {
 	port := FreePort(t)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))

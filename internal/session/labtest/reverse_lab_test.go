@@ -1,6 +1,6 @@
 //go:build linux
 
-package session_test
+package labtest
 
 import (
 	"context"

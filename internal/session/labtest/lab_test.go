@@ -23,9 +23,9 @@
 //
 // Run them alone with:
 //
-//	go test -run Lab -v ./internal/session/
+//	go test -v ./internal/session/labtest/
 
-package session_test
+package labtest
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 //go:build linux
 
-package session_test
+package labtest
 
 // Loss at our own sender (issue 16, item 3): with the 100 Mbit/s shaper on
 // the sending namespace's own egress, datagrams the shaper's queue drops
