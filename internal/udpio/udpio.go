@@ -59,6 +59,12 @@ type Capabilities struct {
 	// (requested with Options.GSO and supported by the kernel). It turns
 	// false for good if the kernel refuses a segmented send.
 	GSO bool
+	// GRO is true when the socket has UDP_GRO on (requested with
+	// Options.GRO and accepted by the kernel): the kernel may hand up
+	// several datagrams of one source as one coalesced packet, which
+	// ReadBatch splits again, one Message per datagram. The datagrams of
+	// one coalesced packet share its receive time.
+	GRO bool
 	// ReadBuffer and WriteBuffer are the socket buffer sizes in bytes as the
 	// kernel reports them after Options were applied (Linux reports double
 	// the requested size); 0 when unknown.
@@ -91,6 +97,14 @@ type Options struct {
 	// or EINVAL (no checksum offload, a segment above the path MTU), GSO is
 	// switched off for this Conn and the unsent datagrams go out plainly.
 	GSO bool
+	// GRO asks for UDP receive offload (UDP_GRO): the kernel may coalesce
+	// consecutive datagrams of one source of the same size into one packet
+	// (as a GSO sender's super-packet crosses loopback whole), saving its
+	// per-datagram work. ReadBatch still returns one Message per datagram,
+	// in order, but all datagrams of a coalesced packet carry the same
+	// Time, so per-datagram arrival times are lost. Linux only, ignored
+	// with NoBatch; see Capabilities.GRO.
+	GRO bool
 	// Control, when set, runs on the new socket before it binds or
 	// connects, as net.Dialer.Control does (for the TOS, TTL and other
 	// options a caller sets); Listen and Dial only.
