@@ -148,9 +148,23 @@ func (t *Text) receiverLine(b *strings.Builder, id string, udp bool, r *result.R
 			r.OutOfOrder, r.Duplicates, ppsText(r.PacketsPerSecond, r.Packets, r.Seconds))
 	}
 	b.WriteString("  receiver\n")
+	if udp && r.JitterMethod != "" {
+		fmt.Fprintf(b, "%s %s\n", idText(id), jitterMethodText(r.JitterMethod))
+	}
 	if r.HostDrops > 0 {
 		fmt.Fprintf(b, "%s %d datagrams dropped by this host's socket receive buffer (not by the network)\n", idText(id), r.HostDrops)
 	}
+}
+
+// jitterMethodText says how a receiver's jitter was measured.
+func jitterMethodText(m string) string {
+	switch m {
+	case result.JitterPerBatch:
+		return "Jitter from per-batch arrival times (UDP GRO: datagrams the kernel coalesced share one arrival time; --no-gro for per-datagram)"
+	case result.JitterPerDatagram:
+		return "Jitter from per-datagram arrival times"
+	}
+	return "Jitter method: " + m
 }
 
 // linkLines writes the measured goodput against what the medium allows:

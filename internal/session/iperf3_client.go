@@ -692,7 +692,7 @@ func (cl *i3Client) fill() {
 		} else {
 			var rr *result.Receiver
 			if s.urx != nil {
-				rr = i3LocalReceiver(s.totals, cl.start, cl.end)
+				rr = i3LocalReceiver(s.totals, cl.start, cl.end, s.udp)
 			} else {
 				rr = &result.Receiver{Bytes: s.tcpRes.Bytes, Seconds: cl.end.Sub(cl.start).Seconds(), Source: "local"}
 				i3Rates(rr, false)

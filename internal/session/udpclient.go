@@ -299,6 +299,7 @@ func runUDPReverse(ctx context.Context, cfg *ClientConfig, conns []udpio.Conn, r
 	start := time.Now()
 	for i := range conns {
 		recvs[i] = newUDPRecvAs(conns[i].RemoteAddr(), iperf2.LayoutModern, false, start)
+		recvs[i].gro = conns[i].Capabilities().GRO
 		counters[i] = &recvs[i].rx.C
 	}
 	iv := engine.NewIntervals(start, cfg.Interval, cfg.OnInterval, &engine.Flow{Counters: counters})
@@ -383,6 +384,9 @@ func receiveReverse(ctx context.Context, c udpio.Conn, hdr []byte, length int, r
 // sumReceiver adds one stream's counts into a sum.
 func sumReceiver(sum *result.Receiver, rr *result.Receiver) {
 	sum.Source = rr.Source
+	if sum.JitterMethod == "" || rr.JitterMethod == result.JitterPerBatch {
+		sum.JitterMethod = rr.JitterMethod
+	}
 	sum.Bytes += rr.Bytes
 	sum.Packets += rr.Packets
 	sum.Lost += rr.Lost
