@@ -53,6 +53,16 @@ const DefaultSendBatch = 64
 // rates too high to wake once per datagram are batched.
 const GatherWindow = 50 * time.Microsecond
 
+// GSOWorthwhile says whether a sender of pps datagrams per second (0 =
+// unpaced) gains from UDP segmentation offload: only when batches form on
+// their own, at rates where datagrams are due less than GatherWindow apart.
+// Below that each datagram leaves alone, and GSO would only coalesce the
+// catch-up bursts of a sender that fell behind, which a dropping qdisc
+// then counts as one drop each.
+func GSOWorthwhile(pps float64) bool {
+	return pps <= 0 || pps >= float64(time.Second/GatherWindow)
+}
+
 // OfferedRate returns the datagrams per second actually offered: the
 // datagrams after the first over the time from the first send to the last
 // (N datagrams span N−1 gaps). It is 0 with fewer than two datagrams.

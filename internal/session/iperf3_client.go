@@ -502,7 +502,7 @@ func (cl *i3Client) run(ctx context.Context) {
 	}
 	cl.fill()
 	if drops != nil {
-		local.apply(cl.r)
+		local.apply(cl.r, len(cl.streams) > 0 && cl.streams[0].udp != nil && cl.streams[0].udp.Capabilities().GSO)
 	}
 	warnInterrupted(ctx, cl.r)
 	// The server's own error is the cause; a stream it then reset is

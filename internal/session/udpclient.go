@@ -118,7 +118,7 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	}
 	r.Intervals = iv.Stop(time.Now())
 	fillUDPClientResult(r, cfg, outs)
-	localDrops.apply(r)
+	localDrops.apply(r, conns[0].Capabilities().GSO)
 	warnInterrupted(ctx, r)
 	if backFlow != nil {
 		r.Reverse = backFlow
