@@ -58,27 +58,6 @@ func TestGRORoundTrip(t *testing.T) {
 	}
 }
 
-// readIn reads n datagrams, at most per per call, with bufSize buffers.
-func readIn(t *testing.T, c Conn, n, per, bufSize int) []Message {
-	t.Helper()
-	if err := c.SetReadDeadline(time.Now().Add(safety)); err != nil {
-		t.Fatal(err)
-	}
-	var got []Message
-	for len(got) < n {
-		msgs := make([]Message, min(per, n-len(got)))
-		for i := range msgs {
-			msgs[i].Buf = make([]byte, bufSize)
-		}
-		k, err := c.ReadBatch(msgs)
-		if err != nil {
-			t.Fatalf("read after %d of %d datagrams: %v", len(got), n, err)
-		}
-		got = append(got, msgs[:k]...)
-	}
-	return got
-}
-
 // TestGROTruncation reads coalesced datagrams into buffers shorter than
 // them: each is cut to the buffer and marked, and the next one starts
 // where it belongs.
