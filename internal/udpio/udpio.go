@@ -6,6 +6,10 @@
 // and the kernel's count of datagrams dropped because the socket's receive
 // buffer was full (SO_RXQ_OVFL, SO_MEMINFO) is tracked. Elsewhere, or with
 // Options.NoBatch, each call moves one datagram through the standard library.
+// On Linux, Options.GSO hands the kernel runs of datagrams as one UDP_SEGMENT
+// buffer, and Options.GRO takes coalesced packets (UDP_GRO) and splits them
+// again, so ReadBatch still returns one Message per datagram; receiving and
+// sending allocate nothing per datagram.
 //
 // What a socket could switch on is reported by Conn.Capabilities, so a result
 // can record how it was measured; nothing is assumed.
