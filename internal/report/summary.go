@@ -151,7 +151,11 @@ func (t *Text) receiverLine(b *strings.Builder, id string, udp bool, r *result.R
 	if udp && r.JitterMethod != "" {
 		fmt.Fprintf(b, "%s %s\n", idText(id), jitterMethodText(r.JitterMethod))
 	}
-	if r.HostDrops > 0 {
+	switch {
+	case r.HostDrops > 0 && r.JitterMethod == result.JitterPerBatch:
+		// The kernel counts a dropped GRO packet once.
+		fmt.Fprintf(b, "%s at least %d datagrams dropped by this host's socket receive buffer (not by the network; with UDP GRO the kernel counts a dropped coalesced packet of up to 64 once)\n", idText(id), r.HostDrops)
+	case r.HostDrops > 0:
 		fmt.Fprintf(b, "%s %d datagrams dropped by this host's socket receive buffer (not by the network)\n", idText(id), r.HostDrops)
 	}
 }

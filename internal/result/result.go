@@ -229,7 +229,9 @@ type Receiver struct {
 	// received) or "peer-report" (the peer's server report).
 	Source string `json:"source"`
 	// HostDrops counts datagrams our own socket receive buffer dropped
-	// during the test (Linux SO_RXQ_OVFL); -1 when unknown.
+	// during the test (Linux SO_RXQ_OVFL); -1 when unknown. With UDP GRO
+	// (JitterMethod JitterPerBatch) the kernel counts a dropped coalesced
+	// packet once, so it is then a lower bound.
 	HostDrops int64 `json:"host_drops,omitempty"`
 	// PathLost is Lost minus the sender's LocalDrops (never below 0): the
 	// loss left for the path, when the sender could read its drop
