@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/sockopt"
 	"github.com/wirebench/wirebench/internal/testutil/loopback"
 	"github.com/wirebench/wirebench/internal/udpio"
 	"github.com/wirebench/wirebench/internal/units"
@@ -58,16 +59,15 @@ func TestDialUDPOffload(t *testing.T) {
 }
 
 // gsoRate is a rate at which our client sends with GSO: 60,000 datagrams/s
-// of 64 bytes, at least 3 per GSO packet (more when it catches up). Were a
-// GSO packet seen whole, as one datagram, the peer would count at least 2
-// of every 3 lost; a busy test machine that starves the peer's receiver
-// loses some, so the bound below is a third.
+// of 64 bytes, at least 3 per GSO packet (more when it catches up).
 var gsoRate = units.Rate{Value: 60000, PPS: true}
 
 // TestInteropGSOClientToIperf: with GSO on, real iperf 2.1.8 still sees
-// each datagram as its own: the datagram count, ids and bytes it prints
-// match what we sent one for one (a GSO packet arriving whole would be one
-// long datagram with one id, and the rest would count as lost).
+// each datagram as its own: the datagram count and ids it prints match what
+// we sent, and it received exactly 64 bytes per datagram (it reads UDP with
+// a 1470-byte buffer, so a GSO packet arriving whole would be one datagram
+// of 192 bytes or more, with one id). Loss alone tells nothing here: a
+// busy test machine starves iperf's reader at this rate.
 func TestInteropGSOClientToIperf(t *testing.T) {
 	iperfBinary(t)
 	offloadAvailable(t)
@@ -82,18 +82,19 @@ func TestInteropGSOClientToIperf(t *testing.T) {
 	if got := l.Total - l.Lost; l.Bytes != got*length {
 		t.Errorf("iperf received %d bytes in %d datagrams: not %d bytes each (%v)", l.Bytes, got, length, l)
 	}
-	if l.Lost*3 > l.Total {
-		t.Errorf("iperf lost %d of %d (over a third: GSO packets seen whole?)", l.Lost, l.Total)
-	} else if l.Lost > 0 {
+	if l.Lost > 0 {
 		t.Logf("iperf lost %d of %d (its receiver starved on this busy machine)", l.Lost, l.Total)
 	}
 	checkPeerReport(t, r, l)
 }
 
 // TestIperf3GSOClientAgainstRealServer: the same against real iperf3 3.12.
+// Its default receive buffer holds a few milliseconds at this rate, and a
+// busy test machine holds its reader off for longer (half lost, in one
+// run): -w 4M sets the server's buffer, as iperf3's own client does.
 func TestIperf3GSOClientAgainstRealServer(t *testing.T) {
 	offloadAvailable(t)
-	cfg := ClientConfig{UDP: true, Rate: gsoRate, Length: 64, Duration: time.Second}
+	cfg := ClientConfig{UDP: true, Rate: gsoRate, Length: 64, Duration: time.Second, Socket: sockopt.Options{Buffer: 4 << 20}}
 	r, rep := runAgainstRealIperf3(t, &cfg)
 	var pkts, lost int64
 	for _, st := range rep.End.Streams {
@@ -105,6 +106,9 @@ func TestIperf3GSOClientAgainstRealServer(t *testing.T) {
 		t.Errorf("iperf3 counted %d datagrams (%d lost, our receiver figure %d bytes); we sent %d of 64 bytes",
 			pkts, lost, r.Receiver.Bytes, r.Sender.Packets)
 	}
+	// iperf3 reads 64-byte buffers, so a GSO packet seen whole would be
+	// one datagram cut to 64 bytes, and its other ids (2 of 3 or more)
+	// would count as lost.
 	if lost*3 > pkts {
 		t.Errorf("iperf3 lost %d of %d (over a third: GSO packets seen whole?)", lost, pkts)
 	} else if lost > 0 {
