@@ -40,6 +40,7 @@ type clientFlags struct {
 	cport      int
 	zeroCopy   bool
 	sockFlags
+	offloadFlags
 	enhanced bool // iperf2 -e
 	linkFlags
 	latencyFlags
@@ -101,6 +102,7 @@ The dialect decides what goes on the wire:
 	fl.BoolVarP(&f.zeroCopy, "zerocopy", "Z", false, "TCP: send with sendfile from a file holding the payload, without copying it from memory (iperf3's -Z; iperf 2's -Z is our -C)")
 	fl.IntVar(&f.cport, "cport", 0, "local port of the data streams; with -P, stream i uses this port + i")
 	f.sockFlags.register(cmd)
+	f.offloadFlags.register(cmd)
 	fl.BoolVarP(&f.enhanced, "enhanced", "e", false, "enhanced text output (iperf2 -e): a TCP sender's retransmits, congestion window, RTT and MSS")
 	f.linkFlags.register(cmd)
 	f.latencyFlags.register(cmd)
@@ -165,6 +167,7 @@ func (f *clientFlags) config(cmd *cobra.Command, host string) (session.ClientCon
 		return cfg, err
 	}
 	cfg.IPv6, cfg.ZeroCopy = f.v6, f.zeroCopy
+	cfg.NoGSO, cfg.NoGRO = f.noGSO, f.noGRO
 	if f.zeroCopy && f.udp {
 		return cfg, usagef("-Z (zero-copy send) is for TCP")
 	}

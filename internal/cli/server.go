@@ -35,6 +35,7 @@ type serverFlags struct {
 	maxNewPerSecond float64
 	auth            serverAuthFlags
 	sockFlags
+	offloadFlags
 	enhanced bool // iperf2 -e
 	linkFlags
 	webFlags
@@ -82,6 +83,7 @@ allowed with --allow-reverse (docs/server.md).`,
 	fl.BoolVarP(&udp, "udp", "u", false, "accepted for iperf compatibility: TCP and UDP are always served")
 	f.auth.register(cmd)
 	f.sockFlags.register(cmd)
+	f.offloadFlags.register(cmd)
 	f.linkFlags.register(cmd)
 	f.webFlags.register(cmd)
 	return cmd
@@ -167,7 +169,7 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 		MaxDuration:  time.Duration(f.maxDuration * float64(time.Second)),
 		MaxSendRate:  maxRate,
 		AllowReverse: allow, MaxTestsPerSource: noLimit(f.maxPerSource), NewTestsPerSecondPerSource: noLimit(f.maxNewPerSecond),
-		Socket: sock, IPv6: f.v6,
+		Socket: sock, IPv6: f.v6, NoGSO: f.noGSO, NoGRO: f.noGRO,
 		OnLog: func(msg string) { e.logf("%s", msg) },
 	}
 	if f.port == 0 {

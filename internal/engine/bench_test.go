@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -156,4 +157,63 @@ func gapStats(ts []time.Time) (mean, sd float64) {
 		ss += d * d
 	}
 	return mean, math.Sqrt(ss / float64(k))
+}
+
+// BenchmarkUDPPath runs the whole UDP data path over loopback: SendUDP,
+// unpaced, into ReceiveUDP counting every datagram, for 18-, 64- and
+// 1470-byte datagrams, with plain sendmmsg/recvmmsg and with UDP GSO on send
+// and GRO on receive (offload). One op is one datagram; allocs/op is the
+// loops' allocations per datagram (the setup's few dozen are spread over
+// b.N). Custom metrics: tx-pps and rx-pps, the datagrams per second sent
+// and received, and loss-% between them (the receiver shares the CPU with
+// the sender, so at full speed some loss is expected: this is a speed
+// benchmark, the loss-free rate needs a paced search).
+//
+//	go test -run '^$' -bench UDPPath -benchmem -benchtime 2000000x ./internal/engine/
+func BenchmarkUDPPath(b *testing.B) {
+	for _, size := range []int{18, 64, 1470} {
+		for _, offload := range []bool{false, true} {
+			name := fmt.Sprintf("%d/plain", size)
+			if offload {
+				name = fmt.Sprintf("%d/offload", size)
+			}
+			b.Run(name, func(b *testing.B) { benchPath(b, size, offload) })
+		}
+	}
+}
+
+func benchPath(b *testing.B, size int, offload bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), pacingMaxTime+10*time.Second)
+	defer cancel()
+	snd, rcv := loopPair(b, offload)
+	if offload && (!snd.Capabilities().GSO || !rcv.Capabilities().GRO) {
+		b.Skip("no UDP GSO/GRO")
+	}
+	n := int64(b.N)
+	var got atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = engine.ReceiveUDP(ctx, rcv, engine.UDPReceiveConfig{BufSize: 2048, Batch: 64, Idle: 500 * time.Millisecond},
+			func(m *udpio.Message) bool { return got.Add(1) < n })
+	}()
+	var c stats.Counters
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	b.ResetTimer()
+	res, err := engine.SendUDP(ctx, snd, engine.UDPSendConfig{
+		Template: make([]byte, size), Stamp: stampID, Bytes: n * int64(size), Duration: pacingMaxTime,
+	}, &c)
+	<-done
+	b.StopTimer()
+	if err != nil {
+		b.Fatalf("sending: %v", err)
+	}
+	if res.Packets < n {
+		b.Fatalf("the %v bound ended the run after %d of %d datagrams", pacingMaxTime, res.Packets, n)
+	}
+	secs := res.End.Sub(res.Start).Seconds()
+	b.ReportMetric(float64(res.Packets)/secs, "tx-pps")
+	b.ReportMetric(float64(got.Load())/b.Elapsed().Seconds(), "rx-pps")
+	b.ReportMetric(100*float64(n-got.Load())/float64(n), "loss-%")
 }

@@ -36,9 +36,31 @@ type UDPSendConfig struct {
 	FirstID int64
 	// Dst is the destination; the zero value on a connected socket.
 	Dst netip.AddrPort
-	// Batch is the most datagrams handed to the socket at once (default 32).
+	// Batch is the most datagrams handed to the socket at once (default
+	// DefaultSendBatch). At rates above one datagram per GatherWindow the
+	// sender waits until a batch is due rather than wake for every
+	// datagram.
 	Batch int
 	Clock pacer.Clock
+}
+
+// DefaultSendBatch is UDPSendConfig.Batch's default: one UDP_SEGMENT packet
+// of up to 64 datagrams, or one sendmmsg of 64.
+const DefaultSendBatch = 64
+
+// GatherWindow is the longest a paced datagram waits for others to join its
+// batch (see pacer.Gather): about what a thread's wake-up costs, so only
+// rates too high to wake once per datagram are batched.
+const GatherWindow = 50 * time.Microsecond
+
+// GSOWorthwhile says whether a sender of pps datagrams per second (0 =
+// unpaced) gains from UDP segmentation offload: only when batches form on
+// their own, at rates where datagrams are due less than GatherWindow apart.
+// Below that each datagram leaves alone, and GSO would only coalesce the
+// catch-up bursts of a sender that fell behind, which a dropping qdisc
+// then counts as one drop each.
+func GSOWorthwhile(pps float64) bool {
+	return pps <= 0 || pps >= float64(time.Second/GatherWindow)
 }
 
 // OfferedRate returns the datagrams per second actually offered: the
@@ -89,7 +111,7 @@ func SendUDP(ctx context.Context, conn udpio.Conn, cfg UDPSendConfig, c *stats.C
 	}
 	batch := cfg.Batch
 	if batch <= 0 {
-		batch = 32
+		batch = DefaultSendBatch
 	}
 	if cfg.Duration <= 0 && cfg.Bytes <= 0 {
 		return UDPSendResult{}, errors.New("udp send: neither a duration nor a byte count was given")
@@ -119,7 +141,7 @@ func SendUDP(ctx context.Context, conn udpio.Conn, cfg UDPSendConfig, c *stats.C
 			}
 		}
 		if n == 0 {
-			wait := p.Next()
+			wait := p.Gather(batch, GatherWindow)
 			if cfg.Duration > 0 && end.Before(wait) {
 				wait = end
 			}

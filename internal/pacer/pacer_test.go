@@ -60,3 +60,57 @@ func TestPacerUnpaced(t *testing.T) {
 		t.Errorf("unpaced due = %d", got)
 	}
 }
+
+func TestPacerGather(t *testing.T) {
+	start := time.Unix(1000, 0)
+	tests := []struct {
+		name   string
+		pps    float64
+		max    int
+		window time.Duration
+		want   time.Duration // after start, with nothing released yet
+	}{
+		// 1000 pps: a packet every 1 ms, longer than the window: no gathering.
+		{"slow", 1000, 64, 50 * time.Microsecond, 0},
+		// 1 Mpps: 50 more packets fit in 50 µs.
+		{"fast", 1e6, 64, 50 * time.Microsecond, 50 * time.Microsecond},
+		// capped by the batch: 63 more at 100 ns.
+		{"capped", 1e7, 64, 50 * time.Microsecond, 6300 * time.Nanosecond},
+		{"no batch", 1e6, 1, 50 * time.Microsecond, 0},
+		{"no window", 1e6, 64, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &fakeClock{t: start}
+			p := New(c, tt.pps)
+			if got := p.Gather(tt.max, tt.window).Sub(start); got != tt.want {
+				t.Errorf("Gather = start+%v, want start+%v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestPacerGatherKeepsRate: a sender that wakes at Gather's times releases
+// batches yet holds the exact average rate.
+func TestPacerGatherKeepsRate(t *testing.T) {
+	c := &fakeClock{t: time.Unix(1000, 0)}
+	p := New(c, 1488095)
+	sent, wakes, largest := 0, 0, 0
+	end := c.t.Add(time.Second)
+	for c.t.Before(end) {
+		n := p.Due(c.Now(), 64)
+		sent += n
+		largest = max(largest, n)
+		wakes++
+		_ = c.Sleep(context.Background(), p.Gather(64, 50*time.Microsecond).Sub(c.Now()))
+	}
+	if want := 1488095 + 1; sent < want-64 || sent > want+64 {
+		t.Errorf("sent %d in 1 s, want %d", sent, want)
+	}
+	if largest > 64 || largest < 60 {
+		t.Errorf("largest batch %d, want up to 64 (about 74 fit in 50 µs)", largest)
+	}
+	if wakes > 1488095/60 {
+		t.Errorf("%d wakes for %d packets: not batching", wakes, sent)
+	}
+}

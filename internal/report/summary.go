@@ -152,9 +152,27 @@ func (t *Text) receiverLine(b *strings.Builder, id string, udp bool, r *result.R
 			r.OutOfOrder, r.Duplicates, ppsText(r.PacketsPerSecond, r.Packets, r.Seconds))
 	}
 	b.WriteString("  receiver\n")
-	if r.HostDrops > 0 {
+	if udp && r.JitterMethod != "" {
+		fmt.Fprintf(b, "%s %s\n", idText(id), jitterMethodText(r.JitterMethod))
+	}
+	switch {
+	case r.HostDrops > 0 && r.JitterMethod == result.JitterPerBatch:
+		// The kernel counts a dropped GRO packet once.
+		fmt.Fprintf(b, "%s at least %d datagrams dropped by this host's socket receive buffer (not by the network; with UDP GRO the kernel counts a dropped coalesced packet of up to 64 once)\n", idText(id), r.HostDrops)
+	case r.HostDrops > 0:
 		fmt.Fprintf(b, "%s %d datagrams dropped by this host's socket receive buffer (not by the network)\n", idText(id), r.HostDrops)
 	}
+}
+
+// jitterMethodText says how a receiver's jitter was measured.
+func jitterMethodText(m string) string {
+	switch m {
+	case result.JitterPerBatch:
+		return "Jitter from per-batch arrival times (UDP GRO: datagrams the kernel coalesced share one arrival time; --no-gro for per-datagram)"
+	case result.JitterPerDatagram:
+		return "Jitter from per-datagram arrival times"
+	}
+	return "Jitter method: " + m
 }
 
 // linkLines writes the measured goodput against what the medium allows:

@@ -200,6 +200,12 @@ func (t *TCPInfo) Merge(o *TCPInfo) {
 	t.PMTU = max(t.PMTU, o.PMTU)
 }
 
+// Jitter methods (Receiver.JitterMethod).
+const (
+	JitterPerDatagram = "per-datagram"
+	JitterPerBatch    = "per-batch"
+)
+
 // Sender bases (Sender.Basis).
 const (
 	BasisAcknowledged = "acknowledged"
@@ -215,7 +221,13 @@ type Receiver struct {
 	OutOfOrder    int64   `json:"out_of_order"`
 	Duplicates    int64   `json:"duplicates"`
 	JitterMS      float64 `json:"jitter_ms"`
-	Seconds       float64 `json:"seconds"`
+	// JitterMethod says how a local UDP receiver's JitterMS was obtained:
+	// JitterPerDatagram from each datagram's own arrival time, or
+	// JitterPerBatch when UDP receive offload (GRO) was on, under which the
+	// datagrams the kernel coalesced share one arrival time. Empty when
+	// the counts came from the peer, whose method is not reported.
+	JitterMethod string  `json:"jitter_method,omitempty"`
+	Seconds      float64 `json:"seconds"`
 	// Total is the number of datagrams the receiver expected (iperf's
 	// "Total"): the highest sequence number seen, the FIN included.
 	Total int64 `json:"total,omitempty"`
@@ -223,7 +235,9 @@ type Receiver struct {
 	// received) or "peer-report" (the peer's server report).
 	Source string `json:"source"`
 	// HostDrops counts datagrams our own socket receive buffer dropped
-	// during the test (Linux SO_RXQ_OVFL); -1 when unknown.
+	// during the test (Linux SO_RXQ_OVFL); -1 when unknown. With UDP GRO
+	// (JitterMethod JitterPerBatch) the kernel counts a dropped coalesced
+	// packet once, so it is then a lower bound.
 	HostDrops int64 `json:"host_drops,omitempty"`
 	// PathLost is Lost minus the sender's LocalDrops (never below 0): the
 	// loss left for the path, when the sender could read its drop

@@ -75,6 +75,12 @@ type ClientConfig struct {
 	// payload (-Z, iperf3's zero-copy); iperf3 peers are asked to do the
 	// same when they send.
 	ZeroCopy bool
+	// NoGSO sends UDP without segmentation offload (UDP_SEGMENT), one
+	// datagram per buffer handed to the kernel (--no-gso).
+	NoGSO bool
+	// NoGRO receives UDP without receive offload (UDP_GRO), so every
+	// datagram keeps its own arrival time for jitter (--no-gro).
+	NoGRO bool
 
 	// OnInterval, when set, receives each interval as it ends.
 	OnInterval func(result.Interval)

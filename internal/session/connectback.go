@@ -43,7 +43,9 @@ func listenConnectBack(ctx context.Context, cfg *ClientConfig, server netip.Addr
 	}
 	var err error
 	if cfg.UDP {
-		b.uc, err = udpio.Listen(ctx, "udp", addr, udpSocketOptions)
+		opt := udpSocketOptions
+		opt.GRO = !cfg.NoGRO
+		b.uc, err = udpio.Listen(ctx, "udp", addr, opt)
 	} else {
 		var lc net.ListenConfig
 		b.ln, err = lc.Listen(ctx, "tcp", addr)
@@ -160,6 +162,7 @@ func (b *connectBack) serveUDP(ctx context.Context, iv *engine.Intervals) {
 		buf := m.Buf[:m.N]
 		if t == nil {
 			t = newUDPRecv(m.Addr, buf, m.Time)
+			t.gro = b.uc.Capabilities().GRO
 			iv.AddFlow(&engine.Flow{Name: "reverse", Counters: []*stats.Counters{&t.rx.C}})
 		}
 		if reply := t.feed(buf, m.Time); reply != nil {

@@ -514,7 +514,7 @@ func (cl *i3Client) run(ctx context.Context) {
 	applyOmit(cl.r, cfg.Omit, cl.omitted, true)
 	warnPeerShort(cl.r, cfg.UDP)
 	if drops != nil {
-		local.apply(cl.r)
+		local.apply(cl.r, len(cl.streams) > 0 && cl.streams[0].udp != nil && cl.streams[0].udp.Capabilities().GSO)
 	}
 	warnInterrupted(ctx, cl.r)
 	// The server's own error is the cause; a stream it then reset is
@@ -705,7 +705,7 @@ func (cl *i3Client) fill() {
 		} else {
 			var rr *result.Receiver
 			if s.urx != nil {
-				rr = i3LocalReceiver(s.totals, cl.start, cl.end)
+				rr = i3LocalReceiver(s.totals, cl.start, cl.end, s.udp)
 			} else {
 				rr = &result.Receiver{Bytes: s.tcpRes.Bytes, Seconds: cl.end.Sub(cl.start).Seconds(), Source: "local"}
 				i3Rates(rr, false)

@@ -844,7 +844,7 @@ func (sv *i3ServerTest) fill() {
 			nRecv++
 			var rr *result.Receiver
 			if st.urx != nil {
-				rr = i3LocalReceiver(st.totals, sv.start, sv.end)
+				rr = i3LocalReceiver(st.totals, sv.start, sv.end, st.uconn)
 			} else {
 				rr = &result.Receiver{Bytes: st.tcpRes.Bytes, Seconds: sv.end.Sub(sv.start).Seconds(), Source: "local"}
 				i3Rates(rr, false)

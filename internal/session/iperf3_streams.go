@@ -11,6 +11,7 @@ import (
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/udpio"
 	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
@@ -238,9 +239,13 @@ func i3Rates(rr *result.Receiver, udp bool) {
 }
 
 // i3LocalReceiver turns a UDP receiver's totals into receiver counts.
-func i3LocalReceiver(t i3UDPTotals, start, end time.Time) *result.Receiver {
+// conn is the socket it received on (nil when unknown).
+func i3LocalReceiver(t i3UDPTotals, start, end time.Time, conn udpio.Conn) *result.Receiver {
 	rr := &result.Receiver{Bytes: t.bytes, Packets: t.received, Lost: t.lost, OutOfOrder: t.ooo, Duplicates: t.dups,
 		JitterMS: float64(t.jitter) / 1e6, Total: t.maxSeq, Seconds: end.Sub(start).Seconds(), Source: "local"}
+	if conn != nil {
+		rr.JitterMethod = jitterMethod(conn.Capabilities().GRO)
+	}
 	i3Rates(rr, true)
 	return rr
 }

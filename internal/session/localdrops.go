@@ -35,8 +35,10 @@ type localDrops hostdrops.Drops
 // apply fills r: the sender's local drops and their counters, the
 // receiver's path loss (its loss minus the local drops), and a warning when
 // this host dropped datagrams, or when there was loss and the counters
-// could not be read.
-func (ld localDrops) apply(r *result.Result) {
+// could not be read. gso says our sockets sent with UDP segmentation
+// offload: a qdisc that drops a whole GSO packet counts it once, however
+// many datagrams it held, so the count is then a lower bound.
+func (ld localDrops) apply(r *result.Result, gso bool) {
 	if r.Sender == nil {
 		return
 	}
@@ -70,5 +72,9 @@ func (ld localDrops) apply(r *result.Result) {
 	if rcv != nil {
 		msg += fmt.Sprintf("; of the %d the receiver counted lost, %d were lost here and %d on the path", rcv.Lost, min(local, rcv.Lost), pathLost)
 	}
-	r.Warn(msg + " (the counters are host-wide: other traffic from this host at the same time counts too)")
+	msg += " (the counters are host-wide: other traffic from this host at the same time counts too)"
+	if gso {
+		msg += "; the datagrams left in UDP GSO packets of up to 64, and a qdisc that drops a whole GSO packet counts it once, so this host may have dropped more than counted (--no-gso counts each)"
+	}
+	r.Warn(msg)
 }

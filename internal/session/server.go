@@ -65,6 +65,9 @@ type ServerConfig struct {
 	// -T), set on the listeners so accepted connections inherit them, and
 	// on connect-back sockets.
 	Socket sockopt.Options
+	// NoGSO and NoGRO switch off UDP send and receive offload, as the
+	// client's fields of the same names do (--no-gso, --no-gro).
+	NoGSO, NoGRO bool
 	// IPv6 listens on IPv6 only (-V); "" Bind then means "::".
 	IPv6 bool
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sockopt"
 	"github.com/wirebench/wirebench/internal/udpio"
@@ -92,6 +93,7 @@ func (c *ClientConfig) dialUDP(ctx context.Context, i int) (udpio.Conn, error) {
 		opt.ReadBuffer, opt.WriteBuffer, so.Buffer = so.Buffer, so.Buffer, 0
 	}
 	opt.Control = so.Control()
+	opt.GSO, opt.GRO = !c.NoGSO && engine.GSOWorthwhile(c.pps()/float64(max(c.Parallel, 1))), !c.NoGRO
 	conn, err := udpio.Dial(ctx, c.network(true), c.addr(), c.localAddr(i), opt)
 	if err != nil {
 		return nil, fmt.Errorf("opening udp socket to %s: %w", c.addr(), err)
@@ -177,6 +179,7 @@ func (s *Server) udpOptions(listener bool) udpio.Options {
 		opt.ReadBuffer, opt.WriteBuffer, so.Buffer = so.Buffer, so.Buffer, 0
 	}
 	opt.Control = so.Control()
+	opt.GSO, opt.GRO = !s.cfg.NoGSO, !s.cfg.NoGRO
 	return opt
 }
 

@@ -28,6 +28,9 @@ type udpRecv struct {
 	hasHdr  bool
 	hdrErr  error // why an announced client header could not be read
 	dialect string
+	// gro says the socket had UDP receive offload on: arrival times are
+	// per coalesced batch, and so is the jitter.
+	gro bool
 
 	rx         *stats.UDPReceiver
 	start      time.Time // first datagram's arrival
@@ -275,7 +278,7 @@ func (t *udpRecv) receiver() *result.Receiver {
 	r := &result.Receiver{
 		Bytes: t.rx.Bytes(), Packets: s.Received(), Lost: s.Lost(), OutOfOrder: s.OutOfOrder(),
 		Duplicates: s.Duplicates(), JitterMS: float64(t.rx.Jitter.Value()) / 1e6, Seconds: secs,
-		Total: max(s.Max(), 0), Source: "local",
+		Total: max(s.Max(), 0), Source: "local", JitterMethod: jitterMethod(t.gro),
 	}
 	// The rate is the data datagrams' own: after the first, over the
 	// span from the first to the last. Bytes over the whole duration would
@@ -290,6 +293,14 @@ func (t *udpRecv) receiver() *result.Receiver {
 		r.PacketsPerSecond = float64(r.Packets) / secs
 	}
 	return r
+}
+
+// jitterMethod names how a local receiver's jitter was measured.
+func jitterMethod(gro bool) string {
+	if gro {
+		return result.JitterPerBatch
+	}
+	return result.JitterPerDatagram
 }
 
 // warnings says what makes this test's figures doubtful.

@@ -255,6 +255,7 @@ func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 		return nil
 	}
 	rx := newUDPRecv(src, b, at)
+	rx.gro = s.udp.Capabilities().GRO
 	if rx.hdrErr != nil {
 		s.logs.log("udp-header", fmt.Sprintf("udp: %s announced a test header but sent it cut short (%v); counting its datagrams as header-less data", src, rx.hdrErr))
 	}

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"time"
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
-	"golang.org/x/sys/unix"
 )
 
 // The x/net batch message type is the same for both families.
@@ -32,7 +30,12 @@ func newConn(uc *net.UDPConn, opt Options) (Conn, error) {
 	if opt.NoBatch {
 		return newSingleConn(b), nil
 	}
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("udpio: raw socket: %w", err)
+	}
 	c := newBatchConn(b, opt.batchSize())
+	c.rx.init(rc, opt.batchSize(), b.caps.GRO)
 	if opt.GSO {
 		c.gso.init(b.uc, opt.batchSize())
 	}
@@ -44,22 +47,15 @@ func newConn(uc *net.UDPConn, opt Options) (Conn, error) {
 type batchConn struct {
 	*base
 	xc batcher
-	rx rxBatch
+	rx rxRing
 	tx txBatch
-	// gso is the seam for UDP_SEGMENT (send) and UDP_GRO (receive) offload,
-	// see gso_linux.go. It is off: every datagram is its own mmsghdr.
+	// gso is UDP_SEGMENT send offload (gso_linux.go); off unless
+	// Options.GSO asked for it and the kernel has it. UDP_GRO receive
+	// offload lives in rx (rx_linux.go).
 	gso gsoState
 }
 
 var _ Conn = (*batchConn)(nil)
-
-// rxBatch is reused by every ReadBatch: no allocation per call beyond the
-// source address x/net allocates per received datagram.
-type rxBatch struct {
-	msgs []ipv4.Message
-	iov  [][1][]byte
-	oob  []byte // oobSpace bytes per slot
-}
 
 // txBatch is reused by every WriteBatch: the destination addresses live in
 // addrs/ips, so sending allocates nothing.
@@ -78,11 +74,6 @@ func newBatchConn(b *base, size int) *batchConn {
 	} else {
 		c.xc = ipv6.NewPacketConn(b.uc)
 	}
-	c.rx = rxBatch{
-		msgs: make([]ipv4.Message, size),
-		iov:  make([][1][]byte, size),
-		oob:  make([]byte, size*oobSpace),
-	}
 	c.tx = txBatch{
 		msgs:  make([]ipv4.Message, size),
 		iov:   make([][1][]byte, size),
@@ -90,60 +81,6 @@ func newBatchConn(b *base, size int) *batchConn {
 		ips:   make([][16]byte, size),
 	}
 	return c
-}
-
-// ReadBatch receives up to min(len(msgs), batch size) datagrams with one
-// recvmmsg.
-func (c *batchConn) ReadBatch(msgs []Message) (int, error) {
-	k := min(len(msgs), len(c.rx.msgs))
-	if k == 0 {
-		return 0, nil
-	}
-	rx := &c.rx
-	for i := range k {
-		rx.iov[i][0] = msgs[i].Buf
-		rx.msgs[i].Buffers = rx.iov[i][:]
-		rx.msgs[i].OOB = rx.oob[i*oobSpace : (i+1)*oobSpace : (i+1)*oobSpace]
-		rx.msgs[i].Addr = nil
-	}
-	n, err := c.xc.ReadBatch(rx.msgs[:k], 0)
-	now := wallNow()
-	if err != nil && n <= 0 {
-		c.releaseRx(k)
-		return 0, fmt.Errorf("udpio: recvmmsg: %w", err)
-	}
-	for i := range n {
-		c.fill(&msgs[i], &rx.msgs[i], now)
-	}
-	c.releaseRx(k)
-	return n, nil
-}
-
-// fill copies one received datagram's metadata into m.
-func (c *batchConn) fill(m *Message, xm *ipv4.Message, now time.Time) {
-	m.N = xm.N
-	m.Truncated = xm.Flags&unix.MSG_TRUNC != 0
-	m.Addr = udpAddrPort(xm.Addr)
-	m.Time = now
-	if xm.NN == 0 {
-		return
-	}
-	meta := parseOOB(xm.OOB[:xm.NN])
-	if !meta.time.IsZero() {
-		m.Time = meta.time
-	}
-	if meta.hasDrops {
-		c.noteDrops(uint64(meta.drops))
-	}
-}
-
-// releaseRx drops references to the caller's buffers and x/net's addresses.
-func (c *batchConn) releaseRx(k int) {
-	for i := range k {
-		c.rx.iov[i][0] = nil
-		c.rx.msgs[i].Buffers = nil
-		c.rx.msgs[i].Addr = nil
-	}
 }
 
 // WriteBatch sends all of msgs, batch size datagrams per sendmmsg (with

@@ -85,6 +85,7 @@ type rxMeta struct {
 	time     time.Time // zero when no kernel stamp was present
 	drops    uint32    // cumulative drop count, valid when hasDrops
 	hasDrops bool
+	groSize  int // UDP_GRO: size of the coalesced datagrams; 0 when absent
 }
 
 // singleConn moves one datagram per call and system call through the

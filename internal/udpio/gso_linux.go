@@ -22,12 +22,7 @@ const (
 // gsoState is UDP generic segmentation offload on send (UDP_SEGMENT). Its
 // slices belong to the writer goroutine.
 //
-// Receive offload (UDP_GRO) is not implemented. It would go here: set
-// UDP_GRO=1, read the 4-byte UDP_GRO cmsg (segment size) in parseOOB, read
-// into internal 64 KiB buffers and split them into the caller's Messages,
-// keeping leftovers for the next ReadBatch; oobSpace already leaves room for
-// the cmsg. All coalesced segments share one kernel timestamp, so jitter
-// measurement would need it off by default.
+// Receive offload (UDP_GRO) is in rx_linux.go.
 type gsoState struct {
 	active atomic.Bool // requested, probed, and not refused since
 	iov    [][]byte    // flat iovec backing: up to gsoMaxSegments per slot

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"net/netip"
+	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func sized(n, size int, to netip.AddrPort) []Message {
@@ -135,4 +138,37 @@ func TestGSOWriteBatchAllocs(t *testing.T) {
 	if allocs > 0 {
 		t.Errorf("GSO WriteBatch of 256 datagrams allocates %.1f times per call; want 0", allocs)
 	}
+}
+
+// TestGSOFallbackKeepsEveryDatagram: a socket whose segmented sends the
+// kernel refuses (SO_NO_CHECK: UDP without checksums cannot be segmented,
+// EINVAL, as a device without checksum offload answers EIO) switches GSO
+// off and sends the whole batch plainly: every datagram arrives, in order.
+func TestGSOFallbackKeepsEveryDatagram(t *testing.T) {
+	rcv := listen(t, "udp4", "127.0.0.1:0", Options{ReadBuffer: 4 << 20})
+	noCheck := func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_NO_CHECK, 1) }); err != nil {
+			return err
+		}
+		return serr
+	}
+	snd := dial(t, "udp4", rcv.LocalAddr().String(), Options{GSO: true, Control: noCheck})
+	if !snd.Capabilities().GSO {
+		t.Skip("kernel refused UDP_SEGMENT probe")
+	}
+	all := numbered(130, 200, netip.AddrPort{}, "f")
+	if n, err := snd.WriteBatch(all); n != len(all) || err != nil {
+		t.Fatalf("WriteBatch = %d, %v; want %d, nil", n, err, len(all))
+	}
+	if snd.Capabilities().GSO {
+		t.Error("GSO still on after the kernel refused a segmented send")
+	}
+	check(t, readN(t, rcv, len(all), 2048), all)
+	// Later batches go out plainly at once.
+	more := numbered(10, 200, netip.AddrPort{}, "g")
+	if n, err := snd.WriteBatch(more); n != len(more) || err != nil {
+		t.Fatalf("second WriteBatch = %d, %v", n, err)
+	}
+	check(t, readN(t, rcv, len(more), 2048), more)
 }

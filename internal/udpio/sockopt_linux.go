@@ -11,8 +11,8 @@ import (
 )
 
 // oobSpace is the control message buffer per datagram: SCM_TIMESTAMPNS
-// (CmsgSpace(16) = 32 on 64-bit) + SO_RXQ_OVFL (CmsgSpace(4) = 24), with room
-// left for a UDP_GRO segment size (CmsgSpace(4)) once GRO is added.
+// (CmsgSpace(16) = 32 on 64-bit) + SO_RXQ_OVFL (CmsgSpace(4) = 24) + a
+// UDP_GRO segment size (CmsgSpace(4) = 24), with room to spare.
 const oobSpace = 128
 
 // platformState is the Linux-only part of a Conn.
@@ -81,6 +81,9 @@ func setupFD(fd int, opt Options, b *base) error {
 	ovfl := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RXQ_OVFL, 1) == nil
 	_, b.plat.meminfo = meminfoDrops(uintptr(fd))
 	b.caps.DropCounter = ovfl || b.plat.meminfo
+	if opt.GRO && !opt.NoBatch {
+		b.caps.GRO = unix.SetsockoptInt(fd, unix.IPPROTO_UDP, unix.UDP_GRO, 1) == nil
+	}
 	return nil
 }
 
@@ -105,6 +108,7 @@ const cmsgLenSize = unix.SizeofCmsghdr - 8
 //	data: cmsg_len - CMSG_LEN(0) bytes, next header at CMSG_SPACE(data)
 //	SCM_TIMESTAMPNS: struct timespec (2×int64, or 2×int32 on 32-bit ABIs)
 //	SO_RXQ_OVFL:     u32 cumulative drop count
+//	UDP_GRO (SOL_UDP): int, the size of the coalesced datagrams
 func parseOOB(oob []byte) rxMeta {
 	var meta rxMeta
 	hdr := unix.CmsgLen(0)
@@ -121,8 +125,11 @@ func parseOOB(oob []byte) rxMeta {
 		level := int32(binary.NativeEndian.Uint32(oob[cmsgLenSize:]))
 		typ := int32(binary.NativeEndian.Uint32(oob[cmsgLenSize+4:]))
 		data := oob[hdr:l]
-		if level == unix.SOL_SOCKET {
+		switch {
+		case level == unix.SOL_SOCKET:
 			parseSocketCmsg(typ, data, &meta)
+		case level == unix.SOL_UDP && typ == unix.UDP_GRO && len(data) >= 4:
+			meta.groSize = int(int32(binary.NativeEndian.Uint32(data)))
 		}
 		next := unix.CmsgSpace(int(l) - hdr)
 		if next >= len(oob) {

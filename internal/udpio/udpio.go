@@ -6,6 +6,10 @@
 // and the kernel's count of datagrams dropped because the socket's receive
 // buffer was full (SO_RXQ_OVFL, SO_MEMINFO) is tracked. Elsewhere, or with
 // Options.NoBatch, each call moves one datagram through the standard library.
+// On Linux, Options.GSO hands the kernel runs of datagrams as one UDP_SEGMENT
+// buffer, and Options.GRO takes coalesced packets (UDP_GRO) and splits them
+// again, so ReadBatch still returns one Message per datagram; receiving and
+// sending allocate nothing per datagram.
 //
 // What a socket could switch on is reported by Conn.Capabilities, so a result
 // can record how it was measured; nothing is assumed.
@@ -59,6 +63,12 @@ type Capabilities struct {
 	// (requested with Options.GSO and supported by the kernel). It turns
 	// false for good if the kernel refuses a segmented send.
 	GSO bool
+	// GRO is true when the socket has UDP_GRO on (requested with
+	// Options.GRO and accepted by the kernel): the kernel may hand up
+	// several datagrams of one source as one coalesced packet, which
+	// ReadBatch splits again, one Message per datagram. The datagrams of
+	// one coalesced packet share its receive time.
+	GRO bool
 	// ReadBuffer and WriteBuffer are the socket buffer sizes in bytes as the
 	// kernel reports them after Options were applied (Linux reports double
 	// the requested size); 0 when unknown.
@@ -91,6 +101,14 @@ type Options struct {
 	// or EINVAL (no checksum offload, a segment above the path MTU), GSO is
 	// switched off for this Conn and the unsent datagrams go out plainly.
 	GSO bool
+	// GRO asks for UDP receive offload (UDP_GRO): the kernel may coalesce
+	// consecutive datagrams of one source of the same size into one packet
+	// (as a GSO sender's super-packet crosses loopback whole), saving its
+	// per-datagram work. ReadBatch still returns one Message per datagram,
+	// in order, but all datagrams of a coalesced packet carry the same
+	// Time, so per-datagram arrival times are lost. Linux only, ignored
+	// with NoBatch; see Capabilities.GRO.
+	GRO bool
 	// Control, when set, runs on the new socket before it binds or
 	// connects, as net.Dialer.Control does (for the TOS, TTL and other
 	// options a caller sets); Listen and Dial only.

@@ -202,8 +202,11 @@ func TestParseOOB(t *testing.T) {
 		{"drops", cmsg(unix.SOL_SOCKET, unix.SO_RXQ_OVFL, u32(42)), rxMeta{drops: 42, hasDrops: true}},
 		{"both", join(cmsg(unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS, timespec(1_700_000_000, 123_456_789)),
 			cmsg(unix.SOL_SOCKET, unix.SO_RXQ_OVFL, u32(7))), rxMeta{time: stamp, drops: 7, hasDrops: true}},
-		{"unknown first", join(cmsg(unix.SOL_UDP, unix.UDP_GRO, u32(1400)),
+		{"gro and drops", join(cmsg(unix.SOL_UDP, unix.UDP_GRO, u32(1400)),
+			cmsg(unix.SOL_SOCKET, unix.SO_RXQ_OVFL, u32(9))), rxMeta{drops: 9, hasDrops: true, groSize: 1400}},
+		{"unknown first", join(cmsg(unix.SOL_UDP, unix.UDP_SEGMENT, u32(1400)),
 			cmsg(unix.SOL_SOCKET, unix.SO_RXQ_OVFL, u32(9))), rxMeta{drops: 9, hasDrops: true}},
+		{"short gro", cmsg(unix.SOL_UDP, unix.UDP_GRO, []byte{1, 2}), rxMeta{}},
 		{"wrong level", cmsg(unix.SOL_IP, unix.SO_RXQ_OVFL, u32(9)), rxMeta{}},
 		{"bad nsec", cmsg(unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS, timespec(1, 1e9)), rxMeta{}},
 		{"short timestamp", cmsg(unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS, []byte{1, 2, 3}), rxMeta{}},
@@ -213,7 +216,8 @@ func TestParseOOB(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := parseOOB(tt.oob)
-			if !got.time.Equal(tt.want.time) || got.drops != tt.want.drops || got.hasDrops != tt.want.hasDrops {
+			if !got.time.Equal(tt.want.time) || got.drops != tt.want.drops || got.hasDrops != tt.want.hasDrops ||
+				got.groSize != tt.want.groSize {
 				t.Errorf("parseOOB = %+v, want %+v", got, tt.want)
 			}
 		})

@@ -74,12 +74,18 @@ func targetOf(f family, c Conn) netip.AddrPort {
 // any error.
 func readN(t *testing.T, c Conn, n, bufSize int) []Message {
 	t.Helper()
+	return readIn(t, c, n, n, bufSize)
+}
+
+// readIn reads n datagrams, at most per per call, with bufSize buffers.
+func readIn(t *testing.T, c Conn, n, per, bufSize int) []Message {
+	t.Helper()
 	if err := c.SetReadDeadline(time.Now().Add(safety)); err != nil {
 		t.Fatal(err)
 	}
 	var got []Message
 	for len(got) < n {
-		msgs := make([]Message, n-len(got))
+		msgs := make([]Message, min(per, n-len(got)))
 		for i := range msgs {
 			msgs[i].Buf = make([]byte, bufSize)
 		}
