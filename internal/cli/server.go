@@ -37,6 +37,7 @@ type serverFlags struct {
 	sockFlags
 	enhanced bool // iperf2 -e
 	linkFlags
+	saving saveFlags
 }
 
 func newServerCmd(e *env) *cobra.Command {
@@ -54,7 +55,8 @@ sources on loopback, private, CGNAT, link-local or ULA networks, or those
 allowed with --allow-reverse (docs/server.md).`,
 		Example: `  wirebench server
   wirebench -s -u -i 1
-  wirebench server -p 5002 --json > results.jsonl`,
+  wirebench server -p 5002 --json > results.jsonl
+  wirebench server --label site=lab2     # every test saved with this label (docs/store.md)`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServer(e, cmd, f) },
 	}
@@ -80,6 +82,7 @@ allowed with --allow-reverse (docs/server.md).`,
 	f.auth.register(cmd)
 	f.sockFlags.register(cmd)
 	f.linkFlags.register(cmd)
+	f.saving.register(cmd)
 	return cmd
 }
 
@@ -121,6 +124,10 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := f.saving.check(); err != nil {
+		return err
+	}
+	defer f.saving.close()
 	auth, err := f.auth.resolve(cmd)
 	if err != nil {
 		return err
@@ -200,6 +207,12 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	}
 	cfg.OnResult = func(id int, r *result.Result) {
 		link.apply(r)
+		// Each test is saved as it ends, before it is printed; a store
+		// that fails says so on stderr once (until a save works again)
+		// and in every JSON document it could not keep.
+		if _, w := f.saving.save(e, result.KindTest, r.Test.Peer, testSummary(r), r.StartedAt, report.Sanitize(r)); w != "" && format != formatText {
+			r.Warn(w)
+		}
 		switch format {
 		case formatJSON:
 			_ = report.WriteJSON(out, r, false)
