@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -173,6 +174,19 @@ func runCompare(e *env, f *compareFlags, args []string) error {
 			}
 		}
 		metrics[i] = ms
+		var head struct {
+			Warnings []string `json:"warnings"`
+			Error    string   `json:"error"`
+		}
+		if json.Unmarshal(r.Result, &head) == nil {
+			// A figure its own run did not trust is no firmer in a comparison.
+			for _, w := range head.Warnings {
+				doc.Warnings = append(doc.Warnings, fmt.Sprintf("run %d: %s", r.ID, w))
+			}
+			if head.Error != "" {
+				doc.Warnings = append(doc.Warnings, fmt.Sprintf("run %d ended early (%s): its figures are partial", r.ID, head.Error))
+			}
+		}
 		cr := compareRun{Selector: sel.Text, ID: r.ID, Kind: r.Kind, StartedAt: r.StartedAt, Labels: r.Labels, Target: r.Target, Summary: r.Summary}
 		if i == 0 {
 			doc.Baseline = cr
