@@ -65,8 +65,8 @@ compared exits 1.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.metric, "metric", "", "compare only this metric (throughput, loss_percent, jitter_ms, rtt_mean_ms, …) and judge by it")
-	fl.StringVar(&f.failBelow, "fail-below", "", "exit 4 when B/A of the verdict metric is below `X%` for any B (e.g. 95%)")
-	fl.StringVar(&f.failAbove, "fail-above", "", "exit 4 when B/A of the verdict metric is above `X%` for any B (e.g. 110%)")
+	fl.StringVar(&f.failBelow, "fail-below", "", "exit 4 when B/A of the verdict metric is below `PERCENT` for any B (e.g. 95%)")
+	fl.StringVar(&f.failAbove, "fail-above", "", "exit 4 when B/A of the verdict metric is above `PERCENT` for any B (e.g. 110%)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document (kind compare)")
 	fl.BoolVar(&f.csv, "csv", false, "print CSV: one line per run and metric")
 	f.dbFlag.register(cmd)

@@ -44,7 +44,7 @@ latency run is saved unless run with --no-save (docs/store.md).`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runHistory(e, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.labels, "label", nil, "only runs with label `KEY=VALUE` (repeatable: all must match)")
+	fl.StringArrayVar(&f.labels, "label", nil, "only runs with `LABEL`, key=value (repeatable: all must match)")
 	fl.StringVar(&f.since, "since", "", "only runs started in the last `DUR` (30m, 24h, 7d, 2w) or since a date (2026-11-30, RFC 3339)")
 	fl.StringVar(&f.kind, "kind", "", "only runs of this `KIND`: test, ping, request-response, under-load, matrix, sweep")
 	fl.IntVarP(&f.limit, "limit", "n", 0, "only the newest `N` runs (0 = all)")

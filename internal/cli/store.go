@@ -56,7 +56,7 @@ func (s *saveFlags) register(cmd *cobra.Command) {
 	s.cmd = cmd
 	fl := cmd.Flags()
 	fl.BoolVar(&s.noSave, "no-save", false, "do not save this run in the results store")
-	fl.StringArrayVar(&s.labels, "label", nil, "label the saved run `KEY=VALUE` (repeatable): --label device=pic32 --label link=usb")
+	fl.StringArrayVar(&s.labels, "label", nil, "label the saved run with `LABEL`, key=value (repeatable): --label device=pic32 --label link=usb")
 	s.dbFlag.register(cmd)
 }
 
@@ -81,7 +81,9 @@ func (s *saveFlags) save(e *env, kind, target, summary string, started time.Time
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
-		warning = fmt.Sprintf("this run was not saved in the results store: %v (the figures above are unaffected; --no-save skips saving)", err)
+		// One line, whatever the driver's message looks like.
+		msg := strings.Join(strings.Fields(err.Error()), " ")
+		warning = fmt.Sprintf("this run was not saved in the results store: %s (the figures above are unaffected; --no-save skips saving)", msg)
 		if !s.failing {
 			e.logf("warning: %s", warning)
 		}
