@@ -23,6 +23,10 @@ var migrations embed.FS
 // PostgreSQL database can hold other tools' tables too.
 const migrationTable = "wirebench_schema_version"
 
+// wirebenchLockID is the PostgreSQL advisory lock taken while migrating
+// ("wbstore" in ASCII).
+const wirebenchLockID = 0x7762_7374_6f72_65
+
 // dialect is what differs between the SQL databases.
 type dialect struct {
 	name     string        // "sqlite" or "postgres", the migrations directory
@@ -49,7 +53,9 @@ func migrate(ctx context.Context, db *sql.DB, d dialect) error {
 	if d.name == "postgres" {
 		// Two wirebenches starting at once against a new lab database:
 		// one migrates, the other waits.
-		locker, err := lock.NewPostgresSessionLocker()
+		// wirebench's own lock id (other tools using goose in a shared
+		// database keep theirs), retried every second for up to 15 s.
+		locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(wirebenchLockID), lock.WithLockTimeout(1, 15))
 		if err != nil {
 			return err
 		}

@@ -51,7 +51,17 @@ func openSQLite(ctx context.Context, path string) (Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("opening the results store %s: %w", path, err)
 	}
-	if err := migrate(ctx, db, sqliteDialect); err != nil {
+	// Several wirebenches opening one new file at once (a server and its
+	// clients) race to create the schema: goose checks the version table
+	// before its migration's transaction, so the losers fail with "table
+	// already exists" after the winner's transaction (migration and version
+	// row together) committed, and find the schema done when they try again.
+	err = migrate(ctx, db, sqliteDialect)
+	for try := 1; err != nil && try < 5 && ctx.Err() == nil; try++ {
+		time.Sleep(time.Duration(try) * 20 * time.Millisecond)
+		err = migrate(ctx, db, sqliteDialect)
+	}
+	if err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

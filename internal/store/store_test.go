@@ -226,6 +226,35 @@ func suite(t *testing.T, fresh func(*testing.T) string) {
 		}
 	})
 
+	t.Run("ConcurrentFirstOpen", func(t *testing.T) {
+		// Several wirebenches opening one new store at the same moment (a
+		// server and clients started together) all succeed.
+		for round := range 2 {
+			u := fresh(t)
+			var wg sync.WaitGroup
+			errs := make(chan error, 6)
+			for range 6 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					s, err := Open(ctx, u)
+					if err == nil {
+						_, err = s.Save(ctx, &Run{Kind: KindTest})
+						s.Close()
+					}
+					errs <- err
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Errorf("round %d: %v", round, err)
+				}
+			}
+		}
+	})
+
 	t.Run("ConcurrentAndReopen", func(t *testing.T) {
 		u := fresh(t)
 		s := open(t, u)
