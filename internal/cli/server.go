@@ -205,14 +205,7 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 			}
 		}
 	}
-	cfg.OnResult = func(id int, r *result.Result) {
-		link.apply(r)
-		// Each test is saved as it ends, before it is printed; a store
-		// that fails says so on stderr once (until a save works again)
-		// and in every JSON document it could not keep.
-		if _, w := f.saving.save(e, result.KindTest, r.Test.Peer, testSummary(r), r.StartedAt, report.Sanitize(r)); w != "" && format != formatText {
-			r.Warn(w)
-		}
+	printResult := func(id int, r *result.Result) {
 		switch format {
 		case formatJSON:
 			_ = report.WriteJSON(out, r, false)
@@ -235,6 +228,44 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 				delete(udpTests, st.ID)
 			}
 			mu.Unlock()
+		}
+	}
+	// Each test is saved as it ends, then printed, by one worker: never on
+	// the goroutine that ended it (for UDP the one reader of every test,
+	// which must go on answering FINs). A store that fails says so on
+	// stderr once (until a save works again) and in every JSON document
+	// it could not keep.
+	type ended struct {
+		id int
+		r  *result.Result
+	}
+	queue := make(chan ended, saveQueue)
+	saverDone := make(chan struct{})
+	go func() {
+		defer close(saverDone)
+		for t := range queue {
+			if _, w := f.saving.save(e, result.KindTest, t.r.Test.Peer, testSummary(t.r), t.r.StartedAt, report.Sanitize(t.r)); w != "" && format != formatText {
+				t.r.Warn(w)
+			}
+			printResult(t.id, t.r)
+		}
+	}()
+	// Serve returns once every test has ended: the last results are saved
+	// and printed before the command returns.
+	defer func() { close(queue); <-saverDone }()
+	cfg.OnResult = func(id int, r *result.Result) {
+		link.apply(r)
+		if f.saving.noSave {
+			printResult(id, r)
+			return
+		}
+		select {
+		case queue <- ended{id, r}:
+		default:
+			if w := f.saving.skip(e, fmt.Sprintf("%d earlier tests are still waiting to be saved (the store is too slow for this rate of tests)", saveQueue)); format != formatText {
+				r.Warn(w)
+			}
+			printResult(id, r)
 		}
 	}
 	srv, err := session.Listen(e.ctx, cfg)

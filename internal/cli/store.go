@@ -20,6 +20,15 @@ import (
 	"github.com/wirebench/wirebench/internal/version"
 )
 
+// saveQueue is how many ended server tests may wait to be saved; more are
+// printed unsaved, with a warning.
+const saveQueue = 256
+
+// reopenAfter is how long a store that could not be opened is not tried
+// again (a lab database that does not answer would hold every server
+// test's output for storeTimeout).
+const reopenAfter = 30 * time.Second
+
 // storeTimeout bounds opening the store and saving one run: a lab database
 // that does not answer must not hold the measurement's output for long.
 const storeTimeout = 10 * time.Second
@@ -49,7 +58,9 @@ type saveFlags struct {
 	cmd     *cobra.Command
 	mu      sync.Mutex
 	st      store.Store
-	failing bool // the last save failed and said so on stderr
+	failing bool      // the last save failed and said so on stderr
+	openErr error     // why the store could not be opened, until retryAt
+	retryAt time.Time // when to try opening it again
 }
 
 func (s *saveFlags) register(cmd *cobra.Command) {
@@ -78,20 +89,28 @@ func (s *saveFlags) save(e *env, kind, target, summary string, started time.Time
 		return 0, ""
 	}
 	id, err := s.trySave(e.ctx, kind, target, summary, started, doc)
+	if err != nil {
+		return 0, s.skip(e, err.Error())
+	}
+	s.mu.Lock()
+	s.failing = false
+	s.mu.Unlock()
+	return id, ""
+}
+
+// skip reports a run not saved, for why: it returns the warning, printed
+// on stderr unless the previous save failed too.
+func (s *saveFlags) skip(e *env, why string) string {
+	// One line, whatever the driver's message looks like.
+	warning := fmt.Sprintf("this run was not saved in the results store: %s (the figures above are unaffected; --no-save skips saving)",
+		strings.Join(strings.Fields(why), " "))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err != nil {
-		// One line, whatever the driver's message looks like.
-		msg := strings.Join(strings.Fields(err.Error()), " ")
-		warning = fmt.Sprintf("this run was not saved in the results store: %s (the figures above are unaffected; --no-save skips saving)", msg)
-		if !s.failing {
-			e.logf("warning: %s", warning)
-		}
-		s.failing = true
-		return 0, warning
+	if !s.failing {
+		e.logf("warning: %s", warning)
 	}
-	s.failing = false
-	return id, ""
+	s.failing = true
+	return warning
 }
 
 func (s *saveFlags) trySave(ctx context.Context, kind, target, summary string, started time.Time, doc any) (int64, error) {
@@ -116,11 +135,17 @@ func (s *saveFlags) trySave(ctx context.Context, kind, target, summary string, s
 	defer cancel()
 	s.mu.Lock()
 	if s.st == nil {
-		if s.st, err = store.Open(ctx, store.ResolveURL(s.db)); err != nil {
-			s.st = nil
+		if s.openErr != nil && time.Now().Before(s.retryAt) {
+			err := s.openErr
 			s.mu.Unlock()
 			return 0, err
 		}
+		if s.st, err = store.Open(ctx, store.ResolveURL(s.db)); err != nil {
+			s.st, s.openErr, s.retryAt = nil, err, time.Now().Add(reopenAfter)
+			s.mu.Unlock()
+			return 0, err
+		}
+		s.openErr = nil
 	}
 	st := s.st
 	s.mu.Unlock()
