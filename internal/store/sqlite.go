@@ -43,27 +43,40 @@ func openSQLite(ctx context.Context, path string) (Store, error) {
 	}
 	q.Set("_txlock", "immediate") // a writer waits for the lock at BEGIN, never fails mid-transaction
 	dsn := (&url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(), RawQuery: q.Encode()}).String()
+	// Several wirebenches opening one new file at once (a server and its
+	// clients) race: the first to switch it to WAL holds a lock the others
+	// get SQLITE_BUSY from (the busy timeout does not cover that), and
+	// goose checks its version table before its migration's transaction,
+	// so the losers fail with "table already exists" once the winner's
+	// transaction (migration and version row together) committed. Both
+	// pass on a second try, which then finds the work done.
+	var db *sql.DB
+	var err error
+	for try := 1; ; try++ {
+		if db, err = openSQLiteDB(ctx, dsn); err == nil {
+			break
+		}
+		if try == 8 || ctx.Err() != nil {
+			return nil, fmt.Errorf("opening the results store %s: %w", path, err)
+		}
+		time.Sleep(time.Duration(try) * 25 * time.Millisecond)
+	}
+	return &sqlStore{db: db, d: sqliteDialect, location: path}, nil
+}
+
+// openSQLiteDB opens the database at dsn and brings its schema up to date.
+func openSQLiteDB(ctx context.Context, dsn string) (*sql.DB, error) {
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("opening the results store %s: %w", path, err)
+		return nil, err
 	}
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("opening the results store %s: %w", path, err)
+		return nil, err
 	}
-	// Several wirebenches opening one new file at once (a server and its
-	// clients) race to create the schema: goose checks the version table
-	// before its migration's transaction, so the losers fail with "table
-	// already exists" after the winner's transaction (migration and version
-	// row together) committed, and find the schema done when they try again.
-	err = migrate(ctx, db, sqliteDialect)
-	for try := 1; err != nil && try < 5 && ctx.Err() == nil; try++ {
-		time.Sleep(time.Duration(try) * 20 * time.Millisecond)
-		err = migrate(ctx, db, sqliteDialect)
-	}
-	if err != nil {
+	if err := migrate(ctx, db, sqliteDialect); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
-	return &sqlStore{db: db, d: sqliteDialect, location: path}, nil
+	return db, nil
 }
