@@ -114,6 +114,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"server", "-S", "loud"}, "invalid -S"},
 		{[]string{"client", "127.0.0.1", "-f", "t"}, "invalid -f"},
 		{[]string{"server", "-f", "mm"}, "invalid -f"},
+		{[]string{"client", "127.0.0.1", "-O", "-1"}, "invalid -O"},
+		{[]string{"client", "127.0.0.1", "-O", "61"}, "invalid -O"},
+		{[]string{"client", "127.0.0.1", "--omit", "x"}, "invalid argument"},
+		{[]string{"client", "127.0.0.1", "-O", "1", "-n", "1M"}, "does not combine with -n"},
+		{[]string{"client", "127.0.0.1", "-p", "5201", "-O", "1", "-n", "1M"}, "does not combine with -n"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) { wantUsageError(t, tt.args, tt.want) })

@@ -21,6 +21,7 @@ type clientFlags struct {
 	seconds    float64
 	num        string
 	interval   float64
+	omit       int
 	length     string
 	parallel   int
 	reverse    bool
@@ -83,6 +84,7 @@ The dialect decides what goes on the wire:
 	fl.Float64VarP(&f.seconds, "time", "t", 10, "test duration in seconds")
 	fl.StringVarP(&f.num, "num", "n", "", "send this many `BYTES` instead of for a time (K/M/G)")
 	fl.Float64VarP(&f.interval, "interval", "i", 0, "seconds between interval reports (0 = none)")
+	fl.IntVarP(&f.omit, "omit", "O", 0, "leave the first `N` seconds out of the summary (shown, marked \"(omitted)\"); the test runs N + -t seconds. iperf3 peers are asked to omit them too")
 	fl.StringVarP(&f.length, "len", "l", "", "datagram payload (UDP, default 1470; iperf3 1460) or write size (TCP, default 128K), in `BYTES` (K/M)")
 	fl.IntVarP(&f.parallel, "parallel", "P", 1, "parallel streams")
 	fl.BoolVarP(&f.reverse, "reverse", "R", false, "the server sends, on our connection (iperf 2.1)")
@@ -131,6 +133,10 @@ func (f *clientFlags) config(cmd *cobra.Command, host string) (session.ClientCon
 		return cfg, usagef("invalid interval -i %v: want 0 (none) or at least 0.01 seconds", f.interval)
 	}
 	cfg.Interval = time.Duration(f.interval * float64(time.Second))
+	if f.omit < 0 || time.Duration(f.omit)*time.Second > session.MaxOmit {
+		return cfg, usagef("invalid -O %d: want 0-%d seconds", f.omit, int(session.MaxOmit/time.Second))
+	}
+	cfg.Omit = time.Duration(f.omit) * time.Second
 	if f.rate != "" {
 		r, err := units.ParseRate(f.rate)
 		if err != nil {

@@ -38,6 +38,7 @@ type serverFlags struct {
 	enhanced bool // iperf2 -e
 	linkFlags
 	saving saveFlags
+	webFlags
 }
 
 func newServerCmd(e *env) *cobra.Command {
@@ -56,6 +57,8 @@ allowed with --allow-reverse (docs/server.md).`,
 		Example: `  wirebench server
   wirebench -s -u -i 1
   wirebench server -p 5002 --json > results.jsonl
+  wirebench server --web 8080                  # dashboard on http://127.0.0.1:8080/
+  wirebench server --web 0.0.0.0:8080 --probe-allow 198.18.0.0/15 --medium eth100
   wirebench server --label site=lab2     # every test saved with this label (docs/store.md)`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServer(e, cmd, f) },
@@ -83,6 +86,7 @@ allowed with --allow-reverse (docs/server.md).`,
 	f.sockFlags.register(cmd)
 	f.linkFlags.register(cmd)
 	f.saving.register(cmd)
+	f.webFlags.register(cmd)
 	return cmd
 }
 
@@ -268,8 +272,23 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 			printResult(id, r)
 		}
 	}
+	if f.webFlags.addr != "" {
+		if f.interval == 0 {
+			// The live charts need intervals: take them each second,
+			// printing none as asked (docs/web.md).
+			cfg.Interval = time.Second
+			cfg.OnInterval, cfg.OnGroupInterval = nil, nil
+		}
+	}
+	serveWeb, err := f.webFlags.attachWeb(e, &cfg)
+	if err != nil {
+		return err
+	}
 	srv, err := session.Listen(e.ctx, cfg)
 	if err != nil {
+		return err
+	}
+	if err := serveWeb(); err != nil {
 		return err
 	}
 	echo.Register(srv, echo.ServerConfig{IdleTimeout: cfg.IdleTimeout, OnLog: cfg.OnLog})

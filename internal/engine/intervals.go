@@ -41,14 +41,16 @@ func (f *Flow) tcpFigures() *result.TCPInfo {
 type Intervals struct {
 	start  time.Time
 	period time.Duration
+	omit   time.Duration
 	emit   func(result.Interval)
 
-	mu    sync.Mutex // guards following fields
-	flows []*Flow
-	last  time.Duration
-	all   []result.Interval
-	done  chan struct{}
-	wg    sync.WaitGroup
+	mu     sync.Mutex // guards following fields
+	omitAt map[*stats.Counters]stats.Snapshot
+	flows  []*Flow
+	last   time.Duration
+	all    []result.Interval
+	done   chan struct{}
+	wg     sync.WaitGroup
 }
 
 // NewIntervals returns a reporter for the flows, with intervals counted from
@@ -64,20 +66,58 @@ func (iv *Intervals) AddFlow(f *Flow) {
 	iv.flows = append(iv.flows, f)
 }
 
-// Run starts the periodic reports. Without a period only Stop reports.
+// SetOmit makes the first d of the test an omitted period (-O): an
+// interval ends exactly at d, even between two periods or without a
+// period, and every interval up to d is marked Omitted. Call it before Run.
+func (iv *Intervals) SetOmit(d time.Duration) { iv.omit = max(d, 0) }
+
+// OmittedCounts returns what the counters c (of one of the flows) had
+// counted when the omitted period ended (SetOmit), read in the same
+// instant as the omitted interval of its flow, so that per-stream figures
+// taken from it add up to that interval; false before the period ended or
+// without one.
+func (iv *Intervals) OmittedCounts(c *stats.Counters) (stats.Snapshot, bool) {
+	iv.mu.Lock()
+	defer iv.mu.Unlock()
+	s, ok := iv.omitAt[c]
+	return s, ok
+}
+
+// next returns the end of the interval after the one that ended at last,
+// and false when no more periodic reports are due (no period, and the
+// omitted period, if any, is over).
+func (iv *Intervals) next(last time.Duration) (time.Duration, bool) {
+	var at time.Duration
+	if iv.period > 0 {
+		at = (last/iv.period + 1) * iv.period
+	}
+	if iv.omit > last && (at == 0 || iv.omit < at) {
+		at = iv.omit
+	}
+	return at, at > 0
+}
+
+// Run starts the periodic reports. Without a period only Stop reports,
+// and the end of an omitted period (SetOmit).
 func (iv *Intervals) Run(ctx context.Context) {
-	if iv.period <= 0 {
+	if _, ok := iv.next(0); !ok {
 		return
 	}
 	iv.wg.Add(1)
 	go func() {
 		defer iv.wg.Done()
-		for k := 1; ; k++ {
-			next := iv.start.Add(time.Duration(k) * iv.period)
+		var last time.Duration
+		for {
+			at, ok := iv.next(last)
+			if !ok {
+				return
+			}
+			last = at
+			next := iv.start.Add(at)
 			t := time.NewTimer(time.Until(next))
 			select {
 			case <-t.C:
-				iv.report(next.Sub(iv.start), true)
+				iv.report(at, iv.period > 0 || at == iv.omit)
 			case <-iv.done:
 				t.Stop()
 				return
@@ -103,8 +143,10 @@ func (iv *Intervals) Stop(end time.Time) []result.Interval {
 	last, n := iv.last, len(iv.all)
 	iv.mu.Unlock()
 	switch {
-	case n == 0 || at-last >= iv.period/10 && at-last >= time.Millisecond:
-		iv.report(at, iv.period > 0)
+	case n == 0 || at-last >= iv.period/10 && at-last >= time.Millisecond || iv.omit > 0 && last <= iv.omit && at > last:
+		// (never merged into an omitted interval: counts after the
+		// omitted period belong to the summary)
+		iv.report(at, iv.period > 0 || at <= iv.omit)
 	case at > last:
 		iv.mergeTail(at)
 	}
@@ -160,7 +202,14 @@ func (iv *Intervals) report(at time.Duration, emit bool) {
 	for _, f := range iv.flows {
 		var now stats.Snapshot
 		for _, c := range f.Counters {
-			now = now.Add(c.Snapshot())
+			cs := c.Snapshot()
+			now = now.Add(cs)
+			if at <= iv.omit {
+				if iv.omitAt == nil {
+					iv.omitAt = map[*stats.Counters]stats.Snapshot{}
+				}
+				iv.omitAt[c] = cs
+			}
 		}
 		d := now.Sub(f.prev)
 		f.prev = now
@@ -168,7 +217,7 @@ func (iv *Intervals) report(at time.Duration, emit bool) {
 		in := result.Interval{
 			Start: from.Seconds(), End: at.Seconds(), Bytes: d.Bytes, Packets: d.Packets,
 			Lost: d.Lost, OutOfOrder: d.OutOfOrder, Duplicates: d.Duplicates, JitterMS: float64(d.Jitter) / 1e6, Flow: f.Name,
-			TCP: f.tcpFigures(),
+			TCP: f.tcpFigures(), Omitted: at <= iv.omit,
 		}
 		if secs > 0 {
 			in.BitsPerSecond = float64(d.Bytes) * 8 / secs

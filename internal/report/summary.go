@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -37,6 +38,9 @@ func (t *Text) Summary(r *result.Result) {
 	report := "Server Report:"
 	if r.Role == "server" {
 		report = "Client Report:"
+	}
+	if o := r.Test.Omit; o > 0 && !math.IsInf(o, 0) {
+		fmt.Fprintf(&b, "%s Summary without the first %s s (-O), the intervals marked (omitted):\n", idText(t.id), strconv.FormatFloat(o, 'f', -1, 64))
 	}
 	t.sides(&b, udp, r.Sender, r.Receiver, main, report)
 	if f := r.Reverse; f != nil {

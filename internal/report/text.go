@@ -282,6 +282,9 @@ func (t *Text) Interval(id string, in result.Interval, udp bool, receiving bool)
 	if in.Flow != "" {
 		b.WriteString("  " + in.Flow)
 	}
+	if in.Omitted {
+		b.WriteString("  (omitted)")
+	}
 	b.WriteString("\n")
 	t.write(&b)
 }

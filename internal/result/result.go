@@ -72,13 +72,16 @@ type Result struct {
 
 // Test describes what was asked of the test, after defaults were applied.
 type Test struct {
-	Protocol    string  `json:"protocol"`
-	Direction   string  `json:"direction"`
-	Dialect     string  `json:"dialect"`
-	Host        string  `json:"host"`
-	Port        int     `json:"port"`
-	Peer        string  `json:"peer,omitempty"` // address:port of the peer as seen on the wire
-	Duration    float64 `json:"duration_s"`     // requested duration; 0 when Bytes is set
+	Protocol  string  `json:"protocol"`
+	Direction string  `json:"direction"`
+	Dialect   string  `json:"dialect"`
+	Host      string  `json:"host"`
+	Port      int     `json:"port"`
+	Peer      string  `json:"peer,omitempty"` // address:port of the peer as seen on the wire
+	Duration  float64 `json:"duration_s"`     // requested duration; 0 when Bytes is set
+	// Omit is -O: the seconds at the start of the test left out of the
+	// summary (the test runs Omit + Duration seconds); 0 when none.
+	Omit        float64 `json:"omit_s,omitempty"`
 	Bytes       int64   `json:"bytes,omitempty"`
 	RateBPS     float64 `json:"rate_bps"` // requested UDP rate in bit/s of payload; 0 = unpaced
 	RatePPS     float64 `json:"rate_pps,omitempty"`
@@ -105,6 +108,9 @@ type Interval struct {
 	// Flow tells which flow the interval belongs to when a test has two
 	// ("forward" or "reverse"); empty for single-flow tests.
 	Flow string `json:"flow,omitempty"`
+	// Omitted marks an interval within the -O period at the start of the
+	// test: shown, but left out of the summary.
+	Omitted bool `json:"omitted,omitempty"`
 	// TCP is what the kernel reported of this side's sending TCP
 	// connections at the end of the interval, when it reports it.
 	TCP *TCPInfo `json:"tcp,omitempty"`

@@ -36,6 +36,11 @@ type ClientConfig struct {
 	Duration time.Duration
 	Bytes    int64 // when set, the test ends after this many bytes instead
 	Interval time.Duration
+	// Omit (-O) is left out of the summary at the start of the test, which
+	// then runs Omit + Duration; whole seconds. iperf3 peers are asked to
+	// leave it out too; iperf2 has no omit on the wire, so only our own
+	// figures leave it out.
+	Omit     time.Duration
 	Length   int
 	Parallel int
 	Dialect  string
@@ -168,6 +173,9 @@ func (c *ClientConfig) Validate() error {
 	if c.Duration < 0 || c.Bytes < 0 {
 		return errors.New("duration and byte count must not be negative")
 	}
+	if err := validateOmit(c.Omit, c.Bytes); err != nil {
+		return err
+	}
 	modes := 0
 	for _, m := range []bool{c.Reverse, c.FullDuplex, c.Tradeoff, c.Dual} {
 		if m {
@@ -274,8 +282,12 @@ func RunClient(ctx context.Context, cfg ClientConfig) (*result.Result, error) {
 		r.Test.RateBPS = cfg.pps() * float64(cfg.Length*8)
 		run = runUDPClient
 	}
+	// The omitted seconds come first, then the test asked for: the peer
+	// is asked for the whole of it.
+	cfg.Duration += cfg.Omit
 	r, err = run(ctx, &cfg, r)
 	if r != nil {
+		applyOmit(r, cfg.Omit, nil, false)
 		fillCPU(r, cpu0)
 	}
 	return r, err

@@ -59,6 +59,7 @@ type i3Client struct {
 	end     time.Time
 	peer    *iperf3.Results
 	perIv   []result.Interval
+	omitted map[string]result.Interval // -O: each stream's counts in the omitted period, by id
 	sent    *iperf3.Results
 }
 
@@ -80,6 +81,8 @@ func i3ClientValidate(c *ClientConfig) error {
 		return errors.New("duration and byte count must not be negative")
 	case c.Duration > iperf3.MaxTime*time.Second:
 		return fmt.Errorf("duration above iperf3's limit of %d s", iperf3.MaxTime)
+	case validateOmit(c.Omit, c.Bytes) != nil:
+		return validateOmit(c.Omit, c.Bytes)
 	case c.Reverse && c.Bidir:
 		return errors.New("choose one of -R and --bidir")
 	case c.FullDuplex || c.Tradeoff || c.Dual:
@@ -115,6 +118,9 @@ func RunIperf3Client(ctx context.Context, cfg ClientConfig) (*result.Result, *ip
 	if err != nil {
 		return nil, nil, err
 	}
+	// The omitted seconds come first, then the test asked for, as
+	// iperf3's client runs it.
+	cfg.Duration += cfg.Omit
 	cl := &i3Client{cfg: &cfg, m: iperf3.NewMachine(iperf3.RoleClient)}
 	cl.r = cl.newResult()
 	defer cl.close()
@@ -136,7 +142,7 @@ func (cl *i3Client) newResult() *result.Result {
 	r := result.New("client")
 	r.Version = version.String()
 	r.Test = result.Test{Protocol: result.TCP, Direction: result.DirSend, Dialect: DialectIperf3, Host: cfg.Host, Port: cfg.Port,
-		Duration: cfg.Duration.Seconds(), Bytes: cfg.Bytes, Length: cfg.Length, Streams: cfg.Parallel}
+		Duration: (cfg.Duration - cfg.Omit).Seconds(), Bytes: cfg.Bytes, Length: cfg.Length, Streams: cfg.Parallel}
 	switch {
 	case cfg.Reverse:
 		r.Test.Direction, r.Test.Mode = result.DirReceive, "reverse"
@@ -185,7 +191,8 @@ func (cl *i3Client) buildParams() *iperf3.Params {
 	if cfg.Bytes > 0 {
 		p.Num = cfg.Bytes
 	} else {
-		p.Time = int64(math.Ceil(cfg.Duration.Seconds()))
+		p.Time = int64(math.Ceil((cfg.Duration - cfg.Omit).Seconds()))
+		p.Omit = int64(cfg.Omit / time.Second)
 	}
 	if cfg.UDP {
 		p.Protocol = iperf3.ProtoUDP
@@ -389,12 +396,14 @@ func (cl *i3Client) run(ctx context.Context) {
 		}
 	}
 	iv := engine.NewIntervals(cl.start, cfg.Interval, cfg.OnInterval, flows...)
+	iv.SetOmit(cfg.Omit)
 	iv.Run(ctx)
 	perPeriod := cfg.Interval
 	if perPeriod == 0 {
 		perPeriod = time.Second
 	}
 	per := engine.NewIntervals(cl.start, perPeriod, nil, perFlows...)
+	per.SetOmit(cfg.Omit)
 	per.Run(ctx)
 
 	// An interrupt (ctx done) ends the sending; the test still ends the
@@ -486,6 +495,7 @@ func (cl *i3Client) run(ctx context.Context) {
 	}
 	cl.r.Intervals = iv.Stop(time.Now())
 	cl.perIv = per.Stop(time.Now())
+	cl.omitted = streamOmits(iv, cfg.Omit, ids, allC)
 	if ctrlErr == nil {
 		ctrlErr = cl.exchange(wrap)
 	} else {
@@ -501,6 +511,8 @@ func (cl *i3Client) run(ctx context.Context) {
 		}
 	}
 	cl.fill()
+	applyOmit(cl.r, cfg.Omit, cl.omitted, true)
+	warnPeerShort(cl.r, cfg.UDP)
 	if drops != nil {
 		local.apply(cl.r)
 	}
@@ -646,6 +658,7 @@ func (cl *i3Client) ourResults() *iperf3.Results {
 		res.Streams = append(res.Streams, sr)
 	}
 	i3SetRetrans(res, cl.cfg.UDP, send, retr)
+	omitStreamResults(res, cl.omitted, cl.cfg.Omit)
 	return res
 }
 
@@ -720,21 +733,16 @@ func (cl *i3Client) fill() {
 			snd.PacketsPerSecond = 0
 		}
 		if cl.peer != nil {
-			sum, per, err := i3PeerReceiver(cl.peer, sendIDs, udp)
+			sum, per, lossWhole, err := i3PeerReceiver(cl.peer, sendIDs, udp, cfg.Omit, cl.omitted)
+			if lossWhole {
+				r.Warn(omitLossWarning)
+			}
 			if err != nil {
 				r.Warn("the server's results do not match our streams: " + err.Error())
 			} else {
 				peerRcv = sum
 				for i, st := range sendStreams {
 					st.Receiver = per[i]
-				}
-				if udp && sum.Total < snd.Packets {
-					r.Warn(fmt.Sprintf("the iperf3 server's count ends %d datagrams short of the %d we sent: iperf3 stops counting at TEST_END, which follows our last datagram at once (as from iperf3's own client), so datagrams it had not read by then are in neither its count nor its loss",
-						snd.Packets-sum.Total, snd.Packets))
-				}
-				if !udp && sum.Bytes < snd.Bytes {
-					r.Warn(fmt.Sprintf("the iperf3 server counted %d bytes fewer than we sent: iperf3 stops counting when the test ends, so data still in flight or unread then is not in its figure (TCP loses nothing; its receiver rate is understated by %.2f %%)",
-						snd.Bytes-sum.Bytes, 100*float64(snd.Bytes-sum.Bytes)/float64(snd.Bytes)))
 				}
 			}
 		} else {
@@ -760,6 +768,23 @@ func (cl *i3Client) fill() {
 		for _, st := range append(sendStreams, recvStreams...) {
 			r.Streams = append(r.Streams, *st)
 		}
+	}
+}
+
+// warnPeerShort says when the iperf3 server counted less than we sent
+// (after -O took the omitted period out of both).
+func warnPeerShort(r *result.Result, udp bool) {
+	snd, sum := r.Sender, r.Receiver
+	if snd == nil || sum == nil || sum.Source != "peer-report" {
+		return
+	}
+	if udp && sum.Total < snd.Packets {
+		r.Warn(fmt.Sprintf("the iperf3 server's count ends %d datagrams short of the %d we sent: iperf3 stops counting at TEST_END, which follows our last datagram at once (as from iperf3's own client), so datagrams it had not read by then are in neither its count nor its loss",
+			snd.Packets-sum.Total, snd.Packets))
+	}
+	if !udp && sum.Bytes < snd.Bytes {
+		r.Warn(fmt.Sprintf("the iperf3 server counted %d bytes fewer than we sent: iperf3 stops counting when the test ends, so data still in flight or unread then is not in its figure (TCP loses nothing; its receiver rate is understated by %.2f %%)",
+			snd.Bytes-sum.Bytes, 100*float64(snd.Bytes-sum.Bytes)/float64(snd.Bytes)))
 	}
 }
 

@@ -40,7 +40,7 @@ func (cl *i3Client) report() *iperf3.Report {
 		rate := cl.params.Bandwidth
 		st.TargetBitrate = &rate
 		ts := &iperf3.ReportTestStart{Protocol: proto, NumStreams: int64(cfg.Parallel), BlkSize: int64(cfg.Length),
-			Duration: cl.params.Time, Bytes: cl.params.Num, TargetBitrate: rate}
+			Duration: cl.params.Time, Bytes: cl.params.Num, TargetBitrate: rate, Omit: cl.params.Omit}
 		if cfg.Reverse {
 			ts.Reverse = 1
 		}
@@ -141,18 +141,15 @@ func (cl *i3Client) reportIntervals() []iperf3.ReportInterval {
 				sm.Retransmits, sm.SndCwnd, sm.RTT, sm.RTTVar = i64(t.Retransmits), i64(t.CwndBytes), i64(t.RTTMicros), i64(t.RTTVarMicros)
 				sm.PMTU = i64(int64(t.PMTU))
 			}
-			sm.Omitted = boolp(false)
+			sm.Omitted = boolp(in.Omitted)
 			ri.Streams = append(ri.Streams, sm)
 			agg := &fwd
 			if cl.cfg.Bidir && !sm.Sender {
 				agg = &rev
 			}
 			if *agg == nil {
-				c := sm
+				c := sm.Clone()
 				c.Socket, c.SndCwnd, c.RTT, c.RTTVar, c.PMTU = nil, nil, nil, nil, nil
-				if sm.Retransmits != nil {
-					c.Retransmits = i64(*sm.Retransmits)
-				}
 				*agg = &c
 			} else {
 				if sm.Retransmits != nil && (*agg).Retransmits != nil {
@@ -168,6 +165,11 @@ func (cl *i3Client) reportIntervals() []iperf3.ReportInterval {
 				}
 			}
 		}
+		for _, a := range []*iperf3.ReportSummary{fwd, rev} {
+			if a != nil && a.LostPackets != nil && a.Packets != nil {
+				a.LostPercent = f64(pct(*a.LostPackets, *a.Packets+*a.LostPackets))
+			}
+		}
 		ri.Sum, ri.SumBidirReverse = fwd, rev
 		out = append(out, ri)
 	}
@@ -181,10 +183,10 @@ func (cl *i3Client) reportEnd(end *iperf3.ReportEnd) {
 	dur := cl.end.Sub(cl.start).Seconds()
 	var sent, recv, sentRev, recvRev *iperf3.ReportSummary
 	add := func(dst **iperf3.ReportSummary, s iperf3.ReportSummary) {
+		s = s.Clone()
 		s.Socket = nil
 		if *dst == nil {
-			c := s
-			*dst = &c
+			*dst = &s
 			return
 		}
 		d := *dst
@@ -201,6 +203,9 @@ func (cl *i3Client) reportEnd(end *iperf3.ReportEnd) {
 		}
 		if s.JitterMs != nil && d.JitterMs != nil {
 			*d.JitterMs = max(*d.JitterMs, *s.JitterMs)
+		}
+		if d.LostPackets != nil && d.Packets != nil {
+			d.LostPercent = f64(pct(*d.LostPackets, *d.Packets))
 		}
 	}
 	for k, s := range cl.streams {
@@ -239,7 +244,7 @@ func (cl *i3Client) reportEnd(end *iperf3.ReportEnd) {
 		}
 		snd, rcv := mk(sndR, true), mk(rcvR, false)
 		if udp {
-			u := rcv
+			u := rcv.Clone()
 			u.Sender = s.send
 			u.OutOfOrder = i64(s.totals.ooo)
 			end.Streams = append(end.Streams, iperf3.ReportEndStream{UDP: &u})
@@ -257,10 +262,10 @@ func (cl *i3Client) reportEnd(end *iperf3.ReportEnd) {
 	end.SumSent, end.SumReceived = sent, recv
 	end.SumSentBidirReverse, end.SumReceivedBidirReverse = sentRev, recvRev
 	if udp && recv != nil {
-		s := *recv
+		s := recv.Clone()
 		end.Sum = &s
 		if recvRev != nil {
-			r := *recvRev
+			r := recvRev.Clone()
 			end.SumBidirReverse = &r
 		}
 	}

@@ -371,6 +371,8 @@ type i3ServerTest struct {
 	start time.Time
 	end   time.Time
 	perIv []result.Interval
+	// omitted is each stream's counts in the client's -O period, by id.
+	omitted map[string]result.Interval
 	// reported: the result was handed on (it is, exactly once).
 	reported bool
 }
@@ -560,16 +562,21 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 		}
 		allC, ids = append(allC, st.counters()), append(ids, st.id)
 	}
+	// The client's -O: the first seconds are shown, marked, and left out
+	// of the summary; the client runs them before its -t.
+	omit := time.Duration(p.Omit) * time.Second
 	iv := engine.NewIntervals(sv.start, h.s.cfg.Interval, h.s.interval(sv.id), directionFlows(recvC, sendC)...)
+	iv.SetOmit(omit)
 	ivCtx, ivEnd := context.WithCancel(ctx) // ends the reports should this test panic before Stop
 	defer ivEnd()
 	iv.Run(ivCtx)
 	backstop := h.s.cfg.MaxDuration
 	if p.Time > 0 {
-		backstop = min(backstop, time.Duration(p.Time)*time.Second)
+		backstop = min(backstop, time.Duration(p.Time)*time.Second+omit)
 	}
 	backstop += 30 * time.Second
 	per := engine.NewIntervals(sv.start, sv.wbPeriod(backstop), nil, i3Flows(ids, allC)...)
+	per.SetOmit(omit)
 	per.Run(ivCtx)
 
 	sctx, stopSend := context.WithCancel(ctx)
@@ -650,7 +657,9 @@ wait:
 	wg.Wait()
 	sv.r.Intervals = iv.Stop(sv.end)
 	sv.perIv = per.Stop(sv.end)
+	sv.omitted = streamOmits(iv, omit, ids, allC)
 	sv.fill()
+	applyOmit(sv.r, omit, sv.omitted, true)
 	if err != nil {
 		sv.r.Error = err.Error()
 		sv.finish()
@@ -891,6 +900,7 @@ func (sv *i3ServerTest) ourResults() *iperf3.Results {
 		res.Streams = append(res.Streams, sr)
 	}
 	i3SetRetrans(res, sv.t.udp, send, retr)
+	omitStreamResults(res, sv.omitted, time.Duration(p.Omit)*time.Second)
 	if p.WB != nil {
 		wb := &iperf3.WBResults{Version: iperf3.WBVersion, Agent: "wirebench/" + versionString()}
 		ivs := i3WBIntervals(sv.perIv)
@@ -972,7 +982,10 @@ func (sv *i3ServerTest) peerCounts(peer *iperf3.Results) {
 	if len(ids) == 0 {
 		return
 	}
-	sum, per, err := i3PeerReceiver(peer, ids, sv.t.udp)
+	sum, per, lossWhole, err := i3PeerReceiver(peer, ids, sv.t.udp, time.Duration(sv.t.p.Omit)*time.Second, sv.omitted)
+	if lossWhole {
+		sv.r.Warn(omitLossWarning)
+	}
 	if err != nil {
 		sv.r.Warn("the client's results do not match our streams: " + err.Error())
 		return

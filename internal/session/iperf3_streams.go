@@ -128,27 +128,54 @@ func i3WBIntervals(ivs []result.Interval) map[int64][]iperf3.WBInterval {
 // i3PeerReceiver sums the peer's results for the streams we sent on into
 // receiver counts (Source "peer-report"), with the wirebench extension's
 // duplicates and out-of-order counts when the peer sent them.
-func i3PeerReceiver(res *iperf3.Results, ids []int64, udp bool) (*result.Receiver, []*result.Receiver, error) {
+//
+// With -O (omit > 0), iperf3 sends bytes without the omitted period but
+// its UDP "packets" (the highest sequence number) and "errors" whole, and
+// each side takes its own omitted count off: ours is the datagrams each
+// stream sent in the period (omitted, by stream id). The loss
+// in the period comes off only where a wirebench peer reported its
+// intervals; the second result says some of it may be in Lost.
+func i3PeerReceiver(res *iperf3.Results, ids []int64, udp bool, omit time.Duration, omitted map[string]result.Interval) (*result.Receiver, []*result.Receiver, bool, error) {
 	sum := &result.Receiver{Source: "peer-report"}
 	per := make([]*result.Receiver, len(ids))
+	lossWhole := false
 	for i, id := range ids {
 		sr := res.Stream(id)
 		if sr == nil {
-			return nil, nil, fmt.Errorf("the peer's results have no stream %d", id)
+			return nil, nil, false, fmt.Errorf("the peer's results have no stream %d", id)
 		}
 		rr := &result.Receiver{Bytes: sr.Bytes, Seconds: sr.EndTime - sr.StartTime, Source: "peer-report"}
 		if udp {
 			rr.Total, rr.Lost = sr.Packets, sr.Errors
-			rr.Packets = max(sr.Packets-sr.Errors, 0)
+			if omit > 0 {
+				rr.Total = max(rr.Total-omitted[strconv.FormatInt(id, 10)].Packets, 0)
+			}
 			rr.JitterMS = sr.Jitter * 1000
 		}
+		wbIntervals := false
 		if res.WB != nil {
 			for _, w := range res.WB.Streams {
 				if w.ID == id {
 					rr.Duplicates, rr.OutOfOrder = w.Duplicates, w.OutOfOrder
 					rr.Intervals = i3PeerIntervals(w.Intervals)
+					wbIntervals = true
 				}
 			}
+		}
+		if udp && omit > 0 {
+			if wbIntervals {
+				for _, in := range rr.Intervals {
+					if in.End <= omit.Seconds()+1e-3 {
+						rr.Lost -= in.Lost
+					}
+				}
+				rr.Lost = max(rr.Lost, 0)
+			} else if rr.Lost > 0 {
+				lossWhole = true
+			}
+		}
+		if udp {
+			rr.Packets = max(rr.Total-rr.Lost, 0)
 		}
 		i3Rates(rr, udp)
 		per[i] = rr
@@ -158,7 +185,7 @@ func i3PeerReceiver(res *iperf3.Results, ids []int64, udp bool) (*result.Receive
 		sum.PacketsPerSecond = 0
 	}
 	sum.Intervals = sumIntervals(per)
-	return sum, per, nil
+	return sum, per, lossWhole, nil
 }
 
 // i3PeerIntervals turns a wirebench peer's receiver intervals into ours.

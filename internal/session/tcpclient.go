@@ -85,6 +85,7 @@ func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 		flows = append(flows, &engine.Flow{Name: name, Counters: recvC})
 	}
 	iv := engine.NewIntervals(start, cfg.Interval, cfg.OnInterval, flows...)
+	iv.SetOmit(cfg.Omit)
 	iv.Run(ctx)
 	if back != nil {
 		back.start(ctx, iv, cfg.Dual)

@@ -81,6 +81,7 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	}
 	start := time.Now()
 	iv := engine.NewIntervals(start, cfg.Interval, cfg.OnInterval, &engine.Flow{Name: flowName(back, "forward"), Counters: counters})
+	iv.SetOmit(cfg.Omit)
 	iv.Run(ctx)
 	if back != nil {
 		back.start(ctx, iv, cfg.Dual)
@@ -302,6 +303,7 @@ func runUDPReverse(ctx context.Context, cfg *ClientConfig, conns []udpio.Conn, r
 		counters[i] = &recvs[i].rx.C
 	}
 	iv := engine.NewIntervals(start, cfg.Interval, cfg.OnInterval, &engine.Flow{Counters: counters})
+	iv.SetOmit(cfg.Omit)
 	iv.Run(ctx)
 	drops0 := make([]uint64, len(conns))
 	for i, c := range conns {

@@ -153,3 +153,27 @@ type ReportSummary struct {
 	Omitted       *bool    `json:"omitted,omitempty"`      // intervals
 	Sender        bool     `json:"sender"`
 }
+
+// Clone returns a copy of s that shares no pointer with it, so that a sum
+// built from one stream's figures can grow without changing that stream's.
+func (s ReportSummary) Clone() ReportSummary {
+	c := s
+	for _, p := range []**int64{&c.Socket, &c.LostPackets, &c.Retransmits, &c.SndCwnd, &c.SndWnd, &c.RTT, &c.RTTVar,
+		&c.PMTU, &c.Reorder, &c.MaxSndCwnd, &c.MaxSndWnd, &c.MaxRTT, &c.MinRTT, &c.MeanRTT, &c.Packets, &c.OutOfOrder} {
+		if *p != nil {
+			v := **p
+			*p = &v
+		}
+	}
+	for _, p := range []**float64{&c.JitterMs, &c.LostPercent} {
+		if *p != nil {
+			v := **p
+			*p = &v
+		}
+	}
+	if c.Omitted != nil {
+		v := *c.Omitted
+		c.Omitted = &v
+	}
+	return c
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTableOfRecordedRun renders a real --quick --json run (recorded on a
+// loaded 2-CPU machine) and checks that its figures appear as computed.
+func TestTableOfRecordedRun(t *testing.T) {
+	rep, err := readReport(filepath.Join("testdata", "quick-run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	writeTable(&b, rep)
+	out := squash(b.String())
+	for _, want := range []string{
+		"quick mode, 114 s, 2 CPUs, load 15.52 16.52 12.90 -> 14.74 16.15 13.18",
+		"iperf2: iperf version 2.1.8",
+		"Loss-free UDP rate",
+		"18      154 k *  28.9 k       -      5.34x              1/5/5", // iperf3 found no loss-free rate: "-"
+		"* no loss at the tool's own highest send rate",
+		"64     82.6 k       -  3.18 k     26.02x              5/5/5",
+		"1470      203 k  47.6 k  36.1 k      4.26x  203 k / 0.0%  29.2 k / 38.7%  25.4 k / 29.7%",
+		"1       9.15    2.40    5.86      1.56x",
+		"tcp, 1 stream(s)      0.376    0.437    0.451      0.86x",
+		"100 kbit/s  99.32 kbit/s  -0.68%  110.5 kbit/s  +10.46%  99.76 kbit/s   -0.24%",
+	} {
+		if !strings.Contains(out, squash(want)) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"NaN", "Inf", "%!", "failed"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("table has %q:\n%s", bad, out)
+		}
+	}
+}
+
+// TestTableShowsFailures: a failed test leaves its figure out ("-",
+// "failed") and is listed with its error.
+func TestTableShowsFailures(t *testing.T) {
+	rep := &Report{Schema: Schema, Plan: plan(true),
+		LossFree: []SearchRow{{Length: 64, Tools: map[string]Search{Wirebench: {BestPPS: 1000}}}},
+		MaxSend:  []SizeRow{{Length: 64, Tools: map[string]Trial{Wirebench: {Error: "wirebench: no receiver counts"}}}},
+		Pacing:   []PaceRow{{RateBPS: 1e6, Tools: map[string]PaceStat{Wirebench: {AchievedBPS: 1e6}, Iperf2: {Error: "iperf2 server: no UDP report"}}}},
+		Errors:   []string{"pacing iperf2 1 Mbit/s: iperf2 server: no UDP report"},
+	}
+	var b bytes.Buffer
+	writeTable(&b, rep)
+	out := squash(b.String())
+	for _, want := range []string{"64 1 k - - -", "64 - - - - failed - -", "1 Mbit/s 1 Mbit/s +0.00% failed - - -", "1 test(s) failed", "no UDP report"} {
+		if !strings.Contains(out, squash(want)) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := readReport(filepath.Join("testdata", "wb-udp.json")); err == nil || !strings.Contains(err.Error(), "schema") {
+		t.Errorf("a wirebench/1 document read as a bench report: %v", err)
+	}
+}
+
+// squash writes every run of spaces as one, so that checks do not depend
+// on the column widths.
+func squash(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.Join(strings.Fields(l), " ")
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
+	"github.com/wirebench/wirebench/internal/web"
+)
+
+func TestWebUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"server", "--probe-allow", "127.0.0.0/8"}, "--probe-allow needs --web"},
+		{[]string{"server", "--web", "localhost"}, "invalid --web"},
+		{[]string{"server", "--web", "127.0.0.1:http"}, "invalid --web"},
+		{[]string{"server", "--web", "70000"}, "invalid --web"},
+		{[]string{"server", "--web", "8080", "--probe-allow", "lab"}, "invalid --probe-allow"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) { wantUsageError(t, tt.args, tt.want) })
+	}
+}
+
+func TestWebAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		"8080":           "127.0.0.1:8080",
+		":8080":          "127.0.0.1:8080",
+		"0.0.0.0:9000":   "0.0.0.0:9000",
+		"[::1]:9000":     "[::1]:9000",
+		"localhost:9000": "localhost:9000",
+	} {
+		got, err := webAddr(in)
+		if err != nil || got != want {
+			t.Errorf("webAddr(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+// wirebench server --web with a real iperf 2.1.8 client: the dashboard
+// listens where it says, the test is in /api/runs with 1 s intervals,
+// and the text output has no interval lines (-i was not given).
+func TestServerWebWithIperf(t *testing.T) {
+	iperf, err := exec.LookPath("iperf")
+	if err != nil {
+		t.Skip("iperf (2.1.8) is not installed: apt-get install iperf")
+	}
+	port, wport := strconv.Itoa(loopback.FreePort(t)), strconv.Itoa(loopback.FreePort(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, errOut, done := startServerCmd(ctx, t, []string{"server", "-B", "127.0.0.1", "-p", port, "--iperf3-port", "0", "--web", wport}, "listening")
+	if want := "dashboard on http://127.0.0.1:" + wport + "/"; !strings.Contains(errOut.String(), want) {
+		t.Fatalf("stderr %q does not say %q", errOut.String(), want)
+	}
+	cmd := exec.CommandContext(ctx, iperf, "-c", "127.0.0.1", "-p", port, "-u", "-b", "1M", "-t", "2")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("iperf: %v\n%s", err, b)
+	}
+	var runs []web.RunSummary
+	for deadline := time.Now().Add(5 * time.Second); len(runs) == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		runs = nil
+		resp, err := http.Get("http://127.0.0.1:" + wport + "/api/runs?label=dialect=iperf2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&runs)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(runs) != 1 {
+		t.Fatalf("runs %+v, want the iperf test", runs)
+	}
+	resp, err := http.Get("http://127.0.0.1:" + wport + "/api/runs/" + strconv.FormatInt(runs[0].ID, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run struct {
+		Result result.Result `json:"result"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&run)
+	resp.Body.Close()
+	if err != nil || len(run.Result.Intervals) < 2 || run.Result.Intervals[0].End != 1 {
+		t.Fatalf("run %+v (%v): want 1 s intervals", run.Result.Intervals, err)
+	}
+	if strings.Contains(out.String(), " 0.00-1.00 ") || !strings.Contains(out.String(), "receiver") {
+		t.Fatalf("text output should have the summary and no interval lines:\n%s", out.String())
+	}
+	cancel()
+	<-done
+}

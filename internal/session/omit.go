@@ -1,0 +1,195 @@
+package session
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/engine"
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/wire/iperf3"
+)
+
+// MaxOmit is the longest -O/--omit accepted, as iperf3 3.12 has it.
+const MaxOmit = 60 * time.Second
+
+// validateOmit checks -O against the rest of the test.
+func validateOmit(omit time.Duration, bytes int64) error {
+	switch {
+	case omit < 0 || omit > MaxOmit:
+		return fmt.Errorf("-O/--omit %v out of range 0-%v", omit, MaxOmit)
+	case omit%time.Second != 0:
+		return fmt.Errorf("-O/--omit %v: whole seconds only (iperf3 carries it as an integer)", omit)
+	case omit > 0 && bytes > 0:
+		return fmt.Errorf("-O/--omit leaves seconds out of a timed test; it does not combine with -n")
+	}
+	return nil
+}
+
+// omitSums adds up the omitted intervals of ivs, one sum per flow name
+// (for per-stream intervals, the stream id). Jitter and TCP figures are
+// not summed: only the counts are taken out of the summary.
+func omitSums(ivs []result.Interval) map[string]result.Interval {
+	sums := map[string]result.Interval{}
+	for _, in := range ivs {
+		if !in.Omitted {
+			continue
+		}
+		s := sums[in.Flow]
+		s.Bytes += in.Bytes
+		s.Packets += in.Packets
+		s.Lost += in.Lost
+		s.OutOfOrder += in.OutOfOrder
+		s.Duplicates += in.Duplicates
+		sums[in.Flow] = s
+	}
+	return sums
+}
+
+// omitSender takes the omitted counts o and the omit seconds out of a
+// sender's figures.
+func omitSender(s *result.Sender, o result.Interval, omit float64) {
+	if s == nil {
+		return
+	}
+	s.Bytes = max(s.Bytes-o.Bytes, 0)
+	if s.BytesWritten > 0 {
+		s.BytesWritten = max(s.BytesWritten-o.Bytes, 0)
+	}
+	s.Packets = max(s.Packets-o.Packets, 0)
+	s.Seconds = max(s.Seconds-omit, 0)
+	pps := s.PacketsPerSecond != 0
+	s.BitsPerSecond, s.PacketsPerSecond = 0, 0
+	rateOf(s)
+	if !pps {
+		s.PacketsPerSecond = 0
+	}
+}
+
+// omitReceiver takes the omitted counts o and the omit seconds out of a
+// receiver's figures counted on this side.
+func omitReceiver(rr *result.Receiver, o result.Interval, omit float64) {
+	if rr == nil || rr.Source != "local" {
+		return
+	}
+	rr.Bytes = max(rr.Bytes-o.Bytes, 0)
+	rr.Packets = max(rr.Packets-o.Packets, 0)
+	rr.Lost = max(rr.Lost-o.Lost, 0)
+	rr.OutOfOrder = max(rr.OutOfOrder-o.OutOfOrder, 0)
+	rr.Duplicates = max(rr.Duplicates-o.Duplicates, 0)
+	if rr.Total > 0 {
+		rr.Total = max(rr.Total-o.Packets-o.Lost, 0)
+	}
+	rr.Seconds = max(rr.Seconds-omit, 0)
+	pps := rr.PacketsPerSecond != 0
+	rr.BitsPerSecond, rr.PacketsPerSecond = 0, 0
+	i3Rates(rr, pps)
+}
+
+// applyOmit takes the omitted period (-O) out of the figures this side
+// counted, from the intervals the reporter marked Omitted: the main flow's
+// ("" or "forward") from Sender and a local Receiver, the "reverse" flow's
+// from Reverse. perStream, when not nil, are the streams' omitted counts
+// by stream id (streamOmits); without them, Streams keep the whole test
+// and a warning says so. A receiver count reported by the peer
+// is left as it came: peerOmits says the peer left the period out itself
+// (iperf3); otherwise a warning says its figure includes the period.
+func applyOmit(r *result.Result, omit time.Duration, perStream map[string]result.Interval, peerOmits bool) {
+	if omit <= 0 {
+		return
+	}
+	secs := omit.Seconds()
+	r.Test.Omit = secs
+	// A flow with no omitted interval started after the period (the
+	// connect-back of -r): it keeps all its figures.
+	sums := omitSums(r.Intervals)
+	main, ok := sums[""]
+	if f, fok := sums["forward"]; fok {
+		main, ok = f, true
+	}
+	if ok {
+		omitSender(r.Sender, main, secs)
+		omitReceiver(r.Receiver, main, secs)
+	}
+	if o, ok := sums["reverse"]; ok && r.Reverse != nil {
+		omitSender(r.Reverse.Sender, o, secs)
+		omitReceiver(r.Reverse.Receiver, o, secs)
+	}
+	peerWhole := false
+	for _, rr := range []*result.Receiver{r.Receiver, reverseReceiver(r)} {
+		if rr == nil || rr.Source == "local" {
+			continue
+		}
+		for i := range rr.Intervals {
+			rr.Intervals[i].Omitted = rr.Intervals[i].End <= secs+1e-3
+		}
+		peerWhole = peerWhole || !peerOmits
+	}
+	if peerWhole {
+		r.Warn(fmt.Sprintf("the peer's report covers the whole test, the %g omitted seconds (-O) included: its dialect has no omit on the wire, so only the figures counted here leave them out", secs))
+	}
+	if len(r.Streams) == 0 {
+		return
+	}
+	if perStream == nil {
+		r.Warn(fmt.Sprintf("the per-stream figures cover the whole test, the %g omitted seconds (-O) included; the sums leave them out", secs))
+		return
+	}
+	for i := range r.Streams {
+		st := &r.Streams[i]
+		if o, ok := perStream[strconv.Itoa(st.ID)]; ok {
+			omitSender(st.Sender, o, secs)
+			omitReceiver(st.Receiver, o, secs)
+		}
+	}
+}
+
+// reverseReceiver is r.Reverse.Receiver, or nil.
+func reverseReceiver(r *result.Result) *result.Receiver {
+	if r.Reverse == nil {
+		return nil
+	}
+	return r.Reverse.Receiver
+}
+
+// omitLossWarning says a peer's UDP loss count includes the omitted period.
+const omitLossWarning = "the peer's UDP loss count covers the omitted seconds (-O) too: iperf3 sends it whole, and only a wirebench peer's intervals tell the omitted part apart"
+
+// omitStreamResults takes the omitted period out of the per-stream results
+// we send an iperf3 peer, as iperf3 3.12 does when the period ends: the
+// bytes each stream counted in the omitted period come
+// off, and its times run from the end of the period. UDP "packets" and
+// "errors" stay whole, as iperf3 sends them: the peer takes its own
+// omitted count off. per holds the streams' omitted counts by id.
+func omitStreamResults(res *iperf3.Results, per map[string]result.Interval, omit time.Duration) {
+	if omit <= 0 {
+		return
+	}
+	secs := omit.Seconds()
+	for i := range res.Streams {
+		sr := &res.Streams[i]
+		o := per[strconv.FormatInt(sr.ID, 10)]
+		sr.Bytes = max(sr.Bytes-o.Bytes, 0)
+		sr.StartTime = max(sr.StartTime-secs, 0)
+		sr.EndTime = max(sr.EndTime-secs, 0)
+	}
+}
+
+// streamOmits reads what each stream's counters had counted when the
+// omitted period ended, from iv (the reporter whose omitted intervals
+// the summary subtracts, so per-stream figures add up to it), by stream
+// id; nil without an omitted period.
+func streamOmits(iv *engine.Intervals, omit time.Duration, ids []int64, cs []*stats.Counters) map[string]result.Interval {
+	if omit <= 0 {
+		return nil
+	}
+	out := make(map[string]result.Interval, len(ids))
+	for i, id := range ids {
+		if s, ok := iv.OmittedCounts(cs[i]); ok {
+			out[strconv.FormatInt(id, 10)] = result.Interval{Bytes: s.Bytes, Packets: s.Packets, Lost: s.Lost,
+				OutOfOrder: s.OutOfOrder, Duplicates: s.Duplicates}
+		}
+	}
+	return out
+}

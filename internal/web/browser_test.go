@@ -1,0 +1,177 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/png"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/wirebench/wirebench/internal/result"
+)
+
+// chromium finds the browser, or skips the test (fails it under CI=true,
+// where .ci/run installs it).
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
+	}
+	t.Skip("chromium is not installed (apt-get install -y chromium); CI is not set, so skipping the browser test")
+	return ""
+}
+
+// The dashboard in headless Chromium: a test started against the server
+// appears while it runs and its chart gains points; the finished run's
+// page opens with its intervals; screenshots are not blank.
+func TestDashboardInChromium(t *testing.T) {
+	path := chromium(t)
+	ts := startTestServer(t, Config{}, 250*time.Millisecond)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.WindowSize(1280, 1000))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelT := context.WithTimeout(ctx, 120*time.Second)
+	defer cancelT()
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.url+"/")); err != nil {
+		t.Fatalf("opening the dashboard: %v", err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("stream-state").textContent === "live"`)); err != nil {
+		t.Fatalf("the page never connected to /api/events: %v", err)
+	}
+
+	clientDone := make(chan *result.Result, 1)
+	go func() { clientDone <- ts.udpTest(t, 4*time.Second, 2e6) }()
+
+	points := func() int {
+		n, err := chromedp.Run(ctx, chromedp.Poll[int](
+			`(() => { const s = document.querySelector('.live-test svg[data-chart="throughput"]'); return s ? +s.getAttribute("data-points") : 0; })()`,
+			chromedp.WithPollingTimeout(20*time.Second)))
+		if err != nil {
+			t.Fatalf("reading the live chart: %v", err)
+		}
+		return n
+	}
+	first := points()
+	if first < 1 {
+		t.Fatalf("the live chart has %d points", first)
+	}
+	grown, err := chromedp.Run(ctx, chromedp.Poll[int](fmt.Sprintf(
+		`(() => { const s = document.querySelector('.live-test svg[data-chart="throughput"]'); const n = s ? +s.getAttribute("data-points") : 0; return n > %d ? n : 0; })()`, first),
+		chromedp.WithPollingTimeout(20*time.Second)))
+	if err != nil {
+		t.Fatalf("the live chart did not gain points beyond %d while the test ran: %v", first, err)
+	}
+	liveShot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("live chart: %d points, then %d", first, grown)
+
+	var r *result.Result
+	select {
+	case r = <-clientDone:
+	case <-ctx.Done():
+		t.Fatal("the client test did not end")
+	}
+	if r == nil {
+		t.FailNow() // udpTest reported why
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelectorAll(".live-test").length === 0 && !!document.querySelector('#history tbody tr[data-run-id="1"]')`)); err != nil {
+		t.Fatalf("the finished test did not leave the live list for the history: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#history tbody tr[data-run-id="1"] a`)), chromedp.WaitVisible(chromedp.CSS("#intervals"))); err != nil {
+		t.Fatalf("opening the run's page: %v", err)
+	}
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#intervals tr.interval-row").length`))
+	if err != nil || rows != len(r.Intervals) || rows == 0 {
+		t.Fatalf("the run's page shows %d intervals (%v), the result has %d", rows, err, len(r.Intervals))
+	}
+	title, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#run-title")))
+	if err != nil || !strings.Contains(title, Summarize(r)) {
+		t.Fatalf("run title %q (%v), want the summary %q", title, err, Summarize(r))
+	}
+	runShot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A run with warnings and a medium shows both.
+	warned := udpResult("192.0.2.9:5001", 1000, 4)
+	warned.Warn("our socket receive buffer dropped 4 datagrams (SO_RXQ_OVFL)")
+	warned.Link = &result.Link{Medium: "eth100", TheoreticalBPS: 95.7e6, PercentOfTheoretical: 8.4}
+	id, err := ts.web.memory.Add(warned, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/#/run/%d", ts.url, id)), chromedp.WaitVisible(chromedp.CSS(".run-warning"))); err != nil {
+		t.Fatalf("opening run %d: %v", id, err)
+	}
+	page, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#run-body")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(page), " ")
+	for _, want := range []string{"Warning: our socket receive buffer dropped 4 datagrams", "8.4 % of theoretical", "medium eth100", "lost 4/1000"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("run %d's page lacks %q:\n%s", id, want, page)
+		}
+	}
+	for name, shot := range map[string][]byte{"live": liveShot, "run": runShot} {
+		// Below the header bar (41 px), which alone would make a
+		// blank page look busy.
+		sd, colours := pixelSpread(t, shot, 60)
+		t.Logf("%s screenshot: %d bytes; below the header luminance std dev %.1f, %d colours", name, len(shot), sd, colours)
+		if sd < 10 || colours < 64 {
+			t.Errorf("%s screenshot looks blank below the header: luminance std dev %.1f, %d colours", name, sd, colours)
+		}
+		if dir := os.Getenv("WIREBENCH_SCREENSHOT_DIR"); dir != "" {
+			_ = os.WriteFile(filepath.Join(dir, "dashboard-"+name+".png"), shot, 0o644)
+		}
+	}
+}
+
+// pixelSpread is the standard deviation of a PNG's luminance and its
+// number of distinct colours, from row top down.
+func pixelSpread(t *testing.T, b []byte, top int) (float64, int) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("screenshot is not a PNG: %v", err)
+	}
+	var sum, sq, n float64
+	colours := map[[3]uint32]bool{}
+	bounds := img.Bounds()
+	for y := bounds.Min.Y + top; y < bounds.Max.Y; y++ {
+		for x := bounds.Min.X; x < bounds.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			l := (0.2126*float64(r) + 0.7152*float64(g) + 0.0722*float64(bl)) / 257
+			sum += l
+			sq += l * l
+			n++
+			if len(colours) < 1<<16 {
+				colours[[3]uint32{r >> 8, g >> 8, bl >> 8}] = true
+			}
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	mean := sum / n
+	return math.Sqrt(max(sq/n-mean*mean, 0)), len(colours)
+}

@@ -1,0 +1,162 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
+)
+
+// testServer is a wirebench server on 127.0.0.1 with a dashboard
+// attached, serving its HTTP side through httptest.
+type testServer struct {
+	web  *Server
+	port int // the wirebench server's TCP and UDP port
+	url  string
+
+	mu      sync.Mutex
+	results map[int]*result.Result // the server's finished tests by number
+	done    chan int               // test numbers as they finish
+}
+
+// startTestServer starts it, with intervals every interval.
+func startTestServer(t testing.TB, cfg Config, interval time.Duration) *testServer {
+	t.Helper()
+	ts := &testServer{web: New(cfg), results: map[int]*result.Result{}, done: make(chan int, 1024)}
+	scfg := session.ServerConfig{Bind: "127.0.0.1", Port: -1, Interval: interval, IdleTimeout: 2 * time.Second}
+	scfg.OnResult = func(id int, r *result.Result) {
+		ts.mu.Lock()
+		ts.results[id] = r
+		ts.mu.Unlock()
+		select {
+		case ts.done <- id:
+		default:
+		}
+	}
+	ts.web.Attach(&scfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := session.Listen(ctx, scfg)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	ts.port = srv.Port()
+	served := make(chan struct{})
+	go func() { defer close(served); _ = srv.Serve(ctx) }()
+	hs := httptest.NewServer(ts.web.Handler())
+	ts.url = hs.URL
+	t.Cleanup(func() {
+		cancel()
+		hs.CloseClientConnections()
+		hs.Close()
+		<-served
+	})
+	return ts
+}
+
+// udpTest runs a UDP client test against the server and returns the
+// server's result of it.
+func (ts *testServer) udpTest(t testing.TB, d time.Duration, rate float64) *result.Result {
+	t.Helper()
+	cfg := session.ClientConfig{Host: "127.0.0.1", Port: ts.port, UDP: true, Duration: d}
+	cfg.Rate.Value = rate
+	ctx, cancel := context.WithTimeout(context.Background(), d+30*time.Second)
+	defer cancel()
+	if _, err := session.RunClient(ctx, cfg); err != nil {
+		t.Fatalf("udp test: %v", err)
+	}
+	return ts.next(t)
+}
+
+// next waits for the server's next finished test and returns its result.
+func (ts *testServer) next(t testing.TB) *result.Result {
+	t.Helper()
+	select {
+	case id := <-ts.done:
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		return ts.results[id]
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server reported no result within 10 s")
+		return nil
+	}
+}
+
+// get fetches path and returns its status and body.
+func get(t testing.TB, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// getJSON fetches path and decodes its JSON body into v.
+func getJSON(t testing.TB, url string, v any) {
+	t.Helper()
+	code, body := get(t, url)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", url, code, body)
+	}
+	if err := json.Unmarshal([]byte(body), v); err != nil {
+		t.Fatalf("GET %s: %v in %s", url, err, body)
+	}
+}
+
+// sseEvent is one server-sent event read by readEvents.
+type sseEvent struct {
+	typ, data string
+}
+
+// readEvents reads the event stream of body, sending each event to out,
+// until the body ends.
+func readEvents(body io.Reader, out func(sseEvent)) error {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	var ev sseEvent
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if ev.typ != "" {
+				out(ev)
+			}
+			ev = sseEvent{}
+		case strings.HasPrefix(line, "event: "):
+			ev.typ = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			ev.data = strings.TrimPrefix(line, "data: ")
+		}
+	}
+	return sc.Err()
+}
+
+// openEvents opens the dashboard's event stream at base until ctx ends;
+// the caller reads and closes the body.
+func openEvents(ctx context.Context, t testing.TB, base string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/api/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
