@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -248,10 +249,14 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	go func() {
 		defer close(saverDone)
 		for t := range queue {
-			if _, w := f.saving.save(e, result.KindTest, t.r.Test.Peer, testSummary(t.r), t.r.StartedAt, report.Sanitize(t.r)); w != "" && format != formatText {
-				t.r.Warn(w)
+			r := t.r
+			if _, w := f.saving.save(e, result.KindTest, r.Test.Peer, testSummary(r), r.StartedAt, report.Sanitize(r)); w != "" && format != formatText {
+				// A copy: others (the dashboard) may be reading t.r now.
+				c := *r
+				c.Warnings = append(slices.Clip(r.Warnings), w)
+				r = &c
 			}
-			printResult(t.id, t.r)
+			printResult(t.id, r)
 		}
 	}()
 	// Serve returns once every test has ended: the last results are saved

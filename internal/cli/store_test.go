@@ -223,6 +223,35 @@ func TestUnwritableStoreWarns(t *testing.T) {
 	}
 }
 
+// TestServerUnwritableStoreWarns: a server whose store cannot be written
+// prints each test's JSON line with the warning, and says it once on
+// stderr.
+func TestServerUnwritableStoreWarns(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "plainfile")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(loopback.FreePort(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, errOut, done := startServerCmd(ctx, t, []string{"server", "-B", "127.0.0.1", "-p", port, "--iperf3-port", "0", "-1", "--json",
+		"--db", filepath.Join(file, "results.db")}, "listening")
+	if code, _, cerr := cliRun("client", "127.0.0.1", "-p", port, "-t", "0.3", "--no-save"); code != exitOK {
+		t.Fatalf("client: exit %d: %s", code, cerr)
+	}
+	if code := <-done; code != exitOK {
+		t.Fatalf("server: exit %d: %s", code, errOut.String())
+	}
+	var r result.Result
+	if err := json.Unmarshal([]byte(out.String()), &r); err != nil || r.Receiver == nil {
+		t.Fatalf("server JSON: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(strings.Join(r.Warnings, "\n"), "not saved in the results store") ||
+		strings.Count(errOut.String(), "warning: this run was not saved") != 1 {
+		t.Errorf("warnings %q; stderr:\n%s", r.Warnings, errOut.String())
+	}
+}
+
 // saveDoc saves a result document with labels straight into the store.
 func saveDoc(t *testing.T, db, doc string, labels ...string) int64 {
 	t.Helper()
