@@ -44,6 +44,7 @@ type clientFlags struct {
 	enhanced bool // iperf2 -e
 	linkFlags
 	latencyFlags
+	saving saveFlags
 }
 
 func newClientCmd(e *env) *cobra.Command {
@@ -69,7 +70,9 @@ The dialect decides what goes on the wire:
 		Example: `  wirebench client 192.0.2.1 -u -b 100M -i 1 -t 10
   wirebench -c 192.0.2.1 -u -b 8000pps -l 64
   wirebench client 192.0.2.1 --dialect iperf2-legacy -r -L 5002
-  wirebench client 192.0.2.1 -u -b 10M --json`,
+  wirebench client 192.0.2.1 -u -b 10M --json
+  wirebench client 192.0.2.1 -u -b 100M --label device=pic32 --label link=usb   # saved with labels (docs/store.md)
+  wirebench client 192.0.2.1 --no-save`,
 		Args: exactArgs(1, "one HOST"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runClient(e, cmd, args[0], f)
@@ -106,6 +109,7 @@ The dialect decides what goes on the wire:
 	fl.BoolVarP(&f.enhanced, "enhanced", "e", false, "enhanced text output (iperf2 -e): a TCP sender's retransmits, congestion window, RTT and MSS")
 	f.linkFlags.register(cmd)
 	f.latencyFlags.register(cmd)
+	f.saving.register(cmd)
 	return cmd, f
 }
 
@@ -197,6 +201,10 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := f.saving.check(); err != nil {
+		return err
+	}
+	defer f.saving.close()
 	link, err := f.linkFlags.resolve()
 	if err != nil {
 		return err
@@ -205,7 +213,7 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 		return err
 	}
 	if f.jsonIperf3 {
-		return runClientIperf3JSON(e, cfg, format)
+		return runClientIperf3JSON(e, cfg, format, &f.saving)
 	}
 	// Every usage error before the banner; the banner says what will run.
 	prepared, err := session.Prepare(cfg)
@@ -232,8 +240,11 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	}
 	link.apply(r)
 	if lat != nil {
-		return finishUnderLoad(e, format, text, r, lat)
+		return finishUnderLoad(e, format, text, r, lat, &f.saving)
 	}
+	// Saved before printing, so a store that cannot be written is a
+	// warning in the JSON document too.
+	f.saving.saveTest(e, r, format)
 	switch format {
 	case formatJSON:
 		err = report.WriteJSON(e.stdout, r, true)
@@ -313,7 +324,7 @@ func usageOrRun(err error) error {
 }
 
 // runClientIperf3JSON runs an iperf3 test and prints iperf3's -J document.
-func runClientIperf3JSON(e *env, cfg session.ClientConfig, format outputFormat) error {
+func runClientIperf3JSON(e *env, cfg session.ClientConfig, format outputFormat, saving *saveFlags) error {
 	if cfg.Dialect != session.DialectIperf3 {
 		return usagef("--json-iperf3 needs the iperf3 dialect (--dialect iperf3, or -p 5201)")
 	}
@@ -325,6 +336,8 @@ func runClientIperf3JSON(e *env, cfg session.ClientConfig, format outputFormat) 
 	if err != nil {
 		return usageOrRun(err)
 	}
+	// iperf3's own document has no place for our warnings: stderr only.
+	saving.saveTest(e, r, formatText)
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "\t")
 	if err := enc.Encode(rep); err != nil {

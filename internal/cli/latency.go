@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +29,7 @@ type latencyCmdFlags struct {
 	size     int
 	timeout  float64
 	json     bool
+	saving   saveFlags
 }
 
 func newLatencyCmd(e *env) *cobra.Command {
@@ -47,7 +50,8 @@ the rate shows the round trips the path and server can do per second.
 The JSON document has the schema wirebench/1, kind "request-response" (docs/latency.md).`,
 		Example: `  wirebench latency 192.0.2.1
   wirebench latency 192.0.2.1 --proto tcp -c 1000 -i 0 -s 1024
-  wirebench latency 192.0.2.1 --proto connect -t 5 -i 0.1 --json`,
+  wirebench latency 192.0.2.1 --proto connect -t 5 -i 0.1 --json
+  wirebench latency 192.0.2.1 --label fw=1.4 --label link=usb     # saved with labels (docs/store.md)`,
 		Args: exactArgs(1, "one HOST"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runLatency(e, cmd, args[0], f) },
 	}
@@ -60,6 +64,7 @@ The JSON document has the schema wirebench/1, kind "request-response" (docs/late
 	fl.IntVarP(&f.size, "size", "s", echo.DefaultSize, "message size in bytes, header included (24 to 65507 UDP, 65535 TCP)")
 	fl.Float64Var(&f.timeout, "timeout", 1, "seconds to wait for each reply")
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, kind request-response)")
+	f.saving.register(cmd)
 	return cmd
 }
 
@@ -93,12 +98,23 @@ func runLatency(e *env, cmd *cobra.Command, host string, f *latencyCmdFlags) err
 	if cmd.Flags().Changed("count") && cmd.Flags().Changed("time") {
 		return usagef("choose one of -c and -t")
 	}
+	if err := f.saving.check(); err != nil {
+		return err
+	}
+	defer f.saving.close()
 	r, err := echo.Run(e.ctx, cfg)
 	if err != nil {
 		if ce := (echo.ConfigError{}); errors.As(err, &ce) {
 			return usageError{err}
 		}
 		return err
+	}
+	sum := fmt.Sprintf("%s echo, %d/%d answered", r.Test.Proto, r.Received, r.Sent)
+	if r.RTT.Count > 0 {
+		sum += fmt.Sprintf(", rtt p50 %.3f ms", r.RTT.P50)
+	}
+	if _, w := f.saving.save(e, r.Kind, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), sum, r.StartedAt, r); w != "" && f.json {
+		r.Warnings = append(r.Warnings, w)
 	}
 	if f.json {
 		err = writeJSONDoc(e.stdout, r)
@@ -225,10 +241,13 @@ func (l *latencyFlags) runClient(e *env, cfg session.ClientConfig, format output
 // one wirebench/1 document (kind "under-load") carrying the wirebench/1 result under
 // "throughput", text as the usual summary followed by the idle and loaded
 // RTT table.
-func finishUnderLoad(e *env, format outputFormat, text *report.Text, r *result.Result, lat *echo.UnderLoadResult) error {
+func finishUnderLoad(e *env, format outputFormat, text *report.Text, r *result.Result, lat *echo.UnderLoadResult, saving *saveFlags) error {
 	var err error
+	lat.Throughput = report.Sanitize(r)
+	if _, w := saving.save(e, lat.Kind, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), testSummary(r)+underLoadSummary(lat), r.StartedAt, lat); w != "" && format == formatJSON {
+		lat.Warnings = append(lat.Warnings, w)
+	}
 	if format == formatJSON {
-		lat.Throughput = report.Sanitize(r)
 		err = writeJSONDoc(e.stdout, lat)
 	} else {
 		text.Summary(r)
@@ -246,6 +265,14 @@ func finishUnderLoad(e *env, format outputFormat, text *report.Text, r *result.R
 		return fmt.Errorf("latency probe: %s", lat.Error)
 	}
 	return nil
+}
+
+// underLoadSummary adds the loaded RTT to a test's history line.
+func underLoadSummary(lat *echo.UnderLoadResult) string {
+	if lat.Idle.RTT.Count == 0 || lat.Loaded.RTT.Count == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", rtt p50 %.3f ms idle, %.3f ms loaded", lat.Idle.RTT.P50, lat.Loaded.RTT.P50)
 }
 
 func writeUnderLoadText(w io.Writer, lat *echo.UnderLoadResult) error {

@@ -44,6 +44,7 @@ type pingFlags struct {
 	tries             int
 	medium            string
 	explain           bool
+	saving            *saveFlags
 }
 
 // pingPlan is pingFlags checked and converted.
@@ -61,7 +62,7 @@ type pingPlan struct {
 }
 
 func newPingCmd(e *env) *cobra.Command {
-	var f pingFlags
+	f := pingFlags{saving: &saveFlags{}}
 	cmd := &cobra.Command{
 		Use:   "ping HOST",
 		Short: "ICMP echo: RTT, loss and corruption per payload size, fragment ladders, the reassembly probe",
@@ -84,9 +85,14 @@ each size's median RTT into the bit rate it implies on that medium
 		Example: `  wirebench ping 192.0.2.1
   wirebench ping 192.0.2.1 -s 65500 -c 20 --medium eth100 --explain
   wirebench ping 192.0.2.1 --ladder -q
-  wirebench ping 192.0.2.1 --reassembly-probe --json`,
+  wirebench ping 192.0.2.1 --reassembly-probe --json
+  wirebench ping 192.0.2.1 -s 1472 --label link=usb     # saved with labels (docs/store.md; not the reassembly probe)`,
 		Args: exactArgs(1, "one HOST"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.saving.check(); err != nil {
+				return err
+			}
+			defer f.saving.close()
 			plan, err := planPing(e.ctx, args[0], f, cmd.Flags().Changed("mtu"))
 			if err != nil {
 				return err
@@ -116,6 +122,7 @@ each size's median RTT into the bit rate it implies on that medium
 	fl.IntVar(&f.tries, "tries", 3, "attempts per size before the reassembly probe calls it failed")
 	fl.StringVar(&f.medium, "medium", "", "turn each size's median RTT into the implied bit rate on medium `NAME` (see wirebench calc)")
 	fl.BoolVar(&f.explain, "explain", false, "show the implied-rate count (or the probe's steps) step by step")
+	f.saving.register(cmd)
 	return cmd
 }
 
@@ -236,6 +243,24 @@ type pingDoc struct {
 	Kind   string `json:"kind"`
 	*ping.Result
 	Implied []impliedRate `json:"implied,omitempty"`
+	// Warnings: only the results store's, when it could not be written.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// pingSummary is a ping run's line in `history`.
+func pingSummary(r *ping.Result) string {
+	var parts []string
+	for _, s := range r.Sizes {
+		part := fmt.Sprintf("%d B %d/%d", s.Size, s.Received, s.Sent)
+		if s.Received > 0 {
+			part += fmt.Sprintf(" avg %.3f ms", float64(s.RTT.Avg)/1e6)
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) > 4 {
+		parts = append(parts[:4], fmt.Sprintf("… %d sizes", len(r.Sizes)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // impliedRate is one size's median RTT as a bit rate on the medium.
@@ -279,10 +304,14 @@ func runPing(e *env, p pingPlan, f pingFlags) error {
 	if p.medium != nil {
 		implied = impliedRates(*p.medium, res, p)
 	}
+	doc := pingDoc{Schema: result.Schema, Kind: PingKind, Result: res, Implied: implied}
+	if _, w := f.saving.save(e, PingKind, p.host, pingSummary(res), res.StartedAt, doc); w != "" {
+		doc.Warnings = []string{w}
+	}
 	if f.jsonOut {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(pingDoc{Schema: result.Schema, Kind: PingKind, Result: res, Implied: implied})
+		return enc.Encode(doc)
 	}
 	writePingSummary(e.stdout, res)
 	for _, r := range implied {

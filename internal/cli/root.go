@@ -136,6 +136,9 @@ func commands(e *env) []*cobra.Command {
 		newRelayCmd(e),
 		newLoopbackCmd(e),
 		newLabCmd(e),
+		newHistoryCmd(e),
+		newShowCmd(e),
+		newCompareCmd(e),
 		newVersionCmd(e),
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -38,6 +39,7 @@ type serverFlags struct {
 	offloadFlags
 	enhanced bool // iperf2 -e
 	linkFlags
+	saving saveFlags
 	webFlags
 }
 
@@ -58,7 +60,8 @@ allowed with --allow-reverse (docs/server.md).`,
   wirebench -s -u -i 1
   wirebench server -p 5002 --json > results.jsonl
   wirebench server --web 8080                  # dashboard on http://127.0.0.1:8080/
-  wirebench server --web 0.0.0.0:8080 --probe-allow 198.18.0.0/15 --medium eth100`,
+  wirebench server --web 0.0.0.0:8080 --probe-allow 198.18.0.0/15 --medium eth100
+  wirebench server --label site=lab2     # every test saved with this label (docs/store.md)`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServer(e, cmd, f) },
 	}
@@ -85,6 +88,7 @@ allowed with --allow-reverse (docs/server.md).`,
 	f.sockFlags.register(cmd)
 	f.offloadFlags.register(cmd)
 	f.linkFlags.register(cmd)
+	f.saving.register(cmd)
 	f.webFlags.register(cmd)
 	return cmd
 }
@@ -127,6 +131,10 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := f.saving.check(); err != nil {
+		return err
+	}
+	defer f.saving.close()
 	auth, err := f.auth.resolve(cmd)
 	if err != nil {
 		return err
@@ -204,8 +212,7 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 			}
 		}
 	}
-	cfg.OnResult = func(id int, r *result.Result) {
-		link.apply(r)
+	printResult := func(id int, r *result.Result) {
 		switch format {
 		case formatJSON:
 			_ = report.WriteJSON(out, r, false)
@@ -228,6 +235,48 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 				delete(udpTests, st.ID)
 			}
 			mu.Unlock()
+		}
+	}
+	// Each test is saved as it ends, then printed, by one worker: never on
+	// the goroutine that ended it (for UDP the one reader of every test,
+	// which must go on answering FINs). A store that fails says so on
+	// stderr once (until a save works again) and in every JSON document
+	// it could not keep.
+	type ended struct {
+		id int
+		r  *result.Result
+	}
+	queue := make(chan ended, saveQueue)
+	saverDone := make(chan struct{})
+	go func() {
+		defer close(saverDone)
+		for t := range queue {
+			r := t.r
+			if _, w := f.saving.save(e, result.KindTest, r.Test.Peer, testSummary(r), r.StartedAt, report.Sanitize(r)); w != "" && format != formatText {
+				// A copy: others (the dashboard) may be reading t.r now.
+				c := *r
+				c.Warnings = append(slices.Clip(r.Warnings), w)
+				r = &c
+			}
+			printResult(t.id, r)
+		}
+	}()
+	// Serve returns once every test has ended: the last results are saved
+	// and printed before the command returns.
+	defer func() { close(queue); <-saverDone }()
+	cfg.OnResult = func(id int, r *result.Result) {
+		link.apply(r)
+		if f.saving.noSave {
+			printResult(id, r)
+			return
+		}
+		select {
+		case queue <- ended{id, r}:
+		default:
+			if w := f.saving.skip(e, fmt.Sprintf("%d earlier tests are still waiting to be saved (the store is too slow for this rate of tests)", saveQueue)); format != formatText {
+				r.Warn(w)
+			}
+			printResult(id, r)
 		}
 	}
 	if f.webFlags.addr != "" {

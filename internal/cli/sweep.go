@@ -103,7 +103,7 @@ func parseSweep(host string, f *sweepCmdFlags) (*sweepSetup, error) {
 	if err != nil {
 		return nil, usageError{err}
 	}
-	loss, err := parsePercent(f.loss)
+	loss, err := parseLossPercent(f.loss)
 	if err != nil {
 		return nil, usagef("invalid --loss %q: want a share like 0, 0.1%% or 1%%", f.loss)
 	}
@@ -238,8 +238,8 @@ func parseSweepSizes(s string, m linerate.Medium) ([]int, error) {
 	return slices.Compact(out), nil
 }
 
-// parsePercent reads "0", "0.1%" or "0.1" as percent.
-func parsePercent(s string) (float64, error) {
+// parseLossPercent reads "0", "0.1%" or "0.1" as percent.
+func parseLossPercent(s string) (float64, error) {
 	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
 	if err != nil || v < 0 || v >= 100 || math.IsNaN(v) {
 		return 0, fmt.Errorf("invalid percentage %q", s)

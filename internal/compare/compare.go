@@ -1,0 +1,354 @@
+// Package compare puts saved runs side by side: it takes the figures that
+// matter out of a run's wirebench/1 result document (throughput, loss,
+// jitter, round-trip times) and states each of a later run as a ratio of
+// the baseline's ("B is 88.4 % of A"), with the difference and a 95 %
+// confidence interval where the documents hold repeated samples (the
+// intervals of a test, the probes of a latency run). It reads JSON and does
+// arithmetic; it neither opens a store nor prints.
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+)
+
+// Metric is one figure of a run.
+type Metric struct {
+	Name string `json:"name"`
+	Unit string `json:"unit"` // "bit/s", "%", "ms", "count", "1/s"
+	// Value is the run's own figure (a test's summary, not the mean of its
+	// intervals).
+	Value float64 `json:"value"`
+	// HigherIsBetter says which way is an improvement.
+	HigherIsBetter bool `json:"higher_is_better"`
+	// N, SD are the number and sample standard deviation of the repeated
+	// measurements behind Value, when there are at least two; they give
+	// the confidence intervals.
+	N  int     `json:"n,omitempty"`
+	SD float64 `json:"sd,omitempty"`
+}
+
+// Metrics takes the comparable figures out of one result document, in a
+// fixed order, the headline figure first. Kinds it knows: test,
+// under-load, request-response, ping, matrix.
+func Metrics(doc []byte) (kind string, ms []Metric, err error) {
+	var head struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal(doc, &head); err != nil {
+		return "", nil, fmt.Errorf("reading a result document: %w", err)
+	}
+	switch head.Kind {
+	case "test":
+		var r testDoc
+		if err := json.Unmarshal(doc, &r); err != nil {
+			return head.Kind, nil, fmt.Errorf("reading a test result: %w", err)
+		}
+		return head.Kind, r.metrics(), nil
+	case "under-load":
+		var r struct {
+			Throughput *testDoc `json:"throughput"`
+			Idle       rrStats  `json:"idle"`
+			Loaded     rrStats  `json:"loaded"`
+		}
+		if err := json.Unmarshal(doc, &r); err != nil {
+			return head.Kind, nil, fmt.Errorf("reading an under-load result: %w", err)
+		}
+		if r.Throughput != nil {
+			ms = r.Throughput.metrics()
+		}
+		ms = append(ms, r.Idle.rttMetrics("idle_")...)
+		return head.Kind, append(ms, r.Loaded.rttMetrics("loaded_")...), nil
+	case "request-response":
+		var r rrStats
+		if err := json.Unmarshal(doc, &r); err != nil {
+			return head.Kind, nil, fmt.Errorf("reading a latency result: %w", err)
+		}
+		ms = r.rttMetrics("")
+		ms = append(ms, Metric{Name: "loss_percent", Unit: "%", Value: r.LossPct},
+			Metric{Name: "requests_per_second", Unit: "1/s", Value: r.RequestsPerSecond, HigherIsBetter: true})
+		return head.Kind, ms, nil
+	case "ping":
+		var r struct {
+			Sizes []struct {
+				Size     int     `json:"size"`
+				Received int     `json:"received"`
+				LossPct  float64 `json:"loss_pct"`
+				RTT      struct {
+					Avg  float64 `json:"avg"`
+					Mdev float64 `json:"mdev"`
+					P50  float64 `json:"p50"`
+				} `json:"rtt_ms"`
+			} `json:"sizes"`
+		}
+		if err := json.Unmarshal(doc, &r); err != nil {
+			return head.Kind, nil, fmt.Errorf("reading a ping result: %w", err)
+		}
+		for _, s := range r.Sizes {
+			suffix := ""
+			if len(r.Sizes) > 1 {
+				suffix = "@" + strconv.Itoa(s.Size)
+			}
+			avg := Metric{Name: "rtt_avg_ms" + suffix, Unit: "ms", Value: s.RTT.Avg}
+			if s.Received >= 2 {
+				// iputils' mdev is the population standard deviation.
+				n := float64(s.Received)
+				avg.N, avg.SD = s.Received, s.RTT.Mdev*math.Sqrt(n/(n-1))
+			}
+			if s.Received > 0 {
+				ms = append(ms, avg, Metric{Name: "rtt_p50_ms" + suffix, Unit: "ms", Value: s.RTT.P50})
+			}
+			ms = append(ms, Metric{Name: "loss_percent" + suffix, Unit: "%", Value: s.LossPct})
+		}
+		return head.Kind, ms, nil
+	case "matrix":
+		var r struct {
+			Cells []struct {
+				Protocol      string  `json:"protocol"`
+				Direction     string  `json:"direction"`
+				BitsPerSecond float64 `json:"bits_per_second"`
+				LossPercent   float64 `json:"loss_percent"`
+				JitterMS      float64 `json:"jitter_ms"`
+				Status        string  `json:"status"`
+			} `json:"cells"`
+		}
+		if err := json.Unmarshal(doc, &r); err != nil {
+			return head.Kind, nil, fmt.Errorf("reading a matrix result: %w", err)
+		}
+		for _, c := range r.Cells {
+			if c.Status != "ok" {
+				continue // an unsupported or failed cell has no figure to compare
+			}
+			cell := "_" + c.Protocol + "_" + c.Direction
+			ms = append(ms, Metric{Name: "throughput" + cell, Unit: "bit/s", Value: c.BitsPerSecond, HigherIsBetter: true})
+			if c.Protocol == "udp" {
+				ms = append(ms, Metric{Name: "loss_percent" + cell, Unit: "%", Value: c.LossPercent},
+					Metric{Name: "jitter_ms" + cell, Unit: "ms", Value: c.JitterMS})
+			}
+		}
+		return head.Kind, ms, nil
+	}
+	return head.Kind, nil, fmt.Errorf("cannot compare runs of kind %q", head.Kind)
+}
+
+// testDoc is what compare reads of a wirebench/1 test result.
+type testDoc struct {
+	Test struct {
+		Protocol string `json:"protocol"`
+	} `json:"test"`
+	Intervals []struct {
+		Start         float64 `json:"start_s"`
+		End           float64 `json:"end_s"`
+		BitsPerSecond float64 `json:"bits_per_second"`
+		Packets       int64   `json:"packets"`
+		Lost          int64   `json:"lost"`
+		JitterMS      float64 `json:"jitter_ms"`
+		Flow          string  `json:"flow"`
+	} `json:"intervals"`
+	Sender *struct {
+		BitsPerSecond float64 `json:"bits_per_second"`
+		TCP           *struct {
+			Retransmits int64 `json:"retransmits"`
+		} `json:"tcp"`
+	} `json:"sender"`
+	Receiver *struct {
+		BitsPerSecond float64 `json:"bits_per_second"`
+		Packets       int64   `json:"packets"`
+		Lost          int64   `json:"lost"`
+		Total         int64   `json:"total"`
+		JitterMS      float64 `json:"jitter_ms"`
+	} `json:"receiver"`
+}
+
+func (r *testDoc) metrics() []Metric {
+	// Whole intervals of the main flow are the repeated samples; a short
+	// last interval (the test's tail) would weigh as much as a full one.
+	var bps, loss, jitter []float64
+	var full float64
+	for _, in := range r.Intervals {
+		if in.Flow == "" || in.Flow == "forward" {
+			full = max(full, in.End-in.Start)
+		}
+	}
+	for _, in := range r.Intervals {
+		if (in.Flow != "" && in.Flow != "forward") || in.End-in.Start < 0.9*full {
+			continue
+		}
+		bps = append(bps, in.BitsPerSecond)
+		if r.Test.Protocol == "udp" && in.Packets+in.Lost > 0 {
+			loss = append(loss, 100*float64(in.Lost)/float64(in.Packets+in.Lost))
+			jitter = append(jitter, in.JitterMS)
+		}
+	}
+	var ms []Metric
+	tput := Metric{Name: "throughput", Unit: "bit/s", HigherIsBetter: true}
+	switch {
+	case r.Receiver != nil:
+		tput.Value = r.Receiver.BitsPerSecond
+	case r.Sender != nil:
+		tput.Value = r.Sender.BitsPerSecond
+	default:
+		return nil
+	}
+	ms = append(ms, withSamples(tput, bps))
+	if r.Test.Protocol == "udp" && r.Receiver != nil {
+		total := r.Receiver.Total
+		if total == 0 {
+			total = r.Receiver.Packets + r.Receiver.Lost
+		}
+		l := Metric{Name: "loss_percent", Unit: "%"}
+		if total > 0 {
+			l.Value = 100 * float64(r.Receiver.Lost) / float64(total)
+		}
+		ms = append(ms, withSamples(l, loss), withSamples(Metric{Name: "jitter_ms", Unit: "ms", Value: r.Receiver.JitterMS}, jitter))
+	}
+	if r.Sender != nil && r.Sender.TCP != nil {
+		ms = append(ms, Metric{Name: "retransmits", Unit: "count", Value: float64(r.Sender.TCP.Retransmits)})
+	}
+	return ms
+}
+
+// rrStats is what compare reads of request/response statistics.
+type rrStats struct {
+	Received          int64   `json:"received"`
+	LossPct           float64 `json:"loss_pct"`
+	RequestsPerSecond float64 `json:"requests_per_second"`
+	RTT               struct {
+		Count  int64   `json:"count"`
+		Mean   float64 `json:"mean_ms"`
+		StdDev float64 `json:"stddev_ms"`
+		P50    float64 `json:"p50_ms"`
+		P99    float64 `json:"p99_ms"`
+	} `json:"rtt"`
+}
+
+func (s rrStats) rttMetrics(prefix string) []Metric {
+	if s.RTT.Count == 0 {
+		return nil
+	}
+	mean := Metric{Name: prefix + "rtt_mean_ms", Unit: "ms", Value: s.RTT.Mean}
+	if n := s.RTT.Count; n >= 2 {
+		// stddev_ms is the population standard deviation.
+		mean.N, mean.SD = int(n), s.RTT.StdDev*math.Sqrt(float64(n)/float64(n-1))
+	}
+	return []Metric{mean,
+		{Name: prefix + "rtt_p50_ms", Unit: "ms", Value: s.RTT.P50},
+		{Name: prefix + "rtt_p99_ms", Unit: "ms", Value: s.RTT.P99}}
+}
+
+// withSamples sets m's N and SD from samples when there are at least two.
+func withSamples(m Metric, samples []float64) Metric {
+	if len(samples) < 2 {
+		return m
+	}
+	var sum float64
+	for _, v := range samples {
+		sum += v
+	}
+	mean := sum / float64(len(samples))
+	var ss float64
+	for _, v := range samples {
+		ss += (v - mean) * (v - mean)
+	}
+	m.N, m.SD = len(samples), math.Sqrt(ss/float64(len(samples)-1))
+	return m
+}
+
+// Diff is one metric of run B against the baseline A.
+type Diff struct {
+	Name           string  `json:"name"`
+	Unit           string  `json:"unit"`
+	HigherIsBetter bool    `json:"higher_is_better"`
+	A              float64 `json:"a"`
+	B              float64 `json:"b"`
+	// Ratio is B/A; absent (nil) when A is 0.
+	Ratio *float64 `json:"ratio"`
+	// Difference is B−A.
+	Difference float64 `json:"difference"`
+	// DifferenceCI95 and RatioCI95 are half-widths of 95 % confidence
+	// intervals (Welch), present when both runs have repeated samples.
+	DifferenceCI95 *float64 `json:"difference_ci95,omitempty"`
+	RatioCI95      *float64 `json:"ratio_ci95,omitempty"`
+}
+
+// Pair compares every metric the two runs share, in a's order; names
+// only one side has are returned apart.
+func Pair(a, b []Metric) (diffs []Diff, onlyA, onlyB []string) {
+	bm := map[string]Metric{}
+	for _, m := range b {
+		bm[m.Name] = m
+	}
+	seen := map[string]bool{}
+	for _, ma := range a {
+		seen[ma.Name] = true
+		mb, ok := bm[ma.Name]
+		if !ok {
+			onlyA = append(onlyA, ma.Name)
+			continue
+		}
+		diffs = append(diffs, diff(ma, mb))
+	}
+	for _, m := range b {
+		if !seen[m.Name] {
+			onlyB = append(onlyB, m.Name)
+		}
+	}
+	sort.Strings(onlyA)
+	sort.Strings(onlyB)
+	return diffs, onlyA, onlyB
+}
+
+func diff(a, b Metric) Diff {
+	d := Diff{Name: a.Name, Unit: a.Unit, HigherIsBetter: a.HigherIsBetter, A: a.Value, B: b.Value, Difference: b.Value - a.Value}
+	if a.Value != 0 {
+		r := b.Value / a.Value
+		d.Ratio = &r
+	}
+	if a.N >= 2 && b.N >= 2 {
+		va, vb := a.SD*a.SD/float64(a.N), b.SD*b.SD/float64(b.N)
+		se := math.Sqrt(va + vb)
+		df := welchDF(va, vb, a.N, b.N)
+		t := TQuantile975(df)
+		ci := t * se
+		d.DifferenceCI95 = &ci
+		if a.Value != 0 && b.Value != 0 {
+			// Delta method on B/A with the two standard errors.
+			r := b.Value / a.Value
+			rci := t * math.Abs(r) * math.Sqrt(va/(a.Value*a.Value)+vb/(b.Value*b.Value))
+			d.RatioCI95 = &rci
+		}
+	}
+	return d
+}
+
+// welchDF is the Welch–Satterthwaite degrees of freedom.
+func welchDF(va, vb float64, na, nb int) float64 {
+	den := va*va/float64(na-1) + vb*vb/float64(nb-1)
+	if den == 0 {
+		return float64(na + nb - 2)
+	}
+	return (va + vb) * (va + vb) / den
+}
+
+// t975 are the 0.975 quantiles of Student's t for 1…30 degrees of freedom.
+var t975 = [...]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+	2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+	2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
+
+// TQuantile975 is the 0.975 quantile of Student's t with df degrees of
+// freedom (the factor of a two-sided 95 % interval): from the table up to
+// 30, rounding df down (wider), and from the Cornish–Fisher expansion
+// above (error below 0.001).
+func TQuantile975(df float64) float64 {
+	if df < 1 || math.IsNaN(df) {
+		return t975[0]
+	}
+	if df <= 30 {
+		return t975[int(df)-1]
+	}
+	const z = 1.959963985
+	return z + (z*z*z+z)/(4*df) + (5*math.Pow(z, 5)+16*z*z*z+3*z)/(96*df*df)
+}

@@ -1,0 +1,141 @@
+package compare
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const udpDoc = `{"schema":"wirebench/1","kind":"test","test":{"protocol":"udp"},
+ "intervals":[
+  {"start_s":0,"end_s":1,"bits_per_second":100e6,"packets":990,"lost":10,"jitter_ms":0.1},
+  {"start_s":1,"end_s":2,"bits_per_second":96e6,"packets":1000,"lost":0,"jitter_ms":0.3},
+  {"start_s":2,"end_s":3,"bits_per_second":98e6,"packets":995,"lost":5,"jitter_ms":0.2},
+  {"start_s":3,"end_s":3.2,"bits_per_second":1e6,"packets":10,"lost":0,"jitter_ms":9},
+  {"start_s":0,"end_s":1,"bits_per_second":5e6,"flow":"reverse"}],
+ "sender":{"bits_per_second":99e6},
+ "receiver":{"bits_per_second":97.5e6,"packets":2995,"lost":15,"total":3010,"jitter_ms":0.25}}`
+
+func metric(t *testing.T, ms []Metric, name string) Metric {
+	t.Helper()
+	for _, m := range ms {
+		if m.Name == name {
+			return m
+		}
+	}
+	t.Fatalf("no metric %q in %+v", name, ms)
+	return Metric{}
+}
+
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+func TestMetricsTest(t *testing.T) {
+	kind, ms, err := Metrics([]byte(udpDoc))
+	if err != nil || kind != "test" {
+		t.Fatal(kind, err)
+	}
+	tp := metric(t, ms, "throughput")
+	// The receiver's figure; samples are the three full forward
+	// intervals (not the 0.2 s tail, not the reverse flow): 100, 96, 98.
+	if tp.Value != 97.5e6 || tp.N != 3 || !near(tp.SD, 2e6, 1) || !tp.HigherIsBetter || ms[0].Name != "throughput" {
+		t.Errorf("throughput %+v", tp)
+	}
+	loss := metric(t, ms, "loss_percent")
+	if !near(loss.Value, 100*15.0/3010, 1e-9) || loss.N != 3 || loss.HigherIsBetter {
+		t.Errorf("loss %+v", loss)
+	}
+	if j := metric(t, ms, "jitter_ms"); j.Value != 0.25 || j.N != 3 {
+		t.Errorf("jitter %+v", j)
+	}
+}
+
+func TestPairRatioAndCI(t *testing.T) {
+	a := []Metric{{Name: "throughput", Unit: "bit/s", Value: 100, N: 10, SD: 2, HigherIsBetter: true}, {Name: "only_a", Value: 1}}
+	b := []Metric{{Name: "throughput", Unit: "bit/s", Value: 88, N: 10, SD: 2, HigherIsBetter: true}, {Name: "only_b", Value: 1}}
+	d, onlyA, onlyB := Pair(a, b)
+	if len(d) != 1 || strings.Join(onlyA, ",") != "only_a" || strings.Join(onlyB, ",") != "only_b" {
+		t.Fatalf("%+v %v %v", d, onlyA, onlyB)
+	}
+	if d[0].Ratio == nil || !near(*d[0].Ratio, 0.88, 1e-12) || d[0].Difference != -12 {
+		t.Errorf("%+v", d[0])
+	}
+	// Equal variances and sizes: df = 18, t = 2.101, se = sqrt(0.4+0.4).
+	wantCI := 2.101 * math.Sqrt(0.8)
+	if d[0].DifferenceCI95 == nil || !near(*d[0].DifferenceCI95, wantCI, 1e-9) {
+		t.Errorf("difference CI %v, want %v", d[0].DifferenceCI95, wantCI)
+	}
+	wantR := 2.101 * 0.88 * math.Sqrt(0.4/1e4+0.4/(88*88))
+	if d[0].RatioCI95 == nil || !near(*d[0].RatioCI95, wantR, 1e-12) {
+		t.Errorf("ratio CI %v, want %v", d[0].RatioCI95, wantR)
+	}
+	// No samples: no interval, never a made-up one; A = 0: no ratio.
+	d, _, _ = Pair([]Metric{{Name: "x", Value: 0}}, []Metric{{Name: "x", Value: 3}})
+	if d[0].Ratio != nil || d[0].DifferenceCI95 != nil || d[0].RatioCI95 != nil {
+		t.Errorf("%+v", d[0])
+	}
+}
+
+func TestTQuantile975(t *testing.T) {
+	for _, tc := range []struct{ df, want float64 }{{1, 12.706}, {9.7, 2.262}, {30, 2.042}, {40, 2.021}, {60, 2.000}, {120, 1.980}, {1e6, 1.960}} {
+		if got := TQuantile975(tc.df); !near(got, tc.want, 0.0015) {
+			t.Errorf("t(%v) = %v, want %v", tc.df, got, tc.want)
+		}
+	}
+}
+
+func TestMetricsOtherKinds(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{`{"kind":"request-response","received":100,"loss_pct":1,"requests_per_second":50,"rtt":{"count":100,"mean_ms":0.5,"stddev_ms":0.1,"p50_ms":0.4,"p99_ms":2}}`,
+			"rtt_mean_ms=0.5/100,rtt_p50_ms=0.4/0,rtt_p99_ms=2/0,loss_percent=1/0,requests_per_second=50/0"},
+		{`{"kind":"ping","sizes":[{"size":56,"received":3,"loss_pct":0,"rtt_ms":{"avg":1,"mdev":0.1,"p50":1}},{"size":1472,"received":0,"loss_pct":100}]}`,
+			"rtt_avg_ms@56=1/3,rtt_p50_ms@56=1/0,loss_percent@56=0/0,loss_percent@1472=100/0"},
+		{`{"kind":"matrix","cells":[{"protocol":"tcp","direction":"upload","bits_per_second":94e6,"status":"ok"},{"protocol":"udp","direction":"download","status":"unsupported"}]}`,
+			"throughput_tcp_upload=9.4e+07/0"},
+		{`{"kind":"under-load","throughput":{"kind":"test","test":{"protocol":"tcp"},"sender":{"bits_per_second":9e6,"tcp":{"retransmits":4}}},"idle":{"rtt":{"count":1,"mean_ms":0.2,"p50_ms":0.2,"p99_ms":0.2}},"loaded":{"rtt":{"count":0}}}`,
+			"throughput=9e+06/0,retransmits=4/0,idle_rtt_mean_ms=0.2/0,idle_rtt_p50_ms=0.2/0,idle_rtt_p99_ms=0.2/0"},
+	} {
+		_, ms, err := Metrics([]byte(tc.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range ms {
+			got = append(got, m.Name+"="+strconv.FormatFloat(m.Value, 'g', -1, 64)+"/"+strconv.Itoa(m.N))
+		}
+		if g := strings.Join(got, ","); g != tc.want {
+			t.Errorf("got  %s\nwant %s", g, tc.want)
+		}
+	}
+}
+
+func TestMetricsBadInput(t *testing.T) {
+	for _, doc := range []string{``, `{`, `[]`, `{"kind":"nope"}`, `{"kind":"test","intervals":5}`} {
+		if _, _, err := Metrics([]byte(doc)); err == nil {
+			t.Errorf("Metrics(%q) gave no error", doc)
+		}
+	}
+}
+
+// FuzzMetrics: any document gives figures or an error, never a panic, and
+// pairing a document's figures with themselves gives ratio 1 where defined.
+func FuzzMetrics(f *testing.F) {
+	f.Add([]byte(udpDoc))
+	f.Add([]byte(`{"kind":"ping","sizes":[{"size":56,"received":1}]}`))
+	f.Add([]byte(`{"kind":"matrix","cells":[{"status":"ok","protocol":"udp"}]}`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		_, ms, err := Metrics(doc)
+		if err != nil {
+			return
+		}
+		d, onlyA, onlyB := Pair(ms, ms)
+		if len(onlyA)+len(onlyB) != 0 {
+			t.Fatalf("self-pair left out %v %v", onlyA, onlyB)
+		}
+		for _, x := range d {
+			if x.Ratio != nil && !math.IsNaN(x.A) && !math.IsInf(x.A, 0) && *x.Ratio != 1 {
+				t.Fatalf("self ratio %v for %+v", *x.Ratio, x)
+			}
+		}
+	})
+}
