@@ -130,6 +130,7 @@ func commands(e *env) []*cobra.Command {
 		newCalcCmd(e),
 		newPingCmd(e),
 		newLatencyCmd(e),
+		newMatrixCmd(e),
 		newProbeCmd(e),
 		newReflectCmd(e),
 		newRelayCmd(e),
