@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/matrix"
-		"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/units"
 )
@@ -28,6 +28,7 @@ type matrixFlags struct {
 	length    string
 	dialect   string
 	bidir     bool
+	proto     string
 	json, csv bool
 	linkFlags
 	latencyFlags
@@ -71,6 +72,7 @@ JSON (--json): one document, kind "matrix", each cell with its full result (docs
 	fl.StringVarP(&f.length, "len", "l", "", "UDP payload / TCP write size in `BYTES` (defaults as the client's)")
 	fl.StringVar(&f.dialect, "dialect", "", "wire dialect `NAME`: iperf2, iperf2-legacy, raw or iperf3 (default iperf2; iperf3 when -p 5201)")
 	fl.BoolVar(&f.bidir, "bidir", false, "add a row per protocol with both directions at once (iperf3 --bidir, iperf2 --full-duplex / -d)")
+	fl.StringVar(&f.proto, "proto", "both", "protocols to run: tcp, udp or both (an `iperf -s` answers TCP only, `iperf -s -u` UDP only)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document, kind \"matrix\" (docs/matrix.md)")
 	fl.BoolVar(&f.csv, "csv", false, "print the cells as CSV")
 	f.linkFlags.register(cmd)
@@ -114,6 +116,13 @@ func (f *matrixFlags) config(cmd *cobra.Command, host string, link *linkPlacer) 
 		base.Length = int(min(n, math.MaxInt32))
 	}
 	cfg := matrix.Config{Base: base, Bidir: f.bidir}
+	switch f.proto {
+	case "both":
+	case result.TCP, result.UDP:
+		cfg.Protocols = []string{f.proto}
+	default:
+		return matrix.Config{}, nil, usagef("invalid --proto %q: want tcp, udp or both", f.proto)
+	}
 	if link != nil {
 		cfg.Place = func(r *result.Result, goodput float64) (float64, bool) {
 			link.apply(r)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/echo"
@@ -219,6 +220,7 @@ func Run(ctx context.Context, s Session, cfg Config) (*Result, error) {
 		total += len(p.cells)
 	}
 	n := 0
+	answered := false // the peer ran a test of this matrix
 	for _, p := range ps {
 		if p.cells[0].Status == StatusUnsupported {
 			for _, c := range p.cells {
@@ -248,7 +250,8 @@ func Run(ctx context.Context, s Session, cfg Config) (*Result, error) {
 			cell := p.cells[0]
 			tc.OnInterval = func(in result.Interval) { cfg.OnInterval(cell, in) }
 		}
-		r, lat, err := s.Run(ctx, tc)
+		r, lat, err := runRetryBusy(ctx, s, tc, answered)
+		answered = answered || err == nil
 		r = report.Sanitize(r) // JSON-safe: no NaN or Inf
 		for i, c := range p.cells {
 			if i > 0 {
@@ -268,6 +271,34 @@ func Run(ctx context.Context, s Session, cfg Config) (*Result, error) {
 		}
 	}
 	return m, nil
+}
+
+// busyRetries and busyPause bound the wait for a peer that still winds
+// down the previous cell's test: an iperf3 server refuses the next test
+// with ACCESS_DENIED, or resets connections while it reopens its listening
+// socket, for a moment after a test ends.
+const (
+	busyRetries = 10
+	busyPause   = 500 * time.Millisecond
+)
+
+// runRetryBusy runs one test, trying again while the peer says it is busy
+// or, when it answered an earlier cell (answered), while it refuses or
+// resets the connection. A refused test measured nothing.
+func runRetryBusy(ctx context.Context, s Session, cfg session.ClientConfig, answered bool) (*result.Result, *echo.UnderLoadResult, error) {
+	for i := 0; ; i++ {
+		r, lat, err := s.Run(ctx, cfg)
+		busy := errors.Is(err, session.ErrIperf3Busy) ||
+			answered && (errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET))
+		if !busy || i == busyRetries {
+			return r, lat, err
+		}
+		select {
+		case <-ctx.Done():
+			return r, lat, err
+		case <-time.After(busyPause):
+		}
+	}
 }
 
 // prepCheck is the base config as an upload test, for checking it before
