@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"syscall"
 	"time"
 
@@ -137,6 +138,7 @@ func Plan(cfg Config) []Cell {
 	for _, p := range plans(cfg) {
 		cells = append(cells, p.cells...)
 	}
+	sortCells(cells)
 	return cells
 }
 
@@ -150,7 +152,6 @@ func plans(cfg Config) []plan {
 		base := cfg.Base
 		base.UDP = proto == result.UDP
 		base.Reverse, base.Tradeoff, base.Dual, base.FullDuplex, base.Bidir = false, false, false, false, false
-		out = append(out, plan{cfg: base, cells: []Cell{{Protocol: proto, Direction: Upload, Method: "client sends"}}})
 		down := base
 		c := Cell{Protocol: proto, Direction: Download}
 		switch dialectOf(base) {
@@ -161,7 +162,12 @@ func plans(cfg Config) []plan {
 		default:
 			c.Status, c.Reason = StatusUnsupported, "the raw dialect (zperf, ESP-IDF) carries no test header, so the peer cannot be asked to send: run the device's own client against `wirebench server` for this cell"
 		}
+		// The download runs first: iperf 2.1.8's UDP server never sends on
+		// a -R test that follows a forward UDP test (seen on loopback with
+		// iperf's own client too), while the other order works. The cells
+		// are listed upload first all the same (see Run).
 		out = append(out, plan{cfg: down, cells: []Cell{c}})
+		out = append(out, plan{cfg: base, cells: []Cell{{Protocol: proto, Direction: Upload, Method: "client sends"}}})
 		if !cfg.Bidir {
 			continue
 		}
@@ -270,7 +276,30 @@ func Run(ctx context.Context, s Session, cfg Config) (*Result, error) {
 			}
 		}
 	}
+	sortCells(m.Cells)
 	return m, nil
+}
+
+// sortCells orders cells as the table reads: by protocol as run, the
+// one-way row before the bidir row, upload before download.
+func sortCells(cells []Cell) {
+	rank := map[string]int{}
+	for _, c := range cells {
+		if _, ok := rank[c.Protocol]; !ok {
+			rank[c.Protocol] = len(rank)
+		}
+	}
+	key := func(c Cell) int {
+		k := rank[c.Protocol] * 4
+		if c.Simultaneous {
+			k += 2
+		}
+		if c.Direction == Download {
+			k++
+		}
+		return k
+	}
+	sort.SliceStable(cells, func(i, j int) bool { return key(cells[i]) < key(cells[j]) })
 }
 
 // busyRetries and busyPause bound the wait for a peer that still winds
@@ -349,6 +378,8 @@ func fill(c *Cell, r *result.Result, err error, place func(*result.Result, float
 		c.Reason = "no traffic was counted in this direction"
 		if r.Error != "" {
 			c.Reason += ": " + r.Error
+		} else if len(r.Warnings) > 0 {
+			c.Reason += ": " + r.Warnings[0]
 		}
 		return
 	}
