@@ -131,6 +131,7 @@ func commands(e *env) []*cobra.Command {
 		newPingCmd(e),
 		newLatencyCmd(e),
 		newMatrixCmd(e),
+		newReportCmd(e),
 		newProbeCmd(e),
 		newReflectCmd(e),
 		newRelayCmd(e),
