@@ -197,8 +197,9 @@ func histChart(title string, names []string, binsets [][]bin) (*plot.Plot, error
 	return p, nil
 }
 
-// intervalSeries turns intervals into a throughput-over-time series in
-// Mbit/s at each interval's end, one per flow.
+// intervalSeries turns intervals into throughput-over-time series in
+// Mbit/s, one per flow: each interval's average drawn as a step across the
+// time it covers.
 func intervalSeries(prefix string, ivs []interval) []series {
 	byFlow := map[string]plotter.XYs{}
 	var order []string
@@ -209,7 +210,7 @@ func intervalSeries(prefix string, ivs []interval) []series {
 		if _, ok := byFlow[in.Flow]; !ok {
 			order = append(order, in.Flow)
 		}
-		byFlow[in.Flow] = append(byFlow[in.Flow], plotter.XY{X: in.End, Y: in.BPS / 1e6})
+		byFlow[in.Flow] = append(byFlow[in.Flow], plotter.XY{X: in.Start, Y: in.BPS / 1e6}, plotter.XY{X: in.End, Y: in.BPS / 1e6})
 	}
 	var out []series
 	for _, f := range order {
@@ -217,7 +218,7 @@ func intervalSeries(prefix string, ivs []interval) []series {
 		if f != "" {
 			name = strings.TrimSpace(prefix + " " + f)
 		}
-		out = append(out, series{name: name, xys: byFlow[f]})
+		out = append(out, series{name: name, xys: byFlow[f], bare: true})
 	}
 	return out
 }
