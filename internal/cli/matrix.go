@@ -72,7 +72,7 @@ JSON (--json): one document, kind "matrix", each cell with its full result (docs
 	fl.StringVarP(&f.length, "len", "l", "", "UDP payload / TCP write size in `BYTES` (defaults as the client's)")
 	fl.StringVar(&f.dialect, "dialect", "", "wire dialect `NAME`: iperf2, iperf2-legacy, raw or iperf3 (default iperf2; iperf3 when -p 5201)")
 	fl.BoolVar(&f.bidir, "bidir", false, "add a row per protocol with both directions at once (iperf3 --bidir, iperf2 --full-duplex / -d)")
-	fl.StringVar(&f.proto, "proto", "both", "protocols to run: tcp, udp or both (an `iperf -s` answers TCP only, `iperf -s -u` UDP only)")
+	fl.StringVar(&f.proto, "proto", "both", "`PROTO`s to run: tcp, udp or both (iperf -s answers TCP only, iperf -s -u UDP only)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document, kind \"matrix\" (docs/matrix.md)")
 	fl.BoolVar(&f.csv, "csv", false, "print the cells as CSV")
 	f.linkFlags.register(cmd)

@@ -54,10 +54,25 @@ func init() {
 	plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
 }
 
+// drawOn draws the chart, turning a panic of the plotting library on a
+// pathological figure into an error: a report must not crash on what a
+// document holds.
+func (c *Chart) drawOn(cv draw.Canvas) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("drawing chart %s: %v", c.ID, v)
+		}
+	}()
+	c.p.Draw(cv)
+	return nil
+}
+
 // SVG renders the chart as an SVG element (no XML prolog), for inlining.
 func (c *Chart) SVG() ([]byte, error) {
 	cv := vgsvg.New(chartW, chartH)
-	c.p.Draw(draw.New(cv))
+	if err := c.drawOn(draw.New(cv)); err != nil {
+		return nil, err
+	}
 	var b bytes.Buffer
 	if _, err := cv.WriteTo(&b); err != nil {
 		return nil, fmt.Errorf("drawing chart %s as SVG: %w", c.ID, err)
@@ -72,7 +87,9 @@ func (c *Chart) SVG() ([]byte, error) {
 // PNG renders the chart as a PNG image.
 func (c *Chart) PNG() ([]byte, error) {
 	cv := vgimg.NewWith(vgimg.UseWH(chartW, chartH), vgimg.UseDPI(144))
-	c.p.Draw(draw.New(cv))
+	if err := c.drawOn(draw.New(cv)); err != nil {
+		return nil, err
+	}
 	var b bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: cv}).WriteTo(&b); err != nil {
 		return nil, fmt.Errorf("drawing chart %s as PNG: %w", c.ID, err)
@@ -88,11 +105,43 @@ type series struct {
 	bare bool // a line without point markers
 }
 
+// plotLimit bounds the values a chart draws: beyond it (or not finite)
+// a value is no measurement of a link, and gonum's axes cannot span it.
+const plotLimit = 1e12
+
+func plottable(v float64) bool { return !math.IsNaN(v) && math.Abs(v) < plotLimit }
+
+// keepPlottable drops the points outside the plottable range, counting
+// them in *dropped.
+func keepPlottable(xys plotter.XYs, dropped *int) plotter.XYs {
+	var out plotter.XYs
+	for _, p := range xys {
+		if plottable(p.X) && plottable(p.Y) {
+			out = append(out, p)
+		} else {
+			*dropped++
+		}
+	}
+	return out
+}
+
+// noteDropped says in the chart's title that values were left out: the
+// tables below the chart still hold them.
+func noteDropped(p *plot.Plot, dropped int) {
+	if dropped > 0 {
+		p.Title.Text += fmt.Sprintf(" (%d values beyond ±1e12 left out: see the tables)", dropped)
+	}
+}
+
+// tinySpan says an axis range is too narrow to draw ticks on.
+func tinySpan(lo, hi float64) bool { return hi > lo && hi-lo < 1e-9*math.Max(math.Abs(lo), math.Abs(hi)) }
+
 // linesChart draws the series as lines with points.
 func linesChart(title, x, y string, ss []series) (*plot.Plot, error) {
 	p := newPlot(title, x, y)
-	n := 0
+	n, dropped := 0, 0
 	for _, s := range ss {
+		s.xys = keepPlottable(s.xys, &dropped)
 		if len(s.xys) == 0 {
 			continue
 		}
@@ -115,8 +164,12 @@ func linesChart(title, x, y string, ss []series) (*plot.Plot, error) {
 	if n == 0 {
 		return nil, nil
 	}
+	noteDropped(p, dropped)
 	p.Y.Min = math.Min(p.Y.Min, 0)
-	p.Y.Max *= 1.08 // room above the highest point for the legend
+	p.Y.Max += 0.08 * math.Abs(p.Y.Max) // room above the highest point for the legend
+	if tinySpan(p.X.Min, p.X.Max) || tinySpan(p.Y.Min, p.Y.Max) {
+		return nil, nil // nothing readable to draw; the tables hold the figures
+	}
 	return p, nil
 }
 
@@ -129,6 +182,19 @@ type bars struct {
 // barsChart draws grouped bars: a group per label, a bar per series.
 func barsChart(title, y string, labels []string, groups []bars) (*plot.Plot, error) {
 	p := newPlot(title, "", y)
+	dropped := 0
+	for i := range groups {
+		vs := make([]float64, len(groups[i].values))
+		for j, v := range groups[i].values {
+			if plottable(v) {
+				vs[j] = v
+			} else {
+				dropped++
+			}
+		}
+		groups[i].values = vs
+	}
+	noteDropped(p, dropped)
 	w := vg.Points(math.Max(4, math.Min(40, 300/float64(max(1, len(labels)*len(groups))))))
 	for i, g := range groups {
 		b, err := plotter.NewBarChart(plotter.Values(g.values), w)
@@ -145,7 +211,10 @@ func barsChart(title, y string, labels []string, groups []bars) (*plot.Plot, err
 	}
 	p.NominalX(labels...)
 	p.X.Min, p.X.Max = -0.6, float64(len(labels))-0.4
-	p.Y.Min, p.Y.Max = 0, p.Y.Max*1.08
+	p.Y.Min, p.Y.Max = math.Min(p.Y.Min, 0), p.Y.Max+0.08*math.Abs(p.Y.Max)
+	if tinySpan(p.Y.Min, p.Y.Max) {
+		return nil, nil
+	}
 	return p, nil
 }
 
@@ -183,13 +252,7 @@ func histChart(title string, names []string, binsets [][]bin) (*plot.Plot, error
 	}
 	// The bins are logarithmic (about 12 % wide): so is the axis, unless
 	// a bin starts at 0.
-	logOK := true
-	for _, s := range ss {
-		for _, xy := range s.xys {
-			logOK = logOK && xy.X > 0
-		}
-	}
-	if logOK {
+	if p.X.Min > 0 && p.X.Max > p.X.Min {
 		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	} else {
 		p.X.Label.Text = "RTT (ms)"

@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"fmt"
+	"html"
 	"html/template"
 	"io"
 	"math"
@@ -480,7 +481,10 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	for _, c := range r.charts {
 		b, err := c.SVG()
 		if err != nil {
-			return err
+			// One chart that cannot be drawn does not lose the page: it
+			// says so where the chart would be; the tables hold the figures.
+			svgs[c] = template.HTML(`<p class="warn">` + html.EscapeString(err.Error()) + `</p>`)
+			continue
 		}
 		svgs[c] = template.HTML(b) // gonum escapes every text it draws
 	}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // testdata holds documents written by wirebench --json (client, latency,
@@ -168,6 +169,35 @@ func TestPNGsAreTheCharts(t *testing.T) {
 		}
 		if spread, coloured := lumaStdDev(img), colouredShare(img); spread < 10 || coloured < 0.002 {
 			t.Errorf("%s looks blank (luminance spread %.1f, %.2f %% coloured)", p, spread, 100*coloured)
+		}
+	}
+}
+
+// extremeDocs are documents with figures no link produces, which once hung
+// or crashed the plotting library (an infinite axis span, a log axis
+// reaching 0).
+var extremeDocs = []string{
+	`{"schema":"wirebench/1","kind":"test","intervals":[{"start_s":0,"end_s":1,"bits_per_second":1e308},{"start_s":1,"end_s":2,"bits_per_second":-1e308}]}`,
+	`{"schema":"wirebench/1","kind":"test","intervals":[{"start_s":-1e308,"end_s":1e308,"bits_per_second":5}]}`,
+	`{"schema":"wirebench/1","kind":"test","intervals":[{"start_s":0,"end_s":1e-300,"bits_per_second":5},{"start_s":0,"end_s":2e-300,"bits_per_second":5}]}`,
+	`{"schema":"wirebench/1","kind":"request-response","rtt":{"bins":[{"from_ms":1e-300,"to_ms":1e300,"count":5}]}}`,
+	`{"schema":"wirebench/1","kind":"ping","sizes":[{"size":1,"rtt_ms":{"min":1e308,"max":-1e308}}]}`,
+	`{"schema":"wirebench/1","kind":"sweep","sizes":[{"size":1,"rate_bps":1e308},{"size":2,"rate_bps":1e308}]}`,
+}
+
+func TestExtremeFiguresRenderQuickly(t *testing.T) {
+	for _, s := range extremeDocs {
+		d, err := Decode("extreme.json", []byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		_, page := buildHTML(t, []Document{d})
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("%s took %v", s, took)
+		}
+		if !strings.Contains(page, "</html>") {
+			t.Errorf("%s: no complete page", s)
 		}
 	}
 }
