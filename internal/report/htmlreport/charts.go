@@ -134,7 +134,9 @@ func noteDropped(p *plot.Plot, dropped int) {
 }
 
 // tinySpan says an axis range is too narrow to draw ticks on.
-func tinySpan(lo, hi float64) bool { return hi > lo && hi-lo < 1e-9*math.Max(math.Abs(lo), math.Abs(hi)) }
+func tinySpan(lo, hi float64) bool {
+	return hi > lo && hi-lo < 1e-9*math.Max(math.Abs(lo), math.Abs(hi))
+}
 
 // linesChart draws the series as lines with points.
 func linesChart(title, x, y string, ss []series) (*plot.Plot, error) {
