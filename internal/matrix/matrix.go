@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -271,7 +272,7 @@ func Run(ctx context.Context, s Session, cfg Config) (*Result, error) {
 					m.Warnings = append(m.Warnings, c.Name()+": "+w)
 				}
 			}
-			if c.Status == StatusFailed {
+			if c.Status == StatusFailed && !quotesWarning(c.Reason, r) {
 				m.Warnings = append(m.Warnings, c.Name()+": failed: "+c.Reason)
 			}
 		}
@@ -328,6 +329,20 @@ func runRetryBusy(ctx context.Context, s Session, cfg session.ClientConfig, answ
 		case <-time.After(busyPause):
 		}
 	}
+}
+
+// quotesWarning says the reason already quotes one of r's warnings (which
+// the matrix's warnings carry anyway).
+func quotesWarning(reason string, r *result.Result) bool {
+	if r == nil {
+		return false
+	}
+	for _, w := range r.Warnings {
+		if strings.Contains(reason, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // prepCheck is the base config as an upload test, for checking it before
