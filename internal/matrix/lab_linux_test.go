@@ -153,10 +153,3 @@ func checkLabCells(t *testing.T, try int, m *matrix.Result, theory map[string]fl
 	}
 	return nil
 }
-
-func fmtOpt(v *float64) string {
-	if v == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f %%", *v)
-}

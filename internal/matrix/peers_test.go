@@ -301,3 +301,10 @@ func waitListening(t *testing.T, port int) {
 	}
 	t.Fatalf("nothing listens on port %d", port)
 }
+
+func fmtOpt(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f %%", *v)
+}
