@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -115,7 +114,7 @@ func (f *matrixFlags) config(cmd *cobra.Command, host string, link *linkPlacer) 
 		}
 		base.Length = int(min(n, math.MaxInt32))
 	}
-	cfg := matrix.Config{Base: base, Bidir: f.bidir}
+	cfg := matrix.Config{Base: base, Bidir: f.bidir, Pause: matrix.DefaultPause}
 	switch f.proto {
 	case "both":
 	case result.TCP, result.UDP:
@@ -130,25 +129,6 @@ func (f *matrixFlags) config(cmd *cobra.Command, host string, link *linkPlacer) 
 		}
 	}
 	return cfg, notes, nil
-}
-
-// latencyProbe is the --latency probe config for each cell, nil without it.
-func (l *latencyFlags) probe(port int) (*echo.LoadProbeConfig, error) {
-	if l.latency == "" {
-		return nil, nil
-	}
-	if l.latency != echo.ProtoUDP && l.latency != echo.ProtoICMP {
-		return nil, usagef("invalid --latency %q: want udp or icmp", l.latency)
-	}
-	iv, err := seconds("--latency-interval", l.latencyInterval)
-	if err != nil || iv < time.Millisecond {
-		return nil, usagef("invalid --latency-interval %v: want at least 0.001 seconds", l.latencyInterval)
-	}
-	idle, err := seconds("--latency-idle", l.latencyIdle)
-	if err != nil || idle < iv {
-		return nil, usagef("invalid --latency-idle %v: want at least one probe interval", l.latencyIdle)
-	}
-	return &echo.LoadProbeConfig{Proto: l.latency, Port: port, Interval: iv, Idle: idle}, nil
 }
 
 func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {

@@ -51,6 +51,10 @@ type Config struct {
 	// medium's line rate in percent for a cell's test (and fills the
 	// result's own Link); ok false when it cannot be placed.
 	Place func(r *result.Result, goodputBPS float64) (percent float64, ok bool)
+	// Pause is the time left between one test and the next, for a peer
+	// to wind down the last: iperf 2.1.8's UDP server, asked for the next
+	// test at once, sometimes loses it (no report, or nothing sent back).
+	Pause time.Duration
 	// OnCell, when set, is called before each cell runs (n counts from 1).
 	OnCell func(n, total int, c Cell)
 	// OnInterval, when set, receives the intervals of the running cell.
@@ -131,6 +135,9 @@ type plan struct {
 	cfg   session.ClientConfig
 	cells []Cell
 }
+
+// DefaultPause is the Pause the matrix command uses.
+const DefaultPause = time.Second
 
 // Plan lists the cells cfg asks for, in the order they run, with the
 // unsupported ones already marked.
@@ -228,6 +235,7 @@ func Run(ctx context.Context, s Session, cfg Config) (*Result, error) {
 	}
 	n := 0
 	answered := false // the peer ran a test of this matrix
+	ran := false      // a test of this matrix ran (pause before the next)
 	for _, p := range ps {
 		if p.cells[0].Status == StatusUnsupported {
 			for _, c := range p.cells {
@@ -252,6 +260,13 @@ func Run(ctx context.Context, s Session, cfg Config) (*Result, error) {
 			n += len(p.cells) - 1
 			continue
 		}
+		if ran && cfg.Pause > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(cfg.Pause):
+			}
+		}
+		ran = true
 		tc := p.cfg
 		if cfg.OnInterval != nil {
 			cell := p.cells[0]

@@ -68,7 +68,7 @@ func runMatrix(t *testing.T, p *peer, dialect, proto string) *matrix.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg := matrix.Config{Protocols: []string{proto}, Base: session.ClientConfig{Host: "127.0.0.1", Port: p.port,
+	cfg := matrix.Config{Protocols: []string{proto}, Pause: matrix.DefaultPause, Base: session.ClientConfig{Host: "127.0.0.1", Port: p.port,
 		Dialect: dialect, Duration: 2 * time.Second, Rate: units.Rate{Value: 20e6}}}
 	m, err := matrix.Run(ctx, matrix.ClientSessions{}, cfg)
 	if err != nil {
