@@ -327,14 +327,14 @@ const (
 	busyPause   = 500 * time.Millisecond
 )
 
-// runRetryBusy runs one test, trying again while the peer says it is busy
-// or, when it answered an earlier cell (answered), while it refuses or
-// resets the connection. A refused test measured nothing.
+// runRetryBusy runs one test, trying again while the peer says it is busy,
+// resets the connection (something listens there), or — when it answered
+// an earlier cell (answered) — refuses it. A refused test measured nothing.
 func runRetryBusy(ctx context.Context, s Session, cfg session.ClientConfig, answered bool) (*result.Result, *echo.UnderLoadResult, error) {
 	for i := 0; ; i++ {
 		r, lat, err := s.Run(ctx, cfg)
-		busy := errors.Is(err, session.ErrIperf3Busy) ||
-			answered && (errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET))
+		busy := errors.Is(err, session.ErrIperf3Busy) || errors.Is(err, syscall.ECONNRESET) ||
+			answered && errors.Is(err, syscall.ECONNREFUSED)
 		if !busy || i == busyRetries {
 			return r, lat, err
 		}

@@ -132,6 +132,16 @@ func near(t *testing.T, what string, got, want, tol float64) {
 	}
 }
 
+// received checks a TCP download: we received at most what the peer says
+// it wrote, and at most 0.5 % less — the bytes still in flight in the
+// socket buffers when the test ended (a few MB at loopback's 10+ Gbit/s).
+func received(t *testing.T, what string, ours, sent int64) {
+	t.Helper()
+	if ours > sent || float64(sent-ours) > 0.005*float64(sent) {
+		t.Errorf("%s: we received %d bytes, the peer wrote %d", what, ours, sent)
+	}
+}
+
 // waitOutput waits until out holds n matches of re (a peer prints a test's
 // figures a moment after our side ended it).
 func waitOutput(t *testing.T, p *peer, re *regexp.Regexp, n int) string {
@@ -166,7 +176,7 @@ func TestMatrixAgainstIperf2TCP(t *testing.T) {
 		t.Errorf("upload: our window %.4f s, iperf's %.4f s", up.Result.Sender.Seconds, figs[0].seconds)
 	}
 	near(t, "upload bit/s", *up.BitsPerSecond, float64(figs[0].bytes)*8/figs[0].seconds, 0.03)
-	near(t, "download bytes", float64(down.Result.Receiver.Bytes), float64(figs[1].bytes), 0.001)
+	received(t, "download", down.Result.Receiver.Bytes, figs[1].bytes)
 	near(t, "download bit/s", *down.BitsPerSecond, float64(figs[1].bytes)*8/figs[1].seconds, 0.01)
 }
 
@@ -247,6 +257,10 @@ func TestMatrixAgainstIperf3(t *testing.T) {
 	p := startPeer(t, "iperf3", "", "-s", "-B", "127.0.0.1", "-J")
 	waitListening(t, p.port)
 	tcp := runMatrix(t, p, session.DialectIperf3, result.TCP)
+	// iperf3 closes and reopens its listening socket after each test; a
+	// second matrix started at once can find it closed (the first waits
+	// between its own cells).
+	waitListening(t, p.port)
 	udp := runMatrix(t, p, session.DialectIperf3, result.UDP)
 	docs := parseIperf3(t, p, 4)
 	if len(docs) != 4 {
@@ -266,7 +280,7 @@ func TestMatrixAgainstIperf3(t *testing.T) {
 			near(t, c.Name()+" bytes", float64(c.Result.Receiver.Bytes), float64(d.End.SumReceived.Bytes), 0)
 			near(t, c.Name()+" bit/s", *c.BitsPerSecond, d.End.SumReceived.BPS, 0.01)
 		case c.Protocol == result.TCP:
-			near(t, c.Name()+" bytes", float64(c.Result.Receiver.Bytes), float64(d.End.SumSent.Bytes), 0.001)
+			received(t, c.Name(), c.Result.Receiver.Bytes, d.End.SumSent.Bytes)
 			near(t, c.Name()+" bit/s", *c.BitsPerSecond, d.End.SumSent.BPS, 0.02)
 		case !reverse:
 			// The server's receiver counts came back in its results.
