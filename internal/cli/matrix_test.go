@@ -32,12 +32,7 @@ func TestMatrixUsageErrors(t *testing.T) {
 		{"latency", []string{"matrix", "--latency=tcp", "127.0.0.1"}, `invalid --latency "tcp"`},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			if code := run(context.Background(), tt.args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), tt.want) {
-				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errb.String(), exitUsage, tt.want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { wantUsageError(t, tt.args, tt.want) })
 	}
 }
 
