@@ -201,30 +201,43 @@ func (l *latencyFlags) register(cmd *cobra.Command) {
 	fl.Float64Var(&l.latencyIdle, "latency-idle", 1, "seconds of idle latency probing before the test starts")
 }
 
+// probe is the --latency probe config (to the server port), nil without
+// --latency; a usage error for a malformed flag.
+func (l *latencyFlags) probe(port int) (*echo.LoadProbeConfig, error) {
+	if l.latency == "" {
+		return nil, nil
+	}
+	if l.latency != echo.ProtoUDP && l.latency != echo.ProtoICMP {
+		return nil, usagef("invalid --latency %q: want udp or icmp", l.latency)
+	}
+	iv, err := seconds("--latency-interval", l.latencyInterval)
+	if err != nil || iv < time.Millisecond {
+		return nil, usagef("invalid --latency-interval %v: want at least 0.001 seconds", l.latencyInterval)
+	}
+	idle, err := seconds("--latency-idle", l.latencyIdle)
+	if err != nil || idle < iv {
+		return nil, usagef("invalid --latency-idle %v: want at least one probe interval", l.latencyIdle)
+	}
+	return &echo.LoadProbeConfig{Proto: l.latency, Port: port, Interval: iv, Idle: idle}, nil
+}
+
 // runClient runs the client test, beside the latency probe when asked.
 func (l *latencyFlags) runClient(e *env, cfg session.ClientConfig, format outputFormat) (*result.Result, *echo.UnderLoadResult, error) {
 	if l.latency == "" {
 		r, err := session.RunClient(e.ctx, cfg)
 		return r, nil, err
 	}
-	if l.latency != echo.ProtoUDP && l.latency != echo.ProtoICMP {
-		return nil, nil, usagef("invalid --latency %q: want udp or icmp", l.latency)
+	probe, err := l.probe(cfg.Port)
+	if err != nil {
+		return nil, nil, err
 	}
 	if format == formatCSV {
 		return nil, nil, usagef("--latency has no CSV form: use --json or text")
 	}
-	iv, err := seconds("--latency-interval", l.latencyInterval)
-	if err != nil || iv < time.Millisecond {
-		return nil, nil, usagef("invalid --latency-interval %v: want at least 0.001 seconds", l.latencyInterval)
-	}
-	idle, err := seconds("--latency-idle", l.latencyIdle)
-	if err != nil || idle < iv {
-		return nil, nil, usagef("invalid --latency-idle %v: want at least one probe interval", l.latencyIdle)
-	}
+	probe.Host = cfg.Host
 	var r *result.Result
 	var rerr error
-	lat, err := echo.UnderLoad(e.ctx, echo.LoadProbeConfig{Proto: l.latency, Host: cfg.Host, Port: cfg.Port, Interval: iv, Idle: idle},
-		func(ctx context.Context) { r, rerr = session.RunClient(ctx, cfg) })
+	lat, err := echo.UnderLoad(e.ctx, *probe, func(ctx context.Context) { r, rerr = session.RunClient(ctx, cfg) })
 	if ce := (echo.ConfigError{}); errors.As(err, &ce) {
 		return nil, nil, usageError{fmt.Errorf("--latency: %w", err)}
 	}

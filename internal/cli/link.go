@@ -61,17 +61,7 @@ func (p *linkPlacer) apply(r *result.Result) {
 	if p == nil {
 		return
 	}
-	s := p.stack
-	s.IPv6 = strings.Count(r.Test.Peer, ":") > 1
-	payload := r.Test.Length
-	switch r.Test.Protocol {
-	case result.UDP:
-		s.Transport = linerate.UDP
-	default:
-		s.Transport = linerate.TCP
-		s.TCPTimestamps = true
-		payload = s.MSS()
-	}
+	s, payload := p.stackFor(r)
 	goodput, what := 0.0, ""
 	switch {
 	case r.Receiver != nil && r.Receiver.BitsPerSecond > 0:
@@ -109,4 +99,32 @@ func (p *linkPlacer) apply(r *result.Result) {
 	if r.Test.Protocol == result.TCP {
 		r.Warn(fmt.Sprintf("--medium: TCP is placed assuming full-size segments (MSS %d with timestamps); ACKs and retransmissions are not counted", payload))
 	}
+}
+
+// stackFor is the protocol stack and payload size r's traffic crossed the
+// medium with.
+func (p *linkPlacer) stackFor(r *result.Result) (linerate.Stack, int) {
+	s := p.stack
+	s.IPv6 = strings.Count(r.Test.Peer, ":") > 1
+	payload := r.Test.Length
+	switch r.Test.Protocol {
+	case result.UDP:
+		s.Transport = linerate.UDP
+	default:
+		s.Transport = linerate.TCP
+		s.TCPTimestamps = true
+		payload = s.MSS()
+	}
+	return s, payload
+}
+
+// percent is goodput's share of the medium's theoretical goodput for r's
+// protocol and payload; ok is false when it cannot be placed.
+func (p *linkPlacer) percent(r *result.Result, goodput float64) (float64, bool) {
+	s, payload := p.stackFor(r)
+	pl, err := linerate.Measured(p.m, s, payload, goodput)
+	if err != nil {
+		return 0, false
+	}
+	return pl.PercentOfTheoretical, true
 }

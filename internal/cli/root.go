@@ -131,6 +131,8 @@ func commands(e *env) []*cobra.Command {
 		newPingCmd(e),
 		newLatencyCmd(e),
 		newSweepCmd(e),
+		newMatrixCmd(e),
+		newReportCmd(e),
 		newProbeCmd(e),
 		newReflectCmd(e),
 		newRelayCmd(e),

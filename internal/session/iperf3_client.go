@@ -254,6 +254,11 @@ func (cl *i3Client) setUp(ctx context.Context) error {
 	return cl.expect(sctx, iperf3.TestRunning)
 }
 
+// ErrIperf3Busy is the error of a test an iperf3 server refused because it
+// was still running another (ACCESS_DENIED): a real iperf3 server takes a
+// moment after a test ends before it accepts the next.
+var ErrIperf3Busy = errors.New("the iperf3 server is busy running a test (access denied)")
+
 // expect reads the next state and checks it is want; a SERVER_ERROR or
 // ACCESS_DENIED becomes the error.
 func (cl *i3Client) expect(ctx context.Context, want iperf3.State) error {
@@ -282,7 +287,7 @@ func (cl *i3Client) readState(ctx context.Context) (iperf3.State, error) {
 	}
 	switch st {
 	case iperf3.AccessDenied:
-		return st, errors.New("the iperf3 server is busy running a test (access denied)")
+		return st, ErrIperf3Busy
 	case iperf3.ServerError:
 		se, err := cl.conn.ReadServerErr(ctx)
 		if err != nil {

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/report/htmlreport"
+)
+
+// reportFlags are the report command's flags as typed.
+type reportFlags struct {
+	out   string
+	png   string
+	title string
+}
+
+func newReportCmd(e *env) *cobra.Command {
+	f := &reportFlags{}
+	cmd := &cobra.Command{
+		Use:   "report FILE.json...",
+		Short: "Render result JSON files as one self-contained HTML report with charts (and PNGs)",
+		Long: `Read JSON documents written by wirebench --json (client and server tests, matrix,
+sweep, ping, latency, latency under load) and write one HTML file that opens with
+no network: inline CSS, charts as inline SVG, no scripts, fonts or links.
+
+It shows throughput over time, matrix tables and bars, sweep curves against the
+theoretical limit, RTT distributions, a comparison of the documents when there
+are several, each document's warnings, and every number of every document in
+tables. --png DIR also writes each chart as a PNG file (docs/report.md).`,
+		Example: `  wirebench matrix 192.0.2.1 -b 100M --medium eth100 --json > matrix.json
+  wirebench report matrix.json -o report.html
+  wirebench report before.json after.json -o compare.html --png charts/`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("give at least one JSON file written by wirebench --json")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runReport(e, args, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.out, "output", "o", "", "write the HTML report to `FILE` (required)")
+	fl.StringVar(&f.png, "png", "", "also write each chart as a PNG file into `DIR`")
+	fl.StringVar(&f.title, "title", "wirebench report", "the report's title")
+	return cmd
+}
+
+func runReport(e *env, files []string, f *reportFlags) error {
+	if f.out == "" {
+		return usagef("-o FILE is required: where to write the HTML report")
+	}
+	docs := make([]htmlreport.Document, 0, len(files))
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", name, err)
+		}
+		d, err := htmlreport.Decode(filepath.Base(name), b)
+		if err != nil {
+			return err
+		}
+		docs = append(docs, d)
+	}
+	r, err := htmlreport.Build(f.title, docs)
+	if err != nil {
+		return fmt.Errorf("building the report: %w", err)
+	}
+	// Write next to the target and rename, so a failure never leaves a
+	// half-written report in place of an earlier one.
+	tmp, err := os.CreateTemp(filepath.Dir(f.out), ".wirebench-report-*.html")
+	if err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	if err := r.WriteHTML(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), f.out); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	fmt.Fprintf(e.stdout, "report: %s (%d documents, %d charts)\n", f.out, len(docs), len(r.Charts()))
+	if f.png != "" {
+		paths, err := r.WritePNGs(f.png)
+		if err != nil {
+			return err
+		}
+		for _, p := range paths {
+			fmt.Fprintf(e.stdout, "chart: %s\n", p)
+		}
+	}
+	return nil
+}

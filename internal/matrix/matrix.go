@@ -1,0 +1,471 @@
+// Package matrix runs the direction × protocol table of seed 003 — TCP and
+// UDP, upload (we send) and download (the peer sends) — as a loop of client
+// sessions, and turns their results into one table of cells. It never opens
+// a socket itself: every test goes through a Session, so the loop is tested
+// with a fake one.
+package matrix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/echo"
+	"github.com/wirebench/wirebench/internal/report"
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/version"
+)
+
+// Kind is the "kind" of a matrix document.
+const Kind = "matrix"
+
+// Directions of a cell, seen from the side running the matrix.
+const (
+	Upload   = "upload"   // we send, the peer receives
+	Download = "download" // the peer sends, we receive
+)
+
+// Cell statuses.
+const (
+	StatusOK          = "ok"
+	StatusUnsupported = "unsupported" // the peer's dialect cannot do this cell
+	StatusFailed      = "failed"      // the test was tried and did not give a figure
+)
+
+// Config is one matrix run.
+type Config struct {
+	// Base is the client test every cell starts from: host, port, dialect,
+	// duration, UDP rate, length, streams. Its direction fields (Reverse,
+	// Tradeoff, Dual, FullDuplex, Bidir) and UDP are set per cell.
+	Base session.ClientConfig
+	// Protocols lists the protocols to run, in order (default TCP, UDP).
+	Protocols []string
+	// Bidir adds a row per protocol where both directions run at once.
+	Bidir bool
+	// Place, when set, returns the receiver goodput's share of the
+	// medium's line rate in percent for a cell's test (and fills the
+	// result's own Link); ok false when it cannot be placed.
+	Place func(r *result.Result, goodputBPS float64) (percent float64, ok bool)
+	// Pause is the time left between one test and the next, for a peer
+	// to wind down the last: iperf 2.1.8's UDP server, asked for the next
+	// test at once, sometimes loses it (no report, or nothing sent back).
+	Pause time.Duration
+	// OnCell, when set, is called before each cell runs (n counts from 1).
+	OnCell func(n, total int, c Cell)
+	// OnInterval, when set, receives the intervals of the running cell.
+	OnInterval func(c Cell, in result.Interval)
+}
+
+// Session runs one client test, with its latency probe when the session
+// was set up for one.
+type Session interface {
+	Run(ctx context.Context, cfg session.ClientConfig) (*result.Result, *echo.UnderLoadResult, error)
+}
+
+// Result is one matrix run: a JSON document of kind "matrix".
+type Result struct {
+	Schema    string    `json:"schema"`
+	Kind      string    `json:"kind"`
+	Version   string    `json:"version,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	Host      string    `json:"host"`
+	Port      int       `json:"port"`
+	Dialect   string    `json:"dialect"`
+	// Duration is each cell's requested duration in seconds.
+	Duration float64 `json:"duration_s"`
+	// RateBPS is the requested UDP rate in payload bit/s, or RatePPS in
+	// datagrams/s; both 0 when the dialect's default applied.
+	RateBPS float64 `json:"rate_bps,omitempty"`
+	RatePPS float64 `json:"rate_pps,omitempty"`
+	Medium  string  `json:"medium,omitempty"`
+	Cells   []Cell  `json:"cells"`
+	// Warnings collect every cell's warnings, prefixed with the cell.
+	Warnings []string `json:"warnings"`
+	// Error is set when the matrix was stopped before all cells ran.
+	Error string `json:"error,omitempty"`
+}
+
+// Cell is one protocol × direction of the table.
+type Cell struct {
+	Protocol  string `json:"protocol"`  // result.TCP or result.UDP
+	Direction string `json:"direction"` // Upload or Download
+	// Simultaneous marks the cells of a --bidir row: both directions ran
+	// at once in one test.
+	Simultaneous bool `json:"simultaneous,omitempty"`
+	// Method says how the direction was asked of the peer: "client sends",
+	// "-R" (reverse), "-r" (connect-back after the test), "--full-duplex",
+	// "-d", "--bidir".
+	Method        string   `json:"method,omitempty"`
+	BitsPerSecond *float64 `json:"bits_per_second"`
+	// LossPercent and JitterMS are UDP receiver figures; null for TCP.
+	LossPercent *float64 `json:"loss_percent"`
+	JitterMS    *float64 `json:"jitter_ms"`
+	// PercentOfLine is the goodput as a share of the medium's theoretical
+	// goodput; null without --medium.
+	PercentOfLine *float64 `json:"percent_of_line"`
+	// Basis says whose count the figures are: "receiver" (what arrived)
+	// or "sender" (what was sent: the receiver's count is unknown).
+	Basis  string `json:"basis,omitempty"`
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// Result is the cell's full test result (shared by both cells of a
+	// --bidir row); nil when the cell did not run.
+	Result *result.Result `json:"result,omitempty"`
+	// Latency is the idle and loaded RTT probe of the cell (--latency).
+	Latency *echo.UnderLoadResult `json:"latency,omitempty"`
+}
+
+// Name is the cell's name in progress lines and warnings, e.g. "tcp
+// download" or "udp upload (bidir)".
+func (c Cell) Name() string {
+	n := c.Protocol + " " + c.Direction
+	if c.Simultaneous {
+		n += " (bidir)"
+	}
+	return n
+}
+
+// plan is one test of the matrix and the cells it fills.
+type plan struct {
+	cfg   session.ClientConfig
+	cells []Cell
+}
+
+// DefaultPause is the Pause the matrix command uses.
+const DefaultPause = time.Second
+
+// Plan lists the cells cfg asks for, in the order they run, with the
+// unsupported ones already marked.
+func Plan(cfg Config) []Cell {
+	var cells []Cell
+	for _, p := range plans(cfg) {
+		cells = append(cells, p.cells...)
+	}
+	sortCells(cells)
+	return cells
+}
+
+func plans(cfg Config) []plan {
+	protos := cfg.Protocols
+	if len(protos) == 0 {
+		protos = []string{result.TCP, result.UDP}
+	}
+	var out []plan
+	for _, proto := range protos {
+		base := cfg.Base
+		base.UDP = proto == result.UDP
+		base.Reverse, base.Tradeoff, base.Dual, base.FullDuplex, base.Bidir = false, false, false, false, false
+		down := base
+		c := Cell{Protocol: proto, Direction: Download}
+		switch dialectOf(base) {
+		case session.DialectIperf2, session.DialectIperf3:
+			down.Reverse, c.Method = true, "-R"
+		case session.DialectIperf2Legacy:
+			down.Tradeoff, c.Method = true, "-r"
+		default:
+			c.Status, c.Reason = StatusUnsupported, "the raw dialect (zperf, ESP-IDF) carries no test header, so the peer cannot be asked to send: run the device's own client against `wirebench server` for this cell"
+		}
+		// The download runs first: iperf 2.1.8's UDP server never sends on
+		// a -R test that follows a forward UDP test (seen on loopback with
+		// iperf's own client too), while the other order works. The cells
+		// are listed upload first all the same (see Run).
+		out = append(out, plan{cfg: down, cells: []Cell{c}})
+		out = append(out, plan{cfg: base, cells: []Cell{{Protocol: proto, Direction: Upload, Method: "client sends"}}})
+		if !cfg.Bidir {
+			continue
+		}
+		both := base
+		up := Cell{Protocol: proto, Direction: Upload, Simultaneous: true}
+		dn := Cell{Protocol: proto, Direction: Download, Simultaneous: true}
+		switch dialectOf(base) {
+		case session.DialectIperf3:
+			both.Bidir, up.Method = true, "--bidir"
+		case session.DialectIperf2:
+			if base.UDP {
+				both.Dual, up.Method = true, "-d"
+			} else {
+				both.FullDuplex, up.Method = true, "--full-duplex"
+			}
+		case session.DialectIperf2Legacy:
+			both.Dual, up.Method = true, "-d"
+		default:
+			up.Status, up.Reason = StatusUnsupported, "the raw dialect carries no test header, so the peer cannot be asked to send back"
+			dn.Status, dn.Reason = up.Status, up.Reason
+		}
+		dn.Method = up.Method
+		out = append(out, plan{cfg: both, cells: []Cell{up, dn}})
+	}
+	return out
+}
+
+func dialectOf(c session.ClientConfig) string {
+	if c.Dialect == "" {
+		return session.DialectIperf2
+	}
+	return c.Dialect
+}
+
+// Run runs the matrix: each planned test through s, one after another.
+// Its result is what a results store saves of a matrix run.
+// A cell that fails does not stop the others; when ctx ends, the running
+// cell ends the proper way and the cells not yet run are marked failed.
+// The error is non-nil only when no cell could run at all because the
+// config is wrong.
+func Run(ctx context.Context, s Session, cfg Config) (*Result, error) {
+	if _, err := session.Prepare(prepCheck(cfg.Base)); err != nil {
+		return nil, err
+	}
+	m := &Result{Schema: result.Schema, Kind: Kind, Version: version.String(), StartedAt: time.Now().UTC(),
+		Host: cfg.Base.Host, Port: cfg.Base.Port, Dialect: dialectOf(cfg.Base), Duration: cfg.Base.Duration.Seconds(),
+		Cells: []Cell{}, Warnings: []string{}}
+	if cfg.Base.Rate.PPS {
+		m.RatePPS = cfg.Base.Rate.Value
+	} else {
+		m.RateBPS = cfg.Base.Rate.Value
+	}
+	ps := plans(cfg)
+	total := 0
+	for _, p := range ps {
+		total += len(p.cells)
+	}
+	n := 0
+	answered := false // the peer ran a test of this matrix
+	ran := false      // a test of this matrix ran (pause before the next)
+	for _, p := range ps {
+		if p.cells[0].Status == StatusUnsupported {
+			for _, c := range p.cells {
+				n++
+				if cfg.OnCell != nil {
+					cfg.OnCell(n, total, c)
+				}
+				m.Cells = append(m.Cells, c)
+			}
+			continue
+		}
+		n++
+		if cfg.OnCell != nil {
+			cfg.OnCell(n, total, p.cells[0])
+		}
+		if ctx.Err() != nil {
+			for _, c := range p.cells {
+				c.Status, c.Reason = StatusFailed, "not run: the matrix was stopped"
+				m.Cells = append(m.Cells, c)
+			}
+			m.Error = "stopped before every cell ran"
+			n += len(p.cells) - 1
+			continue
+		}
+		if ran && cfg.Pause > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(cfg.Pause):
+			}
+		}
+		ran = true
+		tc := p.cfg
+		if cfg.OnInterval != nil {
+			cell := p.cells[0]
+			tc.OnInterval = func(in result.Interval) { cfg.OnInterval(cell, in) }
+		}
+		r, lat, err := runRetryBusy(ctx, s, tc, answered)
+		answered = answered || err == nil
+		r = report.Sanitize(r) // JSON-safe: no NaN or Inf
+		for i, c := range p.cells {
+			if i > 0 {
+				n++
+			}
+			c.Result, c.Latency = r, lat
+			fill(&c, r, err, cfg.Place)
+			m.Cells = append(m.Cells, c)
+			if i == 0 && r != nil {
+				for _, w := range r.Warnings {
+					m.Warnings = append(m.Warnings, c.Name()+": "+w)
+				}
+			}
+			if c.Status == StatusFailed && !quotesWarning(c.Reason, r) {
+				m.Warnings = append(m.Warnings, c.Name()+": failed: "+c.Reason)
+			}
+		}
+	}
+	sortCells(m.Cells)
+	return m, nil
+}
+
+// sortCells orders cells as the table reads: by protocol as run, the
+// one-way row before the bidir row, upload before download.
+func sortCells(cells []Cell) {
+	rank := map[string]int{}
+	for _, c := range cells {
+		if _, ok := rank[c.Protocol]; !ok {
+			rank[c.Protocol] = len(rank)
+		}
+	}
+	key := func(c Cell) int {
+		k := rank[c.Protocol] * 4
+		if c.Simultaneous {
+			k += 2
+		}
+		if c.Direction == Download {
+			k++
+		}
+		return k
+	}
+	sort.SliceStable(cells, func(i, j int) bool { return key(cells[i]) < key(cells[j]) })
+}
+
+// busyRetries and busyPause bound the wait for a peer that still winds
+// down the previous cell's test: an iperf3 server refuses the next test
+// with ACCESS_DENIED, or resets connections while it reopens its listening
+// socket, for a moment after a test ends.
+const (
+	busyRetries = 10
+	busyPause   = 500 * time.Millisecond
+)
+
+// runRetryBusy runs one test, trying again while the peer says it is busy,
+// resets the connection (something listens there), or — when it answered
+// an earlier cell (answered) — refuses it. A refused test measured nothing.
+func runRetryBusy(ctx context.Context, s Session, cfg session.ClientConfig, answered bool) (*result.Result, *echo.UnderLoadResult, error) {
+	for i := 0; ; i++ {
+		r, lat, err := s.Run(ctx, cfg)
+		busy := errors.Is(err, session.ErrIperf3Busy) || errors.Is(err, syscall.ECONNRESET) ||
+			answered && errors.Is(err, syscall.ECONNREFUSED)
+		if !busy || i == busyRetries {
+			return r, lat, err
+		}
+		select {
+		case <-ctx.Done():
+			return r, lat, err
+		case <-time.After(busyPause):
+		}
+	}
+}
+
+// quotesWarning says the reason already quotes one of r's warnings (which
+// the matrix's warnings carry anyway).
+func quotesWarning(reason string, r *result.Result) bool {
+	if r == nil {
+		return false
+	}
+	for _, w := range r.Warnings {
+		if strings.Contains(reason, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// prepCheck is the base config as an upload test, for checking it before
+// anything runs.
+func prepCheck(c session.ClientConfig) session.ClientConfig {
+	c.Reverse, c.Tradeoff, c.Dual, c.FullDuplex, c.Bidir = false, false, false, false, false
+	return c
+}
+
+// fill takes a cell's figures from its test's result.
+func fill(c *Cell, r *result.Result, err error, place func(*result.Result, float64) (float64, bool)) {
+	if err != nil {
+		c.Status, c.Reason = StatusFailed, err.Error()
+		return
+	}
+	if r == nil {
+		c.Status, c.Reason = StatusFailed, "no result"
+		return
+	}
+	rcv, snd := flowOf(r, c.Direction)
+	switch {
+	case rcv != nil && (rcv.Bytes > 0 || rcv.Packets > 0):
+		c.Basis = "receiver"
+		c.BitsPerSecond = ptr(rcv.BitsPerSecond)
+		if c.Protocol == result.UDP {
+			c.JitterMS = ptr(rcv.JitterMS)
+			if total := rcv.Packets + max(rcv.Lost, 0); total > 0 {
+				c.LossPercent = ptr(100 * float64(rcv.Lost) / float64(total))
+			} else {
+				c.LossPercent = ptr(0)
+			}
+		}
+	case snd != nil && snd.Bytes > 0:
+		// iperf 2 servers do not report what a TCP test received: the
+		// sender's acknowledged bytes are the best figure there is.
+		c.Basis = "sender"
+		c.BitsPerSecond = ptr(snd.BitsPerSecond)
+		if c.Protocol == result.UDP {
+			c.Reason = "the peer reported no receiver counts: the figure is what was sent, loss and jitter are unknown"
+		} else {
+			c.Reason = "the peer does not report what it received: the figure is what the sender sent"
+			if snd.Basis == result.BasisAcknowledged {
+				c.Reason += " and the peer acknowledged"
+			}
+		}
+	default:
+		c.Status = StatusFailed
+		c.Reason = "no traffic was counted in this direction"
+		if r.Error != "" {
+			c.Reason += ": " + r.Error
+		} else if len(r.Warnings) > 0 {
+			c.Reason += ": " + r.Warnings[0]
+		}
+		return
+	}
+	c.Status = StatusOK
+	if r.Error != "" {
+		c.Status, c.Reason = StatusFailed, "the test ended early: "+r.Error
+	}
+	if place != nil && c.BitsPerSecond != nil {
+		if pct, ok := place(r, *c.BitsPerSecond); ok {
+			c.PercentOfLine = ptr(pct)
+		}
+	}
+}
+
+// flowOf returns the receiver and sender figures of the cell's direction:
+// the main flow, or the reverse flow of a two-flow test.
+func flowOf(r *result.Result, dir string) (*result.Receiver, *result.Sender) {
+	main := Upload
+	if r.Test.Direction == result.DirReceive {
+		main = Download
+	}
+	if dir == main {
+		return r.Receiver, r.Sender
+	}
+	if r.Reverse != nil {
+		return r.Reverse.Receiver, r.Reverse.Sender
+	}
+	return nil, nil
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// ClientSessions is the Session that runs real client tests
+// (session.RunClient), each beside a latency probe when Latency is set.
+type ClientSessions struct {
+	// Latency, when set, probes the RTT before and during each test.
+	Latency *echo.LoadProbeConfig
+}
+
+// Run runs one client test.
+func (s ClientSessions) Run(ctx context.Context, cfg session.ClientConfig) (*result.Result, *echo.UnderLoadResult, error) {
+	if s.Latency == nil {
+		r, err := session.RunClient(ctx, cfg)
+		return r, nil, err
+	}
+	var r *result.Result
+	var rerr error
+	lp := *s.Latency
+	lp.Host = cfg.Host
+	lat, err := echo.UnderLoad(ctx, lp, func(ctx context.Context) { r, rerr = session.RunClient(ctx, cfg) })
+	if err != nil {
+		if r == nil {
+			return nil, nil, errors.Join(rerr, fmt.Errorf("latency probe: %w", err))
+		}
+		r.Warn("--latency: the RTT probe failed: " + err.Error())
+		return r, nil, rerr
+	}
+	return r, lat, rerr
+}

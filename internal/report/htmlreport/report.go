@@ -1,0 +1,499 @@
+package htmlreport
+
+import (
+	"fmt"
+	"html"
+	"html/template"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+)
+
+// Report is a built report: its sections and charts, ready to write as
+// HTML or PNG.
+type Report struct {
+	Title    string
+	Created  time.Time
+	Sections []*Section
+	charts   []*Chart
+}
+
+// Section is one document of the report (or the comparison of several).
+type Section struct {
+	Name     string
+	Kind     string
+	Subtitle string
+	Warnings []string
+	Charts   []*Chart
+	// Summary is the section's headline table.
+	Summary *Table
+	// Tree is the whole document, every number in it, as nested tables.
+	Tree template.HTML
+}
+
+// Table is a simple table of text cells.
+type Table struct {
+	Head []string
+	Rows [][]string
+}
+
+// Build lays out a report of docs, in the order given. A document whose
+// kind has no charts still gets its tables.
+func Build(title string, docs []Document) (*Report, error) {
+	r := &Report{Title: title, Created: time.Now().UTC()}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("no documents to report")
+	}
+	if cmp, err := r.comparison(docs); err != nil {
+		return nil, err
+	} else if cmp != nil {
+		r.Sections = append(r.Sections, cmp)
+	}
+	for _, d := range docs {
+		s := &Section{Name: d.Name, Kind: d.Kind, Tree: treeHTML(d.Tree)}
+		var err error
+		switch d.Kind {
+		case "test":
+			err = r.testSection(s, d)
+		case "matrix":
+			err = r.matrixSection(s, d)
+		case "sweep":
+			err = r.sweepSection(s, d)
+		case "ping":
+			err = r.pingSection(s, d)
+		case "request-response":
+			err = r.latencySection(s, d)
+		case "under-load":
+			err = r.underLoadSection(s, d)
+		default:
+			s.Subtitle = "no chart for kind " + strconv.Quote(d.Kind) + ": every figure is in the table below"
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.Sections = append(r.Sections, s)
+	}
+	return r, nil
+}
+
+// Charts lists every chart of the report, in page order.
+func (r *Report) Charts() []*Chart { return r.charts }
+
+// add makes a chart of p (nil: nothing to draw) and puts it in s.
+func (r *Report) add(s *Section, title string, p *plot.Plot, err error) error {
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		return nil
+	}
+	c := &Chart{ID: fmt.Sprintf("chart-%02d-%s", len(r.charts)+1, slug(s.Name+" "+title)), Title: title, p: p}
+	r.charts = append(r.charts, c)
+	s.Charts = append(s.Charts, c)
+	return nil
+}
+
+var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+
+func slug(s string) string {
+	s = strings.Trim(slugRE.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	if len(s) > 48 {
+		s = strings.TrimRight(s[:48], "-")
+	}
+	return s
+}
+
+func mbps(v float64) string { return fmt.Sprintf("%.3f", v/1e6) }
+
+func optNum(v *float64, format string) string {
+	if v == nil {
+		return "–"
+	}
+	return fmt.Sprintf(format, *v)
+}
+
+func (r *Report) testSection(s *Section, d Document) error {
+	var t testView
+	if err := d.view(&t); err != nil {
+		return err
+	}
+	s.Subtitle = fmt.Sprintf("%s, %s %s %s %s:%d, %s dialect", t.Role, strings.ToUpper(t.Test.Protocol), t.Test.Direction,
+		map[bool]string{true: "from", false: "to"}[t.Role == "server"], t.Test.Host, t.Test.Port, t.Test.Dialect)
+	s.Warnings = append(warningsOf(t.Warnings), errorOf(t.Error)...)
+	s.Summary = testSummary(&t)
+	p, err := throughputPlot(&t)
+	return r.add(s, "Throughput over time", p, err)
+}
+
+// throughputPlot is a test's intervals over time, with the medium's
+// theoretical goodput when the result was placed on one.
+func throughputPlot(t *testView) (*plot.Plot, error) {
+	ss := intervalSeries("intervals", t.Intervals)
+	if t.Receiver != nil && len(t.Receiver.Intervals) > 0 {
+		ss = append(ss, intervalSeries("receiver's intervals", t.Receiver.Intervals)...)
+	}
+	if t.Reverse != nil && len(t.Reverse.Intervals) > 0 {
+		ss = append(ss, intervalSeries("reverse flow", t.Reverse.Intervals)...)
+	}
+	if t.Link != nil && t.Link.TheoreticalBPS > 0 {
+		ss = append(ss, flat("theoretical ("+t.Link.Medium+")", t.Link.TheoreticalBPS/1e6, ss))
+	}
+	return linesChart("Throughput over time", "time (s)", "Mbit/s", ss)
+}
+
+func testSummary(t *testView) *Table {
+	tb := &Table{Head: []string{"flow", "Mbit/s", "bytes", "packets", "lost", "jitter (ms)", "% of line"}}
+	line := "–"
+	if t.Link != nil {
+		line = fmt.Sprintf("%.2f (%s)", t.Link.Percent, t.Link.Medium)
+	}
+	udp := t.Test.Protocol == "udp"
+	row := func(name string, f *flowFigures, line string) {
+		if f == nil {
+			return
+		}
+		lost, jitter := "–", "–"
+		if udp && name != "sender" {
+			lost, jitter = strconv.FormatInt(f.Lost, 10), fmt.Sprintf("%.3f", f.JitterMS)
+		}
+		tb.Rows = append(tb.Rows, []string{name, mbps(f.BPS), strconv.FormatInt(f.Bytes, 10), strconv.FormatInt(f.Packets, 10), lost, jitter, line})
+	}
+	row("sender", t.Sender, "–")
+	row("receiver", t.Receiver, line)
+	if t.Reverse != nil {
+		row("reverse receiver", t.Reverse.Receiver, "–")
+	}
+	return tb
+}
+
+func (r *Report) matrixSection(s *Section, d Document) error {
+	var m matrixView
+	if err := d.view(&m); err != nil {
+		return err
+	}
+	s.Subtitle = fmt.Sprintf("matrix against %s:%d, %s dialect", m.Host, m.Port, m.Dialect)
+	if m.Medium != "" {
+		s.Subtitle += ", medium " + m.Medium
+	}
+	s.Warnings = append(warningsOf(m.Warnings), errorOf(m.Error)...)
+	s.Summary = &Table{Head: []string{"protocol", "direction", "method", "Mbit/s", "loss %", "jitter (ms)", "% of line", "basis", "status", "reason"}}
+	var labels []string
+	var values []float64
+	var ss []series
+	seen := map[*testView]bool{}
+	for _, c := range m.Cells {
+		dir := c.Direction
+		if c.Simultaneous {
+			dir += " (bidir)"
+		}
+		bpsText := "–"
+		if c.BPS != nil {
+			bpsText = mbps(*c.BPS)
+			labels = append(labels, strings.ToUpper(c.Protocol)+" "+shortDir(c))
+			values = append(values, *c.BPS/1e6)
+		}
+		s.Summary.Rows = append(s.Summary.Rows, []string{c.Protocol, dir, c.Method, bpsText, optNum(c.LossPercent, "%.3f"),
+			optNum(c.JitterMS, "%.3f"), optNum(c.PercentOfLine, "%.2f"), c.Basis, c.Status, c.Reason})
+		if c.Result != nil && !seen[c.Result] {
+			seen[c.Result] = true
+			ss = append(ss, intervalSeries(c.name(), c.Result.Intervals)...)
+		}
+	}
+	if len(values) > 0 {
+		p, err := barsChart("Goodput per cell", "Mbit/s", labels, []bars{{name: d.Name, values: values}})
+		if err := r.add(s, "Goodput per cell", p, err); err != nil {
+			return err
+		}
+	}
+	// One chart per protocol: TCP and UDP rates can be orders of
+	// magnitude apart (UDP is paced at -b).
+	for _, proto := range []string{"tcp", "udp"} {
+		var mine []series
+		for _, x := range ss {
+			if strings.HasPrefix(x.name, proto+" ") {
+				mine = append(mine, x)
+			}
+		}
+		title := "Throughput over time, " + strings.ToUpper(proto) + " cells"
+		p, err := linesChart(title, "time (s)", "Mbit/s", mine)
+		if err := r.add(s, title, p, err); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func shortDir(c cellView) string {
+	d := map[string]string{"upload": "up", "download": "down"}[c.Direction]
+	if d == "" {
+		d = c.Direction
+	}
+	if c.Simultaneous {
+		d += " bidir"
+	}
+	return d
+}
+
+func (r *Report) sweepSection(s *Section, d Document) error {
+	var sw sweepView
+	if err := d.view(&sw); err != nil {
+		return err
+	}
+	s.Subtitle = "sweep"
+	if sw.Host != "" {
+		s.Subtitle += " against " + sw.Host
+	}
+	if sw.Medium != "" {
+		s.Subtitle += ", medium " + sw.Medium
+	}
+	s.Warnings = warningsOf(sw.Warnings)
+	s.Summary = &Table{Head: []string{"size (B)", "packets/s", "Mbit/s", "% of line", "theoretical Mbit/s"}}
+	var got, theory plotter.XYs
+	sizes := sw.Sizes
+	sort.SliceStable(sizes, func(i, j int) bool { return sizes[i].Size < sizes[j].Size })
+	for _, z := range sizes {
+		th := math.NaN()
+		switch {
+		case z.TheoreticalBPS != nil:
+			th = *z.TheoreticalBPS
+		case z.PercentOfLine != nil && *z.PercentOfLine > 0:
+			th = z.RateBPS * 100 / *z.PercentOfLine
+		}
+		thText := "–"
+		if !math.IsNaN(th) {
+			thText = mbps(th)
+			theory = append(theory, plotter.XY{X: float64(z.Size), Y: th / 1e6})
+		}
+		got = append(got, plotter.XY{X: float64(z.Size), Y: z.RateBPS / 1e6})
+		s.Summary.Rows = append(s.Summary.Rows, []string{strconv.Itoa(z.Size), fmt.Sprintf("%.1f", z.RatePPS), mbps(z.RateBPS),
+			optNum(z.PercentOfLine, "%.2f"), thText})
+	}
+	p, err := linesChart("Goodput by datagram size", "payload size (bytes)", "Mbit/s",
+		[]series{{name: "measured", xys: got}, {name: "theoretical limit", xys: theory, dash: true}})
+	return r.add(s, "Sweep", p, err)
+}
+
+func (r *Report) pingSection(s *Section, d Document) error {
+	var pv pingView
+	if err := d.view(&pv); err != nil {
+		return err
+	}
+	s.Subtitle = "ping " + pv.Target
+	s.Warnings = warningsOf(pv.Warnings)
+	s.Summary = &Table{Head: []string{"size (B)", "sent", "received", "loss %", "min", "p50", "p90", "p99", "max (ms)"}}
+	names := []string{"min", "p50", "p90", "p99", "max"}
+	groups := make([]bars, len(names))
+	for i := range groups {
+		groups[i].name = names[i]
+	}
+	var labels []string
+	for _, z := range pv.Sizes {
+		row := []string{strconv.Itoa(z.Size), strconv.FormatInt(z.Sent, 10), strconv.FormatInt(z.Received, 10), fmt.Sprintf("%.2f", z.LossPct)}
+		if z.RTT == nil {
+			s.Summary.Rows = append(s.Summary.Rows, append(row, "–", "–", "–", "–", "–"))
+			continue
+		}
+		vals := []float64{z.RTT.Min, z.RTT.P50, z.RTT.P90, z.RTT.P99, z.RTT.Max}
+		for i, v := range vals {
+			groups[i].values = append(groups[i].values, v)
+			row = append(row, fmt.Sprintf("%.3f", v))
+		}
+		labels = append(labels, strconv.Itoa(z.Size)+" B")
+		s.Summary.Rows = append(s.Summary.Rows, row)
+	}
+	if len(labels) == 0 {
+		return nil
+	}
+	p, err := barsChart("RTT by payload size", "RTT (ms)", labels, groups)
+	return r.add(s, "RTT", p, err)
+}
+
+func rttRow(name string, x rttSummary) []string {
+	return []string{name, strconv.FormatInt(x.Count, 10), fmt.Sprintf("%.3f", x.Min), fmt.Sprintf("%.3f", x.P50),
+		fmt.Sprintf("%.3f", x.P99), fmt.Sprintf("%.3f", x.Max)}
+}
+
+var rttHead = []string{"", "count", "min", "p50", "p99", "max (ms)"}
+
+func (r *Report) latencySection(s *Section, d Document) error {
+	var l latencyView
+	if err := d.view(&l); err != nil {
+		return err
+	}
+	s.Subtitle = fmt.Sprintf("%s request/response latency to %s", l.Test.Proto, l.Test.Peer)
+	s.Warnings = append(warningsOf(l.Warnings), errorOf(l.Error)...)
+	s.Summary = &Table{Head: rttHead, Rows: [][]string{rttRow("rtt", l.RTT)}}
+	p, err := histChart("RTT distribution", []string{"rtt"}, [][]bin{l.RTT.Bins})
+	return r.add(s, "RTT distribution", p, err)
+}
+
+func (r *Report) underLoadSection(s *Section, d Document) error {
+	var u underLoadView
+	if err := d.view(&u); err != nil {
+		return err
+	}
+	s.Subtitle = fmt.Sprintf("latency under load: %s probe to %s", u.Probe.Proto, u.Probe.Peer)
+	s.Warnings = append(warningsOf(u.Warnings), errorOf(u.Error)...)
+	s.Summary = &Table{Head: rttHead, Rows: [][]string{rttRow("idle", u.Idle.RTT), rttRow("loaded", u.Loaded.RTT)}}
+	p, err := histChart("RTT distribution, idle and under load", []string{"idle", "loaded"}, [][]bin{u.Idle.RTT.Bins, u.Loaded.RTT.Bins})
+	if err := r.add(s, "RTT distribution", p, err); err != nil {
+		return err
+	}
+	if u.Throughput == nil {
+		return nil
+	}
+	s.Warnings = append(s.Warnings, warningsOf(u.Throughput.Warnings)...)
+	p, err = throughputPlot(u.Throughput)
+	return r.add(s, "Throughput over time", p, err)
+}
+
+// comparison compares documents of the same sort side by side: the
+// goodput of each test, and each matrix's cells.
+func (r *Report) comparison(docs []Document) (*Section, error) {
+	var names []string
+	var vals []float64
+	var matrices []matrixView
+	var mnames []string
+	for _, d := range docs {
+		switch d.Kind {
+		case "test", "under-load":
+			var t testView
+			if d.Kind == "test" {
+				if err := d.view(&t); err != nil {
+					return nil, err
+				}
+			} else {
+				var u underLoadView
+				if err := d.view(&u); err != nil || u.Throughput == nil {
+					continue
+				}
+				t = *u.Throughput
+			}
+			if g, _ := t.goodput(); g > 0 {
+				names, vals = append(names, d.Name), append(vals, g/1e6)
+			}
+		case "matrix":
+			var m matrixView
+			if err := d.view(&m); err != nil {
+				return nil, err
+			}
+			matrices, mnames = append(matrices, m), append(mnames, d.Name)
+		}
+	}
+	if len(vals) < 2 && len(matrices) < 2 {
+		return nil, nil
+	}
+	s := &Section{Name: "Comparison", Kind: "comparison", Subtitle: "the documents side by side"}
+	s.Summary = &Table{Head: []string{"document", "what", "Mbit/s", "% of the first"}}
+	if len(vals) >= 2 {
+		for i := range vals {
+			s.Summary.Rows = append(s.Summary.Rows, []string{names[i], "goodput", fmt.Sprintf("%.3f", vals[i]), percentOf(vals[i], vals[0])})
+		}
+		p, err := barsChart("Goodput by document", "Mbit/s", names, []bars{{name: "goodput", values: vals}})
+		if err := r.add(s, "Goodput by document", p, err); err != nil {
+			return nil, err
+		}
+	}
+	if len(matrices) >= 2 {
+		var labels []string
+		idx := map[string]int{}
+		for _, m := range matrices {
+			for _, c := range m.Cells {
+				k := strings.ToUpper(c.Protocol) + " " + shortDir(c)
+				if _, ok := idx[k]; !ok {
+					idx[k] = len(labels)
+					labels = append(labels, k)
+				}
+			}
+		}
+		groups := make([]bars, len(matrices))
+		for i, m := range matrices {
+			groups[i] = bars{name: mnames[i], values: make([]float64, len(labels))}
+			for _, c := range m.Cells {
+				k := strings.ToUpper(c.Protocol) + " " + shortDir(c)
+				if c.BPS != nil {
+					groups[i].values[idx[k]] = *c.BPS / 1e6
+				}
+			}
+		}
+		for j, l := range labels {
+			for i := range groups {
+				v := groups[i].values[j]
+				s.Summary.Rows = append(s.Summary.Rows, []string{mnames[i], l, fmt.Sprintf("%.3f", v), percentOf(v, groups[0].values[j])})
+			}
+		}
+		p, err := barsChart("Matrix cells by document", "Mbit/s", labels, groups)
+		if err := r.add(s, "Matrix cells by document", p, err); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func percentOf(v, base float64) string {
+	if base <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", 100*v/base)
+}
+
+func warningsOf(ws []string) []string { return append([]string(nil), ws...) }
+
+func errorOf(e string) []string {
+	if e == "" {
+		return nil
+	}
+	return []string{"ended early: " + e}
+}
+
+// WritePNGs writes each chart as DIR/ID.png and returns the paths.
+func (r *Report) WritePNGs(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("making the PNG directory: %w", err)
+	}
+	var paths []string
+	for _, c := range r.charts {
+		b, err := c.PNG()
+		if err != nil {
+			return paths, err
+		}
+		path := filepath.Join(dir, c.ID+".png")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			return paths, fmt.Errorf("writing %s: %w", path, err)
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}
+
+// WriteHTML writes the report as one self-contained HTML page.
+func (r *Report) WriteHTML(w io.Writer) error {
+	svgs := map[*Chart]template.HTML{}
+	for _, c := range r.charts {
+		b, err := c.SVG()
+		if err != nil {
+			// One chart that cannot be drawn does not lose the page: it
+			// says so where the chart would be; the tables hold the figures.
+			svgs[c] = template.HTML(`<p class="warn">` + html.EscapeString(err.Error()) + `</p>`)
+			continue
+		}
+		svgs[c] = template.HTML(b) // gonum escapes every text it draws
+	}
+	t, err := template.New("report").Funcs(template.FuncMap{"svg": func(c *Chart) template.HTML { return svgs[c] }}).Parse(pageTemplate)
+	if err != nil {
+		return fmt.Errorf("parsing the page template: %w", err)
+	}
+	if err := t.Execute(w, r); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return nil
+}
