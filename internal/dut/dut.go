@@ -146,7 +146,7 @@ func (s *Session) prompt(ctx context.Context, what string) ([]string, error) {
 			return all, ctx.Err()
 		}
 		s.c.mu.Lock()
-		still := len(s.c.lines) == 0 && re.MatchString(s.c.partial)
+		still := len(s.c.lines) == 0 && re.MatchString(clean(s.c.partial))
 		s.c.mu.Unlock()
 		if still {
 			return all, nil

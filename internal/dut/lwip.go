@@ -30,10 +30,14 @@ var lwip = &Adapter{
 		if t.Proto == "udp" {
 			return nil, errors.New("lwip: lwiperf has no UDP (wire-protocols §5.2); use TCP")
 		}
-		if role == RoleServer {
-			return []string{"iperf -s"}, nil
+		port := ""
+		if t.port() != 5001 {
+			port = fmt.Sprintf(" -p %d", t.port())
 		}
-		return []string{"iperf -c " + t.Peer}, nil
+		if role == RoleServer {
+			return []string{"iperf -s" + port}, nil
+		}
+		return []string{"iperf -c " + t.Peer + port}, nil
 	},
 	Done: func(Role, Test) func(string) bool { return lKbps.MatchString },
 	Parse: func(role Role, t Test, lines []string) (result.Device, error) {

@@ -101,7 +101,11 @@ func (s *Session) attach(r *result.Result, err error, dev result.Device, derr er
 		dev.Shell = s.a.Name
 	}
 	dev.Role = string(s.role)
-	dev.Transcript = s.TranscriptLines()
+	return attach(r, err, dev, derr, s.TranscriptLines())
+}
+
+func attach(r *result.Result, err error, dev result.Device, derr error, transcript []string) (*result.Result, error) {
+	dev.Transcript = transcript
 	if derr != nil {
 		dev.Error = derr.Error()
 	}
@@ -118,6 +122,23 @@ func (s *Session) attach(r *result.Result, err error, dev result.Device, derr er
 		return r, &DeviceError{derr}
 	}
 	return r, nil
+}
+
+// WithoutDevice runs wirebench's side alone when the device could not be
+// reached (Open failed with openErr; s is what Open returned, possibly
+// nil, for its transcript) and records why in r.Device. A device that was
+// to be the server may already be serving, so the client still runs; one
+// that was to be the client sends nothing, so nothing runs.
+func WithoutDevice(ctx context.Context, role Role, shell string, openErr error, s *Session, client Runner) (*result.Result, error) {
+	var transcript []string
+	if s != nil {
+		transcript = s.TranscriptLines()
+	}
+	if role == RoleClient {
+		return nil, &DeviceError{openErr}
+	}
+	r, err := client(ctx)
+	return attach(r, err, result.Device{Shell: shell, Role: string(role)}, openErr, transcript)
 }
 
 // ListenOne starts a wirebench server for exactly one test (cfg.OneShot is

@@ -197,7 +197,7 @@ func (c *conn) wait(ctx context.Context, timeout time.Duration, what string, m m
 	seen := 0
 	for {
 		c.mu.Lock()
-		lines, partial, rerr, ch := c.lines, c.partial, c.readErr, c.changed
+		lines, partial, rerr, ch := c.lines, clean(c.partial), c.readErr, c.changed
 		c.mu.Unlock()
 		for ; seen < len(lines); seen++ {
 			done, err := m(lines[seen], true)
@@ -267,7 +267,7 @@ func (c *conn) transcript() []Entry {
 	}
 	out = append(out, c.trans...)
 	if c.partial != "" {
-		out = append(out, Entry{At: c.lastSeen, Text: c.partial})
+		out = append(out, Entry{At: c.lastSeen, Text: clean(c.partial)})
 	}
 	return out
 }
