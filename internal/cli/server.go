@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/admit"
+	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
@@ -37,6 +38,8 @@ type serverFlags struct {
 	sockFlags
 	enhanced bool // iperf2 -e
 	linkFlags
+	udp bool // -u: nothing, except that a --dut device sends UDP
+	dut dutFlags
 }
 
 func newServerCmd(e *env) *cobra.Command {
@@ -54,7 +57,8 @@ sources on loopback, private, CGNAT, link-local or ULA networks, or those
 allowed with --allow-reverse (docs/server.md).`,
 		Example: `  wirebench server
   wirebench -s -u -i 1
-  wirebench server -p 5002 --json > results.jsonl`,
+  wirebench server -p 5002 --json > results.jsonl
+  wirebench server -u --dut telnet:192.0.2.1:23 --dut-shell esp-idf --dut-time 10 --dut-rate 20M`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServer(e, cmd, f) },
 	}
@@ -75,11 +79,11 @@ allowed with --allow-reverse (docs/server.md).`,
 	fl.BoolVar(&f.csv, "csv", false, "print each test's intervals and summary as CSV")
 	fl.BoolVarP(&f.enhanced, "enhanced", "e", false, "enhanced text output (iperf2 -e): a TCP sender's retransmits, congestion window, RTT and MSS")
 	// iperf muscle memory: -u is accepted and means nothing (both are served).
-	var udp bool
-	fl.BoolVarP(&udp, "udp", "u", false, "accepted for iperf compatibility: TCP and UDP are always served")
+	fl.BoolVarP(&f.udp, "udp", "u", false, "accepted for iperf compatibility: TCP and UDP are always served (with --dut: the device sends UDP)")
 	f.auth.register(cmd)
 	f.sockFlags.register(cmd)
 	f.linkFlags.register(cmd)
+	f.dut.register(cmd, true)
 	return cmd
 }
 
@@ -198,7 +202,7 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 			}
 		}
 	}
-	cfg.OnResult = func(id int, r *result.Result) {
+	printResult := func(id int, r *result.Result) {
 		link.apply(r)
 		switch format {
 		case formatJSON:
@@ -222,8 +226,15 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 				delete(udpTests, st.ID)
 			}
 			mu.Unlock()
+			if r.Device != nil {
+				_ = report.WriteDevice(out, r)
+			}
 		}
 	}
+	if f.dut.enabled() {
+		return f.runServerDUT(e, cfg, printResult)
+	}
+	cfg.OnResult = printResult
 	srv, err := session.Listen(e.ctx, cfg)
 	if err != nil {
 		return err
@@ -261,4 +272,36 @@ func noLimit[T int | float64](v T) T {
 		return -1
 	}
 	return v
+}
+
+// runServerDUT answers one test: the one the device (--dut) runs as client
+// against this server. Its result is printed with the device's figures.
+func (f *serverFlags) runServerDUT(e *env, cfg session.ServerConfig, printResult func(int, *result.Result)) error {
+	o, sp, err := f.dut.options()
+	if err != nil {
+		return err
+	}
+	t, err := f.dut.serverTest(f.udp, sp, f.port)
+	if err != nil {
+		return err
+	}
+	s, err := f.dut.open(e.ctx, o)
+	if err != nil {
+		return err // the device would be the only sender: nothing to measure
+	}
+	defer s.Close()
+	id := 0
+	cfg.OnResult = func(i int, _ *result.Result) { id = i }
+	port, run, err := dut.ListenOne(e.ctx, cfg)
+	if err != nil {
+		return err
+	}
+	t.Port = port
+	e.logf("listening on TCP and UDP port %d; device shell %s sends %s to %s", port, s.Shell(), t.Proto, t.Peer)
+	r, err := s.RunDeviceClient(e.ctx, t, run)
+	f.dut.writeTranscript(e, r)
+	if r != nil {
+		printResult(id, r)
+	}
+	return err
 }

@@ -84,6 +84,9 @@ type Adapter struct {
 	Parse func(role Role, t Test, lines []string) (result.Device, error)
 	// Stop returns the commands that stop the device's test.
 	Stop func(role Role, t Test) []string
+	// Dialect is the wirebench client dialect the firmware's server needs
+	// ("": the default).
+	Dialect string
 }
 
 // adapters are the known firmwares, in auto-detection order.

@@ -157,6 +157,10 @@ func (s *Session) prompt(ctx context.Context, what string) ([]string, error) {
 // Shell returns the adapter's name.
 func (s *Session) Shell() string { return s.a.Name }
 
+// Dialect returns the wirebench client dialect the device's server needs
+// ("" for the default).
+func (s *Session) Dialect() string { return s.a.Dialect }
+
 // StartServer starts the device's server for t and waits (one step) until
 // it says it listens.
 func (s *Session) StartServer(ctx context.Context, t Test) error {

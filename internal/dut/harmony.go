@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
 )
 
 // Microchip Harmony TCP/IP's iperf (tcpip/src/iperf.c): every report line
@@ -75,5 +76,6 @@ var harmony = &Adapter{
 		}
 		return d, fmt.Errorf("harmony: no [0.0- N sec] session line in the iperf output")
 	},
-	Stop: func(Role, Test) []string { return []string{"iperfk"} },
+	Dialect: session.DialectIperf2Legacy,
+	Stop:    func(Role, Test) []string { return []string{"iperfk"} },
 }

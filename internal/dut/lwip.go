@@ -6,6 +6,7 @@ import (
 	"regexp"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
 )
 
 // An lwIP shell around lwiperf (lwip/apps/lwiperf), as vendor SDK examples
@@ -55,5 +56,6 @@ var lwip = &Adapter{
 		}
 		return d, nil
 	},
-	Stop: func(Role, Test) []string { return nil },
+	Dialect: session.DialectIperf2Legacy,
+	Stop:    func(Role, Test) []string { return nil },
 }
