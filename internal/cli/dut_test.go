@@ -153,6 +153,7 @@ func TestClientDUTText(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s\n%s", code, errb.String(), out.String())
 	}
+	t.Log(out.String())
 	for _, want := range []string{"[dut] zephyr    (server) reported ", "[dut] wirebench  (sender) ", "[dut] difference device − wirebench: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in:\n%s", want, out.String())

@@ -549,7 +549,8 @@ func (b *board) harmony(f []string) {
 		if udp {
 			bw, _ := flag(f, "-b")
 			rate, _ := strconv.ParseFloat(strings.TrimSuffix(bw, "M"), 64)
-			res, err := standin.Legacy205UDPClient(b.ctx, addr, standin.UDPClientOptions{Duration: d, RateBps: rate * 1e6})
+			l, _ := flag(f, "-l")
+			res, err := standin.Legacy205UDPClient(b.ctx, addr, standin.UDPClientOptions{Duration: d, RateBps: rate * 1e6, Length: atoi(l)})
 			if err != nil || res.Report == nil {
 				b.print("iperf: client session closed.\n")
 				return
