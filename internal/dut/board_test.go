@@ -78,13 +78,6 @@ func runCell(t *testing.T, ctx context.Context, c cell, mode string, o Options) 
 	return r, b, s, err
 }
 
-func transcriptOf(s *Session) string {
-	if s == nil {
-		return "(no session)"
-	}
-	return strings.Join(s.TranscriptLines(), "\n")
-}
-
 // TestFakeBoards runs TCP and UDP in both directions against a fake board
 // per firmware, detected with auto, and checks that the device-side
 // figures parsed from its shell equal what its stand-in peer counted, and

@@ -134,7 +134,7 @@ func (s *Session) prompt(ctx context.Context, what string) ([]string, error) {
 	var all []string
 	for {
 		lines, err := s.c.wait(ctx, time.Until(deadline), what, func(l string, final bool) (bool, error) {
-			return !final && re.MatchString(l), nil
+			return !final && s.c.fed.Load() > s.c.sentAt.Load() && re.MatchString(l), nil
 		})
 		all = append(all, lines...)
 		if err != nil {

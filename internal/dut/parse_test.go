@@ -333,3 +333,39 @@ type nopRW struct{}
 func (nopRW) Read([]byte) (int, error)    { return 0, io.EOF }
 func (nopRW) Write(p []byte) (int, error) { return len(p), nil }
 func (nopRW) Close() error                { return nil }
+
+func transcriptOf(s *Session) string {
+	if s == nil {
+		return "(no session)"
+	}
+	return strings.Join(s.TranscriptLines(), "\n")
+}
+
+// A slow shell: the prompt pending before a command must not be taken
+// for the prompt after it (help would then look empty).
+func TestPromptAfterCommand(t *testing.T) {
+	a, b := net.Pipe()
+	defer b.Close()
+	go func() {
+		b.Write([]byte("uart:~$ "))
+		buf := make([]byte, 64)
+		for {
+			n, err := b.Read(buf)
+			if err != nil {
+				return
+			}
+			if strings.Contains(string(buf[:n]), "help") {
+				time.Sleep(300 * time.Millisecond)
+				b.Write([]byte("help\r\n  zperf  :Zperf commands\r\n"))
+			}
+			b.Write([]byte("uart:~$ "))
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := New(ctx, a, Options{StepTimeout: 2 * time.Second})
+	if err != nil || s.Shell() != "zephyr" {
+		t.Fatalf("%v\n%s", err, transcriptOf(s))
+	}
+	s.Close()
+}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -66,6 +67,11 @@ type conn struct {
 	trans    []Entry
 	dropped  int
 	lastSeen time.Time
+
+	// fed counts reads of device output, sentAt is fed when the last
+	// command was sent: a prompt counts only if output came after it
+	// (the prompt pending before the command is stale).
+	fed, sentAt atomic.Uint64
 }
 
 func newConn(rw io.ReadWriteCloser) *conn {
@@ -103,6 +109,7 @@ func (c *conn) readLoop() {
 func (c *conn) feed(s string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.fed.Add(1)
 	c.lastSeen = time.Now()
 	s = c.partial + s
 	c.partial = ""
@@ -161,6 +168,7 @@ func (c *conn) send(line string) error {
 	c.mu.Lock()
 	c.recordLocked(true, line)
 	err := c.readErr
+	c.sentAt.Store(c.fed.Load())
 	c.mu.Unlock()
 	if err != nil {
 		return err
