@@ -33,15 +33,15 @@ type dutFlags struct {
 
 func (f *dutFlags) register(cmd *cobra.Command, server bool) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.spec, "dut", "", "drive the device's own shell: serial:DEVICE[?baud=N], telnet:HOST[:PORT] or cmd:COMMAND (docs/dut.md)")
-	fl.StringVar(&f.shell, "dut-shell", "auto", "the device's shell: "+strings.Join(dut.Shells(), ", "))
-	fl.StringVar(&f.iface, "dut-iface", "", "the device's interface for the test (Harmony: defnet IFACE)")
-	fl.Float64Var(&f.step, "dut-timeout", dut.DefaultStepTimeout.Seconds(), "seconds each step with the device's shell may take (prompt, command answer)")
-	fl.Float64Var(&f.report, "dut-report-timeout", dut.DefaultReportTimeout.Seconds(), "seconds the device may take to print its report after the test")
+	fl.StringVar(&f.spec, "dut", "", "drive the device's own shell at `SPEC`: serial:DEVICE[?baud=N], telnet:HOST[:PORT] or cmd:COMMAND (docs/dut.md)")
+	fl.StringVar(&f.shell, "dut-shell", "auto", "the device's shell `NAME`: "+strings.Join(dut.Shells(), ", "))
+	fl.StringVar(&f.iface, "dut-iface", "", "the device's interface `IFACE` for the test (Harmony: defnet IFACE)")
+	fl.Float64Var(&f.step, "dut-timeout", dut.DefaultStepTimeout.Seconds(), "`SECONDS` each step with the device's shell may take (prompt, command answer)")
+	fl.Float64Var(&f.report, "dut-report-timeout", dut.DefaultReportTimeout.Seconds(), "`SECONDS` the device may take to print its report after the test")
 	fl.StringVar(&f.transcript, "dut-transcript", "", "also write the session with the device's shell to `FILE` (it is in --json as device.transcript)")
 	if server {
-		fl.StringVar(&f.peer, "dut-peer", "", "our address the device connects to (default: the source address of the route to the telnet host; needed for serial and cmd)")
-		fl.Float64Var(&f.time, "dut-time", 10, "seconds the device sends for")
+		fl.StringVar(&f.peer, "dut-peer", "", "our address `ADDR` the device connects to (default: the source address of the route to the telnet host; needed for serial and cmd)")
+		fl.Float64Var(&f.time, "dut-time", 10, "`SECONDS` the device sends for")
 		fl.StringVar(&f.rate, "dut-rate", "1M", "UDP `RATE` the device sends at, bit/s with k/M/G")
 		fl.StringVar(&f.len, "dut-len", "", "datagram or write size the device uses, in `BYTES` (default: the firmware's)")
 	}

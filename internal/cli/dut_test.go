@@ -136,7 +136,7 @@ func TestClientDUTJSON(t *testing.T) {
 		d.Lost == nil || *d.Lost != int64(res.Lost) || d.JitterMS == nil || math.Abs(*d.JitterMS-float64(res.JitterUS)/1e3) > 1e-9 || len(d.Transcript) == 0 {
 		t.Fatalf("device %+v, stand-in counted %d packets, %d lost, %d µs jitter", d, res.Counted, res.Lost, res.JitterUS)
 	}
-	if !strings.Contains(out.String(), `"device"`) || strings.Contains(out.String(), `"seconds": 0`) {
+	if !strings.Contains(out.String(), `"device"`) || strings.Contains(out.String(), "null") {
 		t.Errorf("JSON: %s", out.String())
 	}
 }
@@ -153,7 +153,6 @@ func TestClientDUTText(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s\n%s", code, errb.String(), out.String())
 	}
-	t.Log(out.String())
 	for _, want := range []string{"[dut] zephyr    (server) reported ", "[dut] wirebench  (sender) ", "[dut] difference device − wirebench: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in:\n%s", want, out.String())
