@@ -20,6 +20,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// This file is over 600 lines on purpose: it holds the four fake firmware
+// shells side by side, each one screen, so their formats can be compared.
+//
 // A fake board: a shell on the master side of a pty pair that answers in
 // one firmware's real output format (zperf_shell.c, ESP-IDF iperf, Harmony
 // iperf.c, an lwiperf shell) and runs the traffic through the stand-in
