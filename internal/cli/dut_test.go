@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -185,7 +187,12 @@ func TestClientDUTSilent(t *testing.T) {
 	port := sink.Addr().(*net.TCPAddr).Port
 	var out, errb bytes.Buffer
 	start := time.Now()
-	code := run(ctx, []string{"client", "127.0.0.1", "-p", fmt.Sprint(port), "-t", "1", "--dut", "telnet:" + ln.Addr().String(), "--dut-timeout", "1", "--json"}, &out, &errb)
+	tr := filepath.Join(t.TempDir(), "dut.txt")
+	code := run(ctx, []string{"client", "127.0.0.1", "-p", fmt.Sprint(port), "-t", "1", "--dut", "telnet:" + ln.Addr().String(), "--dut-timeout", "1",
+		"--dut-transcript", tr, "--json"}, &out, &errb)
+	if b, err := os.ReadFile(tr); err != nil || !strings.Contains(string(b), " > \n") {
+		t.Errorf("transcript file %q, %v: want the empty line we sent", b, err)
+	}
 	if el := time.Since(start); el > 8*time.Second {
 		t.Errorf("took %v", el)
 	}
