@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/dut"
+	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -45,6 +47,7 @@ type clientFlags struct {
 	linkFlags
 	latencyFlags
 	saving saveFlags
+	dut dutFlags
 }
 
 func newClientCmd(e *env) *cobra.Command {
@@ -72,7 +75,8 @@ The dialect decides what goes on the wire:
   wirebench client 192.0.2.1 --dialect iperf2-legacy -r -L 5002
   wirebench client 192.0.2.1 -u -b 10M --json
   wirebench client 192.0.2.1 -u -b 100M --label device=pic32 --label link=usb   # saved with labels (docs/store.md)
-  wirebench client 192.0.2.1 --no-save`,
+  wirebench client 192.0.2.1 --no-save
+  wirebench client 192.0.2.1 -u -b 50M -t 10 --dut serial:/dev/ttyACM0 --dut-shell zephyr`,
 		Args: exactArgs(1, "one HOST"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runClient(e, cmd, args[0], f)
@@ -110,6 +114,7 @@ The dialect decides what goes on the wire:
 	f.linkFlags.register(cmd)
 	f.latencyFlags.register(cmd)
 	f.saving.register(cmd)
+	f.dut.register(cmd, false)
 	return cmd, f
 }
 
@@ -212,6 +217,16 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	if cfg.Auth, err = f.auth.resolve(e, cfg.Dialect); err != nil {
 		return err
 	}
+	var dev *dut.Session
+	var devErr error
+	if f.dut.enabled() {
+		if dev, devErr, err = f.openDUT(e, cmd, &cfg); err != nil {
+			return err
+		}
+		if dev != nil {
+			defer dev.Close()
+		}
+	}
 	if f.jsonIperf3 {
 		return runClientIperf3JSON(e, cfg, format, &f.saving)
 	}
@@ -234,7 +249,17 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 		cfg.OnConnected = text.Connected
 		text.Header(previewTest(prepared), "client", "", "")
 	}
-	r, lat, err := f.latencyFlags.runClient(e, cfg, format)
+	var r *result.Result
+	var lat *echo.UnderLoadResult
+	var deviceFailed error
+	if f.dut.enabled() {
+		r, err = f.dut.runClientDUT(e, cfg, dev, devErr)
+		if deviceErr(err) && r != nil {
+			deviceFailed, err = err, nil
+		}
+	} else {
+		r, lat, err = f.latencyFlags.runClient(e, cfg, format)
+	}
 	if err != nil {
 		return usageOrRun(err)
 	}
@@ -254,7 +279,9 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 		}
 	default:
 		text.Summary(r)
-		err = text.Err()
+		if err = text.Err(); err == nil {
+			err = report.WriteDevice(e.stdout, r)
+		}
 	}
 	if err != nil {
 		return err
@@ -262,7 +289,34 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	if r.Error != "" {
 		return fmt.Errorf("test ended early: %s", r.Error)
 	}
-	return nil
+	return deviceFailed
+}
+
+// openDUT checks the --dut flags against the test, connects to the device
+// and adopts the dialect its server needs. A device that cannot be reached
+// is not fatal here (devErr): our client still runs, as the device's
+// server may be running already.
+func (f *clientFlags) openDUT(e *env, cmd *cobra.Command, cfg *session.ClientConfig) (s *dut.Session, devErr, err error) {
+	if f.latency != "" || f.jsonIperf3 {
+		return nil, nil, usagef("--dut cannot be combined with --latency or --json-iperf3")
+	}
+	o, _, err := f.dut.options()
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := clientTest(*cfg, f.dut.iface); err != nil {
+		return nil, nil, err
+	}
+	s, devErr = f.dut.open(e.ctx, o)
+	if devErr != nil {
+		e.logf("%v; running our side alone", devErr)
+		return s, devErr, nil
+	}
+	if !cmd.Flags().Changed("dialect") && s.Dialect() != "" {
+		cfg.Dialect = s.Dialect()
+		e.logf("device shell %s: using the %s dialect its server needs", s.Shell(), cfg.Dialect)
+	}
+	return s, nil, nil
 }
 
 // intervalID is the bracketed id of an interval line: SUM over several

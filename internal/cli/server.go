@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/admit"
+	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
@@ -41,6 +42,8 @@ type serverFlags struct {
 	linkFlags
 	saving saveFlags
 	webFlags
+	udp bool // -u: nothing, except that a --dut device sends UDP
+	dut dutFlags
 }
 
 func newServerCmd(e *env) *cobra.Command {
@@ -61,7 +64,8 @@ allowed with --allow-reverse (docs/server.md).`,
   wirebench server -p 5002 --json > results.jsonl
   wirebench server --web 8080                  # dashboard on http://127.0.0.1:8080/
   wirebench server --web 0.0.0.0:8080 --probe-allow 198.18.0.0/15 --medium eth100
-  wirebench server --label site=lab2     # every test saved with this label (docs/store.md)`,
+  wirebench server --label site=lab2     # every test saved with this label (docs/store.md)
+  wirebench server -u --dut telnet:192.0.2.1:23 --dut-shell esp-idf --dut-time 10 --dut-rate 20M`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServer(e, cmd, f) },
 	}
@@ -82,14 +86,14 @@ allowed with --allow-reverse (docs/server.md).`,
 	fl.BoolVar(&f.csv, "csv", false, "print each test's intervals and summary as CSV")
 	fl.BoolVarP(&f.enhanced, "enhanced", "e", false, "enhanced text output (iperf2 -e): a TCP sender's retransmits, congestion window, RTT and MSS")
 	// iperf muscle memory: -u is accepted and means nothing (both are served).
-	var udp bool
-	fl.BoolVarP(&udp, "udp", "u", false, "accepted for iperf compatibility: TCP and UDP are always served")
+	fl.BoolVarP(&f.udp, "udp", "u", false, "accepted for iperf compatibility: TCP and UDP are always served (with --dut: the device sends UDP)")
 	f.auth.register(cmd)
 	f.sockFlags.register(cmd)
 	f.offloadFlags.register(cmd)
 	f.linkFlags.register(cmd)
 	f.saving.register(cmd)
 	f.webFlags.register(cmd)
+	f.dut.register(cmd, true)
 	return cmd
 }
 
@@ -235,7 +239,17 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 				delete(udpTests, st.ID)
 			}
 			mu.Unlock()
+			if r.Device != nil {
+				_ = report.WriteDevice(out, r)
+			}
 		}
+	}
+	if f.dut.enabled() {
+		return f.runServerDUT(e, cfg, func(id int, r *result.Result) {
+			link.apply(r)
+			f.saving.saveTest(e, r, format)
+			printResult(id, r)
+		})
 	}
 	// Each test is saved as it ends, then printed, by one worker: never on
 	// the goroutine that ended it (for UDP the one reader of every test,
@@ -331,4 +345,36 @@ func noLimit[T int | float64](v T) T {
 		return -1
 	}
 	return v
+}
+
+// runServerDUT answers one test: the one the device (--dut) runs as client
+// against this server. Its result is printed with the device's figures.
+func (f *serverFlags) runServerDUT(e *env, cfg session.ServerConfig, printResult func(int, *result.Result)) error {
+	o, sp, err := f.dut.options()
+	if err != nil {
+		return err
+	}
+	t, err := f.dut.serverTest(f.udp, sp, f.port)
+	if err != nil {
+		return err
+	}
+	s, err := f.dut.open(e.ctx, o)
+	if err != nil {
+		return err // the device would be the only sender: nothing to measure
+	}
+	defer s.Close()
+	id := 0
+	cfg.OnResult = func(i int, _ *result.Result) { id = i }
+	port, run, err := dut.ListenOne(e.ctx, cfg)
+	if err != nil {
+		return err
+	}
+	t.Port = port
+	e.logf("listening on TCP and UDP port %d; device shell %s sends %s to %s", port, s.Shell(), t.Proto, t.Peer)
+	r, err := s.RunDeviceClient(e.ctx, t, run)
+	f.dut.writeTranscript(e, r)
+	if r != nil {
+		printResult(id, r)
+	}
+	return err
 }

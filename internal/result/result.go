@@ -68,6 +68,9 @@ type Result struct {
 	// Error is set when the test ended early; the figures above are then the
 	// partial ones gathered up to that point.
 	Error string `json:"error,omitempty"`
+	// Device is what the device under test printed about the same test
+	// on its own shell (--dut); nil when no device was driven.
+	Device *Device `json:"device,omitempty"`
 }
 
 // Test describes what was asked of the test, after defaults were applied.

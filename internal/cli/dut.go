@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/dut"
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/units"
+)
+
+// dutFlags drive the device's own shell (--dut, docs/dut.md).
+type dutFlags struct {
+	spec       string
+	shell      string
+	peer       string
+	iface      string
+	step       float64
+	report     float64
+	transcript string
+	// server only: the test the device runs as client
+	time float64
+	rate string
+	len  string
+}
+
+func (f *dutFlags) register(cmd *cobra.Command, server bool) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.spec, "dut", "", "drive the device's own shell at `SPEC`: serial:DEVICE[?baud=N], telnet:HOST[:PORT] or cmd:COMMAND (docs/dut.md)")
+	fl.StringVar(&f.shell, "dut-shell", "auto", "the device's shell `NAME`: "+strings.Join(dut.Shells(), ", "))
+	fl.StringVar(&f.iface, "dut-iface", "", "the device's interface `IFACE` for the test (Harmony: defnet IFACE)")
+	fl.Float64Var(&f.step, "dut-timeout", dut.DefaultStepTimeout.Seconds(), "`SECONDS` each step with the device's shell may take (prompt, command answer)")
+	fl.Float64Var(&f.report, "dut-report-timeout", dut.DefaultReportTimeout.Seconds(), "`SECONDS` the device may take to print its report after the test")
+	fl.StringVar(&f.transcript, "dut-transcript", "", "also write the session with the device's shell to `FILE` (it is in --json as device.transcript)")
+	if server {
+		fl.StringVar(&f.peer, "dut-peer", "", "our address `ADDR` the device connects to (default: the source address of the route to the telnet host; needed for serial and cmd)")
+		fl.Float64Var(&f.time, "dut-time", 10, "`SECONDS` the device sends for")
+		fl.StringVar(&f.rate, "dut-rate", "1M", "UDP `RATE` the device sends at, bit/s with k/M/G")
+		fl.StringVar(&f.len, "dut-len", "", "datagram or write size the device uses, in `BYTES` (default: the firmware's)")
+	}
+}
+
+func (f *dutFlags) enabled() bool { return f.spec != "" }
+
+// options checks the flags and returns the session options and spec.
+func (f *dutFlags) options() (dut.Options, dut.Spec, error) {
+	sp, err := dut.ParseSpec(f.spec)
+	if err != nil {
+		return dut.Options{}, sp, usageError{err}
+	}
+	if f.shell != "auto" {
+		if _, err := dut.Lookup(f.shell); err != nil {
+			return dut.Options{}, sp, usagef("invalid --dut-shell: %v", err)
+		}
+	}
+	o := dut.Options{Shell: f.shell}
+	for name, v := range map[string]float64{"--dut-timeout": f.step, "--dut-report-timeout": f.report} {
+		if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) || v > 3600 {
+			return o, sp, usagef("invalid %s %v: want seconds > 0", name, v)
+		}
+	}
+	o.StepTimeout = time.Duration(f.step * float64(time.Second))
+	o.ReportTimeout = time.Duration(f.report * float64(time.Second))
+	return o, sp, nil
+}
+
+// open connects to the device; on failure the session (for its
+// transcript) and the error are returned.
+func (f *dutFlags) open(ctx context.Context, o dut.Options) (*dut.Session, error) {
+	return dut.Open(ctx, f.spec, o)
+}
+
+// clientTest checks that a client run can have the device as its server.
+func clientTest(cfg session.ClientConfig, iface string) (dut.Test, error) {
+	switch {
+	case cfg.Dialect == session.DialectIperf3:
+		return dut.Test{}, usagef("--dut drives iperf2-dialect firmware; the iperf3 dialect has no device adapter")
+	case cfg.Reverse || cfg.Tradeoff || cfg.Dual || cfg.FullDuplex || cfg.Bidir:
+		return dut.Test{}, usagef("--dut runs one plain test; -R, -r, -d, --full-duplex and --bidir are not supported by the device shells")
+	case cfg.Parallel > 1:
+		return dut.Test{}, usagef("--dut runs one stream; drop -P")
+	case cfg.Bytes > 0:
+		return dut.Test{}, usagef("--dut needs a time (-t): the device servers end by time, not by -n")
+	}
+	t := dut.Test{Proto: "tcp", Port: cfg.Port, Duration: cfg.Duration, Length: cfg.Length, Iface: iface}
+	if cfg.UDP {
+		t.Proto = "udp"
+	}
+	return t, nil
+}
+
+// runClientDUT makes the device the server and runs our client against
+// it (s and openErr from openDUT).
+func (f *dutFlags) runClientDUT(e *env, cfg session.ClientConfig, s *dut.Session, openErr error) (*result.Result, error) {
+	t, err := clientTest(cfg, f.iface)
+	if err != nil {
+		return nil, err
+	}
+	client := func(ctx context.Context) (*result.Result, error) { return session.RunClient(ctx, cfg) }
+	var r *result.Result
+	if openErr != nil {
+		r, err = dut.WithoutDevice(e.ctx, dut.RoleServer, f.shell, openErr, s, client)
+	} else {
+		r, err = s.RunDeviceServer(e.ctx, t, client)
+	}
+	f.writeTranscript(e, r)
+	return r, err
+}
+
+// writeTranscript saves the device session to --dut-transcript.
+func (f *dutFlags) writeTranscript(e *env, r *result.Result) {
+	if f.transcript == "" || r == nil || r.Device == nil {
+		return
+	}
+	if err := os.WriteFile(f.transcript, []byte(strings.Join(r.Device.Transcript, "\n")+"\n"), 0o644); err != nil {
+		e.logf("writing the device transcript: %v", err)
+	}
+}
+
+// serverTest is the test the device runs as client against our server.
+func (f *dutFlags) serverTest(udp bool, sp dut.Spec, port int) (dut.Test, error) {
+	t := dut.Test{Proto: "tcp", Port: port, Peer: f.peer, Iface: f.iface}
+	if udp {
+		t.Proto = "udp"
+	}
+	if f.time <= 0 || math.IsNaN(f.time) || math.IsInf(f.time, 0) || f.time > 86400 {
+		return t, usagef("invalid --dut-time %v: want seconds > 0", f.time)
+	}
+	t.Duration = time.Duration(f.time * float64(time.Second))
+	r, err := units.ParseRate(f.rate)
+	if err != nil || r.PPS || r.Value <= 0 {
+		return t, usagef("invalid --dut-rate %q: want a rate in bit/s like 10M", f.rate)
+	}
+	t.RateBPS = r.Value
+	if f.len != "" {
+		n, err := units.ParseSize(f.len)
+		if err != nil || n <= 0 || n > 65507 {
+			return t, usagef("invalid --dut-len %q: want 1 to 65507 bytes", f.len)
+		}
+		t.Length = int(n)
+	}
+	if t.Peer == "" {
+		if sp.Host() == "" {
+			return t, usagef("--dut-peer ADDR is needed: a %s console does not tell which of our addresses the device reaches", sp.Kind)
+		}
+		src, err := dut.RouteSource(sp.Host())
+		if err != nil {
+			return t, fmt.Errorf("--dut-peer default: %w", err)
+		}
+		t.Peer = src
+	}
+	return t, nil
+}
+
+// deviceErr reports whether err is only the device's failure (the PC-side
+// result stands and was printed).
+func deviceErr(err error) bool {
+	var de *dut.DeviceError
+	return errors.As(err, &de)
+}
