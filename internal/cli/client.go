@@ -47,7 +47,7 @@ type clientFlags struct {
 	linkFlags
 	latencyFlags
 	saving saveFlags
-	dut dutFlags
+	dut    dutFlags
 }
 
 func newClientCmd(e *env) *cobra.Command {
