@@ -18,6 +18,7 @@ import (
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/units"
+	"github.com/wirebench/wirebench/internal/web"
 )
 
 type serverFlags struct {
@@ -301,7 +302,11 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 			cfg.OnInterval, cfg.OnGroupInterval = nil, nil
 		}
 	}
-	serveWeb, err := f.webFlags.attachWeb(e, &cfg)
+	var hist web.History // without saving: the server's own results, in memory
+	if !f.saving.noSave {
+		hist = storeHistory{&f.saving}
+	}
+	serveWeb, err := f.webFlags.attachWeb(e, &cfg, hist)
 	if err != nil {
 		return err
 	}

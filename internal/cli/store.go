@@ -18,6 +18,7 @@ import (
 	"github.com/wirebench/wirebench/internal/store"
 	"github.com/wirebench/wirebench/internal/units"
 	"github.com/wirebench/wirebench/internal/version"
+	"github.com/wirebench/wirebench/internal/web"
 )
 
 // saveQueue is how many ended server tests may wait to be saved; more are
@@ -118,6 +119,19 @@ func (s *saveFlags) trySave(ctx context.Context, kind, target, summary string, s
 	if err != nil {
 		return 0, err
 	}
+	if r, ok := doc.(*result.Result); ok {
+		// A test also carries the labels it has by itself (protocol,
+		// direction, dialect, peer, role), so that history and the
+		// dashboard can filter on them; a --label of the same key wins.
+		for k, v := range web.TestLabels(r) {
+			if _, set := labels[k]; !set {
+				if labels == nil {
+					labels = map[string]string{}
+				}
+				labels[k] = v
+			}
+		}
+	}
 	res, err := json.Marshal(doc)
 	if err != nil {
 		return 0, fmt.Errorf("encoding the result: %w", err)
@@ -133,24 +147,31 @@ func (s *saveFlags) trySave(ctx context.Context, kind, target, summary string, s
 	// Saving goes on after an interrupt: the measurement it keeps is done.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	s.mu.Lock()
-	if s.st == nil {
-		if s.openErr != nil && time.Now().Before(s.retryAt) {
-			err := s.openErr
-			s.mu.Unlock()
-			return 0, err
-		}
-		if s.st, err = store.Open(ctx, store.ResolveURL(s.db)); err != nil {
-			s.st, s.openErr, s.retryAt = nil, err, time.Now().Add(reopenAfter)
-			s.mu.Unlock()
-			return 0, err
-		}
-		s.openErr = nil
+	st, err := s.open(ctx)
+	if err != nil {
+		return 0, err
 	}
-	st := s.st
-	s.mu.Unlock()
 	return st.Save(ctx, &store.Run{Kind: kind, Labels: labels, StartedAt: started, Version: version.String(),
 		Target: target, Summary: summary, Config: cfg, Host: host, Result: res})
+}
+
+// open returns the store, opening it on first use; after a failure it
+// returns that error without retrying for reopenAfter.
+func (s *saveFlags) open(ctx context.Context) (store.Store, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st == nil {
+		if s.openErr != nil && time.Now().Before(s.retryAt) {
+			return nil, s.openErr
+		}
+		st, err := store.Open(ctx, store.ResolveURL(s.db))
+		if err != nil {
+			s.openErr, s.retryAt = err, time.Now().Add(reopenAfter)
+			return nil, err
+		}
+		s.st, s.openErr = st, nil
+	}
+	return s.st, nil
 }
 
 // close closes the store, if a save opened it.

@@ -99,7 +99,8 @@ func TestRunsAreSaved(t *testing.T) {
 		kinds = append(kinds, r.Kind+"/"+store.FormatLabels(r.Labels))
 	}
 	if h.Kind != "history" || h.Store != db ||
-		strings.Join(kinds, " ") != "test/device=pic32,link=usb request-response/link=usb test/side=server" {
+		strings.Join(kinds, " ") != "test/device=pic32,dialect=iperf2,direction=send,link=usb,peer=127.0.0.1,protocol=udp,role=client "+
+			"request-response/link=usb test/dialect=iperf2,direction=receive,peer=127.0.0.1,protocol=tcp,role=server,side=server" {
 		t.Fatalf("history: %s %s %v", h.Kind, h.Store, kinds)
 	}
 	if !strings.HasPrefix(h.Runs[0].Summary, "udp send ") || h.Runs[0].Target != "127.0.0.1:"+port {

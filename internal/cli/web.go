@@ -44,9 +44,10 @@ func webAddr(s string) (string, error) {
 }
 
 // attachWeb checks the dashboard flags and, when --web is given, attaches
-// a dashboard to cfg; the returned serve starts serving it (a no-op
+// a dashboard to cfg, showing hist as its history (nil: the server's own
+// results, kept in memory); the returned serve starts serving it (a no-op
 // without --web).
-func (f *webFlags) attachWeb(e *env, cfg *session.ServerConfig) (serve func() error, err error) {
+func (f *webFlags) attachWeb(e *env, cfg *session.ServerConfig, hist web.History) (serve func() error, err error) {
 	none := func() error { return nil }
 	if f.addr == "" {
 		if len(f.probeAllow) > 0 {
@@ -62,7 +63,7 @@ func (f *webFlags) attachWeb(e *env, cfg *session.ServerConfig) (serve func() er
 	if err != nil {
 		return nil, usagef("invalid --probe-allow: %v", err)
 	}
-	ws := web.New(web.Config{Probe: web.ProbeConfig{Allow: allow}, OnLog: cfg.OnLog})
+	ws := web.New(web.Config{Probe: web.ProbeConfig{Allow: allow}, OnLog: cfg.OnLog, History: hist})
 	ws.Attach(cfg)
 	return func() error {
 		var lc net.ListenConfig

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,7 +49,9 @@ func TestWebAddr(t *testing.T) {
 
 // wirebench server --web with a real iperf 2.1.8 client: the dashboard
 // listens where it says, the test is in /api/runs with 1 s intervals,
-// and the text output has no interval lines (-i was not given).
+// and the text output has no interval lines (-i was not given). The
+// dashboard's history is the results store the server saves to (a file
+// of this test's own), with each test's own labels (dialect, …).
 func TestServerWebWithIperf(t *testing.T) {
 	iperf, err := exec.LookPath("iperf")
 	if err != nil {
@@ -57,7 +60,8 @@ func TestServerWebWithIperf(t *testing.T) {
 	port, wport := strconv.Itoa(loopback.FreePort(t)), strconv.Itoa(loopback.FreePort(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, errOut, done := startServerCmd(ctx, t, []string{"server", "-B", "127.0.0.1", "-p", port, "--iperf3-port", "0", "--web", wport}, "listening")
+	out, errOut, done := startServerCmd(ctx, t, []string{"server", "-B", "127.0.0.1", "-p", port, "--iperf3-port", "0", "--web", wport,
+		"--db", filepath.Join(t.TempDir(), "results.db")}, "listening")
 	if want := "dashboard on http://127.0.0.1:" + wport + "/"; !strings.Contains(errOut.String(), want) {
 		t.Fatalf("stderr %q does not say %q", errOut.String(), want)
 	}
