@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -29,6 +30,7 @@ type matrixFlags struct {
 	bidir     bool
 	proto     string
 	json, csv bool
+	saving    saveFlags
 	linkFlags
 	latencyFlags
 }
@@ -76,6 +78,7 @@ JSON (--json): one document, kind "matrix", each cell with its full result (docs
 	fl.BoolVar(&f.csv, "csv", false, "print the cells as CSV")
 	f.linkFlags.register(cmd)
 	f.latencyFlags.register(cmd)
+	f.saving.register(cmd)
 	return cmd
 }
 
@@ -148,6 +151,10 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := f.saving.check(); err != nil {
+		return err
+	}
+	defer f.saving.close()
 	progress := newProgress(e.stderr)
 	cfg.OnCell, cfg.OnInterval = progress.cell, progress.interval
 	m, err := matrix.Run(e.ctx, matrix.ClientSessions{Latency: lat}, cfg)
@@ -158,6 +165,9 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 	m.Warnings = append(m.Warnings, notes...)
 	if link != nil {
 		m.Medium = link.m.Name
+	}
+	if _, w := f.saving.save(e, matrix.Kind, net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), matrixSummary(m), m.StartedAt, m); w != "" {
+		m.Warnings = append(m.Warnings, w)
 	}
 	switch format {
 	case formatJSON:
@@ -373,4 +383,26 @@ func writeMatrixCSV(w io.Writer, m *matrix.Result) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// matrixSummary is the one line history shows for a matrix: each cell's
+// figure.
+func matrixSummary(m *matrix.Result) string {
+	var b strings.Builder
+	b.WriteString("matrix")
+	for i, c := range m.Cells {
+		sep := ", "
+		if i == 0 {
+			sep = " "
+		}
+		b.WriteString(sep + c.Name() + " ")
+		if c.Status != matrix.StatusOK {
+			b.WriteString(string(c.Status))
+			continue
+		}
+		if c.BitsPerSecond != nil {
+			b.WriteString(fmt.Sprintf("%.2f Mbit/s", *c.BitsPerSecond/1e6))
+		}
+	}
+	return b.String()
 }

@@ -50,7 +50,8 @@ func TestMatrixLoopback(t *testing.T) {
 	go func() { done <- srv.Serve(ctx) }()
 	defer func() { cancel(); <-done }()
 	port := strconv.Itoa(srv.Port())
-	base := []string{"matrix", "127.0.0.1", "-p", port, "-t", "0.5", "-i", "0.25", "-b", "20M", "--medium", "eth1g"}
+	db := filepath.Join(t.TempDir(), "results.db")
+	base := []string{"matrix", "127.0.0.1", "-p", port, "-t", "0.5", "-i", "0.25", "-b", "20M", "--medium", "eth1g", "--db", db}
 
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), base, &out, &errb); code != exitOK {
@@ -94,6 +95,14 @@ func TestMatrixLoopback(t *testing.T) {
 	rows, err := csv.NewReader(&out).ReadAll()
 	if err != nil || len(rows) != 3 || rows[0][0] != "protocol" || rows[1][0] != "udp" || rows[1][1] != "upload" || rows[2][1] != "download" {
 		t.Errorf("csv rows %q, err %v", rows, err)
+	}
+	// Each of the three matrices is in the results store, in full.
+	out.Reset()
+	if code := run(context.Background(), []string{"history", "--db", db, "--kind", "matrix", "--csv"}, &out, &errb); code != exitOK {
+		t.Fatalf("history: exit %d\n%s", code, errb.String())
+	}
+	if hist, err := csv.NewReader(&out).ReadAll(); err != nil || len(hist) != 4 || !strings.Contains(hist[1][5], "matrix tcp") {
+		t.Errorf("history of the matrices: %q (%v), want a header and 3 runs", hist, err)
 	}
 
 	html := filepath.Join(dir, "r.html")

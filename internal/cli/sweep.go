@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -33,6 +34,7 @@ type sweepCmdFlags struct {
 	noBisect bool
 	json     bool
 	csv      bool
+	saving   saveFlags
 }
 
 func newSweepCmd(e *env) *cobra.Command {
@@ -82,6 +84,7 @@ the trial under way and prints the sizes finished.`,
 	fl.StringVar(&f.medium, "medium", "eth1g", "the medium `NAME`, for the starting rate and the % of line column (see wirebench calc)")
 	fl.StringVar(&f.gap, "gap", "", "pause between trials so that queues drain, a `DUR` (default 200ms; 1s with --mode iperf2, whose 2.1.8 server misses a test that starts within about 0.3 s of the last one's end)")
 	fl.BoolVar(&f.noBisect, "no-bisect", false, "report cliffs between the sizes asked for, without bisecting to the byte")
+	f.saving.register(cmd)
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, kind sweep)")
 	fl.BoolVar(&f.csv, "csv", false, "print the table as CSV")
 	return cmd
@@ -267,12 +270,21 @@ func runSweep(e *env, cmd *cobra.Command, host string, f *sweepCmdFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := f.saving.check(); err != nil {
+		return err
+	}
+	defer f.saving.close()
 	prog := newSweepProgress(e.stderr)
 	s.cfg.OnTrial = prog.trial
 	res := sweep.NewResult(s.test)
 	res.Version = version.String()
 	runErr := sweep.Run(e.ctx, s.cfg, s.runner, res)
 	prog.done()
+	// Saved before printing, so that a store that failed says so in the
+	// JSON; an interrupted sweep is kept too (marked interrupted).
+	if _, w := f.saving.save(e, sweep.Kind, net.JoinHostPort(res.Test.Host, strconv.Itoa(res.Test.Port)), sweepSummary(res), res.StartedAt, res); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
 	switch format {
 	case formatJSON:
 		err = writeJSONDoc(e.stdout, res)
@@ -331,4 +343,13 @@ func (p *sweepProgress) done() {
 	if p.live {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// sweepSummary is the one line history shows for a sweep.
+func sweepSummary(r *sweep.Result) string {
+	sum := fmt.Sprintf("sweep %s, %d sizes, %d cliffs", r.Test.Mode, len(r.Sizes), len(r.Cliffs))
+	if r.Interrupted {
+		sum += ", interrupted"
+	}
+	return sum
 }

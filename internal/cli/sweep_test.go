@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -83,11 +84,17 @@ func TestSweepCommandOutputs(t *testing.T) {
 		t.Skip("runs sweeps over loopback; skipped with -short")
 	}
 	port := plainReflector(t)
-	base := []string{"sweep", "127.0.0.1", "-p", port, "--mode", "reflect", "--max-rate", "2000pps", "--trial", "300ms", "--gap", "50ms", "--medium", "eth100"}
+	db := filepath.Join(t.TempDir(), "results.db")
+	base := []string{"sweep", "127.0.0.1", "-p", port, "--mode", "reflect", "--max-rate", "2000pps", "--trial", "300ms", "--gap", "50ms", "--medium", "eth100", "--db", db}
 
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), append(base, "--sizes", "512,1024", "--repeat", "3"), &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+	}
+	var hist bytes.Buffer
+	if code := run(context.Background(), []string{"history", "--db", db, "--kind", "sweep"}, &hist, &errb); code != exitOK ||
+		!strings.Contains(hist.String(), "sweep reflect, 2 sizes, 0 cliffs") {
+		t.Errorf("the sweep is not in the results store (exit %d): %s", code, hist.String())
 	}
 	text := out.String()
 	t.Logf("table:\n%s", text)
