@@ -104,6 +104,20 @@ func TestMatrixLoopback(t *testing.T) {
 	if hist, err := csv.NewReader(&out).ReadAll(); err != nil || len(hist) != 4 || !strings.Contains(hist[1][5], "matrix tcp") {
 		t.Errorf("history of the matrices: %q (%v), want a header and 3 runs", hist, err)
 	}
+	// A report from saved runs: the first by id, the newest matrix by kind.
+	saved := filepath.Join(t.TempDir(), "saved.html")
+	out.Reset()
+	if code := run(context.Background(), []string{"report", "--db", db, "1", "kind=matrix", "-o", saved}, &out, &errb); code != exitOK {
+		t.Fatalf("report of saved runs: exit %d\n%s", code, errb.String())
+	}
+	if page, err := os.ReadFile(saved); err != nil || !bytes.Contains(page, []byte("<svg")) || !bytes.Contains(page, []byte("run 1")) ||
+		!bytes.Contains(page, []byte("run 3")) {
+		t.Errorf("report of saved runs (%d bytes, %v) lacks its charts or the runs' names", len(page), err)
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"report", "--db", db, "99", "-o", saved}, &out, &errb); code != exitFailure {
+		t.Errorf("report of a run not in the store: exit %d, want %d", code, exitFailure)
+	}
 
 	html := filepath.Join(dir, "r.html")
 	out.Reset()

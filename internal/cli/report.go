@@ -1,16 +1,20 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/report/htmlreport"
+	"github.com/wirebench/wirebench/internal/store"
 )
 
 // reportFlags are the report command's flags as typed.
 type reportFlags struct {
+	dbFlag
 	out   string
 	png   string
 	title string
@@ -19,11 +23,14 @@ type reportFlags struct {
 func newReportCmd(e *env) *cobra.Command {
 	f := &reportFlags{}
 	cmd := &cobra.Command{
-		Use:   "report FILE.json...",
-		Short: "Render result JSON files as one self-contained HTML report with charts (and PNGs)",
+		Use:   "report FILE.json|RUN...",
+		Short: "Render results (JSON files or saved runs) as one self-contained HTML report with charts (and PNGs)",
 		Long: `Read JSON documents written by wirebench --json (client and server tests, matrix,
-sweep, ping, latency, latency under load) and write one HTML file that opens with
-no network: inline CSS, charts as inline SVG, no scripts, fonts or links.
+sweep, ping, latency, latency under load), or runs from the results store (RUN: a
+run id from history, or labels like device=pic32,link=usb meaning the newest
+run carrying them; an argument that names an existing file is the file), and
+write one HTML file that opens with no network: inline CSS, charts as inline
+SVG, no scripts, fonts or links.
 
 It shows throughput over time, matrix tables and bars, sweep curves against the
 theoretical limit, RTT distributions, a comparison of the documents when there
@@ -31,10 +38,11 @@ are several, each document's warnings, and every number of every document in
 tables. --png DIR also writes each chart as a PNG file (docs/report.md).`,
 		Example: `  wirebench matrix 192.0.2.1 -b 100M --medium eth100 --json > matrix.json
   wirebench report matrix.json -o report.html
-  wirebench report before.json after.json -o compare.html --png charts/`,
+  wirebench report before.json after.json -o compare.html --png charts/
+  wirebench report link=eth link=usb -o eth-vs-usb.html     # the newest saved run of each`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("give at least one JSON file written by wirebench --json")
+				return usagef("give at least one JSON file written by wirebench --json, or a saved RUN")
 			}
 			return nil
 		},
@@ -44,6 +52,7 @@ tables. --png DIR also writes each chart as a PNG file (docs/report.md).`,
 	fl.StringVarP(&f.out, "output", "o", "", "write the HTML report to `FILE` (required)")
 	fl.StringVar(&f.png, "png", "", "also write each chart as a PNG file into `DIR`")
 	fl.StringVar(&f.title, "title", "wirebench report", "the report's title")
+	f.dbFlag.register(cmd)
 	return cmd
 }
 
@@ -52,12 +61,40 @@ func runReport(e *env, files []string, f *reportFlags) error {
 		return usagef("-o FILE is required: where to write the HTML report")
 	}
 	docs := make([]htmlreport.Document, 0, len(files))
+	var st store.Store
+	defer func() {
+		if st != nil {
+			st.Close()
+		}
+	}()
 	for _, name := range files {
 		b, err := os.ReadFile(name)
+		label := filepath.Base(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			// Not a file: a run in the results store.
+			sel, serr := store.ParseSelector(name)
+			if serr != nil {
+				return usagef("%s is neither a file nor a saved run: %v", name, serr)
+			}
+			if st == nil {
+				if st, err = f.open(e.ctx); err != nil {
+					return err
+				}
+			}
+			r, ferr := store.Find(e.ctx, st, sel)
+			if ferr != nil {
+				return ferr
+			}
+			b, err = r.Result, nil
+			label = fmt.Sprintf("run %d", r.ID)
+			if lbl := store.FormatLabels(r.Labels); lbl != "" {
+				label += " (" + lbl + ")"
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", name, err)
 		}
-		d, err := htmlreport.Decode(filepath.Base(name), b)
+		d, err := htmlreport.Decode(label, b)
 		if err != nil {
 			return err
 		}
