@@ -133,6 +133,7 @@ func commands(e *env) []*cobra.Command {
 		newSweepCmd(e),
 		newMatrixCmd(e),
 		newReportCmd(e),
+		newWebCmd(e),
 		newProbeCmd(e),
 		newReflectCmd(e),
 		newRelayCmd(e),

@@ -87,3 +87,68 @@ func probeWords(allow []string) string {
 	}
 	return fmt.Sprintf("allowed to %v", allow)
 }
+
+// webCmdFlags are the web command's flags.
+type webCmdFlags struct {
+	dbFlag
+	probeAllow []string
+}
+
+func newWebCmd(e *env) *cobra.Command {
+	f := &webCmdFlags{}
+	cmd := &cobra.Command{
+		Use:   "web [ADDR:PORT]",
+		Short: "Serve the dashboard over the results store alone (no test server)",
+		Long: `Serve the dashboard, its JSON API, /metrics and /probe over the runs saved in
+the results store (--db, $WIREBENCH_DB, or the default file): the history
+filtered by label and each run's page. No test server runs, so nothing is live
+unless a /probe is asked for. A port alone (8080 or :8080, the default 8080)
+listens on 127.0.0.1 only. Runs until interrupted (docs/web.md).`,
+		Example: `  wirebench web                                   # http://127.0.0.1:8080/
+  wirebench web 0.0.0.0:9000 --db postgres://lab@db.lab/wirebench
+  wirebench web 8080 --probe-allow 198.18.0.0/15`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("give at most one ADDR:PORT")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			addr := "8080"
+			if len(args) == 1 {
+				addr = args[0]
+			}
+			return runWeb(e, addr, f)
+		},
+	}
+	cmd.Flags().StringSliceVar(&f.probeAllow, "probe-allow", nil, "let /probe test targets in these networks: CIDR prefixes or addresses, repeatable and comma-separated (default: none)")
+	f.dbFlag.register(cmd)
+	return cmd
+}
+
+func runWeb(e *env, arg string, f *webCmdFlags) error {
+	addr, err := webAddr(arg)
+	if err != nil {
+		return usagef("invalid address %q: %v", arg, err)
+	}
+	allow, err := admit.ParseAllow(f.probeAllow)
+	if err != nil {
+		return usagef("invalid --probe-allow: %v", err)
+	}
+	// The store is opened now, so that a wrong --db is an error at once
+	// rather than on the first page.
+	saving := &saveFlags{dbFlag: f.dbFlag}
+	st, err := saving.open(e.ctx)
+	if err != nil {
+		return err
+	}
+	defer saving.close()
+	ws := web.New(web.Config{Probe: web.ProbeConfig{Allow: allow}, History: storeHistory{saving}, OnLog: func(m string) { e.logf("%s", m) }})
+	var lc net.ListenConfig
+	ln, err := lc.Listen(e.ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	e.logf("dashboard of %s on http://%s/ (metrics /metrics, probes /probe: %s)", st.Location(), ln.Addr(), probeWords(f.probeAllow))
+	return ws.ListenAndServe(e.ctx, ln)
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/store"
 	"github.com/wirebench/wirebench/internal/testutil/loopback"
 	"github.com/wirebench/wirebench/internal/web"
 )
@@ -102,4 +103,66 @@ func TestServerWebWithIperf(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// wirebench web serves the dashboard over the results store alone: a run
+// saved earlier is listed, filtered by label, and opens in full.
+func TestWebCommandServesStore(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "results.db")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := `{"schema":"wirebench/1","kind":"test","role":"client","test":{"protocol":"udp"},"intervals":[],"warnings":[]}`
+	id, err := st.Save(ctx, &store.Run{Kind: "test", Labels: map[string]string{"device": "pic32"}, StartedAt: time.Now(),
+		Target: "192.0.2.1:5001", Summary: "udp send 95.70 Mbits/sec", Result: []byte(doc)})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wport := strconv.Itoa(loopback.FreePort(t))
+	var out, errb loopback.Buffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"web", wport, "--db", db}, &out, &errb) }()
+	base := "http://127.0.0.1:" + wport
+	var runs []web.RunSummary
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get(base + "/api/runs?label=device=pic32")
+		if err != nil {
+			continue // not listening yet
+		}
+		err = json.NewDecoder(resp.Body).Decode(&runs)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
+	if len(runs) != 1 || runs[0].ID != id || runs[0].Summary != "udp send 95.70 Mbits/sec" {
+		t.Fatalf("runs %+v, want the saved run %d (stderr %q)", runs, id, errb.String())
+	}
+	resp, err := http.Get(base + "/api/runs/" + strconv.FormatInt(id, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var full web.Run
+	err = json.NewDecoder(resp.Body).Decode(&full)
+	resp.Body.Close()
+	if err != nil || !strings.Contains(string(full.Result), `"protocol":"udp"`) {
+		t.Fatalf("run %d: %+v (%v)", id, full, err)
+	}
+	if resp, err := http.Get(base + "/api/runs/999"); err != nil {
+		t.Error(err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a run not in the store: %s, want 404", resp.Status)
+	}
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Errorf("web exited %d after the interrupt; stderr %q", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "dashboard of "+db) {
+		t.Errorf("stderr %q does not say which store is shown", errb.String())
+	}
 }
