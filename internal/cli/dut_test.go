@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/testutil/standin"
 )
@@ -257,5 +258,58 @@ func TestServerDUT(t *testing.T) {
 	d := r.Device
 	if d == nil || d.Role != "client" || d.Packets == nil || *d.Packets != int64(res.Report.Datagrams) || r.Receiver == nil || r.Receiver.Packets == 0 {
 		t.Fatalf("device %+v receiver %+v; stand-in report %+v", d, r.Receiver, res.Report)
+	}
+}
+
+// `wirebench matrix --dut` runs both UDP cells unattended through one
+// session with the board's shell: the download cell has the device's
+// client send to a server of ours, the upload cell our client send to the
+// device's server; each cell carries the device's own figures, equal to
+// what the stand-in behind the fake shell counted.
+func TestMatrixDUT(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	addr, gotServer, gotClient := telnetZephyrBoth(t, ctx)
+	port := freeLoopbackPort(t)
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"matrix", "127.0.0.1", "-p", fmt.Sprint(port), "--proto", "udp", "-t", "1", "-b", "2M", "-l", "1000",
+		"--dut", "telnet:" + addr, "--dut-shell", "zephyr", "--dut-peer", "127.0.0.1", "--json", "--no-save"}, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s\n%s", code, errb.String(), out.String())
+	}
+	var m matrix.Result
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	var srv standin.UDPServerResult
+	var cli standin.UDPClientResult
+	for i := 0; i < 2; i++ {
+		select {
+		case srv = <-gotServer:
+		case cli = <-gotClient:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the stand-ins behind the fake shell did not both run")
+		}
+	}
+	if len(m.Cells) != 2 {
+		t.Fatalf("cells %+v", m.Cells)
+	}
+	for _, c := range m.Cells {
+		if c.Status != matrix.StatusOK || c.Device == nil || c.Device.Packets == nil || c.BitsPerSecond == nil {
+			t.Fatalf("%s: %+v (device %+v)", c.Name(), c, c.Device)
+		}
+		switch c.Direction {
+		case matrix.Upload:
+			if c.Method != "device server" || c.Device.Role != "server" || *c.Device.Packets != srv.Counted {
+				t.Errorf("upload cell: method %q, device %+v; the stand-in server counted %d", c.Method, c.Device, srv.Counted)
+			}
+		case matrix.Download:
+			if c.Method != "device client" || c.Device.Role != "client" || *c.Device.Packets != int64(cli.Report.Datagrams) {
+				t.Errorf("download cell: method %q, device %+v; the stand-in client's report %+v", c.Method, c.Device, cli.Report)
+			}
+			if c.Result == nil || c.Result.Receiver == nil || c.Result.Receiver.Packets == 0 {
+				t.Errorf("download cell: our server counted nothing: %+v", c.Result)
+			}
+		}
 	}
 }

@@ -31,6 +31,7 @@ type matrixFlags struct {
 	proto     string
 	json, csv bool
 	saving    saveFlags
+	dut       dutFlags
 	linkFlags
 	latencyFlags
 }
@@ -79,6 +80,7 @@ JSON (--json): one document, kind "matrix", each cell with its full result (docs
 	f.linkFlags.register(cmd)
 	f.latencyFlags.register(cmd)
 	f.saving.register(cmd)
+	f.dut.registerMatrix(cmd)
 	return cmd
 }
 
@@ -155,9 +157,18 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 		return err
 	}
 	defer f.saving.close()
+	var sessions matrix.Session = matrix.ClientSessions{Latency: lat}
+	if f.dut.enabled() {
+		dm, err := f.dut.openMatrixDUT(e, cmd, &cfg, matrix.ClientSessions{Latency: lat})
+		if err != nil {
+			return err
+		}
+		defer dm.close()
+		sessions = dm
+	}
 	progress := newProgress(e.stderr)
 	cfg.OnCell, cfg.OnInterval = progress.cell, progress.interval
-	m, err := matrix.Run(e.ctx, matrix.ClientSessions{Latency: lat}, cfg)
+	m, err := matrix.Run(e.ctx, sessions, cfg)
 	progress.done()
 	if err != nil {
 		return usageOrRun(err)
@@ -175,7 +186,9 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 	case formatCSV:
 		err = writeMatrixCSV(e.stdout, m)
 	default:
-		err = writeMatrixText(e.stdout, m)
+		if err = writeMatrixText(e.stdout, m); err == nil && f.dut.enabled() {
+			err = writeMatrixDevice(e, m)
+		}
 	}
 	if err != nil {
 		return err

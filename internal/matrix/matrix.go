@@ -59,6 +59,11 @@ type Config struct {
 	OnCell func(n, total int, c Cell)
 	// OnInterval, when set, receives the intervals of the running cell.
 	OnInterval func(c Cell, in result.Interval)
+	// PeerClient says the Session makes the peer send by itself (a device
+	// driven through its own shell, --dut): download cells run in every
+	// dialect, with Reverse set in their config for the Session to read,
+	// and Method "device client"; --bidir rows are not offered.
+	PeerClient bool
 }
 
 // Session runs one client test, with its latency probe when the session
@@ -118,6 +123,9 @@ type Cell struct {
 	Result *result.Result `json:"result,omitempty"`
 	// Latency is the idle and loaded RTT probe of the cell (--latency).
 	Latency *echo.UnderLoadResult `json:"latency,omitempty"`
+	// Device is what the device's own shell reported for the cell (--dut),
+	// as parsed: fields it did not print are absent.
+	Device *result.Device `json:"device,omitempty"`
 }
 
 // Name is the cell's name in progress lines and warnings, e.g. "tcp
@@ -162,45 +170,74 @@ func plans(cfg Config) []plan {
 		base.Reverse, base.Tradeoff, base.Dual, base.FullDuplex, base.Bidir = false, false, false, false, false
 		down := base
 		c := Cell{Protocol: proto, Direction: Download}
-		switch dialectOf(base) {
-		case session.DialectIperf2, session.DialectIperf3:
-			down.Reverse, c.Method = true, "-R"
-		case session.DialectIperf2Legacy:
-			down.Tradeoff, c.Method = true, "-r"
+		switch {
+		case cfg.PeerClient:
+			down.Reverse, c.Method = true, "device client"
 		default:
-			c.Status, c.Reason = StatusUnsupported, "the raw dialect (zperf, ESP-IDF) carries no test header, so the peer cannot be asked to send: run the device's own client against `wirebench server` for this cell"
+			c = planDownload(base, &down)
 		}
 		// The download runs first: iperf 2.1.8's UDP server never sends on
 		// a -R test that follows a forward UDP test (seen on loopback with
 		// iperf's own client too), while the other order works. The cells
 		// are listed upload first all the same (see Run).
 		out = append(out, plan{cfg: down, cells: []Cell{c}})
-		out = append(out, plan{cfg: base, cells: []Cell{{Protocol: proto, Direction: Upload, Method: "client sends"}}})
-		if !cfg.Bidir {
+		up := Cell{Protocol: proto, Direction: Upload, Method: "client sends"}
+		if cfg.PeerClient {
+			up.Method = "device server"
+		}
+		out = append(out, plan{cfg: base, cells: []Cell{up}})
+		if !cfg.Bidir || cfg.PeerClient {
 			continue
 		}
-		both := base
-		up := Cell{Protocol: proto, Direction: Upload, Simultaneous: true}
-		dn := Cell{Protocol: proto, Direction: Download, Simultaneous: true}
-		switch dialectOf(base) {
-		case session.DialectIperf3:
-			both.Bidir, up.Method = true, "--bidir"
-		case session.DialectIperf2:
-			if base.UDP {
-				both.Dual, up.Method = true, "-d"
-			} else {
-				both.FullDuplex, up.Method = true, "--full-duplex"
-			}
-		case session.DialectIperf2Legacy:
-			both.Dual, up.Method = true, "-d"
-		default:
-			up.Status, up.Reason = StatusUnsupported, "the raw dialect carries no test header, so the peer cannot be asked to send back"
-			dn.Status, dn.Reason = up.Status, up.Reason
-		}
-		dn.Method = up.Method
-		out = append(out, plan{cfg: both, cells: []Cell{up, dn}})
+		out = append(out, bidirPlan(base, proto))
 	}
 	return out
+}
+
+// planDownload sets down to ask the peer to send, as its dialect allows,
+// and returns the download cell (marked unsupported where it cannot).
+func planDownload(base session.ClientConfig, down *session.ClientConfig) Cell {
+	c := Cell{Protocol: protoOf(base), Direction: Download}
+	switch dialectOf(base) {
+	case session.DialectIperf2, session.DialectIperf3:
+		down.Reverse, c.Method = true, "-R"
+	case session.DialectIperf2Legacy:
+		down.Tradeoff, c.Method = true, "-r"
+	default:
+		c.Status, c.Reason = StatusUnsupported, "the raw dialect (zperf, ESP-IDF) carries no test header, so the peer cannot be asked to send: run the device's own client against `wirebench server` for this cell, or drive its shell with --dut"
+	}
+	return c
+}
+
+func protoOf(c session.ClientConfig) string {
+	if c.UDP {
+		return result.UDP
+	}
+	return result.TCP
+}
+
+// bidirPlan is the row of a protocol where both directions run at once.
+func bidirPlan(base session.ClientConfig, proto string) plan {
+	both := base
+	up := Cell{Protocol: proto, Direction: Upload, Simultaneous: true}
+	dn := Cell{Protocol: proto, Direction: Download, Simultaneous: true}
+	switch dialectOf(base) {
+	case session.DialectIperf3:
+		both.Bidir, up.Method = true, "--bidir"
+	case session.DialectIperf2:
+		if base.UDP {
+			both.Dual, up.Method = true, "-d"
+		} else {
+			both.FullDuplex, up.Method = true, "--full-duplex"
+		}
+	case session.DialectIperf2Legacy:
+		both.Dual, up.Method = true, "-d"
+	default:
+		up.Status, up.Reason = StatusUnsupported, "the raw dialect carries no test header, so the peer cannot be asked to send back"
+		dn.Status, dn.Reason = up.Status, up.Reason
+	}
+	dn.Method = up.Method
+	return plan{cfg: both, cells: []Cell{up, dn}}
 }
 
 func dialectOf(c session.ClientConfig) string {
@@ -369,6 +406,9 @@ func prepCheck(c session.ClientConfig) session.ClientConfig {
 
 // fill takes a cell's figures from its test's result.
 func fill(c *Cell, r *result.Result, err error, place func(*result.Result, float64) (float64, bool)) {
+	if r != nil {
+		c.Device = r.Device
+	}
 	if err != nil {
 		c.Status, c.Reason = StatusFailed, err.Error()
 		return
