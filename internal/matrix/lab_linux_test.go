@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
-	"os"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sockopt"
+	"github.com/wirebench/wirebench/internal/testutil/labhost"
 	"github.com/wirebench/wirebench/internal/units"
 )
 
@@ -33,29 +33,9 @@ import (
 // cells are logged and face the same assertion, so a cell the tool
 // measures wrongly fails all five.
 func TestLabMatrix100M(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the lab matrix takes about 15 s per try; skipped with -short")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces (netlab); run as root, as CI does")
-	}
-	if err := netlab.Available(); err != nil {
-		t.Skipf("network namespaces unavailable here: %v", err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if _, err := netlab.CleanupStale(); err != nil {
-		t.Logf("cleaning stale namespaces: %v", err)
-	}
-	lab, err := netlab.New(ctx, netlab.Config{Name: "matrix", RateBPS: 100e6, Burst: 62500, ShapeBothWays: true, Router: true})
-	if err != nil {
-		t.Fatalf("building the lab: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := lab.Close(); err != nil {
-			t.Errorf("removing the lab: %v", err)
-		}
-	})
+	lab := labhost.New(t, ctx, netlab.Config{Name: "matrix", RateBPS: 100e6, Burst: 62500, ShapeBothWays: true, Router: true}, "the lab matrix takes about 15 s per try")
 	var srv *session.Server
 	if err := lab.B.Do(func() (err error) {
 		// A (198.18.0.1) is not on B's link behind the router: allow the

@@ -5,7 +5,6 @@ package sweep_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sweep"
+	"github.com/wirebench/wirebench/internal/testutil/labhost"
 )
 
 // TestLabEth100WirebenchServer is issue 11's second must-show: over a lab
@@ -21,31 +21,11 @@ import (
 // at 512 and 1470 B is within 2 % of the medium's maximum, in at most 8
 // trials per size.
 func TestLabEth100WirebenchServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a lab sweep takes several seconds; skipped with -short")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces (netlab); run as root, as CI does")
-	}
-	if err := netlab.Available(); err != nil {
-		t.Skipf("network namespaces unavailable here: %v", err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := netlab.CleanupStale(); err != nil {
-		t.Logf("cleaning stale namespaces: %v", err)
-	}
 	// A 5 ms bucket, as the session lab tests use: with netlab's 1 ms
 	// default a late tbf timer on a busy machine throws wire time away.
-	lab, err := netlab.New(ctx, netlab.Config{Name: "sweep", RateBPS: 100e6, Burst: 62500, Router: true})
-	if err != nil {
-		t.Fatalf("building the lab: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := lab.Close(); err != nil {
-			t.Errorf("removing the lab: %v", err)
-		}
-	})
+	lab := labhost.New(t, ctx, netlab.Config{Name: "sweep", RateBPS: 100e6, Burst: 62500, Router: true}, "a lab sweep takes several seconds")
 	var srv *session.Server
 	if err := lab.B.Do(func() (err error) {
 		srv, err = session.Listen(ctx, session.ServerConfig{Bind: lab.B.Addr.String(), Port: -1})
