@@ -70,12 +70,10 @@ func runReport(e *env, files []string, f *reportFlags) error {
 	for _, name := range files {
 		b, err := os.ReadFile(name)
 		label := filepath.Base(name)
-		if errors.Is(err, fs.ErrNotExist) {
-			// Not a file: a run in the results store.
-			sel, serr := store.ParseSelector(name)
-			if serr != nil {
-				return usagef("%s is neither a file nor a saved run: %v", name, serr)
-			}
+		sel, serr := store.ParseSelector(name)
+		if errors.Is(err, fs.ErrNotExist) && serr == nil {
+			// Not a file, and it reads as a run id or labels: a run in
+			// the results store.
 			if st == nil {
 				if st, err = f.open(e.ctx); err != nil {
 					return err

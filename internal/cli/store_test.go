@@ -127,7 +127,7 @@ func TestRunsAreSaved(t *testing.T) {
 		}
 	}
 	code, out, _ = cliRun("history", "--db", db)
-	if code != exitOK || !strings.Contains(out, "device=pic32,link=usb") || !strings.Contains(out, "ID  STARTED (UTC)") {
+	if code != exitOK || !strings.Contains(out, "device=pic32,dialect=iperf2,direction=send,link=usb") || !strings.Contains(out, "ID  STARTED (UTC)") {
 		t.Errorf("history text:\n%s", out)
 	}
 
@@ -160,7 +160,7 @@ func TestRunsAreSaved(t *testing.T) {
 		t.Errorf("show --json config/host: %+v %+v", shown.Config, shown.Host)
 	}
 	code, out, _ = cliRun("show", "device=pic32", "--db", db)
-	for _, want := range []string{fmt.Sprintf("run %d: udp send", id), "labels    device=pic32,link=usb", "command   wirebench client 127.0.0.1",
+	for _, want := range []string{fmt.Sprintf("run %d: udp send", id), "labels    device=pic32,dialect=iperf2,direction=send,link=usb,peer=127.0.0.1,protocol=udp,role=client", "command   wirebench client 127.0.0.1",
 		"0.00-0.10", "receiver"} {
 		if code != exitOK || !strings.Contains(out, want) {
 			t.Errorf("show text lacks %q:\n%s", want, out)
