@@ -216,8 +216,8 @@ func parseCustom(s string) (Medium, error) {
 		return Medium{}, fmt.Errorf("invalid custom medium %q: want custom:RATE,OVERHEAD[,MINFRAME[,MAXFPS]], like custom:100M,24,64,0", s)
 	}
 	rate, err := parseSI(parts[0])
-	if err != nil || rate <= 0 {
-		return Medium{}, fmt.Errorf("invalid custom medium rate %q: want a positive bit rate like 100M", parts[0])
+	if err != nil || !(rate >= 1) || math.IsInf(rate, 0) {
+		return Medium{}, fmt.Errorf("invalid custom medium rate %q: want a bit rate of at least 1 bit/s like 100M", parts[0])
 	}
 	nums := make([]float64, 3)
 	names := []string{"overhead", "minimum frame", "maximum frames/s"}
