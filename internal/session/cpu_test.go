@@ -148,3 +148,18 @@ func TestServerCPUOtherTests(t *testing.T) {
 		t.Fatalf("samples left: %v", s.cpuAt)
 	}
 }
+
+// Under GRO the socket's drop counter counts a coalesced packet once, so
+// the CPU-limit evidence gives it as a lower bound; per datagram, exact.
+func TestCPULimitDropsUnderGRO(t *testing.T) {
+	for method, want := range map[string]string{
+		result.JitterPerBatch:    "and at least 7 dropped by our socket buffer",
+		result.JitterPerDatagram: "and 7 dropped by our socket buffer",
+	} {
+		r := &result.Result{Test: result.Test{Protocol: result.UDP}, CPU: &result.CPU{Percent: 99},
+			Receiver: &result.Receiver{Source: "local", Lost: 9, HostDrops: 7, JitterMethod: method}}
+		if got := cpuLimitOf(r, 2).What; !strings.Contains(got, want) {
+			t.Errorf("%s: %q, want %q", method, got, want)
+		}
+	}
+}
