@@ -42,6 +42,7 @@ import (
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/testutil/labhost"
 	"github.com/wirebench/wirebench/internal/units"
 )
 
@@ -64,18 +65,9 @@ type labServer struct {
 // requireLab skips unless this machine can build network namespaces.
 func requireLab(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("lab accuracy tests take several seconds; skipped with -short")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces (netlab); run as root, as CI does")
-	}
-	if err := netlab.Available(); err != nil {
-		t.Skipf("network namespaces unavailable here: %v", err)
-	}
+	labhost.Require(t, "lab accuracy tests take several seconds")
 }
 
-// newLab builds a lab whose A→B direction is 100 Mbit/s Ethernet.
 // newLab builds a 100 Mbit/s lab; burst is the tbf bucket in bytes (0 =
 // netlab's default of 1 ms at the rate).
 func newLab(t *testing.T, ctx context.Context, name string, burst int) *netlab.Lab {
@@ -86,21 +78,7 @@ func newLab(t *testing.T, ctx context.Context, name string, burst int) *netlab.L
 // newLabConfig builds a lab from cfg and removes it when the test ends.
 func newLabConfig(t *testing.T, ctx context.Context, cfg netlab.Config) *netlab.Lab {
 	t.Helper()
-	if removed, err := netlab.CleanupStale(); err != nil {
-		t.Logf("cleaning stale namespaces: %v", err)
-	} else if len(removed) > 0 {
-		t.Logf("removed stale namespaces: %v", removed)
-	}
-	lab, err := netlab.New(ctx, cfg)
-	if err != nil {
-		t.Fatalf("building the lab: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := lab.Close(); err != nil {
-			t.Errorf("removing the lab: %v", err)
-		}
-	})
-	return lab
+	return labhost.New(t, ctx, cfg, "lab accuracy tests take several seconds")
 }
 
 // startServer opens our server inside B (so its sockets live there) and

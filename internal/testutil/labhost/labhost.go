@@ -17,17 +17,11 @@ import (
 // fails t). what says what the test does, for the -short skip.
 func New(t testing.TB, ctx context.Context, cfg netlab.Config, what string) *netlab.Lab {
 	t.Helper()
-	if testing.Short() {
-		t.Skipf("%s; skipped with -short", what)
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces (netlab); run as root, as CI does")
-	}
-	if err := netlab.Available(); err != nil {
-		t.Skipf("network namespaces unavailable here: %v", err)
-	}
-	if _, err := netlab.CleanupStale(); err != nil {
+	Require(t, what)
+	if removed, err := netlab.CleanupStale(); err != nil {
 		t.Logf("cleaning stale namespaces: %v", err)
+	} else if len(removed) > 0 {
+		t.Logf("removed stale namespaces: %v", removed)
 	}
 	lab, err := netlab.New(ctx, cfg)
 	if err != nil {
@@ -39,4 +33,19 @@ func New(t testing.TB, ctx context.Context, cfg netlab.Config, what string) *net
 		}
 	})
 	return lab
+}
+
+// Require skips t unless this host can build namespace labs: with -short
+// (what says why the test is long), when not root, or without namespaces.
+func Require(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("%s; skipped with -short", what)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create network namespaces (netlab); run as root, as CI does")
+	}
+	if err := netlab.Available(); err != nil {
+		t.Skipf("network namespaces unavailable here: %v", err)
+	}
 }
