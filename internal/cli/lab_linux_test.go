@@ -99,6 +99,23 @@ func nsInode(t *testing.T, ns string) [2]uint64 {
 	return [2]uint64{st.Dev, st.Ino}
 }
 
+// waitInNamespace waits until process pid is in the network namespace
+// whose nsfs device and inode are ns.
+func waitInNamespace(ctx context.Context, t *testing.T, pid int, ns [2]uint64) {
+	t.Helper()
+	for {
+		var st syscall.Stat_t
+		if err := syscall.Stat(fmt.Sprintf("/proc/%d/ns/net", pid), &st); err == nil && st.Dev == ns[0] && st.Ino == ns[1] {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("process %d never entered the namespace", pid)
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
 // assertLabGone checks, from the kernel's view, that nothing of the lab is
 // left: no named namespace, no state file, no process in any of the lab's
 // former namespaces (a namespace, and with it its veth pair and qdiscs,
@@ -274,10 +291,17 @@ func TestLabUpAfterKill(t *testing.T) {
 	}
 	sleepDone := make(chan error, 1)
 	go func() { sleepDone <- sleeper.Wait() }()
+	inode := nsInode(t, netlab.LabNamespace(name, "a"))
+	// `ip netns exec` enters the namespace some time after it started;
+	// until it has, no scan of the kernel's view can find it there.
+	waitInNamespace(ctx, t, sleeper.Process.Pid, inode)
+	// The kill may come before lab up made the state directory.
+	if err := os.MkdirAll(filepath.Dir(labStatePath(name)), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(labStatePath(name), []byte("{garbled"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	inode := nsInode(t, netlab.LabNamespace(name, "a"))
 	if s := labStatusJSON(t, name); s.State != "partial" || !strings.Contains(s.StateFileError, "lab-"+name+".json") {
 		t.Errorf("status with a garbled state file: %+v", s)
 	}
