@@ -7,11 +7,14 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/tcpinfo"
 )
 
 // DefaultIdleTimeout is how long a silent UDP source or TCP connection is
@@ -28,6 +31,48 @@ type ServerConfig struct {
 	// OnLog receives operational lines (malformed messages); may be nil.
 	// It may be called from several goroutines at once.
 	OnLog func(msg string)
+	// OnSession receives each client's echo test as it ends (see
+	// Session); may be nil. It may be called from several goroutines at
+	// once, on the server's UDP reader among them: it must not block.
+	OnSession func(Session)
+}
+
+// Kinds of Session.
+const (
+	SessionUDP     = "udp"     // UDP requests from one source
+	SessionTCP     = "tcp"     // requests on one TCP connection
+	SessionConnect = "connect" // a TCP connection that only said bye: one probe of a connect test
+)
+
+// Ends of Session.
+const (
+	EndBye      = "bye"      // the client said bye
+	EndEOF      = "eof"      // the TCP client closed without a bye
+	EndIdle     = "idle"     // nothing arrived for the idle timeout
+	EndError    = "error"    // a malformed message or an I/O error
+	EndShutdown = "shutdown" // the server stopped
+)
+
+// Session is one client's echo test as this server saw it: a UDP source
+// from its first request until it said bye or went silent, or one TCP
+// connection. The server answers requests but does not time them (the
+// round trip is the client's to measure); for TCP it adds the kernel's
+// smoothed RTT of the connection, where the system reports it.
+type Session struct {
+	// Kind is SessionUDP, SessionTCP or SessionConnect.
+	Kind string
+	// Peer is the client's address.
+	Peer netip.AddrPort
+	// Requests and Bytes count the requests answered and their bytes.
+	Requests, Bytes int64
+	// First and Last are when the first and last message arrived.
+	First, Last time.Time
+	// End says how the session ended (EndBye, EndEOF, EndIdle, EndError,
+	// EndShutdown).
+	End string
+	// KernelRTT is the smoothed RTT the kernel measured on a TCP
+	// connection (tcp_info) when it ended; 0 when unknown.
+	KernelRTT time.Duration
 }
 
 // Server answers echo requests. Its methods are safe for concurrent use.
@@ -44,8 +89,9 @@ type Server struct {
 
 // source is one UDP client's state.
 type source struct {
-	last time.Time
-	bye  bool
+	first, last     time.Time
+	requests, bytes int64
+	bye             bool
 }
 
 // NewServer returns an echo server with cfg's defaults filled in.
@@ -118,12 +164,16 @@ func (s *Server) Datagram(src netip.AddrPort, b []byte, at time.Time) []byte {
 	s.mu.Lock()
 	src0 := s.sources[src]
 	if src0 == nil {
-		src0 = &source{}
+		src0 = &source{first: at}
 		s.sources[src] = src0
 	}
 	src0.last = at
 	if err == nil && m.Kind == KindBye {
 		src0.bye = true
+	}
+	if err == nil && m.Kind == KindRequest {
+		src0.requests++
+		src0.bytes += int64(len(b))
 	}
 	s.mu.Unlock()
 	if err != nil || m.Kind != KindRequest {
@@ -143,16 +193,30 @@ func (s *Server) Datagram(src netip.AddrPort, b []byte, at time.Time) []byte {
 func (s *Server) Done(src netip.AddrPort) bool {
 	now := s.cfg.Now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	st := s.sources[src]
 	if st == nil {
+		s.mu.Unlock()
 		return true
 	}
-	if st.bye || now.Sub(st.last) > s.cfg.IdleTimeout {
-		delete(s.sources, src)
-		return true
+	if !st.bye && now.Sub(st.last) <= s.cfg.IdleTimeout {
+		s.mu.Unlock()
+		return false
 	}
-	return false
+	delete(s.sources, src)
+	s.mu.Unlock()
+	end := EndIdle
+	if st.bye {
+		end = EndBye
+	}
+	s.ended(Session{Kind: SessionUDP, Peer: src, Requests: st.requests, Bytes: st.bytes, First: st.first, Last: st.last, End: end})
+	return true
+}
+
+// ended hands a finished session to OnSession.
+func (s *Server) ended(ss Session) {
+	if s.cfg.OnSession != nil {
+		s.cfg.OnSession(ss)
+	}
 }
 
 // Sources returns how many UDP sources are remembered.
@@ -166,6 +230,25 @@ func (s *Server) Sources() int {
 // an error or ctx's end. first holds the bytes the caller already read
 // (the magic; at most HeaderLen bytes). It does not close c.
 func (s *Server) ServeTCP(ctx context.Context, c net.Conn, first []byte) {
+	ss := Session{Kind: SessionTCP, First: s.cfg.Now(), End: EndError}
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		ss.Peer = a.AddrPort()
+	}
+	ss.Last = ss.First
+	defer func() {
+		if ss.Requests == 0 && ss.End == EndBye {
+			ss.Kind = SessionConnect
+		}
+		if ctx.Err() != nil && ss.End != EndBye && ss.End != EndEOF {
+			ss.End = EndShutdown
+		}
+		if sc, ok := c.(syscall.Conn); ok {
+			if ti, err := tcpinfo.Read(sc); err == nil {
+				ss.KernelRTT = ti.RTT
+			}
+		}
+		s.ended(ss)
+	}()
 	if len(first) > HeaderLen {
 		s.logf("echo: tcp: %s: %d bytes read before the echo handler (want at most %d)", c.RemoteAddr(), len(first), HeaderLen)
 		return
@@ -181,13 +264,21 @@ func (s *Server) ServeTCP(ctx context.Context, c net.Conn, first []byte) {
 			return // malformed, logged
 		}
 		if err != nil {
+			switch {
+			case errors.Is(err, io.EOF):
+				ss.End = EndEOF
+			case errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil:
+				ss.End = EndIdle
+			}
 			if !errors.Is(err, io.EOF) && ctx.Err() == nil {
 				s.logf("echo: tcp: %s: %v", c.RemoteAddr(), err)
 			}
 			return
 		}
+		ss.Last = s.cfg.Now()
 		m, _ := ParseHeader(msg)
 		if m.Kind == KindBye {
+			ss.End = EndBye
 			return
 		}
 		if m.Kind == KindReply {
@@ -202,6 +293,8 @@ func (s *Server) ServeTCP(ctx context.Context, c net.Conn, first []byte) {
 			}
 			return
 		}
+		ss.Requests++
+		ss.Bytes += int64(len(msg))
 		buf = msg[:0]
 	}
 }

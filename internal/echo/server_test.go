@@ -121,3 +121,49 @@ func TestDatagram(t *testing.T) {
 		t.Errorf("requests %d, want 2", s.Requests())
 	}
 }
+
+// Each client's session is reported once as it ends, with its requests
+// and how it ended: TCP by bye, EOF or a malformed message, a bare bye as a
+// connect probe, UDP by bye or silence.
+func TestSessionsReported(t *testing.T) {
+	var got []Session
+	now := time.Unix(1000, 0)
+	s := NewServer(ServerConfig{IdleTimeout: time.Second, Now: func() time.Time { return now }, OnSession: func(ss Session) { got = append(got, ss) }})
+	req := func(id uint64, n int) []byte { return Append(nil, Message{Kind: KindRequest, Len: n, ID: id}) }
+	bye := Append(nil, Message{Kind: KindBye})
+	cat := func(bs ...[]byte) []byte { return bytes.Join(bs, nil) }
+	serveBytes(t, s, cat(req(1, 30), req(2, 40), bye))
+	serveBytes(t, s, cat(req(1, 64)))
+	serveBytes(t, s, bye)
+	serveBytes(t, s, cat(req(1, 30), []byte("!WBE\x09garbage-garbage-garbage")))
+	a, b := netip.MustParseAddrPort("127.0.0.1:1000"), netip.MustParseAddrPort("127.0.0.1:1001")
+	for i := range 3 {
+		s.Datagram(a, req(uint64(i), 100), now)
+	}
+	s.Datagram(a, bye, now)
+	s.Datagram(b, req(9, 50), now)
+	if !s.Done(a) || s.Done(b) {
+		t.Fatal("a said bye and must be done; b is only quiet for 0 s")
+	}
+	now = now.Add(2 * time.Second)
+	if !s.Done(b) {
+		t.Fatal("b was silent past the idle timeout")
+	}
+	want := []Session{
+		{Kind: SessionTCP, Requests: 2, Bytes: 70, End: EndBye},
+		{Kind: SessionTCP, Requests: 1, Bytes: 64, End: EndEOF},
+		{Kind: SessionConnect, End: EndBye},
+		{Kind: SessionTCP, Requests: 1, Bytes: 30, End: EndError},
+		{Kind: SessionUDP, Peer: a, Requests: 3, Bytes: 300, End: EndBye},
+		{Kind: SessionUDP, Peer: b, Requests: 1, Bytes: 50, End: EndIdle},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d sessions reported, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Kind != w.Kind || g.Requests != w.Requests || g.Bytes != w.Bytes || g.End != w.End || (w.Peer.IsValid() && g.Peer != w.Peer) {
+			t.Errorf("session %d = %+v, want %+v", i, g, w)
+		}
+	}
+}
