@@ -306,7 +306,8 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	if !f.saving.noSave {
 		hist = storeHistory{&f.saving}
 	}
-	serveWeb, err := f.webFlags.attachWeb(e, &cfg, hist)
+	ecfg := echo.ServerConfig{IdleTimeout: cfg.IdleTimeout, OnLog: cfg.OnLog}
+	serveWeb, err := f.webFlags.attachWeb(e, &cfg, &ecfg, hist)
 	if err != nil {
 		return err
 	}
@@ -317,7 +318,7 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	if err := serveWeb(); err != nil {
 		return err
 	}
-	echo.Register(srv, echo.ServerConfig{IdleTimeout: cfg.IdleTimeout, OnLog: cfg.OnLog})
+	echo.Register(srv, ecfg)
 	i3 := session.Iperf3Config{Port: f.iperf3Port, MaxRate: maxRate, Auth: auth}
 	if auth != nil {
 		e.logf("%s", f.auth.describe(auth))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/admit"
+	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/web"
 )
@@ -44,10 +45,10 @@ func webAddr(s string) (string, error) {
 }
 
 // attachWeb checks the dashboard flags and, when --web is given, attaches
-// a dashboard to cfg, showing hist as its history (nil: the server's own
+// a dashboard to cfg and its echo tests' metrics to ecfg, showing hist as its history (nil: the server's own
 // results, kept in memory); the returned serve starts serving it (a no-op
 // without --web).
-func (f *webFlags) attachWeb(e *env, cfg *session.ServerConfig, hist web.History) (serve func() error, err error) {
+func (f *webFlags) attachWeb(e *env, cfg *session.ServerConfig, ecfg *echo.ServerConfig, hist web.History) (serve func() error, err error) {
 	none := func() error { return nil }
 	if f.addr == "" {
 		if len(f.probeAllow) > 0 {
@@ -65,6 +66,7 @@ func (f *webFlags) attachWeb(e *env, cfg *session.ServerConfig, hist web.History
 	}
 	ws := web.New(web.Config{Probe: web.ProbeConfig{Allow: allow}, OnLog: cfg.OnLog, History: hist})
 	ws.Attach(cfg)
+	ecfg.OnSession = ws.EchoFinished
 	return func() error {
 		var lc net.ListenConfig
 		ln, err := lc.Listen(e.ctx, "tcp", addr)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 )
@@ -50,6 +51,7 @@ func startTestServer(t testing.TB, cfg Config, interval time.Duration) *testServ
 		t.Fatal(err)
 	}
 	ts.port = srv.Port()
+	echo.Register(srv, echo.ServerConfig{IdleTimeout: 2 * time.Second, OnSession: ts.web.EchoFinished})
 	served := make(chan struct{})
 	go func() { defer close(served); _ = srv.Serve(ctx) }()
 	hs := httptest.NewServer(ts.web.Handler())

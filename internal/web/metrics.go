@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/result"
 )
 
@@ -30,6 +31,16 @@ type Metrics struct {
 	lastEnd    *prometheus.GaugeVec
 	lastWarn   *prometheus.GaugeVec
 	lastPct    *prometheus.GaugeVec
+
+	// Echo (request/response latency) tests, by kind (udp, tcp).
+	echoTests    *prometheus.CounterVec
+	echoConnects prometheus.Counter
+	echoReqs     *prometheus.CounterVec
+	echoBytes    *prometheus.CounterVec
+	echoLastReqs *prometheus.GaugeVec
+	echoLastDur  *prometheus.GaugeVec
+	echoLastEnd  *prometheus.GaugeVec
+	echoLastRTT  *prometheus.GaugeVec
 }
 
 // knownDialects bound the dialect label.
@@ -47,6 +58,9 @@ func NewMetrics(active func() int) *Metrics {
 	gauge := func(name, help string) *prometheus.GaugeVec {
 		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: ns + "last_test_" + name, Help: help}, []string{"protocol"})
 	}
+	echoGauge := func(name, help string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: ns + "echo_last_test_" + name, Help: help}, []string{"kind"})
+	}
 	m := &Metrics{
 		reg:        prometheus.NewRegistry(),
 		started:    counter("tests_started_total", "Tests accepted (each stream of a parallel test counts once).", pd...),
@@ -63,9 +77,20 @@ func NewMetrics(active func() int) *Metrics {
 		lastEnd:    gauge("end_timestamp_seconds", "When the last test finished, Unix time."),
 		lastWarn:   gauge("warnings", "Number of warnings of the last finished test."),
 		lastPct:    gauge("percent_of_medium", "Receiver goodput of the last finished test as a percentage of what the medium (--medium) allows."),
+
+		echoTests: counter("echo_tests_total", "Echo (request/response latency) tests answered, by kind (udp, tcp) and outcome: ok (the client said bye or closed), timeout (the client went silent for the idle timeout), error (a malformed message, an I/O error or the server stopping).", "kind", "outcome"),
+		echoConnects: prometheus.NewCounter(prometheus.CounterOpts{Name: ns + "echo_connect_probes_total",
+			Help: "Connect-latency probes answered: TCP connections that only said bye (each probe of a connect test is one)."}),
+		echoReqs:     counter("echo_requests_total", "Echo requests answered in finished echo tests.", "kind"),
+		echoBytes:    counter("echo_request_bytes_total", "Bytes of the echo requests answered in finished echo tests.", "kind"),
+		echoLastReqs: echoGauge("requests", "Echo requests answered in the last finished echo test."),
+		echoLastDur:  echoGauge("duration_seconds", "Time from the first to the last message of the last finished echo test, as this server saw it."),
+		echoLastEnd:  echoGauge("end_timestamp_seconds", "When the last echo test finished, Unix time."),
+		echoLastRTT:  echoGauge("kernel_rtt_seconds", "The kernel's smoothed RTT (tcp_info) of the last finished TCP echo test's connection, as this server's TCP saw it (delayed ACKs count); not the client's RTT, which is in its own result."),
 	}
 	m.reg.MustRegister(m.started, m.finished, m.recvBytes, m.sentBytes, m.recvDgrams, m.lost, m.ooo, m.dups,
 		m.lastBPS, m.lastLost, m.lastJitter, m.lastEnd, m.lastWarn, m.lastPct,
+		m.echoTests, m.echoConnects, m.echoReqs, m.echoBytes, m.echoLastReqs, m.echoLastDur, m.echoLastEnd, m.echoLastRTT,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: ns + "active_tests", Help: "Tests in progress."},
 			func() float64 { return float64(active()) }),
 		collectors.NewGoCollector(),
@@ -161,5 +186,43 @@ func (m *Metrics) Finished(r *result.Result, at time.Time) {
 	if proto == result.UDP {
 		m.lastLost.WithLabelValues(proto).Set(lostRatio)
 		m.lastJitter.WithLabelValues(proto).Set(jitter)
+	}
+}
+
+// EchoOutcome is the outcome label of an echo session: "ok" when the
+// client said bye or closed, "timeout" when it went silent, else "error".
+func EchoOutcome(ss echo.Session) string {
+	switch ss.End {
+	case echo.EndBye, echo.EndEOF:
+		return "ok"
+	case echo.EndIdle:
+		return "timeout"
+	}
+	return "error"
+}
+
+// EchoFinished counts a finished echo session: a connect probe, or a UDP
+// or TCP echo test with its requests.
+func (m *Metrics) EchoFinished(ss echo.Session, at time.Time) {
+	if ss.Kind == echo.SessionConnect {
+		m.echoConnects.Inc()
+		return
+	}
+	kind := ss.Kind
+	if kind != echo.SessionUDP && kind != echo.SessionTCP {
+		kind = "other"
+	}
+	m.echoTests.WithLabelValues(kind, EchoOutcome(ss)).Inc()
+	m.echoReqs.WithLabelValues(kind).Add(float64(ss.Requests))
+	m.echoBytes.WithLabelValues(kind).Add(float64(ss.Bytes))
+	m.echoLastReqs.WithLabelValues(kind).Set(float64(ss.Requests))
+	m.echoLastDur.WithLabelValues(kind).Set(ss.Last.Sub(ss.First).Seconds())
+	m.echoLastEnd.WithLabelValues(kind).Set(float64(at.UnixNano()) / 1e9)
+	if kind == echo.SessionTCP {
+		rtt := math.NaN()
+		if ss.KernelRTT > 0 {
+			rtt = ss.KernelRTT.Seconds()
+		}
+		m.echoLastRTT.WithLabelValues(kind).Set(rtt)
 	}
 }

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/wirebench/wirebench/internal/echo"
 )
 
 // parseMetrics fetches url and parses it with the Prometheus text parser.
@@ -141,4 +144,93 @@ func TestMetricsDialectLabelIsBounded(t *testing.T) {
 		return
 	}
 	t.Fatal("no received bytes metric")
+}
+
+// pollMetric reads /metrics until name{labels} equals want, for up to
+// 10 s (a UDP echo test ends on the server when its bye is next looked
+// at), and returns the last families read.
+func pollMetric(t *testing.T, url, name string, want float64, labels ...string) map[string]*dto.MetricFamily {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		fams := parseMetrics(t, url)
+		v, ok := value(fams, name, labels...)
+		if ok && v == want {
+			return fams
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s%v = %v (present %v), want %v within 10 s", name, labels, v, ok, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// One echo test of each kind moves its counter by exactly one, its
+// requests by the requests the client had answered, and the last-test
+// gauges to its figures; a connect test counts one probe per connection.
+func TestMetricsCountEchoTests(t *testing.T) {
+	ts := startTestServer(t, Config{}, 0)
+	run := func(proto string, count int) *echo.Result {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		res, err := echo.Run(ctx, echo.Config{Host: "127.0.0.1", Port: ts.port, Proto: proto, Count: count, Interval: 2 * time.Millisecond, Timeout: 2 * time.Second})
+		if err != nil {
+			t.Fatalf("echo %s test: %v", proto, err)
+		}
+		if res.Received != int64(count) || res.Late != 0 {
+			t.Fatalf("echo %s test over loopback: %d of %d answered, %d late", proto, res.Received, count, res.Late)
+		}
+		return res
+	}
+	url := ts.url + "/metrics"
+	for _, tc := range []struct {
+		proto string
+		count int
+	}{{echo.ProtoUDP, 40}, {echo.ProtoTCP, 25}} {
+		res := run(tc.proto, tc.count)
+		kind := "kind=" + tc.proto
+		fams := pollMetric(t, url, "wirebench_server_echo_tests_total", 1, kind, "outcome=ok")
+		checks := []struct {
+			name string
+			want float64
+		}{
+			{"wirebench_server_echo_requests_total", float64(res.Received)},
+			{"wirebench_server_echo_request_bytes_total", float64(res.Received) * float64(echo.DefaultSize)},
+			{"wirebench_server_echo_last_test_requests", float64(res.Received)},
+		}
+		for _, c := range checks {
+			if v, ok := value(fams, c.name, kind); !ok || v != c.want {
+				t.Errorf("%s{%s} = %v (present %v), want %v", c.name, kind, v, ok, c.want)
+			}
+		}
+		for _, outcome := range []string{"timeout", "error"} {
+			if v, ok := value(fams, "wirebench_server_echo_tests_total", kind, "outcome="+outcome); ok && v != 0 {
+				t.Errorf("echo_tests_total{%s,outcome=%s} = %v, want 0", kind, outcome, v)
+			}
+		}
+		// The server sees the requests from the first to the last: a
+		// little less than the client's whole test, never more.
+		if d, _ := value(fams, "wirebench_server_echo_last_test_duration_seconds", kind); d <= 0 || d > res.Seconds+0.5 {
+			t.Errorf("%s: server-side duration %.3f s, the client's test took %.3f s", tc.proto, d, res.Seconds)
+		}
+		if end, _ := value(fams, "wirebench_server_echo_last_test_end_timestamp_seconds", kind); math.Abs(end-float64(time.Now().Unix())) > 30 {
+			t.Errorf("%s: end timestamp %.0f is not now", tc.proto, end)
+		}
+		if tc.proto == echo.ProtoTCP {
+			rtt, ok := value(fams, "wirebench_server_echo_last_test_kernel_rtt_seconds", kind)
+			if !ok || !(rtt > 0 && rtt < 1) {
+				t.Errorf("kernel RTT of the TCP echo connection on loopback = %v (present %v), want between 0 and 1 s", rtt, ok)
+			}
+			t.Logf("tcp echo: client RTT p50 %.3f ms, p99 %.3f ms; kernel smoothed RTT %.3f ms", res.RTT.P50, res.RTT.P99, 1e3*rtt)
+		}
+	}
+	run(echo.ProtoConnect, 3)
+	fams := pollMetric(t, url, "wirebench_server_echo_connect_probes_total", 3)
+	// The connect probes are not tests: the counters of the two tests stay.
+	for _, kind := range []string{"kind=udp", "kind=tcp"} {
+		if v, _ := value(fams, "wirebench_server_echo_tests_total", kind, "outcome=ok"); v != 1 {
+			t.Errorf("echo_tests_total{%s,outcome=ok} = %v after the connect probes, want 1", kind, v)
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/version"
@@ -137,6 +138,12 @@ func (s *Server) TestFinished(id int, r *result.Result) {
 		ids = append(ids, st.ID)
 	}
 	s.hub.End(LiveEnd{ID: id, RunID: runID, Summary: Summarize(r)}, ids...)
+}
+
+// EchoFinished records an echo (request/response latency) test the
+// server answered, in /metrics. Give it to echo.ServerConfig.OnSession.
+func (s *Server) EchoFinished(ss echo.Session) {
+	s.metrics.EchoFinished(ss, time.Now())
 }
 
 // Handler returns the dashboard's HTTP handler: the page, /api/…,
