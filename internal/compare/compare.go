@@ -33,7 +33,7 @@ type Metric struct {
 
 // Metrics takes the comparable figures out of one result document, in a
 // fixed order, the headline figure first. Kinds it knows: test,
-// under-load, request-response, ping, matrix.
+// under-load, request-response, ping, matrix, sweep.
 func Metrics(doc []byte) (kind string, ms []Metric, err error) {
 	var head struct {
 		Kind string `json:"kind"`
@@ -128,6 +128,31 @@ func Metrics(doc []byte) (kind string, ms []Metric, err error) {
 				ms = append(ms, Metric{Name: "loss_percent" + cell, Unit: "%", Value: c.LossPercent},
 					Metric{Name: "jitter_ms" + cell, Unit: "ms", Value: c.JitterMS})
 			}
+		}
+		return head.Kind, ms, nil
+	case "sweep":
+		var r struct {
+			Sizes []struct {
+				Size          int     `json:"size"`
+				RatePPS       float64 `json:"rate_pps"`
+				LimitedByHost bool    `json:"limited_by_host"`
+				Repeats       *struct {
+					RatesPPS []float64 `json:"rates_pps"`
+				} `json:"repeats"`
+			} `json:"sizes"`
+		}
+		if err := json.Unmarshal(doc, &r); err != nil {
+			return head.Kind, nil, fmt.Errorf("reading a sweep result: %w", err)
+		}
+		for _, s := range r.Sizes {
+			if s.LimitedByHost {
+				continue // a lower bound set by this host, not the device's figure
+			}
+			m := Metric{Name: "rate_pps@" + strconv.Itoa(s.Size), Unit: "1/s", Value: s.RatePPS, HigherIsBetter: true}
+			if s.Repeats != nil {
+				m = withSamples(m, s.Repeats.RatesPPS)
+			}
+			ms = append(ms, m)
 		}
 		return head.Kind, ms, nil
 	}
@@ -272,6 +297,32 @@ type Diff struct {
 	// intervals (Welch), present when both runs have repeated samples.
 	DifferenceCI95 *float64 `json:"difference_ci95,omitempty"`
 	RatioCI95      *float64 `json:"ratio_ci95,omitempty"`
+}
+
+// Verdicts of Judge.
+const (
+	Better = "better"
+	Worse  = "worse"
+	Same   = "same"
+)
+
+// Judge says whether run B is Better, Worse or the Same as the baseline A
+// in d: the Same when the change is at most tolerance (a share of A, such
+// as 0.05) or lies within the 95 % interval of the difference, where there
+// is one; otherwise Better or Worse by the metric's direction. When A is
+// 0 any change counts.
+func Judge(d Diff, tolerance float64) string {
+	switch {
+	case d.Difference == 0:
+		return Same
+	case d.DifferenceCI95 != nil && math.Abs(d.Difference) <= *d.DifferenceCI95:
+		return Same
+	case d.Ratio != nil && math.Abs(*d.Ratio-1) <= tolerance:
+		return Same
+	case (d.Difference > 0) == d.HigherIsBetter:
+		return Better
+	}
+	return Worse
 }
 
 // Pair compares every metric the two runs share, in a's order; names

@@ -92,6 +92,8 @@ func TestMetricsOtherKinds(t *testing.T) {
 			"rtt_avg_ms@56=1/3,rtt_p50_ms@56=1/0,loss_percent@56=0/0,loss_percent@1472=100/0"},
 		{`{"kind":"matrix","cells":[{"protocol":"tcp","direction":"upload","bits_per_second":94e6,"status":"ok"},{"protocol":"udp","direction":"download","status":"unsupported"}]}`,
 			"throughput_tcp_upload=9.4e+07/0"},
+		{`{"kind":"sweep","sizes":[{"size":64,"rate_pps":9000},{"size":1470,"rate_pps":5000,"repeats":{"rates_pps":[4900,5000,5100]}},{"size":1472,"rate_pps":3000,"limited_by_host":true}]}`,
+			"rate_pps@64=9000/0,rate_pps@1470=5000/3"},
 		{`{"kind":"under-load","throughput":{"kind":"test","test":{"protocol":"tcp"},"sender":{"bits_per_second":9e6,"tcp":{"retransmits":4}}},"idle":{"rtt":{"count":1,"mean_ms":0.2,"p50_ms":0.2,"p99_ms":0.2}},"loaded":{"rtt":{"count":0}}}`,
 			"throughput=9e+06/0,retransmits=4/0,idle_rtt_mean_ms=0.2/0,idle_rtt_p50_ms=0.2/0,idle_rtt_p99_ms=0.2/0"},
 	} {
@@ -138,4 +140,27 @@ func FuzzMetrics(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestJudge(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, tc := range []struct {
+		name string
+		d    Diff
+		tol  float64
+		want string
+	}{
+		{"throughput down 12 %", Diff{HigherIsBetter: true, A: 100, B: 88, Difference: -12, Ratio: f(0.88)}, 0.05, Worse},
+		{"throughput down 3 %, within 5 %", Diff{HigherIsBetter: true, A: 100, B: 97, Difference: -3, Ratio: f(0.97)}, 0.05, Same},
+		{"throughput up 10 %", Diff{HigherIsBetter: true, A: 100, B: 110, Difference: 10, Ratio: f(1.1)}, 0.05, Better},
+		{"jitter up 50 %", Diff{A: 2, B: 3, Difference: 1, Ratio: f(1.5)}, 0.05, Worse},
+		{"jitter down 50 %", Diff{A: 2, B: 1, Difference: -1, Ratio: f(0.5)}, 0.05, Better},
+		{"down 12 % but within the noise", Diff{HigherIsBetter: true, A: 100, B: 88, Difference: -12, Ratio: f(0.88), DifferenceCI95: f(15)}, 0.05, Same},
+		{"loss from 0", Diff{A: 0, B: 0.5, Difference: 0.5}, 0.05, Worse},
+		{"both 0", Diff{A: 0, B: 0}, 0.05, Same},
+	} {
+		if got := Judge(tc.d, tc.tol); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
 }
