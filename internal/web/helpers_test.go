@@ -162,3 +162,12 @@ func openEvents(ctx context.Context, t testing.TB, base string) *http.Response {
 	}
 	return resp
 }
+
+// httptestServer serves s's handler on loopback until the test ends and
+// returns its base URL.
+func httptestServer(t testing.TB, s *Server) string {
+	t.Helper()
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	return hs.URL
+}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/compare"
 	"github.com/wirebench/wirebench/internal/result"
 )
 
@@ -34,6 +35,9 @@ type Run struct {
 	RunSummary
 	// Result is the whole result document, as printed with --json.
 	Result json.RawMessage `json:"result"`
+	// Figures are the run's comparable figures (compare.Metrics), filled
+	// in by /api/runs/ID for the kinds compare knows.
+	Figures []compare.Metric `json:"figures,omitempty"`
 }
 
 // Filter selects runs. The zero Filter selects every run.
@@ -91,21 +95,30 @@ func NewMemory(maxRuns, maxBytes int) *Memory {
 // Add keeps r (labelled with labels and those TestLabels derives from it)
 // and returns its run id.
 func (m *Memory) Add(r *result.Result, labels map[string]string) (int64, error) {
-	doc, err := json.Marshal(r)
-	if err != nil {
-		return 0, fmt.Errorf("encoding the result of a test from %s: %w", r.Test.Peer, err)
-	}
 	all := TestLabels(r)
 	for k, v := range labels {
 		all[k] = v
 	}
+	return m.AddDoc(RunSummary{Kind: r.Kind, Labels: all, StartedAt: r.StartedAt, Target: r.Test.Peer, Summary: Summarize(r)}, r)
+}
+
+// AddDoc keeps any result document (a sweep, a matrix, …) under sum, whose
+// ID it sets, and returns that run id.
+func (m *Memory) AddDoc(sum RunSummary, doc any) (int64, error) {
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return 0, fmt.Errorf("encoding the %s result from %s: %w", sum.Kind, sum.Target, err)
+	}
+	if sum.Labels == nil {
+		sum.Labels = map[string]string{}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.nextID++
-	run := Run{RunSummary: RunSummary{ID: m.nextID, Kind: r.Kind, Labels: all, StartedAt: r.StartedAt,
-		Target: r.Test.Peer, Summary: Summarize(r)}, Result: doc}
+	sum.ID = m.nextID
+	run := Run{RunSummary: sum, Result: b}
 	m.runs = append(m.runs, run)
-	m.bytes += len(doc)
+	m.bytes += len(b)
 	for len(m.runs) > 1 && (len(m.runs) > m.maxRuns || m.bytes > m.maxBytes) {
 		m.bytes -= len(m.runs[0].Result)
 		m.runs[0] = Run{}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/compare"
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -158,6 +159,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("GET /api/runs", s.apiRuns)
 	mux.HandleFunc("GET /api/runs/{id}", s.apiRun)
+	mux.HandleFunc("GET /api/compare", s.apiCompare)
 	mux.Handle("GET /metrics", s.metrics.Handler())
 	mux.Handle("GET /probe", s.cfg.Probe.probeHandler(s.slots, func(r *result.Result) {
 		if s.memory != nil {
@@ -253,6 +255,9 @@ func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		http.Error(w, "reading run: "+err.Error(), http.StatusInternalServerError)
 	default:
+		if _, ms, err := compare.Metrics(run.Result); err == nil {
+			run.Figures = ms
+		}
 		writeJSON(w, run)
 	}
 }
