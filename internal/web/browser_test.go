@@ -175,3 +175,127 @@ func pixelSpread(t *testing.T, b []byte, top int) (float64, int) {
 	mean := sum / n
 	return math.Sqrt(max(sq/n-mean*mean, 0)), len(colours)
 }
+
+// A stored sweep's page draws its curve (one point per size, the line's
+// curve beside it), marks and lists its cliff and shows every size's
+// figures; ticking two runs in the history and pressing Compare shows
+// both values of each figure, the verdict and the regression coloured.
+func TestSweepAndCompareInChromium(t *testing.T) {
+	path := chromium(t)
+	s := New(Config{})
+	res := testSweep(t)
+	sweepID := addSweep(t, s, res)
+	a, _ := s.memory.Add(udpRun("192.0.2.1:5001", 10e6, 0, 0.20), map[string]string{"fw": "1.3"})
+	b, _ := s.memory.Add(udpRun("192.0.2.1:5001", 8e6, 10, 0.20), map[string]string{"fw": "1.4"})
+	base := httptestServer(t, s)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.WindowSize(1280, 1000))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	defer cancelT()
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/#/run/%d", base, sweepID)),
+		chromedp.WaitVisible(chromedp.CSS(`svg[data-chart="payload rate"] path[data-series="loss-free rate"]`))); err != nil {
+		t.Fatalf("opening the sweep's page: %v", err)
+	}
+	count := func(js string) int {
+		t.Helper()
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		return n
+	}
+	withLine := 0
+	for _, sr := range res.Sizes {
+		if sr.LinePPS > 0 {
+			withLine++
+		}
+	}
+	for _, c := range []struct {
+		what, js string
+		want int
+	}{
+		{"points of the rate curve", `+document.querySelector('svg[data-chart="payload rate"] path[data-series="loss-free rate"]').getAttribute("data-points")`, len(res.Sizes)},
+		{"points of the datagram curve", `+document.querySelector('svg[data-chart="datagrams"] path[data-series="loss-free rate"]').getAttribute("data-points")`, len(res.Sizes)},
+		{"points of the line's curve", `+document.querySelector('svg[data-chart="payload rate"] path[data-series^="line"]').getAttribute("data-points")`, withLine},
+		{"cliff marks on the rate chart", `document.querySelectorAll('svg[data-chart="payload rate"] .cliff-mark').length`, len(res.Cliffs)},
+		{"cliff rows", `document.querySelectorAll("#cliffs tr.cliff-row").length`, len(res.Cliffs)},
+		{"size rows", `document.querySelectorAll("#sweep-points tr.sweep-point").length`, len(res.Sizes)},
+	} {
+		if got := count(c.js); got != c.want {
+			t.Errorf("%s: %d, want %d", c.what, got, c.want)
+		}
+	}
+	// The path's x coordinates rise with the size: one point per size, in order.
+	d, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('svg[data-chart="payload rate"] path[data-series="loss-free rate"]').getAttribute("d")`))
+	if err != nil || strings.Count(d, "M")+strings.Count(d, "L") != len(res.Sizes) {
+		t.Errorf("the curve's path %q (%v) does not have %d points", d, err, len(res.Sizes))
+	}
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#sweep-points tr.sweep-point")].map(tr => [...tr.cells].slice(0, 3).map(c => c.textContent).join(" "))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, sr := range res.Sizes {
+		want := fmt.Sprintf("%d %.0f %.2f", sr.Size, sr.RatePPS, sr.RateBPS/1e6)
+		if i >= len(rows) || rows[i] != want {
+			t.Errorf("size row %d = %q, want %q", i, rows[i:min(i+1, len(rows))], want)
+		}
+	}
+	cliff, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#cliffs tbody")))
+	c0 := res.Cliffs[0]
+	if err != nil || !strings.Contains(cliff, fmt.Sprint(c0.Below)) || !strings.Contains(cliff, fmt.Sprint(c0.Above)) || !strings.Contains(cliff, c0.Hint) {
+		t.Errorf("the cliffs table %q (%v) lacks %d/%d or its hint %q", cliff, err, c0.Below, c0.Above, c0.Hint)
+	}
+	sweepShot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Tick A, then B, in the history and press Compare.
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/#/"),
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#history tr[data-run-id="%d"] input.pick`, b))),
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#history tr[data-run-id="%d"] input.pick`, a))),
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#history tr[data-run-id="%d"] input.pick`, b))),
+		chromedp.Click(chromedp.CSS("#compare-picked")),
+		chromedp.WaitVisible(chromedp.CSS("#compare-table"))); err != nil {
+		t.Fatalf("comparing runs %d and %d from the history: %v", a, b, err)
+	}
+	if h, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash`)); h != fmt.Sprintf("#/compare/%d/%d", a, b) {
+		t.Errorf("Compare went to %q, want run %d as the baseline", h, a)
+	}
+	row, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelector('#compare-table tr[data-metric="throughput"]').cells].map(c => c.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"throughput", "10.00 Mbit/s", "8.00 Mbit/s", "80.0 %", "−2.00 Mbit/s", "worse"}; strings.Join(row, "|") != strings.Join(want, "|") {
+		t.Errorf("throughput row %q, want %q", row, want)
+	}
+	cls, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#compare-table tr[data-metric="throughput"]').className`))
+	bg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector('#compare-table tr[data-metric="throughput"] td')).backgroundColor`))
+	plain, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector('#compare-table tr[data-metric="jitter_ms"] td')).backgroundColor`))
+	if !strings.Contains(cls, "worse") || bg == plain {
+		t.Errorf("the regression is not coloured: class %q, background %s (an unchanged row: %s)", cls, bg, plain)
+	}
+	verdict, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#compare-verdict")))
+	if err != nil || !strings.HasPrefix(verdict, "Regression: throughput, loss_percent worse") {
+		t.Errorf("verdict %q (%v)", verdict, err)
+	}
+	compareShot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, shot := range map[string][]byte{"sweep": sweepShot, "compare": compareShot} {
+		sd, colours := pixelSpread(t, shot, 60)
+		t.Logf("%s screenshot: %d bytes; below the header luminance std dev %.1f, %d colours", name, len(shot), sd, colours)
+		if sd < 10 || colours < 64 {
+			t.Errorf("%s screenshot looks blank below the header: luminance std dev %.1f, %d colours", name, sd, colours)
+		}
+		if dir := os.Getenv("WIREBENCH_SCREENSHOT_DIR"); dir != "" {
+			_ = os.WriteFile(filepath.Join(dir, "dashboard-"+name+".png"), shot, 0o644)
+		}
+	}
+}

@@ -1,5 +1,6 @@
 // wirebench dashboard: live tests from /api/events, history from /api/runs,
-// a run's detail from /api/runs/ID. Plain JavaScript, no external assets.
+// a run's detail from /api/runs/ID (tests, sweeps, matrices, other kinds),
+// two runs side by side from /api/compare. Plain JavaScript, no external assets.
 "use strict";
 
 const SVGNS = "http://www.w3.org/2000/svg";
@@ -198,13 +199,32 @@ async function loadHistory() {
   body.replaceChildren(...runs.reverse().map(r => {
     const chips = Object.entries(r.labels || {}).sort().map(([k, v]) =>
       el("span", { class: "chip", title: "filter by this label", onclick: ev => { ev.stopPropagation(); addFilter(`${k}=${v}`); } }, `${k}=${v}`));
+    const tick = el("input", { type: "checkbox", class: "pick", value: String(r.id), title: "tick two runs, then Compare",
+      onclick: ev => ev.stopPropagation(), onchange: updatePicks });
     return el("tr", { class: "link", "data-run-id": String(r.id), onclick: () => { location.hash = `#/run/${r.id}`; } },
+      el("td", {}, tick),
       el("td", {}, el("a", { href: `#/run/${r.id}` }, r.id)),
       el("td", {}, r.started_at.slice(0, 19).replace("T", " ")),
       el("td", {}, r.target),
+      el("td", {}, r.kind || ""),
       el("td", {}, r.summary),
       el("td", {}, ...chips));
   }));
+  updatePicks();
+}
+
+// picked are the ticked runs in the order they were ticked: the first is
+// the baseline A.
+let picked = [];
+
+function updatePicks() {
+  const ticked = [...document.querySelectorAll("#history input.pick:checked")].map(c => c.value);
+  picked = picked.filter(id => ticked.includes(id)).concat(ticked.filter(id => !picked.includes(id)));
+  const btn = document.getElementById("compare-picked");
+  btn.disabled = picked.length !== 2;
+  document.getElementById("compare-note").textContent = picked.length === 2
+    ? `run ${picked[1]} against run ${picked[0]} (the first ticked is the baseline)`
+    : "Tick two runs to compare them.";
 }
 
 function addFilter(l) {
@@ -251,11 +271,35 @@ async function showRun(id) {
     return;
   }
   const r = run.result || {};
+  const head = [el("h2", { id: "run-title" }, `run ${run.id}: ${run.summary}`)];
+  if (r.error) head.push(el("div", { class: "err" }, "Error: " + r.error));
+  for (const w of r.warnings || []) head.push(el("div", { class: "warn run-warning" }, "Warning: " + w));
+  const tail = [compareWith(run.id), el("p", {}, el("a", { href: `api/runs/${run.id}` }, "the run as JSON"))];
+  let parts;
+  switch (run.kind) {
+    case "test": parts = testParts(run, r); break;
+    case "sweep": parts = sweepParts(run, r); break;
+    case "matrix": parts = matrixParts(run, r); break;
+    default: parts = otherParts(run, r);
+  }
+  body.replaceChildren(...head, ...parts, ...tail);
+}
+
+// compareWith is the run page's "compare with…" form: this run is the
+// baseline A.
+function compareWith(id) {
+  const input = el("input", { id: "compare-other", type: "number", min: "1", placeholder: "run id", "aria-label": "run to compare with" });
+  return el("form", { class: "compare-with", onsubmit: ev => {
+    ev.preventDefault();
+    if (input.value) location.hash = `#/compare/${id}/${input.value}`;
+  } }, el("label", { for: "compare-other" }, `Compare run ${id} (as baseline) with run`), input, el("button", { type: "submit" }, "Compare"));
+}
+
+// testParts is the page of one test: medium, charts, counts, intervals.
+function testParts(run, r) {
   const t = r.test || {};
   const udp = t.protocol === "udp";
-  const parts = [el("h2", { id: "run-title" }, `run ${run.id}: ${run.summary}`)];
-  if (r.error) parts.push(el("div", { class: "err" }, "Error: " + r.error));
-  for (const w of r.warnings || []) parts.push(el("div", { class: "warn run-warning" }, "Warning: " + w));
+  const parts = [];
   for (const d of r.diagnoses || []) parts.push(el("div", { class: "warn" }, "Diagnosis: " + d));
   parts.push(kv([["started", run.started_at], ["peer", t.peer || run.target], ["protocol", t.protocol], ["direction", t.direction],
     ["dialect", t.dialect], ["streams", t.streams], ["length", t.length ? t.length + " bytes" : ""], ["requested rate", t.rate_bps ? fmtRate(t.rate_bps) : ""],
@@ -280,7 +324,212 @@ async function showRun(id) {
   parts.push(el("h3", {}, `Intervals (${ivs.length})`));
   if (ivs.length === 0) parts.push(el("p", { class: "muted" }, "This run has no intervals."));
   else parts.push(el("table", { id: "intervals" }, el("thead", {}, el("tr", {}, ...head.map(h => el("th", {}, h)))), el("tbody", {}, ...rows)));
-  parts.push(el("p", {}, el("a", { href: `api/runs/${run.id}` }, "the run as JSON")));
+  return parts;
+}
+
+function labelList(run) {
+  return Object.entries(run.labels || {}).sort().map(([k, v]) => `${k}=${v}`).join(", ");
+}
+
+function table(id, head, rows) {
+  return el("table", { id }, el("thead", {}, el("tr", {}, ...head.map(h => el("th", {}, h)))), el("tbody", {}, ...rows));
+}
+
+function num(v, digits) {
+  if (v === undefined || v === null || !isFinite(v)) return "—";
+  return digits === undefined ? String(v) : (+v).toFixed(digits);
+}
+
+// td is a table cell, numeric (right-aligned) unless cls says otherwise.
+function td(v, cls) { return el("td", { class: cls === undefined ? "num" : cls }, v); }
+
+// xyChart draws series [{name, color, points: [[x, y], ...], dash}] over
+// a numeric x axis, each as an SVG path (data-points on the path: its
+// number of points), with vertical markers [{x, label}].
+function xyChart(title, xunit, yunit, series, markers, w = 560, h = 260) {
+  const pad = { l: 56, r: 14, t: 22, b: 30 };
+  const s = svg("svg", { class: "chart", width: w, height: h, viewBox: `0 0 ${w} ${h}`, role: "img", "data-chart": title });
+  const all = series.flatMap(se => se.points).filter(p => isFinite(p[0]) && isFinite(p[1]));
+  const xs = all.map(p => p[0]).concat(markers.map(m => m.x));
+  const xmin = Math.min(...xs), xmax0 = Math.max(...xs);
+  const xmax = xmax0 > xmin ? xmax0 : xmin + 1;
+  const ymax = niceMax(Math.max(0, ...all.map(p => p[1])));
+  const X = x => pad.l + (w - pad.l - pad.r) * (x - xmin) / (xmax - xmin);
+  const Y = y => h - pad.b - (h - pad.t - pad.b) * y / ymax;
+  const t = svg("text", { x: pad.l, y: 15, class: "title" });
+  t.textContent = `${title} (${yunit})`;
+  s.append(t);
+  for (let i = 0; i <= 4; i++) {
+    const v = ymax * i / 4;
+    s.append(svg("line", { x1: pad.l, x2: w - pad.r, y1: Y(v), y2: Y(v), stroke: "#e4e7ec", "stroke-width": 1 }));
+    const lab = svg("text", { x: pad.l - 4, y: Y(v) + 4, "text-anchor": "end" });
+    lab.textContent = +v.toPrecision(3);
+    s.append(lab);
+  }
+  s.append(svg("line", { x1: pad.l, x2: pad.l, y1: pad.t, y2: h - pad.b, stroke: "#98a2b3" }));
+  s.append(svg("line", { x1: pad.l, x2: w - pad.r, y1: h - pad.b, y2: h - pad.b, stroke: "#98a2b3" }));
+  for (const [x, anchor] of [[xmin, "start"], [xmax, "end"]]) {
+    const lab = svg("text", { x: X(x), y: h - 10, "text-anchor": anchor });
+    lab.textContent = `${+x.toFixed(1)} ${xunit}`;
+    s.append(lab);
+  }
+  for (const m of markers) {
+    s.append(svg("line", { class: "cliff-mark", x1: X(m.x), x2: X(m.x), y1: pad.t, y2: h - pad.b, stroke: "#b42318", "stroke-dasharray": "4 3", "stroke-width": 1.5 }));
+    const lab = svg("text", { x: X(m.x) + 3, y: pad.t + 12, fill: "#b42318", class: "cliff-label" });
+    lab.textContent = m.label;
+    s.append(lab);
+  }
+  const legend = [];
+  for (const se of series) {
+    const pts = se.points.filter(p => isFinite(p[0]) && isFinite(p[1]));
+    if (pts.length === 0) continue;
+    const d = pts.map((p, i) => `${i ? "L" : "M"}${X(p[0]).toFixed(1)},${Y(p[1]).toFixed(1)}`).join(" ");
+    const path = svg("path", { d, fill: "none", stroke: se.color, "stroke-width": 2, "data-series": se.name, "data-points": String(pts.length) });
+    if (se.dash) path.setAttribute("stroke-dasharray", "6 4");
+    s.append(path);
+    if (!se.dash) for (const p of pts) s.append(svg("circle", { cx: X(p[0]), cy: Y(p[1]), r: 3, fill: se.color }));
+    legend.push(se);
+  }
+  // The legend sits on the title's row, right of it, clear of the plot.
+  legend.forEach((se, i) => {
+    const x = w / 2 + 130 * i, y = 11;
+    s.append(svg("line", { x1: x, x2: x + 20, y1: y, y2: y, stroke: se.color, "stroke-width": 2, "stroke-dasharray": se.dash ? "6 4" : "" }));
+    const lab = svg("text", { x: x + 24, y: y + 4 });
+    lab.textContent = se.name;
+    s.append(lab);
+  });
+  return s;
+}
+
+// sweepParts is a sweep's page: the fastest loss-free rate per size against
+// the line's, the cliffs marked and listed, and every size's figures.
+function sweepParts(run, r) {
+  const t = r.test || {};
+  const sizes = r.sizes || [];
+  const cliffs = r.cliffs || [];
+  const parts = [kv([["started", run.started_at], ["target", run.target], ["mode", t.mode], ["medium", t.medium || "none named"],
+    ["loss allowed", t.loss_percent !== undefined ? t.loss_percent + " %" : ""], ["trial", t.trial_s ? t.trial_s + " s" : (t.packets ? t.packets + " datagrams" : "")],
+    ["repetitions", t.repeat], ["took", r.duration_s ? r.duration_s.toFixed(1) + " s" : ""], ["labels", labelList(run)], ["version", r.version]])];
+  if (r.interrupted) parts.push(el("div", { class: "warn" }, "The sweep was interrupted: only the sizes shown were finished."));
+  const line = sizes.filter(z => z.line_pps > 0);
+  const marks = cliffs.map(c => ({ x: (c.below + c.above) / 2, label: c.exact ? `${c.below}/${c.above}` : `${c.below}–${c.above}` }));
+  const mbit = [{ name: "loss-free rate", color: "#1f6feb", points: sizes.map(z => [z.size, z.rate_bps / 1e6]) }];
+  const pps = [{ name: "loss-free rate", color: "#1f6feb", points: sizes.map(z => [z.size, z.rate_pps]) }];
+  if (line.length > 0) {
+    mbit.push({ name: `line (${t.medium})`, color: "#98a2b3", dash: true, points: line.map(z => [z.size, z.line_pps * z.size * 8 / 1e6]) });
+    pps.push({ name: `line (${t.medium})`, color: "#98a2b3", dash: true, points: line.map(z => [z.size, z.line_pps]) });
+  }
+  if (sizes.length > 0) {
+    parts.push(el("div", { class: "charts" }, xyChart("payload rate", "B", "Mbit/s", mbit, marks), xyChart("datagrams", "B", "per second", pps, marks)));
+  } else {
+    parts.push(el("p", { class: "muted" }, "This sweep finished no size."));
+  }
+  parts.push(el("h3", {}, `Cliffs (${cliffs.length})`));
+  if (cliffs.length === 0) parts.push(el("p", { class: "muted" }, "No cliff: the byte rate never fell by a fifth from one size to the next."));
+  else parts.push(table("cliffs", ["below (B)", "above (B)", "rate below /s", "rate above /s", "to the byte", "hint"],
+    cliffs.map(c => el("tr", { class: "cliff-row" }, td(c.below), td(c.above), td(num(c.rate_below_pps, 0)), td(num(c.rate_above_pps, 0)),
+      td(c.exact ? "yes" : "no", ""), td(c.hint || "", "")))));
+  parts.push(el("h3", {}, `Sizes (${sizes.length})`));
+  parts.push(table("sweep-points", ["size (B)", "datagrams/s", "Mbit/s", "% of line", "loss %", "trials", "confirmed", "notes"],
+    sizes.map(z => {
+      const notes = [];
+      if (z.limited_by_host) notes.push("limited by this host (a lower bound)");
+      if (z.at_max) notes.push("at the highest rate tried");
+      if (z.bisected) notes.push("bisected");
+      if (z.repeats) notes.push(`${z.repeats.n} repeats, ±${num(z.repeats.ci95_percent, 1)} %${z.repeats.unstable ? " (unstable)" : ""}`);
+      if (z.rtt_ms) notes.push(`RTT p50 ${num(z.rtt_ms.p50, 3)} ms`);
+      return el("tr", { class: "sweep-point" + (z.limited_by_host ? " host-limited" : "") }, td(z.size), td(num(z.rate_pps, 0)), td(num(z.rate_bps / 1e6, 2)),
+        td(z.percent_of_line === null || z.percent_of_line === undefined ? "—" : num(z.percent_of_line, 1)), td(num(z.loss_percent, 3)), td(z.trials),
+        td(z.confirmed ? "yes" : "no", ""), td(notes.join("; "), ""));
+    })));
+  return parts;
+}
+
+// matrixParts is a matrix's page: its cells.
+function matrixParts(run, r) {
+  const cells = r.cells || [];
+  const parts = [kv([["started", run.started_at], ["target", run.target], ["dialect", r.dialect], ["duration", r.duration_s ? r.duration_s + " s per cell" : ""],
+    ["medium", r.medium], ["labels", labelList(run)], ["version", r.version]])];
+  parts.push(el("h3", {}, `Cells (${cells.length})`));
+  parts.push(table("matrix-cells", ["protocol", "direction", "Mbit/s", "loss %", "jitter ms", "% of line", "basis", "status"],
+    cells.map(c => el("tr", { class: "matrix-cell" }, td(c.protocol, ""), td(c.direction + (c.simultaneous ? " (simultaneous)" : ""), ""),
+      td(c.bits_per_second === null || c.bits_per_second === undefined ? "—" : num(c.bits_per_second / 1e6, 2)), td(num(c.loss_percent, 3)),
+      td(num(c.jitter_ms, 3)), td(num(c.percent_of_line, 1)), td(c.basis || "", ""), td(c.status + (c.reason ? `: ${c.reason}` : ""), "")))));
+  return parts;
+}
+
+// otherParts shows any other kind (ping, request-response, …): its
+// comparable figures, then the document itself.
+function otherParts(run, r) {
+  const parts = [kv([["kind", run.kind], ["started", run.started_at], ["target", run.target], ["labels", labelList(run)], ["version", r.version]])];
+  const figs = run.figures || [];
+  if (figs.length > 0) {
+    parts.push(el("h3", {}, "Figures"), table("figures", ["figure", "value", "unit", "samples"],
+      figs.map(f => el("tr", { class: "figure-row" }, td(f.name, ""), td(+f.value.toPrecision(6)), td(f.unit, ""), td(f.n || "")))));
+  } else {
+    parts.push(el("p", { class: "muted" }, "No figures this page knows how to draw for this kind of run; the document follows."));
+  }
+  parts.push(el("details", {}, el("summary", {}, "the result document"), el("pre", { class: "doc" }, JSON.stringify(r, null, 2))));
+  return parts;
+}
+
+// ---- compare ----
+
+function fmtFigure(v, unit) {
+  if (!isFinite(v)) return "n/a";
+  switch (unit) {
+    case "bit/s": return fmtRate(v);
+    case "ms": return v.toFixed(3) + " ms";
+    case "%": return v.toFixed(3) + " %";
+    case "1/s": return v.toFixed(1) + "/s";
+  }
+  return String(+v.toPrecision(6));
+}
+
+function fmtDifference(d) {
+  const sign = d.difference >= 0 ? "+" : "−";
+  let s = sign + fmtFigure(Math.abs(d.difference), d.unit);
+  if (d.difference_ci95 !== undefined) s += ` ±${fmtFigure(d.difference_ci95, d.unit)}`;
+  return s;
+}
+
+function fmtRatio(d) {
+  if (d.ratio === null || d.ratio === undefined) return "—";
+  let s = (100 * d.ratio).toFixed(1);
+  if (d.ratio_ci95 !== undefined) s += ` ±${(100 * d.ratio_ci95).toFixed(1)}`;
+  return s + " %";
+}
+
+async function showCompare(a, b) {
+  const body = document.getElementById("compare-body");
+  body.replaceChildren(el("p", { class: "muted" }, "loading…"));
+  let c;
+  try {
+    const resp = await fetch(`api/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`);
+    if (!resp.ok) { body.replaceChildren(el("div", { class: "err" }, await resp.text())); return; }
+    c = await resp.json();
+  } catch (err) {
+    body.replaceChildren(el("div", { class: "err" }, "the comparison could not be read: " + err));
+    return;
+  }
+  const words = { regression: "Regression", improvement: "Improvement", same: "No change beyond the tolerance" };
+  const parts = [el("h2", { id: "compare-title" }, `run ${c.b.id} against run ${c.a.id}`),
+    el("div", { id: "compare-verdict", class: "verdict " + c.verdict }, words[c.verdict] || c.verdict,
+      c.regressions.length ? `: ${c.regressions.join(", ")} worse` : "",
+      ` (changes within ${(100 * c.tolerance).toFixed(1)} % of A, or within the 95 % interval, count as the same)`),
+    kv([["A (baseline)", el("a", { href: `#/run/${c.a.id}` }, `run ${c.a.id}: ${c.a.summary}`)],
+      ["B", el("a", { href: `#/run/${c.b.id}` }, `run ${c.b.id}: ${c.b.summary}`)]])];
+  for (const w of c.warnings) parts.push(el("div", { class: "warn" }, "Warning: " + w));
+  if (c.metrics.length === 0) parts.push(el("p", { class: "muted" }, "The two runs share no figure."));
+  else parts.push(table("compare-table", ["figure", "A", "B", "B/A (95 % CI)", "B−A (95 % CI)", "verdict"],
+    c.metrics.map(d => el("tr", { class: "compare-row " + d.verdict, "data-metric": d.name },
+      td(d.name, ""), td(fmtFigure(d.a, d.unit)), td(fmtFigure(d.b, d.unit)), td(fmtRatio(d)), td(fmtDifference(d)),
+      td(d.verdict + (d.higher_is_better ? "" : " (lower is better)"), "verdict-cell")))));
+  if (c.only_in_a.length + c.only_in_b.length > 0) {
+    parts.push(el("p", { class: "muted" }, `Not compared: only in A: ${c.only_in_a.join(", ") || "none"}; only in B: ${c.only_in_b.join(", ") || "none"}.`));
+  }
+  parts.push(el("p", {}, el("a", { href: `#/compare/${c.b.id}/${c.a.id}` }, "swap A and B"), " · ",
+    el("a", { href: `api/compare?a=${c.a.id}&b=${c.b.id}` }, "the comparison as JSON")));
   body.replaceChildren(...parts);
 }
 
@@ -288,9 +537,12 @@ async function showRun(id) {
 
 function route() {
   const m = location.hash.match(/^#\/run\/(\d+)$/);
-  document.getElementById("home").hidden = !!m;
+  const c = location.hash.match(/^#\/compare\/(\d+)\/(\d+)$/);
+  document.getElementById("home").hidden = !!(m || c);
   document.getElementById("run").hidden = !m;
+  document.getElementById("compare").hidden = !c;
   if (m) showRun(m[1]);
+  else if (c) showCompare(c[1], c[2]);
   else loadHistory();
 }
 
@@ -303,6 +555,9 @@ async function serverInfo() {
 }
 
 document.getElementById("filter").addEventListener("submit", ev => { ev.preventDefault(); loadHistory(); });
+document.getElementById("compare-picked").addEventListener("click", () => {
+  if (picked.length === 2) location.hash = `#/compare/${picked[0]}/${picked[1]}`;
+});
 document.getElementById("filter-clear").addEventListener("click", () => { document.getElementById("label-filter").value = ""; loadHistory(); });
 window.addEventListener("hashchange", route);
 serverInfo();
