@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/wirebench/wirebench/internal/echo"
+	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/result"
 )
 
@@ -179,7 +181,8 @@ func pixelSpread(t *testing.T, b []byte, top int) (float64, int) {
 // A stored sweep's page draws its curve (one point per size, the line's
 // curve beside it), marks and lists its cliff and shows every size's
 // figures; ticking two runs in the history and pressing Compare shows
-// both values of each figure, the verdict and the regression coloured.
+// both values of each figure, the verdict and the regression coloured; a
+// matrix shows its cells and a latency run its figures.
 func TestSweepAndCompareInChromium(t *testing.T) {
 	path := chromium(t)
 	s := New(Config{})
@@ -217,7 +220,7 @@ func TestSweepAndCompareInChromium(t *testing.T) {
 	}
 	for _, c := range []struct {
 		what, js string
-		want int
+		want     int
 	}{
 		{"points of the rate curve", `+document.querySelector('svg[data-chart="payload rate"] path[data-series="loss-free rate"]').getAttribute("data-points")`, len(res.Sizes)},
 		{"points of the datagram curve", `+document.querySelector('svg[data-chart="datagrams"] path[data-series="loss-free rate"]').getAttribute("data-points")`, len(res.Sizes)},
@@ -287,6 +290,34 @@ func TestSweepAndCompareInChromium(t *testing.T) {
 	compareShot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
+	}
+
+	// A matrix shows its cells; a latency run its figures.
+	f := func(v float64) *float64 { return &v }
+	mx := &matrix.Result{Schema: result.Schema, Kind: matrix.Kind, StartedAt: time.Now().UTC(), Host: "192.0.2.7", Port: 5001, Dialect: "iperf2", Duration: 2, Warnings: []string{},
+		Cells: []matrix.Cell{{Protocol: result.TCP, Direction: matrix.Upload, BitsPerSecond: f(94.276e6), Status: "ok"},
+			{Protocol: result.UDP, Direction: matrix.Download, Status: "unsupported", Reason: "the peer cannot send"}}}
+	mxID, _ := s.memory.AddDoc(RunSummary{Kind: mx.Kind, StartedAt: mx.StartedAt, Target: "192.0.2.7:5001", Summary: "matrix"}, mx)
+	rr := &echo.Result{Schema: result.Schema, Kind: "request-response", StartedAt: time.Now().UTC(), Warnings: []string{},
+		Stats: echo.Stats{Sent: 100, Received: 99, Timeouts: 1, LossPct: 1, RequestsPerSecond: 49.5,
+			RTT: echo.Summary{Count: 99, Mean: 0.512, StdDev: 0.1, P50: 0.431, P99: 2.25}}}
+	rrID, _ := s.memory.AddDoc(RunSummary{Kind: rr.Kind, StartedAt: rr.StartedAt, Target: "192.0.2.7:5001", Summary: "latency"}, rr)
+	for _, c := range []struct {
+		id         int64
+		sel, want1 string
+		rows       int
+	}{
+		{mxID, "#matrix-cells", "94.28", 2},
+		{rrID, "#figures", "rtt_p99_ms2.25ms", 5},
+	} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/#/run/%d", base, c.id)), chromedp.WaitVisible(chromedp.CSS(c.sel))); err != nil {
+			t.Fatalf("opening run %d: %v", c.id, err)
+		}
+		n := count(fmt.Sprintf(`document.querySelectorAll("%s tbody tr").length`, c.sel))
+		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`[...document.querySelectorAll("%s tbody tr")].map(tr => tr.textContent).join("\n")`, c.sel)))
+		if n != c.rows || !strings.Contains(text, c.want1) {
+			t.Errorf("run %d: %s has %d rows, want %d, with %q:\n%s", c.id, c.sel, n, c.rows, c.want1, text)
+		}
 	}
 	for name, shot := range map[string][]byte{"sweep": sweepShot, "compare": compareShot} {
 		sd, colours := pixelSpread(t, shot, 60)
