@@ -3,6 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"math"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/store"
+	"github.com/wirebench/wirebench/internal/sweep"
 	"github.com/wirebench/wirebench/internal/testutil/loopback"
 	"github.com/wirebench/wirebench/internal/web"
 )
@@ -165,4 +169,129 @@ func TestWebCommandServesStore(t *testing.T) {
 	if !strings.Contains(errb.String(), "dashboard of "+db) {
 		t.Errorf("stderr %q does not say which store is shown", errb.String())
 	}
+}
+
+// wirebench server --web counts the echo tests it answers: after one
+// `wirebench latency` run of 12 UDP requests, /metrics has exactly one
+// UDP echo test that ended well, with the 12 requests the client had
+// answered.
+func TestServerWebCountsEchoTests(t *testing.T) {
+	port, wport := strconv.Itoa(loopback.FreePort(t)), strconv.Itoa(loopback.FreePort(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _, done := startServerCmd(ctx, t, []string{"server", "-B", "127.0.0.1", "-p", port, "--iperf3-port", "0", "--web", wport, "--no-save"}, "listening")
+	var out, errb loopback.Buffer
+	if code := run(ctx, []string{"latency", "127.0.0.1", "-p", port, "-c", "12", "--json", "--no-save"}, &out, &errb); code != exitOK {
+		t.Fatalf("latency exited %d: %s", code, errb.String())
+	}
+	var res struct {
+		Received int64 `json:"received"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &res); err != nil || res.Received != 12 {
+		t.Fatalf("latency result %q (%v): want 12 answered over loopback", out.String(), err)
+	}
+	want := []string{`wirebench_server_echo_tests_total{kind="udp",outcome="ok"} 1`, `wirebench_server_echo_requests_total{kind="udp"} 12`,
+		`wirebench_server_echo_last_test_requests{kind="udp"} 12`}
+	var body string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get("http://127.0.0.1:" + wport + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body = string(b); strings.Contains(body, want[0]) {
+			break
+		}
+	}
+	for _, w := range want {
+		if !strings.Contains(body, w) {
+			t.Errorf("/metrics lacks %q:\n%s", w, grepLines(body, "echo"))
+		}
+	}
+	cancel()
+	<-done
+}
+
+// grepLines keeps the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+// wirebench web compares two sweeps saved in the store: /api/compare sets
+// the slower device's sweep against the faster's size by size, and calls
+// it a regression.
+func TestWebCommandComparesSweeps(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "results.db")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, capPPS := range []float64{5000, 4000} {
+		// A real sweep against a device that forwards at most capPPS a second.
+		device := sweep.RunnerFunc(func(_ context.Context, s sweep.Spec) (sweep.Outcome, error) {
+			secs := s.Duration.Seconds()
+			sent := int64(math.Round(s.RatePPS * secs))
+			got := min(sent, int64(math.Floor(capPPS*secs)))
+			return sweep.Outcome{Sent: sent, OfferedPPS: s.RatePPS, Received: got, Lost: sent - got, Total: sent, SendSeconds: secs, ReceiveSeconds: secs, BacklogKnown: true}, nil
+		})
+		res := sweep.NewResult(sweep.Test{Mode: "reflect", Host: "192.0.2.1", Port: 5001, Sizes: []int{512, 1470}})
+		cfg := sweep.Config{Sizes: []int{512, 1470}, MaxPPS: func(int) float64 { return 20000 }, Trial: time.Second,
+			Sleep: func(context.Context, time.Duration) error { return nil }}
+		if err := sweep.Run(ctx, cfg, device, res); err != nil {
+			t.Fatal(err)
+		}
+		doc, _ := json.Marshal(res)
+		id, err := st.Save(ctx, &store.Run{Kind: sweep.Kind, StartedAt: res.StartedAt, Target: "192.0.2.1:5001", Summary: sweepSummary(res), Result: doc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	st.Close()
+	wport := strconv.Itoa(loopback.FreePort(t))
+	var out, errb loopback.Buffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"web", wport, "--db", db}, &out, &errb) }()
+	url := fmt.Sprintf("http://127.0.0.1:%s/api/compare?a=%d&b=%d", wport, ids[0], ids[1])
+	var c web.Comparison
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get(url)
+		if err != nil {
+			continue // not listening yet
+		}
+		err = json.NewDecoder(resp.Body).Decode(&c)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
+	if c.Verdict != "regression" || len(c.Metrics) != 2 {
+		t.Fatalf("comparison %+v, want a regression over 2 sizes (stderr %q)", c, errb.String())
+	}
+	for _, m := range c.Metrics {
+		if !strings.HasPrefix(m.Name, "rate_pps@") || m.Ratio == nil || math.Abs(*m.Ratio-0.8) > 0.02 || m.Verdict != "worse" {
+			t.Errorf("%s: A %.0f B %.0f ratio %v verdict %s, want B/A ≈ 0.8, worse", m.Name, m.A, m.B, m.Ratio, m.Verdict)
+		}
+	}
+	if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%s/api/compare?a=%d&b=999", wport, ids[0])); err != nil {
+		t.Error(err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a run not in the store: %s, want 404", resp.Status)
+	}
+	cancel()
+	<-done
 }
