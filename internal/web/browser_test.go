@@ -292,6 +292,16 @@ func TestSweepAndCompareInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A run's "compare with…" form makes it the baseline.
+	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/#/run/%d", base, b)), chromedp.WaitVisible(chromedp.CSS("#compare-other")),
+		chromedp.SendKeys(chromedp.CSS("#compare-other"), fmt.Sprint(a)), chromedp.Click(chromedp.CSS("form.compare-with button")),
+		chromedp.WaitVisible(chromedp.CSS("#compare-table"))); err != nil {
+		t.Fatalf("compare with… from run %d: %v", b, err)
+	}
+	if v, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#compare-verdict"))); !strings.HasPrefix(v, "Improvement") {
+		t.Errorf("run %d against run %d: verdict %q, want an improvement", a, b, v)
+	}
+
 	// A matrix shows its cells; a latency run its figures.
 	f := func(v float64) *float64 { return &v }
 	mx := &matrix.Result{Schema: result.Schema, Kind: matrix.Kind, StartedAt: time.Now().UTC(), Host: "192.0.2.7", Port: 5001, Dialect: "iperf2", Duration: 2, Warnings: []string{},
