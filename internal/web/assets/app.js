@@ -201,6 +201,8 @@ async function loadHistory() {
       el("span", { class: "chip", title: "filter by this label", onclick: ev => { ev.stopPropagation(); addFilter(`${k}=${v}`); } }, `${k}=${v}`));
     const tick = el("input", { type: "checkbox", class: "pick", value: String(r.id), title: "tick two runs, then Compare",
       onclick: ev => ev.stopPropagation(), onchange: updatePicks });
+    // The list is redrawn whenever a test ends: keep what was ticked.
+    tick.checked = picked.includes(String(r.id));
     return el("tr", { class: "link", "data-run-id": String(r.id), onclick: () => { location.hash = `#/run/${r.id}`; } },
       el("td", {}, tick),
       el("td", {}, el("a", { href: `#/run/${r.id}` }, r.id)),
