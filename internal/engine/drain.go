@@ -27,6 +27,11 @@ type DrainOptions struct {
 	// stops its clock and its count at a message that must follow the last
 	// data at once (iperf3's TEST_END).
 	Brief bool
+	// Preamble is the number of bytes written on the connection before
+	// the counted ones and not included in written (iperf3's 37-byte
+	// cookie on a data stream): the kernel's acknowledged count holds
+	// them, the delivered payload does not.
+	Preamble int64
 }
 
 // The bounds of a Brief wait: the peer's clock runs on while we wait.
@@ -98,9 +103,13 @@ func DrainTCP(ctx context.Context, conn net.Conn, written int64, opt DrainOption
 	if err != nil {
 		return d
 	}
-	payload := tcpinfo.Info.PayloadAcked
+	kernel := tcpinfo.Info.PayloadAcked
 	if opt.Accepted {
-		payload = tcpinfo.Info.PayloadAckedAccepted
+		kernel = tcpinfo.Info.PayloadAckedAccepted
+	}
+	payload := func(i tcpinfo.Info) (uint64, bool) {
+		n, ok := kernel(i)
+		return n - min(n, uint64(max(opt.Preamble, 0))), ok
 	}
 	acked, ok := payload(info)
 	if !ok {

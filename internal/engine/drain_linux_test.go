@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/tcpinfo"
 )
 
 // tcpPair returns a connected loopback pair: the dialled end and the
@@ -116,5 +117,38 @@ func TestIntervalsTCPInfo(t *testing.T) {
 	}
 	if ivs[1].TCP != nil {
 		t.Errorf("flow without connections has TCP figures %+v", ivs[1].TCP)
+	}
+}
+
+// TestDrainTCPPreamble: bytes written before the counted ones (iperf3's
+// cookie) are not delivered payload. With a peer that stopped reading, the
+// acknowledged payload is exactly what the peer's kernel received less the
+// preamble, never the preamble more.
+func TestDrainTCPPreamble(t *testing.T) {
+	const preamble = 37
+	d, a := tcpPair(t) // nobody reads the accepted end
+	_ = d.(*net.TCPConn).SetWriteBuffer(1 << 20)
+	if _, err := d.Write(make([]byte, preamble)); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := SendTCP(context.Background(), d, TCPSendConfig{Buffer: make([]byte, 64<<10), Duration: 300 * time.Millisecond}, new(stats.Counters))
+	del := DrainTCP(context.Background(), d, res.Bytes, DrainOptions{Preamble: preamble})
+	if !del.Known {
+		t.Skip("no acknowledged-byte count on this kernel")
+	}
+	rc, err := a.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := tcpinfo.ReadRaw(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := info.PayloadReceived()
+	if !ok {
+		t.Skip("no received-byte count on this kernel")
+	}
+	if del.Drained() || del.Acked != int64(got)-preamble {
+		t.Errorf("acked payload %d of %d written; the peer's kernel received %d bytes, %d of them preamble", del.Acked, res.Bytes, got, preamble)
 	}
 }

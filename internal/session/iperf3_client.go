@@ -587,7 +587,7 @@ func (cl *i3Client) sendStream(ctx context.Context, s *i3ClientStream) {
 	}
 	// No FIN (an iperf3 server stops reading at TEST_END, not at EOF),
 	// and only a brief wait: TEST_END must follow the data at once.
-	sent := sendTCPDelivered(ctx, s.tcp, cfg.ZeroCopy, engine.TCPSendConfig{Buffer: i3Payload(cfg.Length), Duration: cfg.Duration, Bytes: per}, &s.c, false, engine.DrainOptions{Brief: true})
+	sent := sendTCPDelivered(ctx, s.tcp, cfg.ZeroCopy, engine.TCPSendConfig{Buffer: i3Payload(cfg.Length), Duration: cfg.Duration, Bytes: per}, &s.c, false, engine.DrainOptions{Brief: true, Preamble: iperf3.CookieSize})
 	s.tcpRes, s.tcpDel, s.err = sent.res, sent.del, sent.err
 	s.retr.read(s.tcp)
 }
