@@ -24,6 +24,9 @@ func writeSweepText(w io.Writer, r *sweep.Result) error {
 	if t.Repeat > 1 {
 		fmt.Fprintf(&b, ", %d repetitions (mean ± 95 %% confidence interval)", t.Repeat)
 	}
+	if t.DUT != "" {
+		fmt.Fprintf(&b, ", the device's server started through its shell for every trial (%s dialect)", t.Dialect)
+	}
 	b.WriteString("\n")
 	rate := "rate (pps)"
 	if t.Repeat > 1 {

@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/sweep"
+	"github.com/wirebench/wirebench/internal/testutil/standin"
+)
+
+// sweepDUTArgs is a short sweep of the fake Zephyr shell's server: three
+// sizes, well below what loopback carries, so that each size passes at
+// the highest rate and is confirmed (two trials).
+func sweepDUTArgs(addr string, port int, more ...string) []string {
+	return append([]string{"sweep", "127.0.0.1", "-p", fmt.Sprint(port), "--sizes", "200,600,1000", "--max-rate", "1000pps",
+		"--trial", "300ms", "--gap", "50ms", "--loss", "1%", "--no-bisect", "--dut", "telnet:" + addr, "--dut-shell", "zephyr",
+		"--dut-timeout", "1", "--dut-report-timeout", "3", "--no-save"}, more...)
+}
+
+// drain collects what the stand-in server behind the fake shell counted,
+// one result per trial, in order.
+func drain(got chan standin.UDPServerResult) []standin.UDPServerResult {
+	var out []standin.UDPServerResult
+	for {
+		select {
+		case r := <-got:
+			out = append(out, r)
+		case <-time.After(500 * time.Millisecond):
+			return out
+		}
+	}
+}
+
+// `wirebench sweep --dut` starts the device's server through its shell for
+// every trial: every trial, and so every size's point, carries the
+// device's own figures, and its packet count is what the stand-in receiver
+// behind the shell really counted in that trial. The session's transcript
+// is in the JSON.
+func TestSweepDUT(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	addr, got, _ := telnetZephyrFake(t, ctx, nil)
+	tr := filepath.Join(t.TempDir(), "dut.txt")
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := run(ctx, sweepDUTArgs(addr, freeLoopbackPort(t), "--json", "--dut-transcript", tr), &out, &errb)
+	t.Logf("sweep took %v", time.Since(start))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s\n%s", code, errb.String(), out.String())
+	}
+	var res sweep.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	counted := drain(got)
+	var trials []sweep.TrialRecord
+	for _, s := range res.Sizes {
+		trials = append(trials, s.TrialLog...)
+	}
+	if len(res.Sizes) != 3 || len(trials) != len(counted) {
+		t.Fatalf("%d sizes, %d trials; the stand-in counted %d sessions\n%s", len(res.Sizes), len(trials), len(counted), out.String())
+	}
+	for i, tl := range trials {
+		d := tl.Device
+		if d == nil || d.Packets == nil || *d.Packets != counted[i].Counted || d.Lost == nil || *d.Lost != int64(counted[i].Lost) {
+			t.Errorf("trial %d at %.0f/s: device %+v; the stand-in counted %d packets, %d lost", i+1, tl.RatePPS, d, counted[i].Counted, counted[i].Lost)
+		}
+		if counted[i].Counted == 0 || tl.CountedBy == "" || len(d.Transcript) != 0 {
+			t.Errorf("trial %d: counted by %q, stand-in counted %d, per-trial transcript %d lines", i+1, tl.CountedBy, counted[i].Counted, len(d.Transcript))
+		}
+	}
+	for _, s := range res.Sizes {
+		if s.Device == nil || s.Device.Packets == nil || s.Device.Shell != "zephyr" || s.Device.Role != "server" || s.CountedBy == "" || s.RatePPS <= 0 {
+			t.Errorf("size %d: device %+v, counted by %q, rate %v", s.Size, s.Device, s.CountedBy, s.RatePPS)
+		}
+	}
+	if res.Device == nil || res.Device.Shell != "zephyr" || res.Test.DUT != "telnet:"+addr || res.Device.Error != "" {
+		t.Fatalf("device session %+v, test %+v", res.Device, res.Test)
+	}
+	starts := 0
+	for _, l := range res.Device.Transcript {
+		if strings.Contains(l, "> zperf udp download ") && !strings.HasSuffix(l, "stop") {
+			starts++
+		}
+	}
+	if starts != len(trials) {
+		t.Errorf("the transcript has %d server starts for %d trials", starts, len(trials))
+	}
+	if b, err := os.ReadFile(tr); err != nil || strings.Count(string(b), "zperf udp download") < 2*len(trials) {
+		t.Errorf("--dut-transcript file: %v\n%s", err, b)
+	}
+}
+
+// The text output puts the device's figures beside ours per size.
+func TestSweepDUTText(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	addr, got, _ := telnetZephyrFake(t, ctx, nil)
+	var out, errb bytes.Buffer
+	args := sweepDUTArgs(addr, freeLoopbackPort(t))
+	args[5] = "1000" // one size
+	code := run(ctx, args, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s\n%s", code, errb.String(), out.String())
+	}
+	counted := drain(got)
+	if len(counted) == 0 {
+		t.Fatal("the stand-in counted nothing")
+	}
+	t.Logf("\n%s", out.String())
+	last := counted[len(counted)-1]
+	for _, want := range []string{"device zephyr (telnet:", "counted by", "dev rx", fmt.Sprintf(" %d ", last.Counted), "received "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in:\n%s", want, out.String())
+		}
+	}
+}
+
+// A device that goes silent mid-sweep: the sweep ends with the device's
+// error within --dut-timeout (plus the trial under way), exits 1, and the
+// JSON keeps the sizes finished before, with their device figures, the
+// unfinished size and the transcript.
+func TestSweepDUTSilentMidSweep(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// Silent from the first server start after a session of 600-byte
+	// datagrams: 200 B and 600 B finish only if 600 B needs one trial,
+	// so silence starts after any 600-byte session and the sweep ends
+	// in 600 B or 1000 B.
+	addr, got, _ := telnetZephyrFake(t, ctx, func(r standin.UDPServerResult) bool {
+		return r.Counted > 0 && r.Bytes/uint64(r.Counted) >= 600
+	})
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := run(ctx, sweepDUTArgs(addr, freeLoopbackPort(t), "--json"), &out, &errb)
+	el := time.Since(start)
+	if code != exitFailure || !strings.Contains(errb.String(), "the device (zephyr) failed") || !strings.Contains(errb.String(), "no answer from the device") {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	var res sweep.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	counted := drain(got)
+	if len(res.Sizes) < 1 || res.Sizes[0].Size != 200 || res.Sizes[0].Device == nil || res.Sizes[0].Device.Packets == nil {
+		t.Fatalf("want the 200 B point kept with its device figures: %+v", res.Sizes)
+	}
+	if res.Unfinished == nil || res.Unfinished.Size <= 200 || res.Error == "" || res.Device == nil || !strings.Contains(res.Device.Error, "no answer") || len(res.Device.Transcript) == 0 {
+		t.Fatalf("unfinished %+v, error %q, device %+v", res.Unfinished, res.Error, res.Device)
+	}
+	// Every trial ran before the silence was counted by the stand-in.
+	n := 0
+	for _, s := range res.Sizes {
+		n += len(s.TrialLog)
+	}
+	n += len(res.Unfinished.TrialLog)
+	if n != len(counted) {
+		t.Errorf("%d trials recorded, the stand-in counted %d sessions", n, len(counted))
+	}
+	// The failing trial: its 300 ms, the 1 s step timeout and our
+	// client's wait for a report that cannot come, with a wide margin.
+	if el > 25*time.Second {
+		t.Errorf("took %v", el)
+	}
+}
