@@ -33,16 +33,25 @@ func telnetZephyr(t *testing.T, ctx context.Context) (string, chan standin.UDPSe
 // telnetZephyrBoth is telnetZephyr, also answering "zperf udp upload" with
 // the zperf stand-in client (its result on the second channel).
 func telnetZephyrBoth(t *testing.T, ctx context.Context) (string, chan standin.UDPServerResult, chan standin.UDPClientResult) {
-	return telnetZephyrFake(t, ctx, nil)
+	return telnetZephyrFake(t, ctx, fakeZephyr{})
+}
+
+// fakeZephyr says how the fake Zephyr shell misbehaves.
+type fakeZephyr struct {
+	// silentAfter, when set, is asked after every session the stand-in
+	// server counted: once it says so, the shell goes silent (it reads on
+	// and answers nothing, not even the echo) at the next
+	// "zperf udp download PORT".
+	silentAfter func(standin.UDPServerResult) bool
+	// mute: the zperf server sends no report back to our client (it
+	// prints its figures on the shell only).
+	mute bool
 }
 
 // telnetZephyrFake is the fake Zephyr shell on telnet, serving any number
 // of tests through one session (each result is sent on its channel, in
-// order). silentAfter, when set, is asked after every session the
-// stand-in server counted: once it says so, the shell goes silent (it
-// reads on and answers nothing, not even the echo) at the next
-// "zperf udp download".
-func telnetZephyrFake(t *testing.T, ctx context.Context, silentAfter func(standin.UDPServerResult) bool) (string, chan standin.UDPServerResult, chan standin.UDPClientResult) {
+// order), misbehaving as fz says.
+func telnetZephyrFake(t *testing.T, ctx context.Context, fz fakeZephyr) (string, chan standin.UDPServerResult, chan standin.UDPClientResult) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -80,7 +89,7 @@ func telnetZephyrFake(t *testing.T, ctx context.Context, silentAfter func(standi
 			c.Write([]byte(line + "\r\n"))
 			switch {
 			case len(f) == 4 && f[0] == "zperf" && f[2] == "download":
-				srv, err := standin.ZperfNewUDPServer(ctx, "127.0.0.1:"+f[3], standin.UDPServerOptions{})
+				srv, err := standin.ZperfNewUDPServer(ctx, "127.0.0.1:"+f[3], standin.UDPServerOptions{Mute: fz.mute})
 				if err != nil {
 					c.Write([]byte("Failed to start UDP server!\r\n"))
 					prompt()
@@ -96,7 +105,7 @@ func telnetZephyrFake(t *testing.T, ctx context.Context, silentAfter func(standi
 					kbps := float64(res.Bytes) * 8 / res.Duration.Seconds() / 1000
 					fmt.Fprintf(c, "New session started.\r\nEnd of session!\r\n duration:\t\t%.2f s\r\n received packets:\t%d\r\n nb packets lost:\t%d\r\n nb packets outorder:\t%d\r\n jitter:\t\t\t%d us\r\n rate:\t\t\t%d Kbps\r\n",
 						res.Duration.Seconds(), res.Counted, res.Lost, res.OutOfOrder, res.JitterUS, int64(kbps))
-					if silentAfter != nil && silentAfter(res) {
+					if fz.silentAfter != nil && fz.silentAfter(res) {
 						silence.Store(true)
 					}
 					got <- res

@@ -46,7 +46,7 @@ func drain(got chan standin.UDPServerResult) []standin.UDPServerResult {
 func TestSweepDUT(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	addr, got, _ := telnetZephyrFake(t, ctx, nil)
+	addr, got, _ := telnetZephyrFake(t, ctx, fakeZephyr{})
 	tr := filepath.Join(t.TempDir(), "dut.txt")
 	var out, errb bytes.Buffer
 	start := time.Now()
@@ -102,7 +102,7 @@ func TestSweepDUT(t *testing.T) {
 func TestSweepDUTText(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	addr, got, _ := telnetZephyrFake(t, ctx, nil)
+	addr, got, _ := telnetZephyrFake(t, ctx, fakeZephyr{})
 	var out, errb bytes.Buffer
 	args := sweepDUTArgs(addr, freeLoopbackPort(t))
 	args[5] = "1000" // one size
@@ -134,9 +134,9 @@ func TestSweepDUTSilentMidSweep(t *testing.T) {
 	// datagrams: 200 B and 600 B finish only if 600 B needs one trial,
 	// so silence starts after any 600-byte session and the sweep ends
 	// in 600 B or 1000 B.
-	addr, got, _ := telnetZephyrFake(t, ctx, func(r standin.UDPServerResult) bool {
+	addr, got, _ := telnetZephyrFake(t, ctx, fakeZephyr{silentAfter: func(r standin.UDPServerResult) bool {
 		return r.Counted > 0 && r.Bytes/uint64(r.Counted) >= 600
-	})
+	}})
 	var out, errb bytes.Buffer
 	start := time.Now()
 	code := run(ctx, sweepDUTArgs(addr, freeLoopbackPort(t), "--json"), &out, &errb)
@@ -168,5 +168,42 @@ func TestSweepDUTSilentMidSweep(t *testing.T) {
 	// client's wait for a report that cannot come, with a wide margin.
 	if el > 25*time.Second {
 		t.Errorf("took %v", el)
+	}
+}
+
+// A device server that sends no report back (firmware that prints its
+// figures only on its console): each trial's loss is judged on the
+// device's own counts, parsed from its shell, and the JSON says so.
+func TestSweepDUTCountedByDevice(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	addr, got, _ := telnetZephyrFake(t, ctx, fakeZephyr{mute: true})
+	var out, errb bytes.Buffer
+	args := sweepDUTArgs(addr, freeLoopbackPort(t), "--json")
+	args[5] = "1000" // one size: each trial waits ~2 s for the report that does not come
+	code := run(ctx, args, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s\n%s", code, errb.String(), out.String())
+	}
+	var res sweep.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	counted := drain(got)
+	if len(res.Sizes) != 1 || len(res.Sizes[0].TrialLog) != len(counted) || res.Sizes[0].CountedBy != sweep.CountedByDevice {
+		t.Fatalf("sizes %+v; the stand-in counted %d sessions", res.Sizes, len(counted))
+	}
+	for i, tl := range res.Sizes[0].TrialLog {
+		c := counted[i]
+		if tl.CountedBy != sweep.CountedByDevice || tl.NoReport || tl.Received != c.Counted || tl.Lost != int64(c.Lost) ||
+			tl.Total != c.Counted+int64(c.Lost) || c.Counted == 0 {
+			t.Errorf("trial %d: counted by %q, received %d lost %d total %d (no report %v); the stand-in counted %d, lost %d",
+				i+1, tl.CountedBy, tl.Received, tl.Lost, tl.Total, tl.NoReport, c.Counted, c.Lost)
+		}
+		// Nothing is lost on loopback at 1000/s: the device's count
+		// covers every data datagram we sent (our FIN aside).
+		if tl.Verdict == sweep.VerdictPass && tl.Unreported != 0 {
+			t.Errorf("trial %d passed with %d datagrams the device's counts do not cover", i+1, tl.Unreported)
+		}
 	}
 }
