@@ -55,6 +55,9 @@ func writeSweepText(w io.Writer, r *sweep.Result) error {
 	if len(r.Cliffs) == 0 && len(r.Sizes) > 1 {
 		b.WriteString("no cliff: the byte rate does not fall between neighbouring sizes\n")
 	}
+	if u := r.Unfinished; u != nil {
+		fmt.Fprintf(&b, "unfinished: %d B, after %d trials: %s\n", u.Size, len(u.TrialLog), r.Error)
+	}
 	for _, wng := range r.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", wng)
 	}
