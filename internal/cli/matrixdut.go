@@ -32,6 +32,7 @@ type dutMatrix struct {
 	inner matrix.ClientSessions
 	iface string
 	peer  string
+	f     *dutFlags
 }
 
 // openMatrixDUT opens the device's shell for a matrix and returns the
@@ -67,7 +68,7 @@ func (f *dutFlags) openMatrixDUT(e *env, cmd *cobra.Command, cfg *matrix.Config,
 		return nil, err
 	}
 	cfg.PeerClient = true
-	return &dutMatrix{s: s, inner: inner, iface: f.iface, peer: peer}, nil
+	return &dutMatrix{s: s, inner: inner, iface: f.iface, peer: peer, f: f}, nil
 }
 
 // Run runs one cell: cfg.Reverse (a download cell) means the device sends.
@@ -100,8 +101,12 @@ func (d *dutMatrix) Run(ctx context.Context, cfg session.ClientConfig) (*result.
 	return r, nil, err
 }
 
-// close ends the device session.
-func (d *dutMatrix) close() { d.s.Close() }
+// close ends the device session and writes its transcript to
+// --dut-transcript.
+func (d *dutMatrix) close(e *env) {
+	d.f.saveTranscript(e, d.s.TranscriptLines())
+	d.s.Close()
+}
 
 // writeMatrixDevice prints, per cell that has them, the device's own
 // figures beside ours.

@@ -207,3 +207,16 @@ func TestSweepDUTCountedByDevice(t *testing.T) {
 		}
 	}
 }
+
+// A device whose firmware cannot serve UDP (an lwIP shell) is refused
+// before any trial, with the reason.
+func TestSweepDUTRefusesLwIP(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	sh := `printf 'lwip> '; while read l; do printf '%s\n' "$l"; printf 'lwip> '; done`
+	code := run(ctx, []string{"sweep", "127.0.0.1", "--sizes", "100", "--dut", "cmd:" + sh, "--dut-shell", "lwip", "--dut-timeout", "2", "--no-save"}, &out, &errb)
+	if code == exitOK || !strings.Contains(errb.String(), "no UDP") || out.Len() != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
