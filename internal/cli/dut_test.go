@@ -88,7 +88,7 @@ func telnetZephyrFake(t *testing.T, ctx context.Context, fz fakeZephyr) (string,
 			}
 			c.Write([]byte(line + "\r\n"))
 			switch {
-			case len(f) == 4 && f[0] == "zperf" && f[2] == "download":
+			case len(f) == 4 && f[0] == "zperf" && f[2] == "download" && f[3] != "stop":
 				srv, err := standin.ZperfNewUDPServer(ctx, "127.0.0.1:"+f[3], standin.UDPServerOptions{Mute: fz.mute})
 				if err != nil {
 					c.Write([]byte("Failed to start UDP server!\r\n"))

@@ -24,6 +24,24 @@ func sweepDUTArgs(addr string, port int, more ...string) []string {
 		"--dut-timeout", "1", "--dut-report-timeout", "3", "--no-save"}, more...)
 }
 
+// sweepJSON runs a sweep with --json, expects exit code want and returns
+// its document and stderr.
+func sweepJSON(t *testing.T, ctx context.Context, args []string, want int) (sweep.Result, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := run(ctx, append(args, "--json"), &out, &errb)
+	t.Logf("sweep took %v", time.Since(start))
+	if code != want {
+		t.Fatalf("exit %d, want %d: %s\n%s", code, want, errb.String(), out.String())
+	}
+	var res sweep.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	return res, errb.String()
+}
+
 // drain collects what the stand-in server behind the fake shell counted,
 // one result per trial, in order.
 func drain(got chan standin.UDPServerResult) []standin.UDPServerResult {
@@ -48,24 +66,14 @@ func TestSweepDUT(t *testing.T) {
 	defer cancel()
 	addr, got, _ := telnetZephyrFake(t, ctx, fakeZephyr{})
 	tr := filepath.Join(t.TempDir(), "dut.txt")
-	var out, errb bytes.Buffer
-	start := time.Now()
-	code := run(ctx, sweepDUTArgs(addr, freeLoopbackPort(t), "--json", "--dut-transcript", tr), &out, &errb)
-	t.Logf("sweep took %v", time.Since(start))
-	if code != exitOK {
-		t.Fatalf("exit %d: %s\n%s", code, errb.String(), out.String())
-	}
-	var res sweep.Result
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		t.Fatalf("%v: %s", err, out.String())
-	}
+	res, _ := sweepJSON(t, ctx, sweepDUTArgs(addr, freeLoopbackPort(t), "--dut-transcript", tr), exitOK)
 	counted := drain(got)
 	var trials []sweep.TrialRecord
 	for _, s := range res.Sizes {
 		trials = append(trials, s.TrialLog...)
 	}
 	if len(res.Sizes) != 3 || len(trials) != len(counted) {
-		t.Fatalf("%d sizes, %d trials; the stand-in counted %d sessions\n%s", len(res.Sizes), len(trials), len(counted), out.String())
+		t.Fatalf("%d sizes, %d trials; the stand-in counted %d sessions: %+v", len(res.Sizes), len(trials), len(counted), res.Sizes)
 	}
 	for i, tl := range trials {
 		d := tl.Device
@@ -137,17 +145,13 @@ func TestSweepDUTSilentMidSweep(t *testing.T) {
 	addr, got, _ := telnetZephyrFake(t, ctx, fakeZephyr{silentAfter: func(r standin.UDPServerResult) bool {
 		return r.Counted > 0 && r.Bytes/uint64(r.Counted) >= 600
 	}})
-	var out, errb bytes.Buffer
 	start := time.Now()
-	code := run(ctx, sweepDUTArgs(addr, freeLoopbackPort(t), "--json"), &out, &errb)
+	res, stderr := sweepJSON(t, ctx, sweepDUTArgs(addr, freeLoopbackPort(t)), exitFailure)
 	el := time.Since(start)
-	if code != exitFailure || !strings.Contains(errb.String(), "the device (zephyr) failed") || !strings.Contains(errb.String(), "no answer from the device") {
-		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	if !strings.Contains(stderr, "the device (zephyr) failed") || !strings.Contains(stderr, "no answer from the device") {
+		t.Fatalf("stderr %q", stderr)
 	}
-	var res sweep.Result
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		t.Fatalf("%v: %s", err, out.String())
-	}
+	t.Logf("stderr:\n%s", stderr)
 	counted := drain(got)
 	if len(res.Sizes) < 1 || res.Sizes[0].Size != 200 || res.Sizes[0].Device == nil || res.Sizes[0].Device.Packets == nil {
 		t.Fatalf("want the 200 B point kept with its device figures: %+v", res.Sizes)
@@ -178,17 +182,9 @@ func TestSweepDUTCountedByDevice(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	addr, got, _ := telnetZephyrFake(t, ctx, fakeZephyr{mute: true})
-	var out, errb bytes.Buffer
-	args := sweepDUTArgs(addr, freeLoopbackPort(t), "--json")
+	args := sweepDUTArgs(addr, freeLoopbackPort(t))
 	args[5] = "1000" // one size: each trial waits ~2 s for the report that does not come
-	code := run(ctx, args, &out, &errb)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s\n%s", code, errb.String(), out.String())
-	}
-	var res sweep.Result
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		t.Fatalf("%v: %s", err, out.String())
-	}
+	res, _ := sweepJSON(t, ctx, args, exitOK)
 	counted := drain(got)
 	if len(res.Sizes) != 1 || len(res.Sizes[0].TrialLog) != len(counted) || res.Sizes[0].CountedBy != sweep.CountedByDevice {
 		t.Fatalf("sizes %+v; the stand-in counted %d sessions", res.Sizes, len(counted))
