@@ -90,7 +90,8 @@ func sweepNote(s sweep.SizeResult) string {
 func writeSweepCSV(w io.Writer, r *sweep.Result) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"size", "sent", "rate_pps", "rate_bps", "percent_of_line", "loss_percent", "trials", "rtt_ms",
-		"limited_by_host", "confirmed", "bisected", "ci95_low_pps", "ci95_high_pps", "unstable"})
+		"limited_by_host", "confirmed", "bisected", "ci95_low_pps", "ci95_high_pps", "unstable",
+		"counted_by", "device_packets", "device_lost", "device_bps"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, s := range r.Sizes {
 		pct, rtt, lo, hi, unstable := "", "", "", "", ""
@@ -103,9 +104,22 @@ func writeSweepCSV(w io.Writer, r *sweep.Result) error {
 		if s.Repeats != nil {
 			lo, hi, unstable = f(s.Repeats.CILowPPS), f(s.Repeats.CIHighPPS), strconv.FormatBool(s.Repeats.Unstable)
 		}
+		// The device's figures are empty where the firmware prints none.
+		dp, dl, db := "", "", ""
+		if d := s.Device; d != nil {
+			if d.Packets != nil {
+				dp = strconv.FormatInt(*d.Packets, 10)
+			}
+			if d.Lost != nil {
+				dl = strconv.FormatInt(*d.Lost, 10)
+			}
+			if d.BitsPerSecond != nil {
+				db = f(*d.BitsPerSecond)
+			}
+		}
 		_ = cw.Write([]string{strconv.Itoa(s.Size), strconv.FormatInt(s.Sent, 10), f(s.RatePPS), f(s.RateBPS), pct,
 			f(s.LossPercent), strconv.Itoa(s.Trials), rtt, strconv.FormatBool(s.LimitedByHost), strconv.FormatBool(s.Confirmed),
-			strconv.FormatBool(s.Bisected), lo, hi, unstable})
+			strconv.FormatBool(s.Bisected), lo, hi, unstable, s.CountedBy, dp, dl, db})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -106,27 +106,36 @@ func TestSweepDUT(t *testing.T) {
 	}
 }
 
-// The text output puts the device's figures beside ours per size.
+// The text output puts the device's figures beside ours per size; the CSV
+// has them per size too.
 func TestSweepDUTText(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	addr, got, _ := telnetZephyrFake(t, ctx, fakeZephyr{})
-	var out, errb bytes.Buffer
-	args := sweepDUTArgs(addr, freeLoopbackPort(t))
-	args[5] = "1000" // one size
-	code := run(ctx, args, &out, &errb)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s\n%s", code, errb.String(), out.String())
-	}
-	counted := drain(got)
-	if len(counted) == 0 {
-		t.Fatal("the stand-in counted nothing")
-	}
-	t.Logf("\n%s", out.String())
-	last := counted[len(counted)-1]
-	for _, want := range []string{"device zephyr (telnet:", "counted by", "dev rx", fmt.Sprintf(" %d ", last.Counted), "received "} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("no %q in:\n%s", want, out.String())
+	for _, format := range []string{"text", "--csv"} {
+		addr, got, _ := telnetZephyrFake(t, ctx, fakeZephyr{}) // the fake serves one session
+		var out, errb bytes.Buffer
+		args := sweepDUTArgs(addr, freeLoopbackPort(t))
+		args[5] = "1000" // one size
+		if format != "text" {
+			args = append(args, format)
+		}
+		if code := run(ctx, args, &out, &errb); code != exitOK {
+			t.Fatalf("%s: exit %d: %s\n%s", format, code, errb.String(), out.String())
+		}
+		t.Logf("\n%s", out.String())
+		counted := drain(got)
+		if len(counted) == 0 {
+			t.Fatal("the stand-in counted nothing")
+		}
+		last := counted[len(counted)-1]
+		want := []string{"device zephyr (telnet:", "counted by", "dev rx", fmt.Sprintf(" %d ", last.Counted), "received "}
+		if format == "--csv" {
+			want = []string{",counted_by,device_packets,device_lost,device_bps\n", fmt.Sprintf(",peer_report,%d,%d,", last.Counted, last.Lost)}
+		}
+		for _, w := range want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%s: no %q", format, w)
+			}
 		}
 	}
 }
