@@ -38,11 +38,15 @@ func telnetZephyrBoth(t *testing.T, ctx context.Context) (string, chan standin.U
 
 // fakeZephyr says how the fake Zephyr shell misbehaves.
 type fakeZephyr struct {
-	// silentAfter, when set, is asked after every session the stand-in
-	// server counted: once it says so, the shell goes silent (it reads on
-	// and answers nothing, not even the echo) at the next
-	// "zperf udp download PORT".
-	silentAfter func(standin.UDPServerResult) bool
+	// failAfter, when set, is asked after every session the stand-in
+	// server counted: once it says so, the shell fails as fail says at the
+	// next "zperf udp download PORT".
+	failAfter func(standin.UDPServerResult) bool
+	// fail is how: "silent" (the default: it reads on and answers
+	// nothing, not even the echo), "garbage" (it answers noise, never a
+	// prompt), "reset" (it prints its boot banner and a prompt) or "drop"
+	// (it closes the line).
+	fail string
 	// mute: the zperf server sends no report back to our client (it
 	// prints its figures on the shell only).
 	mute bool
@@ -60,7 +64,7 @@ func telnetZephyrFake(t *testing.T, ctx context.Context, fz fakeZephyr) (string,
 	t.Cleanup(func() { ln.Close() })
 	got := make(chan standin.UDPServerResult, 64)
 	gotc := make(chan standin.UDPClientResult, 64)
-	var silence atomic.Bool
+	var failing atomic.Bool
 	go func() {
 		c, err := ln.Accept()
 		if err != nil {
@@ -80,7 +84,18 @@ func telnetZephyrFake(t *testing.T, ctx context.Context, fz fakeZephyr) (string,
 			}
 			line = strings.Trim(line, "\r\n\xff\xfd\x01")
 			f := strings.Fields(line)
-			if len(f) == 4 && f[2] == "download" && f[3] != "stop" && silence.Load() {
+			if len(f) == 4 && f[2] == "download" && f[3] != "stop" && failing.Load() {
+				switch fz.fail {
+				case "garbage":
+					c.Write([]byte(line + "\r\n\x00#@!~ 3%^&\r\n\x7f\x01qwzx\r\n"))
+					continue
+				case "reset":
+					c.Write([]byte(line + "\r\n*** Booting Zephyr OS build v3.6.0 ***\r\n"))
+					prompt()
+					continue
+				case "drop":
+					return
+				}
 				silent = true
 			}
 			if silent {
@@ -105,8 +120,8 @@ func telnetZephyrFake(t *testing.T, ctx context.Context, fz fakeZephyr) (string,
 					kbps := float64(res.Bytes) * 8 / res.Duration.Seconds() / 1000
 					fmt.Fprintf(c, "New session started.\r\nEnd of session!\r\n duration:\t\t%.2f s\r\n received packets:\t%d\r\n nb packets lost:\t%d\r\n nb packets outorder:\t%d\r\n jitter:\t\t\t%d us\r\n rate:\t\t\t%d Kbps\r\n",
 						res.Duration.Seconds(), res.Counted, res.Lost, res.OutOfOrder, res.JitterUS, int64(kbps))
-					if fz.silentAfter != nil && fz.silentAfter(res) {
-						silence.Store(true)
+					if fz.failAfter != nil && fz.failAfter(res) {
+						failing.Store(true)
 					}
 					got <- res
 				}()

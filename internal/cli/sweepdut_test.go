@@ -140,47 +140,58 @@ func TestSweepDUTText(t *testing.T) {
 	}
 }
 
-// A device that goes silent mid-sweep: the sweep ends with the device's
-// error within --dut-timeout (plus the trial under way), exits 1, and the
-// JSON keeps the sizes finished before, with their device figures, the
-// unfinished size and the transcript.
-func TestSweepDUTSilentMidSweep(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	// Silent from the first server start after a session of 600-byte
-	// datagrams: 200 B and 600 B finish only if 600 B needs one trial,
-	// so silence starts after any 600-byte session and the sweep ends
-	// in 600 B or 1000 B.
-	addr, got, _ := telnetZephyrFake(t, ctx, fakeZephyr{silentAfter: func(r standin.UDPServerResult) bool {
-		return r.Counted > 0 && r.Bytes/uint64(r.Counted) >= 600
-	}})
-	start := time.Now()
-	res, stderr := sweepJSON(t, ctx, sweepDUTArgs(addr, freeLoopbackPort(t)), exitFailure)
-	el := time.Since(start)
-	if !strings.Contains(stderr, "the device (zephyr) failed") || !strings.Contains(stderr, "no answer from the device") {
-		t.Fatalf("stderr %q", stderr)
-	}
-	t.Logf("stderr:\n%s", stderr)
-	counted := drain(got)
-	if len(res.Sizes) < 1 || res.Sizes[0].Size != 200 || res.Sizes[0].Device == nil || res.Sizes[0].Device.Packets == nil {
-		t.Fatalf("want the 200 B point kept with its device figures: %+v", res.Sizes)
-	}
-	if res.Unfinished == nil || res.Unfinished.Size <= 200 || res.Error == "" || res.Device == nil || !strings.Contains(res.Device.Error, "no answer") || len(res.Device.Transcript) == 0 {
-		t.Fatalf("unfinished %+v, error %q, device %+v", res.Unfinished, res.Error, res.Device)
-	}
-	// Every trial ran before the silence was counted by the stand-in.
-	n := 0
-	for _, s := range res.Sizes {
-		n += len(s.TrialLog)
-	}
-	n += len(res.Unfinished.TrialLog)
-	if n != len(counted) {
-		t.Errorf("%d trials recorded, the stand-in counted %d sessions", n, len(counted))
-	}
-	// The failing trial: its 300 ms, the 1 s step timeout and our
-	// client's wait for a report that cannot come, with a wide margin.
-	if el > 25*time.Second {
-		t.Errorf("took %v", el)
+// A device that fails mid-sweep — goes silent, answers garbage, resets or
+// drops the line — ends the sweep with the device's error within
+// --dut-timeout (plus the trial under way), exit 1, and the JSON keeps the
+// sizes finished before, with their device figures, the unfinished size
+// and the transcript.
+func TestSweepDUTFailsMidSweep(t *testing.T) {
+	for _, c := range []struct{ fail, want string }{
+		{"silent", "no answer from the device"},
+		{"garbage", `no answer from the device in time within 1s (last device output`},
+		{"reset", "boot banner"},
+		{"drop", "closed"},
+	} {
+		t.Run(c.fail, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			// It fails at the first server start after a session of
+			// 600-byte datagrams: 200 B has finished by then, and the
+			// sweep ends in 600 B or 1000 B.
+			addr, got, _ := telnetZephyrFake(t, ctx, fakeZephyr{fail: c.fail, failAfter: func(r standin.UDPServerResult) bool {
+				return r.Counted > 0 && r.Bytes/uint64(r.Counted) >= 600
+			}})
+			start := time.Now()
+			res, stderr := sweepJSON(t, ctx, sweepDUTArgs(addr, freeLoopbackPort(t)), exitFailure)
+			el := time.Since(start)
+			t.Logf("stderr:\n%s", stderr)
+			if !strings.Contains(stderr, "the device (zephyr) failed") || !strings.Contains(stderr, c.want) {
+				t.Fatalf("stderr %q: want the device's failure, %q", stderr, c.want)
+			}
+			counted := drain(got)
+			if len(res.Sizes) < 1 || res.Sizes[0].Size != 200 || res.Sizes[0].Device == nil || res.Sizes[0].Device.Packets == nil {
+				t.Fatalf("want the 200 B point kept with its device figures: %+v", res.Sizes)
+			}
+			if res.Unfinished == nil || res.Unfinished.Size <= 200 || res.Error == "" || res.Device == nil ||
+				!strings.Contains(res.Device.Error, c.want) || len(res.Device.Transcript) == 0 {
+				t.Fatalf("unfinished %+v, error %q, device %+v", res.Unfinished, res.Error, res.Device)
+			}
+			// Every trial recorded is one the stand-in counted.
+			n := len(res.Unfinished.TrialLog)
+			for _, s := range res.Sizes {
+				n += len(s.TrialLog)
+			}
+			if n != len(counted) {
+				t.Errorf("%d trials recorded, the stand-in counted %d sessions", n, len(counted))
+			}
+			// The failing trial: its 300 ms, the 1 s step timeout and our
+			// client's wait for a report that cannot come, with a wide
+			// margin.
+			if el > 25*time.Second {
+				t.Errorf("took %v", el)
+			}
+		})
 	}
 }
 
