@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +67,9 @@ func TestSweepDUT(t *testing.T) {
 	defer cancel()
 	addr, got, _ := telnetZephyrFake(t, ctx, fakeZephyr{})
 	tr := filepath.Join(t.TempDir(), "dut.txt")
-	res, _ := sweepJSON(t, ctx, sweepDUTArgs(addr, freeLoopbackPort(t), "--dut-transcript", tr), exitOK)
+	db := filepath.Join(t.TempDir(), "runs.db")
+	args := sweepDUTArgs(addr, freeLoopbackPort(t), "--dut-transcript", tr, "--db", db)
+	res, _ := sweepJSON(t, ctx, slices.DeleteFunc(args, func(a string) bool { return a == "--no-save" }), exitOK)
 	counted := drain(got)
 	var trials []sweep.TrialRecord
 	for _, s := range res.Sizes {
@@ -103,6 +106,20 @@ func TestSweepDUT(t *testing.T) {
 	}
 	if b, err := os.ReadFile(tr); err != nil || strings.Count(string(b), "zperf udp download") < 2*len(trials) {
 		t.Errorf("--dut-transcript file: %v\n%s", err, b)
+	}
+	// The results store keeps the document with the device's figures and
+	// the transcript.
+	code, out, errOut := cliRun("show", "1", "--db", db, "--json")
+	var shown struct {
+		Kind   string
+		Result sweep.Result
+	}
+	if err := json.Unmarshal([]byte(out), &shown); code != exitOK || err != nil {
+		t.Fatalf("show: exit %d, %v: %s%s", code, err, errOut, out)
+	}
+	if d := shown.Result.Device; d == nil || len(d.Transcript) != len(res.Device.Transcript) || len(shown.Result.Sizes) != 3 ||
+		shown.Result.Sizes[0].Device == nil || *shown.Result.Sizes[0].Device.Packets != *res.Sizes[0].Device.Packets {
+		t.Errorf("the stored sweep lost the device's record: %+v", shown.Result)
 	}
 }
 
