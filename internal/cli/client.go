@@ -312,10 +312,7 @@ func (f *clientFlags) openDUT(e *env, cmd *cobra.Command, cfg *session.ClientCon
 		e.logf("%v; running our side alone", devErr)
 		return s, devErr, nil
 	}
-	if !cmd.Flags().Changed("dialect") && s.Dialect() != "" {
-		cfg.Dialect = s.Dialect()
-		e.logf("device shell %s: using the %s dialect its server needs", s.Shell(), cfg.Dialect)
-	}
+	adoptDialect(e, s, &cfg.Dialect, cmd.Flags().Changed("dialect"))
 	return s, nil, nil
 }
 

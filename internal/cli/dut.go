@@ -77,6 +77,37 @@ func (f *dutFlags) open(ctx context.Context, o dut.Options) (*dut.Session, error
 	return dut.Open(ctx, f.spec, o)
 }
 
+// openThroughout connects to the device for a run that needs it in every
+// step (a matrix's cells, a sweep's trials): unlike a single client test
+// nothing runs without it. run names the run, step its steps.
+func (f *dutFlags) openThroughout(e *env, o dut.Options, run, step string) (*dut.Session, error) {
+	s, err := f.open(e.ctx, o)
+	if err != nil {
+		return nil, fmt.Errorf("the %s needs the device in every %s: %w", run, step, err)
+	}
+	return s, nil
+}
+
+// adoptDialect makes *dialect the one the device's server needs, unless
+// the user chose one (chosen: --dialect was given).
+func adoptDialect(e *env, s *dut.Session, dialect *string, chosen bool) {
+	if !chosen && s.Dialect() != "" {
+		*dialect = s.Dialect()
+		e.logf("device shell %s: using the %s dialect its server needs", s.Shell(), *dialect)
+	}
+}
+
+// runOnDeviceServer makes the device the server for cfg's test and runs
+// client (our side of cfg) against it: the device-receives step shared by
+// client, matrix and sweep --dut.
+func runOnDeviceServer(ctx context.Context, s *dut.Session, cfg session.ClientConfig, iface string, client dut.Runner) (*result.Result, error) {
+	t, err := clientTest(cfg, iface)
+	if err != nil {
+		return nil, err
+	}
+	return s.RunDeviceServer(ctx, t, client)
+}
+
 // clientTest checks that a client run can have the device as its server.
 func clientTest(cfg session.ClientConfig, iface string) (dut.Test, error) {
 	switch {
@@ -114,12 +145,19 @@ func (f *dutFlags) runClientDUT(e *env, cfg session.ClientConfig, s *dut.Session
 	return r, err
 }
 
-// writeTranscript saves the device session to --dut-transcript.
+// writeTranscript saves the device session of a test to --dut-transcript.
 func (f *dutFlags) writeTranscript(e *env, r *result.Result) {
-	if f.transcript == "" || r == nil || r.Device == nil {
+	if r != nil && r.Device != nil {
+		f.saveTranscript(e, r.Device.Transcript)
+	}
+}
+
+// saveTranscript writes lines to --dut-transcript, when it was given.
+func (f *dutFlags) saveTranscript(e *env, lines []string) {
+	if f.transcript == "" {
 		return
 	}
-	if err := os.WriteFile(f.transcript, []byte(strings.Join(r.Device.Transcript, "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(f.transcript, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		e.logf("writing the device transcript: %v", err)
 	}
 }

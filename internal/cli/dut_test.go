@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,36 +33,78 @@ func telnetZephyr(t *testing.T, ctx context.Context) (string, chan standin.UDPSe
 // telnetZephyrBoth is telnetZephyr, also answering "zperf udp upload" with
 // the zperf stand-in client (its result on the second channel).
 func telnetZephyrBoth(t *testing.T, ctx context.Context) (string, chan standin.UDPServerResult, chan standin.UDPClientResult) {
+	return telnetZephyrFake(t, ctx, fakeZephyr{})
+}
+
+// fakeZephyr says how the fake Zephyr shell misbehaves.
+type fakeZephyr struct {
+	// failAfter, when set, is asked after every session the stand-in
+	// server counted: once it says so, the shell fails as fail says at the
+	// next "zperf udp download PORT".
+	failAfter func(standin.UDPServerResult) bool
+	// fail is how: "silent" (the default: it reads on and answers
+	// nothing, not even the echo), "garbage" (it answers noise, never a
+	// prompt), "reset" (it prints its boot banner and a prompt) or "drop"
+	// (it closes the line).
+	fail string
+	// mute: the zperf server sends no report back to our client (it
+	// prints its figures on the shell only).
+	mute bool
+}
+
+// telnetZephyrFake is the fake Zephyr shell on telnet, serving any number
+// of tests through one session (each result is sent on its channel, in
+// order), misbehaving as fz says.
+func telnetZephyrFake(t *testing.T, ctx context.Context, fz fakeZephyr) (string, chan standin.UDPServerResult, chan standin.UDPClientResult) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	got := make(chan standin.UDPServerResult, 1)
-	gotc := make(chan standin.UDPClientResult, 1)
+	got := make(chan standin.UDPServerResult, 64)
+	gotc := make(chan standin.UDPClientResult, 64)
+	var failing atomic.Bool
 	go func() {
 		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
 		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+		_ = c.SetDeadline(time.Now().Add(60 * time.Second))
 		c.Write([]byte{255, 251, 1}) // WILL ECHO
 		prompt := func() { c.Write([]byte("uart:~$ ")) }
 		prompt()
 		rd := bufio.NewReader(c)
+		silent := false
 		for {
 			line, err := rd.ReadString('\n')
 			if err != nil {
 				return
 			}
 			line = strings.Trim(line, "\r\n\xff\xfd\x01")
-			c.Write([]byte(line + "\r\n"))
 			f := strings.Fields(line)
+			if len(f) == 4 && f[2] == "download" && f[3] != "stop" && failing.Load() {
+				switch fz.fail {
+				case "garbage":
+					c.Write([]byte(line + "\r\n\x00#@!~ 3%^&\r\n\x7f\x01qwzx\r\n"))
+					continue
+				case "reset":
+					c.Write([]byte(line + "\r\n*** Booting Zephyr OS build v3.6.0 ***\r\n"))
+					prompt()
+					continue
+				case "drop":
+					return
+				}
+				silent = true
+			}
+			if silent {
+				continue
+			}
+			c.Write([]byte(line + "\r\n"))
 			switch {
-			case len(f) == 4 && f[0] == "zperf" && f[2] == "download":
-				srv, err := standin.ZperfNewUDPServer(ctx, "127.0.0.1:"+f[3], standin.UDPServerOptions{})
+			case len(f) == 4 && f[0] == "zperf" && f[2] == "download" && f[3] != "stop":
+				srv, err := standin.ZperfNewUDPServer(ctx, "127.0.0.1:"+f[3], standin.UDPServerOptions{Mute: fz.mute})
 				if err != nil {
 					c.Write([]byte("Failed to start UDP server!\r\n"))
 					prompt()
@@ -77,6 +120,9 @@ func telnetZephyrBoth(t *testing.T, ctx context.Context) (string, chan standin.U
 					kbps := float64(res.Bytes) * 8 / res.Duration.Seconds() / 1000
 					fmt.Fprintf(c, "New session started.\r\nEnd of session!\r\n duration:\t\t%.2f s\r\n received packets:\t%d\r\n nb packets lost:\t%d\r\n nb packets outorder:\t%d\r\n jitter:\t\t\t%d us\r\n rate:\t\t\t%d Kbps\r\n",
 						res.Duration.Seconds(), res.Counted, res.Lost, res.OutOfOrder, res.JitterUS, int64(kbps))
+					if fz.failAfter != nil && fz.failAfter(res) {
+						failing.Store(true)
+					}
 					got <- res
 				}()
 			case len(f) == 8 && f[0] == "zperf" && f[1] == "udp" && f[2] == "upload":

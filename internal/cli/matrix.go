@@ -163,7 +163,7 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 		if err != nil {
 			return err
 		}
-		defer dm.close()
+		defer dm.close(e)
 		sessions = dm
 	}
 	progress := newProgress(e.stderr)

@@ -32,6 +32,7 @@ type dutMatrix struct {
 	inner matrix.ClientSessions
 	iface string
 	peer  string
+	f     *dutFlags
 }
 
 // openMatrixDUT opens the device's shell for a matrix and returns the
@@ -57,31 +58,24 @@ func (f *dutFlags) openMatrixDUT(e *env, cmd *cobra.Command, cfg *matrix.Config,
 			return nil, fmt.Errorf("--dut-peer default: %w", err)
 		}
 	}
-	s, err := f.open(e.ctx, o)
+	s, err := f.openThroughout(e, o, "matrix", "cell")
 	if err != nil {
-		return nil, fmt.Errorf("the matrix needs the device in every cell: %w", err)
+		return nil, err
 	}
-	if !cmd.Flags().Changed("dialect") && s.Dialect() != "" {
-		cfg.Base.Dialect = s.Dialect()
-		e.logf("device shell %s: using the %s dialect its server needs", s.Shell(), cfg.Base.Dialect)
-	}
+	adoptDialect(e, s, &cfg.Base.Dialect, cmd.Flags().Changed("dialect"))
 	if _, err := clientTest(cfg.Base, f.iface); err != nil {
 		s.Close()
 		return nil, err
 	}
 	cfg.PeerClient = true
-	return &dutMatrix{s: s, inner: inner, iface: f.iface, peer: peer}, nil
+	return &dutMatrix{s: s, inner: inner, iface: f.iface, peer: peer, f: f}, nil
 }
 
 // Run runs one cell: cfg.Reverse (a download cell) means the device sends.
 func (d *dutMatrix) Run(ctx context.Context, cfg session.ClientConfig) (*result.Result, *echo.UnderLoadResult, error) {
 	if !cfg.Reverse {
-		t, err := clientTest(cfg, d.iface)
-		if err != nil {
-			return nil, nil, err
-		}
 		var lat *echo.UnderLoadResult
-		r, err := d.s.RunDeviceServer(ctx, t, func(ctx context.Context) (*result.Result, error) {
+		r, err := runOnDeviceServer(ctx, d.s, cfg, d.iface, func(ctx context.Context) (*result.Result, error) {
 			r, l, err := d.inner.Run(ctx, cfg)
 			lat = l
 			return r, err
@@ -107,8 +101,12 @@ func (d *dutMatrix) Run(ctx context.Context, cfg session.ClientConfig) (*result.
 	return r, nil, err
 }
 
-// close ends the device session.
-func (d *dutMatrix) close() { d.s.Close() }
+// close ends the device session and writes its transcript to
+// --dut-transcript.
+func (d *dutMatrix) close(e *env) {
+	d.f.saveTranscript(e, d.s.TranscriptLines())
+	d.s.Close()
+}
 
 // writeMatrixDevice prints, per cell that has them, the device's own
 // figures beside ours.

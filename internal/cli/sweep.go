@@ -35,6 +35,7 @@ type sweepCmdFlags struct {
 	json     bool
 	csv      bool
 	saving   saveFlags
+	dut      dutFlags
 }
 
 func newSweepCmd(e *env) *cobra.Command {
@@ -64,11 +65,21 @@ The far end (--mode):
 Sizes (--sizes): a list (64,512,1470), a range A-B[:STEP], or rfc2544 (frame
 sizes 64…1518 turned into UDP payloads for --medium). The JSON document has the
 schema wirebench/1, kind "sweep" (docs/sweep.md). A first Ctrl-C stops after
-the trial under way and prints the sizes finished.`,
+the trial under way and prints the sizes finished.
+
+With --dut SPEC the device is the receiver, driven through its own shell
+(docs/dut.md): before every trial its server is started (zperf udp download,
+iperf -s -u, ...), our client sends the trial, and the device's own report is
+parsed into the trial ("device" in the JSON, per trial and per size). The loss
+is judged on the server's report to our client when one comes back, else on
+the device's own packet and loss counts ("counted_by"). The text output adds a
+table of the device's figures beside ours. A device that fails mid-sweep ends it
+with its error; the sizes finished are printed and saved, and the exit code is 1.`,
 		Example: `  wirebench sweep 192.0.2.1 --sizes rfc2544 --medium eth100
   wirebench sweep 127.0.0.1 --mode reflect --sizes 1200,1250,1300,1400 --max-rate 20000pps
   wirebench sweep 192.0.2.1 --mode iperf2 --sizes 64-1472:64 --packets 100000 --loss 0.1%
-  wirebench sweep 192.0.2.1 --sizes 512,1470 --repeat 3 --json`,
+  wirebench sweep 192.0.2.1 --sizes 512,1470 --repeat 3 --json
+  wirebench sweep 192.0.2.1 --sizes 64,512,1470 --max-rate 100M --dut serial:/dev/ttyACM0 --dut-shell zephyr`,
 		Args: exactArgs(1, "one HOST"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runSweep(e, cmd, args[0], f) },
 	}
@@ -87,6 +98,7 @@ the trial under way and prints the sizes finished.`,
 	f.saving.register(cmd)
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, kind sweep)")
 	fl.BoolVar(&f.csv, "csv", false, "print the table as CSV")
+	f.dut.register(cmd, false)
 	return cmd
 }
 
@@ -274,12 +286,21 @@ func runSweep(e *env, cmd *cobra.Command, host string, f *sweepCmdFlags) error {
 		return err
 	}
 	defer f.saving.close()
+	var dev *sweepDUT
+	if f.dut.enabled() {
+		if dev, err = f.dut.openSweepDUT(e, s, f.mode, f.packets); err != nil {
+			return err
+		}
+	}
 	prog := newSweepProgress(e.stderr)
 	s.cfg.OnTrial = prog.trial
 	res := sweep.NewResult(s.test)
 	res.Version = version.String()
 	runErr := sweep.Run(e.ctx, s.cfg, s.runner, res)
 	prog.done()
+	if dev != nil {
+		dev.finish(e, res)
+	}
 	// Saved before printing, so that a store that failed says so in the
 	// JSON; an interrupted sweep is kept too (marked interrupted).
 	if _, w := f.saving.save(e, sweep.Kind, net.JoinHostPort(res.Test.Host, strconv.Itoa(res.Test.Port)), sweepSummary(res), res.StartedAt, res); w != "" {
@@ -291,7 +312,9 @@ func runSweep(e *env, cmd *cobra.Command, host string, f *sweepCmdFlags) error {
 	case formatCSV:
 		err = writeSweepCSV(e.stdout, res)
 	default:
-		err = writeSweepText(e.stdout, res)
+		if err = writeSweepText(e.stdout, res); err == nil {
+			err = writeSweepDevice(e.stdout, res)
+		}
 	}
 	if err != nil {
 		return err

@@ -24,6 +24,9 @@ func writeSweepText(w io.Writer, r *sweep.Result) error {
 	if t.Repeat > 1 {
 		fmt.Fprintf(&b, ", %d repetitions (mean ± 95 %% confidence interval)", t.Repeat)
 	}
+	if t.DUT != "" {
+		fmt.Fprintf(&b, ", the device's server started through its shell for every trial (%s dialect)", t.Dialect)
+	}
 	b.WriteString("\n")
 	rate := "rate (pps)"
 	if t.Repeat > 1 {
@@ -51,6 +54,9 @@ func writeSweepText(w io.Writer, r *sweep.Result) error {
 	}
 	if len(r.Cliffs) == 0 && len(r.Sizes) > 1 {
 		b.WriteString("no cliff: the byte rate does not fall between neighbouring sizes\n")
+	}
+	if u := r.Unfinished; u != nil {
+		fmt.Fprintf(&b, "unfinished: %d B, after %d trials: %s\n", u.Size, len(u.TrialLog), r.Error)
 	}
 	for _, wng := range r.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", wng)
@@ -84,7 +90,8 @@ func sweepNote(s sweep.SizeResult) string {
 func writeSweepCSV(w io.Writer, r *sweep.Result) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"size", "sent", "rate_pps", "rate_bps", "percent_of_line", "loss_percent", "trials", "rtt_ms",
-		"limited_by_host", "confirmed", "bisected", "ci95_low_pps", "ci95_high_pps", "unstable"})
+		"limited_by_host", "confirmed", "bisected", "ci95_low_pps", "ci95_high_pps", "unstable",
+		"counted_by", "device_packets", "device_lost", "device_bps"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, s := range r.Sizes {
 		pct, rtt, lo, hi, unstable := "", "", "", "", ""
@@ -97,9 +104,22 @@ func writeSweepCSV(w io.Writer, r *sweep.Result) error {
 		if s.Repeats != nil {
 			lo, hi, unstable = f(s.Repeats.CILowPPS), f(s.Repeats.CIHighPPS), strconv.FormatBool(s.Repeats.Unstable)
 		}
+		// The device's figures are empty where the firmware prints none.
+		dp, dl, db := "", "", ""
+		if d := s.Device; d != nil {
+			if d.Packets != nil {
+				dp = strconv.FormatInt(*d.Packets, 10)
+			}
+			if d.Lost != nil {
+				dl = strconv.FormatInt(*d.Lost, 10)
+			}
+			if d.BitsPerSecond != nil {
+				db = f(*d.BitsPerSecond)
+			}
+		}
 		_ = cw.Write([]string{strconv.Itoa(s.Size), strconv.FormatInt(s.Sent, 10), f(s.RatePPS), f(s.RateBPS), pct,
 			f(s.LossPercent), strconv.Itoa(s.Trials), rtt, strconv.FormatBool(s.LimitedByHost), strconv.FormatBool(s.Confirmed),
-			strconv.FormatBool(s.Bisected), lo, hi, unstable})
+			strconv.FormatBool(s.Bisected), lo, hi, unstable, s.CountedBy, dp, dl, db})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -52,6 +52,10 @@ func TestSweepUsageErrors(t *testing.T) {
 		{"sweep", "127.0.0.1", "--medium", "eth7"},
 		{"sweep", "127.0.0.1", "--max-rate", "fast"},
 		{"sweep", "127.0.0.1", "--json", "--csv"},
+		{"sweep", "127.0.0.1", "--mode", "reflect", "--dut", "cmd:true"},
+		{"sweep", "127.0.0.1", "--packets", "100", "--dut", "cmd:true"},
+		{"sweep", "127.0.0.1", "--dut", "usb:x"},
+		{"sweep", "127.0.0.1", "--dut", "cmd:true", "--dut-shell", "vxworks"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), args, &out, &errb); code != exitUsage || !strings.HasPrefix(errb.String(), "wirebench: ") {

@@ -87,6 +87,10 @@ type Adapter struct {
 	// Dialect is the wirebench client dialect the firmware's server needs
 	// ("": the default).
 	Dialect string
+	// PacketsIncludeLost says the server's packet count is what it
+	// expected (received plus lost, Harmony's "total"), not what it
+	// received (zperf's "received packets").
+	PacketsIncludeLost bool
 }
 
 // adapters are the known firmwares, in auto-detection order.

@@ -12,7 +12,10 @@
 // (Microchip Harmony TCP/IP iperf) and lwip (an lwiperf shell); "auto"
 // picks one from the banner or the help text.
 //
-// The calls other packages use (cli today, matrix and sweep later) are
-// Open, Session.StartServer / StartClient / Wait / Stop, and RunClient /
-// RunServer, which pair a device role with wirebench's own session.
+// The calls other packages use (cli's client, server, matrix and sweep
+// --dut) are Open, Session.StartServer / StartClient / Wait / Stop,
+// RunDeviceServer / RunDeviceClient, which pair a device role with
+// wirebench's own session, Session.Check (can the firmware take a test at
+// all) and ReceivedCounts (a device server's received and lost datagrams,
+// for judging loss when no report comes back).
 package dut

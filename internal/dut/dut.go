@@ -161,6 +161,13 @@ func (s *Session) Shell() string { return s.a.Name }
 // ("" for the default).
 func (s *Session) Dialect() string { return s.a.Dialect }
 
+// Check says whether the device's firmware can take role in t at all
+// (lwIP has no UDP), before any test is started.
+func (s *Session) Check(role Role, t Test) error {
+	_, err := s.a.Commands(role, t)
+	return err
+}
+
 // StartServer starts the device's server for t and waits (one step) until
 // it says it listens.
 func (s *Session) StartServer(ctx context.Context, t Test) error {

@@ -76,6 +76,7 @@ var harmony = &Adapter{
 		}
 		return d, fmt.Errorf("harmony: no [0.0- N sec] session line in the iperf output")
 	},
-	Dialect: session.DialectIperf2Legacy,
-	Stop:    func(Role, Test) []string { return []string{"iperfk"} },
+	Dialect:            session.DialectIperf2Legacy,
+	PacketsIncludeLost: true,
+	Stop:               func(Role, Test) []string { return []string{"iperfk"} },
 }

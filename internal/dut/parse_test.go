@@ -369,3 +369,28 @@ func TestPromptAfterCommand(t *testing.T) {
 	}
 	s.Close()
 }
+
+// ReceivedCounts gives what a device's server received and lost, in data
+// datagrams: zperf prints the received count, Harmony the total it
+// expected (lost included); a firmware without packet and loss counts
+// (ESP-IDF) or a client's figures give none.
+func TestReceivedCounts(t *testing.T) {
+	n := func(v int64) *int64 { return &v }
+	for _, c := range []struct {
+		d         result.Device
+		got, lost int64
+		ok        bool
+	}{
+		{result.Device{Shell: "zephyr", Role: "server", Packets: n(250), Lost: n(3)}, 250, 3, true},
+		{result.Device{Shell: "harmony", Role: "server", Packets: n(172), Lost: n(2)}, 170, 2, true},
+		{result.Device{Shell: "esp-idf", Role: "server", BitsPerSecond: f64(2e6)}, 0, 0, false},
+		{result.Device{Shell: "zephyr", Role: "server", Packets: n(250)}, 0, 0, false},
+		{result.Device{Shell: "zephyr", Role: "client", Packets: n(250), Lost: n(0)}, 0, 0, false},
+		{result.Device{Shell: "vxworks", Role: "server", Packets: n(250), Lost: n(0)}, 0, 0, false},
+	} {
+		got, lost, ok := ReceivedCounts(c.d)
+		if got != c.got || lost != c.lost || ok != c.ok {
+			t.Errorf("%s %s: %d, %d, %v; want %d, %d, %v", c.d.Shell, c.d.Role, got, lost, ok, c.got, c.lost, c.ok)
+		}
+	}
+}

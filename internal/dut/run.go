@@ -194,3 +194,19 @@ func ListenOne(ctx context.Context, cfg session.ServerConfig) (int, Runner, erro
 	}
 	return srv.Port(), run, nil
 }
+
+// ReceivedCounts reads what a device counted as a UDP server from its
+// figures d: the data datagrams it received and those it counted as lost.
+// ok is false when d is not a server's or its firmware prints no packet
+// and loss counts (ESP-IDF, lwIP): nothing is made up for them.
+func ReceivedCounts(d result.Device) (received, lost int64, ok bool) {
+	a, err := Lookup(d.Shell)
+	if err != nil || d.Role != string(RoleServer) || d.Packets == nil || d.Lost == nil {
+		return 0, 0, false
+	}
+	received, lost = *d.Packets, *d.Lost
+	if a.PacketsIncludeLost {
+		received -= lost
+	}
+	return max(received, 0), lost, true
+}

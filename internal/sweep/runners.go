@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/units"
 )
@@ -86,16 +87,25 @@ func summariseRTT(rtts []time.Duration) *RTT {
 }
 
 // SessionRunner runs trials as iperf2-dialect UDP tests against a server
-// (a wirebench server or an iperf 2 server): our sender's counts and the
-// receive counts of the server's report. Base carries the host, port,
-// dialect and socket options; each trial sets the rate, length and length
-// of the test.
+// (a wirebench server, an iperf 2 server, or a device's server started
+// through its shell): our sender's counts and the receive counts of the
+// server's report or, when the dialect brings none back, of the device's
+// own report. Base carries the host, port, dialect and socket options;
+// each trial sets the rate, length and length of the test.
 type SessionRunner struct {
 	Base session.ClientConfig
+	// Run runs one trial's test (nil: session.RunClient). The --dut runner
+	// wraps the client in the device's server; a result it returns with
+	// an error is the trial's figures, the error ends the sweep.
+	Run func(ctx context.Context, s Spec, cfg session.ClientConfig) (*result.Result, error)
+	// DeviceCounts reads the data datagrams received and lost from the
+	// device's own figures (result.Device); ok is false when the device
+	// did not print them. Used only when the far end's report is missing.
+	DeviceCounts func(d result.Device) (received, lost int64, ok bool)
 }
 
-// Trial runs one UDP test.
-func (r SessionRunner) Trial(ctx context.Context, s Spec) (Outcome, error) {
+// Config is the client configuration of one trial.
+func (r SessionRunner) Config(s Spec) session.ClientConfig {
 	cfg := r.Base
 	cfg.UDP = true
 	cfg.Length = s.Size
@@ -104,15 +114,47 @@ func (r SessionRunner) Trial(ctx context.Context, s Spec) (Outcome, error) {
 	if s.Packets > 0 {
 		cfg.Duration, cfg.Bytes = 0, s.Packets*int64(s.Size)
 	}
-	res, err := session.RunClient(ctx, cfg)
-	if err != nil {
+	return cfg
+}
+
+// Trial runs one UDP test.
+func (r SessionRunner) Trial(ctx context.Context, s Spec) (Outcome, error) {
+	run := r.Run
+	if run == nil {
+		run = func(ctx context.Context, _ Spec, cfg session.ClientConfig) (*result.Result, error) {
+			return session.RunClient(ctx, cfg)
+		}
+	}
+	res, err := run(ctx, s, r.Config(s))
+	if res == nil {
+		if err == nil {
+			err = errors.New("the test gave no result")
+		}
 		return Outcome{}, err
 	}
+	o := r.outcome(res)
+	if err != nil {
+		return o, err
+	}
+	if res.Error != "" && ctx.Err() == nil {
+		return o, errors.New(res.Error)
+	}
+	return o, nil
+}
+
+// outcome reads a trial's figures from its result.
+func (r SessionRunner) outcome(res *result.Result) Outcome {
 	var o Outcome
 	if res.Sender != nil {
 		o.Sent, o.SendErrors, o.OfferedPPS = res.Sender.Packets, res.Sender.SendErrors, res.Sender.PacketsPerSecond
 		o.SendSeconds = res.Sender.Seconds
 	}
+	if d := res.Device; d != nil {
+		dev := *d
+		dev.Transcript = nil
+		o.Device = &dev
+	}
+	o.Warnings = append(o.Warnings, res.Warnings...)
 	if rc := res.Receiver; rc != nil {
 		o.Received, o.Lost, o.Total, o.ReceiveSeconds = rc.Packets, rc.Lost, rc.Total, rc.Seconds
 		if rc.Seconds > 0 && o.SendSeconds > 0 {
@@ -122,13 +164,24 @@ func (r SessionRunner) Trial(ctx context.Context, s Spec) (Outcome, error) {
 			o.Total = rc.Packets + rc.Lost
 		}
 		o.Unreported = max(o.Sent-o.Total, 0)
-	} else {
-		o.NoReport = true
-		o.Warnings = append(o.Warnings, "no server report came back: the receive counts are unknown and the trial counts as all lost")
+		o.CountedBy = CountedByPeer
+		return o
 	}
-	o.Warnings = append(o.Warnings, res.Warnings...)
-	if res.Error != "" && ctx.Err() == nil {
-		return o, errors.New(res.Error)
+	if o.Device != nil && r.DeviceCounts != nil {
+		if got, lost, ok := r.DeviceCounts(*o.Device); ok {
+			// The device's report carries no receive window we can
+			// trust to 20 ms (zperf prints 10 ms steps, Harmony 100 ms),
+			// so the backlog stays unknown.
+			// A device counts data datagrams; our sender counts its FIN
+			// too, as iperf does (one, whatever it re-sent).
+			o.Received, o.Lost, o.Total = got, lost, got+lost
+			o.Unreported = max(o.Sent-1-o.Total, 0)
+			o.CountedBy = CountedByDevice
+			o.Warnings = append(o.Warnings, "no server report came back: the receive counts are the device's own, from its shell")
+			return o
+		}
 	}
-	return o, nil
+	o.NoReport = true
+	o.Warnings = append(o.Warnings, "no server report came back: the receive counts are unknown and the trial counts as all lost")
+	return o
 }

@@ -251,6 +251,7 @@ func summarise(sr *SizeResult, found []search) {
 		sr.Sent = last.confirm.Sent
 		sr.LossPercent = LossPercent(last.confirm.Outcome)
 		sr.RTT = last.confirm.RTT
+		sr.CountedBy, sr.Device = last.confirm.CountedBy, last.confirm.Device
 	}
 	sr.Confirmed = confirmed
 	sr.LimitedByHost = limited > 0

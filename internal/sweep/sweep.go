@@ -66,9 +66,24 @@ type Outcome struct {
 	// nothing came back from a reflector): Received and Lost are then 0
 	// and the trial counts as all lost.
 	NoReport bool `json:"no_report,omitempty"`
+	// CountedBy says whose counts Received and Lost are: CountedByPeer
+	// (the far end's report to our client) or CountedByDevice (the
+	// device's own report, read from its shell, when the dialect brings
+	// no report back); "" when neither came or the far end reflects.
+	CountedBy string `json:"counted_by,omitempty"`
+	// Device is the device's own figures for the trial (--dut), absent
+	// fields omitted; its transcript is left out here (it is the whole
+	// session's, in Result.Device).
+	Device *result.Device `json:"device,omitempty"`
 	// Warnings are the runner's: why a figure may not be trusted.
 	Warnings []string `json:"warnings,omitempty"`
 }
+
+// Who counted a trial's received and lost datagrams (Outcome.CountedBy).
+const (
+	CountedByPeer   = "peer_report" // the far end's report to our client
+	CountedByDevice = "device"      // the device's own report, from its shell
+)
 
 // RTT summarises round-trip times in milliseconds.
 type RTT struct {
@@ -228,6 +243,11 @@ type SizeResult struct {
 	// RTT is the confirming trial's round-trip time, where the far end
 	// reflects.
 	RTT *RTT `json:"rtt_ms,omitempty"`
+	// CountedBy and Device are the confirming trial's (see Outcome): who
+	// counted the loss it was judged on, and the device's own figures
+	// (--dut).
+	CountedBy string         `json:"counted_by,omitempty"`
+	Device    *result.Device `json:"device,omitempty"`
 	// Bisected marks a size added by cliff bisection.
 	Bisected bool     `json:"bisected,omitempty"`
 	Repeats  *Repeats `json:"repeats,omitempty"`
@@ -264,6 +284,24 @@ type Result struct {
 	// the sizes above are those finished until then.
 	Interrupted bool   `json:"interrupted,omitempty"`
 	Error       string `json:"error,omitempty"`
+	// Unfinished is the size whose search an error ended, with the trials
+	// it ran: evidence, not a result (absent when every size finished).
+	Unfinished *SizeResult `json:"unfinished,omitempty"`
+	// Device is the session with the device's shell (--dut): which shell,
+	// and the transcript of every trial's commands and reports.
+	Device *DeviceSession `json:"device,omitempty"`
+}
+
+// DeviceSession is the record of a sweep's session with the device's
+// shell.
+type DeviceSession struct {
+	// Spec is the --dut line (serial:, telnet:, cmd:), Shell the adapter.
+	Spec  string `json:"spec"`
+	Shell string `json:"shell,omitempty"`
+	// Error says why the session failed, when it did.
+	Error string `json:"error,omitempty"`
+	// Transcript is the whole session, both directions, timestamped.
+	Transcript []string `json:"transcript"`
 }
 
 // Test describes what was asked, for the document.
@@ -279,6 +317,12 @@ type Test struct {
 	Repeat      int     `json:"repeat"`
 	Bisect      bool    `json:"bisect"`
 	Sizes       []int   `json:"sizes"`
+	// Dialect is our client's dialect where it is not the default
+	// (a device's server may need iperf2-legacy).
+	Dialect string `json:"dialect,omitempty"`
+	// DUT is the --dut line when the device's own shell started its
+	// server for every trial.
+	DUT string `json:"dut,omitempty"`
 }
 
 func (c *Config) defaults() {
@@ -431,6 +475,9 @@ func (s *sweeper) size(ctx context.Context, size int, bisected bool) (*SizeResul
 	var found []search
 	for rep := 1; rep <= s.cfg.Repeat; rep++ {
 		f, err := s.search(ctx, size, rep, sr, bisected)
+		if err != nil && ctx.Err() == nil {
+			s.res.Unfinished = sr
+		}
 		if err != nil || ctx.Err() != nil {
 			return nil, err
 		}

@@ -30,6 +30,10 @@ type UDPServerOptions struct {
 	UptimeAtStart time.Duration
 	// MaxPackets caps the datagrams read (default 1<<20).
 	MaxPackets int64
+	// Mute keeps the report off the wire (it is still made and recorded
+	// in Replies): a firmware whose server prints its figures on its own
+	// console and answers nothing.
+	Mute bool
 }
 
 // UDPServerResult is what a UDP stand-in server counted and sent.
@@ -128,6 +132,9 @@ func (s *udpServe) read(buf []byte, timeout time.Duration) (n int, at time.Time,
 
 func (s *udpServe) reply(b []byte) error {
 	s.res.Replies = append(s.res.Replies, append([]byte(nil), b...))
+	if s.o.Mute {
+		return nil
+	}
 	if _, err := s.conn.WriteTo(b, s.res.Peer); err != nil {
 		return fmt.Errorf("send report: %w", err)
 	}

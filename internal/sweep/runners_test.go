@@ -1,0 +1,102 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
+)
+
+// SessionRunner judges a trial on the far end's report when one came
+// back, else on the device's own counts, else on nothing (all lost); the
+// device's figures ride along without the session's transcript; and an
+// error from Run (the device failed) keeps the trial's figures beside it.
+func TestSessionRunnerCountedBy(t *testing.T) {
+	n := func(v int64) *int64 { return &v }
+	sender := &result.Sender{Packets: 1001, PacketsPerSecond: 1000, Seconds: 1}
+	dev := &result.Device{Shell: "zephyr", Role: "server", Packets: n(990), Lost: n(10), Transcript: []string{"a", "b"}}
+	counts := func(d result.Device) (int64, int64, bool) {
+		if d.Packets == nil || d.Lost == nil {
+			return 0, 0, false
+		}
+		return *d.Packets, *d.Lost, true
+	}
+	devErr := errors.New("device: no answer")
+	for _, c := range []struct {
+		name     string
+		res      *result.Result
+		runErr   error
+		counts   func(result.Device) (int64, int64, bool)
+		by       string
+		received int64
+		loss     float64
+		noReport bool
+	}{
+		{"peer report", &result.Result{Sender: sender, Device: dev, Receiver: &result.Receiver{Packets: 1001, Total: 1001, Seconds: 1}}, nil, counts, CountedByPeer, 1001, 0, false},
+		{"device counts", &result.Result{Sender: sender, Device: dev}, nil, counts, CountedByDevice, 990, 1, false},
+		{"device without counts", &result.Result{Sender: sender, Device: &result.Device{Shell: "esp-idf", Role: "server"}}, nil, counts, "", 0, 100, true},
+		{"no device reader", &result.Result{Sender: sender, Device: dev}, nil, nil, "", 0, 100, true},
+		{"device failed", &result.Result{Sender: sender, Device: dev}, devErr, counts, CountedByDevice, 990, 1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var asked session.ClientConfig
+			r := SessionRunner{Base: session.ClientConfig{Host: "192.0.2.1", Port: 5001}, DeviceCounts: c.counts,
+				Run: func(_ context.Context, _ Spec, cfg session.ClientConfig) (*result.Result, error) {
+					asked = cfg
+					return c.res, c.runErr
+				}}
+			o, err := r.Trial(context.Background(), Spec{Size: 1000, RatePPS: 1000, Duration: time.Second})
+			if !errors.Is(err, c.runErr) {
+				t.Fatalf("error %v, want %v", err, c.runErr)
+			}
+			if !asked.UDP || asked.Length != 1000 || asked.Rate.Value != 1000 || !asked.Rate.PPS || asked.Duration != time.Second {
+				t.Errorf("the trial's test: %+v", asked)
+			}
+			if o.CountedBy != c.by || o.Received != c.received || o.NoReport != c.noReport || LossPercent(o) != c.loss {
+				t.Errorf("counted by %q, received %d, no report %v, loss %v %%; want %q, %d, %v, %v %%", o.CountedBy, o.Received, o.NoReport, LossPercent(o), c.by, c.received, c.noReport, c.loss)
+			}
+			if o.Device == nil || len(o.Device.Transcript) != 0 || o.Device.Shell != c.res.Device.Shell {
+				t.Errorf("device %+v: want the figures without the transcript", o.Device)
+			}
+			if c.by == CountedByDevice && !strings.Contains(strings.Join(o.Warnings, "\n"), "the device's own") {
+				t.Errorf("warnings %q: want the note that the device counted", o.Warnings)
+			}
+		})
+	}
+	if len(dev.Transcript) != 2 {
+		t.Errorf("the result's own device record was changed: %+v", dev)
+	}
+}
+
+// A runner error mid-sweep (a device that went silent) ends the sweep:
+// the sizes finished stay, the size under way is kept as unfinished with
+// the trials it ran, and the error is in the document.
+func TestErrorKeepsFinishedAndUnfinished(t *testing.T) {
+	calls := 0
+	fail := errors.New("the device (zephyr) failed: no answer")
+	r := RunnerFunc(func(_ context.Context, s Spec) (Outcome, error) {
+		calls++
+		if calls == 4 { // 100 B took two trials (pass, confirm), 200 B one
+			return Outcome{}, fail
+		}
+		n := int64(s.RatePPS * s.Duration.Seconds())
+		return Outcome{Sent: n, OfferedPPS: s.RatePPS, Received: n, Total: n, SendSeconds: s.Duration.Seconds()}, nil
+	})
+	cfg := Config{Sizes: []int{100, 200, 300}, MaxPPS: func(int) float64 { return 1000 }, Trial: time.Second,
+		Sleep: func(context.Context, time.Duration) error { return nil }}
+	res := NewResult(Test{})
+	err := Run(context.Background(), cfg, r, res)
+	if !errors.Is(err, fail) || !strings.Contains(res.Error, "no answer") {
+		t.Fatalf("error %v, document error %q", err, res.Error)
+	}
+	if len(res.Sizes) != 1 || res.Sizes[0].Size != 100 || !res.Sizes[0].Confirmed {
+		t.Errorf("sizes %+v: want 100 B finished", res.Sizes)
+	}
+	if u := res.Unfinished; u == nil || u.Size != 200 || len(u.TrialLog) != 1 {
+		t.Errorf("unfinished %+v: want 200 B with its one trial", u)
+	}
+}
