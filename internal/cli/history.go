@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -149,7 +151,8 @@ func runHistory(e *env, f *historyFlags) error {
 
 type showFlags struct {
 	dbFlag
-	json bool
+	json       bool
+	transcript bool
 }
 
 func newShowCmd(e *env) *cobra.Command {
@@ -160,14 +163,20 @@ func newShowCmd(e *env) *cobra.Command {
 		Long: `Print one saved run in full. RUN is a run id (from wirebench history) or labels
 such as device=pic32,link=usb, meaning the newest run carrying them all
 (add kind=test to pick a kind). --json prints the saved record: labels,
-configuration, host facts and the whole result document as it was printed.`,
+configuration, host facts and the whole result document as it was printed.
+--transcript prints only the sessions with the device's own shell that a
+--dut run kept (every one, for a matrix or a sweep), timestamped, both
+directions.`,
 		Example: `  wirebench show 42
   wirebench show device=pic32,link=usb
-  wirebench show 42 --json | jq .result.receiver`,
+  wirebench show 42 --json | jq .result.receiver
+  wirebench show device=zephyr,kind=matrix --transcript`,
 		Args: exactArgs(1, "one RUN (an id or labels like device=pic32)"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runShow(e, f, args[0]) },
 	}
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the saved run as one JSON document (kind run)")
+	cmd.Flags().BoolVar(&f.transcript, "transcript", false, "print only the device shell transcripts the run kept (runs made with --dut)")
+	cmd.MarkFlagsMutuallyExclusive("json", "transcript")
 	f.dbFlag.register(cmd)
 	return cmd
 }
@@ -186,6 +195,9 @@ func runShow(e *env, f *showFlags, arg string) error {
 	if err != nil {
 		return err
 	}
+	if f.transcript {
+		return writeTranscripts(e, r)
+	}
 	if f.json {
 		return writeJSONDoc(e.stdout, struct {
 			Schema string `json:"schema"`
@@ -194,6 +206,54 @@ func runShow(e *env, f *showFlags, arg string) error {
 		}{result.Schema, "run", r})
 	}
 	return writeRunText(e, r)
+}
+
+// writeTranscripts prints every device shell transcript a saved run
+// holds: wherever its result document has a "device" object with a
+// "transcript" (a test's, each matrix cell's, a sweep's), headed by where
+// it was found. A run with none is an error.
+func writeTranscripts(e *env, r *store.Run) error {
+	var doc any
+	if err := json.Unmarshal(r.Result, &doc); err != nil {
+		return fmt.Errorf("run %d: its saved result is not valid JSON: %w", r.ID, err)
+	}
+	var b strings.Builder
+	n := 0
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if dev, ok := v["device"].(map[string]any); ok {
+				if lines, ok := dev["transcript"].([]any); ok && len(lines) > 0 {
+					n++
+					fmt.Fprintf(&b, "# run %d%s: device shell transcript (%d lines)\n", r.ID, path, len(lines))
+					for _, l := range lines {
+						fmt.Fprintln(&b, l)
+					}
+				}
+			}
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				if k != "device" {
+					walk(path+"."+k, v[k])
+				}
+			}
+		case []any:
+			for i, x := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), x)
+			}
+		}
+	}
+	walk("", doc)
+	if n == 0 {
+		return fmt.Errorf("run %d (%s) holds no device shell transcript: only runs made with --dut keep one", r.ID, r.Kind)
+	}
+	_, err := io.WriteString(e.stdout, b.String())
+	return err
 }
 
 // writeRunText prints a saved run for a person: the record, then the

@@ -121,6 +121,24 @@ func TestSweepDUT(t *testing.T) {
 		shown.Result.Sizes[0].Device == nil || *shown.Result.Sizes[0].Device.Packets != *res.Sizes[0].Device.Packets {
 		t.Errorf("the stored sweep lost the device's record: %+v", shown.Result)
 	}
+	// show --transcript prints the stored session, every line of it.
+	code, out, errOut = cliRun("show", "1", "--db", db, "--transcript")
+	if want := fmt.Sprintf("# run 1: device shell transcript (%d lines)\n%s\n", len(res.Device.Transcript), strings.Join(res.Device.Transcript, "\n")); code != exitOK || out != want {
+		t.Errorf("show --transcript: exit %d, %s\n%q\nwant\n%q", code, errOut, out, want)
+	}
+}
+
+// show --transcript on a run made without --dut says there is none.
+func TestShowTranscriptNone(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "runs.db")
+	port := startEchoServer(t)
+	if code, _, errOut := cliRun("client", "127.0.0.1", "-p", port, "-t", "0.2", "--db", db); code != exitOK {
+		t.Fatalf("client: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := cliRun("show", "1", "--db", db, "--transcript")
+	if code != exitFailure || out != "" || !strings.Contains(errOut, "no device shell transcript") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 }
 
 // The text output puts the device's figures beside ours per size; the CSV
