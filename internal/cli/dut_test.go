@@ -317,9 +317,10 @@ func TestMatrixDUT(t *testing.T) {
 	defer cancel()
 	addr, gotServer, gotClient := telnetZephyrBoth(t, ctx)
 	port := freeLoopbackPort(t)
+	db := filepath.Join(t.TempDir(), "runs.db")
 	var out, errb bytes.Buffer
 	code := run(ctx, []string{"matrix", "127.0.0.1", "-p", fmt.Sprint(port), "--proto", "udp", "-t", "1", "-b", "2M", "-l", "1000",
-		"--dut", "telnet:" + addr, "--dut-shell", "zephyr", "--dut-peer", "127.0.0.1", "--json", "--no-save"}, &out, &errb)
+		"--dut", "telnet:" + addr, "--dut-shell", "zephyr", "--dut-peer", "127.0.0.1", "--json", "--db", db}, &out, &errb)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s\n%s", code, errb.String(), out.String())
 	}
@@ -357,5 +358,19 @@ func TestMatrixDUT(t *testing.T) {
 				t.Errorf("download cell: our server counted nothing: %+v", c.Result)
 			}
 		}
+	}
+	// The store keeps every cell's session; show --transcript prints each
+	// distinct one once.
+	code, shown, errOut := cliRun("show", "1", "--db", db, "--transcript")
+	distinct := map[string]bool{}
+	for _, c := range m.Cells {
+		tr := strings.Join(c.Device.Transcript, "\n")
+		distinct[tr] = true
+		if len(c.Device.Transcript) == 0 || !strings.Contains(shown, tr+"\n") {
+			t.Errorf("%s: its %d-line transcript is not in show --transcript", c.Name(), len(c.Device.Transcript))
+		}
+	}
+	if code != exitOK || strings.Count(shown, "# run 1.") != len(distinct) {
+		t.Errorf("show --transcript: exit %d, %s; %d headers for %d distinct transcripts:\n%s", code, errOut, strings.Count(shown, "# run 1."), len(distinct), shown)
 	}
 }

@@ -218,13 +218,14 @@ func writeTranscripts(e *env, r *store.Run) error {
 		return fmt.Errorf("run %d: its saved result is not valid JSON: %w", r.ID, err)
 	}
 	var b strings.Builder
-	n := 0
+	n, seen := 0, map[string]bool{}
 	var walk func(path string, v any)
 	walk = func(path string, v any) {
 		switch v := v.(type) {
 		case map[string]any:
 			if dev, ok := v["device"].(map[string]any); ok {
-				if lines, ok := dev["transcript"].([]any); ok && len(lines) > 0 {
+				if lines, ok := dev["transcript"].([]any); ok && len(lines) > 0 && !seen[fmt.Sprint(lines)] {
+					seen[fmt.Sprint(lines)] = true // a matrix cell holds its result's device record too
 					n++
 					fmt.Fprintf(&b, "# run %d%s: device shell transcript (%d lines)\n", r.ID, path, len(lines))
 					for _, l := range lines {
