@@ -291,4 +291,3 @@ func BenchmarkTCPLoop(b *testing.B) {
 		b.ReportMetric((u.User+u.System).Seconds()/(float64(n)/1e9), "cpu-s/GB")
 	}
 }
-
