@@ -48,6 +48,30 @@ type Plan struct {
 	PaceRates    []float64 `json:"pacing_rates_bps"`
 	PaceLength   int       `json:"pacing_length"`
 	Streams      []int     `json:"tcp_streams"`
+	// Only, when set, is the one part measured: "udp" (loss-free rate and
+	// highest send rate), "tcp" or "pacing".
+	Only string `json:"only,omitempty"`
+}
+
+// Parts are the values of --only.
+var Parts = []string{"udp", "tcp", "pacing"}
+
+// restrict keeps only one part of the plan (empty: all of it).
+func (p *Plan) restrict(only string) error {
+	switch only {
+	case "":
+		return nil
+	case "udp":
+		p.Streams, p.PaceRates = nil, nil
+	case "tcp":
+		p.Sizes, p.PaceRates = nil, nil
+	case "pacing":
+		p.Sizes, p.Streams = nil, nil
+	default:
+		return fmt.Errorf("--only %q: want one of %s", only, strings.Join(Parts, ", "))
+	}
+	p.Only = only
+	return nil
 }
 
 // plans are the two modes.
@@ -67,6 +91,8 @@ func main() {
 	wb := flag.String("wirebench", "wirebench", "the wirebench binary to measure")
 	i2 := flag.String("iperf", "iperf", "the iperf 2 binary")
 	i3 := flag.String("iperf3", "iperf3", "the iperf3 binary")
+	only := flag.String("only", "", "measure one part only: udp, tcp or pacing (`PART`)")
+	rounds := flag.Int("tcp-rounds", 0, "interleaved TCP rounds per tool (`N`; default 3 with --quick, else 5)")
 	from := flag.String("table-from", "", "print the table of a saved --json document (`FILE`) and exit; runs nothing")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -99,7 +125,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "sidebyside: interrupted; every process it started was killed")
 		os.Exit(130)
 	}()
-	rep := measure(tools, plan(*quick), os.Stderr)
+	pl := plan(*quick)
+	if err := pl.restrict(*only); err != nil {
+		fmt.Fprintln(os.Stderr, "sidebyside:", err)
+		os.Exit(2)
+	}
+	if *rounds > 0 {
+		pl.TCPRounds = *rounds
+	}
+	rep := measure(tools, pl, os.Stderr)
 	killAll()
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)

@@ -71,3 +71,38 @@ func squash(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestOnlyTCP: --only tcp keeps the TCP streams and drops the UDP sizes
+// and pacing rates; the table of such a run shows the TCP and CPU sections
+// and none of the empty ones. A part that does not exist is refused.
+func TestOnlyTCP(t *testing.T) {
+	pl := plan(true)
+	if err := pl.restrict("tcp"); err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Streams) != 2 || len(pl.Sizes) != 0 || len(pl.PaceRates) != 0 || pl.Only != "tcp" {
+		t.Fatalf("--only tcp plan: streams %v, sizes %v, pacing %v, only %q", pl.Streams, pl.Sizes, pl.PaceRates, pl.Only)
+	}
+	if err := pl.restrict("tpc"); err == nil {
+		t.Error("--only tpc was accepted")
+	}
+	rep, err := readReport(filepath.Join("testdata", "quick-run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.LossFree, rep.MaxSend, rep.Pacing = nil, nil, nil
+	rep.CPU = rep.CPU[:1]
+	var b bytes.Buffer
+	writeTable(&b, rep)
+	out := b.String()
+	for _, want := range []string{"TCP: the receiver's Gbit/s", "CPU seconds per GB", "tcp, 1 stream(s)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("TCP-only table lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"Loss-free", "Highest paced", "Pacing:"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("TCP-only table has the empty section %q:\n%s", bad, out)
+		}
+	}
+}

@@ -5,11 +5,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"net"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/cpuuse"
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/udpio"
@@ -216,4 +218,76 @@ func benchPath(b *testing.B, size int, offload bool) {
 	b.ReportMetric(float64(res.Packets)/secs, "tx-pps")
 	b.ReportMetric(float64(got.Load())/b.Elapsed().Seconds(), "rx-pps")
 	b.ReportMetric(100*float64(n-got.Load())/float64(n), "loss-%")
+}
+
+// tcpLoopPair is a loopback TCP connection: the dialled and accepted ends.
+func tcpLoopPair(tb testing.TB) (dialled, accepted net.Conn) {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("listening on loopback: %v", err)
+	}
+	defer ln.Close()
+	got := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		got <- c
+	}()
+	d, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		tb.Fatalf("dialing loopback: %v", err)
+	}
+	a := <-got
+	if a == nil {
+		tb.Fatal("accept failed")
+	}
+	tb.Cleanup(func() { d.Close(); a.Close() })
+	return d, a
+}
+
+// tcpTransfer sends n bytes in writes of size through SendTCP into
+// ReceiveTCP on one loopback connection and returns what both counted.
+func tcpTransfer(ctx context.Context, tb testing.TB, size int, n int64) (sent, got engine.TCPResult) {
+	tb.Helper()
+	d, a := tcpLoopPair(tb)
+	done := make(chan struct{})
+	var rerr error
+	go func() {
+		defer close(done)
+		got, rerr = engine.ReceiveTCP(ctx, a, 128<<10, 10*time.Second, nil, new(stats.Counters))
+	}()
+	sent, err := engine.SendTCP(ctx, d, engine.TCPSendConfig{Buffer: make([]byte, size), Bytes: n}, new(stats.Counters))
+	d.Close()
+	<-done
+	if err != nil || rerr != nil {
+		tb.Fatalf("sending %d bytes: %v; receiving: %v", n, err, rerr)
+	}
+	return sent, got
+}
+
+// BenchmarkTCPLoop runs SendTCP into ReceiveTCP over loopback with the
+// default 128 KiB writes and reads, the receiver with an idle timeout as
+// the server's. One op is one write; allocs/op is the loops'
+// allocations per write, which must be 0 (the setup's are spread over b.N).
+// MB/s is the goodput; cpu-s/GB the process's user+system CPU time (both
+// ends) per 10^9 bytes, which depends less on other load than MB/s does.
+//
+//	go test -run '^$' -bench TCPLoop -benchmem -benchtime 20000x ./internal/engine/
+func BenchmarkTCPLoop(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const size = 128 << 10
+	n := int64(b.N) * size
+	b.SetBytes(size)
+	b.ReportAllocs()
+	cpu0 := cpuuse.Now()
+	b.ResetTimer()
+	sent, got := tcpTransfer(ctx, b, size, n)
+	b.StopTimer()
+	if sent.Bytes != n || got.Bytes != n {
+		b.Fatalf("sent %d and received %d of %d bytes", sent.Bytes, got.Bytes, n)
+	}
+	if u, ok := cpuuse.Between(cpu0, cpuuse.Now()); ok {
+		b.ReportMetric((u.User+u.System).Seconds()/(float64(n)/1e9), "cpu-s/GB")
+	}
 }
