@@ -18,12 +18,43 @@ import (
 
 // TestProbeIperf218 probes real `iperf -s` and `iperf -s -u` (2.1.8) on one
 // free loopback port.
+//
+// iperf 2.1.8's server sometimes dies during or after a probe (about 1 in
+// 20-40 on a quiet machine, more under load: a segfault, or a glibc
+// assertion in its mutex code, __pthread_tpp_change_priority); a real
+// `iperf -c -d -t 0.02` did not kill it in 40 runs. A probe whose peer
+// died is logged as such and repeated against a fresh server, at most
+// peerCrashTries times; the figures are checked on a run the peer
+// survived, and protocol complaints in its output still fail the test.
 func TestProbeIperf218(t *testing.T) {
-	port := loopback.FreePort(t)
-	p := strconv.Itoa(port)
-	tcpOut := startPeer(t, "iperf", "tcp", port, "-s", "-p", p)
-	udpOut := startPeer(t, "iperf", "udp", port, "-s", "-u", "-p", p)
-	r := runProbe(t, port)
+	const peerCrashTries = 4
+	for try := 1; ; try++ {
+		port := loopback.FreePort(t)
+		p := strconv.Itoa(port)
+		tcpPeer := startPeerProc(t, "iperf", "tcp", port, "-s", "-p", p)
+		udpPeer := startPeerProc(t, "iperf", "udp", port, "-s", "-u", "-p", p)
+		r := runProbe(t, port)
+		time.Sleep(300 * time.Millisecond) // let iperf print its last lines
+		tcpOut, udpOut := tcpPeer.out.String(), udpPeer.out.String()
+		tcpDead, tcpErr := tcpPeer.exited()
+		udpDead, udpErr := udpPeer.exited()
+		if tcpDead || udpDead {
+			t.Logf("KNOWN PEER CRASH (try %d): iperf 2.1.8 -s ended during the probe (tcp: %v %v, udp: %v %v):\n%s\n%s",
+				try, tcpDead, tcpErr, udpDead, udpErr, tcpOut, udpOut)
+			if try < peerCrashTries {
+				continue
+			}
+			t.Fatalf("iperf 2.1.8 died in all %d probes", try)
+		}
+		checkIperf218Probe(t, r, tcpOut, udpOut)
+		return
+	}
+}
+
+// checkIperf218Probe checks a probe of iperf 2.1.8 that its servers
+// survived, and their output.
+func checkIperf218Probe(t *testing.T, r *Result, tcpOut, udpOut string) {
+	t.Helper()
 	wantDialects(t, r, DialectIperf2TCP, DialectIperf2UDP)
 	i2 := r.Iperf2
 	if i2.Version != "2.1.8" || i2.Reverse != Yes || i2.ConnectBack != Yes {
@@ -43,23 +74,7 @@ func TestProbeIperf218(t *testing.T) {
 	if r.ElapsedMs > 10000 {
 		t.Errorf("probe took %.0f ms, budget 10 s", r.ElapsedMs)
 	}
-	time.Sleep(300 * time.Millisecond) // let iperf print its last lines
-	for _, out := range []string{tcpOut.String(), udpOut.String()} {
-		// iperf 2.1.8's server sometimes dies after a probe (about 1 in
-		// 20-40 here, after the -d step or the echo step: a segfault, or
-		// this glibc assertion in its mutex code); a real `iperf -c -d
-		// -t 0.02` did not kill it in 40 runs. Logged, and left open in
-		// the closing note; protocol complaints still fail the test.
-		if strings.Contains(out, "__pthread_tpp_change_priority") {
-			t.Logf("KNOWN PEER CRASH: iperf 2.1.8 aborted in its thread-priority code after the probe:\n%s", out)
-			var kept []string
-			for _, line := range strings.Split(out, "\n") {
-				if !strings.Contains(line, "__pthread_tpp_change_priority") {
-					kept = append(kept, line)
-				}
-			}
-			out = strings.Join(kept, "\n")
-		}
+	for _, out := range []string{tcpOut, udpOut} {
 		for _, bad := range []string{"permit key", "ack of last datagram failed", "failed"} {
 			if strings.Contains(out, bad) {
 				t.Errorf("iperf printed %q:\n%s", bad, out)

@@ -36,27 +36,53 @@ func inUse(network string, port int) bool {
 // it holds port for network. It skips the test when bin is not installed.
 func startPeer(t *testing.T, bin string, network string, port int, args ...string) *loopback.Buffer {
 	t.Helper()
+	return startPeerProc(t, bin, network, port, args...).out
+}
+
+// peerProc is a started peer: its output, and whether it has exited.
+type peerProc struct {
+	out  *loopback.Buffer
+	done chan struct{} // closed when the process has exited
+	err  error         // its exit status, once done
+}
+
+// exited says whether the peer has ended (crashed: a server never ends by
+// itself) and how.
+func (p *peerProc) exited() (bool, error) {
+	select {
+	case <-p.done:
+		return true, p.err
+	default:
+		return false, nil
+	}
+}
+
+// startPeerProc starts a real peer as startPeer does and keeps its
+// process's fate.
+func startPeerProc(t *testing.T, bin string, network string, port int, args ...string) *peerProc {
+	t.Helper()
 	path, err := exec.LookPath(bin)
 	if err != nil {
 		t.Skipf("%s not installed (%v): this interop test needs the real binary", bin, err)
 	}
-	out := &loopback.Buffer{}
+	p := &peerProc{out: &loopback.Buffer{}, done: make(chan struct{})}
 	cmd := exec.Command(path, args...)
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", bin, err)
 	}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		<-p.done
 	})
 	for end := time.Now().Add(3 * time.Second); !inUse(network, port); {
 		if time.Now().After(end) {
-			t.Fatalf("%s %v did not listen on %s port %d; output:\n%s", bin, args, network, port, out)
+			t.Fatalf("%s %v did not listen on %s port %d; output:\n%s", bin, args, network, port, p.out)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return out
+	return p
 }
 
 // runProbe probes 127.0.0.1:port with a test deadline.

@@ -142,9 +142,29 @@ func (p *prober) headerProbe(ctx context.Context) {
 	p.step("iperf2-header", "other", fmt.Sprintf("%d byte(s), closed=%v", len(reply), ended), t0)
 }
 
+// iperf2Gap is the pause before each test step after the first: iperf
+// 2.1.8's server may leave a test unserved, or crash, when one arrives at
+// once after another ends.
+const iperf2Gap = 300 * time.Millisecond
+
+// again pauses iperf2Gap before a test step and returns the prefix of its
+// detail ("" on the first try).
+func again(ctx context.Context, try int) string {
+	select {
+	case <-ctx.Done():
+	case <-time.After(iperf2Gap):
+	}
+	if try == 1 {
+		return ""
+	}
+	return fmt.Sprintf("try %d: ", try)
+}
+
 // reverseProbe asks for -R (VERSION2 + REVERSE, a 20 ms test) and counts what the
-// server sends on our connection.
-func (p *prober) reverseProbe(ctx context.Context) {
+// server sends on our connection. It returns true when the server took the
+// test and stayed silent, the case worth a second try.
+func (p *prober) reverseProbe(ctx context.Context, try int) (silent bool) {
+	prefix := again(ctx, try)
 	t0 := time.Now()
 	c, err := p.dial(ctx)
 	if err != nil {
@@ -163,14 +183,15 @@ func (p *prober) reverseProbe(ctx context.Context) {
 	}
 	n, ended := drainCounting(c, 3*p.cfg.Timeout)
 	_ = c.Close()
-	detail := fmt.Sprintf("%d bytes received on our connection, server closed=%v", n, ended)
+	detail := prefix + fmt.Sprintf("%d bytes received on our connection, server closed=%v", n, ended)
 	if n > 0 {
 		p.res.Iperf2.Reverse = Yes
 		p.step("iperf2-reverse", "yes", detail, t0)
-		return
+		return false
 	}
 	p.res.Iperf2.Reverse = No
 	p.step("iperf2-reverse", "no", detail, t0)
+	return !ended
 }
 
 // drainCounting reads c until EOF or wait (at most maxDrain bytes), skipping
@@ -199,21 +220,23 @@ func drainCounting(c net.Conn, wait time.Duration) (int64, bool) {
 
 // dualProbe asks for -d (VERSION1 | RUN_NOW, mPort = a listener of ours on
 // the local address that reaches the peer) and waits for the connect-back.
-// Only connections from the peer's own address are taken.
-func (p *prober) dualProbe(ctx context.Context) {
+// Only connections from the peer's own address are taken. It returns true
+// when no connect-back came within the wait, the case worth a second try.
+func (p *prober) dualProbe(ctx context.Context, try int) (silent bool) {
+	prefix := again(ctx, try)
 	t0 := time.Now()
 	c, err := p.dial(ctx)
 	if err != nil {
-		p.step("iperf2-dual", "no connection", err.Error(), t0)
-		return
+		p.step("iperf2-dual", "no connection", prefix+err.Error(), t0)
+		return false
 	}
 	defer func() { closeGracefully(c, p.cfg.Timeout) }()
 	local := c.LocalAddr().(*net.TCPAddr)
 	peer := c.RemoteAddr().(*net.TCPAddr)
 	ln, err := p.cfg.Listen(ctx, "tcp", net.JoinHostPort(local.IP.String(), "0"))
 	if err != nil {
-		p.step("iperf2-dual", "untested", "listening for the connect-back: "+err.Error(), t0)
-		return
+		p.step("iperf2-dual", "untested", prefix+"listening for the connect-back: "+err.Error(), t0)
+		return false
 	}
 	defer ln.Close()
 	h := iperf2.NewClientHeader(false, 1, int32(ln.Addr().(*net.TCPAddr).Port))
@@ -221,19 +244,20 @@ func (p *prober) dualProbe(ctx context.Context) {
 	h.Amount = iperf2.AmountForDuration(featureTest)
 	if _, err := c.Write(h.AppendTo(nil)); err != nil {
 		p.res.Iperf2.ConnectBack = No
-		p.step("iperf2-dual", "no", err.Error(), t0)
-		return
+		p.step("iperf2-dual", "no", prefix+err.Error(), t0)
+		return false
 	}
 	back, err := acceptFrom(ln, peer.IP, 3*p.cfg.Timeout)
 	if err != nil {
 		p.res.Iperf2.ConnectBack = No
-		p.step("iperf2-dual", "no", "no connect-back: "+err.Error(), t0)
-		return
+		p.step("iperf2-dual", "no", prefix+"no connect-back: "+err.Error(), t0)
+		return true
 	}
 	n, ended := drainCounting(back, 3*p.cfg.Timeout)
 	_ = back.Close()
 	p.res.Iperf2.ConnectBack = Yes
-	p.step("iperf2-dual", "yes", fmt.Sprintf("connected back from %s, %d bytes, closed=%v", back.RemoteAddr(), n, ended), t0)
+	p.step("iperf2-dual", "yes", prefix+fmt.Sprintf("connected back from %s, %d bytes, closed=%v", back.RemoteAddr(), n, ended), t0)
+	return false
 }
 
 // acceptFrom accepts one connection from ip within wait; connections from
