@@ -177,7 +177,12 @@ func TestMatrixAgainstIperf2TCP(t *testing.T) {
 	}
 	near(t, "upload bit/s", *up.BitsPerSecond, float64(figs[0].bytes)*8/figs[0].seconds, 0.03)
 	received(t, "download", down.Result.Receiver.Bytes, figs[1].bytes)
-	near(t, "download bit/s", *down.BitsPerSecond, float64(figs[1].bytes)*8/figs[1].seconds, 0.01)
+	// Our receiver's window (first to last byte read) and iperf's sender
+	// window (first to last write) differ by scheduling as the upload's do.
+	if d := down.Result.Receiver.Seconds - figs[1].seconds; math.Abs(d) > 0.05 {
+		t.Errorf("download: our window %.4f s, iperf's %.4f s", down.Result.Receiver.Seconds, figs[1].seconds)
+	}
+	near(t, "download bit/s", *down.BitsPerSecond, float64(figs[1].bytes)*8/figs[1].seconds, 0.03)
 }
 
 func TestMatrixAgainstIperf2UDP(t *testing.T) {

@@ -175,8 +175,7 @@ func TestLabUnprivileged65500(t *testing.T) {
 	}
 	t.Logf("lab, unprivileged socket (id %d), 65500 bytes in %d fragments: rtt min/p50/avg/max %v/%v/%v/%v",
 		res.ID, s.Fragments, s.RTT.Min, s.RTT.P50, s.RTT.Avg, s.RTT.Max)
-	r := interleaved(t, cfg, lab.A.Command, 65500, 6, 10)
-	r.check(t, "lab namespace, unprivileged socket")
+	compareWithIputils(t, cfg, lab.A.Command, "lab namespace, unprivileged socket")
 }
 
 // TestLabSameRunAsIputils: to a lab namespace over a raw socket, our
@@ -184,7 +183,7 @@ func TestLabUnprivileged65500(t *testing.T) {
 func TestLabSameRunAsIputils(t *testing.T) {
 	lab, cfg := newLab(t, netlab.Config{Name: "pingcmp"})
 	cfg.Socket = SocketRaw
-	interleaved(t, cfg, lab.A.Command, 65500, 6, 10).check(t, "lab namespace, raw socket")
+	compareWithIputils(t, cfg, lab.A.Command, "lab namespace, raw socket")
 }
 
 // TestLabImpliedRate10M pings 65500 bytes over a link shaped as 10 Mbit/s
