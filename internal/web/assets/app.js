@@ -20,6 +20,20 @@ function el(tag, attrs, ...children) {
   return e;
 }
 
+// drawGrid draws a chart's four horizontal grid lines with their values
+// (0..ymax) and its two axes.
+function drawGrid(s, w, h, pad, Y, ymax) {
+  for (let i = 0; i <= 4; i++) {
+    const v = ymax * i / 4;
+    s.append(svg("line", { x1: pad.l, x2: w - pad.r, y1: Y(v), y2: Y(v), stroke: "#e4e7ec", "stroke-width": 1 }));
+    const lab = svg("text", { x: pad.l - 4, y: Y(v) + 4, "text-anchor": "end" });
+    lab.textContent = +v.toPrecision(3);
+    s.append(lab);
+  }
+  s.append(svg("line", { x1: pad.l, x2: pad.l, y1: pad.t, y2: h - pad.b, stroke: "#98a2b3" }));
+  s.append(svg("line", { x1: pad.l, x2: w - pad.r, y1: h - pad.b, y2: h - pad.b, stroke: "#98a2b3" }));
+}
+
 function svg(tag, attrs) {
   const e = document.createElementNS(SVGNS, tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
@@ -61,15 +75,7 @@ function chart(title, unit, series, w = 360, h = 170) {
   const t = svg("text", { x: pad.l, y: 14, class: "title" });
   t.textContent = `${title} (${unit})`;
   s.append(t);
-  for (let i = 0; i <= 4; i++) {
-    const v = ymax * i / 4;
-    s.append(svg("line", { x1: pad.l, x2: w - pad.r, y1: Y(v), y2: Y(v), stroke: "#e4e7ec", "stroke-width": 1 }));
-    const lab = svg("text", { x: pad.l - 4, y: Y(v) + 4, "text-anchor": "end" });
-    lab.textContent = +v.toPrecision(3);
-    s.append(lab);
-  }
-  s.append(svg("line", { x1: pad.l, x2: pad.l, y1: pad.t, y2: h - pad.b, stroke: "#98a2b3" }));
-  s.append(svg("line", { x1: pad.l, x2: w - pad.r, y1: h - pad.b, y2: h - pad.b, stroke: "#98a2b3" }));
+  drawGrid(s, w, h, pad, Y, ymax);
   for (const [x, anchor] of [[0, "start"], [xmax, "end"]]) {
     const lab = svg("text", { x: X(x), y: h - 8, "text-anchor": anchor });
     lab.textContent = (+x.toFixed(1)) + " s";
@@ -361,15 +367,7 @@ function xyChart(title, xunit, yunit, series, markers, w = 560, h = 260) {
   const t = svg("text", { x: pad.l, y: 15, class: "title" });
   t.textContent = `${title} (${yunit})`;
   s.append(t);
-  for (let i = 0; i <= 4; i++) {
-    const v = ymax * i / 4;
-    s.append(svg("line", { x1: pad.l, x2: w - pad.r, y1: Y(v), y2: Y(v), stroke: "#e4e7ec", "stroke-width": 1 }));
-    const lab = svg("text", { x: pad.l - 4, y: Y(v) + 4, "text-anchor": "end" });
-    lab.textContent = +v.toPrecision(3);
-    s.append(lab);
-  }
-  s.append(svg("line", { x1: pad.l, x2: pad.l, y1: pad.t, y2: h - pad.b, stroke: "#98a2b3" }));
-  s.append(svg("line", { x1: pad.l, x2: w - pad.r, y1: h - pad.b, y2: h - pad.b, stroke: "#98a2b3" }));
+  drawGrid(s, w, h, pad, Y, ymax);
   for (const [x, anchor] of [[xmin, "start"], [xmax, "end"]]) {
     const lab = svg("text", { x: X(x), y: h - 10, "text-anchor": anchor });
     lab.textContent = `${+x.toFixed(1)} ${xunit}`;
