@@ -132,18 +132,7 @@ func TestWebCommandServesStore(t *testing.T) {
 	go func() { done <- run(ctx, []string{"web", wport, "--db", db}, &out, &errb) }()
 	base := "http://127.0.0.1:" + wport
 	var runs []web.RunSummary
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		resp, err := http.Get(base + "/api/runs?label=device=pic32")
-		if err != nil {
-			continue // not listening yet
-		}
-		err = json.NewDecoder(resp.Body).Decode(&runs)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		break
-	}
+	getJSONOnceUp(t, base+"/api/runs?label=device=pic32", &runs)
 	if len(runs) != 1 || runs[0].ID != id || runs[0].Summary != "udp send 95.70 Mbits/sec" {
 		t.Fatalf("runs %+v, want the saved run %d (stderr %q)", runs, id, errb.String())
 	}
@@ -267,18 +256,7 @@ func TestWebCommandComparesSweeps(t *testing.T) {
 	go func() { done <- run(ctx, []string{"web", wport, "--db", db}, &out, &errb) }()
 	url := fmt.Sprintf("http://127.0.0.1:%s/api/compare?a=%d&b=%d", wport, ids[0], ids[1])
 	var c web.Comparison
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		resp, err := http.Get(url)
-		if err != nil {
-			continue // not listening yet
-		}
-		err = json.NewDecoder(resp.Body).Decode(&c)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		break
-	}
+	getJSONOnceUp(t, url, &c)
 	if c.Verdict != "regression" || len(c.Metrics) != 2 {
 		t.Fatalf("comparison %+v, want a regression over 2 sizes (stderr %q)", c, errb.String())
 	}
@@ -294,4 +272,23 @@ func TestWebCommandComparesSweeps(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// getJSONOnceUp decodes the JSON at url into v, retrying for up to 10 s
+// while nothing listens yet (a web command that is starting).
+func getJSONOnceUp(t *testing.T, url string, v any) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get(url)
+		if err != nil {
+			continue // not listening yet
+		}
+		err = json.NewDecoder(resp.Body).Decode(v)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("decoding %s: %v", url, err)
+		}
+		return
+	}
+	t.Fatalf("nothing answered at %s within 10 s", url)
 }
