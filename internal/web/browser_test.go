@@ -134,18 +134,7 @@ func TestDashboardInChromium(t *testing.T) {
 			t.Errorf("run %d's page lacks %q:\n%s", id, want, page)
 		}
 	}
-	for name, shot := range map[string][]byte{"live": liveShot, "run": runShot} {
-		// Below the header bar (41 px), which alone would make a
-		// blank page look busy.
-		sd, colours := pixelSpread(t, shot, 60)
-		t.Logf("%s screenshot: %d bytes; below the header luminance std dev %.1f, %d colours", name, len(shot), sd, colours)
-		if sd < 10 || colours < 64 {
-			t.Errorf("%s screenshot looks blank below the header: luminance std dev %.1f, %d colours", name, sd, colours)
-		}
-		if dir := os.Getenv("WIREBENCH_SCREENSHOT_DIR"); dir != "" {
-			_ = os.WriteFile(filepath.Join(dir, "dashboard-"+name+".png"), shot, 0o644)
-		}
-	}
+	checkScreenshots(t, map[string][]byte{"live": liveShot, "run": runShot})
 }
 
 // pixelSpread is the standard deviation of a PNG's luminance and its
@@ -329,7 +318,15 @@ func TestSweepAndCompareInChromium(t *testing.T) {
 			t.Errorf("run %d: %s has %d rows, want %d, with %q:\n%s", c.id, c.sel, n, c.rows, c.want1, text)
 		}
 	}
-	for name, shot := range map[string][]byte{"sweep": sweepShot, "compare": compareShot} {
+	checkScreenshots(t, map[string][]byte{"sweep": sweepShot, "compare": compareShot})
+}
+
+// checkScreenshots fails for a screenshot that looks blank below the
+// header bar (41 px, which alone would make a blank page look busy), and
+// keeps each in $WIREBENCH_SCREENSHOT_DIR when set.
+func checkScreenshots(t *testing.T, shots map[string][]byte) {
+	t.Helper()
+	for name, shot := range shots {
 		sd, colours := pixelSpread(t, shot, 60)
 		t.Logf("%s screenshot: %d bytes; below the header luminance std dev %.1f, %d colours", name, len(shot), sd, colours)
 		if sd < 10 || colours < 64 {
