@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -17,9 +18,14 @@ type TCPSendConfig struct {
 	// the start of every write puts it in the buffer once).
 	Buffer []byte
 	// Duration bounds the test; Bytes, when positive, ends it after that
-	// many bytes. One of them must be set.
+	// many bytes. One of them (or End) must be set.
 	Duration time.Duration
 	Bytes    int64
+	// End, when set, is when the test's clock ends, in place of the
+	// sender's start plus Duration: a session whose clock started before
+	// this sender's goroutine ran (iperf3's TEST_RUNNING) ends its writes
+	// with that clock, not later by however long the goroutine waited.
+	End time.Time
 	// Counted is how many bytes were already sent on the stream (a header);
 	// the counters include them, the result does not.
 	Counted int64
@@ -33,16 +39,25 @@ type TCPResult struct {
 }
 
 // SendTCP writes to conn until the duration or byte count is reached or ctx
-// is done. A write cut short by the end of the duration is a normal end.
-// It returns an error when the peer went away or the write failed; the
-// result then holds what was written until then.
+// is done. No write runs past the end of the duration: each write has a
+// deadline at that end, so a write blocked on a full socket buffer (a slow
+// or stalled peer) returns there with the bytes the kernel took so far,
+// which alone are counted, and that is a normal end, not an error. It
+// returns an error when the peer went away or the write failed; the result
+// then holds what was written until then.
 func SendTCP(ctx context.Context, conn net.Conn, cfg TCPSendConfig, c *stats.Counters) (TCPResult, error) {
-	if cfg.Duration <= 0 && cfg.Bytes <= 0 {
-		return TCPResult{}, errors.New("tcp send: neither a duration nor a byte count was given")
+	if cfg.Duration <= 0 && cfg.Bytes <= 0 && cfg.End.IsZero() {
+		return TCPResult{}, errors.New("tcp send: neither a duration, an end time nor a byte count was given")
 	}
 	res := TCPResult{Start: time.Now()}
-	if cfg.Duration > 0 {
-		_ = conn.SetWriteDeadline(res.Start.Add(cfg.Duration))
+	end := cfg.End
+	if end.IsZero() && cfg.Duration > 0 {
+		end = res.Start.Add(cfg.Duration)
+	}
+	if !end.IsZero() {
+		if err := conn.SetWriteDeadline(end); err != nil {
+			return res, fmt.Errorf("tcp send: setting the write deadline at the test's end: %w", err)
+		}
 		defer conn.SetWriteDeadline(time.Time{})
 	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetWriteDeadline(time.Unix(1, 0)) })
@@ -83,15 +98,60 @@ func SendTCP(ctx context.Context, conn net.Conn, cfg TCPSendConfig, c *stats.Cou
 // before (a header) that counts as received. An EOF or a reset by a peer
 // that finished is a normal end; other errors are returned with the counts.
 func ReceiveTCP(ctx context.Context, conn net.Conn, bufSize int, idle time.Duration, first []byte, c *stats.Counters) (TCPResult, error) {
-	res := TCPResult{Start: time.Now(), Bytes: int64(len(first))}
+	return ReceiveTCPWith(ctx, conn, TCPReceiveConfig{BufSize: bufSize, Idle: idle, First: first}, c)
+}
+
+// TCPReceiveConfig is how ReceiveTCPWith reads.
+type TCPReceiveConfig struct {
+	// BufSize is the size of each read.
+	BufSize int
+	// Idle ends the receive when nothing arrives for that long (0 = no
+	// limit); the time a Hold holds the receiver does not count.
+	Idle time.Duration
+	// First is data read before (a header) that counts as received.
+	First []byte
+	// Hold, when not nil, can hold the receiver between reads.
+	Hold *Hold
+}
+
+// ReceiveTCPWith is ReceiveTCP with a receiver that a Hold can pause.
+func ReceiveTCPWith(ctx context.Context, conn net.Conn, cfg TCPReceiveConfig, c *stats.Counters) (TCPResult, error) {
+	res := TCPResult{Start: time.Now(), Bytes: int64(len(cfg.First))}
 	c.Bytes.Store(res.Bytes)
-	buf := make([]byte, bufSize)
+	buf := make([]byte, cfg.BufSize)
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
+	hold := cfg.Hold
+	if hold != nil {
+		hold.add(conn)
+		defer hold.remove(conn)
+	}
 	var err error
+	var gen uint64 // the Hold's Pause count when the deadline was last cleared
 	for {
-		if idle > 0 {
-			_ = conn.SetReadDeadline(time.Now().Add(idle))
+		if hold != nil {
+			// Wait out a pause, then clear the deadline it set; a Pause
+			// after the clear sets it again and so cuts the read below
+			// short, which the error check tells by the count.
+			for {
+				g := hold.wait(ctx)
+				if g == gen || ctx.Err() != nil {
+					break
+				}
+				_ = conn.SetReadDeadline(time.Time{})
+				gen = g
+			}
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		if cfg.Idle > 0 {
+			_ = conn.SetReadDeadline(time.Now().Add(cfg.Idle))
+			if hold != nil {
+				if g, _ := hold.state(); g != gen {
+					continue // a Pause came before this deadline replaced its own
+				}
+			}
 		}
 		var n int
 		n, err = conn.Read(buf)
@@ -101,13 +161,19 @@ func ReceiveTCP(ctx context.Context, conn net.Conn, bufSize int, idle time.Durat
 			c.Bytes.Store(res.Bytes)
 		}
 		if err != nil {
+			if hold != nil && errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
+				if g, _ := hold.state(); g != gen {
+					err = nil // a Pause cut the read short: wait, then read on
+					continue
+				}
+			}
 			break
 		}
 	}
 	if res.End.IsZero() {
 		res.End = time.Now()
 	}
-	if errors.Is(err, io.EOF) || ctx.Err() != nil {
+	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return res, nil
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {

@@ -57,6 +57,8 @@ type i3Client struct {
 	streams []*i3ClientStream
 	start   time.Time
 	end     time.Time
+	// hold holds the TCP receivers while TEST_END goes out (see run).
+	hold    engine.Hold
 	peer    *iperf3.Results
 	perIv   []result.Interval
 	omitted map[string]result.Interval // -O: each stream's counts in the omitted period, by id
@@ -442,27 +444,45 @@ func (cl *i3Client) run(ctx context.Context) {
 	defer stopRecv()
 	sctx, stopSend := context.WithCancel(ctx)
 	defer stopSend()
-	var sendWG, recvWG sync.WaitGroup
+	// writing counts the senders still writing: TEST_END follows the
+	// last write at once. A TCP sender's brief wait for acknowledgements
+	// runs beside TEST_END (sendWG counts it), not before it: the
+	// server's clock runs until it reads TEST_END.
+	var writing, sendWG, recvWG sync.WaitGroup
 	for _, s := range cl.streams {
 		if s.send {
 			sendWG.Add(1)
-			go func() { defer sendWG.Done(); cl.sendStream(sctx, s) }()
+			writing.Add(1)
+			wrote := sync.OnceFunc(writing.Done)
+			go func() { defer sendWG.Done(); defer wrote(); cl.sendStream(sctx, s, wrote) }()
 		} else {
 			recvWG.Add(1)
 			go func() { defer recvWG.Done(); cl.recvStream(rctx, s) }()
 		}
 	}
+	// From the test's end until TEST_END is out, our TCP receivers hold
+	// their reads (-R, --bidir): an iperf3 server sending to us is busy
+	// for as long as we read, and on a loaded host a busy process waits
+	// its turn for a CPU before it reads TEST_END and stops its clock;
+	// with our window full its writes find no room, and TEST_END finds
+	// it with less to do. What it sent meanwhile waits in our socket
+	// buffer and is read and counted after TEST_END.
+	if cfg.Duration > 0 && cfg.Bytes == 0 {
+		holdAt := time.AfterFunc(time.Until(cl.start.Add(cfg.Duration)), cl.hold.Pause)
+		defer holdAt.Stop()
+	}
+	defer cl.hold.Resume()
 	ended := make(chan struct{})
-	go func() { cl.waitEnd(sctx, &sendWG); close(ended) }()
+	go func() { cl.waitEnd(sctx, &writing); close(ended) }()
 	var ctrlErr error
 	early, ctrlRead := false, false // ctrlRead: the reader's one message is taken
 	select {
 	case <-ended: // also after an interrupt: the senders stopped on sctx
 	case ctrlErr = <-ctrlMsg:
 		early, ctrlRead = true, true
+		stopSend()
 	}
-	stopSend()
-	sendWG.Wait()
+	cl.hold.Pause()
 	<-ended
 	cl.end = time.Now()
 	if !early {
@@ -476,6 +496,8 @@ func (cl *i3Client) run(ctx context.Context) {
 			err = cl.conn.WriteState(wctx, iperf3.TestEnd)
 			cancel()
 		}
+		cl.hold.Resume()
+		sendWG.Wait() // the acknowledgement waits, brief
 		if err != nil {
 			ctrlErr = fmt.Errorf("sending TEST_END: %w", err)
 		} else {
@@ -487,6 +509,8 @@ func (cl *i3Client) run(ctx context.Context) {
 			}
 		}
 	}
+	stopSend()
+	sendWG.Wait()
 	var local localDrops
 	if drops != nil {
 		local = drops.done()
@@ -574,7 +598,9 @@ func (cl *i3Client) waitEnd(ctx context.Context, senders *sync.WaitGroup) {
 	}
 }
 
-func (cl *i3Client) sendStream(ctx context.Context, s *i3ClientStream) {
+// sendStream runs one sending stream; wrote is called once its writes
+// are over, before a TCP stream's brief wait for acknowledgements.
+func (cl *i3Client) sendStream(ctx context.Context, s *i3ClientStream, wrote func()) {
 	cfg := cl.cfg
 	per := int64(0)
 	if cfg.Bytes > 0 {
@@ -586,8 +612,14 @@ func (cl *i3Client) sendStream(ctx context.Context, s *i3ClientStream) {
 		return
 	}
 	// No FIN (an iperf3 server stops reading at TEST_END, not at EOF),
-	// and only a brief wait: TEST_END must follow the data at once.
-	sent := sendTCPDelivered(ctx, s.tcp, cfg.ZeroCopy, engine.TCPSendConfig{Buffer: i3Payload(cfg.Length), Duration: cfg.Duration, Bytes: per}, &s.c, false, engine.DrainOptions{Brief: true, Preamble: iperf3.CookieSize})
+	// and only a brief wait: TEST_END must follow the data at once. The
+	// writes end with the test's clock, which started at TEST_RUNNING,
+	// not with this goroutine's start.
+	scfg := engine.TCPSendConfig{Buffer: i3Payload(cfg.Length), Duration: cfg.Duration, Bytes: per}
+	if cfg.Duration > 0 {
+		scfg.End = cl.start.Add(cfg.Duration)
+	}
+	sent := sendTCPDelivered(ctx, s.tcp, cfg.ZeroCopy, scfg, &s.c, false, wrote, engine.DrainOptions{Brief: true, Preamble: iperf3.CookieSize})
 	s.tcpRes, s.tcpDel, s.err = sent.res, sent.del, sent.err
 	s.retr.read(s.tcp)
 }
@@ -603,7 +635,7 @@ func (cl *i3Client) recvStream(ctx context.Context, s *i3ClientStream) {
 		})
 		return
 	}
-	s.tcpRes, s.err = engine.ReceiveTCP(ctx, s.tcp, 128*1024, 0, nil, &s.c)
+	s.tcpRes, s.err = engine.ReceiveTCPWith(ctx, s.tcp, engine.TCPReceiveConfig{BufSize: 128 * 1024, Hold: &cl.hold}, &s.c)
 }
 
 // exchange sends our results and reads the server's after EXCHANGE_RESULTS.

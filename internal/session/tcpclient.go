@@ -96,7 +96,7 @@ func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outs[i] = runTCPStream(ctx, cfg, c, sending, receiving, sendC[i], recvC[i])
+			outs[i] = runTCPStream(ctx, cfg, c, start, sending, receiving, sendC[i], recvC[i])
 		}()
 	}
 	wg.Wait()
@@ -114,8 +114,9 @@ func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	return r, nil
 }
 
-// runTCPStream runs one connection: header, then send and/or receive.
-func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, sending, receiving bool, sc, rc *stats.Counters) tcpStreamOutcome {
+// runTCPStream runs one connection: header, then send and/or receive. Its
+// writes end with the test's clock, which started at start.
+func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, start time.Time, sending, receiving bool, sc, rc *stats.Counters) tcpStreamOutcome {
 	var o tcpStreamOutcome
 	hdr := cfg.header(false)
 	buf := make([]byte, cfg.Length)
@@ -166,7 +167,11 @@ func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, sending, r
 		}()
 	}
 	if sending {
-		o.sent = sendTCPDelivered(ctx, c, cfg.ZeroCopy, engine.TCPSendConfig{Buffer: buf, Duration: cfg.Duration, Bytes: cfg.Bytes, Counted: hdrBytes}, sc, true, engine.DrainOptions{})
+		scfg := engine.TCPSendConfig{Buffer: buf, Duration: cfg.Duration, Bytes: cfg.Bytes, Counted: hdrBytes}
+		if cfg.Duration > 0 {
+			scfg.End = start.Add(cfg.Duration)
+		}
+		o.sent = sendTCPDelivered(ctx, c, cfg.ZeroCopy, scfg, sc, true, nil, engine.DrainOptions{})
 	}
 	if !receiving {
 		// The server closes after reading our FIN (and sending its

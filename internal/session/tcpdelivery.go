@@ -18,10 +18,13 @@ type tcpSent struct {
 }
 
 // sendTCPDelivered writes as engine.SendTCP does (hdr bytes were already
-// written on conn; with zeroCopy through sendfile, as -Z asks), shuts the write side down when closeWrite is set (a FIN
-// tells the peer the data ended, as iperf 2 does), and waits, bounded, for
-// the peer to acknowledge what was written.
-func sendTCPDelivered(ctx context.Context, conn net.Conn, zeroCopy bool, cfg engine.TCPSendConfig, c *stats.Counters, closeWrite bool, opt engine.DrainOptions) tcpSent {
+// written on conn; with zeroCopy through sendfile, as -Z asks; no write
+// runs past the end of cfg's duration), shuts the write side down when
+// closeWrite is set (a FIN tells the peer the data ended, as iperf 2
+// does), calls wrote (when not nil) and waits, bounded, for the peer to
+// acknowledge what was written. wrote lets a protocol that ends with a
+// control message (iperf3's TEST_END) send it while the wait runs.
+func sendTCPDelivered(ctx context.Context, conn net.Conn, zeroCopy bool, cfg engine.TCPSendConfig, c *stats.Counters, closeWrite bool, wrote func(), opt engine.DrainOptions) tcpSent {
 	var s tcpSent
 	s.res, s.err = sendTCP(ctx, conn, zeroCopy, cfg, c)
 	s.res.Bytes += cfg.Counted
@@ -29,6 +32,9 @@ func sendTCPDelivered(ctx context.Context, conn net.Conn, zeroCopy bool, cfg eng
 		if tc, ok := conn.(*net.TCPConn); ok {
 			_ = tc.CloseWrite()
 		}
+	}
+	if wrote != nil {
+		wrote()
 	}
 	if s.err == nil {
 		s.del = engine.DrainTCP(ctx, conn, s.res.Bytes, opt)

@@ -162,7 +162,7 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		go func() {
 			defer wg.Done()
 			if err := s.catch("tcp send to "+t.peer.String(), func() error {
-				sent = s.sendTCP(ctx, t, reverse, true)
+				sent = s.sendTCP(ctx, t, reverse, true, start.Add(s.sendDuration(t)))
 				return sent.err
 			}); err != nil && sent.err == nil {
 				sent.err = err
@@ -320,19 +320,21 @@ var tcpPattern = sync.OnceValue(func() []byte {
 // sendTCP sends the digit pattern on the test's connection (-R,
 // --full-duplex, or a connect-back), shuts the write side down when
 // closeWrite is set, and waits for the client to acknowledge it; accepted
-// is false for a connect-back, which we opened.
-func (s *Server) sendTCP(ctx context.Context, t *tcpTest, closeWrite, accepted bool) tcpSent {
+// is false for a connect-back, which we opened. No write runs past end
+// (the test's clock, which started before this sender), or when end is
+// zero, past the sender's own start plus the test's duration.
+func (s *Server) sendTCP(ctx context.Context, t *tcpTest, closeWrite, accepted bool, end time.Time) tcpSent {
 	// The header may ask for writes of up to 2 GiB: clamp. The writes
 	// come from the one shared pattern, never a buffer of their own.
 	n := DefaultTCPLength
 	if t.hdr.BufLen > 0 {
 		n = min(int(t.hdr.BufLen), maxTCPWrite)
 	}
-	cfg := engine.TCPSendConfig{Buffer: tcpPattern()[:n], Duration: s.sendDuration(t)}
+	cfg := engine.TCPSendConfig{Buffer: tcpPattern()[:n], Duration: s.sendDuration(t), End: end}
 	if n, ok := t.hdr.ByteCount(); ok {
 		cfg.Bytes = n
 	}
-	return sendTCPDelivered(ctx, t.c, false, cfg, &t.tx, closeWrite, engine.DrainOptions{Accepted: accepted})
+	return sendTCPDelivered(ctx, t.c, false, cfg, &t.tx, closeWrite, nil, engine.DrainOptions{Accepted: accepted})
 }
 
 // connectBackTCP runs the legacy -r/-d connect-back: a new connection to
@@ -362,7 +364,7 @@ func (s *Server) connectBackTCP(ctx context.Context, t *tcpTest) *result.Flow {
 	}
 	defer c.Close()
 	bt := &tcpTest{c: c, hdr: t.hdr}
-	sent := s.sendTCP(ctx, bt, true, false)
+	sent := s.sendTCP(ctx, bt, true, false, time.Time{}) // its own clock: -r runs it after the test
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetReadDeadline(time.Now().Add(2 * time.Second))
 		_, _ = io.Copy(io.Discard, tc)

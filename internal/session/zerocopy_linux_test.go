@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net"
 	"os"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/engine"
+	"github.com/wirebench/wirebench/internal/stats"
 )
 
 // procRchar is this process's rchar from /proc/self/io: bytes read by
@@ -117,4 +121,56 @@ func TestZeroCopyIperf3Reverse(t *testing.T) {
 	if read[0]-read[1] < n*9/10 {
 		t.Errorf("-R -Z read %d bytes, -R %d: the server did not send from the file", read[0], read[1])
 	}
+}
+
+// TestZeroCopySendEndsOnTime: a -Z send through sendfile to a peer that
+// stops reading ends at the test's end like a plain send (the write
+// deadline cuts sendfile short), within 200 ms, without an error, and
+// counts what the kernel took: exactly what the peer then reads.
+func TestZeroCopySendEndsOnTime(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	d, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	a := <-accepted
+	if a == nil {
+		t.Fatal("accept failed")
+	}
+	defer a.Close()
+	_ = d.(*net.TCPConn).SetWriteBuffer(256 << 10)
+	_ = a.(*net.TCPConn).SetReadBuffer(256 << 10)
+	payload := bytes.Repeat([]byte("0123456789"), 1<<20) // 10 MiB: one write the buffers cannot hold
+	end := time.Now().Add(400 * time.Millisecond)
+	var c stats.Counters
+	res, err := sendTCP(context.Background(), d, true, engine.TCPSendConfig{Buffer: payload, End: end}, &c)
+	late := time.Since(end)
+	if err != nil {
+		t.Fatalf("a -Z send cut short by its end returned %v", err)
+	}
+	if late < 0 || late > 200*time.Millisecond {
+		t.Errorf("the -Z send returned %v after its end (bound 0-200ms)", late)
+	}
+	if res.Bytes <= 0 || res.Bytes >= int64(len(payload)) {
+		t.Errorf("%d bytes of a %d-byte write: want it cut short", res.Bytes, len(payload))
+	}
+	d.Close()
+	got, err := io.Copy(io.Discard, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != res.Bytes || c.Bytes.Load() != res.Bytes {
+		t.Errorf("the peer read %d bytes; the sender counted %d (counters %d)", got, res.Bytes, c.Bytes.Load())
+	}
+	t.Logf("%d bytes taken by the kernel, returned %v after the end", res.Bytes, late)
 }
