@@ -357,10 +357,12 @@ var (
 	iperfSentRE   = regexp.MustCompile(`Sent (\d+) datagrams`)
 )
 
-// logAbout logs the server's log lines about the client p (by its port).
+// logAbout logs the server's log lines about the client p (by its port,
+// from iperf's "local ADDR port N connected" line; the peers bind
+// 127.0.0.2, so the address is not matched).
 func (s *soakServer) logAbout(t *testing.T, p *peerRun) {
 	t.Helper()
-	m := regexp.MustCompile(`local 127.0.0.1 port (\d+)`).FindStringSubmatch(string(p.out))
+	m := regexp.MustCompile(`local \S+ port (\d+) connected`).FindStringSubmatch(string(p.out))
 	if m == nil {
 		return
 	}
