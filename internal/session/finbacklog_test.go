@@ -17,7 +17,9 @@ import (
 // client's 2 s wait. Here the reader is held (by the test hook) while the
 // client's data, FIN and 30 re-sent FINs queue up; once released, the
 // client must get exactly one report, with the right counts, and a FIN
-// sent after that report (as if it were lost) must be answered again.
+// sent after that report (as if it were lost) must be answered again. The
+// reader is held past finLagWarn, so the server must also log that it read
+// the FIN late.
 func TestFINBacklogAnsweredOnce(t *testing.T) {
 	ts := startServer(t, robustConfig())
 	c := udpSock(t, ts)
@@ -51,12 +53,14 @@ func TestFINBacklogAnsweredOnce(t *testing.T) {
 	for k := range int64(1 + resent) { // the FIN, then its re-sends, as iperf 2.1 numbers them
 		send(t, c, modernDatagram(-(data+1+k), 200, 0))
 	}
+	time.Sleep(finLagWarn + 100*time.Millisecond) // a reader this far behind says so
 	close(release)
 
 	reports := readReports(t, c, 2*time.Second)
 	if len(reports) != 1 {
 		t.Fatalf("%d reports for 1 FIN and %d re-sent FINs that all arrived before the first report was sent, want 1", len(reports), resent)
 	}
+	ts.waitLog("this server's UDP reader is behind")
 	r := reports[0]
 	if r.Datagrams != data+1 || r.Errors != 0 {
 		t.Errorf("report: total %d, lost %d; want total %d, lost 0", r.Datagrams, r.Errors, data+1)

@@ -91,6 +91,10 @@ func (s *Server) serveUDP(ctx context.Context) error {
 	return nil
 }
 
+// finLagWarn is how late a FIN may be read before the server logs that its
+// reader is behind.
+const finLagWarn = 500 * time.Millisecond
+
 // sweepEvery is how often the server looks for silent and expired tests.
 const sweepEvery = 250 * time.Millisecond
 
@@ -182,8 +186,16 @@ func (s *Server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 	if t.reverse {
 		return // the client's hellos while we send
 	}
-	unanswered := t.rx.unanswered
+	unanswered, done := t.rx.unanswered, t.rx.done
 	reply := t.rx.feed(b, at)
+	if !done && t.rx.done && !t.rx.idleEnded {
+		// The FIN: a reader this far behind answers after an iperf 2.1
+		// client stopped waiting (about 2 s). Say so, with the figure:
+		// it is the server's CPU, not the network.
+		if lag := time.Since(at); lag > finLagWarn {
+			s.logs.log("fin-lag", fmt.Sprintf("udp: read the FIN from %s %v after it arrived: this server's UDP reader is behind (short of CPU?)", src, lag.Round(time.Millisecond)))
+		}
+	}
 	if t.rx.unanswered > unanswered {
 		why := fmt.Sprintf("its report was already re-sent %d times", t.rx.resends)
 		if t.rx.report == nil {
