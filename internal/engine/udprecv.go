@@ -27,6 +27,10 @@ type UDPReceiveConfig struct {
 	// nothing arrives; OnTick returning false ends the loop.
 	Tick   time.Duration
 	OnTick func(now time.Time) bool
+	// OnBatch, if set, is called after the handler has seen every
+	// datagram of one read, so that replies the handler queued go out in
+	// one send per read rather than one per datagram.
+	OnBatch func()
 }
 
 // ReceiveUDP reads datagrams from conn in batches and hands each to h until
@@ -66,8 +70,14 @@ func ReceiveUDP(ctx context.Context, conn udpio.Conn, cfg UDPReceiveConfig, h UD
 		}
 		for i := 0; i < n; i++ {
 			if !h(&msgs[i]) {
+				if cfg.OnBatch != nil {
+					cfg.OnBatch()
+				}
 				return nil
 			}
+		}
+		if n > 0 && cfg.OnBatch != nil {
+			cfg.OnBatch()
 		}
 		if err == nil {
 			continue

@@ -150,6 +150,9 @@ type Server struct {
 	// udpFinished counts the finished tests still in udpTests (kept to
 	// answer late FINs); same goroutine.
 	udpFinished int
+	// udpReports are the server reports to send once the reader has
+	// handled the datagrams of one read (flushReports); same goroutine.
+	udpReports []udpio.Message
 	// udpStarts counts the UDP tests started on the socket; same
 	// goroutine. A test that saw it move shared the socket's drop counter.
 	udpStarts int

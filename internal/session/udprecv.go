@@ -32,15 +32,21 @@ type udpRecv struct {
 	// per coalesced batch, and so is the jitter.
 	gro bool
 
-	rx         *stats.UDPReceiver
-	start      time.Time // first datagram's arrival
-	last       time.Time // latest datagram's arrival
-	finAt      time.Time
-	finID      int64
-	done       bool
-	idleEnded  bool
-	report     []byte
-	resends    int
+	rx        *stats.UDPReceiver
+	start     time.Time // first datagram's arrival
+	last      time.Time // latest datagram's arrival
+	finAt     time.Time
+	finID     int64
+	done      bool
+	idleEnded bool
+	report    []byte
+	resends   int
+	// reportAt is when the report was last sent; a FIN that arrived
+	// before it was sent before the client could have had that report,
+	// and is not answered again (see feed).
+	reportAt time.Time
+	// answered counts the FINs that needed no reply of their own.
+	answered   int64
 	unanswered int64 // late FINs not answered (resend limit reached, or no report)
 	late       int64 // data datagrams after the FIN
 	// held are copies of the late data datagrams, kept in case they were
@@ -176,6 +182,17 @@ func (t *udpRecv) feed(b []byte, at time.Time) []byte {
 		return nil
 	}
 	if t.done {
+		if iperf2.IsFIN(id) && t.report != nil && at.Before(t.reportAt) {
+			// An iperf 2.1 client re-sends its FIN every 10 ms until a
+			// report arrives. FINs that reached the socket before our
+			// last report left were sent before the client could have
+			// it: answering each again only adds sends to a reader that
+			// is already behind, and pushes the answer to the FINs
+			// still queued further back. A FIN that arrives after the
+			// report was sent says it was lost, and is answered.
+			t.answered++
+			return nil
+		}
 		if iperf2.IsFIN(id) && t.report != nil && t.resends < maxReportResends {
 			t.resends++
 			return t.report
@@ -222,6 +239,10 @@ func (t *udpRecv) feed(b []byte, at time.Time) []byte {
 	}
 	return nil
 }
+
+// reportSent records that the report was sent (or queued to be sent in
+// the same read) at now.
+func (t *udpRecv) reportSent(now time.Time) { t.reportAt = now }
 
 // diagnose looks for a timer-bound arrival pattern (tickdiag) and returns
 // the finding with its evidence, or "".

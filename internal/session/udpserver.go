@@ -73,7 +73,8 @@ func (s *Server) serveUDP(ctx context.Context) error {
 			lastSweep = now
 		}
 	}
-	cfg := engine.UDPReceiveConfig{Batch: 64, Tick: sweepEvery, OnTick: func(now time.Time) bool { sweep(now, true); return true }}
+	cfg := engine.UDPReceiveConfig{Batch: 64, Tick: sweepEvery, OnTick: func(now time.Time) bool { sweep(now, true); return true },
+		OnBatch: s.flushReports}
 	err := engine.ReceiveUDP(ctx, s.udp, cfg, func(m *udpio.Message) bool {
 		sweep(m.Time, false) // the receive time: no clock read per datagram
 		s.safeDatagram(ctx, tests, m)
@@ -89,6 +90,10 @@ func (s *Server) serveUDP(ctx context.Context) error {
 	}
 	return nil
 }
+
+// finLagWarn is how late a FIN may be read before the server logs that its
+// reader is behind.
+const finLagWarn = 500 * time.Millisecond
 
 // sweepEvery is how often the server looks for silent and expired tests.
 const sweepEvery = 250 * time.Millisecond
@@ -181,8 +186,16 @@ func (s *Server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 	if t.reverse {
 		return // the client's hellos while we send
 	}
-	unanswered := t.rx.unanswered
+	unanswered, done := t.rx.unanswered, t.rx.done
 	reply := t.rx.feed(b, at)
+	if !done && t.rx.done && !t.rx.idleEnded {
+		// The FIN: a reader this far behind answers after an iperf 2.1
+		// client stopped waiting (about 2 s). Say so, with the figure:
+		// it is the server's CPU, not the network.
+		if lag := time.Since(at); lag > finLagWarn {
+			s.logs.log("fin-lag", fmt.Sprintf("udp: read the FIN from %s %v after it arrived: this server's UDP reader is behind (short of CPU?)", src, lag.Round(time.Millisecond)))
+		}
+	}
 	if t.rx.unanswered > unanswered {
 		why := fmt.Sprintf("its report was already re-sent %d times", t.rx.resends)
 		if t.rx.report == nil {
@@ -191,13 +204,36 @@ func (s *Server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 		s.logs.log("late-fin", fmt.Sprintf("udp: ignored a late FIN from %s: %s", src, why))
 	}
 	if reply != nil {
-		if _, err := s.udp.WriteBatch([]udpio.Message{{Buf: reply, Addr: src}}); err != nil {
-			s.logs.log("reply", fmt.Sprintf("udp: sending the report to %s: %v", src, err))
-		}
+		// Sent with the other reports of this read (flushReports): a
+		// send is a system call, and under CPU contention every one the
+		// reader makes can cost it its turn to run for tens to hundreds
+		// of milliseconds, while FINs queue up unread.
+		s.udpReports = append(s.udpReports, udpio.Message{Buf: reply, Addr: src})
+		t.rx.reportSent(time.Now())
 	}
 	if t.rx.done && !t.finished {
 		s.endUDP(t, "")
 	}
+}
+
+// flushReports sends the server reports queued while handling one read of
+// the UDP socket, in one batch. It runs on the reader goroutine, which owns
+// s.udpReports.
+func (s *Server) flushReports() {
+	if len(s.udpReports) == 0 {
+		return
+	}
+	// A failed send (ECONNREFUSED, ENOBUFS) skips that report only.
+	for rest := s.udpReports; len(rest) > 0; {
+		n, err := s.udp.WriteBatch(rest)
+		if err == nil {
+			break
+		}
+		s.logs.log("reply", fmt.Sprintf("udp: sending the report to %s: %v", rest[min(n, len(rest)-1)].Addr, err))
+		rest = rest[min(n+1, len(rest)):]
+	}
+	clear(s.udpReports)
+	s.udpReports = s.udpReports[:0]
 }
 
 // udpOwner returns the other protocol that owns src's datagrams: the one

@@ -119,3 +119,38 @@ func TestReadBatchAllocs(t *testing.T) {
 		})
 	}
 }
+
+// TestGROSlotsGrowWithABacklog: datagrams the kernel cannot coalesce (a
+// plain sender, as a server's many iperf clients are) take one GRO slot
+// each. A GRO socket starts with 4 slots a read; with a backlog, each read
+// that fills them all doubles them, up to 16, so a busy reader needs a
+// quarter of the system calls (TestGarbageSoak fell seconds behind with 4).
+func TestGROSlotsGrowWithABacklog(t *testing.T) {
+	rcv := listen(t, "udp4", "127.0.0.1:0", Options{GRO: true, ReadBuffer: 4 << 20})
+	if !rcv.Capabilities().GRO {
+		t.Skip("kernel refused UDP_GRO")
+	}
+	snd := dial(t, "udp4", rcv.LocalAddr().String(), Options{})
+	const total = 4 + 8 + 16 + 16 + 3
+	msgs := numbered(total, 100, rcv.LocalAddr(), "b")
+	if n, err := snd.WriteBatch(msgs); n != total || err != nil {
+		t.Fatalf("WriteBatch = %d, %v", n, err)
+	}
+	buf := make([]Message, 64)
+	for i := range buf {
+		buf[i].Buf = make([]byte, 2048)
+	}
+	var sizes []int
+	for got := 0; got < total; {
+		_ = rcv.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, err := rcv.ReadBatch(buf)
+		if err != nil {
+			t.Fatalf("ReadBatch after %d of %d: %v", got, total, err)
+		}
+		sizes = append(sizes, n)
+		got += n
+	}
+	if want := []int{4, 8, 16, 16, 3}; fmt.Sprint(sizes) != fmt.Sprint(want) {
+		t.Errorf("datagrams per read %v, want %v", sizes, want)
+	}
+}

@@ -16,11 +16,17 @@ import (
 // the kernel hands up (64 KiB of payload).
 const groBufSize = 65536
 
-// groMaxSlots caps the coalesced packets read by one recvmmsg with GRO (each
-// needs a groBufSize buffer; one packet holds up to 64 datagrams, so 4 are
-// up to 256 datagrams a call). 16 made each receiving socket hold 1 MiB,
-// which took the server's soak test (200 clients) past its memory bound.
+// groMaxSlots is how many coalesced packets one recvmmsg with GRO reads at
+// first (each needs a groBufSize buffer; one packet holds up to 64
+// datagrams, so 4 are up to 256 datagrams a call). 16 for every socket made
+// each receiving socket hold 1 MiB, which took the server's soak test (200
+// clients) past its memory bound. A socket whose reads keep filling every
+// slot grows its slots up to groGrowSlots (see readGRO).
 const groMaxSlots = 4
+
+// groGrowSlots bounds that growth: 1 MiB of buffers, on the sockets that
+// had a backlog only, and a quarter of the system calls of 4 slots.
+const groGrowSlots = 16
 
 // rxRing is the reader goroutine's recvmmsg state, reused by every
 // ReadBatch, so receiving allocates nothing.
@@ -45,7 +51,10 @@ type rxRing struct {
 	zone  zoneCache
 
 	gro  bool
-	bufs [][]byte // GRO: one groBufSize buffer per slot
+	bufs [][]byte // GRO: one groBufSize buffer per slot in use
+	// groK is how many GRO slots a read uses: groMaxSlots, doubled (up to
+	// len(bufs), groGrowSlots) each time a read fills them all.
+	groK int
 	// GRO: the datagrams of the last recvmmsg not yet handed out: slots
 	// cur..got-1, the current one from byte off.
 	pend []groSlot
@@ -81,12 +90,13 @@ func (z *zoneCache) get(id uint32) string {
 func (r *rxRing) init(rc syscall.RawConn, size int, gro bool) {
 	slots := size
 	if gro {
-		slots = min(size, groMaxSlots)
-		// The buffers (64 KiB each) come with the first read: many
-		// sockets only send (connect-back, reverse tests, iperf3
+		// The buffers (64 KiB each) come with the reads that use them:
+		// many sockets only send (connect-back, reverse tests, iperf3
 		// streams) and must not each hold a megabyte.
+		slots = min(size, groGrowSlots)
 		r.bufs = make([][]byte, slots)
 		r.pend = make([]groSlot, slots)
+		r.groK = min(size, groMaxSlots)
 	}
 	r.rc, r.gro = rc, gro
 	r.hdrs = make([]unix.Mmsghdr, slots)
@@ -221,19 +231,28 @@ func (c *batchConn) ReadBatch(msgs []Message) (int, error) {
 func (c *batchConn) readGRO(msgs []Message) (int, error) {
 	rx := &c.rx
 	if rx.cur >= rx.got {
-		if rx.bufs[0] == nil {
-			for i := range rx.bufs {
+		k := rx.groK
+		for i := range k {
+			if rx.bufs[i] == nil {
 				rx.bufs[i] = make([]byte, groBufSize)
 			}
-		}
-		for i := range rx.bufs {
 			rx.iovs[i].Base = &rx.bufs[i][0]
 			rx.iovs[i].SetLen(groBufSize)
 		}
-		n, err := rx.receive(len(rx.bufs))
+		n, err := rx.receive(k)
 		now := wallNow()
 		if err != nil {
 			return 0, fmt.Errorf("udpio: recvmmsg: %w", err)
+		}
+		if n == k && k < len(rx.bufs) {
+			// Every slot filled: datagrams are waiting that the
+			// kernel did not coalesce (many sources, none sending
+			// with GSO, as a server with many clients sees). With 4
+			// slots each such datagram would cost a quarter of a
+			// system call, and a reader that loses the CPU at each
+			// call falls seconds behind (TestGarbageSoak, 200
+			// clients at load 20 on 2 cores).
+			rx.groK = min(2*k, len(rx.bufs))
 		}
 		for i := range n {
 			s := &rx.pend[i]
