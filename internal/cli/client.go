@@ -136,10 +136,10 @@ func (f *clientFlags) config(cmd *cobra.Command, host string) (session.ClientCon
 		return cfg, usagef("invalid duration -t %v: want seconds > 0", f.seconds)
 	}
 	cfg.Duration = time.Duration(f.seconds * float64(time.Second))
-	if f.interval < 0 || math.IsNaN(f.interval) || (f.interval > 0 && f.interval < 0.01) {
-		return cfg, usagef("invalid interval -i %v: want 0 (none) or at least 0.01 seconds", f.interval)
+	var err error
+	if cfg.Interval, err = intervalSeconds(f.interval); err != nil {
+		return cfg, err
 	}
-	cfg.Interval = time.Duration(f.interval * float64(time.Second))
 	if f.omit < 0 || time.Duration(f.omit)*time.Second > session.MaxOmit {
 		return cfg, usagef("invalid -O %d: want 0-%d seconds", f.omit, int(session.MaxOmit/time.Second))
 	}
@@ -171,7 +171,6 @@ func (f *clientFlags) config(cmd *cobra.Command, host string) (session.ClientCon
 	if f.listenPort != 0 && !f.tradeoff && !f.dual {
 		return cfg, usagef("-L is the port for the -r/-d connect-back; add -r or -d")
 	}
-	var err error
 	if cfg.Socket, err = f.sockFlags.options(); err != nil {
 		return cfg, err
 	}

@@ -77,6 +77,16 @@ func seconds(name string, v float64) (time.Duration, error) {
 	return time.Duration(v * float64(time.Second)), nil
 }
 
+// intervalSeconds turns an -i value into the interval between reports:
+// 0 for none, else from 0.01 s up to a year (beyond, the duration would
+// overflow).
+func intervalSeconds(v float64) (time.Duration, error) {
+	if v < 0 || math.IsNaN(v) || (v > 0 && v < 0.01) || v > 86400*365 {
+		return 0, usagef("invalid interval -i %v: want 0 (none) or 0.01 seconds up to a year", v)
+	}
+	return time.Duration(v * float64(time.Second)), nil
+}
+
 func runLatency(e *env, cmd *cobra.Command, host string, f *latencyCmdFlags) error {
 	cfg := echo.Config{Host: host, Port: f.port, Proto: f.proto, Count: f.count, Size: f.size}
 	var err error

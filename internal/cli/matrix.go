@@ -96,10 +96,10 @@ func (f *matrixFlags) config(cmd *cobra.Command, host string, link *linkPlacer) 
 		return matrix.Config{}, nil, usagef("invalid duration -t %v: want seconds > 0", f.seconds)
 	}
 	base.Duration = time.Duration(f.seconds * float64(time.Second))
-	if f.interval < 0 || math.IsNaN(f.interval) || (f.interval > 0 && f.interval < 0.01) {
-		return matrix.Config{}, nil, usagef("invalid interval -i %v: want 0 (none) or at least 0.01 seconds", f.interval)
+	var err error
+	if base.Interval, err = intervalSeconds(f.interval); err != nil {
+		return matrix.Config{}, nil, err
 	}
-	base.Interval = time.Duration(f.interval * float64(time.Second))
 	switch {
 	case f.rate != "":
 		r, err := units.ParseRate(f.rate)

@@ -104,8 +104,8 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 		return err
 	}
 	for name, v := range map[string]float64{"--interval": f.interval, "--idle-timeout": f.idle, "--max-duration": f.maxDuration} {
-		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return usagef("invalid %s %v: want seconds ≥ 0", name, v)
+		if _, err := seconds(name, v); err != nil {
+			return err
 		}
 	}
 	allow, err := admit.ParseAllow(f.allowReverse)

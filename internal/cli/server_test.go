@@ -129,6 +129,8 @@ func TestServerSafetyFlags(t *testing.T) {
 		{[]string{"--max-tests-per-source", "-1"}, "invalid --max-tests-per-source"},
 		{[]string{"--max-new-tests-per-second-per-source", "-2"}, "invalid --max-new-tests-per-second-per-source"},
 		{[]string{"--max-new-tests-per-second-per-source", "NaN"}, "invalid --max-new-tests-per-second-per-source"},
+		{[]string{"-i", "1e10"}, "invalid --interval"}, // over a year: the duration would overflow
+		{[]string{"--max-duration", "1e300"}, "invalid --max-duration"},
 	} {
 		var out, errb loopback.Buffer
 		args := append([]string{"server", "-B", "127.0.0.1", "-p", "0"}, tt.args...)
