@@ -44,9 +44,7 @@ type udpRecv struct {
 	// reportAt is when the report was last sent; a FIN that arrived
 	// before it was sent before the client could have had that report,
 	// and is not answered again (see feed).
-	reportAt time.Time
-	// answered counts the FINs that needed no reply of their own.
-	answered   int64
+	reportAt   time.Time
 	unanswered int64 // late FINs not answered (resend limit reached, or no report)
 	late       int64 // data datagrams after the FIN
 	// held are copies of the late data datagrams, kept in case they were
@@ -190,7 +188,6 @@ func (t *udpRecv) feed(b []byte, at time.Time) []byte {
 			// is already behind, and pushes the answer to the FINs
 			// still queued further back. A FIN that arrives after the
 			// report was sent says it was lost, and is answered.
-			t.answered++
 			return nil
 		}
 		if iperf2.IsFIN(id) && t.report != nil && t.resends < maxReportResends {
