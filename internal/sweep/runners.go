@@ -177,7 +177,7 @@ func (r SessionRunner) outcome(res *result.Result) Outcome {
 			o.Received, o.Lost, o.Total = got, lost, got+lost
 			o.Unreported = max(o.Sent-1-o.Total, 0)
 			o.CountedBy = CountedByDevice
-			o.Warnings = append(o.Warnings, "no server report came back: the receive counts are the device's own, from its shell")
+			o.Warnings = append(o.Warnings, "no server report came back: the receive counts are the device's own, from its shell, and its report gives no receive window fine enough to check for a backlog (queueing), so only the loss judged this trial")
 			return o
 		}
 	}
