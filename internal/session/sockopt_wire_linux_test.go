@@ -24,6 +24,75 @@ type wireCheck struct {
 	tos, ttl int // on its data packets; -1 / 0 = not checked
 }
 
+// wireSeen counts the packets from one side: SYNs and packets with
+// payload; ended says whether its connection has ended on the wire: a FIN
+// from that side or a RST from either (a receiver that closes with data
+// unread resets the connection, and the sender then sends no FIN).
+func wireSeen(pkts []wirecap.Packet, proto int, from netip.AddrPort, to uint16) (syns, data int, ended bool) {
+	for _, p := range pkts {
+		if p.Proto != proto {
+			continue
+		}
+		out := p.Src == from && p.Dst.Port() == to
+		back := p.Dst == from && p.Src.Port() == to
+		if proto == 6 && (out && p.TCPFlags&0x01 != 0 || (out || back) && p.TCPFlags&0x04 != 0) {
+			ended = true
+		}
+		if !out {
+			continue
+		}
+		if p.SYN() {
+			syns++
+		}
+		if p.Payload > 0 {
+			data++
+		}
+	}
+	return syns, data, ended
+}
+
+// checkOnWire captures on lo the packets to and from the server's port
+// while run runs a test from the client port it is given, and checks the
+// packets one side sent (from, to: the address of the side and the port it
+// sends to, as from(cport), to(cport) give them).
+//
+// A test on loopback can end before the kernel has passed all of its
+// packets to the capture (the receive path runs later on a busy machine),
+// so it waits, up to 10 s, until what it checks has arrived: the SYN when
+// the MSS is checked, data, and for TCP the connection's end (the side's
+// FIN, which follows all of its data, or a RST). When that never arrives and the capture itself lost packets
+// (its queue overflowed, or a read was cut short), the capture is at fault,
+// not the product: the test runs again, up to 3 times, each logged.
+func checkOnWire(t *testing.T, port int, proto int, from func(cport int) netip.AddrPort, to func(cport int) uint16,
+	want wireCheck, run func(t *testing.T, cport int)) {
+	t.Helper()
+	const attempts = 3
+	for attempt := 1; ; attempt++ {
+		cport := loopback.FreePort(t)
+		src, dst := from(cport), to(cport)
+		capt := wirecap.Start(t, "lo", uint16(port))
+		run(t, cport)
+		complete := capt.Wait(10*time.Second, func(pkts []wirecap.Packet) bool {
+			syns, data, ended := wireSeen(pkts, proto, src, dst)
+			return (want.mss == 0 || syns > 0) && data > 0 && (proto != 6 || ended)
+		})
+		pkts := capt.Stop()
+		st := capt.Stats()
+		if st.Drained > 0 || !complete {
+			t.Logf("attempt %d: capture read %d packets only when stopped; complete %v; stats %+v", attempt, st.Drained, complete, st)
+		}
+		if !complete && st.Lost() {
+			if attempt < attempts {
+				t.Logf("attempt %d: the capture itself lost packets (%+v): running the test again", attempt, st)
+				continue
+			}
+			t.Fatalf("the capture itself lost packets in all %d attempts (last: %+v): nothing to judge the product by", attempts, st)
+		}
+		checkWire(t, pkts, proto, src, dst, want)
+		return
+	}
+}
+
 // checkWire checks the packets sent from the address from to port to.
 func checkWire(t *testing.T, pkts []wirecap.Packet, proto int, from netip.AddrPort, to uint16, want wireCheck) {
 	t.Helper()
@@ -103,23 +172,24 @@ func TestClientSocketOptionsOnTheWire(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			port := listenAt(t, c.host, ServerConfig{})
-			cport := loopback.FreePort(t)
-			capt := wirecap.Start(t, "lo", uint16(port))
-			cfg := ClientConfig{Host: c.host, Port: port, Dialect: c.dialect, UDP: c.udp, Socket: so, CPort: cport,
-				IPv6: c.host == "::1"}
-			if c.udp {
-				cfg.Duration = 300 * time.Millisecond
-			} else {
-				cfg.Bytes = 4 << 20
-			}
-			runShort(t, cfg)
-			pkts := capt.Stop()
 			proto, want := 6, wireCheck{mss: so.MSS, tos: so.TOS, ttl: so.TTL}
 			if c.udp {
 				proto, want.mss = 17, 0
 			}
-			from := netip.AddrPortFrom(netip.MustParseAddr(c.host), uint16(cport))
-			checkWire(t, pkts, proto, from, uint16(port), want)
+			host := netip.MustParseAddr(c.host)
+			checkOnWire(t, port, proto,
+				func(cport int) netip.AddrPort { return netip.AddrPortFrom(host, uint16(cport)) },
+				func(int) uint16 { return uint16(port) }, want,
+				func(t *testing.T, cport int) {
+					cfg := ClientConfig{Host: c.host, Port: port, Dialect: c.dialect, UDP: c.udp, Socket: so, CPort: cport,
+						IPv6: c.host == "::1"}
+					if c.udp {
+						cfg.Duration = 300 * time.Millisecond
+					} else {
+						cfg.Bytes = 4 << 20
+					}
+					runShort(t, cfg)
+				})
 		})
 	}
 }
@@ -129,20 +199,22 @@ func TestClientSocketOptionsOnTheWire(t *testing.T) {
 // applies of a client's parameters (TOS on the data it sends with -R).
 func TestServerSocketOptionsOnTheWire(t *testing.T) {
 	lo := netip.MustParseAddr("127.0.0.1")
+	fromServer := func(port int) func(int) netip.AddrPort {
+		return func(int) netip.AddrPort { return netip.AddrPortFrom(lo, uint16(port)) }
+	}
+	toClient := func(cport int) uint16 { return uint16(cport) }
 	t.Run("server -M -S, iperf2 -R", func(t *testing.T) {
 		port := listenAt(t, "127.0.0.1", ServerConfig{Socket: sockopt.Options{MSS: 600, TOS: 0x28, SetTOS: true}})
-		cport := loopback.FreePort(t)
-		capt := wirecap.Start(t, "lo", uint16(port))
-		runShort(t, ClientConfig{Host: "127.0.0.1", Port: port, Reverse: true, Duration: 300 * time.Millisecond, CPort: cport})
-		checkWire(t, capt.Stop(), 6, netip.AddrPortFrom(lo, uint16(port)), uint16(cport), wireCheck{mss: 600, tos: 0x28})
+		checkOnWire(t, port, 6, fromServer(port), toClient, wireCheck{mss: 600, tos: 0x28}, func(t *testing.T, cport int) {
+			runShort(t, ClientConfig{Host: "127.0.0.1", Port: port, Reverse: true, Duration: 300 * time.Millisecond, CPort: cport})
+		})
 	})
 	t.Run("iperf3 -R -S", func(t *testing.T) {
 		port := listenAt(t, "127.0.0.1", ServerConfig{})
-		cport := loopback.FreePort(t)
-		capt := wirecap.Start(t, "lo", uint16(port))
-		runShort(t, ClientConfig{Host: "127.0.0.1", Port: port, Dialect: DialectIperf3, Reverse: true, CPort: cport,
-			Duration: 500 * time.Millisecond, Socket: sockopt.Options{TOS: 0x10, SetTOS: true}})
-		checkWire(t, capt.Stop(), 6, netip.AddrPortFrom(lo, uint16(port)), uint16(cport), wireCheck{tos: 0x10})
+		checkOnWire(t, port, 6, fromServer(port), toClient, wireCheck{tos: 0x10}, func(t *testing.T, cport int) {
+			runShort(t, ClientConfig{Host: "127.0.0.1", Port: port, Dialect: DialectIperf3, Reverse: true, CPort: cport,
+				Duration: 500 * time.Millisecond, Socket: sockopt.Options{TOS: 0x10, SetTOS: true}})
+		})
 	})
 }
 
@@ -152,12 +224,12 @@ func TestServerSocketOptionsOnTheWire(t *testing.T) {
 // once; our server does the same, so no UDP case.)
 func TestIperf3ParamsReachRealServer(t *testing.T) {
 	port, _ := realIperf3Server(t)
-	cport := loopback.FreePort(t)
-	capt := wirecap.Start(t, "lo", uint16(port))
-	runShort(t, ClientConfig{Host: "127.0.0.1", Port: port, Dialect: DialectIperf3, Reverse: true,
-		Duration: time.Second, CPort: cport, Socket: sockopt.Options{TOS: 0x10, SetTOS: true}})
-	checkWire(t, capt.Stop(), 6, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)), uint16(cport),
-		wireCheck{tos: 0x10})
+	lo := netip.MustParseAddr("127.0.0.1")
+	checkOnWire(t, port, 6, func(int) netip.AddrPort { return netip.AddrPortFrom(lo, uint16(port)) },
+		func(cport int) uint16 { return uint16(cport) }, wireCheck{tos: 0x10}, func(t *testing.T, cport int) {
+			runShort(t, ClientConfig{Host: "127.0.0.1", Port: port, Dialect: DialectIperf3, Reverse: true,
+				Duration: time.Second, CPort: cport, Socket: sockopt.Options{TOS: 0x10, SetTOS: true}})
+		})
 }
 
 // skmem returns the kernel's receive and send buffer sizes (rb, tb of `ss

@@ -24,7 +24,13 @@ type Packet struct {
 	TCPFlags byte // TCP only
 	MSS      int  // the MSS option of a TCP SYN; 0 when absent
 	Payload  int  // transport payload bytes
+	// Head is a copy of the first bytes of the transport payload (up to
+	// HeadLen), e.g. an iperf 2 datagram's sequence id.
+	Head []byte
 }
+
+// HeadLen is how many payload bytes a Packet keeps in Head.
+const HeadLen = 16
 
 // SYN reports whether p is a TCP SYN (with or without ACK).
 func (p Packet) SYN() bool { return p.Proto == 6 && p.TCPFlags&0x02 != 0 }
@@ -74,6 +80,7 @@ func Parse(pkt []byte) (p Packet, ok bool) {
 	switch p.Proto {
 	case 17:
 		p.Payload = len(l4) - 8
+		p.Head = head(l4[8:])
 	case 6:
 		if len(l4) < 20 {
 			return p, false
@@ -84,11 +91,20 @@ func Parse(pkt []byte) (p Packet, ok bool) {
 		}
 		p.TCPFlags = l4[13]
 		p.Payload = len(l4) - off
+		p.Head = head(l4[off:])
 		p.MSS = mssOption(l4[20:off])
 	default:
 		return p, false
 	}
 	return p, true
+}
+
+// head copies the first HeadLen bytes of payload (nil when empty).
+func head(payload []byte) []byte {
+	if len(payload) == 0 {
+		return nil
+	}
+	return append([]byte(nil), payload[:min(len(payload), HeadLen)]...)
 }
 
 // mssOption finds the MSS option (kind 2, length 4) among TCP options.
@@ -110,4 +126,20 @@ func mssOption(opts []byte) int {
 		i += int(opts[i+1])
 	}
 	return 0
+}
+
+// Stats says what a capture may have missed, so that a test can tell its
+// own capture's loss from the product's.
+type Stats struct {
+	KernelDrops uint32 // packets the kernel dropped: the capture's queue was full
+	Truncated   int    // reads cut short by the read buffer
+	Unparsed    int    // packets that were not IPv4/IPv6 TCP/UDP or were cut short
+	OverMax     int    // packets past MaxPackets
+	Drained     int    // packets still queued when Stop was called, read then
+	StatsErr    string // why the kernel's drop count could not be read
+}
+
+// Lost reports whether the capture itself may have missed packets.
+func (s Stats) Lost() bool {
+	return s.KernelDrops > 0 || s.Truncated > 0 || s.OverMax > 0 || s.StatsErr != ""
 }

@@ -1,6 +1,7 @@
 package wirecap
 
 import (
+	"errors"
 	"net"
 	"sync"
 	"testing"
@@ -10,6 +11,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// readBuf is the size of one read: larger than any packet loopback carries
+// (its MTU is 64 KiB, and a GSO packet stays within 64 KiB), so a read is
+// never cut short; Stats.Truncated counts any that still were.
+const readBuf = 256 << 10
+
 // Capture is a running capture on one interface.
 type Capture struct {
 	fd   int
@@ -17,14 +23,17 @@ type Capture struct {
 	done chan struct{}
 	mu   sync.Mutex
 	pkts []Packet
+	st   Stats
 }
 
 // Start captures the IPv4 and IPv6 packets on the interface named ifname
 // ("lo") whose source or destination port is one of ports (all packets
 // when none is given); it skips t when not root. The port filter runs in
 // the kernel (classic BPF), so other traffic on a busy loopback cannot
-// crowd the test's packets out of the socket's buffer. Stop it with Stop;
-// t's cleanup stops it too.
+// crowd the test's packets out of the socket's buffer. Every packet that
+// passes the filter after Start returns is queued in the kernel until read,
+// however late the reading goroutine runs. Stop it with Stop; t's cleanup
+// stops it too.
 func Start(t testing.TB, ifname string, ports ...uint16) *Capture {
 	t.Helper()
 	if unix.Geteuid() != 0 {
@@ -58,6 +67,8 @@ func Start(t testing.TB, ifname string, ports ...uint16) *Capture {
 		unix.Close(fd)
 		t.Fatalf("wirecap: read timeout: %v", err)
 	}
+	// Reading the statistics resets them: start from zero.
+	_, _ = packetStats(fd)
 	c := &Capture{fd: fd, stop: make(chan struct{}), done: make(chan struct{})}
 	go c.run()
 	t.Cleanup(func() { c.Stop() })
@@ -66,47 +77,137 @@ func Start(t testing.TB, ifname string, ports ...uint16) *Capture {
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
-// run reads until Stop. On loopback each packet passes twice (out and in);
-// only the incoming copy is kept.
+// run reads until Stop, then reads on without waiting until the socket's
+// queue is empty: a reader that ran late on a busy machine must not lose
+// the packets the kernel has already queued for it. On loopback each packet
+// passes twice (out and in); only the incoming copy is kept.
 func (c *Capture) run() {
 	defer close(c.done)
-	buf := make([]byte, 65536)
+	buf := make([]byte, readBuf)
+	stopping := false
 	for {
-		select {
-		case <-c.stop:
-			return
-		default:
+		if !stopping {
+			select {
+			case <-c.stop:
+				stopping = true
+			default:
+			}
 		}
-		n, from, err := unix.Recvfrom(c.fd, buf, 0)
+		flags := 0
+		if stopping {
+			flags = unix.MSG_DONTWAIT
+		}
+		n, from, err := unix.Recvfrom(c.fd, buf, flags|unix.MSG_TRUNC)
 		if err != nil {
+			if stopping && (errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EWOULDBLOCK)) {
+				return // queue drained
+			}
 			continue // timeout or EINTR: check stop again
 		}
-		if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
-			continue
+		c.keep(buf, n, from, stopping)
+	}
+}
+
+// keep parses and stores one read of n bytes (n beyond buf: cut short).
+func (c *Capture) keep(buf []byte, n int, from unix.Sockaddr, drained bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if drained {
+		c.st.Drained++
+	}
+	if n > len(buf) {
+		c.st.Truncated++
+		return
+	}
+	if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
+		return
+	}
+	p, ok := Parse(buf[:n])
+	if !ok {
+		c.st.Unparsed++
+		return
+	}
+	if len(c.pkts) >= MaxPackets {
+		c.st.OverMax++
+		return
+	}
+	c.pkts = append(c.pkts, p)
+}
+
+// Packets returns a copy of the packets kept so far, while the capture
+// runs.
+func (c *Capture) Packets() []Packet {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]Packet(nil), c.pkts...)
+}
+
+// Wait waits until done, given the packets kept so far, returns true, or
+// until timeout; it reports whether done did. Packets reach the capture
+// through the kernel's receive path, which on a loaded machine can run
+// well after the program that sent them has finished: a test waits for the
+// packets it needs rather than stopping at once.
+func (c *Capture) Wait(timeout time.Duration, done func([]Packet) bool) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		c.mu.Lock()
+		ok := done(c.pkts)
+		c.mu.Unlock()
+		if ok {
+			return true
 		}
-		if p, ok := Parse(buf[:n]); ok {
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-c.done:
 			c.mu.Lock()
-			if len(c.pkts) < MaxPackets {
-				c.pkts = append(c.pkts, p)
-			}
+			ok := done(c.pkts)
 			c.mu.Unlock()
+			return ok
+		case <-time.After(5 * time.Millisecond):
 		}
 	}
 }
 
-// Stop ends the capture and returns the packets seen; later calls return
-// the same packets.
+// Stop ends the capture, after reading every packet already queued for it,
+// and returns the packets seen; later calls return the same packets.
 func (c *Capture) Stop() []Packet {
 	select {
 	case <-c.stop:
 	default:
 		close(c.stop)
 		<-c.done
+		drops, err := packetStats(c.fd)
+		c.mu.Lock()
+		if err == nil {
+			c.st.KernelDrops = drops
+		} else {
+			c.st.StatsErr = err.Error()
+		}
+		c.mu.Unlock()
 		unix.Close(c.fd)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.pkts
+}
+
+// Stats says what a stopped capture may have missed.
+func (c *Capture) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.st
+}
+
+// packetStats reads (and so resets) the socket's PACKET_STATISTICS: the
+// packets the kernel dropped because the capture's queue was full.
+func packetStats(fd int) (drops uint32, err error) {
+	st, err := unix.GetsockoptTpacketStats(fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
+	if err != nil {
+		return 0, err
+	}
+	return st.Drops, nil
 }
 
 // attachPortFilter lets through only packets whose TCP/UDP source or

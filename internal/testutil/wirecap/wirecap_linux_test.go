@@ -39,3 +39,69 @@ func TestPortFilter(t *testing.T) {
 		}
 	}
 }
+
+// TestStopKeepsQueuedPackets: every packet that passed lo's receive path
+// before Stop is kept, however far behind the reading goroutine was. The
+// receiving socket has read all of them, so all of them were queued for the
+// capture; Stop is called at once, with no pause for the reader.
+func TestStopKeepsQueuedPackets(t *testing.T) {
+	const n = 500
+	for round := range 5 {
+		rx, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := Start(t, "lo", uint16(rx.LocalAddr().(*net.UDPAddr).Port))
+		buf := make([]byte, 64)
+		for i := range n {
+			if _, err := tx.WriteTo([]byte{byte(i >> 8), byte(i)}, rx.LocalAddr()); err != nil {
+				t.Fatal(err)
+			}
+			_ = rx.SetReadDeadline(time.Now().Add(10 * time.Second))
+			if _, _, err := rx.ReadFrom(buf); err != nil {
+				t.Fatalf("datagram %d sent but not received: %v", i, err)
+			}
+		}
+		pkts := c.Stop()
+		st := c.Stats()
+		rx.Close()
+		tx.Close()
+		t.Logf("round %d: %d packets, %d of them read only at Stop; %+v", round, len(pkts), st.Drained, st)
+		if st.Lost() {
+			t.Fatalf("the capture reports its own loss: %+v", st)
+		}
+		if len(pkts) != n {
+			t.Fatalf("round %d: %d packets captured, want all %d", round, len(pkts), n)
+		}
+		for i, p := range pkts {
+			if got := int(p.Head[0])<<8 | int(p.Head[1]); got != i {
+				t.Fatalf("packet %d carries %d: out of order or missing", i, got)
+			}
+		}
+	}
+}
+
+// TestWait: Wait returns as soon as the packets it waits for are in, and
+// false after its timeout when they never come.
+func TestWait(t *testing.T) {
+	rx, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rx.Close()
+	c := Start(t, "lo", uint16(rx.LocalAddr().(*net.UDPAddr).Port))
+	if _, err := rx.WriteTo([]byte("x"), rx.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Wait(10*time.Second, func(p []Packet) bool { return len(p) == 1 }) {
+		t.Fatalf("the packet sent never reached the capture: %+v", c.Packets())
+	}
+	if c.Wait(100*time.Millisecond, func(p []Packet) bool { return len(p) == 2 }) {
+		t.Fatal("Wait reported a second packet that was never sent")
+	}
+	c.Stop()
+}

@@ -2,7 +2,10 @@
 
 package wirecap
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // Capture is a running capture; only Linux has one.
 type Capture struct{}
@@ -15,3 +18,12 @@ func Start(t testing.TB, ifname string, ports ...uint16) *Capture {
 
 // Stop returns nothing.
 func (c *Capture) Stop() []Packet { return nil }
+
+// Packets returns nothing.
+func (c *Capture) Packets() []Packet { return nil }
+
+// Wait reports whether done accepts no packets.
+func (c *Capture) Wait(timeout time.Duration, done func([]Packet) bool) bool { return done(nil) }
+
+// Stats is empty.
+func (c *Capture) Stats() Stats { return Stats{} }

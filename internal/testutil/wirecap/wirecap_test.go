@@ -1,7 +1,9 @@
 package wirecap
 
 import (
+	"bytes"
 	"net/netip"
+	"reflect"
 	"testing"
 )
 
@@ -20,7 +22,7 @@ func TestParseIPv4SYN(t *testing.T) {
 	}
 	want := Packet{TOS: 0x10, TTL: 9, Proto: 6, Src: netip.MustParseAddrPort("127.0.0.1:40000"),
 		Dst: netip.MustParseAddrPort("127.0.0.2:5001"), TCPFlags: 0x02, MSS: 536}
-	if p != want || !p.SYN() {
+	if !reflect.DeepEqual(p, want) || !p.SYN() {
 		t.Errorf("Parse = %+v, want %+v", p, want)
 	}
 }
@@ -31,8 +33,9 @@ func TestParseIPv6UDP(t *testing.T) {
 	pkt[4], pkt[5], pkt[6], pkt[7] = 0, 13, 17, 64
 	pkt[23], pkt[39] = 1, 1 // ::1 -> ::1
 	pkt[40], pkt[41], pkt[42], pkt[43] = 0x17, 0x70, 0x13, 0x89
+	copy(pkt[48:], "hello")
 	p, ok := Parse(pkt)
-	if !ok || !p.IPv6 || p.TOS != 0x10 || p.TTL != 64 || p.Proto != 17 || p.Payload != 5 ||
+	if !ok || !p.IPv6 || p.TOS != 0x10 || p.TTL != 64 || p.Proto != 17 || p.Payload != 5 || !bytes.Equal(p.Head, []byte("hello")) ||
 		p.Src != netip.MustParseAddrPort("[::1]:6000") || p.Dst.Port() != 5001 {
 		t.Errorf("Parse = %+v, %v", p, ok)
 	}
@@ -50,7 +53,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(synV4)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, ok := Parse(b)
-		if ok && (p.Payload < 0 || p.MSS < 0 || p.MSS > 65535) {
+		if ok && (p.Payload < 0 || p.MSS < 0 || p.MSS > 65535 || len(p.Head) > HeadLen || len(p.Head) > p.Payload) {
 			t.Fatalf("Parse(%x) = %+v", b, p)
 		}
 	})
