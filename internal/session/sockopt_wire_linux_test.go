@@ -293,10 +293,28 @@ func TestWindowSetsBothSides(t *testing.T) {
 				}
 				done <- r
 			}()
-			time.Sleep(700 * time.Millisecond)
-			clientSide := skmem(t, fmt.Sprintf("sport = :%d", cport))
-			serverSide := skmem(t, fmt.Sprintf("dport = :%d", cport))
-			<-done
+			// Look while the test runs; on a busy machine the data stream
+			// may be set up late, so look again until both ends are there.
+			var clientSide, serverSide [][2]int
+			for finished := false; !finished; {
+				time.Sleep(100 * time.Millisecond)
+				select {
+				case <-done:
+					finished = true
+				default:
+				}
+				c, s := skmem(t, fmt.Sprintf("sport = :%d", cport)), skmem(t, fmt.Sprintf("dport = :%d", cport))
+				if len(c) == 1 && len(s) == 1 {
+					clientSide, serverSide = c, s
+					if !finished {
+						<-done
+					}
+					break
+				}
+				if len(c)+len(s) > len(clientSide)+len(serverSide) {
+					clientSide, serverSide = c, s
+				}
+			}
 			for name, got := range map[string][][2]int{"client": clientSide, "server": serverSide} {
 				if len(got) != 1 {
 					t.Errorf("%s: %d sockets of the data stream found, want 1", name, len(got))
