@@ -280,13 +280,19 @@ func (t *i3Test) attachTCP(ctx context.Context, c net.Conn) {
 	h := t.hub
 	h.mu.Lock()
 	ok := t.accepting && !t.udp
+	h.mu.Unlock()
+	// The client's socket options (TOS, window) go on before the stream
+	// joins the test: the last stream to join starts the data, and with -R
+	// a packet sent before them would leave with the default TOS.
+	if ok {
+		t.applySocket(c)
+	}
+	h.mu.Lock()
+	ok = ok && t.accepting
 	if ok {
 		t.addStreamLocked(&i3SrvStream{tcp: c, seq: h.s.acceptOrder(c)})
 	}
 	h.mu.Unlock()
-	if ok {
-		t.applySocket(c)
-	}
 	if !ok {
 		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
 		_, _ = c.Write([]byte{iperf3.AccessDenied.Byte()})
