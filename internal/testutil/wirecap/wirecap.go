@@ -32,16 +32,23 @@ type Packet struct {
 // HeadLen is how many payload bytes a Packet keeps in Head.
 const HeadLen = 16
 
+// SnapLen is how much of each packet a capture keeps: the largest IPv6 and
+// TCP headers (40 + 60 bytes) and HeadLen bytes of payload, rounded up.
+const SnapLen = 128
+
 // SYN reports whether p is a TCP SYN (with or without ACK).
 func (p Packet) SYN() bool { return p.Proto == 6 && p.TCPFlags&0x02 != 0 }
 
 // Parse reads the IP and transport headers of pkt (starting at the IP
-// header); ok is false for anything else or anything cut short.
+// header); ok is false for anything else or for headers cut short. The
+// payload may be cut short, as a capture keeps only the first SnapLen
+// bytes of a packet: Payload is the length the headers give.
 func Parse(pkt []byte) (p Packet, ok bool) {
 	if len(pkt) < 1 {
 		return p, false
 	}
-	var l4 []byte
+	var l4 []byte // the transport header and what was captured of its payload
+	var l4len int // the transport segment's length, from the IP header
 	var src, dst netip.Addr
 	switch pkt[0] >> 4 {
 	case 4:
@@ -50,12 +57,12 @@ func Parse(pkt []byte) (p Packet, ok bool) {
 		}
 		ihl := int(pkt[0]&0x0f) * 4
 		total := int(pkt[2])<<8 | int(pkt[3])
-		if ihl < 20 || total < ihl || len(pkt) < total {
+		if ihl < 20 || total < ihl || len(pkt) < ihl {
 			return p, false
 		}
 		p.TOS, p.TTL, p.Proto = int(pkt[1]), int(pkt[8]), int(pkt[9])
 		src, dst = netip.AddrFrom4([4]byte(pkt[12:16])), netip.AddrFrom4([4]byte(pkt[16:20]))
-		l4 = pkt[ihl:total]
+		l4, l4len = pkt[ihl:min(total, len(pkt))], total-ihl
 	case 6:
 		if len(pkt) < 40 {
 			return p, false
@@ -63,34 +70,32 @@ func Parse(pkt []byte) (p Packet, ok bool) {
 		p.IPv6 = true
 		p.TOS = int(pkt[0]&0x0f)<<4 | int(pkt[1]>>4)
 		plen := int(pkt[4])<<8 | int(pkt[5])
-		if len(pkt) < 40+plen {
-			return p, false
-		}
+
 		p.Proto, p.TTL = int(pkt[6]), int(pkt[7])
 		src, dst = netip.AddrFrom16([16]byte(pkt[8:24])), netip.AddrFrom16([16]byte(pkt[24:40]))
-		l4 = pkt[40 : 40+plen]
+		l4, l4len = pkt[40:min(40+plen, len(pkt))], plen
 	default:
 		return p, false
 	}
-	if len(l4) < 8 {
+	if len(l4) < 8 || l4len < 8 {
 		return p, false
 	}
 	sp, dp := uint16(l4[0])<<8|uint16(l4[1]), uint16(l4[2])<<8|uint16(l4[3])
 	p.Src, p.Dst = netip.AddrPortFrom(src, sp), netip.AddrPortFrom(dst, dp)
 	switch p.Proto {
 	case 17:
-		p.Payload = len(l4) - 8
+		p.Payload = l4len - 8
 		p.Head = head(l4[8:])
 	case 6:
 		if len(l4) < 20 {
 			return p, false
 		}
 		off := int(l4[12]>>4) * 4
-		if off < 20 || off > len(l4) {
+		if off < 20 || off > len(l4) || off > l4len {
 			return p, false
 		}
 		p.TCPFlags = l4[13]
-		p.Payload = len(l4) - off
+		p.Payload = l4len - off
 		p.Head = head(l4[off:])
 		p.MSS = mssOption(l4[20:off])
 	default:

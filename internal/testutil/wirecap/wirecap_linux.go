@@ -11,10 +11,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// readBuf is the size of one read: larger than any packet loopback carries
-// (its MTU is 64 KiB, and a GSO packet stays within 64 KiB), so a read is
-// never cut short; Stats.Truncated counts any that still were.
-const readBuf = 256 << 10
+// readBuf is the size of one read: more than the SnapLen bytes the filter
+// keeps of a packet, so a read is never cut short; Stats.Truncated counts
+// any that still were.
+const readBuf = 4096
 
 // Capture is a running capture on one interface.
 type Capture struct {
@@ -50,14 +50,16 @@ func Start(t testing.TB, ifname string, ports ...uint16) *Capture {
 	if err != nil {
 		t.Fatalf("wirecap: packet socket: %v", err)
 	}
-	if len(ports) > 0 {
-		if err := attachPortFilter(fd, ports); err != nil {
-			unix.Close(fd)
-			t.Fatalf("wirecap: port filter: %v", err)
-		}
+	if err := attachPortFilter(fd, ports); err != nil {
+		unix.Close(fd)
+		t.Fatalf("wirecap: port filter: %v", err)
 	}
-	// Room for a burst of the test's own packets (root may exceed rmem_max).
-	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 64<<20)
+	// Room for a long burst of the test's own packets (root may exceed
+	// rmem_max). The kernel charges a queued packet its whole original size
+	// (up to 64 KiB on lo) although it keeps only SnapLen bytes of it, so
+	// the budget is large while the memory held stays small: a reader that
+	// runs late on a busy machine finds its packets queued, not dropped.
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 1<<30)
 	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(ethPAll), Ifindex: ifi.Index}); err != nil {
 		unix.Close(fd)
 		t.Fatalf("wirecap: bind to %s: %v", ifname, err)
@@ -211,9 +213,13 @@ func packetStats(fd int) (drops uint32, err error) {
 }
 
 // attachPortFilter lets through only packets whose TCP/UDP source or
-// destination port is one of ports: IPv4 with its header length from the
-// IHL field, IPv6 without extension headers.
+// destination port is one of ports (all packets when there are none): IPv4
+// with its header length from the IHL field, IPv6 without extension
+// headers. It keeps SnapLen bytes of each.
 func attachPortFilter(fd int, ports []uint16) error {
+	if len(ports) == 0 {
+		return attach(fd, []bpf.Instruction{bpf.RetConstant{Val: SnapLen}})
+	}
 	prog := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: 0, Size: 1},
 		bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0xf0},
@@ -230,7 +236,12 @@ func attachPortFilter(fd int, ports []uint16) error {
 			prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(p), SkipTrue: uint8(accept - len(prog) - 1)})
 		}
 	}
-	prog = append(prog, bpf.RetConstant{Val: 0}, bpf.RetConstant{Val: 1 << 16})
+	prog = append(prog, bpf.RetConstant{Val: 0}, bpf.RetConstant{Val: SnapLen})
+	return attach(fd, prog)
+}
+
+// attach assembles prog and attaches it to the socket fd.
+func attach(fd int, prog []bpf.Instruction) error {
 	raw, err := bpf.Assemble(prog)
 	if err != nil {
 		return err

@@ -41,6 +41,21 @@ func TestParseIPv6UDP(t *testing.T) {
 	}
 }
 
+// TestParseCapturedPrefix: a capture keeps the first SnapLen bytes; the
+// payload's length comes from the headers, and Head from what was kept.
+func TestParseCapturedPrefix(t *testing.T) {
+	pkt := make([]byte, 1000)
+	copy(pkt, []byte{0x45, 0, 1000 >> 8, 1000 & 0xff, 0, 0, 0x40, 0, 64, 17, 0, 0, 127, 0, 0, 1, 127, 0, 0, 1,
+		0x17, 0x70, 0x13, 0x89, 980 >> 8, 980 & 0xff, 0, 0, 0xff, 0xff, 0xff, 0xfe})
+	p, ok := Parse(pkt[:SnapLen])
+	if !ok || p.Payload != 972 || !bytes.Equal(p.Head, append([]byte{0xff, 0xff, 0xff, 0xfe}, make([]byte, 12)...)) {
+		t.Errorf("Parse of the first %d bytes = %+v, %v; want payload 972 and 16 bytes of head", SnapLen, p, ok)
+	}
+	if p, ok := Parse(pkt[:30]); !ok || p.Payload != 972 || len(p.Head) != 2 {
+		t.Errorf("Parse of the first 30 bytes = %+v, %v; want payload 972 and 2 bytes of head", p, ok)
+	}
+}
+
 func TestParseRejectsShort(t *testing.T) {
 	for n := range synV4 {
 		if p, ok := Parse(synV4[:n]); ok {
