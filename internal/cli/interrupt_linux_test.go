@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -101,6 +102,12 @@ func TestInterruptEndsTestProperly(t *testing.T) {
 			if err := child.Start(); err != nil {
 				t.Fatal(err)
 			}
+			// Signal 1 s into the test, not 1 s after the start: on a busy
+			// machine the child can take longer than that to reach
+			// signal.Notify, and a SIGINT before it is lost (when the
+			// child inherited it ignored, as a background job's children
+			// do) or kills the process.
+			waitSocket(t, child.Process.Pid, 30*time.Second)
 			time.Sleep(time.Second)
 			if err := child.Process.Signal(syscall.SIGINT); err != nil {
 				t.Fatal(err)
@@ -208,6 +215,28 @@ func waitListening(t *testing.T, port int, udp bool) {
 		time.Sleep(25 * time.Millisecond)
 	}
 	t.Fatalf("no server listening on port %d after 5 s", port)
+}
+
+// waitSocket waits until the process pid has a socket open: wirebench's Main
+// sets up its signal handling before anything else, so from then on a
+// SIGINT reaches it.
+func waitSocket(t *testing.T, pid int, timeout time.Duration) {
+	t.Helper()
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatalf("the child process is gone before it opened a socket: %v", err)
+		}
+		for _, ent := range ents {
+			if l, err := os.Readlink(dir + "/" + ent.Name()); err == nil && strings.HasPrefix(l, "socket:") {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("the child process opened no socket within %v", timeout)
 }
 
 // finsOnWire counts the datagrams to port among pkts, and the iperf 2 FINs
