@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -49,6 +50,19 @@ type Session struct {
 	test  Test
 	lines []string // device output since the test's command
 	begun bool
+	// note is the last line check let pass as a note: quoted before a
+	// failure that follows it ("Invalid IPv4 address x", "Please specify
+	// the IP address of the remote server.").
+	note string
+	// retried is set while a busy server is stopped and started again.
+	retried bool
+
+	// firmware describes the firmware as detected ("Zephyr 3.4.0 (zperf
+	// 3.x syntax)"); "" when the adapter has one syntax only.
+	firmware string
+	// serving is the port of each protocol's server this session started
+	// on a firmware that cannot stop it (Zephyr 2.x).
+	serving map[string]int
 }
 
 // Open connects to the device named by spec (see ParseSpec), waits for
@@ -73,7 +87,7 @@ func Open(ctx context.Context, spec string, o Options) (*Session, error) {
 // is returned too (closed), for its transcript.
 func New(ctx context.Context, rw io.ReadWriteCloser, o Options) (*Session, error) {
 	o = o.withDefaults()
-	s := &Session{c: newConn(rw), o: o}
+	s := &Session{c: newConn(rw), o: o, serving: map[string]int{}}
 	if o.Shell != "" && o.Shell != "auto" {
 		a, err := Lookup(o.Shell)
 		if err != nil {
@@ -100,7 +114,7 @@ func (s *Session) hello(ctx context.Context) error {
 		return err
 	}
 	if s.a != nil {
-		return nil
+		return s.refine(ctx, seen)
 	}
 	if err := s.c.send("help"); err != nil {
 		return err
@@ -113,11 +127,38 @@ func (s *Session) hello(ctx context.Context) error {
 	for _, a := range adapters {
 		if a.Detect.MatchString(text) {
 			s.a = a
-			return nil
+			return s.refine(ctx, append(seen, help...))
 		}
 	}
 	return fmt.Errorf("could not tell the device's shell from its banner and help output; name it with --dut-shell (%s)", strings.Join(Shells(), ", "))
 }
+
+// refine picks the syntax of a firmware that has several (Zephyr: by its
+// version, from kernel version or the banner in seen).
+func (s *Session) refine(ctx context.Context, seen []string) error {
+	if s.a.Name != "zephyr" {
+		return nil
+	}
+	if err := s.c.send("kernel version"); err != nil {
+		return err
+	}
+	ver, err := s.prompt(ctx, `the answer to "kernel version"`)
+	if err != nil && !errors.Is(err, ErrTimeout) {
+		return err
+	}
+	// A shell that does not answer this leaves the version unknown; the
+	// steps that follow say what is wrong with it.
+	major, minor, patch, ok := zephyrVersion(withoutLogs(ver))
+	if !ok {
+		major, minor, patch, ok = zephyrVersion(seen)
+	}
+	s.a, s.firmware = zephyrFor(major, minor, patch, ok)
+	return nil
+}
+
+// Firmware describes the firmware as detected, e.g. "Zephyr 3.4.0 (zperf
+// 3.x syntax)"; "" when its adapter has a single syntax.
+func (s *Session) Firmware() string { return s.firmware }
 
 // settle is how long a prompt must stay the last output before it counts:
 // help text can end a chunk with a '>' that is not a prompt.
@@ -146,7 +187,7 @@ func (s *Session) prompt(ctx context.Context, what string) ([]string, error) {
 			return all, ctx.Err()
 		}
 		s.c.mu.Lock()
-		still := len(s.c.lines) == 0 && re.MatchString(clean(s.c.partial))
+		still := len(s.c.lines) == 0 && re.MatchString(s.c.partialLocked())
 		s.c.mu.Unlock()
 		if still {
 			return all, nil
@@ -221,9 +262,14 @@ func (s *Session) start(ctx context.Context, role Role, t Test) error {
 		}
 		return err
 	}
+	busy := false
 	lines, err := s.c.wait(ctx, s.o.StepTimeout, fmt.Sprintf("the device's answer to %q", main), func(l string, final bool) (bool, error) {
 		if !final {
 			return false, nil
+		}
+		if s.a.Busy != nil && s.a.Busy.MatchString(l) {
+			busy = true
+			return true, nil
 		}
 		if err := s.check([]string{l}); err != nil {
 			return false, err
@@ -231,18 +277,62 @@ func (s *Session) start(ctx context.Context, role Role, t Test) error {
 		return s.a.Started.MatchString(l), nil
 	})
 	s.lines = append(s.lines, lines...)
-	return err
+	if err != nil || !busy {
+		if err == nil && len(s.a.Stop(role, t)) == 0 {
+			s.serving[t.Proto] = t.port()
+		}
+		return err
+	}
+	return s.busy(ctx, role, t, main, lines[len(lines)-1])
 }
 
-// check fails on a boot banner (reset) or a refusal in lines.
+// busy handles a device whose server already runs: one with a stop
+// command is stopped and asked again, once; one without serves on if this
+// session started it on the same port, and is refused otherwise.
+func (s *Session) busy(ctx context.Context, role Role, t Test, main, line string) error {
+	if stop := s.a.Stop(role, t); len(stop) > 0 && !s.retried {
+		s.retried = true
+		defer func() { s.retried = false }()
+		if err := s.Stop(ctx); err != nil {
+			return err
+		}
+		return s.start(ctx, role, t)
+	}
+	if p, ok := s.serving[t.Proto]; ok && p == t.port() {
+		// Still listening where we want it: wait for its prompt.
+		_, err := s.prompt(ctx, fmt.Sprintf("the prompt after %q", main))
+		return err
+	}
+	hint := "stopping it did not help"
+	if len(s.a.Stop(role, t)) == 0 {
+		hint = "this firmware cannot stop it: use the port it listens on, or reset the board"
+	}
+	return fmt.Errorf("%w: %q after %q (%s)", ErrRefused, trunc(strings.TrimSpace(line), 120), main, hint)
+}
+
+// anyFailed matches what any shell prints for a command it does not know
+// or a usage it does not accept.
+var anyFailed = regexp.MustCompile(`(?i)command not found|^\s*usage:`)
+
+// check fails on a boot banner (reset) or a refusal in lines, quoting the
+// device's line. Log lines and the adapter's notes never fail.
 func (s *Session) check(lines []string) error {
 	for _, l := range lines {
+		if logLine.MatchString(l) || s.a.Note != nil && s.a.Note.MatchString(l) {
+			s.note = l
+			continue
+		}
 		if s.a.Banner.MatchString(l) {
 			return fmt.Errorf("%w: it printed its boot banner %q", ErrReset, trunc(strings.TrimSpace(l), 80))
 		}
-		if s.a.Failed.MatchString(l) {
-			return fmt.Errorf("the device refused or failed: %q", trunc(strings.TrimSpace(l), 120))
+		if s.a.Failed.MatchString(l) || anyFailed.MatchString(l) {
+			quote := fmt.Sprintf("%q", trunc(strings.TrimSpace(l), 120))
+			if s.note != "" && !logLine.MatchString(s.note) && strings.HasPrefix(strings.ToLower(strings.TrimSpace(s.note)), "invalid") {
+				quote = fmt.Sprintf("%q, %s", trunc(strings.TrimSpace(s.note), 80), quote)
+			}
+			return fmt.Errorf("%w: %s", ErrRefused, quote)
 		}
+		s.note = ""
 	}
 	return nil
 }
@@ -252,7 +342,7 @@ func (s *Session) check(lines []string) error {
 // Options.ReportTimeout; RunDeviceServer and RunDeviceClient do). Figures
 // parsed before an error are returned with it.
 func (s *Session) Wait(ctx context.Context) (result.Device, error) {
-	d := result.Device{Shell: s.a.Name, Role: string(s.role)}
+	d := result.Device{Shell: s.a.Name, Role: string(s.role), Firmware: s.firmware}
 	if !s.begun {
 		return d, errors.New("no device test was started")
 	}
@@ -282,7 +372,7 @@ func (s *Session) Wait(ctx context.Context) (result.Device, error) {
 		}
 	}
 	p, err := s.a.Parse(s.role, s.test, s.lines)
-	p.Shell, p.Role = d.Shell, d.Role
+	p.Shell, p.Role, p.Firmware = d.Shell, d.Role, s.firmware
 	return p, err
 }
 

@@ -310,9 +310,9 @@ func FuzzDeviceOutput(f *testing.F) {
 			a = zephyr
 		}
 		c := &conn{rw: nopRW{}, changed: make(chan struct{})}
-		c.feed(string(out))
+		c.feed(out)
 		c.mu.Lock()
-		ls := append(append([]string(nil), c.lines...), clean(c.partial))
+		ls := append(append([]string(nil), c.lines...), c.partialLocked())
 		c.mu.Unlock()
 		for _, role := range []Role{RoleServer, RoleClient} {
 			for _, p := range []string{"tcp", "udp"} {
