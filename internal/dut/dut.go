@@ -60,9 +60,6 @@ type Session struct {
 	// firmware describes the firmware as detected ("Zephyr 3.4.0 (zperf
 	// 3.x syntax)"); "" when the adapter has one syntax only.
 	firmware string
-	// serving is the port of each protocol's server this session started
-	// on a firmware that cannot stop it (Zephyr 2.x).
-	serving map[string]int
 }
 
 // Open connects to the device named by spec (see ParseSpec), waits for
@@ -87,7 +84,7 @@ func Open(ctx context.Context, spec string, o Options) (*Session, error) {
 // is returned too (closed), for its transcript.
 func New(ctx context.Context, rw io.ReadWriteCloser, o Options) (*Session, error) {
 	o = o.withDefaults()
-	s := &Session{c: newConn(rw), o: o, serving: map[string]int{}}
+	s := &Session{c: newConn(rw), o: o}
 	if o.Shell != "" && o.Shell != "auto" {
 		a, err := Lookup(o.Shell)
 		if err != nil {
@@ -278,19 +275,22 @@ func (s *Session) start(ctx context.Context, role Role, t Test) error {
 	})
 	s.lines = append(s.lines, lines...)
 	if err != nil || !busy {
-		if err == nil && len(s.a.Stop(role, t)) == 0 {
-			s.serving[t.Proto] = t.port()
-		}
 		return err
 	}
 	return s.busy(ctx, role, t, main, lines[len(lines)-1])
 }
 
 // busy handles a device whose server already runs: one with a stop
-// command is stopped and asked again, once; one without serves on if this
-// session started it on the same port, and is refused otherwise.
+// command is stopped and asked again, once. One without (Zephyr 2.x) is
+// taken as serving on the port asked for: its server listens until the
+// board resets, on the port of the first start, which for a rerun is the
+// same -p. If it listens elsewhere, our client's test fails and the
+// transcript shows the device's "already started".
 func (s *Session) busy(ctx context.Context, role Role, t Test, main, line string) error {
-	if stop := s.a.Stop(role, t); len(stop) > 0 && !s.retried {
+	if stop := s.a.Stop(role, t); len(stop) > 0 {
+		if s.retried {
+			return fmt.Errorf("%w: %q after %q, also after stopping it", ErrRefused, trunc(strings.TrimSpace(line), 120), main)
+		}
 		s.retried = true
 		defer func() { s.retried = false }()
 		if err := s.Stop(ctx); err != nil {
@@ -298,16 +298,8 @@ func (s *Session) busy(ctx context.Context, role Role, t Test, main, line string
 		}
 		return s.start(ctx, role, t)
 	}
-	if p, ok := s.serving[t.Proto]; ok && p == t.port() {
-		// Still listening where we want it: wait for its prompt.
-		_, err := s.prompt(ctx, fmt.Sprintf("the prompt after %q", main))
-		return err
-	}
-	hint := "stopping it did not help"
-	if len(s.a.Stop(role, t)) == 0 {
-		hint = "this firmware cannot stop it: use the port it listens on, or reset the board"
-	}
-	return fmt.Errorf("%w: %q after %q (%s)", ErrRefused, trunc(strings.TrimSpace(line), 120), main, hint)
+	_, err := s.prompt(ctx, fmt.Sprintf("the prompt after %q", main))
+	return err
 }
 
 // anyFailed matches what any shell prints for a command it does not know

@@ -143,3 +143,51 @@ func TestZephyrCommandNotFound(t *testing.T) {
 		t.Logf("%s device-%s: failed after %v: %v", c.proto, c.role, el.Round(time.Millisecond), err)
 	}
 }
+
+// A server left over (a session that never stopped it, or a 2.x board
+// that cannot): a 3.x shell is told to stop it and start again; a 2.x
+// shell's "already started" is taken as serving on the port asked for.
+// Both run the test.
+func TestZephyrServerLeftOver(t *testing.T) {
+	for _, version := range []string{"2.7.6", "3.4.0"} {
+		t.Run(version, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			sh, spec, closeSh, err := zshell.StartPTY(ctx, zshell.Options{Version: version})
+			if err != nil {
+				t.Skipf("no pty: %v", err)
+			}
+			defer closeSh()
+			port := freePort(t)
+			o := Options{Shell: "zephyr", StepTimeout: 5 * time.Second, ReportTimeout: 10 * time.Second}
+			first, err := Open(ctx, spec, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A first session starts the server and goes away.
+			if err := first.StartServer(ctx, Test{Proto: "udp", Port: port}); err != nil {
+				t.Fatalf("%v\n%s", err, transcriptOf(first))
+			}
+			first.c.close() // the line drops; the shell keeps its server
+			s, err := Open(ctx, spec, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			test := Test{Proto: "udp", Port: port, Duration: time.Second}
+			cfg := session.ClientConfig{Host: "127.0.0.1", Port: port, UDP: true, Duration: time.Second, Dialect: s.Dialect(),
+				Rate: units.Rate{Value: 2e6}, Length: 1000}
+			r, err := s.RunDeviceServer(ctx, test, func(ctx context.Context) (*result.Result, error) { return session.RunClient(ctx, cfg) })
+			tr := transcriptOf(s)
+			if err != nil || r.Device == nil || r.Device.Packets == nil {
+				t.Fatalf("%v\n%s", err, tr)
+			}
+			if !strings.Contains(tr, "UDP server already started!") {
+				t.Errorf("the shell never said its server was running:\n%s", tr)
+			}
+			if got := <-sh.Counted; *r.Device.Packets != got.Packets {
+				t.Errorf("device packets %d, the stand-in's %d", *r.Device.Packets, got.Packets)
+			}
+		})
+	}
+}
