@@ -133,6 +133,9 @@ func (s *Session) hello(ctx context.Context) error {
 // refine picks the syntax of a firmware that has several (Zephyr: by its
 // version, from kernel version or the banner in seen).
 func (s *Session) refine(ctx context.Context, seen []string) error {
+	if s.a.Name == "esp-idf" {
+		return s.refineESP(ctx, seen)
+	}
 	if s.a.Name != "zephyr" {
 		return nil
 	}
@@ -150,6 +153,25 @@ func (s *Session) refine(ctx context.Context, seen []string) error {
 		major, minor, patch, ok = zephyrVersion(seen)
 	}
 	s.a, s.firmware = zephyrFor(major, minor, patch, ok)
+	return nil
+}
+
+// refineESP tells an iperf whose -b takes bit/s from one that takes Mbit/s
+// by its help text (asked for when the shell was named, not detected).
+func (s *Session) refineESP(ctx context.Context, seen []string) error {
+	text := strings.Join(seen, "\n")
+	if !strings.Contains(text, "iperf") {
+		if err := s.c.send("help"); err != nil {
+			return err
+		}
+		help, err := s.prompt(ctx, "the answer to help")
+		if err != nil && !errors.Is(err, ErrTimeout) {
+			return err
+		}
+		text = strings.Join(help, "\n")
+	}
+	s.a = newESP(espBits.MatchString(text))
+	s.firmware = "ESP-IDF iperf (" + s.a.Syntax + ")"
 	return nil
 }
 
