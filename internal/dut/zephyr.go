@@ -106,7 +106,7 @@ func newZephyr(syn zephyrSyntax) *Adapter {
 		Name:    "zephyr",
 		Prompt:  regexp.MustCompile(`^(?:\s*uart:~\$\s*)+$`), // at the start of a line: a prompt redrawn after output is erased before more comes
 		Banner:  zBanner,
-		Detect:  regexp.MustCompile(`(?i)\bzperf\b|Zephyr`),
+		Detect:  regexp.MustCompile(`(?i)\bzperf\b|Zephyr|uart:~\$`), // the default prompt tells a Zephyr shell without zperf
 		Failed:  zFailed,
 		Note:    zNote,
 		Busy:    zBusy,
