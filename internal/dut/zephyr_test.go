@@ -191,3 +191,45 @@ func TestZephyrServerLeftOver(t *testing.T) {
 		})
 	}
 }
+
+// An upload started with zperf's -a returns to the prompt at once and
+// prints its report from the upload's thread, every shell_fprintf between
+// prompt redraws: the session still reads the report whole. (wirebench
+// types no -a; a board's own scripts may.)
+func TestZephyrAsyncUpload(t *testing.T) {
+	for _, version := range []string{"3.4.0", "4.3.0"} {
+		t.Run(version, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			sh, s := openZShell(t, ctx, zshell.Options{Version: version})
+			a := *s.a
+			commands := a.Commands
+			a.Commands = func(role Role, t Test) ([]string, error) {
+				cmds, err := commands(role, t)
+				if role == RoleClient && err == nil {
+					cmds[0] = strings.Replace(cmds[0], " upload ", " upload -a ", 1)
+				}
+				return cmds, err
+			}
+			s.a = &a
+			for _, proto := range []string{"udp", "tcp"} {
+				r, err := runZCell(t, ctx, s, proto, RoleClient)
+				if err != nil {
+					t.Fatalf("%s: %v\n%s", proto, err, transcriptOf(s))
+				}
+				got := <-sh.Counted
+				d := r.Device
+				if d == nil || d.Packets == nil || *d.Packets != got.Packets || d.BitsPerSecond == nil || d.Seconds == nil {
+					t.Fatalf("%s: device %+v, the stand-in's %+v\n%s", proto, d, got, transcriptOf(s))
+				}
+				redrawn := false
+				for _, l := range s.TranscriptLines() {
+					redrawn = redrawn || strings.Contains(l, "^[[8D^[[JNum packets:")
+				}
+				if !redrawn {
+					t.Errorf("%s: the report did not come around prompt redraws:\n%s", proto, transcriptOf(s))
+				}
+			}
+		})
+	}
+}

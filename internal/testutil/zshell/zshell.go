@@ -460,6 +460,12 @@ func (s *Shell) stopAll() {
 }
 
 func (s *Shell) upload(proto string, args []string) {
+	async := false
+	if !s.legacy() && len(args) > 0 && args[0] == "-a" {
+		// 3.x and later: the shell returns at once and the report comes
+		// from the upload's thread, around prompt redraws.
+		async, args = true, args[1:]
+	}
 	if len(args) < 1 {
 		s.sync(warning, "Not enough parameters.\n")
 		s.sync("", "upload - <dest ip> <dest port> <duration> <packet size>[K]\n")
@@ -471,7 +477,9 @@ func (s *Shell) upload(proto string, args []string) {
 		s.sync("", "Remote port is "+port+"\n")
 	}
 	if ip := net.ParseIP(host); ip == nil {
+		// (The 2.x sample has no -a: "-a" is taken for the host.)
 		s.sync(warning, "Invalid IPv6 address "+host+"\n")
+		s.sync(warning, "Invalid IPv4 address "+host+"\n")
 		s.sync(warning, "Please specify the IP address of the remote server.\n")
 		return
 	} else if ip.To4() != nil && !s.modern() {
@@ -499,9 +507,17 @@ func (s *Shell) upload(proto string, args []string) {
 	addr := net.JoinHostPort(host, port)
 	d := time.Duration(secs) * time.Second
 	ctx, cancel := context.WithTimeout(s.ctx, d+time.Minute)
-	defer cancel()
+	out := s.sync
+	if async {
+		out = s.async
+	}
 	if proto == "tcp" {
-		s.tcpUpload(ctx, addr, d, int(size))
+		run := func() { defer cancel(); s.tcpUpload(ctx, addr, d, int(size), out) }
+		if async {
+			go run()
+		} else {
+			run()
+		}
 		return
 	}
 	s.sync("", "Rate:\t\t"+s.kbps(rate)+"\n")
@@ -513,10 +529,17 @@ func (s *Shell) upload(proto string, args []string) {
 			s.sync("", fmt.Sprintf("Packet duration %d us\n", pd))
 		}
 	}
-	s.udpUpload(ctx, addr, d, int(size), float64(rate*s.kilo()))
+	run := func() { defer cancel(); s.udpUpload(ctx, addr, d, int(size), float64(rate*s.kilo()), out) }
+	if async {
+		go run()
+	} else {
+		run()
+	}
 }
 
-func (s *Shell) udpUpload(ctx context.Context, addr string, d time.Duration, size int, bps float64) {
+// udpUpload runs the UDP client and prints its report through out (sync,
+// or async for -a), one shell_fprintf at a time.
+func (s *Shell) udpUpload(ctx context.Context, addr string, d time.Duration, size int, bps float64, out func(c, text string)) {
 	run := standin.ZperfOldUDPClient
 	if s.modern() {
 		run = standin.ZperfNewUDPClient
@@ -525,12 +548,12 @@ func (s *Shell) udpUpload(ctx context.Context, addr string, d time.Duration, siz
 	res, err := run(ctx, addr, standin.UDPClientOptions{Duration: d, RateBps: bps, Length: size})
 	el := time.Since(start)
 	if err != nil {
-		s.sync(errorC, "UDP upload failed (-5)\n")
+		out(errorC, "UDP upload failed (-5)\n")
 		return
 	}
 	var c Counted
 	c.Proto, c.Role = "udp", "client"
-	s.sync("", "-\nUpload completed!\n")
+	out("", "-\nUpload completed!\n")
 	rp := res.Report
 	if rp != nil {
 		us := int64(rp.StopSec)*1e6 + int64(rp.StopUsec)
@@ -540,31 +563,39 @@ func (s *Shell) udpUpload(ctx context.Context, addr string, d time.Duration, siz
 	}
 	serverKbps := s.rateKbps(c.Bytes, c.Duration)
 	if serverKbps == 0 {
-		s.sync(errorC, "LAST PACKET NOT RECEIVED!!!\n")
+		out(errorC, "LAST PACKET NOT RECEIVED!!!\n")
 	}
-	s.sync("", "Statistics:\t\tserver\t(client)\n")
-	s.sync("", "Duration:\t\t"+usec(c.Duration.Microseconds())+"\t("+usec(el.Microseconds())+")\n")
-	s.sync("", fmt.Sprintf("Num packets:\t\t%d\t(%d)\n", c.Packets, res.DataPackets))
-	s.sync("", fmt.Sprintf("Num packets out order:\t%d\n", c.OutOfOrder))
-	s.sync("", fmt.Sprintf("Num packets lost:\t%d\n", c.Lost))
-	s.sync("", "Jitter:\t\t\t"+usec(c.JitterUS)+"\n")
-	s.sync("", "Rate:\t\t\t"+s.kbps(serverKbps)+"\t("+s.kbps(s.rateKbps(res.DataBytes, el))+")\n")
+	out("", "Statistics:\t\tserver\t(client)\n")
+	for _, chunk := range []string{"Duration:\t\t", usec(c.Duration.Microseconds()), "\t(", usec(el.Microseconds()), ")\n"} {
+		out("", chunk) // print_number is a call of its own
+	}
+	out("", fmt.Sprintf("Num packets:\t\t%d\t(%d)\n", c.Packets, res.DataPackets))
+	out("", fmt.Sprintf("Num packets out order:\t%d\n", c.OutOfOrder))
+	out("", fmt.Sprintf("Num packets lost:\t%d\n", c.Lost))
+	for _, chunk := range []string{"Jitter:\t\t\t", usec(c.JitterUS), "\n", "Rate:\t\t\t", s.kbps(serverKbps), "\t(", s.kbps(s.rateKbps(res.DataBytes, el)), ")\n"} {
+		out("", chunk)
+	}
 	s.count(c)
 }
 
-func (s *Shell) tcpUpload(ctx context.Context, addr string, d time.Duration, size int) {
+// tcpUpload runs the TCP client and prints its report through out.
+func (s *Shell) tcpUpload(ctx context.Context, addr string, d time.Duration, size int, out func(c, text string)) {
 	start := time.Now()
 	res, err := standin.ZperfTCPClient(ctx, addr, standin.TCPClientOptions{Duration: d, WriteLen: size})
 	el := time.Since(start)
 	if err != nil {
-		s.sync(errorC, "TCP upload failed (-111)\n")
+		out(errorC, "TCP upload failed (-111)\n")
 		return
 	}
 	c := Counted{Proto: "tcp", Role: "client", Bytes: int64(res.Writes) * int64(size), Duration: el, Packets: res.Writes}
-	s.sync("", "-\nUpload completed!\n")
-	s.sync("", "Duration:\t"+usec(el.Microseconds())+"\n")
-	s.sync("", fmt.Sprintf("Num packets:\t%d\n", res.Writes))
-	s.sync("", "Num errors:\t0 (retry or fail)\n")
-	s.sync("", "Rate:\t\t"+s.kbps(s.rateKbps(int64(res.Writes)*int64(size), el))+"\n")
+	out("", "-\nUpload completed!\n")
+	out("", "Duration:\t")
+	out("", usec(el.Microseconds()))
+	out("", "\n")
+	out("", fmt.Sprintf("Num packets:\t%d\n", res.Writes))
+	out("", "Num errors:\t0 (retry or fail)\n")
+	out("", "Rate:\t\t")
+	out("", s.kbps(s.rateKbps(int64(res.Writes)*int64(size), el)))
+	out("", "\n")
 	s.count(c)
 }
