@@ -203,7 +203,7 @@ func (s *Session) prompt(ctx context.Context, what string) ([]string, error) {
 		select {
 		case <-time.After(settle):
 		case <-ctx.Done():
-			return all, ctx.Err()
+			return all, fmt.Errorf("waiting for %s: %w", what, ctxEnded(ctx.Err(), ErrTimeout))
 		}
 		s.c.mu.Lock()
 		still := len(s.c.lines) == 0 && re.MatchString(s.c.partialLocked())

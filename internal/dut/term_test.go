@@ -1,6 +1,8 @@
 package dut
 
 import (
+	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -129,5 +131,23 @@ func TestScreen(t *testing.T) {
 				t.Errorf("%q in chunks of %d: %q, want %q", c.in, n, got, c.want)
 			}
 		}
+	}
+}
+
+// A wait that runs out or is stopped says so in words, and errors.Is still
+// finds the context's error.
+func TestCtxEndedWords(t *testing.T) {
+	c := &conn{rw: nopRW{}, changed: make(chan struct{})}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	_, err := c.wait(ctx, 0, "the device's report", func(string, bool) (bool, error) { return false, nil })
+	if err == nil || strings.Contains(err.Error(), "context") || !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("deadline: %v", err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	_, err = c.wait(ctx, 0, "the device's report", func(string, bool) (bool, error) { return false, nil })
+	if err == nil || err.Error() != "waiting for the device's report: the run was stopped" || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancel: %v", err)
 	}
 }
