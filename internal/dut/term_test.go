@@ -151,3 +151,20 @@ func TestCtxEndedWords(t *testing.T) {
 		t.Errorf("cancel: %v", err)
 	}
 }
+
+// The 2.x sample's UDP server prints its reordering as "nb packets lost"
+// and its loss as "nb packets outorder", with 1024-based rates; the other
+// syntaxes print them as named.
+func TestZephyr27ServerReport(t *testing.T) {
+	report := lines("End of session!\n duration:\t\t1.00 s\n received packets:\t248\n nb packets lost:\t1\n nb packets outorder:\t2\n jitter:\t\t\t310 us\n rate:\t\t\t1.95 Mbps")
+	udp := Test{Proto: "udp"}
+	a27, _ := zephyrFor(2, 7, 6, true)
+	d, err := a27.Parse(RoleServer, udp, report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, d, want{1.95 * 1024 * 1024, 0.31, 1.0, int64(248), int64(2), int64(1)})
+	a34, _ := zephyrFor(3, 4, 0, true)
+	d, _ = a34.Parse(RoleServer, udp, report)
+	check(t, d, want{1.95e6, 0.31, 1.0, int64(248), int64(1), int64(2)})
+}

@@ -39,6 +39,7 @@ var (
 	zLost      = regexp.MustCompile(`(?i)(?:nb|num) packets lost:\s*([\d,]+)`)
 	zOutorder  = regexp.MustCompile(`(?i)(?:nb packets outorder|num packets out (?:of )?order):\s*([\d,]+)`)
 	zSent      = regexp.MustCompile(`(?i)^\s*num packets:\s*([\d,]+)`)
+	zNbLost    = regexp.MustCompile(`(?i)^\s*nb packets lost:`)
 	zReportTop = regexp.MustCompile(`(?i)end of session|session ended|upload completed`)
 
 	// zNote matches lines that are informational however they read: the
@@ -60,11 +61,12 @@ type zephyrSyntax struct {
 	name    string  // "2.7", "3.x", "current"
 	kilo    float64 // the shell's K: 1024 (2.x) or 1000
 	stop    bool    // has "download stop"
+	swapped bool    // its server prints loss and reordering under each other's names
 	dialect string  // our client's dialect towards its UDP server
 }
 
 var (
-	zephyr27      = zephyrSyntax{name: "2.7", kilo: 1024, dialect: session.DialectIperf2Legacy}
+	zephyr27      = zephyrSyntax{name: "2.7", kilo: 1024, swapped: true, dialect: session.DialectIperf2Legacy}
 	zephyr3x      = zephyrSyntax{name: "3.x", kilo: 1000, stop: true, dialect: session.DialectIperf2Legacy}
 	zephyrCurrent = zephyrSyntax{name: "current", kilo: 1000, stop: true}
 )
@@ -188,6 +190,11 @@ func zephyrParse(syn zephyrSyntax, role Role, t Test, lines []string) (result.De
 		}
 		count(&d.Lost, zLost, lines)
 		count(&d.OutOfOrder, zOutorder, lines)
+		if syn.swapped && role == RoleServer && lastMatch(zNbLost, lines) != nil {
+			// The sample's receiver prints its out-of-order count as
+			// "nb packets lost" and its loss as "nb packets outorder".
+			d.Lost, d.OutOfOrder = d.OutOfOrder, d.Lost
+		}
 	}
 	if role == RoleServer {
 		count(&d.Packets, zReceived, lines)

@@ -398,12 +398,17 @@ func (s *Shell) udpServer(ctx context.Context, addr string) (func() (Counted, bo
 		}
 		c := Counted{Proto: "udp", Role: "server", Bytes: int64(res.Bytes), Duration: res.Duration, Packets: res.Counted,
 			Lost: int64(res.Lost), OutOfOrder: int64(res.OutOfOrder), JitterUS: res.JitterUS}
+		lost, ooo := c.Lost, c.OutOfOrder
+		if s.legacy() {
+			// The 2.x sample prints each under the other's name.
+			lost, ooo = ooo, lost
+		}
 		// One shell_fprintf at a time, each redrawing the prompt.
 		for _, chunk := range []string{"New session started.\n", "End of session!\n",
 			" duration:\t\t", usec(res.Duration.Microseconds()), "\n",
 			fmt.Sprintf(" received packets:\t%d\n", c.Packets),
-			fmt.Sprintf(" nb packets lost:\t%d\n", c.Lost),
-			fmt.Sprintf(" nb packets outorder:\t%d\n", c.OutOfOrder),
+			fmt.Sprintf(" nb packets lost:\t%d\n", lost),
+			fmt.Sprintf(" nb packets outorder:\t%d\n", ooo),
 			" jitter:\t\t\t", usec(c.JitterUS), "\n",
 			" rate:\t\t\t", s.kbps(s.rateKbps(c.Bytes, c.Duration)), "\n"} {
 			s.async("", chunk)
