@@ -72,6 +72,17 @@ type Adapter struct {
 	Detect *regexp.Regexp
 	// Failed matches a line saying a command was refused or a test failed.
 	Failed *regexp.Regexp
+	// Note matches lines that are never a failure, whatever Failed says
+	// (nil: none); log lines (see logLine) never are either.
+	Note *regexp.Regexp
+	// Busy matches the line saying the device's server already runs (nil:
+	// the firmware has none). A firmware with a stop command is stopped and
+	// asked again; one without is taken as serving if this session started
+	// it on the same port.
+	Busy *regexp.Regexp
+	// Syntax names the generation of the firmware's shell syntax the
+	// adapter speaks ("": the only one).
+	Syntax string
 	// Commands returns the commands that start the device in role; the
 	// last starts the test, the others are set-up answered by a prompt.
 	Commands func(role Role, t Test) ([]string, error)
@@ -117,6 +128,22 @@ func Lookup(name string) (*Adapter, error) {
 
 // anyPrompt matches the prompt of any known shell (before detection).
 var anyPrompt = regexp.MustCompile(`(uart:~\$|[\w.-]*>)\s*$`)
+
+// logLine matches a line of the Zephyr logging subsystem,
+// "[00:00:06.730,000] <inf> net_zperf: …" (colours already dropped): kept
+// in the transcript, never parsed and never a failure.
+var logLine = regexp.MustCompile(`^\s*\[\d+:\d\d:\d\d\.\d{3},\d{3}\]\s*<(?:inf|dbg|wrn|err)>`)
+
+// withoutLogs returns lines without the log lines among them.
+func withoutLogs(lines []string) []string {
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if !logLine.MatchString(l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
 
 // number parses a device number that may carry thousands separators
 // ("92,954", "10 000").

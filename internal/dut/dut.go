@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -49,6 +50,16 @@ type Session struct {
 	test  Test
 	lines []string // device output since the test's command
 	begun bool
+	// note is the last line check let pass as a note: quoted before a
+	// failure that follows it ("Invalid IPv4 address x", "Please specify
+	// the IP address of the remote server.").
+	note string
+	// retried is set while a busy server is stopped and started again.
+	retried bool
+
+	// firmware describes the firmware as detected ("Zephyr 3.4.0 (zperf
+	// 3.x syntax)"); "" when the adapter has one syntax only.
+	firmware string
 }
 
 // Open connects to the device named by spec (see ParseSpec), waits for
@@ -100,7 +111,7 @@ func (s *Session) hello(ctx context.Context) error {
 		return err
 	}
 	if s.a != nil {
-		return nil
+		return s.refine(ctx, seen)
 	}
 	if err := s.c.send("help"); err != nil {
 		return err
@@ -113,11 +124,60 @@ func (s *Session) hello(ctx context.Context) error {
 	for _, a := range adapters {
 		if a.Detect.MatchString(text) {
 			s.a = a
-			return nil
+			return s.refine(ctx, append(seen, help...))
 		}
 	}
 	return fmt.Errorf("could not tell the device's shell from its banner and help output; name it with --dut-shell (%s)", strings.Join(Shells(), ", "))
 }
+
+// refine picks the syntax of a firmware that has several (Zephyr: by its
+// version, from kernel version or the banner in seen).
+func (s *Session) refine(ctx context.Context, seen []string) error {
+	if s.a.Name == "esp-idf" {
+		return s.refineESP(ctx, seen)
+	}
+	if s.a.Name != "zephyr" {
+		return nil
+	}
+	if err := s.c.send("kernel version"); err != nil {
+		return err
+	}
+	ver, err := s.prompt(ctx, `the answer to "kernel version"`)
+	if err != nil && !errors.Is(err, ErrTimeout) {
+		return err
+	}
+	// A shell that does not answer this leaves the version unknown; the
+	// steps that follow say what is wrong with it.
+	major, minor, patch, ok := zephyrVersion(withoutLogs(ver))
+	if !ok {
+		major, minor, patch, ok = zephyrVersion(seen)
+	}
+	s.a, s.firmware = zephyrFor(major, minor, patch, ok)
+	return nil
+}
+
+// refineESP tells an iperf whose -b takes bit/s from one that takes Mbit/s
+// by its help text (asked for when the shell was named, not detected).
+func (s *Session) refineESP(ctx context.Context, seen []string) error {
+	text := strings.Join(seen, "\n")
+	if !strings.Contains(text, "iperf") {
+		if err := s.c.send("help"); err != nil {
+			return err
+		}
+		help, err := s.prompt(ctx, "the answer to help")
+		if err != nil && !errors.Is(err, ErrTimeout) {
+			return err
+		}
+		text = strings.Join(help, "\n")
+	}
+	s.a = newESP(espBits.MatchString(text))
+	s.firmware = "ESP-IDF iperf (" + s.a.Syntax + ")"
+	return nil
+}
+
+// Firmware describes the firmware as detected, e.g. "Zephyr 3.4.0 (zperf
+// 3.x syntax)"; "" when its adapter has a single syntax.
+func (s *Session) Firmware() string { return s.firmware }
 
 // settle is how long a prompt must stay the last output before it counts:
 // help text can end a chunk with a '>' that is not a prompt.
@@ -143,10 +203,10 @@ func (s *Session) prompt(ctx context.Context, what string) ([]string, error) {
 		select {
 		case <-time.After(settle):
 		case <-ctx.Done():
-			return all, ctx.Err()
+			return all, fmt.Errorf("waiting for %s: %w", what, ctxEnded(ctx.Err(), ErrTimeout))
 		}
 		s.c.mu.Lock()
-		still := len(s.c.lines) == 0 && re.MatchString(clean(s.c.partial))
+		still := len(s.c.lines) == 0 && re.MatchString(s.c.partialLocked())
 		s.c.mu.Unlock()
 		if still {
 			return all, nil
@@ -221,9 +281,14 @@ func (s *Session) start(ctx context.Context, role Role, t Test) error {
 		}
 		return err
 	}
+	busy := false
 	lines, err := s.c.wait(ctx, s.o.StepTimeout, fmt.Sprintf("the device's answer to %q", main), func(l string, final bool) (bool, error) {
 		if !final {
 			return false, nil
+		}
+		if s.a.Busy != nil && s.a.Busy.MatchString(l) {
+			busy = true
+			return true, nil
 		}
 		if err := s.check([]string{l}); err != nil {
 			return false, err
@@ -231,18 +296,57 @@ func (s *Session) start(ctx context.Context, role Role, t Test) error {
 		return s.a.Started.MatchString(l), nil
 	})
 	s.lines = append(s.lines, lines...)
+	if err != nil || !busy {
+		return err
+	}
+	return s.busy(ctx, role, t, main, lines[len(lines)-1])
+}
+
+// busy handles a device whose server already runs: one with a stop
+// command is stopped and asked again, once. One without (Zephyr 2.x) is
+// taken as serving on the port asked for: its server listens until the
+// board resets, on the port of the first start, which for a rerun is the
+// same -p. If it listens elsewhere, our client's test fails and the
+// transcript shows the device's "already started".
+func (s *Session) busy(ctx context.Context, role Role, t Test, main, line string) error {
+	if stop := s.a.Stop(role, t); len(stop) > 0 {
+		if s.retried {
+			return fmt.Errorf("%w: %q after %q, also after stopping it", ErrRefused, trunc(strings.TrimSpace(line), 120), main)
+		}
+		s.retried = true
+		defer func() { s.retried = false }()
+		if err := s.Stop(ctx); err != nil {
+			return err
+		}
+		return s.start(ctx, role, t)
+	}
+	_, err := s.prompt(ctx, fmt.Sprintf("the prompt after %q", main))
 	return err
 }
 
-// check fails on a boot banner (reset) or a refusal in lines.
+// anyFailed matches what any shell prints for a command it does not know
+// or a usage it does not accept.
+var anyFailed = regexp.MustCompile(`(?i)command not found|^\s*usage:`)
+
+// check fails on a boot banner (reset) or a refusal in lines, quoting the
+// device's line. Log lines and the adapter's notes never fail.
 func (s *Session) check(lines []string) error {
 	for _, l := range lines {
+		if logLine.MatchString(l) || s.a.Note != nil && s.a.Note.MatchString(l) {
+			s.note = l
+			continue
+		}
 		if s.a.Banner.MatchString(l) {
 			return fmt.Errorf("%w: it printed its boot banner %q", ErrReset, trunc(strings.TrimSpace(l), 80))
 		}
-		if s.a.Failed.MatchString(l) {
-			return fmt.Errorf("the device refused or failed: %q", trunc(strings.TrimSpace(l), 120))
+		if s.a.Failed.MatchString(l) || anyFailed.MatchString(l) {
+			quote := fmt.Sprintf("%q", trunc(strings.TrimSpace(l), 120))
+			if s.note != "" && !logLine.MatchString(s.note) && strings.HasPrefix(strings.ToLower(strings.TrimSpace(s.note)), "invalid") {
+				quote = fmt.Sprintf("%q, %s", trunc(strings.TrimSpace(s.note), 80), quote)
+			}
+			return fmt.Errorf("%w: %s", ErrRefused, quote)
 		}
+		s.note = ""
 	}
 	return nil
 }
@@ -252,7 +356,7 @@ func (s *Session) check(lines []string) error {
 // Options.ReportTimeout; RunDeviceServer and RunDeviceClient do). Figures
 // parsed before an error are returned with it.
 func (s *Session) Wait(ctx context.Context) (result.Device, error) {
-	d := result.Device{Shell: s.a.Name, Role: string(s.role)}
+	d := result.Device{Shell: s.a.Name, Role: string(s.role), Firmware: s.firmware}
 	if !s.begun {
 		return d, errors.New("no device test was started")
 	}
@@ -282,7 +386,7 @@ func (s *Session) Wait(ctx context.Context) (result.Device, error) {
 		}
 	}
 	p, err := s.a.Parse(s.role, s.test, s.lines)
-	p.Shell, p.Role = d.Shell, d.Role
+	p.Shell, p.Role, p.Firmware = d.Shell, d.Role, s.firmware
 	return p, err
 }
 

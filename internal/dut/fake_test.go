@@ -403,7 +403,8 @@ func (b *board) esp(f []string) {
 		b.prompt()
 		return
 	}
-	if _, ok := flag(f, "-a"); ok {
+	_, abort := flag(f, "--abort")
+	if _, ok := flag(f, "-a"); ok || abort {
 		b.print("I (9000) iperf: iperf is stopped\n")
 		b.prompt()
 		return

@@ -137,6 +137,8 @@ func TestParseFirmwareFormats(t *testing.T) {
 	}
 }
 
+func zephyr27Adapter() *Adapter { a, _ := zephyrFor(2, 7, 6, true); return a }
+
 // The commands each adapter types, for both roles and protocols.
 func TestCommands(t *testing.T) {
 	tt := Test{Proto: "udp", Port: 5002, Peer: "192.0.2.2", Duration: 10 * time.Second, Length: 1000, RateBPS: 100e6, Iface: "USBLAN"}
@@ -151,6 +153,8 @@ func TestCommands(t *testing.T) {
 		{zephyr, RoleClient, Test{Proto: "tcp", Peer: "192.0.2.2"}, "zperf tcp upload 192.0.2.2 5001 10 1024"},
 		{espIDF, RoleServer, tt, "iperf -s -u -p 5002 -t 10 -i 10"},
 		{espIDF, RoleClient, tt, "iperf -c 192.0.2.2 -u -p 5002 -t 10 -i 10 -l 1000 -b 100"},
+		{newESP(true), RoleClient, tt, "iperf -c 192.0.2.2 -u -p 5002 -t 10 -i 10 -l 1000 -b 100000000"},
+		{zephyr27Adapter(), RoleClient, tt, "zperf udp upload 192.0.2.2 5002 10 1000 100000000"},
 		{harmony, RoleServer, tt, "defnet USBLAN|iperf -s -u -p 5002"},
 		{harmony, RoleClient, tt, "defnet USBLAN|iperf -c 192.0.2.2 -u -p 5002 -t 10 -i 10 -l 1000 -b 100M"},
 		{lwip, RoleClient, Test{Proto: "tcp", Peer: "192.0.2.2"}, "iperf -c 192.0.2.2"},
@@ -310,9 +314,9 @@ func FuzzDeviceOutput(f *testing.F) {
 			a = zephyr
 		}
 		c := &conn{rw: nopRW{}, changed: make(chan struct{})}
-		c.feed(string(out))
+		c.feed(out)
 		c.mu.Lock()
-		ls := append(append([]string(nil), c.lines...), clean(c.partial))
+		ls := append(append([]string(nil), c.lines...), c.partialLocked())
 		c.mu.Unlock()
 		for _, role := range []Role{RoleServer, RoleClient} {
 			for _, p := range []string{"tcp", "udp"} {
@@ -392,5 +396,15 @@ func TestReceivedCounts(t *testing.T) {
 		if got != c.got || lost != c.lost || ok != c.ok {
 			t.Errorf("%s %s: %d, %d, %v; want %d, %d, %v", c.d.Shell, c.d.Role, got, lost, ok, c.got, c.lost, c.ok)
 		}
+	}
+}
+
+// An iperf-cmd whose help says -b takes bit/s gets bit/s; the example's
+// and older iperf-cmd's whole Mbit/s otherwise.
+func TestESPBandwidthSyntax(t *testing.T) {
+	newer := "iperf  [-suV] [--help] [-c <host>] [-p <port>] [-b <bandwidth>] [--abort]\n  -b, --bandwidth=<bandwidth>  #[kmgKMG]  bandwidth to send at in bits/sec"
+	older := "iperf  [-suV] [-c <host>] [-p <port>] [-b <bandwidth>] [--abort]\n  -b, --bandwidth=<bandwidth>  bandwidth to send at in Mbits/sec"
+	if !espBits.MatchString(newer) || espBits.MatchString(older) {
+		t.Errorf("bit/s syntax: newer %v, older %v", espBits.MatchString(newer), espBits.MatchString(older))
 	}
 }

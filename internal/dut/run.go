@@ -24,11 +24,17 @@ func (e *DeviceError) Unwrap() error { return e.Err }
 
 // RunDeviceServer makes the device the server for t and runs client
 // against it. The client runs even when the device cannot be started (its
-// server may already be running): its result is kept either way, with the
-// device's figures, or the reason they are missing, in r.Device. The error
-// is the client's, else a *DeviceError.
+// server may already be running), but not when the device refused the
+// command: its result is kept either way, with the device's figures, or
+// the reason they are missing, in r.Device. The error is the client's,
+// else a *DeviceError.
 func (s *Session) RunDeviceServer(ctx context.Context, t Test, client Runner) (*result.Result, error) {
 	derr := s.StartServer(ctx, t)
+	if errors.Is(derr, ErrRefused) {
+		// Nothing listens: running our client would only add our own
+		// failure to the device's words.
+		return s.attach(nil, nil, result.Device{}, fmt.Errorf("starting the device's server: %w", derr))
+	}
 	r, err := client(ctx)
 	var dev result.Device
 	if derr == nil {
@@ -69,6 +75,13 @@ func (s *Session) RunDeviceClient(ctx context.Context, t Test, server Runner) (*
 		ours <- out{r, err}
 	}()
 	dev, derr := s.Wait(bctx)
+	if errors.Is(derr, ErrRefused) {
+		// The device said it will not send (or failed): no traffic will
+		// come, and our server's waiting is no news. Its error is dropped.
+		cancel()
+		o := <-ours
+		return s.attach(o.r, nil, dev, derr)
+	}
 	if derr != nil {
 		// Our server may still wait for traffic that will not come: give
 		// it one report timeout, not the whole bound.
@@ -100,6 +113,7 @@ func (s *Session) attach(r *result.Result, err error, dev result.Device, derr er
 	if s.a != nil {
 		dev.Shell = s.a.Name
 	}
+	dev.Firmware = s.firmware
 	dev.Role = string(s.role)
 	return attach(r, err, dev, derr, s.TranscriptLines())
 }
@@ -140,6 +154,10 @@ func WithoutDevice(ctx context.Context, role Role, shell string, openErr error, 
 	r, err := client(ctx)
 	return attach(r, err, result.Device{Shell: shell, Role: string(role)}, openErr, transcript)
 }
+
+// errNotInTime is what ListenOne's runner says when its context's deadline
+// passed before a test arrived.
+var errNotInTime = errors.New("none came in time")
 
 // ListenOne starts a wirebench server for exactly one test (cfg.OneShot is
 // forced) and returns its port and a Runner that serves until that test's
@@ -189,7 +207,7 @@ func ListenOne(ctx context.Context, cfg session.ServerConfig) (int, Runner, erro
 				return r, nil
 			default:
 			}
-			return nil, fmt.Errorf("no test reached our server on port %d: %w", srv.Port(), rctx.Err())
+			return nil, fmt.Errorf("no test reached our server on port %d: %w", srv.Port(), ctxEnded(rctx.Err(), errNotInTime))
 		}
 	}
 	return srv.Port(), run, nil

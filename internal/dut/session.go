@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,16 +26,27 @@ const maxLine = 4096
 type Entry struct {
 	At   time.Time
 	Sent bool // true: we sent it; false: the device printed it
+	// Text is the line as a terminal shows it (colours dropped, erased
+	// prompts gone): what the adapters parse.
 	Text string
+	// Raw is the device's bytes for the line in caret notation (^[ for
+	// ESC, ^M for CR), when they differ from Text.
+	Raw string
 }
 
-// String renders an entry as "15:04:05.000 > text" (sent) or "< text".
+// String renders an entry as "15:04:05.000 > text" (sent) or "< text";
+// a device line whose raw bytes differ from what a terminal shows is
+// followed by them: "< text   [raw ^[[1;32muart:~$ ^[[m^[[8D^[[Jtext^M]".
 func (e Entry) String() string {
 	dir := "<"
 	if e.Sent {
 		dir = ">"
 	}
-	return e.At.UTC().Format("15:04:05.000") + " " + dir + " " + e.Text
+	s := e.At.UTC().Format("15:04:05.000") + " " + dir + " " + e.Text
+	if e.Raw != "" {
+		s += "   [raw " + e.Raw + "]"
+	}
+	return s
 }
 
 // ErrLineClosed is wrapped by the error a Session returns once the device's
@@ -49,9 +58,36 @@ var ErrLineClosed = errors.New("the line to the device closed")
 // of a conversation.
 var ErrReset = errors.New("the device reset")
 
+// ErrRefused is wrapped when the device refused a command or said its test
+// failed; the error quotes the device's line.
+var ErrRefused = errors.New("the device refused or failed")
+
 // ErrTimeout is wrapped when the device did not give the expected answer
 // within a step's timeout.
 var ErrTimeout = errors.New("no answer from the device in time")
+
+// ctxEnd is a context's end told in words a user reads ("no answer from
+// the device in time", "the run was stopped") rather than Go's; errors.Is
+// still finds the context error and the given sentinel.
+type ctxEnd struct {
+	msg  string
+	errs []error
+}
+
+func (e *ctxEnd) Error() string   { return e.msg }
+func (e *ctxEnd) Unwrap() []error { return e.errs }
+
+// ctxEnded words a context's error: a deadline as late (wrapping late,
+// e.g. ErrTimeout), a cancellation as the run being stopped.
+func ctxEnded(err, late error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return &ctxEnd{msg: late.Error(), errs: []error{late, err}}
+	case errors.Is(err, context.Canceled):
+		return &ctxEnd{msg: "the run was stopped", errs: []error{err}}
+	}
+	return err
+}
 
 // conn is the line-oriented half of a Session: it reads the device's
 // output into lines, keeps the transcript, and lets a caller wait for a
@@ -60,8 +96,8 @@ type conn struct {
 	rw io.ReadWriteCloser
 
 	mu       sync.Mutex
-	lines    []string // complete lines since the last mark
-	partial  string   // an unterminated line (a prompt, typically)
+	lines    []string // complete lines since the last mark, as shown
+	scr      screen   // the terminal model; its current line is unterminated (a prompt, typically)
 	readErr  error
 	changed  chan struct{} // closed and replaced on every change
 	trans    []Entry
@@ -80,16 +116,12 @@ func newConn(rw io.ReadWriteCloser) *conn {
 	return c
 }
 
-// ansi matches the VT100 escape sequences shells use for colour and
-// cursor control (Zephyr's shell uses them).
-var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|\x1b[=>]`)
-
 func (c *conn) readLoop() {
 	buf := make([]byte, 4096)
 	for {
 		n, err := c.rw.Read(buf)
 		if n > 0 {
-			c.feed(string(buf[:n]))
+			c.feed(buf[:n])
 		}
 		if err != nil {
 			c.mu.Lock()
@@ -106,51 +138,38 @@ func (c *conn) readLoop() {
 	}
 }
 
-func (c *conn) feed(s string) {
+func (c *conn) feed(p []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.fed.Add(1)
 	c.lastSeen = time.Now()
-	s = c.partial + s
-	c.partial = ""
-	for {
-		i := strings.IndexByte(s, '\n')
-		if i < 0 {
-			break
-		}
-		c.addLineLocked(clean(s[:i]))
-		s = s[i+1:]
-	}
-	for len(s) > maxLine {
-		c.addLineLocked(clean(s[:maxLine]))
-		s = s[maxLine:]
-	}
-	c.partial = s
+	c.scr.write(p, c.addLineLocked)
 	c.notifyLocked()
 }
 
-// clean drops carriage returns, escape sequences and other control bytes
-// from a line of device output.
-func clean(s string) string {
-	s = ansi.ReplaceAllString(s, "")
-	return strings.Map(func(r rune) rune {
-		if r == '\t' || r >= ' ' && r != 0x7f {
-			return r
-		}
-		return -1
-	}, s)
+// partialLocked returns the unterminated line as a terminal shows it.
+func (c *conn) partialLocked() string { return c.scr.line() }
+
+// rawOf returns raw in caret notation when it differs from text, else "".
+func rawOf(text string, raw []byte) string {
+	r := caret(raw)
+	if r == text || r == text+"^M" {
+		return ""
+	}
+	return r
 }
 
-func (c *conn) addLineLocked(l string) {
+func (c *conn) addLineLocked(l string, raw []byte) {
 	c.lines = append(c.lines, l)
 	if len(c.lines) > maxTranscript {
 		c.lines = c.lines[len(c.lines)-maxTranscript:]
 	}
-	c.recordLocked(false, l)
+	c.recordLocked(Entry{Text: l, Raw: rawOf(l, raw)})
 }
 
-func (c *conn) recordLocked(sent bool, text string) {
-	c.trans = append(c.trans, Entry{At: time.Now(), Sent: sent, Text: text})
+func (c *conn) recordLocked(e Entry) {
+	e.At = time.Now()
+	c.trans = append(c.trans, e)
 	if len(c.trans) > maxTranscript {
 		c.dropped += len(c.trans) - maxTranscript
 		c.trans = c.trans[len(c.trans)-maxTranscript:]
@@ -166,7 +185,7 @@ func (c *conn) notifyLocked() {
 // every shell here accepts).
 func (c *conn) send(line string) error {
 	c.mu.Lock()
-	c.recordLocked(true, line)
+	c.recordLocked(Entry{Sent: true, Text: line})
 	err := c.readErr
 	c.sentAt.Store(c.fed.Load())
 	c.mu.Unlock()
@@ -205,7 +224,7 @@ func (c *conn) wait(ctx context.Context, timeout time.Duration, what string, m m
 	seen := 0
 	for {
 		c.mu.Lock()
-		lines, partial, rerr, ch := c.lines, clean(c.partial), c.readErr, c.changed
+		lines, partial, rerr, ch := c.lines, c.partialLocked(), c.readErr, c.changed
 		c.mu.Unlock()
 		for ; seen < len(lines); seen++ {
 			done, err := m(lines[seen], true)
@@ -228,7 +247,7 @@ func (c *conn) wait(ctx context.Context, timeout time.Duration, what string, m m
 		case <-tc:
 			return lines, fmt.Errorf("waiting for %s: %w within %v%s", what, ErrTimeout, timeout, c.lastOutput())
 		case <-ctx.Done():
-			return lines, fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+			return lines, fmt.Errorf("waiting for %s: %w", what, ctxEnded(ctx.Err(), ErrTimeout))
 		}
 	}
 }
@@ -251,8 +270,8 @@ func (c *conn) lastOutput() string {
 			return fmt.Sprintf(" (last device output %s ago: %q)", time.Since(c.trans[i].At).Round(time.Millisecond), trunc(c.trans[i].Text, 80))
 		}
 	}
-	if c.partial != "" {
-		return fmt.Sprintf(" (device printed only %q)", trunc(c.partial, 80))
+	if p := c.partialLocked(); p != "" {
+		return fmt.Sprintf(" (device printed only %q)", trunc(p, 80))
 	}
 	return " (the device printed nothing)"
 }
@@ -274,8 +293,8 @@ func (c *conn) transcript() []Entry {
 		out = append(out, Entry{At: c.trans[0].At, Text: fmt.Sprintf("[%d earlier lines dropped]", c.dropped)})
 	}
 	out = append(out, c.trans...)
-	if c.partial != "" {
-		out = append(out, Entry{At: c.lastSeen, Text: clean(c.partial)})
+	if p := c.partialLocked(); p != "" || len(c.scr.pendingRaw()) > 0 {
+		out = append(out, Entry{At: c.lastSeen, Text: p, Raw: rawOf(p, c.scr.pendingRaw())})
 	}
 	return out
 }

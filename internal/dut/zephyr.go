@@ -4,14 +4,33 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
 )
 
-// Zephyr's zperf shell (subsys/net/lib/zperf/zperf_shell.c). Its numbers
-// come from print_number: "95.07 Mbps", "1000 Kbps", "10.45 s", "198 us";
-// older builds print "Received packets: 84531" and "Rate: 95.07 Mbps"
-// instead of the tab-aligned lower-case lines (seed 003).
+// Zephyr's zperf shell. Three syntaxes are in use, told apart by the
+// Zephyr version (kernel version, or the boot banner):
+//
+//   - "2.7": the zperf sample of Zephyr 2.x (samples/net/zperf). Its
+//     "Kbps" and "K" are 1024-based (shell_utils.c: KBPS = {1024, 0},
+//     K = {1024*1024, 1024}), it has no "download stop": a server, once
+//     started, listens on its port until the board resets, and a second
+//     "zperf udp download" answers "UDP server already started!". Its UDP
+//     uses the 12-byte iperf 2.0.5 header.
+//   - "3.x": the zperf library (subsys/net/lib/zperf, Zephyr 3.3 to 4.1):
+//     1000-based units, "zperf udp|tcp download stop", "zperf tcp upload"
+//     without a rate, the 12-byte UDP header; a dual-stack build tries
+//     IPv6 first and prints the yellow note "Invalid IPv6 address …" for an
+//     IPv4 peer before it connects.
+//   - "current": Zephyr 4.2 and later (PR #88742): the 16-byte iperf 2.1
+//     UDP header; "tcp upload" takes a rate it ignores with a warning.
+//
+// Numbers come from print_number: "95.07 Mbps", "1000 Kbps", "10.45 s",
+// "198 us"; builds before the tab-aligned lower-case lines print
+// "Received packets: 84531" and "Rate: 95.07 Mbps" (a Zephyr 3.6 field report).
 var (
 	zRate      = regexp.MustCompile(`(?i)^\s*rate:\s*([\d][\d., ]*?)\s*(Gbps|Mbps|Kbps|bps)\b`)
 	zDuration  = regexp.MustCompile(`(?i)^\s*duration:\s*([\d][\d.,]*)\s*(us|ms|s|m)\b`)
@@ -20,71 +39,170 @@ var (
 	zLost      = regexp.MustCompile(`(?i)(?:nb|num) packets lost:\s*([\d,]+)`)
 	zOutorder  = regexp.MustCompile(`(?i)(?:nb packets outorder|num packets out (?:of )?order):\s*([\d,]+)`)
 	zSent      = regexp.MustCompile(`(?i)^\s*num packets:\s*([\d,]+)`)
+	zNbLost    = regexp.MustCompile(`(?i)^\s*nb packets lost:`)
 	zReportTop = regexp.MustCompile(`(?i)end of session|session ended|upload completed`)
+
+	// zNote matches lines that are informational however they read: the
+	// IPv6-first note of a dual-stack build, the ignored TCP rate, and
+	// the warnings zperf logs about a peer's report.
+	zNote = regexp.MustCompile(`(?i)^\s*(Invalid IPv[46] address|TCP upload will ignore|Remote port is|Connecting to|Unexpected response flags|Network packet too short|Drain one spurious)`)
+	// zFailed matches what zperf and the Zephyr shell print when a
+	// command is refused or a test fails.
+	zFailed = regexp.MustCompile(`(?i)command not found|wrong parameter count|specify a subcommand|not enough parameters|unrecognized argument|unable to (parse|bind|set|get)|please specify the ip address|invalid ip address|invalid (local|destination) ipv[46] address|invalid port|failed to|upload failed|session error|cannot (bind|get|send|set|receive)|fail to retrieve|connect failed|not supported|support is not enabled|parse error|server not running|last packet not received|already started`)
+	zBusy   = regexp.MustCompile(`(?i)(UDP|TCP) server already started`)
+	zBanner = regexp.MustCompile(`\*\*\* Booting Zephyr OS`)
+	// zVersion reads the version from "Zephyr version 3.4.0" (kernel
+	// version) or "*** Booting Zephyr OS build zephyr-v3.4.0 ***".
+	zVersion = regexp.MustCompile(`Zephyr (?:version|OS build)\s+(?:zephyr-)?v?(\d+)\.(\d+)(?:\.(\d+))?`)
 )
 
-var zephyr = &Adapter{
-	Name:    "zephyr",
-	Prompt:  regexp.MustCompile(`uart:~\$\s*$`),
-	Banner:  regexp.MustCompile(`\*\*\* Booting Zephyr OS`),
-	Detect:  regexp.MustCompile(`(?i)\bzperf\b|Zephyr`),
-	Failed:  regexp.MustCompile(`(?i)command not found|failed to start|upload failed|session error|unable to|invalid |not enough parameters|unrecognized|not supported|not enabled`),
-	Started: regexp.MustCompile(`(?i)(UDP|TCP) server (already )?started`),
-	Commands: func(role Role, t Test) ([]string, error) {
-		if role == RoleServer {
-			return []string{fmt.Sprintf("zperf %s download %d", t.Proto, t.port())}, nil
+// zephyrSyntax is one generation of the zperf shell.
+type zephyrSyntax struct {
+	name    string  // "2.7", "3.x", "current"
+	kilo    float64 // the shell's K: 1024 (2.x) or 1000
+	stop    bool    // has "download stop"
+	swapped bool    // its server prints loss and reordering under each other's names
+	dialect string  // our client's dialect towards its UDP server
+}
+
+var (
+	zephyr27      = zephyrSyntax{name: "2.7", kilo: 1024, swapped: true, dialect: session.DialectIperf2Legacy}
+	zephyr3x      = zephyrSyntax{name: "3.x", kilo: 1000, stop: true, dialect: session.DialectIperf2Legacy}
+	zephyrCurrent = zephyrSyntax{name: "current", kilo: 1000, stop: true}
+)
+
+// zephyrVersion reads a Zephyr version from the output of kernel version
+// or the boot banner.
+func zephyrVersion(lines []string) (major, minor, patch int, ok bool) {
+	m := lastMatch(zVersion, lines)
+	if m == nil {
+		return 0, 0, 0, false
+	}
+	major, _ = strconv.Atoi(m[1])
+	minor, _ = strconv.Atoi(m[2])
+	patch, _ = strconv.Atoi(m[3])
+	return major, minor, patch, true
+}
+
+// zephyrFor returns the adapter for a Zephyr version (ok false: unknown,
+// the current syntax) and describes what was chosen.
+func zephyrFor(major, minor, patch int, ok bool) (*Adapter, string) {
+	if !ok {
+		return newZephyr(zephyrCurrent), "Zephyr, version unknown (kernel version gave none): zperf syntax of current Zephyr assumed"
+	}
+	syn := zephyrCurrent
+	switch {
+	case major < 3 || major == 3 && minor < 3:
+		syn = zephyr27
+	case major < 4 || major == 4 && minor < 2:
+		syn = zephyr3x
+	}
+	return newZephyr(syn), fmt.Sprintf("Zephyr %d.%d.%d (zperf %s syntax)", major, minor, patch, syn.name)
+}
+
+// zephyr is the adapter before the version is known (detection, lookup).
+var zephyr = newZephyr(zephyrCurrent)
+
+func newZephyr(syn zephyrSyntax) *Adapter {
+	return &Adapter{
+		Name:    "zephyr",
+		Prompt:  regexp.MustCompile(`^(?:\s*uart:~\$\s*)+$`), // at the start of a line: a prompt redrawn after output is erased before more comes
+		Banner:  zBanner,
+		Detect:  regexp.MustCompile(`(?i)\bzperf\b|Zephyr|uart:~\$`), // the default prompt tells a Zephyr shell without zperf
+		Failed:  zFailed,
+		Note:    zNote,
+		Busy:    zBusy,
+		Started: regexp.MustCompile(`(?i)(UDP|TCP) server started`),
+		Dialect: syn.dialect,
+		Syntax:  syn.name,
+		Commands: func(role Role, t Test) ([]string, error) {
+			if role == RoleServer {
+				return []string{fmt.Sprintf("zperf %s download %d", t.Proto, t.port())}, nil
+			}
+			size := t.Length
+			if size == 0 {
+				size = 1024 // zperf's own default is 256 bytes; 1K is what its docs and field reports use
+			}
+			if t.Proto == "tcp" {
+				// No rate: 3.x takes none, current ignores it.
+				return []string{fmt.Sprintf("zperf tcp upload %s %d %d %d", t.Peer, t.port(), t.seconds(), size)}, nil
+			}
+			if syn.kilo != 1000 {
+				// 2.x: a bare number is bit/s, the shell rounds it up to
+				// its 1024-bit "kbps".
+				return []string{fmt.Sprintf("zperf udp upload %s %d %d %d %d", t.Peer, t.port(), t.seconds(), size, int64(math.Ceil(t.rate())))}, nil
+			}
+			kbps := int64(math.Ceil(t.rate() / 1000))
+			return []string{fmt.Sprintf("zperf udp upload %s %d %d %d %dK", t.Peer, t.port(), t.seconds(), size, kbps)}, nil
+		},
+		Done: func(role Role, t Test) func(string) bool {
+			if role == RoleServer {
+				return afterAll(zRate, zDuration)
+			}
+			return afterAll(zRate, zDuration, zSent)
+		},
+		Parse: func(role Role, t Test, lines []string) (result.Device, error) {
+			return zephyrParse(syn, role, t, lines)
+		},
+		Stop: func(role Role, t Test) []string {
+			if role == RoleServer && syn.stop {
+				return []string{fmt.Sprintf("zperf %s download stop", t.Proto)}
+			}
+			return nil
+		},
+	}
+}
+
+// zephyrRate converts a printed rate: 2.x's Kbps and Mbps are 1024 and
+// 1024² bit/s.
+func zephyrRate(syn zephyrSyntax, num, unit string) (float64, bool) {
+	v, ok := scaled(num, unit)
+	if !ok || syn.kilo == 1000 {
+		return v, ok
+	}
+	switch unitScale[strings.ToLower(unit)] {
+	case 1e3:
+		return v / 1e3 * 1024, true
+	case 1e6:
+		return v / 1e6 * 1024 * 1024, true
+	}
+	return v, true
+}
+
+func zephyrParse(syn zephyrSyntax, role Role, t Test, lines []string) (result.Device, error) {
+	lines = withoutLogs(lines)
+	d := result.Device{Raw: raw(lines, zReportTop)}
+	if m := lastMatch(zRate, lines); m != nil {
+		if v, ok := zephyrRate(syn, m[1], m[2]); ok {
+			d.BitsPerSecond = f64(v)
 		}
-		size := t.Length
-		if size == 0 {
-			size = 1024 // zperf's own default is 256 bytes; 1K is what its docs and seed 003 use
+	}
+	if m := lastMatch(zDuration, lines); m != nil {
+		if v, ok := scaled(m[1], m[2]); ok {
+			d.Seconds = f64(v / 1000)
 		}
-		if t.Proto == "tcp" {
-			return []string{fmt.Sprintf("zperf tcp upload %s %d %d %d", t.Peer, t.port(), t.seconds(), size)}, nil
-		}
-		kbps := int64(math.Ceil(t.rate() / 1000))
-		return []string{fmt.Sprintf("zperf udp upload %s %d %d %d %dK", t.Peer, t.port(), t.seconds(), size, kbps)}, nil
-	},
-	Done: func(role Role, t Test) func(string) bool {
-		if role == RoleServer {
-			return afterAll(zRate, zDuration)
-		}
-		return afterAll(zRate, zDuration, zSent)
-	},
-	Parse: func(role Role, t Test, lines []string) (result.Device, error) {
-		d := result.Device{Raw: raw(lines, zReportTop)}
-		if m := lastMatch(zRate, lines); m != nil {
+	}
+	if t.Proto == "udp" {
+		if m := lastMatch(zJitter, lines); m != nil {
 			if v, ok := scaled(m[1], m[2]); ok {
-				d.BitsPerSecond = f64(v)
+				d.JitterMS = f64(v)
 			}
 		}
-		if m := lastMatch(zDuration, lines); m != nil {
-			if v, ok := scaled(m[1], m[2]); ok {
-				d.Seconds = f64(v / 1000)
-			}
+		count(&d.Lost, zLost, lines)
+		count(&d.OutOfOrder, zOutorder, lines)
+		if syn.swapped && role == RoleServer && lastMatch(zNbLost, lines) != nil {
+			// The sample's receiver prints its out-of-order count as
+			// "nb packets lost" and its loss as "nb packets outorder".
+			d.Lost, d.OutOfOrder = d.OutOfOrder, d.Lost
 		}
-		if t.Proto == "udp" {
-			if m := lastMatch(zJitter, lines); m != nil {
-				if v, ok := scaled(m[1], m[2]); ok {
-					d.JitterMS = f64(v)
-				}
-			}
-			count(&d.Lost, zLost, lines)
-			count(&d.OutOfOrder, zOutorder, lines)
-		}
-		if role == RoleServer {
-			count(&d.Packets, zReceived, lines)
-		} else {
-			count(&d.Packets, zSent, lines)
-		}
-		if d.BitsPerSecond == nil {
-			return d, fmt.Errorf("zephyr: no rate in the zperf report")
-		}
-		return d, nil
-	},
-	Stop: func(role Role, t Test) []string {
-		if role == RoleServer {
-			return []string{fmt.Sprintf("zperf %s download stop", t.Proto)}
-		}
-		return nil
-	},
+	}
+	if role == RoleServer {
+		count(&d.Packets, zReceived, lines)
+	} else {
+		count(&d.Packets, zSent, lines)
+	}
+	if d.BitsPerSecond == nil {
+		return d, fmt.Errorf("zephyr: no rate in the zperf report")
+	}
+	return d, nil
 }

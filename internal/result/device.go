@@ -10,6 +10,9 @@ type Device struct {
 	Shell string `json:"shell"`
 	// Role is the device's side of the test: "server" or "client".
 	Role string `json:"role"`
+	// Firmware is the firmware as the adapter detected it, when it tells
+	// syntaxes apart (e.g. "Zephyr 3.4.0 (zperf 3.x syntax)").
+	Firmware string `json:"firmware,omitempty"`
 	// BitsPerSecond is the device's rate in bit/s, as printed.
 	BitsPerSecond *float64 `json:"bits_per_second,omitempty"`
 	// Packets is the device's packet count: datagrams received (server)
