@@ -58,7 +58,9 @@ func (r ReflectRunner) Trial(ctx context.Context, s Spec) (Outcome, error) {
 // its end: the median of the last tenth of the datagrams that came back
 // minus the median of the first tenth (medians, so a scheduling stall of
 // a few datagrams does not count, while a queue that fills all along
-// does). Unknown with fewer than 20 round trips.
+// does), scaled from the distance between the two medians (nine tenths of
+// the run) to the whole run, so that it is the queue's growth over the
+// send window. Unknown with fewer than 20 round trips.
 func rttRise(rtts []time.Duration) (float64, bool) {
 	n := len(rtts) / 10
 	if n < 2 {
@@ -69,7 +71,8 @@ func rttRise(rtts []time.Duration) (float64, bool) {
 		slices.Sort(c)
 		return c[len(c)/2]
 	}
-	return (med(rtts[len(rtts)-n:]) - med(rtts[:n])).Seconds(), true
+	rise := (med(rtts[len(rtts)-n:]) - med(rtts[:n])).Seconds()
+	return rise * float64(len(rtts)-1) / float64(len(rtts)-n), true
 }
 
 // summariseRTT is the RTT summary in milliseconds (nil for none).

@@ -124,6 +124,12 @@ type Config struct {
 	// datagrams when Packets > 0.
 	Trial   time.Duration
 	Packets int64
+	// Confirm is how long the confirming trial at the rate a search found
+	// lasts (RFC 2544 uses 60 s): the rate is reported only when that
+	// trial passes too. 0 confirms with one more trial of the search's
+	// own length; a Confirm shorter than Trial is Trial. With Packets the
+	// confirming trial sends enough datagrams to last Confirm at the rate.
+	Confirm time.Duration
 	// Repeat is how many searches to run per size (default 1).
 	Repeat int
 	// NoBisect leaves cliffs between the sizes asked for, without bisecting
@@ -139,9 +145,10 @@ type Config struct {
 	// Resolution ends a search once the failing rate is within this share
 	// above the passing one (default 0.01).
 	Resolution float64
-	// PaceTolerance is the backlog a trial may build, as a share of its
-	// send window (default 0.03, and never less than 20 ms), before it
-	// counts as not kept up with.
+	// PaceTolerance is how much the far end's queue may grow in a trial,
+	// as a share of its send window (default 0.005): the rate we offered
+	// may exceed the rate it delivered by at most this much before the
+	// trial counts as not kept up with.
 	PaceTolerance float64
 	// CliffDrop is the fall of the byte rate from one size to the next
 	// larger one that counts as a cliff (default 0.2: a fifth).
@@ -191,7 +198,14 @@ type TrialRecord struct {
 	Repeat  int     `json:"repeat"`
 	RatePPS float64 `json:"rate_pps"`
 	Confirm bool    `json:"confirm,omitempty"`
-	Verdict string  `json:"verdict"`
+	// TrialS and TrialPackets are the length the trial was asked for:
+	// seconds, or datagrams (with --packets).
+	TrialS       float64 `json:"trial_s,omitempty"`
+	TrialPackets int64   `json:"trial_packets,omitempty"`
+	Verdict      string  `json:"verdict"`
+	// DeliveredPPS is the rate the far end delivered: its count over its
+	// own receive window (see delivered).
+	DeliveredPPS float64 `json:"delivered_pps"`
 	Outcome
 }
 
@@ -220,10 +234,17 @@ type SizeResult struct {
 	Size int `json:"size"`
 	// Sent is the datagrams sent in the trial that confirmed the rate.
 	Sent int64 `json:"sent"`
-	// RatePPS is the highest rate that passed (the mean over repetitions);
-	// RateBPS the same in payload bit/s.
-	RatePPS float64 `json:"rate_pps"`
-	RateBPS float64 `json:"rate_bps"`
+	// RatePPS is what the far end delivered in the trial that confirmed
+	// the highest passing rate: its count over its own receive window
+	// (the mean over repetitions); RateBPS the same in payload bit/s.
+	// TriedPPS is the rate that trial offered (asked of our sender).
+	RatePPS  float64 `json:"rate_pps"`
+	RateBPS  float64 `json:"rate_bps"`
+	TriedPPS float64 `json:"tried_pps"`
+	// HeldS is the length of the trial the rate held for: the confirming
+	// trial's (Config.Confirm), or a search trial's when no confirmation
+	// passed (the shortest over repetitions).
+	HeldS float64 `json:"held_s"`
 	// LossPercent is the loss of the confirming trial.
 	LossPercent float64 `json:"loss_percent"`
 	// Trials is how many trials the searches of this size took.
@@ -313,10 +334,13 @@ type Test struct {
 	LossPercent float64 `json:"loss_percent"`
 	TrialS      float64 `json:"trial_s,omitempty"`
 	Packets     int64   `json:"packets,omitempty"`
-	MaxRate     string  `json:"max_rate,omitempty"`
-	Repeat      int     `json:"repeat"`
-	Bisect      bool    `json:"bisect"`
-	Sizes       []int   `json:"sizes"`
+	// ConfirmS is Config.Confirm in seconds (0: the confirming trial is
+	// as long as the others).
+	ConfirmS float64 `json:"confirm_s"`
+	MaxRate  string  `json:"max_rate,omitempty"`
+	Repeat   int     `json:"repeat"`
+	Bisect   bool    `json:"bisect"`
+	Sizes    []int   `json:"sizes"`
 	// Dialect is our client's dialect where it is not the default
 	// (a device's server may need iperf2-legacy).
 	Dialect string `json:"dialect,omitempty"`
@@ -342,7 +366,7 @@ func (c *Config) defaults() {
 		c.Resolution = 0.01
 	}
 	if c.PaceTolerance <= 0 {
-		c.PaceTolerance = 0.03
+		c.PaceTolerance = 0.005
 	}
 	if c.CliffDrop <= 0 {
 		c.CliffDrop = 0.2
@@ -367,6 +391,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Trial <= 0 && c.Packets <= 0 {
 		return errors.New("sweep: a trial needs a duration or a packet count")
+	}
+	if c.Confirm < 0 {
+		return fmt.Errorf("sweep: confirming trial of %v: want 0 (none) or more", c.Confirm)
 	}
 	if c.LossPercent < 0 || c.LossPercent >= 100 || math.IsNaN(c.LossPercent) {
 		return fmt.Errorf("sweep: loss criterion %v %%: want 0 to below 100", c.LossPercent)
