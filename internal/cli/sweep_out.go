@@ -55,7 +55,13 @@ func writeSweepText(w io.Writer, r *sweep.Result) error {
 	if len(r.Cliffs) == 0 && len(r.Sizes) > 1 {
 		b.WriteString("no cliff: the byte rate does not fall between neighbouring sizes\n")
 	}
-	if u := r.Unfinished; u != nil {
+	if u := r.Unfinished; u != nil && u.Interrupted {
+		n := fmt.Sprintf("%d trials", len(u.TrialLog))
+		if len(u.TrialLog) == 1 {
+			n = "1 trial"
+		}
+		fmt.Fprintf(&b, "interrupted: %d B, after %s, its search not finished (no result): %s\n", u.Size, n, sweepTrials(u.TrialLog))
+	} else if u != nil {
 		fmt.Fprintf(&b, "unfinished: %d B, after %d trials: %s\n", u.Size, len(u.TrialLog), r.Error)
 	}
 	for _, wng := range r.Warnings {
@@ -63,6 +69,23 @@ func writeSweepText(w io.Writer, r *sweep.Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// sweepTrials lists trials as "rate/s verdict (delivered/s, length)".
+func sweepTrials(log []sweep.TrialRecord) string {
+	var parts []string
+	for _, t := range log {
+		what := fmt.Sprintf("%.0f/s %s", t.RatePPS, t.Verdict)
+		if t.Confirm {
+			what = "confirming " + what
+		}
+		length := fmt.Sprintf("%g s", t.TrialS)
+		if t.TrialPackets > 0 {
+			length = fmt.Sprintf("%d datagrams", t.TrialPackets)
+		}
+		parts = append(parts, fmt.Sprintf("%s (delivered %.0f/s, %s)", what, t.DeliveredPPS, length))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // sweepNote is a size's note column.

@@ -16,6 +16,7 @@ import (
 	"github.com/wirebench/wirebench/internal/lab"
 	"github.com/wirebench/wirebench/internal/lab/model"
 	"github.com/wirebench/wirebench/internal/linerate"
+	"github.com/wirebench/wirebench/internal/sweep"
 )
 
 func TestSweepSizes(t *testing.T) {
@@ -221,4 +222,54 @@ func TestSweepInterruptWritesPartialJSON(t *testing.T) {
 		t.Errorf("kind %q, interrupted %v, %d sizes, warnings %q", doc.Kind, doc.Interrupted, len(doc.Sizes), doc.Warnings)
 	}
 	t.Logf("%d sizes finished before the interrupt", len(doc.Sizes))
+}
+
+// TestSweepInterruptKeepsSizeUnderWay: Ctrl-C (the context is cancelled)
+// during a size's second trial keeps its finished trial, marked
+// interrupted, in the JSON's unfinished and in the text.
+func TestSweepInterruptKeepsSizeUnderWay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sweeps over loopback; skipped with -short")
+	}
+	port := plainReflector(t)
+	sweepCancelled := func(format ...string) (string, string) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var out, errb bytes.Buffer
+		done := make(chan int, 1)
+		go func() {
+			// 1 s trials: the first ends near 1 s, the second (its
+			// confirmation) is under way when the context ends.
+			done <- run(ctx, append([]string{"sweep", "127.0.0.1", "-p", port, "--mode", "reflect", "--max-rate", "2000pps", "--trial", "1s",
+				"--sizes", "64,1000"}, format...), &out, &errb)
+		}()
+		time.Sleep(1600 * time.Millisecond)
+		cancel()
+		if code := <-done; code != exitOK {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	js, progress := sweepCancelled("--json")
+	var doc struct {
+		Interrupted bool               `json:"interrupted"`
+		Sizes       []sweep.SizeResult `json:"sizes"`
+		Unfinished  *sweep.SizeResult  `json:"unfinished"`
+		Warnings    []string           `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, js)
+	}
+	u := doc.Unfinished
+	if !doc.Interrupted || len(doc.Sizes) != 0 || u == nil || !u.Interrupted || u.Size != 64 || len(u.TrialLog) == 0 {
+		t.Fatalf("interrupted %v, %d sizes, unfinished %+v; progress:\n%s", doc.Interrupted, len(doc.Sizes), u, progress)
+	}
+	if !strings.Contains(strings.Join(doc.Warnings, "\n"), "64 B's search was under way: the ") {
+		t.Errorf("warnings %q", doc.Warnings)
+	}
+	text, _ := sweepCancelled()
+	t.Logf("text:\n%s", text)
+	if !regexp.MustCompile(`(?m)^interrupted: 64 B, after \d+ trials?, its search not finished \(no result\): 2000/s \w+ \(delivered \d+/s, 1 s\)`).MatchString(text) {
+		t.Errorf("the text does not show the interrupted size's trials")
+	}
 }

@@ -270,8 +270,11 @@ type SizeResult struct {
 	CountedBy string         `json:"counted_by,omitempty"`
 	Device    *result.Device `json:"device,omitempty"`
 	// Bisected marks a size added by cliff bisection.
-	Bisected bool     `json:"bisected,omitempty"`
-	Repeats  *Repeats `json:"repeats,omitempty"`
+	Bisected bool `json:"bisected,omitempty"`
+	// Interrupted marks the size under way when the sweep was stopped
+	// (Result.Unfinished): its trials are kept, its search did not end.
+	Interrupted bool     `json:"interrupted,omitempty"`
+	Repeats     *Repeats `json:"repeats,omitempty"`
 	// TrialLog is every trial of this size.
 	TrialLog []TrialRecord `json:"trial_log"`
 	Warnings []string      `json:"warnings,omitempty"`
@@ -305,8 +308,10 @@ type Result struct {
 	// the sizes above are those finished until then.
 	Interrupted bool   `json:"interrupted,omitempty"`
 	Error       string `json:"error,omitempty"`
-	// Unfinished is the size whose search an error ended, with the trials
-	// it ran: evidence, not a result (absent when every size finished).
+	// Unfinished is the size whose search an error or an interrupt ended,
+	// with the trials it ran (marked Interrupted when the sweep was
+	// stopped): evidence, not a result (absent when every size finished,
+	// or when the size under way had no finished trial).
 	Unfinished *SizeResult `json:"unfinished,omitempty"`
 	// Device is the session with the device's shell (--dut): which shell,
 	// and the transcript of every trial's commands and reports.
@@ -432,7 +437,15 @@ func Run(ctx context.Context, cfg Config, r Runner, res *Result) error {
 	}
 	if ctx.Err() != nil {
 		res.Interrupted = true
-		res.Warnings = append(res.Warnings, "the sweep was interrupted: only the sizes shown were finished")
+		w := "the sweep was interrupted: only the sizes shown were finished"
+		if u := res.Unfinished; u != nil {
+			n := fmt.Sprintf("%d trials it finished are", len(u.TrialLog))
+			if len(u.TrialLog) == 1 {
+				n = "1 trial it finished is"
+			}
+			w += fmt.Sprintf("; %d B's search was under way: the %s kept as unfinished (interrupted), not as a result", u.Size, n)
+		}
+		res.Warnings = append(res.Warnings, w)
 		return nil
 	}
 	if err != nil {
@@ -502,10 +515,17 @@ func (s *sweeper) size(ctx context.Context, size int, bisected bool) (*SizeResul
 	var found []search
 	for rep := 1; rep <= s.cfg.Repeat; rep++ {
 		f, err := s.search(ctx, size, rep, sr, bisected)
-		if err != nil && ctx.Err() == nil {
-			s.res.Unfinished = sr
+		if ctx.Err() != nil {
+			// Stopped (Ctrl-C): the trials that finished are kept,
+			// marked, so that the time they took is not lost.
+			if len(sr.TrialLog) > 0 {
+				sr.Interrupted = true
+				s.res.Unfinished = sr
+			}
+			return nil, ctx.Err()
 		}
-		if err != nil || ctx.Err() != nil {
+		if err != nil {
+			s.res.Unfinished = sr
 			return nil, err
 		}
 		found = append(found, f)

@@ -415,3 +415,31 @@ func TestConfirmFailureSearchesLower(t *testing.T) {
 			failed, sr.Confirmed, sr.HeldS, sr.TriedPPS, sr.RatePPS)
 	}
 }
+
+// Ctrl-C during a size's search keeps its finished trials, marked
+// interrupted, beside the sizes finished before it.
+func TestInterruptKeepsTrialsOfTheSizeUnderWay(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &fakeDevice{capPPS: modem}
+	n := 0
+	r := RunnerFunc(func(c context.Context, s Spec) (Outcome, error) {
+		if s.Size == 1300 {
+			if n++; n == 3 {
+				cancel()
+				return Outcome{}, c.Err()
+			}
+		}
+		return d.Trial(c, s)
+	})
+	res := NewResult(Test{})
+	if err := Run(ctx, fastConfig(1200, 1300), r, res); err != nil {
+		t.Fatal(err)
+	}
+	u := res.Unfinished
+	if !res.Interrupted || len(res.Sizes) != 1 || u == nil || u.Size != 1300 || !u.Interrupted || len(u.TrialLog) != 2 {
+		t.Fatalf("interrupted %v, sizes %d, unfinished %+v: want 1200 B finished and 1300 B's 2 trials kept", res.Interrupted, len(res.Sizes), u)
+	}
+	if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, "1300 B's search was under way: the 2 trials it finished are kept") {
+		t.Errorf("warnings %q do not name the trials kept", w)
+	}
+}
