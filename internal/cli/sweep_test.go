@@ -48,6 +48,8 @@ func TestSweepUsageErrors(t *testing.T) {
 		{"sweep", "127.0.0.1", "--loss", "100%"},
 		{"sweep", "127.0.0.1", "--sizes", "8"},
 		{"sweep", "127.0.0.1", "--trial", "0"},
+		{"sweep", "127.0.0.1", "--confirm", "-1s"},
+		{"sweep", "127.0.0.1", "--confirm", "long"},
 		{"sweep", "127.0.0.1", "--trial", "1s", "--packets", "100"},
 		{"sweep", "127.0.0.1", "--repeat", "0"},
 		{"sweep", "127.0.0.1", "--medium", "eth7"},
@@ -90,7 +92,7 @@ func TestSweepCommandOutputs(t *testing.T) {
 	}
 	port := plainReflector(t)
 	db := filepath.Join(t.TempDir(), "results.db")
-	base := []string{"sweep", "127.0.0.1", "-p", port, "--mode", "reflect", "--max-rate", "2000pps", "--trial", "300ms", "--gap", "50ms", "--medium", "eth100", "--db", db}
+	base := []string{"sweep", "127.0.0.1", "-p", port, "--mode", "reflect", "--max-rate", "2000pps", "--trial", "300ms", "--confirm", "600ms", "--gap", "50ms", "--medium", "eth100", "--db", db}
 
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), append(base, "--sizes", "512,1024", "--repeat", "3"), &out, &errb); code != exitOK {
@@ -103,7 +105,8 @@ func TestSweepCommandOutputs(t *testing.T) {
 	}
 	text := out.String()
 	t.Logf("table:\n%s", text)
-	for _, want := range []string{"size", "packets sent", "% of line", "rtt (ms)", "± 95 % CI", "3 repetitions", "no cliff"} {
+	for _, want := range []string{"size", "packets sent", "% of line", "rtt (ms)", "± 95 % CI", "3 repetitions", "no cliff",
+		"each rate confirmed by a trial of 0.6 s", "what the far end delivered", "held for"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("table lacks %q", want)
 		}
@@ -118,7 +121,7 @@ func TestSweepCommandOutputs(t *testing.T) {
 				line = l
 			}
 		}
-		if !regexp.MustCompile(`^\d+ +\d+ +\d+ ± \d+ `).MatchString(line) {
+		if !regexp.MustCompile(`^\d+ +\d+ +\d+ ± \d+ .* (0\.6|0\.3) s +\d+ `).MatchString(line) {
 			t.Errorf("row for %s B lacks the rate with its interval: %q", size, line)
 		}
 	}
@@ -138,12 +141,15 @@ func TestSweepCommandOutputs(t *testing.T) {
 	if _, ok := doc["cliffs"].([]any); !ok {
 		t.Errorf("no cliffs list: %v", doc["cliffs"])
 	}
+	if test, _ := doc["test"].(map[string]any); test["confirm_s"] != 0.6 {
+		t.Errorf("test.confirm_s %v, want 0.6", test["confirm_s"])
+	}
 	sizes, _ := doc["sizes"].([]any)
 	if len(sizes) != 1 {
 		t.Fatalf("sizes %v", doc["sizes"])
 	}
 	s := sizes[0].(map[string]any)
-	for _, k := range []string{"size", "rate_pps", "rate_bps", "loss_percent", "trials", "percent_of_line", "limited_by_host", "trial_log"} {
+	for _, k := range []string{"size", "rate_pps", "rate_bps", "tried_pps", "held_s", "loss_percent", "trials", "percent_of_line", "limited_by_host", "trial_log"} {
 		if _, ok := s[k]; !ok {
 			t.Errorf("size entry lacks %q: %v", k, s)
 		}
@@ -153,13 +159,19 @@ func TestSweepCommandOutputs(t *testing.T) {
 	if pps, bps := s["rate_pps"].(float64), s["rate_bps"].(float64); pps <= 0 || pps > 2000 || math.Abs(bps-pps*512*8) > 1e-6*bps {
 		t.Errorf("rate %v pps %v bit/s, want at most 2000 and 512 × 8 bits each", pps, bps)
 	}
+	// Confirmed, the rate held for the 0.6 s confirmation; else for a
+	// 0.3 s search trial.
+	if held := s["held_s"].(float64); (s["confirmed"] == true && held != 0.6) || (s["confirmed"] == false && held != 0.3) {
+		t.Errorf("held_s %v (confirmed %v)", held, s["confirmed"])
+	}
 
 	out.Reset()
 	if code := run(context.Background(), append(base, "--sizes", "512", "--csv"), &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	rows := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(rows) != 2 || !strings.HasPrefix(rows[0], "size,sent,rate_pps,rate_bps,percent_of_line,loss_percent,trials,rtt_ms,limited_by_host") || !strings.HasPrefix(rows[1], "512,") {
+	if len(rows) != 2 || !strings.HasPrefix(rows[0], "size,sent,rate_pps,rate_bps,percent_of_line,loss_percent,trials,rtt_ms,limited_by_host") ||
+		!strings.HasSuffix(rows[0], ",held_s,tried_pps") || !strings.HasPrefix(rows[1], "512,") {
 		t.Errorf("CSV:\n%s", out.String())
 	}
 }

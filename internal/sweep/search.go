@@ -58,9 +58,11 @@ func stallExplains(v string, o Outcome) bool {
 
 // backlogLimit is the most backlog a trial may build and still pass: the
 // queue may grow by PaceTolerance of the send window, so that the rate we
-// offered exceeds the rate the far end delivered by at most that share.
+// offered exceeds the rate the far end delivered by at most that share (or
+// by the receive window's timing resolution, BacklogFloor, in a short
+// trial).
 func (c *Config) backlogLimit(o Outcome) float64 {
-	return c.PaceTolerance * o.SendSeconds
+	return max(c.PaceTolerance*o.SendSeconds, c.BacklogFloor.Seconds())
 }
 
 // LossPercent is the share of what we sent that the far end did not get:

@@ -150,6 +150,14 @@ type Config struct {
 	// may exceed the rate it delivered by at most this much before the
 	// trial counts as not kept up with.
 	PaceTolerance float64
+	// BacklogFloor is the least backlog that fails a trial: the timing
+	// resolution of the receive window. A server's report times its window
+	// from its first and last datagram alone, so a few milliseconds of
+	// scheduling at either end look like a queue; a reflector's backlog
+	// comes from medians of many round trips and needs none (0). With a
+	// floor, the 0.5 % bound holds for trials of BacklogFloor/PaceTolerance
+	// and longer (4 s for 20 ms: the default 10 s confirmation).
+	BacklogFloor time.Duration
 	// CliffDrop is the fall of the byte rate from one size to the next
 	// larger one that counts as a cliff (default 0.2: a fifth).
 	CliffDrop float64
