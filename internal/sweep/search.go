@@ -53,6 +53,11 @@ func stallExplains(v string, o Outcome) bool {
 	if v == VerdictLoss {
 		return float64(o.Lost) <= o.MaxLagS*o.OfferedPPS
 	}
+	if o.ServicePPS > 0 {
+		// The backlog came from the far end's own rate, which a burst
+		// of ours does not change.
+		return false
+	}
 	return o.BacklogS <= o.MaxLagS
 }
 
@@ -93,6 +98,10 @@ func delivered(v string, o Outcome) float64 {
 		return o.OfferedPPS
 	}
 	rate := o.OfferedPPS * (1 - LossPercent(o)/100)
+	if o.ServicePPS > 0 {
+		// A reflector that held a queue delivered at its own rate.
+		return min(rate, o.ServicePPS)
+	}
 	if o.BacklogKnown && o.BacklogS > 0 && o.SendSeconds > 0 {
 		rate *= o.SendSeconds / (o.SendSeconds + o.BacklogS)
 	}

@@ -57,6 +57,11 @@ type Outcome struct {
 	// says whether it was measured.
 	BacklogS     float64 `json:"backlog_s"`
 	BacklogKnown bool    `json:"-"`
+	// ServicePPS is, for a reflector, the rate the far end delivered at
+	// while it held a queue (the spacing of what came back that had
+	// waited); 0 when it held none long enough to time. The backlog is
+	// then the queue a far end of that rate builds at our offered rate.
+	ServicePPS float64 `json:"service_pps,omitempty"`
 	// RTT is the round-trip time where the far end reflects.
 	RTT *RTT `json:"rtt_ms,omitempty"`
 	// HostDrops counts datagrams our own host dropped (receive buffer
