@@ -125,6 +125,7 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 		rate       = top         // next rate to try
 		confirming bool
 		stalls     int     // trials in a row our sender stalled in
+		marginal   float64 // the rate whose confirmation failed by a hair once
 		est        float64 // the latest failing trial's estimate of the limit
 		last       *TrialRecord
 	)
@@ -157,6 +158,13 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 			v = VerdictHost // stalling again: this host cannot pace it
 		} else {
 			stalls = 0
+		}
+		if confirming && v == VerdictPace && marginal != rate && o.ServicePPS > 0 && o.ServicePPS*(1+3*cfg.PaceTolerance) >= rate {
+			// A confirmation at the far end's own rate fails on the
+			// timing of that rate alone (within 1.5 %), which a starved
+			// host shifts by as much: once more before searching below.
+			marginal = rate
+			continue
 		}
 		pass := v == VerdictPass
 		switch {

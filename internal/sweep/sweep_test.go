@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -441,5 +442,50 @@ func TestInterruptKeepsTrialsOfTheSizeUnderWay(t *testing.T) {
 	}
 	if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, "1300 B's search was under way: the 2 trials it finished are kept") {
 		t.Errorf("warnings %q do not name the trials kept", w)
+	}
+}
+
+// A reflector confirmation that fails by a hair on the timing of the far
+// end's own rate (a starved host shifts it) is run once more before the
+// search goes below it; a second such failure stands.
+func TestMarginalConfirmationIsRunOnceMore(t *testing.T) {
+	for _, fails := range []int{1, 2} {
+		n := 0
+		r := RunnerFunc(func(_ context.Context, s Spec) (Outcome, error) {
+			secs := s.Duration.Seconds()
+			k := int64(s.RatePPS * secs)
+			o := Outcome{Sent: k, OfferedPPS: s.RatePPS, Received: k, Total: k, SendSeconds: secs, BacklogKnown: true}
+			if s.RatePPS > 5000 {
+				o.ServicePPS = 5000
+				o.BacklogS = secs * (s.RatePPS/5000 - 1)
+			}
+			if secs == 10 && s.RatePPS <= 5000 {
+				if n++; n <= fails && s.RatePPS > 4990 {
+					o.ServicePPS = 4960 // timed 0.8 % low
+					o.BacklogS = secs * (s.RatePPS/4960 - 1)
+				}
+			}
+			return o, nil
+		})
+		cfg := fastConfig(1000)
+		cfg.Confirm = 10 * time.Second
+		res := NewResult(Test{})
+		if err := Run(context.Background(), cfg, r, res); err != nil {
+			t.Fatal(err)
+		}
+		sr := res.Sizes[0]
+		var confirms []string
+		for _, tr := range sr.TrialLog {
+			if tr.Confirm {
+				confirms = append(confirms, fmt.Sprintf("%.0f %s", tr.RatePPS, tr.Verdict))
+			}
+		}
+		t.Logf("%d failing: confirmations %v, rate %.0f", fails, confirms, sr.RatePPS)
+		if fails == 1 && (len(confirms) != 2 || !strings.HasSuffix(confirms[0], VerdictPace) || !strings.HasSuffix(confirms[1], VerdictPass) || sr.RatePPS < 4990) {
+			t.Errorf("one marginal failure: confirmations %v, rate %.0f; want the same rate confirmed on the second run", confirms, sr.RatePPS)
+		}
+		if fails == 2 && (len(confirms) < 3 || sr.RatePPS > 4990 || !sr.Confirmed) {
+			t.Errorf("two marginal failures: confirmations %v, rate %.0f; want the search to go below", confirms, sr.RatePPS)
+		}
 	}
 }
