@@ -125,8 +125,9 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 		rate       = top         // next rate to try
 		confirming bool
 		stalls     int     // trials in a row our sender stalled in
-		marginal   float64 // the rate whose confirmation failed by a hair once
+		marginal   float64 // the rate whose confirmation failed on backlog once
 		est        float64 // the latest failing trial's estimate of the limit
+		below      float64 // how far under est to jump
 		last       *TrialRecord
 	)
 	for f.trials < cfg.MaxTrials {
@@ -159,10 +160,13 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 		} else {
 			stalls = 0
 		}
-		if confirming && v == VerdictPace && marginal != rate && o.ServicePPS > 0 && o.ServicePPS*(1+3*cfg.PaceTolerance) >= rate {
-			// A confirmation at the far end's own rate fails on the
-			// timing of that rate alone (within 1.5 %), which a starved
-			// host shifts by as much: once more before searching below.
+		if confirming && v == VerdictPace && marginal != rate && o.ServicePPS > 0 {
+			// A reflector's confirmation failed on the timing of the
+			// far end's own rate alone, which a starved host shifts
+			// by more than the 0.5 % bound (a reflector on it sends
+			// late for longer than the fit can see through): once
+			// more at the same rate before searching below. A far end
+			// that cannot hold the rate fails it again.
 			marginal = rate
 			continue
 		}
@@ -204,9 +208,14 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 			continue
 		}
 		if !pass {
-			est = delivered(v, o)
+			est, below = delivered(v, o), res
+			if o.ServicePPS > 0 && v != VerdictHost {
+				// The far end's own rate, timed from its deliveries,
+				// is a close estimate: jump to just under it.
+				below = res / 4
+			}
 		}
-		rate = next(lo, hi, top, step, res, pass, est)
+		rate = next(lo, hi, top, step, res, pass, est, below)
 	}
 	// Out of trials: report the best rate seen, unconfirmed, and how long
 	// the trial it passed lasted.
@@ -270,8 +279,9 @@ func passBelow(log []TrialRecord, rep int, r float64) float64 {
 
 // next picks the rate after a trial: lo passed, hi failed (+Inf: none
 // yet), top is the ceiling, d the rate the far end delivered in the
-// latest failing trial (its estimate of the far end's limit).
-func next(lo, hi, top, step, res float64, pass bool, d float64) float64 {
+// latest failing trial (its estimate of the far end's limit), jumped to
+// less the share below.
+func next(lo, hi, top, step, res float64, pass bool, d, below float64) float64 {
 	if pass {
 		// Gallop up from the pass, never past the midpoint of what is
 		// left; when the pass lies well below the last failure's
@@ -287,7 +297,7 @@ func next(lo, hi, top, step, res float64, pass bool, d float64) float64 {
 	}
 	// Jump just below what the far end kept up with, when that is new
 	// ground; otherwise bisect.
-	if r := d * (1 - res); r > lo*(1+res/2) && r < hi {
+	if r := d * (1 - below); r > lo*(1+res/2) && r < hi {
 		return r
 	}
 	if lo > 0 {
