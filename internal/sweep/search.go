@@ -125,7 +125,8 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 		rate       = top         // next rate to try
 		confirming bool
 		stalls     int     // trials in a row our sender stalled in
-		marginal   float64 // the rate whose confirmation failed on backlog once
+		marginal   float64 // the rate whose trial failed on backlog and was run once more
+		saturated  float64 // the far end's rate, timed in a trial that lost (it held a full queue)
 		est        float64 // the latest failing trial's estimate of the limit
 		below      float64 // how far under est to jump
 		last       *TrialRecord
@@ -160,12 +161,17 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 		} else {
 			stalls = 0
 		}
-		if confirming && v == VerdictPace && marginal != rate && o.ServicePPS > 0 {
-			// A reflector's confirmation failed on the timing of the
-			// far end's own rate alone, which a starved host shifts
-			// by more than the 0.5 % bound (a reflector on it sends
-			// late for longer than the fit can see through): once
-			// more at the same rate before searching below. A far end
+		if v == VerdictLoss && o.ServicePPS > 0 {
+			saturated = max(saturated, o.ServicePPS)
+		}
+		if v == VerdictPace && marginal != rate && o.ServicePPS > 0 && (confirming || rate <= saturated) {
+			// A reflector's trial failed on the timing of the far
+			// end's own rate alone, which a starved host shifts by
+			// more than the 0.5 % bound (a reflector on it sends late
+			// for longer than the fit can see through): a
+			// confirmation, or a trial at no more than the rate the
+			// far end was timed at when it lost, runs once more at the
+			// same rate before the search goes below it. A far end
 			// that cannot hold the rate fails it again.
 			marginal = rate
 			continue

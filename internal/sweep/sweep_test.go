@@ -489,3 +489,36 @@ func TestMarginalConfirmationIsRunOnceMore(t *testing.T) {
 		}
 	}
 }
+
+// A reflector search trial that fails on backlog at a rate no higher than
+// the far end was timed at when it lost (the two timings disagree) runs
+// once more before the search goes below it.
+func TestBacklogBelowTheTimedRateIsRunOnceMore(t *testing.T) {
+	n := 0
+	r := RunnerFunc(func(_ context.Context, s Spec) (Outcome, error) {
+		k := int64(s.RatePPS)
+		o := Outcome{Sent: k, OfferedPPS: s.RatePPS, Received: k, Total: k, SendSeconds: 1, BacklogKnown: true}
+		switch {
+		case s.RatePPS > 5050:
+			o.Received, o.Lost, o.ServicePPS = 5000, k-5000, 5000
+			o.BacklogS = 0.2
+		case s.RatePPS <= 5000:
+			if n++; n == 1 { // the first trial under 5000/s is timed 2 % low
+				o.ServicePPS, o.BacklogS = 4900, s.RatePPS/4900-1
+			}
+		}
+		return o, nil
+	})
+	res := NewResult(Test{})
+	if err := Run(context.Background(), fastConfig(1000), r, res); err != nil {
+		t.Fatal(err)
+	}
+	sr := res.Sizes[0]
+	log := sr.TrialLog
+	if len(log) < 3 || log[1].Verdict != VerdictPace || log[2].RatePPS != log[1].RatePPS || log[2].Verdict != VerdictPass || sr.RatePPS < 4985 {
+		for _, tr := range log {
+			t.Logf("%.0f/s: %s", tr.RatePPS, tr.Verdict)
+		}
+		t.Errorf("rate %.0f: want the backlog at %.0f/s run once more and passed", sr.RatePPS, log[1].RatePPS)
+	}
+}
