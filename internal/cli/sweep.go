@@ -26,6 +26,7 @@ type sweepCmdFlags struct {
 	mode     string
 	loss     string
 	trial    string
+	confirm  string
 	packets  int64
 	maxRate  string
 	repeat   int
@@ -46,12 +47,16 @@ func newSweepCmd(e *env) *cobra.Command {
 		Long: `For each UDP payload size, search the highest rate the far end carries within
 the loss criterion (RFC 2544 throughput, over ordinary sockets): start at the
 medium's maximum packet rate (or --max-rate), jump below what the far end
-delivered when a trial loses, bisect, and confirm the rate with one more trial.
-A trial passes only when its loss is within --loss, the far end kept pace (its
-receive window was not longer than our send window: a queue was not filling),
-and this host really offered the rate asked for; a size this host could not
-send fast enough is marked "limited by this host", never reported as the
-device's figure.
+delivered when a trial loses, bisect, and confirm the rate with one longer
+trial (--confirm, 10 s; RFC 2544 uses 60 s): a rate that does not hold for it
+is not reported, and the search goes on below it. A trial passes only when its
+loss is within --loss, the far end kept pace (its queue grew by at most 0.5 %
+of the trial: its receive window was at most that much longer than our send
+window), and this host really offered the rate asked for; a size this host
+could not send fast enough is marked "limited by this host", never reported as
+the device's figure. The rate shown is what the far end delivered in the
+confirming trial (its count over its own receive window), not what we offered,
+and the table says which trial length it held for.
 
 Where the byte rate falls between neighbouring sizes (it should rise with
 size), the sizes in between are searched down to the byte, and the cliff gets
@@ -77,7 +82,7 @@ table of the device's figures beside ours. A device that fails mid-sweep ends it
 with its error; the sizes finished are printed and saved, and the exit code is 1.`,
 		Example: `  wirebench sweep 192.0.2.1 --sizes rfc2544 --medium eth100
   wirebench sweep 127.0.0.1 --mode reflect --sizes 1200,1250,1300,1400 --max-rate 20000pps
-  wirebench sweep 192.0.2.1 --mode iperf2 --sizes 64-1472:64 --packets 100000 --loss 0.1%
+  wirebench sweep 192.0.2.1 --mode iperf2 --sizes 64-1472:64 --packets 100000 --loss 0.1% --confirm 60s
   wirebench sweep 192.0.2.1 --sizes 512,1470 --repeat 3 --json
   wirebench sweep 192.0.2.1 --sizes 64,512,1470 --max-rate 100M --dut serial:/dev/ttyACM0 --dut-shell zephyr`,
 		Args: exactArgs(1, "one HOST"),
@@ -89,6 +94,7 @@ with its error; the sizes finished are printed and saved, and the exit code is 1
 	fl.StringVar(&f.mode, "mode", sweep.ModeWirebench, "the far end, a `MODE`: reflect, wirebench or iperf2")
 	fl.StringVar(&f.loss, "loss", "0", "pass criterion: the most loss a trial may show, as a `PERCENT` like 0.1%")
 	fl.StringVar(&f.trial, "trial", "1s", "length of each trial, a `DUR` like 2s or 500ms")
+	fl.StringVar(&f.confirm, "confirm", "10s", "length of the trial that confirms each size's rate, a `DURATION` (RFC 2544: 60s; 0: as long as --trial)")
 	fl.Int64Var(&f.packets, "packets", 0, "send `N` datagrams per trial instead of --trial (as seed 002's 1,000,000)")
 	fl.StringVar(&f.maxRate, "max-rate", "", "the highest rate to try, a `RATE` like 50M or 20000pps (default: the medium's maximum)")
 	fl.IntVar(&f.repeat, "repeat", 1, "`N` searches per size; above 1 the table shows the mean and a 95 % confidence interval")
@@ -125,6 +131,10 @@ func parseSweep(host string, f *sweepCmdFlags) (*sweepSetup, error) {
 	trial, err := parseDur(f.trial)
 	if err != nil || trial <= 0 {
 		return nil, usagef("invalid --trial %q: want a duration like 1s or 500ms", f.trial)
+	}
+	confirm, err := parseDur(f.confirm)
+	if err != nil || confirm < 0 {
+		return nil, usagef("invalid --confirm %q: want a duration like 10s or 60s, or 0 to confirm with a trial as long as the others", f.confirm)
 	}
 	gap := 200 * time.Millisecond
 	if f.mode == sweep.ModeIperf2 {
@@ -174,9 +184,9 @@ func parseSweep(host string, f *sweepCmdFlags) (*sweepSetup, error) {
 		}
 	}
 	s := &sweepSetup{
-		cfg: sweep.Config{Sizes: sizes, MaxPPS: maxPPS, LinePPS: line, LossPercent: loss, Trial: trial,
+		cfg: sweep.Config{Sizes: sizes, MaxPPS: maxPPS, LinePPS: line, LossPercent: loss, Trial: trial, Confirm: confirm,
 			Packets: f.packets, Repeat: f.repeat, NoBisect: f.noBisect, Gap: gap},
-		test: sweep.Test{Mode: f.mode, Host: host, Port: f.port, Medium: m.Name, LossPercent: loss,
+		test: sweep.Test{Mode: f.mode, Host: host, Port: f.port, Medium: m.Name, LossPercent: loss, ConfirmS: confirm.Seconds(),
 			Packets: f.packets, MaxRate: f.maxRate, Repeat: f.repeat, Bisect: !f.noBisect, Sizes: sizes},
 	}
 	if f.packets > 0 {
@@ -189,11 +199,20 @@ func parseSweep(host string, f *sweepCmdFlags) (*sweepSetup, error) {
 		s.runner = sweep.ReflectRunner{Host: host, Port: f.port}
 	case sweep.ModeWirebench, sweep.ModeIperf2:
 		s.runner = sweep.SessionRunner{Base: session.ClientConfig{Host: host, Port: f.port, Dialect: session.DialectIperf2}}
+		// The server's report times its receive window from its first
+		// and last datagram: a few ms of scheduling at either end are
+		// not a queue.
+		s.cfg.BacklogFloor = serverBacklogFloor
 	default:
 		return nil, usagef("invalid --mode %q: want %s", f.mode, strings.Join(sweep.Modes, ", "))
 	}
 	return s, s.cfg.Validate()
 }
+
+// serverBacklogFloor is the least backlog that fails a trial against a
+// server (its receive window's timing resolution); see
+// sweep.Config.BacklogFloor.
+const serverBacklogFloor = 20 * time.Millisecond
 
 // rfc2544Frames are RFC 2544's Ethernet frame sizes (§9.1).
 var rfc2544Frames = []int{64, 128, 256, 512, 1024, 1280, 1518}

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -21,18 +22,21 @@ func writeSweepText(w io.Writer, r *sweep.Result) error {
 	} else {
 		fmt.Fprintf(&b, "trials of %g s", t.TrialS)
 	}
+	if t.ConfirmS > 0 {
+		fmt.Fprintf(&b, ", each rate confirmed by a trial of %g s", t.ConfirmS)
+	}
 	if t.Repeat > 1 {
 		fmt.Fprintf(&b, ", %d repetitions (mean ± 95 %% confidence interval)", t.Repeat)
 	}
 	if t.DUT != "" {
 		fmt.Fprintf(&b, ", the device's server started through its shell for every trial (%s dialect)", t.Dialect)
 	}
-	b.WriteString("\n")
+	b.WriteString(";\nthe rate is what the far end delivered (its count over its own receive window), and held for the trial length shown\n")
 	rate := "rate (pps)"
 	if t.Repeat > 1 {
 		rate = "rate (pps) ± 95 % CI"
 	}
-	fmt.Fprintf(&b, "%-7s %-12s %-22s %-13s %-10s %-9s %-6s %-9s %s\n", "size", "packets sent", rate, "Mbit/s", "% of line", "loss", "trials", "rtt (ms)", "note")
+	fmt.Fprintf(&b, "%-7s %-12s %-22s %-13s %-10s %-9s %-8s %-6s %-9s %s\n", "size", "packets sent", rate, "Mbit/s", "% of line", "loss", "held for", "trials", "rtt (ms)", "note")
 	for _, s := range r.Sizes {
 		rt := fmt.Sprintf("%.0f", s.RatePPS)
 		if s.Repeats != nil {
@@ -46,8 +50,8 @@ func writeSweepText(w io.Writer, r *sweep.Result) error {
 		if s.RTT != nil {
 			rtt = fmt.Sprintf("%.3f", s.RTT.Mean)
 		}
-		fmt.Fprintf(&b, "%-7d %-12d %-22s %-13.2f %-10s %-9s %-6d %-9s %s\n", s.Size, s.Sent, rt, s.RateBPS/1e6, pct,
-			fmt.Sprintf("%.3f%%", s.LossPercent), s.Trials, rtt, sweepNote(s))
+		fmt.Fprintf(&b, "%-7d %-12d %-22s %-13.2f %-10s %-9s %-8s %-6d %-9s %s\n", s.Size, s.Sent, rt, s.RateBPS/1e6, pct,
+			fmt.Sprintf("%.3f%%", s.LossPercent), heldFor(s.HeldS), s.Trials, rtt, sweepNote(s))
 	}
 	for _, c := range r.Cliffs {
 		fmt.Fprintf(&b, "cliff: %d → %d B: %.0f → %.0f datagrams/s: %s\n", c.Below, c.Above, c.RateBelowPPS, c.RateAbovePPS, c.Hint)
@@ -55,7 +59,13 @@ func writeSweepText(w io.Writer, r *sweep.Result) error {
 	if len(r.Cliffs) == 0 && len(r.Sizes) > 1 {
 		b.WriteString("no cliff: the byte rate does not fall between neighbouring sizes\n")
 	}
-	if u := r.Unfinished; u != nil {
+	if u := r.Unfinished; u != nil && u.Interrupted {
+		n := fmt.Sprintf("%d trials", len(u.TrialLog))
+		if len(u.TrialLog) == 1 {
+			n = "1 trial"
+		}
+		fmt.Fprintf(&b, "interrupted: %d B, after %s, its search not finished (no result): %s\n", u.Size, n, sweepTrials(u.TrialLog))
+	} else if u != nil {
 		fmt.Fprintf(&b, "unfinished: %d B, after %d trials: %s\n", u.Size, len(u.TrialLog), r.Error)
 	}
 	for _, wng := range r.Warnings {
@@ -63,6 +73,31 @@ func writeSweepText(w io.Writer, r *sweep.Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// heldFor prints the trial length a rate held for ("10 s"; "-": none).
+func heldFor(s float64) string {
+	if s <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(math.Round(s*1000)/1000, 'f', -1, 64) + " s"
+}
+
+// sweepTrials lists trials as "rate/s verdict (delivered/s, length)".
+func sweepTrials(log []sweep.TrialRecord) string {
+	var parts []string
+	for _, t := range log {
+		what := fmt.Sprintf("%.0f/s %s", t.RatePPS, t.Verdict)
+		if t.Confirm {
+			what = "confirming " + what
+		}
+		length := fmt.Sprintf("%g s", t.TrialS)
+		if t.TrialPackets > 0 {
+			length = fmt.Sprintf("%d datagrams", t.TrialPackets)
+		}
+		parts = append(parts, fmt.Sprintf("%s (delivered %.0f/s, %s)", what, t.DeliveredPPS, length))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // sweepNote is a size's note column.
@@ -91,7 +126,7 @@ func writeSweepCSV(w io.Writer, r *sweep.Result) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"size", "sent", "rate_pps", "rate_bps", "percent_of_line", "loss_percent", "trials", "rtt_ms",
 		"limited_by_host", "confirmed", "bisected", "ci95_low_pps", "ci95_high_pps", "unstable",
-		"counted_by", "device_packets", "device_lost", "device_bps"})
+		"counted_by", "device_packets", "device_lost", "device_bps", "held_s", "tried_pps"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, s := range r.Sizes {
 		pct, rtt, lo, hi, unstable := "", "", "", "", ""
@@ -119,7 +154,7 @@ func writeSweepCSV(w io.Writer, r *sweep.Result) error {
 		}
 		_ = cw.Write([]string{strconv.Itoa(s.Size), strconv.FormatInt(s.Sent, 10), f(s.RatePPS), f(s.RateBPS), pct,
 			f(s.LossPercent), strconv.Itoa(s.Trials), rtt, strconv.FormatBool(s.LimitedByHost), strconv.FormatBool(s.Confirmed),
-			strconv.FormatBool(s.Bisected), lo, hi, unstable, s.CountedBy, dp, dl, db})
+			strconv.FormatBool(s.Bisected), lo, hi, unstable, s.CountedBy, dp, dl, db, f(s.HeldS), f(s.TriedPPS)})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -16,6 +16,7 @@ import (
 	"github.com/wirebench/wirebench/internal/lab"
 	"github.com/wirebench/wirebench/internal/lab/model"
 	"github.com/wirebench/wirebench/internal/linerate"
+	"github.com/wirebench/wirebench/internal/sweep"
 )
 
 func TestSweepSizes(t *testing.T) {
@@ -47,6 +48,8 @@ func TestSweepUsageErrors(t *testing.T) {
 		{"sweep", "127.0.0.1", "--loss", "100%"},
 		{"sweep", "127.0.0.1", "--sizes", "8"},
 		{"sweep", "127.0.0.1", "--trial", "0"},
+		{"sweep", "127.0.0.1", "--confirm", "-1s"},
+		{"sweep", "127.0.0.1", "--confirm", "long"},
 		{"sweep", "127.0.0.1", "--trial", "1s", "--packets", "100"},
 		{"sweep", "127.0.0.1", "--repeat", "0"},
 		{"sweep", "127.0.0.1", "--medium", "eth7"},
@@ -89,7 +92,7 @@ func TestSweepCommandOutputs(t *testing.T) {
 	}
 	port := plainReflector(t)
 	db := filepath.Join(t.TempDir(), "results.db")
-	base := []string{"sweep", "127.0.0.1", "-p", port, "--mode", "reflect", "--max-rate", "2000pps", "--trial", "300ms", "--gap", "50ms", "--medium", "eth100", "--db", db}
+	base := []string{"sweep", "127.0.0.1", "-p", port, "--mode", "reflect", "--max-rate", "2000pps", "--trial", "300ms", "--confirm", "600ms", "--gap", "50ms", "--medium", "eth100", "--db", db}
 
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), append(base, "--sizes", "512,1024", "--repeat", "3"), &out, &errb); code != exitOK {
@@ -102,7 +105,8 @@ func TestSweepCommandOutputs(t *testing.T) {
 	}
 	text := out.String()
 	t.Logf("table:\n%s", text)
-	for _, want := range []string{"size", "packets sent", "% of line", "rtt (ms)", "± 95 % CI", "3 repetitions", "no cliff"} {
+	for _, want := range []string{"size", "packets sent", "% of line", "rtt (ms)", "± 95 % CI", "3 repetitions", "no cliff",
+		"each rate confirmed by a trial of 0.6 s", "what the far end delivered", "held for"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("table lacks %q", want)
 		}
@@ -117,7 +121,7 @@ func TestSweepCommandOutputs(t *testing.T) {
 				line = l
 			}
 		}
-		if !regexp.MustCompile(`^\d+ +\d+ +\d+ ± \d+ `).MatchString(line) {
+		if !regexp.MustCompile(`^\d+ +\d+ +\d+ ± \d+ .* (0\.6|0\.3) s +\d+ `).MatchString(line) {
 			t.Errorf("row for %s B lacks the rate with its interval: %q", size, line)
 		}
 	}
@@ -137,12 +141,15 @@ func TestSweepCommandOutputs(t *testing.T) {
 	if _, ok := doc["cliffs"].([]any); !ok {
 		t.Errorf("no cliffs list: %v", doc["cliffs"])
 	}
+	if test, _ := doc["test"].(map[string]any); test["confirm_s"] != 0.6 {
+		t.Errorf("test.confirm_s %v, want 0.6", test["confirm_s"])
+	}
 	sizes, _ := doc["sizes"].([]any)
 	if len(sizes) != 1 {
 		t.Fatalf("sizes %v", doc["sizes"])
 	}
 	s := sizes[0].(map[string]any)
-	for _, k := range []string{"size", "rate_pps", "rate_bps", "loss_percent", "trials", "percent_of_line", "limited_by_host", "trial_log"} {
+	for _, k := range []string{"size", "rate_pps", "rate_bps", "tried_pps", "held_s", "loss_percent", "trials", "percent_of_line", "limited_by_host", "trial_log"} {
 		if _, ok := s[k]; !ok {
 			t.Errorf("size entry lacks %q: %v", k, s)
 		}
@@ -152,13 +159,19 @@ func TestSweepCommandOutputs(t *testing.T) {
 	if pps, bps := s["rate_pps"].(float64), s["rate_bps"].(float64); pps <= 0 || pps > 2000 || math.Abs(bps-pps*512*8) > 1e-6*bps {
 		t.Errorf("rate %v pps %v bit/s, want at most 2000 and 512 × 8 bits each", pps, bps)
 	}
+	// Confirmed, the rate held for the 0.6 s confirmation; else for a
+	// 0.3 s search trial.
+	if held := s["held_s"].(float64); (s["confirmed"] == true && held != 0.6) || (s["confirmed"] == false && held != 0.3) {
+		t.Errorf("held_s %v (confirmed %v)", held, s["confirmed"])
+	}
 
 	out.Reset()
 	if code := run(context.Background(), append(base, "--sizes", "512", "--csv"), &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	rows := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(rows) != 2 || !strings.HasPrefix(rows[0], "size,sent,rate_pps,rate_bps,percent_of_line,loss_percent,trials,rtt_ms,limited_by_host") || !strings.HasPrefix(rows[1], "512,") {
+	if len(rows) != 2 || !strings.HasPrefix(rows[0], "size,sent,rate_pps,rate_bps,percent_of_line,loss_percent,trials,rtt_ms,limited_by_host") ||
+		!strings.HasSuffix(rows[0], ",held_s,tried_pps") || !strings.HasPrefix(rows[1], "512,") {
 		t.Errorf("CSV:\n%s", out.String())
 	}
 }
@@ -221,4 +234,54 @@ func TestSweepInterruptWritesPartialJSON(t *testing.T) {
 		t.Errorf("kind %q, interrupted %v, %d sizes, warnings %q", doc.Kind, doc.Interrupted, len(doc.Sizes), doc.Warnings)
 	}
 	t.Logf("%d sizes finished before the interrupt", len(doc.Sizes))
+}
+
+// TestSweepInterruptKeepsSizeUnderWay: Ctrl-C (the context is cancelled)
+// during a size's second trial keeps its finished trial, marked
+// interrupted, in the JSON's unfinished and in the text.
+func TestSweepInterruptKeepsSizeUnderWay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sweeps over loopback; skipped with -short")
+	}
+	port := plainReflector(t)
+	sweepCancelled := func(format ...string) (string, string) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var out, errb bytes.Buffer
+		done := make(chan int, 1)
+		go func() {
+			// 1 s trials: the first ends near 1 s, the second (its
+			// confirmation) is under way when the context ends.
+			done <- run(ctx, append([]string{"sweep", "127.0.0.1", "-p", port, "--mode", "reflect", "--max-rate", "2000pps", "--trial", "1s",
+				"--sizes", "64,1000"}, format...), &out, &errb)
+		}()
+		time.Sleep(1600 * time.Millisecond)
+		cancel()
+		if code := <-done; code != exitOK {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	js, progress := sweepCancelled("--json")
+	var doc struct {
+		Interrupted bool               `json:"interrupted"`
+		Sizes       []sweep.SizeResult `json:"sizes"`
+		Unfinished  *sweep.SizeResult  `json:"unfinished"`
+		Warnings    []string           `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, js)
+	}
+	u := doc.Unfinished
+	if !doc.Interrupted || len(doc.Sizes) != 0 || u == nil || !u.Interrupted || u.Size != 64 || len(u.TrialLog) == 0 {
+		t.Fatalf("interrupted %v, %d sizes, unfinished %+v; progress:\n%s", doc.Interrupted, len(doc.Sizes), u, progress)
+	}
+	if !strings.Contains(strings.Join(doc.Warnings, "\n"), "64 B's search was under way: the ") {
+		t.Errorf("warnings %q", doc.Warnings)
+	}
+	text, _ := sweepCancelled()
+	t.Logf("text:\n%s", text)
+	if !regexp.MustCompile(`(?m)^interrupted: 64 B, after \d+ trials?, its search not finished \(no result\): 2000/s \w+ \(delivered \d+/s, 1 s\)`).MatchString(text) {
+		t.Errorf("the text does not show the interrupted size's trials")
+	}
 }

@@ -21,7 +21,7 @@ import (
 // the highest rate and is confirmed (two trials).
 func sweepDUTArgs(addr string, port int, more ...string) []string {
 	return append([]string{"sweep", "127.0.0.1", "-p", fmt.Sprint(port), "--sizes", "200,600,1000", "--max-rate", "1000pps",
-		"--trial", "300ms", "--gap", "50ms", "--loss", "1%", "--no-bisect", "--dut", "telnet:" + addr, "--dut-shell", "zephyr",
+		"--trial", "300ms", "--confirm", "0", "--gap", "50ms", "--loss", "1%", "--no-bisect", "--dut", "telnet:" + addr, "--dut-shell", "zephyr",
 		"--dut-timeout", "1", "--dut-report-timeout", "3", "--no-save"}, more...)
 }
 
@@ -165,7 +165,7 @@ func TestSweepDUTText(t *testing.T) {
 		last := counted[len(counted)-1]
 		want := []string{"device zephyr (telnet:", "counted by", "dev rx", fmt.Sprintf(" %d ", last.Counted), "received "}
 		if format == "--csv" {
-			want = []string{",counted_by,device_packets,device_lost,device_bps\n", fmt.Sprintf(",peer_report,%d,%d,", last.Counted, last.Lost)}
+			want = []string{",counted_by,device_packets,device_lost,device_bps,held_s,tried_pps\n", fmt.Sprintf(",peer_report,%d,%d,", last.Counted, last.Lost)}
 		}
 		for _, w := range want {
 			if !strings.Contains(out.String(), w) {

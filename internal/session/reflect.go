@@ -53,8 +53,10 @@ type ReflectResult struct {
 	// ReceiveSeconds spans the first datagram back to the last.
 	ReceiveSeconds float64
 	// RTTs are the round-trip times of the datagrams that came back, in
-	// arrival order (kernel receive time minus the send time they carry).
-	RTTs []time.Duration
+	// arrival order (kernel receive time minus the send time they carry);
+	// Arrivals their kernel receive times, since the first.
+	RTTs     []time.Duration
+	Arrivals []time.Duration
 	// HostDrops counts datagrams our own socket dropped (its receive buffer
 	// was full): they came back but were lost here; -1 when unknown.
 	HostDrops int64
@@ -123,6 +125,7 @@ func RunReflect(ctx context.Context, cfg ReflectConfig) (ReflectResult, error) {
 			}
 			lastRx = m.Time
 			res.RTTs = append(res.RTTs, m.Time.Sub(time.Unix(int64(sec), int64(usec)*1000)))
+			res.Arrivals = append(res.Arrivals, m.Time.Sub(firstRx))
 			// Everything came back: stop listening.
 			return sentTo < 0 || int64(len(seen)) < sentTo-first+1
 		})
@@ -163,6 +166,7 @@ func RunReflect(ctx context.Context, cfg ReflectConfig) (ReflectResult, error) {
 		res.ReceiveSeconds = lastRx.Sub(firstRx).Seconds()
 	}
 	res.RTTs = slices.Clip(res.RTTs)
+	res.Arrivals = slices.Clip(res.Arrivals)
 	res.HostDrops = -1
 	if d, ok := conn.Drops(); ok && dropsKnown {
 		res.HostDrops = int64(d - drops0)

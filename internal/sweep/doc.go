@@ -10,12 +10,19 @@
 // maximum packet rate, or --max-rate), jumps below the rate the far end
 // delivered when a trial fails, gallops up and bisects until the passing
 // and the failing rate are within Config.Resolution, then confirms the
-// result with one more trial at it. A trial passes only when
+// result with one more trial at it, Config.Confirm long (RFC 2544 uses
+// 60 s); a rate whose confirmation fails is not reported, and the search
+// goes on below it. The rate reported is what the far end delivered in the
+// confirming trial (its count over its own receive window), not what we
+// offered, with the length of the trial it held for. A trial passes only
+// when
 //
 //   - its loss is within the criterion,
 //   - the far end received at the pace we sent (its receive window was not
-//     longer than our send window by more than Config.PaceTolerance: a
-//     queue that fills during the trial would drop in a longer one), and
+//     longer than our send window by more than Config.PaceTolerance, 0.5 %:
+//     the queue grew by no more than that, so the rate we offered exceeds
+//     the rate it delivered by no more; a queue that fills during the trial
+//     would drop in a longer one), and
 //   - this host really offered the rate asked for (no send errors, at
 //     least 99 % of the rate): a trial this host could not send is marked
 //     host_limited and never counts as a pass, and a size whose search

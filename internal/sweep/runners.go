@@ -40,7 +40,13 @@ func (r ReflectRunner) Trial(ctx context.Context, s Spec) (Outcome, error) {
 		Received: res.Received, Lost: res.Lost(), Total: res.Sent,
 		SendSeconds: res.SendSeconds, ReceiveSeconds: res.ReceiveSeconds, RTT: summariseRTT(res.RTTs),
 		HostDrops: max(res.HostDrops, 0)}
-	o.BacklogS, o.BacklogKnown = rttRise(res.RTTs)
+	// The backlog is the queue a far end delivering at the rate it
+	// showed while it held one builds at the rate we offered.
+	o.ServicePPS = servicePPS(res.RTTs, res.Arrivals)
+	o.BacklogKnown = len(res.RTTs) >= 20
+	if o.ServicePPS > 0 && res.OfferedPPS > o.ServicePPS {
+		o.BacklogS = res.SendSeconds * (res.OfferedPPS/o.ServicePPS - 1)
+	}
 	o.MaxLagS = res.MaxLag.Seconds()
 	if res.Duplicates > 0 {
 		o.Warnings = append(o.Warnings, "the far end sent some datagrams back twice; each was counted once")
@@ -54,22 +60,116 @@ func (r ReflectRunner) Trial(ctx context.Context, s Spec) (Outcome, error) {
 	return o, err
 }
 
-// rttRise is how much the round-trip time rose from the start of a run to
-// its end: the median of the last tenth of the datagrams that came back
-// minus the median of the first tenth (medians, so a scheduling stall of
-// a few datagrams does not count, while a queue that fills all along
-// does). Unknown with fewer than 20 round trips.
-func rttRise(rtts []time.Duration) (float64, bool) {
-	n := len(rtts) / 10
-	if n < 2 {
-		return 0, false
+// Queueing seen in a reflect run: a datagram waited when its round-trip
+// time was more than queuedRTT above the run's lowest (its 1st
+// percentile); a stretch of such datagrams lasting at least queuedSpan is
+// a stretch where the far end held a queue, and what it delivered in it
+// left at its own pace.
+const (
+	queuedRTT  = 2 * time.Millisecond
+	queuedSpan = 10 * time.Millisecond
+)
+
+// servicePPS is the rate a far end delivered at while it held a queue: the
+// spacing of its deliveries over the stretches where what came back had
+// waited, pooled. Within a stretch the spacing is fitted through the
+// earliest delivery of each of about 20 chunks (the lower envelope): a
+// reflector that sends late, then catches up, only ever delays a delivery,
+// so the envelope keeps its pace while a plain fit would bend with it. It
+// is 0 when the far end held no queue long enough to time: it then kept
+// our pace. Our sender's stalls do not bias it: the burst that follows a
+// stall builds a queue the far end drains at its own rate, which is what
+// is measured; a far end that cannot keep our rate holds a queue for most
+// of the trial.
+func servicePPS(rtts, arrivals []time.Duration) float64 {
+	n := min(len(rtts), len(arrivals))
+	if n < 20 {
+		return 0
 	}
-	med := func(d []time.Duration) time.Duration {
-		c := slices.Clone(d)
-		slices.Sort(c)
-		return c[len(c)/2]
+	sorted := slices.Clone(rtts[:n])
+	slices.Sort(sorted)
+	floor := sorted[n/100] + queuedRTT
+	var sxy, sxx float64
+	for a := 0; a < n; {
+		if rtts[a] <= floor {
+			a++
+			continue
+		}
+		b := a
+		for b < n && rtts[b] > floor {
+			b++
+		}
+		if b-a >= 40 && arrivals[b-1]-arrivals[a] >= queuedSpan {
+			xy, xx := envelopeFit(arrivals[a:b])
+			sxy, sxx = sxy+xy, sxx+xx
+		}
+		a = b
 	}
-	return (med(rtts[len(rtts)-n:]) - med(rtts[:n])).Seconds(), true
+	if sxx == 0 || sxy <= 0 {
+		return 0
+	}
+	return sxx / sxy
+}
+
+// envelopeFit fits arrival time over arrival order through the lower
+// envelope of a stretch: the earliest delivery (against the stretch's
+// average spacing) of each of about 100 chunks, then twice the half of
+// those lying lowest against the fit so far. A reflector that stalls,
+// even for several chunks, only ever delays deliveries, so its stalls
+// fall out. It returns the centred sums Σxy and Σxx of the final fit, so
+// that stretches can be pooled.
+func envelopeFit(arr []time.Duration) (sxy, sxx float64) {
+	k := len(arr)
+	y := func(i int) float64 { return arr[i].Seconds() }
+	step := (y(k-1) - y(0)) / float64(k-1)
+	chunk := max(2, k/100)
+	var pts []int
+	for c := 0; c+chunk <= k; c += chunk {
+		best := c
+		for i := c; i < c+chunk; i++ {
+			if y(i)-float64(i)*step < y(best)-float64(best)*step {
+				best = i
+			}
+		}
+		pts = append(pts, best)
+	}
+	fit := func(pts []int) (sxy, sxx, mx, my float64) {
+		for _, i := range pts {
+			mx, my = mx+float64(i), my+y(i)
+		}
+		mx, my = mx/float64(len(pts)), my/float64(len(pts))
+		for _, i := range pts {
+			sxy += (float64(i) - mx) * (y(i) - my)
+			sxx += (float64(i) - mx) * (float64(i) - mx)
+		}
+		return sxy, sxx, mx, my
+	}
+	for pass := 0; pass < 2 && len(pts) >= 12; pass++ {
+		xy, xx, mx, my := fit(pts)
+		if xx == 0 {
+			return 0, 0
+		}
+		slope := xy / xx
+		res := func(i int) float64 { return y(i) - my - slope*(float64(i)-mx) }
+		r := make([]float64, len(pts))
+		for n, i := range pts {
+			r[n] = res(i)
+		}
+		slices.Sort(r)
+		cut := r[len(r)/2]
+		kept := pts[:0:0]
+		for _, i := range pts {
+			if res(i) <= cut {
+				kept = append(kept, i)
+			}
+		}
+		pts = kept
+	}
+	if len(pts) < 3 {
+		return 0, 0
+	}
+	sxy, sxx, _, _ = fit(pts)
+	return sxy, sxx
 }
 
 // summariseRTT is the RTT summary in milliseconds (nil for none).

@@ -3,6 +3,8 @@ package sweep
 import (
 	"context"
 	"errors"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -98,5 +100,70 @@ func TestErrorKeepsFinishedAndUnfinished(t *testing.T) {
 	}
 	if u := res.Unfinished; u == nil || u.Size != 200 || len(u.TrialLog) != 1 {
 		t.Errorf("unfinished %+v: want 200 B with its one trial", u)
+	}
+}
+
+// servicePPS times a far end's own rate from what it delivered while it
+// held a queue, whatever our sender and the reflector did: a FIFO server
+// of 5000/s fed at 4950/s by a sender that stalls 40 ms and catches up in
+// a burst, with deliveries the reflector sent up to 30 ms late in runs,
+// is timed within 0.2 % of 5000/s; the same sender against a far end of
+// 4800/s (a queue all along) gives 4800/s; one that never queued gives 0.
+func TestServicePPS(t *testing.T) {
+	trace := func(offered, service float64, stall bool, late bool) ([]time.Duration, []time.Duration) {
+		var rtts, arr []time.Duration
+		free := 0.0 // when the server is next free, in seconds
+		n := int(offered * 2)
+		for i := 0; i < n; i++ {
+			tx := float64(i) / offered
+			if stall && tx > 0.5 && tx < 0.54 {
+				continue // sent in the burst at 0.54 s
+			}
+			if stall && i > 0 && float64(i-1)/offered < 0.54 && tx >= 0.54 {
+				// the burst: everything due during the stall leaves now
+				for j := int(0.5*offered) + 1; j < i; j++ {
+					dep := max(0.54, free) + 1/service
+					free = dep
+					arr = append(arr, time.Duration(dep*1e9))
+					rtts = append(rtts, time.Duration((dep-0.54)*1e9)+50*time.Microsecond)
+				}
+			}
+			dep := max(tx, free) + 1/service
+			free = dep
+			rx := dep
+			if late && int(tx*10)%3 == 1 && int(tx*1000)%100 < 30 {
+				rx += 0.030 - float64(int(tx*1000)%100)/1000 // the reflector catches up at the end of 30 ms
+			}
+			arr = append(arr, time.Duration(rx*1e9))
+			rtts = append(rtts, time.Duration((rx-tx)*1e9)+50*time.Microsecond)
+		}
+		// arrival order
+		idx := make([]int, len(arr))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return int(arr[a] - arr[b]) })
+		r2, a2 := make([]time.Duration, len(idx)), make([]time.Duration, len(idx))
+		for k, i := range idx {
+			r2[k], a2[k] = rtts[i], arr[i]-arr[idx[0]]
+		}
+		return r2, a2
+	}
+	for _, c := range []struct {
+		name                   string
+		offered, service, want float64
+		stall, late            bool
+	}{
+		{"kept pace", 4000, 5000, 0, false, false},
+		{"our stall, then a burst", 4950, 5000, 5000, true, false},
+		{"our stall and a late reflector", 4950, 5000, 5000, true, true},
+		{"slower far end", 4950, 4800, 4800, false, false},
+		{"slower far end, late reflector", 4950, 4800, 4800, false, true},
+	} {
+		got := servicePPS(trace(c.offered, c.service, c.stall, c.late))
+		t.Logf("%s: %.1f/s", c.name, got)
+		if (c.want == 0 && got != 0) || (c.want > 0 && math.Abs(got/c.want-1) > 0.002) {
+			t.Errorf("%s: %.1f/s, want %.0f/s", c.name, got, c.want)
+		}
 	}
 }

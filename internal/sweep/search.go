@@ -8,10 +8,13 @@ import (
 
 // search is what one search of one size found.
 type search struct {
-	rate      float64 // highest rate that passed (0: none)
-	confirm   *TrialRecord
-	confirmed bool
-	atMax     bool
+	// rate is what the far end delivered in the trial that confirmed the
+	// highest passing rate, tried (0: none passed); held is that trial's
+	// length in seconds.
+	rate, tried, held float64
+	confirm           *TrialRecord
+	confirmed         bool
+	atMax             bool
 	// limited: the search ended below the highest rate because this host
 	// could not offer a rate, not because the far end failed.
 	limited bool
@@ -50,12 +53,21 @@ func stallExplains(v string, o Outcome) bool {
 	if v == VerdictLoss {
 		return float64(o.Lost) <= o.MaxLagS*o.OfferedPPS
 	}
+	if o.ServicePPS > 0 {
+		// The backlog came from the far end's own rate, which a burst
+		// of ours does not change.
+		return false
+	}
 	return o.BacklogS <= o.MaxLagS
 }
 
-// backlogLimit is the most backlog a trial may build and still pass.
+// backlogLimit is the most backlog a trial may build and still pass: the
+// queue may grow by PaceTolerance of the send window, so that the rate we
+// offered exceeds the rate the far end delivered by at most that share (or
+// by the receive window's timing resolution, BacklogFloor, in a short
+// trial).
 func (c *Config) backlogLimit(o Outcome) float64 {
-	return max(c.PaceTolerance*o.SendSeconds, 0.020)
+	return max(c.PaceTolerance*o.SendSeconds, c.BacklogFloor.Seconds())
 }
 
 // LossPercent is the share of what we sent that the far end did not get:
@@ -71,16 +83,25 @@ func LossPercent(o Outcome) float64 {
 	return 100 * float64(o.Lost+o.Unreported) / float64(den)
 }
 
-// delivered estimates the rate the far end kept up with in a trial that
-// did not pass: what arrived of what we offered, over our send window and
-// the backlog it built (a queue that filled during the trial and drained
-// after it does not count), or what we offered when this host was the
-// limit.
+// delivered is the rate the far end delivered in a trial: the receiver's
+// count over its own receive window, which is our send window plus the
+// backlog the trial built (the server's report gives that window; for a
+// reflector it is our send window plus the rise of the round-trip time).
+// In our sender's units: what arrived of what we offered, over the send
+// window and the backlog (a queue that filled during the trial and drained
+// after it does not count as delivered in it). A backlog that shrank does
+// not raise it above what we offered. Without a known backlog (a device's
+// own counts) it is what we offered less the loss. When this host was the
+// limit it is what we offered: the far end was not the bound.
 func delivered(v string, o Outcome) float64 {
 	if v == VerdictHost {
 		return o.OfferedPPS
 	}
 	rate := o.OfferedPPS * (1 - LossPercent(o)/100)
+	if o.ServicePPS > 0 {
+		// A reflector that held a queue delivered at its own rate.
+		return min(rate, o.ServicePPS)
+	}
 	if o.BacklogKnown && o.BacklogS > 0 && o.SendSeconds > 0 {
 		rate *= o.SendSeconds / (o.SendSeconds + o.BacklogS)
 	}
@@ -104,14 +125,17 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 		rate       = top         // next rate to try
 		confirming bool
 		stalls     int     // trials in a row our sender stalled in
+		marginal   float64 // the rate whose trial failed on backlog and was run once more
+		saturated  float64 // the far end's rate, timed in a trial that lost (it held a full queue)
 		est        float64 // the latest failing trial's estimate of the limit
+		below      float64 // how far under est to jump
 		last       *TrialRecord
 	)
 	for f.trials < cfg.MaxTrials {
 		if ctx.Err() != nil {
 			return f, nil
 		}
-		spec := Spec{Size: size, RatePPS: rate, Duration: cfg.Trial, Packets: cfg.Packets}
+		spec := s.spec(size, rate, confirming)
 		o, err := s.trial(ctx, spec)
 		if ctx.Err() != nil {
 			return f, nil // a cut-short trial is no evidence either way
@@ -121,7 +145,8 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 		}
 		f.trials++
 		v := cfg.Verdict(spec, o)
-		rec := TrialRecord{Repeat: rep, RatePPS: rate, Confirm: confirming, Verdict: v, Outcome: o}
+		rec := TrialRecord{Repeat: rep, RatePPS: rate, Confirm: confirming, TrialS: spec.Duration.Seconds(), TrialPackets: spec.Packets,
+			Verdict: v, DeliveredPPS: delivered(VerdictPass, o), Outcome: o}
 		sr.TrialLog = append(sr.TrialLog, rec)
 		last = &sr.TrialLog[len(sr.TrialLog)-1]
 		if cfg.OnTrial != nil {
@@ -136,10 +161,26 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 		} else {
 			stalls = 0
 		}
+		if v == VerdictLoss && o.ServicePPS > 0 {
+			saturated = max(saturated, o.ServicePPS)
+		}
+		if v == VerdictPace && marginal != rate && o.ServicePPS > 0 && (confirming || rate <= saturated) {
+			// A reflector's trial failed on the timing of the far
+			// end's own rate alone, which a starved host shifts by
+			// more than the 0.5 % bound (a reflector on it sends late
+			// for longer than the fit can see through): a
+			// confirmation, or a trial at no more than the rate the
+			// far end was timed at when it lost, runs once more at the
+			// same rate before the search goes below it. A far end
+			// that cannot hold the rate fails it again.
+			marginal = rate
+			continue
+		}
 		pass := v == VerdictPass
 		switch {
 		case pass && confirming:
-			f.rate, f.confirm, f.confirmed = rate, last, true
+			f.tried, f.confirm, f.confirmed = rate, last, true
+			f.rate, f.held = last.DeliveredPPS, held(last)
 			f.atMax = rate >= top
 			f.limited = hostLimited(f, hostFail, deviceFail)
 			return f, nil
@@ -154,9 +195,17 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 				deviceFail = min(deviceFail, rate)
 			}
 			if confirming {
-				// The rate did not hold: the highest pass below it is
-				// the new floor.
-				lo, confirming = passBelow(sr.TrialLog, rep, rate), false
+				// The rate did not hold: the new floor is the highest
+				// pass below both it and what the far end delivered in
+				// the confirming trial (short passes above that are
+				// what a queue hid, not what the far end sustains).
+				// Nor will any rate more than PaceTolerance above it
+				// hold for as long: that bounds the search from above.
+				d := delivered(v, o)
+				lo, confirming = passBelow(sr.TrialLog, rep, min(rate, d)), false
+				if d > lo {
+					hi = min(hi, d*(1+cfg.PaceTolerance))
+				}
 			}
 			step = 2 * res
 		}
@@ -165,23 +214,53 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 			continue
 		}
 		if !pass {
-			est = delivered(v, o)
+			est, below = delivered(v, o), res
+			if o.ServicePPS > 0 && v != VerdictHost {
+				// The far end's own rate, timed from its deliveries,
+				// is a close estimate: jump to just under it.
+				below = res / 4
+			}
 		}
-		rate = next(lo, hi, top, step, res, pass, est)
+		rate = next(lo, hi, top, step, res, pass, est, below)
 	}
-	// Out of trials: report the best rate seen, unconfirmed.
-	f.rate = lo
+	// Out of trials: report the best rate seen, unconfirmed, and how long
+	// the trial it passed lasted.
+	f.tried = lo
 	f.atMax = lo >= top
 	f.limited = hostLimited(f, hostFail, deviceFail)
 	if last != nil && lo > 0 {
 		for i := len(sr.TrialLog) - 1; i >= 0; i-- {
 			if t := &sr.TrialLog[i]; t.Repeat == rep && t.RatePPS == lo && t.Verdict == VerdictPass {
 				f.confirm = t
+				f.rate, f.held = t.DeliveredPPS, held(t)
 				break
 			}
 		}
 	}
 	return f, nil
+}
+
+// spec is the trial to run at rate: the search's length, or the
+// confirmation's (Config.Confirm) for the confirming trial.
+func (s *sweeper) spec(size int, rate float64, confirming bool) Spec {
+	sp := Spec{Size: size, RatePPS: rate, Duration: s.cfg.Trial, Packets: s.cfg.Packets}
+	if c := s.cfg.Confirm; confirming && c > 0 {
+		if sp.Packets > 0 {
+			sp.Packets = max(sp.Packets, int64(math.Ceil(rate*c.Seconds())))
+		} else {
+			sp.Duration = max(sp.Duration, c)
+		}
+	}
+	return sp
+}
+
+// held is the length of the trial t in seconds: as asked, or its send
+// window when it was asked for a count of datagrams.
+func held(t *TrialRecord) float64 {
+	if t.TrialS > 0 {
+		return t.TrialS
+	}
+	return t.SendSeconds
 }
 
 // hostLimited says whether a search's result is this host's limit rather
@@ -190,7 +269,7 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 // result (a far-end failure that close bounds its limit whatever our
 // sender did elsewhere).
 func hostLimited(f search, hostFail, deviceFail float64) bool {
-	return !f.atMax && hostFail < deviceFail && deviceFail > f.rate*1.05
+	return !f.atMax && hostFail < deviceFail && deviceFail > f.tried*1.05
 }
 
 // passBelow is the highest rate below r that passed in repetition rep.
@@ -206,8 +285,9 @@ func passBelow(log []TrialRecord, rep int, r float64) float64 {
 
 // next picks the rate after a trial: lo passed, hi failed (+Inf: none
 // yet), top is the ceiling, d the rate the far end delivered in the
-// latest failing trial (its estimate of the far end's limit).
-func next(lo, hi, top, step, res float64, pass bool, d float64) float64 {
+// latest failing trial (its estimate of the far end's limit), jumped to
+// less the share below.
+func next(lo, hi, top, step, res float64, pass bool, d, below float64) float64 {
 	if pass {
 		// Gallop up from the pass, never past the midpoint of what is
 		// left; when the pass lies well below the last failure's
@@ -223,7 +303,7 @@ func next(lo, hi, top, step, res float64, pass bool, d float64) float64 {
 	}
 	// Jump just below what the far end kept up with, when that is new
 	// ground; otherwise bisect.
-	if r := d * (1 - res); r > lo*(1+res/2) && r < hi {
+	if r := d * (1 - below); r > lo*(1+res/2) && r < hi {
 		return r
 	}
 	if lo > 0 {
@@ -235,10 +315,14 @@ func next(lo, hi, top, step, res float64, pass bool, d float64) float64 {
 // summarise fills a size's figures from its searches.
 func summarise(sr *SizeResult, found []search) {
 	rates := make([]float64, len(found))
+	tried := make([]float64, len(found))
 	confirmed, limited := true, 0
 	sr.AtMax = true
 	for i, f := range found {
-		rates[i] = f.rate
+		rates[i], tried[i] = f.rate, f.tried
+		if f.held > 0 && (sr.HeldS == 0 || f.held < sr.HeldS) {
+			sr.HeldS = f.held
+		}
 		sr.Trials += f.trials
 		confirmed = confirmed && f.confirmed
 		if f.limited {
@@ -256,6 +340,7 @@ func summarise(sr *SizeResult, found []search) {
 	sr.Confirmed = confirmed
 	sr.LimitedByHost = limited > 0
 	sr.RatePPS = mean(rates)
+	sr.TriedPPS = mean(tried)
 	sr.RateBPS = sr.RatePPS * float64(sr.Size) * 8
 	if sr.LinePPS > 0 {
 		p := 100 * sr.RatePPS / sr.LinePPS
@@ -271,7 +356,7 @@ func summarise(sr *SizeResult, found []search) {
 		}
 	}
 	if !confirmed {
-		sr.Warnings = append(sr.Warnings, "no confirming trial passed within the trial budget: the rate shown is the best seen, unconfirmed")
+		sr.Warnings = append(sr.Warnings, fmt.Sprintf("no confirming trial passed within the trial budget: the rate shown is the best seen, unconfirmed: it held for a trial of %s only", secs(sr.HeldS)))
 	}
 	if sr.LimitedByHost {
 		sr.Warnings = append(sr.Warnings, "limited by this host: it could not offer a higher rate, so the far end's limit was not reached; the rate is a lower bound")

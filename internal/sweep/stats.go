@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -49,4 +50,9 @@ func confidence(rates []float64) *Repeats {
 	}
 	r.Unstable = r.CIPercent > UnstableCIPercent
 	return r
+}
+
+// secs prints a trial length in seconds ("0.5 s", "10 s").
+func secs(s float64) string {
+	return strconv.FormatFloat(math.Round(s*1000)/1000, 'f', -1, 64) + " s"
 }

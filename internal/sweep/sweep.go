@@ -57,6 +57,11 @@ type Outcome struct {
 	// says whether it was measured.
 	BacklogS     float64 `json:"backlog_s"`
 	BacklogKnown bool    `json:"-"`
+	// ServicePPS is, for a reflector, the rate the far end delivered at
+	// while it held a queue (the spacing of what came back that had
+	// waited); 0 when it held none long enough to time. The backlog is
+	// then the queue a far end of that rate builds at our offered rate.
+	ServicePPS float64 `json:"service_pps,omitempty"`
 	// RTT is the round-trip time where the far end reflects.
 	RTT *RTT `json:"rtt_ms,omitempty"`
 	// HostDrops counts datagrams our own host dropped (receive buffer
@@ -124,6 +129,12 @@ type Config struct {
 	// datagrams when Packets > 0.
 	Trial   time.Duration
 	Packets int64
+	// Confirm is how long the confirming trial at the rate a search found
+	// lasts (RFC 2544 uses 60 s): the rate is reported only when that
+	// trial passes too. 0 confirms with one more trial of the search's
+	// own length; a Confirm shorter than Trial is Trial. With Packets the
+	// confirming trial sends enough datagrams to last Confirm at the rate.
+	Confirm time.Duration
 	// Repeat is how many searches to run per size (default 1).
 	Repeat int
 	// NoBisect leaves cliffs between the sizes asked for, without bisecting
@@ -139,10 +150,19 @@ type Config struct {
 	// Resolution ends a search once the failing rate is within this share
 	// above the passing one (default 0.01).
 	Resolution float64
-	// PaceTolerance is the backlog a trial may build, as a share of its
-	// send window (default 0.03, and never less than 20 ms), before it
-	// counts as not kept up with.
+	// PaceTolerance is how much the far end's queue may grow in a trial,
+	// as a share of its send window (default 0.005): the rate we offered
+	// may exceed the rate it delivered by at most this much before the
+	// trial counts as not kept up with.
 	PaceTolerance float64
+	// BacklogFloor is the least backlog that fails a trial: the timing
+	// resolution of the receive window. A server's report times its window
+	// from its first and last datagram alone, so a few milliseconds of
+	// scheduling at either end look like a queue; a reflector's backlog
+	// comes from medians of many round trips and needs none (0). With a
+	// floor, the 0.5 % bound holds for trials of BacklogFloor/PaceTolerance
+	// and longer (4 s for 20 ms: the default 10 s confirmation).
+	BacklogFloor time.Duration
 	// CliffDrop is the fall of the byte rate from one size to the next
 	// larger one that counts as a cliff (default 0.2: a fifth).
 	CliffDrop float64
@@ -191,7 +211,14 @@ type TrialRecord struct {
 	Repeat  int     `json:"repeat"`
 	RatePPS float64 `json:"rate_pps"`
 	Confirm bool    `json:"confirm,omitempty"`
-	Verdict string  `json:"verdict"`
+	// TrialS and TrialPackets are the length the trial was asked for:
+	// seconds, or datagrams (with --packets).
+	TrialS       float64 `json:"trial_s,omitempty"`
+	TrialPackets int64   `json:"trial_packets,omitempty"`
+	Verdict      string  `json:"verdict"`
+	// DeliveredPPS is the rate the far end delivered: its count over its
+	// own receive window (see delivered).
+	DeliveredPPS float64 `json:"delivered_pps"`
 	Outcome
 }
 
@@ -220,10 +247,17 @@ type SizeResult struct {
 	Size int `json:"size"`
 	// Sent is the datagrams sent in the trial that confirmed the rate.
 	Sent int64 `json:"sent"`
-	// RatePPS is the highest rate that passed (the mean over repetitions);
-	// RateBPS the same in payload bit/s.
-	RatePPS float64 `json:"rate_pps"`
-	RateBPS float64 `json:"rate_bps"`
+	// RatePPS is what the far end delivered in the trial that confirmed
+	// the highest passing rate: its count over its own receive window
+	// (the mean over repetitions); RateBPS the same in payload bit/s.
+	// TriedPPS is the rate that trial offered (asked of our sender).
+	RatePPS  float64 `json:"rate_pps"`
+	RateBPS  float64 `json:"rate_bps"`
+	TriedPPS float64 `json:"tried_pps"`
+	// HeldS is the length of the trial the rate held for: the confirming
+	// trial's (Config.Confirm), or a search trial's when no confirmation
+	// passed (the shortest over repetitions).
+	HeldS float64 `json:"held_s"`
 	// LossPercent is the loss of the confirming trial.
 	LossPercent float64 `json:"loss_percent"`
 	// Trials is how many trials the searches of this size took.
@@ -249,8 +283,11 @@ type SizeResult struct {
 	CountedBy string         `json:"counted_by,omitempty"`
 	Device    *result.Device `json:"device,omitempty"`
 	// Bisected marks a size added by cliff bisection.
-	Bisected bool     `json:"bisected,omitempty"`
-	Repeats  *Repeats `json:"repeats,omitempty"`
+	Bisected bool `json:"bisected,omitempty"`
+	// Interrupted marks the size under way when the sweep was stopped
+	// (Result.Unfinished): its trials are kept, its search did not end.
+	Interrupted bool     `json:"interrupted,omitempty"`
+	Repeats     *Repeats `json:"repeats,omitempty"`
 	// TrialLog is every trial of this size.
 	TrialLog []TrialRecord `json:"trial_log"`
 	Warnings []string      `json:"warnings,omitempty"`
@@ -284,8 +321,10 @@ type Result struct {
 	// the sizes above are those finished until then.
 	Interrupted bool   `json:"interrupted,omitempty"`
 	Error       string `json:"error,omitempty"`
-	// Unfinished is the size whose search an error ended, with the trials
-	// it ran: evidence, not a result (absent when every size finished).
+	// Unfinished is the size whose search an error or an interrupt ended,
+	// with the trials it ran (marked Interrupted when the sweep was
+	// stopped): evidence, not a result (absent when every size finished,
+	// or when the size under way had no finished trial).
 	Unfinished *SizeResult `json:"unfinished,omitempty"`
 	// Device is the session with the device's shell (--dut): which shell,
 	// and the transcript of every trial's commands and reports.
@@ -313,10 +352,13 @@ type Test struct {
 	LossPercent float64 `json:"loss_percent"`
 	TrialS      float64 `json:"trial_s,omitempty"`
 	Packets     int64   `json:"packets,omitempty"`
-	MaxRate     string  `json:"max_rate,omitempty"`
-	Repeat      int     `json:"repeat"`
-	Bisect      bool    `json:"bisect"`
-	Sizes       []int   `json:"sizes"`
+	// ConfirmS is Config.Confirm in seconds (0: the confirming trial is
+	// as long as the others).
+	ConfirmS float64 `json:"confirm_s"`
+	MaxRate  string  `json:"max_rate,omitempty"`
+	Repeat   int     `json:"repeat"`
+	Bisect   bool    `json:"bisect"`
+	Sizes    []int   `json:"sizes"`
 	// Dialect is our client's dialect where it is not the default
 	// (a device's server may need iperf2-legacy).
 	Dialect string `json:"dialect,omitempty"`
@@ -342,7 +384,7 @@ func (c *Config) defaults() {
 		c.Resolution = 0.01
 	}
 	if c.PaceTolerance <= 0 {
-		c.PaceTolerance = 0.03
+		c.PaceTolerance = 0.005
 	}
 	if c.CliffDrop <= 0 {
 		c.CliffDrop = 0.2
@@ -367,6 +409,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Trial <= 0 && c.Packets <= 0 {
 		return errors.New("sweep: a trial needs a duration or a packet count")
+	}
+	if c.Confirm < 0 {
+		return fmt.Errorf("sweep: confirming trial of %v: want 0 (none) or more", c.Confirm)
 	}
 	if c.LossPercent < 0 || c.LossPercent >= 100 || math.IsNaN(c.LossPercent) {
 		return fmt.Errorf("sweep: loss criterion %v %%: want 0 to below 100", c.LossPercent)
@@ -405,7 +450,15 @@ func Run(ctx context.Context, cfg Config, r Runner, res *Result) error {
 	}
 	if ctx.Err() != nil {
 		res.Interrupted = true
-		res.Warnings = append(res.Warnings, "the sweep was interrupted: only the sizes shown were finished")
+		w := "the sweep was interrupted: only the sizes shown were finished"
+		if u := res.Unfinished; u != nil {
+			n := fmt.Sprintf("%d trials it finished are", len(u.TrialLog))
+			if len(u.TrialLog) == 1 {
+				n = "1 trial it finished is"
+			}
+			w += fmt.Sprintf("; %d B's search was under way: the %s kept as unfinished (interrupted), not as a result", u.Size, n)
+		}
+		res.Warnings = append(res.Warnings, w)
 		return nil
 	}
 	if err != nil {
@@ -475,10 +528,17 @@ func (s *sweeper) size(ctx context.Context, size int, bisected bool) (*SizeResul
 	var found []search
 	for rep := 1; rep <= s.cfg.Repeat; rep++ {
 		f, err := s.search(ctx, size, rep, sr, bisected)
-		if err != nil && ctx.Err() == nil {
-			s.res.Unfinished = sr
+		if ctx.Err() != nil {
+			// Stopped (Ctrl-C): the trials that finished are kept,
+			// marked, so that the time they took is not lost.
+			if len(sr.TrialLog) > 0 {
+				sr.Interrupted = true
+				s.res.Unfinished = sr
+			}
+			return nil, ctx.Err()
 		}
-		if err != nil || ctx.Err() != nil {
+		if err != nil {
+			s.res.Unfinished = sr
 			return nil, err
 		}
 		found = append(found, f)
