@@ -42,6 +42,9 @@ var localNets = []localNet{
 // without --allow-reverse.
 const LocalClasses = "loopback, private (RFC 1918), shared CGNAT (100.64.0.0/10), benchmarking (198.18.0.0/15), link-local or unique local (fc00::/7)"
 
+// LocalClassesBrief is LocalClasses for a hint that has more to say.
+const LocalClassesBrief = "loopback, private, CGNAT, benchmarking (198.18.0.0/15), link-local or ULA"
+
 // Classify returns the local network class addr belongs to ("loopback",
 // "private (RFC 1918)", …), or "" when it is on none of them. An
 // IPv4-mapped IPv6 address is classified by its IPv4 address.
