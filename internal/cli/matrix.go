@@ -264,8 +264,8 @@ func (p *matrixProgress) done() {
 	}
 }
 
-// writeMatrixText prints the matrix: one line per cell, then the seed 003
-// grid of direction × protocol, then the warnings.
+// writeMatrixText prints the matrix: one line per cell, then the grid of
+// direction × protocol, then the warnings.
 func writeMatrixText(w io.Writer, m *matrix.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "matrix: %s port %d, %s dialect, %s s per cell", m.Host, m.Port, m.Dialect, strconv.FormatFloat(m.Duration, 'f', -1, 64))
@@ -305,7 +305,7 @@ func writeMatrixText(w io.Writer, m *matrix.Result) error {
 	return err
 }
 
-// writeGrid prints seed 003's summary: a row per direction, a column per
+// writeGrid prints the TCP/UDP × upload/download summary: a row per direction, a column per
 // protocol, Mbit/s in each.
 func writeGrid(b *strings.Builder, m *matrix.Result) {
 	var protos []string

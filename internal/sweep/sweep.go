@@ -229,7 +229,7 @@ type SizeResult struct {
 	// Trials is how many trials the searches of this size took.
 	Trials int `json:"trials"`
 	// PercentOfLine is RatePPS as a share of the medium's maximum packet
-	// rate (seed 002's column); null when no medium is known.
+	// rate (the size sweep's column); null when no medium is known.
 	PercentOfLine *float64 `json:"percent_of_line"`
 	LinePPS       float64  `json:"line_pps,omitempty"`
 	// LimitedByHost says this host could not send fast enough to find the
