@@ -177,9 +177,12 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 	if link != nil {
 		m.Medium = link.m.Name
 	}
-	if _, w := f.saving.save(e, matrix.Kind, net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), matrixSummary(m), m.StartedAt, m); w != "" {
+	id, w := f.saving.save(e, matrix.Kind, net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), matrixSummary(m), m.StartedAt, m)
+	if w != "" {
 		m.Warnings = append(m.Warnings, w)
 	}
+	defer f.saving.announce(e, id, format)
+	m.RunID = id
 	switch format {
 	case formatJSON:
 		err = writeJSONDoc(e.stdout, m)

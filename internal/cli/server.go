@@ -275,10 +275,16 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 		defer close(saverDone)
 		for t := range queue {
 			r := t.r
-			if _, w := f.saving.save(e, result.KindTest, r.Test.Peer, testSummary(r), r.StartedAt, report.Sanitize(r)); w != "" && format != formatText {
+			id, w := f.saving.save(e, result.KindTest, r.Test.Peer, testSummary(r), r.StartedAt, report.Sanitize(r))
+			if (w != "" || id > 0) && format == formatJSON || w != "" && format == formatCSV {
 				// A copy: others (the dashboard) may be reading t.r now.
 				c := *r
-				c.Warnings = append(slices.Clip(r.Warnings), w)
+				if w != "" {
+					c.Warnings = append(slices.Clip(r.Warnings), w)
+				}
+				if format == formatJSON {
+					c.RunID = id
+				}
 				r = &c
 			}
 			printResult(t.id, r)

@@ -74,9 +74,12 @@ type Session interface {
 
 // Result is one matrix run: a JSON document of kind "matrix".
 type Result struct {
-	Schema    string    `json:"schema"`
-	Kind      string    `json:"kind"`
-	Version   string    `json:"version,omitempty"`
+	Schema  string `json:"schema"`
+	Kind    string `json:"kind"`
+	Version string `json:"version,omitempty"`
+	// RunID is the id the results store saved this run as, in the
+	// printed document only (left out when the run was not saved).
+	RunID     int64     `json:"run_id,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	Host      string    `json:"host"`
 	Port      int       `json:"port"`

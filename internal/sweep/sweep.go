@@ -271,9 +271,12 @@ type Cliff struct {
 
 // Result is a sweep's document (schema wirebench/1, kind "sweep").
 type Result struct {
-	Schema    string       `json:"schema"`
-	Kind      string       `json:"kind"`
-	Version   string       `json:"version,omitempty"`
+	Schema  string `json:"schema"`
+	Kind    string `json:"kind"`
+	Version string `json:"version,omitempty"`
+	// RunID is the id the results store saved this run as, in the
+	// printed document only (left out when the run was not saved).
+	RunID     int64        `json:"run_id,omitempty"`
 	StartedAt time.Time    `json:"started_at"`
 	Test      Test         `json:"test"`
 	Sizes     []SizeResult `json:"sizes"`
