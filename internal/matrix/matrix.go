@@ -470,6 +470,15 @@ func fill(c *Cell, r *result.Result, err error, place func(*result.Result, float
 // flowOf returns the receiver and sender figures of the cell's direction:
 // the main flow, or the reverse flow of a two-flow test.
 func flowOf(r *result.Result, dir string) (*result.Receiver, *result.Sender) {
+	if r.Test.Mode == "full-duplex" {
+		// One connection both ways: Sender is what we sent, Receiver
+		// what we received on it (the download); no peer count of the
+		// upload comes back.
+		if dir == Upload {
+			return nil, r.Sender
+		}
+		return r.Receiver, nil
+	}
 	main := Upload
 	if r.Test.Direction == result.DirReceive {
 		main = Download
