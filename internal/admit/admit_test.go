@@ -30,13 +30,16 @@ func TestClassify(t *testing.T) {
 		{"fe80::1%eth0", "link-local"},
 		{"fd00::1", "unique local (ULA)"},
 		{"fc00::1", "unique local (ULA)"},
+		{"198.18.0.1", "benchmarking (RFC 2544)"}, // where `wirebench lab up` puts its hosts
+		{"198.19.255.255", "benchmarking (RFC 2544)"},
+		{"::ffff:198.18.0.1", "benchmarking (RFC 2544)"},
 		// Not local.
 		{"172.32.0.1", ""},
 		{"172.15.255.255", ""},
 		{"100.63.255.255", ""},
 		{"100.128.0.0", ""},
-		{"198.18.0.1", ""}, // RFC 2544 benchmarking: not private
-		{"::ffff:198.18.0.1", ""},
+		{"198.17.255.255", ""},
+		{"198.20.0.0", ""},
 		{"8.8.8.8", ""},
 		{"2001:db8::1", ""},
 		{"fe00::1", ""},
@@ -52,7 +55,7 @@ func TestClassify(t *testing.T) {
 }
 
 func TestReverseCheck(t *testing.T) {
-	allow, err := ParseAllow([]string{"198.18.0.0/15", "2001:2::/48,203.0.113.7"})
+	allow, err := ParseAllow([]string{"192.0.2.0/24", "2001:2::/48,203.0.113.7"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +67,8 @@ func TestReverseCheck(t *testing.T) {
 		{"127.0.0.1", true},
 		{"10.1.2.3", true},
 		{"198.18.0.1", true},
-		{"198.19.255.255", true},
-		{"::ffff:198.18.0.1", true},
+		{"192.0.2.200", true},
+		{"::ffff:192.0.2.1", true},
 		{"198.20.0.1", false},
 		{"2001:2::1", true},
 		{"2001:3::1", false},
@@ -82,11 +85,41 @@ func TestReverseCheck(t *testing.T) {
 		}
 	}
 	// The zero value allows the local networks only.
-	if err := (Reverse{}).Check(netip.MustParseAddr("198.18.0.1")); err == nil {
-		t.Error("the zero Reverse allowed 198.18.0.1")
+	if err := (Reverse{}).Check(netip.MustParseAddr("192.0.2.1")); err == nil {
+		t.Error("the zero Reverse allowed 192.0.2.1")
 	}
 	if err := (Reverse{}).Check(netip.MustParseAddr("fd12::1")); err != nil {
 		t.Errorf("the zero Reverse refused a ULA source: %v", err)
+	}
+}
+
+// TestReverseDeny: --deny-reverse refuses a source on a local network and
+// one in --allow-reverse alike, naming the flag and the prefix.
+func TestReverseDeny(t *testing.T) {
+	deny, err := ParseAllow([]string{"198.18.0.1,10.9.0.0/16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := ParseAllow([]string{"any"})
+	r := Reverse{Allow: all, Deny: deny}
+	for _, c := range []struct {
+		addr string
+		ok   bool
+	}{
+		{"198.18.0.1", false},
+		{"::ffff:198.18.0.1", false},
+		{"198.18.0.2", true},
+		{"10.9.1.1", false},
+		{"10.8.1.1", true},
+		{"8.8.8.8", true},
+	} {
+		err := r.Check(netip.MustParseAddr(c.addr))
+		if (err == nil) != c.ok {
+			t.Errorf("Check(%s) = %v, want allowed %v", c.addr, err, c.ok)
+		}
+		if err != nil && (!errors.Is(err, ErrReverseRefused) || !strings.Contains(err.Error(), "--deny-reverse")) {
+			t.Errorf("Check(%s): %v does not wrap ErrReverseRefused and name --deny-reverse", c.addr, err)
+		}
 	}
 }
 

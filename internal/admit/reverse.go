@@ -29,6 +29,10 @@ var localNets = []localNet{
 	// the Internet, and overlay VPNs (Tailscale and others) number their
 	// nodes from it, so lab hosts reach each other through it.
 	{netip.MustParsePrefix("100.64.0.0/10"), "shared CGNAT (RFC 6598)"},
+	// RFC 2544 benchmarking space (RFC 6890: not globally reachable): set
+	// aside for test labs, and the network `wirebench lab up` numbers its
+	// hosts from, so a lab's matrix runs as printed.
+	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking (RFC 2544)"},
 	{netip.MustParsePrefix("169.254.0.0/16"), "link-local"},
 	{netip.MustParsePrefix("fe80::/10"), "link-local"},
 	{netip.MustParsePrefix("fc00::/7"), "unique local (ULA)"},
@@ -36,7 +40,10 @@ var localNets = []localNet{
 
 // LocalClasses names, for messages and docs, the networks a server sends to
 // without --allow-reverse.
-const LocalClasses = "loopback, private (RFC 1918), shared CGNAT (100.64.0.0/10), link-local or unique local (fc00::/7)"
+const LocalClasses = "loopback, private (RFC 1918), shared CGNAT (100.64.0.0/10), benchmarking (198.18.0.0/15), link-local or unique local (fc00::/7)"
+
+// LocalClassesBrief is LocalClasses for a hint that has more to say.
+const LocalClassesBrief = "loopback, private, CGNAT, benchmarking (198.18.0.0/15), link-local or ULA"
 
 // Classify returns the local network class addr belongs to ("loopback",
 // "private (RFC 1918)", …), or "" when it is on none of them. An
@@ -115,18 +122,26 @@ var ErrReverseRefused = errors.New("reverse and connect-back traffic refused")
 
 // Reverse is the rule for tests that make the server send (UDP reverse,
 // connect-back): they may go only to their own source, and only when that
-// source is on a local network (see Classify) or inside Allow. The zero
-// value allows the local networks only.
+// source is on a local network (see Classify) or inside Allow, and not
+// inside Deny. The zero value allows the local networks only.
 type Reverse struct {
 	// Allow lists further sources the server may send to
 	// (--allow-reverse).
 	Allow []netip.Prefix
+	// Deny lists sources the server never sends to, local or allowed
+	// (--deny-reverse): it takes precedence over both.
+	Deny []netip.Prefix
 }
 
 // Check returns nil when the server may send to addr, or an error wrapping
 // ErrReverseRefused that says why not.
 func (r Reverse) Check(addr netip.Addr) error {
 	addr = plain(addr)
+	for _, p := range r.Deny {
+		if p.Contains(addr) {
+			return fmt.Errorf("%w: %s is in this server's --deny-reverse %s", ErrReverseRefused, addr, p)
+		}
+	}
 	if Classify(addr) != "" {
 		return nil
 	}

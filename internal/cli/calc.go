@@ -267,7 +267,7 @@ type calcResult struct {
 	Echo *calcEcho `json:"echo,omitempty"`
 }
 
-// calcEcho is the ICMP echo view: seed report 004's count and the correct one.
+// calcEcho is the ICMP echo view: the VoIP box report's count and the correct one.
 type calcEcho struct {
 	RoundTripWireS       float64 `json:"round_trip_wire_s"`
 	NoGapBytes           float64 `json:"no_gap_bytes"`

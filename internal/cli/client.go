@@ -268,7 +268,11 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	}
 	// Saved before printing, so a store that cannot be written is a
 	// warning in the JSON document too.
-	f.saving.saveTest(e, r, format)
+	id := f.saving.saveTest(e, r, format)
+	defer f.saving.announce(e, id, format)
+	if format == formatJSON {
+		r.RunID = id
+	}
 	switch format {
 	case formatJSON:
 		err = report.WriteJSON(e.stdout, r, true)
@@ -387,7 +391,7 @@ func runClientIperf3JSON(e *env, cfg session.ClientConfig, format outputFormat, 
 		return usageOrRun(err)
 	}
 	// iperf3's own document has no place for our warnings: stderr only.
-	saving.saveTest(e, r, formatText)
+	defer saving.announce(e, saving.saveTest(e, r, formatText), formatText)
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "\t")
 	if err := enc.Encode(rep); err != nil {

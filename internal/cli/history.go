@@ -18,6 +18,10 @@ import (
 	"github.com/wirebench/wirebench/internal/store"
 )
 
+// historyKinds are the kinds of run the results store holds, the values
+// of history --kind: a typo is a usage error, not an empty list.
+var historyKinds = []string{store.KindTest, store.KindPing, store.KindLatency, "under-load", store.KindMatrix, store.KindSweep}
+
 // KindHistory is the "kind" of the history command's JSON document.
 const KindHistory = "history"
 
@@ -48,7 +52,7 @@ latency run is saved unless run with --no-save (docs/store.md).`,
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.labels, "label", nil, "only runs with `LABEL`, key=value (repeatable: all must match)")
 	fl.StringVar(&f.since, "since", "", "only runs started in the last `DUR` (30m, 24h, 7d, 2w) or since a date (2026-11-30, RFC 3339)")
-	fl.StringVar(&f.kind, "kind", "", "only runs of this `KIND`: test, ping, request-response, under-load, matrix, sweep")
+	fl.StringVar(&f.kind, "kind", "", "only runs of this `KIND`: "+strings.Join(historyKinds, ", "))
 	fl.IntVarP(&f.limit, "limit", "n", 0, "only the newest `N` runs (0 = all)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document (kind history)")
 	fl.BoolVar(&f.csv, "csv", false, "print CSV: id, started_at, kind, target, labels, summary, version")
@@ -105,6 +109,9 @@ func runHistory(e *env, f *historyFlags) error {
 	}
 	if f.limit < 0 {
 		return usagef("invalid --limit %d", f.limit)
+	}
+	if f.kind != "" && !slices.Contains(historyKinds, f.kind) {
+		return usagef("invalid --kind %q: want one of %s", f.kind, strings.Join(historyKinds, ", "))
 	}
 	st, err := f.open(e.ctx)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -590,9 +591,14 @@ func newLabExecCmd(e *env, name *string) *cobra.Command {
 }
 
 // labExec runs argv in host's namespace with wirebench's standard streams
-// and returns its exit status. Signals are not forwarded: a Ctrl-C at the
-// terminal reaches the command directly (it is in the same process group),
-// and wirebench waits for it to end.
+// and returns its exit status. SIGINT, SIGTERM and SIGHUP sent to wirebench
+// are passed on to the command, and wirebench waits for it to end, so one
+// `kill` (a script's, timeout's, a CI job's) stops both. Run from a
+// terminal in the foreground, the command shares wirebench's process group
+// and the terminal: Ctrl-C reaches it directly and is not passed on a
+// second time. Elsewhere it gets a process group of its own, so a signal
+// sent to wirebench's whole group reaches it once, through wirebench. When
+// ctx ends (no signal came), the command gets SIGTERM.
 func labExec(e *env, name, host string, argv []string) error {
 	ns := netlab.LabNamespace(name, host)
 	nss, err := netlab.LabNamespaces(name)
@@ -611,21 +617,58 @@ func labExec(e *env, name, host string, argv []string) error {
 		return fmt.Errorf("lab exec: %w", err)
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Stdin: os.Stdin, Stdout: rawWriter(e.stdout), Stderr: e.stderr, WaitDelay: time.Second}
+	ownGroup := !foregroundTerminal()
+	ownProcessGroup(cmd, ownGroup)
+	// Catch the signals before the command starts: one that comes
+	// between is passed on once it runs, not lost or fatal to wirebench.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, labExecSignals...)
+	defer signal.Stop(sigs)
+	if e.signalsTaken != nil {
+		e.signalsTaken.Store(true)
+	}
 	if err := netlab.StartIn(ns, cmd); err != nil {
 		return fmt.Errorf("lab exec %s in %s: %w", argv[0], ns, err)
 	}
-	err = cmd.Wait()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	done, passed := e.ctx.Done(), false
+	for {
+		select {
+		case s := <-sigs:
+			if s == os.Interrupt && !ownGroup {
+				continue // the terminal sent it to the command as well
+			}
+			_ = cmd.Process.Signal(s)
+			passed = true
+		case <-done:
+			done = nil
+			if !passed {
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+			}
+		case err := <-waited:
+			return labExecStatus(argv[0], err)
+		}
+	}
+}
+
+// labExecSignals are the signals `lab exec` passes on to its command.
+var labExecSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// labExecStatus turns the command's end into wirebench's: its exit code,
+// or 128 + the signal that ended it, as a shell reports it.
+func labExecStatus(name string, err error) error {
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &ee):
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return exitStatus{128 + int(ws.Signal())} // as a shell reports it
+			return exitStatus{128 + int(ws.Signal())}
 		}
 		return exitStatus{ee.ExitCode()}
 	}
-	return fmt.Errorf("lab exec %s: %w", argv[0], err)
+	return fmt.Errorf("lab exec %s: %w", name, err)
 }
 
 // rawWriter returns the file under wirebench's output wrapper, so that a

@@ -123,8 +123,14 @@ func runLatency(e *env, cmd *cobra.Command, host string, f *latencyCmdFlags) err
 	if r.RTT.Count > 0 {
 		sum += fmt.Sprintf(", rtt p50 %.3f ms", r.RTT.P50)
 	}
-	if _, w := f.saving.save(e, r.Kind, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), sum, r.StartedAt, r); w != "" && f.json {
+	id, w := f.saving.save(e, r.Kind, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), sum, r.StartedAt, r)
+	if w != "" && f.json {
 		r.Warnings = append(r.Warnings, w)
+	}
+	if f.json {
+		r.RunID = id
+	} else {
+		defer f.saving.announce(e, id, formatText)
 	}
 	if f.json {
 		err = writeJSONDoc(e.stdout, r)
@@ -267,8 +273,13 @@ func (l *latencyFlags) runClient(e *env, cfg session.ClientConfig, format output
 func finishUnderLoad(e *env, format outputFormat, text *report.Text, r *result.Result, lat *echo.UnderLoadResult, saving *saveFlags) error {
 	var err error
 	lat.Throughput = report.Sanitize(r)
-	if _, w := saving.save(e, lat.Kind, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), testSummary(r)+underLoadSummary(lat), r.StartedAt, lat); w != "" && format == formatJSON {
+	id, w := saving.save(e, lat.Kind, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), testSummary(r)+underLoadSummary(lat), r.StartedAt, lat)
+	if w != "" && format == formatJSON {
 		lat.Warnings = append(lat.Warnings, w)
+	}
+	defer saving.announce(e, id, format)
+	if format == formatJSON {
+		lat.RunID = id
 	}
 	if format == formatJSON {
 		err = writeJSONDoc(e.stdout, lat)

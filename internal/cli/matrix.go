@@ -177,9 +177,12 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 	if link != nil {
 		m.Medium = link.m.Name
 	}
-	if _, w := f.saving.save(e, matrix.Kind, net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), matrixSummary(m), m.StartedAt, m); w != "" {
+	id, w := f.saving.save(e, matrix.Kind, net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), matrixSummary(m), m.StartedAt, m)
+	if w != "" {
 		m.Warnings = append(m.Warnings, w)
 	}
+	defer f.saving.announce(e, id, format)
+	m.RunID = id
 	switch format {
 	case formatJSON:
 		err = writeJSONDoc(e.stdout, m)
@@ -264,8 +267,8 @@ func (p *matrixProgress) done() {
 	}
 }
 
-// writeMatrixText prints the matrix: one line per cell, then the seed 003
-// grid of direction × protocol, then the warnings.
+// writeMatrixText prints the matrix: one line per cell, then the grid of
+// direction × protocol, then the warnings.
 func writeMatrixText(w io.Writer, m *matrix.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "matrix: %s port %d, %s dialect, %s s per cell", m.Host, m.Port, m.Dialect, strconv.FormatFloat(m.Duration, 'f', -1, 64))
@@ -305,7 +308,7 @@ func writeMatrixText(w io.Writer, m *matrix.Result) error {
 	return err
 }
 
-// writeGrid prints seed 003's summary: a row per direction, a column per
+// writeGrid prints the TCP/UDP × upload/download summary: a row per direction, a column per
 // protocol, Mbit/s in each.
 func writeGrid(b *strings.Builder, m *matrix.Result) {
 	var protos []string

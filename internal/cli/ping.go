@@ -241,6 +241,9 @@ func resolveHost(ctx context.Context, host string, only4, only6 bool) (net.IP, e
 type pingDoc struct {
 	Schema string `json:"schema"`
 	Kind   string `json:"kind"`
+	// RunID is the id the results store saved this run as (left out
+	// when it was not saved).
+	RunID int64 `json:"run_id,omitempty"`
 	*ping.Result
 	Implied []impliedRate `json:"implied,omitempty"`
 	// Warnings: only the results store's, when it could not be written.
@@ -305,14 +308,17 @@ func runPing(e *env, p pingPlan, f pingFlags) error {
 		implied = impliedRates(*p.medium, res, p)
 	}
 	doc := pingDoc{Schema: result.Schema, Kind: PingKind, Result: res, Implied: implied}
-	if _, w := f.saving.save(e, PingKind, p.host, pingSummary(res), res.StartedAt, doc); w != "" {
+	id, w := f.saving.save(e, PingKind, p.host, pingSummary(res), res.StartedAt, doc)
+	if w != "" {
 		doc.Warnings = []string{w}
 	}
+	doc.RunID = id
 	if f.jsonOut {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
 	}
+	defer f.saving.announce(e, id, formatText)
 	writePingSummary(e.stdout, res)
 	for _, r := range implied {
 		writeImplied(e.stdout, r, f.explain)
@@ -409,7 +415,7 @@ func writePingSummary(w io.Writer, r *ping.Result) {
 }
 
 // impliedRates turns each answered size's median RTT into the rate the
-// medium would need, seed report 004's way (request and reply each take
+// medium would need, the VoIP box report's way (request and reply each take
 // half the round trip).
 func impliedRates(m linerate.Medium, res *ping.Result, p pingPlan) []impliedRate {
 	// The medium's MTU: --mtu, else the route's when it could be an

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -31,6 +32,10 @@ type env struct {
 	ctx    context.Context
 	stdout io.Writer
 	stderr io.Writer
+	// signalsTaken, when not nil, is Main's: a command that handles
+	// SIGINT and SIGTERM itself (lab exec passes them on) sets it, and
+	// Main's handler then stands aside.
+	signalsTaken *atomic.Bool
 }
 
 // usageError marks an error in what the user typed; it exits with code 2.
@@ -47,34 +52,54 @@ func usagef(format string, args ...any) error {
 // Main runs wirebench with the given arguments (without the program name)
 // and returns the process exit code. The first SIGINT or SIGTERM cancels the
 // running test, which then reports what it measured so far; a second one
-// exits at once with code 3.
+// exits at once with code 3. `lab exec` takes the signals over and passes
+// them to its command instead.
 func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	taken := new(atomic.Bool)
 	go func() {
-		select {
-		case <-sigs:
-			cancel()
-		case <-ctx.Done():
+		if !nextSignal(sigs, ctx.Done(), taken) {
 			return
 		}
-		select {
-		case <-sigs:
+		cancel()
+		late, stop := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer stop()
+		if nextSignal(sigs, late.Done(), taken) {
 			fmt.Fprintln(stderr, "wirebench: second interrupt, exiting")
 			os.Exit(exitSignal)
-		case <-time.After(10 * time.Minute):
 		}
 	}()
-	return run(ctx, args, stdout, stderr)
+	return runWith(ctx, args, stdout, stderr, taken)
+}
+
+// nextSignal waits for a signal on sigs that no command has taken over
+// (taken), and reports whether one came before done.
+func nextSignal(sigs <-chan os.Signal, done <-chan struct{}, taken *atomic.Bool) bool {
+	for {
+		select {
+		case <-sigs:
+			if !taken.Load() {
+				return true
+			}
+		case <-done:
+			return false
+		}
+	}
 }
 
 // run is Main without signal handling, for tests.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runWith(ctx, args, stdout, stderr, nil)
+}
+
+// runWith is run with Main's signal handler's switch (nil without one).
+func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, signalsTaken *atomic.Bool) int {
 	out := &errWriter{w: stdout}
-	e := &env{ctx: ctx, stdout: out, stderr: stderr}
+	e := &env{ctx: ctx, stdout: out, stderr: stderr, signalsTaken: signalsTaken}
 	root := newRootCmd(e)
 	root.SetArgs(joinOptionalValues(rewriteIperfArgs(args)))
 	err := root.ExecuteContext(ctx)

@@ -34,6 +34,7 @@ type serverFlags struct {
 	json, csv   bool
 	// per-source safety (docs/server.md)
 	allowReverse    []string
+	denyReverse     []string
 	maxPerSource    int
 	maxNewPerSecond float64
 	auth            serverAuthFlags
@@ -58,8 +59,10 @@ iperf 2.0.5 and old zperf (12-byte header, report at offset 12), and
 header-less clients (zperf TCP, ESP-IDF). Clients that never send a FIN
 (ESP-IDF) end after --idle-timeout. Legacy -r/-d connect back only to the
 address the test came from; UDP reverse and connect-back tests go only to
-sources on loopback, private, CGNAT, link-local or ULA networks, or those
-allowed with --allow-reverse (docs/server.md).`,
+sources on loopback, private, CGNAT, benchmarking (198.18.0.0/15, where
+"wirebench lab up" puts its hosts), link-local or ULA networks, or those
+allowed with --allow-reverse, and never to those in --deny-reverse
+(docs/server.md).`,
 		Example: `  wirebench server
   wirebench -s -u -i 1
   wirebench server -p 5002 --json > results.jsonl
@@ -80,7 +83,8 @@ allowed with --allow-reverse (docs/server.md).`,
 	fl.Float64Var(&f.maxDuration, "max-duration", 3600, "longest this server sends in a reverse or connect-back test, in seconds; iperf3 clients asking for more are refused")
 	fl.IntVar(&f.iperf3Port, "iperf3-port", session.DefaultIperf3Port, "also answer iperf3 clients on this port (0 = only on the main port, where they are recognised too)")
 	fl.StringVar(&f.maxRate, "max-rate", "", "refuse iperf3 tests asking for (or measured at) more than this total rate, and send no faster than this in iperf2 UDP -R/-r/-d tests; bit/s with k/M/G")
-	fl.StringSliceVar(&f.allowReverse, "allow-reverse", nil, "also send UDP reverse and connect-back tests to these sources: CIDR prefixes or addresses, repeatable and comma-separated; \"any\" allows every source (default: only loopback, private, CGNAT, link-local and ULA sources)")
+	fl.StringSliceVar(&f.allowReverse, "allow-reverse", nil, "also send UDP reverse and connect-back tests to these sources: CIDR prefixes or addresses, repeatable and comma-separated; \"any\" allows every source (default: only loopback, private, CGNAT, benchmarking 198.18.0.0/15, link-local and ULA sources)")
+	fl.StringSliceVar(&f.denyReverse, "deny-reverse", nil, "never send UDP reverse and connect-back tests to these sources, even on the default networks or in --allow-reverse: CIDR prefixes or addresses, like --allow-reverse")
 	fl.IntVar(&f.maxPerSource, "max-tests-per-source", admit.DefaultMaxActive, "most tests one source address may have open at once (0 = no limit)")
 	fl.Float64Var(&f.maxNewPerSecond, "max-new-tests-per-second-per-source", admit.DefaultPerSecond, "most new tests one source address may open per second, after a burst of --max-tests-per-source (0 = no limit)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document per test, one per line (JSON Lines, schema wirebench/1)")
@@ -111,6 +115,10 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	allow, err := admit.ParseAllow(f.allowReverse)
 	if err != nil {
 		return usagef("invalid --allow-reverse: %v", err)
+	}
+	deny, err := admit.ParseAllow(f.denyReverse)
+	if err != nil {
+		return usagef("invalid --deny-reverse: %v", err)
 	}
 	if f.maxPerSource < 0 {
 		return usagef("invalid --max-tests-per-source %d: want a count ≥ 0 (0 = no limit)", f.maxPerSource)
@@ -181,7 +189,7 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 		IdleTimeout:  time.Duration(f.idle * float64(time.Second)),
 		MaxDuration:  time.Duration(f.maxDuration * float64(time.Second)),
 		MaxSendRate:  maxRate,
-		AllowReverse: allow, MaxTestsPerSource: noLimit(f.maxPerSource), NewTestsPerSecondPerSource: noLimit(f.maxNewPerSecond),
+		AllowReverse: allow, DenyReverse: deny, MaxTestsPerSource: noLimit(f.maxPerSource), NewTestsPerSecondPerSource: noLimit(f.maxNewPerSecond),
 		Socket: sock, IPv6: f.v6, NoGSO: f.noGSO, NoGRO: f.noGRO,
 		OnLog: func(msg string) { e.logf("%s", msg) },
 	}
@@ -267,10 +275,16 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 		defer close(saverDone)
 		for t := range queue {
 			r := t.r
-			if _, w := f.saving.save(e, result.KindTest, r.Test.Peer, testSummary(r), r.StartedAt, report.Sanitize(r)); w != "" && format != formatText {
+			id, w := f.saving.save(e, result.KindTest, r.Test.Peer, testSummary(r), r.StartedAt, report.Sanitize(r))
+			if (w != "" || id > 0) && format == formatJSON || w != "" && format == formatCSV {
 				// A copy: others (the dashboard) may be reading t.r now.
 				c := *r
-				c.Warnings = append(slices.Clip(r.Warnings), w)
+				if w != "" {
+					c.Warnings = append(slices.Clip(r.Warnings), w)
+				}
+				if format == formatJSON {
+					c.RunID = id
+				}
 				r = &c
 			}
 			printResult(t.id, r)

@@ -186,10 +186,22 @@ func (s *saveFlags) close() {
 
 // saveTest saves a test result and, when the store failed, adds the
 // warning to the result (for JSON and CSV output; text has it on stderr).
-func (s *saveFlags) saveTest(e *env, r *result.Result, format outputFormat) {
-	_, w := s.save(e, result.KindTest, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), testSummary(r), r.StartedAt, report.Sanitize(r))
+func (s *saveFlags) saveTest(e *env, r *result.Result, format outputFormat) (id int64) {
+	id, w := s.save(e, result.KindTest, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), testSummary(r), r.StartedAt, report.Sanitize(r))
 	if w != "" && format != formatText {
 		r.Warn(w)
+	}
+	return id
+}
+
+// announce says which run the store saved a command's result as, so that
+// `show`, `report` and `compare` can name it: "saved as run N" on stderr,
+// after the output (deferred by the caller). A JSON document is left
+// alone (stdout carries one document only); nothing is said when the run
+// was not saved.
+func (s *saveFlags) announce(e *env, id int64, format outputFormat) {
+	if id > 0 && format != formatJSON {
+		e.logf("saved as run %d", id)
 	}
 }
 

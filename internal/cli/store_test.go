@@ -360,3 +360,37 @@ func TestPingIsSaved(t *testing.T) {
 		t.Errorf("history of the ping run: exit %d\n%s", code, out)
 	}
 }
+
+// TestSavedRunIsNamed: a command that saves a run names it, so `show`,
+// `report` and `compare` can be given it: text output ends with "saved as
+// run N" on stderr, a JSON document carries run_id (and nothing more on
+// stderr); a run not saved says nothing. history --kind with a kind that
+// does not exist is a usage error listing the kinds.
+func TestSavedRunIsNamed(t *testing.T) {
+	port := startEchoServer(t)
+	db := filepath.Join(t.TempDir(), "results.db")
+	code, _, errOut := cliRun("client", "127.0.0.1", "-p", port, "-t", "0.2", "--db", db)
+	if code != exitOK || !strings.HasSuffix(errOut, "wirebench: saved as run 1\n") {
+		t.Errorf("client, text: exit %d, stderr %q; want it to end with saved as run 1", code, errOut)
+	}
+	code, out, errOut := cliRun("client", "127.0.0.1", "-p", port, "-t", "0.2", "--db", db, "--json")
+	var r struct {
+		RunID int64 `json:"run_id"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); code != exitOK || err != nil || r.RunID != 2 || strings.Contains(errOut, "saved as") {
+		t.Errorf("client --json: exit %d, run_id %d (%v), stderr %q; want run_id 2 and no line", code, r.RunID, err, errOut)
+	}
+	code, _, errOut = cliRun("latency", "127.0.0.1", "-p", port, "-c", "3", "-i", "0", "--db", db)
+	if code != exitOK || !strings.HasSuffix(errOut, "wirebench: saved as run 3\n") {
+		t.Errorf("latency, text: exit %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = cliRun("client", "127.0.0.1", "-p", port, "-t", "0.2", "--db", db, "--no-save")
+	if code != exitOK || strings.Contains(errOut, "saved as") {
+		t.Errorf("client --no-save: exit %d, stderr %q", code, errOut)
+	}
+
+	code, out, errOut = cliRun("history", "--db", db, "--kind", "sweeps")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, `invalid --kind "sweeps": want one of test, ping, request-response, under-load, matrix, sweep`) {
+		t.Errorf("history --kind sweeps: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}

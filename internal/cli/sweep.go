@@ -95,7 +95,7 @@ with its error; the sizes finished are printed and saved, and the exit code is 1
 	fl.StringVar(&f.loss, "loss", "0", "pass criterion: the most loss a trial may show, as a `PERCENT` like 0.1%")
 	fl.StringVar(&f.trial, "trial", "1s", "length of each trial, a `DUR` like 2s or 500ms")
 	fl.StringVar(&f.confirm, "confirm", "10s", "length of the trial that confirms each size's rate, a `DURATION` (RFC 2544: 60s; 0: as long as --trial)")
-	fl.Int64Var(&f.packets, "packets", 0, "send `N` datagrams per trial instead of --trial (as seed 002's 1,000,000)")
+	fl.Int64Var(&f.packets, "packets", 0, "send `N` datagrams per trial instead of --trial (a modem's size sweep used 1,000,000)")
 	fl.StringVar(&f.maxRate, "max-rate", "", "the highest rate to try, a `RATE` like 50M or 20000pps (default: the medium's maximum)")
 	fl.IntVar(&f.repeat, "repeat", 1, "`N` searches per size; above 1 the table shows the mean and a 95 % confidence interval")
 	fl.StringVar(&f.medium, "medium", "eth1g", "the medium `NAME`, for the starting rate and the % of line column (see wirebench calc)")

@@ -11,7 +11,7 @@ import (
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
-// writeSweepText prints a sweep as seed 002's table, with the cliffs and
+// writeSweepText prints a sweep as a table per size, with the cliffs and
 // warnings under it.
 func writeSweepText(w io.Writer, r *sweep.Result) error {
 	var b strings.Builder

@@ -14,7 +14,7 @@ import (
 // is "    - [0.0- 60.2 sec]   0/ 427664 ( 0%)    83574 Kbps" (lost/total,
 // loss %, kbit/s); the session line follows a dashed line, then
 // "iperf: instance 0 completed ...". A server prints "iperf instance 0: Rx
-// done. Socket closed." at the end of each session (seed 000).
+// done. Socket closed." at the end of each session (a PIC32 board's Harmony 3 firmware).
 var (
 	hLine   = regexp.MustCompile(`\[\s*0\.0\s*-\s*(\d+(?:\.\d+)?)\s*sec\]\s*(\d+)\s*/\s*(\d+)\s*\(\s*\d+%\)\s*(\d+)\s*Kbps`)
 	hDashes = regexp.MustCompile(`^\s*-{10,}\s*$`)

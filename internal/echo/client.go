@@ -111,9 +111,12 @@ func (c *Config) Validate() error {
 // Result is one request/response latency test (JSON schema
 // wirebench/1, kind "request-response").
 type Result struct {
-	Schema    string    `json:"schema"`
-	Kind      string    `json:"kind"`
-	Version   string    `json:"version,omitempty"`
+	Schema  string `json:"schema"`
+	Kind    string `json:"kind"`
+	Version string `json:"version,omitempty"`
+	// RunID is the id the results store saved this run as, in the
+	// printed document only (left out when the run was not saved).
+	RunID     int64     `json:"run_id,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	Test      TestInfo  `json:"test"`
 	Stats

@@ -78,9 +78,12 @@ func (c *LoadProbeConfig) applyDefaults() {
 // UnderLoadResult is the idle and loaded RTT of one test (JSON schema
 // wirebench/1, kind "under-load").
 type UnderLoadResult struct {
-	Schema    string    `json:"schema"`
-	Kind      string    `json:"kind"`
-	Version   string    `json:"version,omitempty"`
+	Schema  string `json:"schema"`
+	Kind    string `json:"kind"`
+	Version string `json:"version,omitempty"`
+	// RunID is the id the results store saved this run as, in the
+	// printed document only (left out when the run was not saved).
+	RunID     int64     `json:"run_id,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	Probe     ProbeInfo `json:"probe"`
 	// Idle is the probe before the load started, Loaded the probe while

@@ -77,7 +77,7 @@ type Echo struct {
 	// responder's own time come on top).
 	RoundTripWire float64 `json:"round_trip_wire_s"`
 	// NoGapBytes is the request counted without the inter-frame gap, the
-	// way seed report 004 counted it (IP data + IP header, Ethernet header,
+	// way a VoIP box's field report counted it (IP data + IP header, Ethernet header,
 	// preamble and FCS per packet); NoGapOverhead is that per-packet
 	// overhead. Equal to the wire bytes on media without a gap.
 	NoGapBytes    float64 `json:"no_gap_bytes"`
@@ -104,7 +104,7 @@ func AnalyzeEcho(m Medium, s Stack, payload int) (Echo, error) {
 
 // ImpliedBPS is the rate at which bytes must cross the line in one
 // direction for an echo to take rtt seconds, with request and reply each
-// given half of it (seed report 004's assumption).
+// given half of it (that report's assumption).
 func ImpliedBPS(bytes, rtt float64) float64 {
 	if rtt <= 0 {
 		return 0

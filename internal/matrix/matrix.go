@@ -1,4 +1,4 @@
-// Package matrix runs the direction × protocol table of seed 003 — TCP and
+// Package matrix runs the direction × protocol table of a field report — TCP and
 // UDP, upload (we send) and download (the peer sends) — as a loop of client
 // sessions, and turns their results into one table of cells. It never opens
 // a socket itself: every test goes through a Session, so the loop is tested
@@ -74,9 +74,12 @@ type Session interface {
 
 // Result is one matrix run: a JSON document of kind "matrix".
 type Result struct {
-	Schema    string    `json:"schema"`
-	Kind      string    `json:"kind"`
-	Version   string    `json:"version,omitempty"`
+	Schema  string `json:"schema"`
+	Kind    string `json:"kind"`
+	Version string `json:"version,omitempty"`
+	// RunID is the id the results store saved this run as, in the
+	// printed document only (left out when the run was not saved).
+	RunID     int64     `json:"run_id,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	Host      string    `json:"host"`
 	Port      int       `json:"port"`
@@ -467,6 +470,15 @@ func fill(c *Cell, r *result.Result, err error, place func(*result.Result, float
 // flowOf returns the receiver and sender figures of the cell's direction:
 // the main flow, or the reverse flow of a two-flow test.
 func flowOf(r *result.Result, dir string) (*result.Receiver, *result.Sender) {
+	if r.Test.Mode == "full-duplex" {
+		// One connection both ways: Sender is what we sent, Receiver
+		// what we received on it (the download); no peer count of the
+		// upload comes back.
+		if dir == Upload {
+			return nil, r.Sender
+		}
+		return r.Receiver, nil
+	}
 	main := Upload
 	if r.Test.Direction == result.DirReceive {
 		main = Download

@@ -46,7 +46,14 @@ func fakeResult(cfg session.ClientConfig, bps float64, lost, packets int64) *res
 		back := *rcv
 		back.BitsPerSecond = bps / 2
 		r.Reverse = &result.Flow{Direction: result.DirReceive, Receiver: &back}
-	case cfg.Dual || cfg.FullDuplex || cfg.Bidir:
+	case cfg.FullDuplex:
+		// As the real client reports it: what we sent, and what we
+		// received on the same connection; no reverse flow.
+		r.Test.Direction, r.Test.Mode = result.DirBidir, "full-duplex"
+		back := *rcv
+		back.BitsPerSecond = bps / 4
+		r.Sender, r.Receiver = snd, &back
+	case cfg.Dual || cfg.Bidir:
 		r.Test.Direction = result.DirBidir
 		r.Sender, r.Receiver = snd, rcv
 		back := *rcv

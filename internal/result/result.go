@@ -35,10 +35,13 @@ const (
 
 // Result is one test, as seen from the side that produced it.
 type Result struct {
-	Schema    string     `json:"schema"`
-	Kind      string     `json:"kind"` // KindTest
-	Role      string     `json:"role"` // "client" or "server"
-	Version   string     `json:"version,omitempty"`
+	Schema  string `json:"schema"`
+	Kind    string `json:"kind"` // KindTest
+	Role    string `json:"role"` // "client" or "server"
+	Version string `json:"version,omitempty"`
+	// RunID is the id the results store saved this run as, in the
+	// printed document only (left out when the run was not saved).
+	RunID     int64      `json:"run_id,omitempty"`
 	StartedAt time.Time  `json:"started_at"`
 	Test      Test       `json:"test"`
 	Intervals []Interval `json:"intervals"`

@@ -12,14 +12,15 @@ import (
 // Admission of new tests (issue 15): the per-source limits, and the rule
 // that a test making this server send traffic of its own to a new
 // destination — a UDP reverse test, any connect-back — goes only to a
-// source on a local network or in ServerConfig.AllowReverse. TCP -R and
+// source on a local network or in ServerConfig.AllowReverse, and not in
+// ServerConfig.DenyReverse. TCP -R and
 // --full-duplex (and iperf3 TCP -R/--bidir) send on the connection the
 // client opened: its handshake proved the source, and the client's
 // receive window paces what we send, so they are allowed from anywhere.
 
 // setAdmission sets up the admission rules from s.cfg (defaults applied).
 func (s *Server) setAdmission() {
-	s.reverse = admit.Reverse{Allow: s.cfg.AllowReverse}
+	s.reverse = admit.Reverse{Allow: s.cfg.AllowReverse, Deny: s.cfg.DenyReverse}
 	s.limits = admit.NewLimiter(admit.LimitConfig{MaxActive: max(s.cfg.MaxTestsPerSource, 0), PerSecond: max(s.cfg.NewTestsPerSecondPerSource, 0)})
 }
 

@@ -101,7 +101,7 @@ func (b *connectBack) wait(ctx context.Context, d time.Duration) *result.Flow {
 		<-b.done
 	}
 	if b.flow == nil {
-		b.warnings = append(b.warnings, "the server never connected back (-r/-d): is a firewall in the way, or does the server not support it?")
+		b.warnings = append(b.warnings, "the server never connected back (-r/-d): is a firewall in the way, does the server not support it, or did its reverse-traffic policy refuse this client?")
 	}
 	return b.flow
 }

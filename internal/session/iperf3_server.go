@@ -492,8 +492,9 @@ func (sv *i3ServerTest) run(ctx context.Context) error {
 // refuseReverse refuses a UDP test in which we would send (-R, --bidir)
 // to a source we may not send to: with a result saying why, and iperf3's
 // "test authorization failed" (IEAUTHTEST), the nearest i_errno iperf3
-// has for a test the server will not run for this client. TCP tests send
-// on connections the client opened and are not refused.
+// has for a test the server will not run for this client, followed by the
+// reason in words, which a wirebench client shows (iperf3 ignores it). TCP
+// tests send on connections the client opened and are not refused.
 func (sv *i3ServerTest) refuseReverse(ctx context.Context, p *iperf3.Params) error {
 	t, h := sv.t, sv.t.hub
 	if p.Protocol != iperf3.ProtoUDP || !p.Reverse && !p.Bidirectional {
@@ -508,7 +509,7 @@ func (sv *i3ServerTest) refuseReverse(ctx context.Context, p *iperf3.Params) err
 	h.mu.Unlock()
 	sv.start = time.Now()
 	h.s.refuseTest(sv.newResult(), why)
-	_ = sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoAuthTest})
+	_ = sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoAuthTest, Text: why.Error()})
 	return why
 }
 

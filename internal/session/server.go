@@ -50,10 +50,13 @@ type ServerConfig struct {
 	// bounds what a spoofed source can aim at its victim.
 	MaxSendRate float64
 	// AllowReverse lists the sources, beyond loopback, private, CGNAT,
-	// link-local and ULA networks (admit.Classify), that UDP reverse and
-	// connect-back tests may send to; tests that would send elsewhere are
-	// refused (see docs/server.md).
+	// benchmarking, link-local and ULA networks (admit.Classify), that UDP
+	// reverse and connect-back tests may send to; tests that would send
+	// elsewhere are refused (see docs/server.md).
 	AllowReverse []netip.Prefix
+	// DenyReverse lists sources UDP reverse and connect-back tests never
+	// send to, even on those networks or in AllowReverse.
+	DenyReverse []netip.Prefix
 	// MaxTestsPerSource bounds the tests one source address has open at
 	// once (0 = admit.DefaultMaxActive, negative = no limit).
 	MaxTestsPerSource int

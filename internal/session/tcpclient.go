@@ -111,7 +111,21 @@ func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 		r.Reverse = backFlow
 		r.Warnings = append(r.Warnings, back.warnings...)
 	}
+	if back != nil && backFlow == nil && resetAny(outs) {
+		r.Error = reverseRefused("the server reset the connection at once and never connected back (an iperf3 server "+
+			"resets every iperf 2 test: if it is iperf3, use --dialect iperf3)", conns[0].LocalAddr()) + " (" + r.Error + ")"
+	}
 	return r, nil
+}
+
+// resetAny reports whether the peer reset any of the streams.
+func resetAny(outs []tcpStreamOutcome) bool {
+	for _, o := range outs {
+		if resetByPeer(o.sent.err) || resetByPeer(o.recvErr) {
+			return true
+		}
+	}
+	return false
 }
 
 // runTCPStream runs one connection: header, then send and/or receive. Its
@@ -216,7 +230,7 @@ func fillTCPClientResult(r *result.Result, cfg *ClientConfig, outs []tcpStreamOu
 		}{{o.sent.err, o.sent.res}, {o.recvErr, o.recv}} {
 			if e.err != nil && r.Error == "" {
 				r.Error = e.err.Error()
-				if resetByPeer(e.err) {
+				if resetByPeer(e.err) && !cfg.Tradeoff && !cfg.Dual { // -r/-d: see runTCPClient
 					// The time is that of the direction whose error it
 					// is (a receive-only test never started a send).
 					r.Warn(fmt.Sprintf("the peer reset the connection %.2f s into the test: a listener that is not an "+

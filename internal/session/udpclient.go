@@ -125,9 +125,12 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	fillUDPClientResult(r, cfg, outs)
 	localDrops.apply(r, conns[0].Capabilities().GSO)
 	warnInterrupted(ctx, r)
-	if backFlow != nil {
+	if back != nil {
 		r.Reverse = backFlow
 		r.Warnings = append(r.Warnings, back.warnings...)
+	}
+	if back != nil && backFlow == nil && r.Receiver == nil && r.Error == "" && ctx.Err() == nil {
+		r.Error = reverseRefused("the server neither reported on our datagrams nor connected back", conns[0].LocalAddr())
 	}
 	return r, nil
 }
@@ -332,6 +335,7 @@ func runUDPReverse(ctx context.Context, cfg *ClientConfig, conns []udpio.Conn, r
 	wg.Wait()
 	r.Intervals = iv.Stop(time.Now())
 	var rcv result.Receiver
+	silent := 0 // streams the server sent nothing on
 	for i, rv := range recvs {
 		rv.endIdle()
 		rr := rv.receiver()
@@ -356,13 +360,28 @@ func runUDPReverse(ctx context.Context, cfg *ClientConfig, conns []udpio.Conn, r
 			r.Warn(fmt.Sprintf("stream %d: the server's final datagram never arrived; counts run to the last datagram received", i+1))
 		}
 		if !rv.rx.Seq.Started() {
-			r.Warn(fmt.Sprintf("stream %d: the server sent nothing back: does it support -R (iperf 2.1 or later), and does it send to this address (a wirebench server sends UDP reverse traffic only to local networks and those given with --allow-reverse)?", i+1))
+			silent++
+			if len(recvs) > 1 {
+				r.Warn(fmt.Sprintf("stream %d: the server sent nothing back", i+1))
+			}
 		}
 		if errs[i] != nil && r.Error == "" {
 			r.Error = errs[i].Error()
 		}
 	}
 	r.Receiver = &rcv
+	if silent > 0 && ctx.Err() == nil {
+		how := "the server sent nothing back (an iperf 2 server before 2.1 has no -R)"
+		if silent < len(recvs) {
+			how = fmt.Sprintf("the server sent nothing back on %d of %d streams", silent, len(recvs))
+		}
+		msg := reverseRefused(how, conns[0].LocalAddr())
+		if silent == len(recvs) && r.Error == "" {
+			r.Error = msg
+		} else {
+			r.Warn(msg)
+		}
+	}
 	return r, nil
 }
 

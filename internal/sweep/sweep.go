@@ -263,7 +263,7 @@ type SizeResult struct {
 	// Trials is how many trials the searches of this size took.
 	Trials int `json:"trials"`
 	// PercentOfLine is RatePPS as a share of the medium's maximum packet
-	// rate (seed 002's column); null when no medium is known.
+	// rate (the size sweep's column); null when no medium is known.
 	PercentOfLine *float64 `json:"percent_of_line"`
 	LinePPS       float64  `json:"line_pps,omitempty"`
 	// LimitedByHost says this host could not send fast enough to find the
@@ -308,9 +308,12 @@ type Cliff struct {
 
 // Result is a sweep's document (schema wirebench/1, kind "sweep").
 type Result struct {
-	Schema    string       `json:"schema"`
-	Kind      string       `json:"kind"`
-	Version   string       `json:"version,omitempty"`
+	Schema  string `json:"schema"`
+	Kind    string `json:"kind"`
+	Version string `json:"version,omitempty"`
+	// RunID is the id the results store saved this run as, in the
+	// printed document only (left out when the run was not saved).
+	RunID     int64        `json:"run_id,omitempty"`
 	StartedAt time.Time    `json:"started_at"`
 	Test      Test         `json:"test"`
 	Sizes     []SizeResult `json:"sizes"`

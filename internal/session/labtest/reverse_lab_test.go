@@ -21,17 +21,19 @@ import (
 
 // Issue 15 "Must show": a UDP reverse request from a source outside the
 // allowed networks is refused with a reason. The client sits in lab host A
-// (198.18.0.1: RFC 2544 benchmarking space, not private), our server in B;
-// real iperf 2.1.8, real iperf3 3.12 and our own client each ask for a UDP
-// reverse test. Refused by default — with the reason in the server's
-// result and log, iperf3's "test authorization failed" at the iperf3
-// client, and not one UDP datagram arriving in A — and served once the
-// server runs with --allow-reverse 198.18.0.0/15. Real iperf's -d (TCP
-// connect-back) is refused alike; TCP -R (iperf and iperf3), which sends on
-// the client's own connection, is served either way.
+// (198.18.0.1: RFC 2544 benchmarking space, served by default since issue
+// 20), our server in B; real iperf 2.1.8, real iperf3 3.12 and our own
+// client each ask for a UDP reverse test. Served by default, and refused
+// when the server runs with --deny-reverse 198.18.0.1 — with the reason in
+// the server's result and log, iperf3's "test authorization failed" at the
+// iperf3 client, the server's own words at our iperf3 client, the
+// reverse-traffic policy named by our iperf 2 client (issue 20), and not
+// one UDP datagram arriving in A. Real iperf's -d (TCP connect-back) and
+// ours are refused alike; TCP -R (iperf and iperf3), which sends on the
+// client's own connection, is served either way.
 
 // guardedServer is our server in lab host B with the admission rules of
-// allow, answering iperf2 and iperf3.
+// deny (--deny-reverse), answering iperf2 and iperf3.
 type guardedServer struct {
 	port, i3port int
 	mu           sync.Mutex
@@ -40,13 +42,13 @@ type guardedServer struct {
 	logs         []string
 }
 
-func startGuardedServer(t *testing.T, ctx context.Context, lab *netlab.Lab, allow []netip.Prefix) *guardedServer {
+func startGuardedServer(t *testing.T, ctx context.Context, lab *netlab.Lab, deny []netip.Prefix) *guardedServer {
 	t.Helper()
 	gs := &guardedServer{taken: map[*result.Result]bool{}}
 	var srv *session.Server
 	err := lab.B.Do(func() (err error) {
 		srv, err = session.Listen(ctx, session.ServerConfig{
-			Bind: lab.B.Addr.String(), Port: -1, MaxDuration: 5 * time.Second, AllowReverse: allow,
+			Bind: lab.B.Addr.String(), Port: -1, MaxDuration: 5 * time.Second, DenyReverse: deny,
 			OnResult: func(_ int, r *result.Result) { gs.mu.Lock(); gs.results = append(gs.results, r); gs.mu.Unlock() },
 			OnLog: func(msg string) {
 				t.Logf("server log: %s", msg)
@@ -142,16 +144,16 @@ func TestLabReverseRefusedOutsideLocalNetworks(t *testing.T) {
 	lab := newLab(t, ctx, "reverse", labBurst)
 	dst := lab.B.Addr.String()
 	for _, allowed := range []bool{false, true} {
-		name, allow := "default", []netip.Prefix(nil)
+		name, deny := "deny-reverse", []netip.Prefix{netip.MustParsePrefix("198.18.0.1/32")}
 		if allowed {
-			name, allow = "allow-reverse", []netip.Prefix{netip.MustParsePrefix("198.18.0.0/15")}
+			name, deny = "default", nil
 		}
 		t.Run(name, func(t *testing.T) {
-			gs := startGuardedServer(t, ctx, lab, allow)
+			gs := startGuardedServer(t, ctx, lab, deny)
 			port, i3port := strconv.Itoa(gs.port), strconv.Itoa(gs.i3port)
 			refusedWhy := func(r *result.Result) {
 				t.Helper()
-				if !strings.Contains(r.Error, "refused") || !strings.Contains(r.Error, "198.18.0.1") || !strings.Contains(r.Error, "--allow-reverse") {
+				if !strings.Contains(r.Error, "refused") || !strings.Contains(r.Error, "198.18.0.1") || !strings.Contains(r.Error, "--deny-reverse") {
 					t.Errorf("the refused %s %s test's result does not say why: error %q", r.Test.Dialect, r.Test.Mode, r.Error)
 				}
 				if r.Sender != nil && r.Sender.Bytes > 0 {
@@ -227,11 +229,30 @@ func TestLabReverseRefusedOutsideLocalNetworks(t *testing.T) {
 				if arrived != 0 {
 					t.Errorf("%d UDP datagrams arrived in A during our refused -u -R test", arrived)
 				}
-				if cerr == nil && cr.Error == "" && len(cr.Warnings) == 0 {
-					t.Errorf("our client's refused -u -R test reads as a success: %+v", cr)
+				if cerr != nil || !strings.Contains(cr.Error, "reverse-traffic policy") || !strings.Contains(cr.Error, "--allow-reverse 198.18.0.1") {
+					t.Errorf("our client's refused -u -R test does not name the server's policy: %v, %+v", cerr, cr)
 				}
 				if cr != nil {
 					t.Logf("our client: error %q, warnings %q", cr.Error, cr.Warnings)
+				}
+			}
+
+			// Our own client, iperf3 UDP -R: the server's reason in its words.
+			cerr = lab.A.Do(func() (err error) {
+				cr, err = session.RunClient(ctx, session.ClientConfig{Host: dst, Port: gs.i3port, Dialect: session.DialectIperf3,
+					UDP: true, Reverse: true, Duration: time.Second, Rate: units.Rate{Value: 1e6}})
+				return err
+			})
+			sr = gs.result(t, session.DialectIperf3, "reverse")
+			if allowed {
+				if cerr != nil || cr.Error != "" || cr.Receiver == nil || cr.Receiver.Packets == 0 {
+					t.Errorf("our iperf3 client -u -R from an allowed source: %v, result %+v", cerr, cr)
+				}
+			} else {
+				refusedWhy(sr)
+				t.Logf("our iperf3 client: %v", cerr)
+				if cerr == nil || !strings.Contains(cerr.Error(), "198.18.0.1 is in this server's --deny-reverse") || !strings.Contains(cerr.Error(), "i_errno 142") {
+					t.Errorf("our iperf3 client was not told the server's reason: %v", cerr)
 				}
 			}
 
@@ -265,6 +286,20 @@ func TestLabReverseRefusedOutsideLocalNetworks(t *testing.T) {
 			}
 			if !gs.logged("refused a -r/-d test") {
 				t.Error("the server logged no refusal of the iperf -d test")
+			}
+
+			// Our own client, TCP -d: the reset names the policy, not only
+			// a dialect mismatch.
+			cerr = lab.A.Do(func() (err error) {
+				cr, err = session.RunClient(ctx, session.ClientConfig{Host: dst, Port: gs.port, Dual: true, Duration: time.Second})
+				return err
+			})
+			refusedWhy(gs.result(t, session.DialectIperf2, "dual"))
+			if cr != nil {
+				t.Logf("our client -d: error %q, warnings %q", cr.Error, cr.Warnings)
+			}
+			if cerr != nil || !strings.Contains(cr.Error, "reverse-traffic policy") || !strings.Contains(cr.Error, "--allow-reverse 198.18.0.1") {
+				t.Errorf("our client's refused -d test does not name the server's policy: %v, %+v", cerr, cr)
 			}
 		})
 	}

@@ -523,3 +523,63 @@ func TestParseInt64(t *testing.T) {
 		})
 	}
 }
+
+// TestServerErrText: a SERVER_ERROR with a reason carries it after the 9
+// bytes iperf3 reads, as one JSON frame; our reader returns it in Text,
+// over a buffer and over a TCP connection, and a reader that stops after
+// the 9 bytes (as iperf3 does) gets the plain error. A peer that closes
+// after the 9 bytes (iperf3 itself) gives an empty Text (the time the read
+// took is logged: end of file, not the wait bound).
+func TestServerErrText(t *testing.T) {
+	why := "reverse and connect-back traffic refused: 198.18.0.1 is in this server's --deny-reverse 198.18.0.1/32"
+	se := &ServerErr{IErrno: ErrnoAuthTest, Text: why}
+	wire := se.AppendWire(nil)
+	if !bytes.Equal(wire[:9], []byte{0xfe, 0, 0, 0, 142, 0, 0, 0, 0}) {
+		t.Fatalf("first 9 bytes %x: not what iperf3 reads", wire[:9])
+	}
+	if got, err := readServerErrBody(bytes.NewReader(wire[1:9])); err != nil || got.IErrno != ErrnoAuthTest || got.Text != "" {
+		t.Fatalf("the 8 bytes iperf3 reads: %+v %v", got, err)
+	}
+	ctx := context.Background()
+	c := NewConn(bytes.NewBuffer(wire[1:]))
+	got, err := c.ReadServerErr(ctx)
+	if err != nil || got.Text != why || !strings.Contains(got.Error(), why) || !strings.Contains(got.Error(), "i_errno 142") {
+		t.Fatalf("buffer: %+v, %v", got, err)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, tc := range []struct {
+		name string
+		send []byte
+		want string
+	}{{"wirebench server", wire, why}, {"iperf3 server", (&ServerErr{IErrno: ErrnoAuthTest}).AppendWire(nil), ""}} {
+		go func() {
+			s, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s.Write(tc.send)
+			s.Close()
+		}()
+		nc, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := NewConn(nc)
+		start := time.Now()
+		if st, err := c.ReadState(ctx); err != nil || st != ServerError {
+			t.Fatalf("%s: state %v %v", tc.name, st, err)
+		}
+		got, err := c.ReadServerErr(ctx)
+		took := time.Since(start)
+		nc.Close()
+		t.Logf("%s: %v (read in %v)", tc.name, got, took)
+		if err != nil || got.IErrno != ErrnoAuthTest || got.Text != tc.want {
+			t.Errorf("%s: %+v, %v; want text %q", tc.name, got, err, tc.want)
+		}
+	}
+}

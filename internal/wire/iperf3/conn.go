@@ -244,8 +244,16 @@ func (c *Conn) WriteResults(ctx context.Context, r *Results) error {
 	return c.WriteJSON(ctx, body)
 }
 
+// serverErrTextWait bounds the wait for a wirebench server's reason after
+// SERVER_ERROR. The reason comes in the same write as the error, so it is
+// there at once; an iperf3 server closes the connection (end of file at
+// once). Only a peer that keeps the connection open and silent costs it.
+const serverErrTextWait = time.Second
+
 // ReadServerErr reads the 8 bytes that follow a SERVER_ERROR state byte
-// (or 4, when the peer closes after i_errno).
+// (or 4, when the peer closes after i_errno), then the reason a wirebench
+// server sends after them (ServerErr.AppendWire) into Text, when there is
+// one.
 func (c *Conn) ReadServerErr(ctx context.Context) (*ServerErr, error) {
 	var e *ServerErr
 	err := c.io(ctx, false, func() error {
@@ -253,7 +261,24 @@ func (c *Conn) ReadServerErr(ctx context.Context) (*ServerErr, error) {
 		e, err = readServerErrBody(c.rw)
 		return err
 	})
-	return e, err
+	if err != nil {
+		return e, err
+	}
+	_, timed := c.rw.(deadliner)
+	lr, sized := c.rw.(interface{ Len() int })
+	if !timed && (!sized || lr.Len() == 0) {
+		return e, nil // no way to bound a read of what may never come
+	}
+	tctx, cancel := context.WithTimeout(ctx, serverErrTextWait)
+	defer cancel()
+	_ = c.io(tctx, false, func() error {
+		body, err := ReadJSONFrame(c.rw, maxServerErrText)
+		if err == nil {
+			e.Text = decodeServerErrText(body)
+		}
+		return err
+	})
+	return e, nil
 }
 
 // WriteServerErr writes SERVER_ERROR followed by i_errno and errno in one

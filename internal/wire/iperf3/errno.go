@@ -2,6 +2,7 @@ package iperf3
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -143,21 +144,64 @@ const ServerErrorSize = 9
 type ServerErr struct {
 	IErrno Errno // iperf3's i_errno
 	Errno  int32 // the server's C errno (0 when none, or when the peer sent only i_errno)
+	// Text is the server's reason in its own words, when it sent one
+	// (a wirebench server does; see AppendWire). iperf3 itself has no
+	// way to say more than i_errno.
+	Text string
 }
+
+// serverErrText is the JSON frame a wirebench server sends after the
+// standard SERVER_ERROR bytes to say why in words.
+type serverErrText struct {
+	Error string `json:"wirebench_error"`
+}
+
+// maxServerErrText caps the reason frame a client reads.
+const maxServerErrText = 4 << 10
 
 // Error implements error.
 func (e *ServerErr) Error() string {
+	if e.Text != "" {
+		return fmt.Sprintf("%s (iperf3 server error: %v, i_errno %d)", e.Text, e.IErrno, int32(e.IErrno))
+	}
 	if e.Errno != 0 {
 		return fmt.Sprintf("iperf3 server error: %v (i_errno %d, errno %d)", e.IErrno, int32(e.IErrno), e.Errno)
 	}
 	return fmt.Sprintf("iperf3 server error: %v (i_errno %d)", e.IErrno, int32(e.IErrno))
 }
 
-// AppendWire appends the 9 wire bytes of e (state byte included) to b.
+// AppendWire appends the 9 wire bytes of e (state byte included) to b,
+// and, when e has Text, one length-prefixed JSON frame
+// {"wirebench_error": Text} after them. An iperf3 client reads the 9
+// bytes, prints its message for i_errno and closes: the frame is never
+// read. A wirebench client reads it (Conn.ReadServerErr) and so can show
+// the server's reason, which i_errno alone cannot carry.
 func (e *ServerErr) AppendWire(b []byte) []byte {
 	b = append(b, ServerError.Byte())
 	b = binary.BigEndian.AppendUint32(b, uint32(e.IErrno))
-	return binary.BigEndian.AppendUint32(b, uint32(e.Errno))
+	b = binary.BigEndian.AppendUint32(b, uint32(e.Errno))
+	if e.Text == "" {
+		return b
+	}
+	text := e.Text
+	if len(text) > maxServerErrText-64 {
+		text = text[:maxServerErrText-64]
+	}
+	body, err := json.Marshal(serverErrText{Error: text})
+	if err != nil {
+		return b
+	}
+	b, _ = AppendJSONFrame(b, body)
+	return b
+}
+
+// decodeServerErrText returns the reason in a frame body, or "".
+func decodeServerErrText(body []byte) string {
+	var t serverErrText
+	if json.Unmarshal(body, &t) != nil {
+		return ""
+	}
+	return t.Error
 }
 
 // DecodeServerErrBody decodes the bytes that follow a SERVER_ERROR state
