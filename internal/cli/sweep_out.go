@@ -49,6 +49,11 @@ func writeSweepText(w io.Writer, r *sweep.Result) error {
 		fmt.Fprintf(&b, "%-7d %-12d %-22s %-13.2f %-10s %-9s %-6d %-9s %s\n", s.Size, s.Sent, rt, s.RateBPS/1e6, pct,
 			fmt.Sprintf("%.3f%%", s.LossPercent), s.Trials, rtt, sweepNote(s))
 	}
+	for _, s := range r.Sizes {
+		if s.Status == sweep.StatusSuspect {
+			fmt.Fprintf(&b, "suspect: %d B: %s\n", s.Size, s.Reason)
+		}
+	}
 	for _, c := range r.Cliffs {
 		fmt.Fprintf(&b, "cliff: %d → %d B: %.0f → %.0f datagrams/s: %s\n", c.Below, c.Above, c.RateBelowPPS, c.RateAbovePPS, c.Hint)
 	}
@@ -68,6 +73,9 @@ func writeSweepText(w io.Writer, r *sweep.Result) error {
 // sweepNote is a size's note column.
 func sweepNote(s sweep.SizeResult) string {
 	var n []string
+	if s.Status == sweep.StatusSuspect {
+		n = append(n, "SUSPECT: above what the medium allows")
+	}
 	if s.LimitedByHost {
 		n = append(n, "limited by this host")
 	}
@@ -91,7 +99,7 @@ func writeSweepCSV(w io.Writer, r *sweep.Result) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"size", "sent", "rate_pps", "rate_bps", "percent_of_line", "loss_percent", "trials", "rtt_ms",
 		"limited_by_host", "confirmed", "bisected", "ci95_low_pps", "ci95_high_pps", "unstable",
-		"counted_by", "device_packets", "device_lost", "device_bps"})
+		"counted_by", "device_packets", "device_lost", "device_bps", "status", "reason"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, s := range r.Sizes {
 		pct, rtt, lo, hi, unstable := "", "", "", "", ""
@@ -119,7 +127,7 @@ func writeSweepCSV(w io.Writer, r *sweep.Result) error {
 		}
 		_ = cw.Write([]string{strconv.Itoa(s.Size), strconv.FormatInt(s.Sent, 10), f(s.RatePPS), f(s.RateBPS), pct,
 			f(s.LossPercent), strconv.Itoa(s.Trials), rtt, strconv.FormatBool(s.LimitedByHost), strconv.FormatBool(s.Confirmed),
-			strconv.FormatBool(s.Bisected), lo, hi, unstable, s.CountedBy, dp, dl, db})
+			strconv.FormatBool(s.Bisected), lo, hi, unstable, s.CountedBy, dp, dl, db, s.Status, s.Reason})
 	}
 	cw.Flush()
 	return cw.Error()

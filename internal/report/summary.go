@@ -194,6 +194,9 @@ func linkLines(b *strings.Builder, id string, l *result.Link) {
 			idText(id), fixed(measured, div), unit, pct, fixed(th, div), unit, orNA(l.Medium),
 			thousands(l.FramesPerSecond), fixed(l.WireL2BPS, div), fixed(l.WireL1BPS, div), unit)
 	}
+	if l.Status != "" && l.Status != "ok" {
+		fmt.Fprintf(b, "%s Status: %s: %s\n", idText(id), l.Status, indentMore(orNA(l.Reason), "      "))
+	}
 	if l.Diagnosis != "" {
 		fmt.Fprintf(b, "%s Diagnosis: %s\n", idText(id), indentMore(l.Diagnosis, "      "))
 	}

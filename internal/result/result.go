@@ -288,6 +288,12 @@ type Link struct {
 	// Diagnosis is a plain-words explanation when the figures look limited
 	// by something other than bandwidth (for example a timer tick).
 	Diagnosis string `json:"diagnosis,omitempty"`
+	// Status judges the figure against the medium: "ok", or "suspect" when
+	// it is more than 0.1 % above what the medium allows (no path made of
+	// it can carry that); Reason then says why in words. Absent in
+	// documents from before this judgement.
+	Status string `json:"status,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // New returns a Result with the schema set and empty lists ready, so the

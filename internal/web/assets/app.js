@@ -316,7 +316,8 @@ function testParts(run, r) {
     const l = r.link;
     parts.push(el("h3", {}, "Against the medium"), kv([["medium", l.medium], ["theoretical goodput", fmtRate(l.theoretical_bps)],
       ["measured", `${(+l.percent_of_theoretical).toFixed(1)} % of theoretical`], ["frames/s", Math.round(l.frames_per_second)],
-      ["L2 / L1 rate", `${fmtRate(l.wire_l2_bps)} / ${fmtRate(l.wire_l1_bps)}`], ["diagnosis", l.diagnosis]]));
+      ["L2 / L1 rate", `${fmtRate(l.wire_l2_bps)} / ${fmtRate(l.wire_l1_bps)}`], ["diagnosis", l.diagnosis],
+      ["status", l.status ? l.status + (l.reason ? `: ${l.reason}` : "") : ""]]));
   } else {
     parts.push(el("p", { class: "muted" }, "No medium named: start the server with --medium to see % of the medium."));
   }
