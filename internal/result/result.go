@@ -203,6 +203,16 @@ func (t *TCPInfo) Merge(o *TCPInfo) {
 	t.PMTU = max(t.PMTU, o.PMTU)
 }
 
+// What a peer report's datagram total counts (Receiver.Counting).
+const (
+	// CountingHighestID: the highest id seen, the answered FIN's |id|
+	// (iperf 2's "Total"); received = total − lost.
+	CountingHighestID = "highest-id"
+	// CountingReceived: the datagrams received (old zperf's "received
+	// packets"); total = received + lost.
+	CountingReceived = "received"
+)
+
 // Jitter methods (Receiver.JitterMethod).
 const (
 	JitterPerDatagram = "per-datagram"
@@ -222,8 +232,11 @@ type Receiver struct {
 	Packets       int64   `json:"packets"`
 	Lost          int64   `json:"lost"`
 	OutOfOrder    int64   `json:"out_of_order"`
-	Duplicates    int64   `json:"duplicates"`
-	JitterMS      float64 `json:"jitter_ms"`
+	// Duplicates counts datagrams whose sequence number had already
+	// arrived; nil (absent, printed "-") when unknown: a peer's report that
+	// does not carry it (iperf 2, iperf3, zperf) is not a count of 0.
+	Duplicates *int64  `json:"duplicates,omitempty"`
+	JitterMS   float64 `json:"jitter_ms"`
 	// JitterMethod says how a local UDP receiver's JitterMS was obtained:
 	// JitterPerDatagram from each datagram's own arrival time, or
 	// JitterPerBatch when UDP receive offload (GRO) was on, under which the
@@ -237,6 +250,10 @@ type Receiver struct {
 	// Source says where these counts come from: "local" (this side
 	// received) or "peer-report" (the peer's server report).
 	Source string `json:"source"`
+	// Counting says what a peer report's datagram total meant, as told from
+	// our own sent count: CountingHighestID (iperf 2, new zperf) or
+	// CountingReceived (old zperf); absent when counted here or unknown.
+	Counting string `json:"counting,omitempty"`
 	// HostDrops counts datagrams our own socket receive buffer dropped
 	// during the test (Linux SO_RXQ_OVFL); -1 when unknown. With UDP GRO
 	// (JitterMethod JitterPerBatch) the kernel counts a dropped coalesced
@@ -301,6 +318,9 @@ type Link struct {
 func New(role string) *Result {
 	return &Result{Schema: Schema, Kind: KindTest, Role: role, Intervals: []Interval{}, Warnings: []string{}, StartedAt: time.Now().UTC()}
 }
+
+// Count returns a pointer to v, for counts that are absent when unknown.
+func Count(v int64) *int64 { return &v }
 
 // Warn appends a warning.
 func (r *Result) Warn(msg string) { r.Warnings = append(r.Warnings, msg) }

@@ -157,7 +157,7 @@ func i3PeerReceiver(res *iperf3.Results, ids []int64, udp bool, omit time.Durati
 		if res.WB != nil {
 			for _, w := range res.WB.Streams {
 				if w.ID == id {
-					rr.Duplicates, rr.OutOfOrder = w.Duplicates, w.OutOfOrder
+					rr.Duplicates, rr.OutOfOrder = result.Count(w.Duplicates), w.OutOfOrder
 					rr.Intervals = i3PeerIntervals(w.Intervals)
 					wbIntervals = true
 				}
@@ -241,7 +241,7 @@ func i3Rates(rr *result.Receiver, udp bool) {
 // i3LocalReceiver turns a UDP receiver's totals into receiver counts.
 // conn is the socket it received on (nil when unknown).
 func i3LocalReceiver(t i3UDPTotals, start, end time.Time, conn udpio.Conn) *result.Receiver {
-	rr := &result.Receiver{Bytes: t.bytes, Packets: t.received, Lost: t.lost, OutOfOrder: t.ooo, Duplicates: t.dups,
+	rr := &result.Receiver{Bytes: t.bytes, Packets: t.received, Lost: t.lost, OutOfOrder: t.ooo, Duplicates: result.Count(t.dups),
 		JitterMS: float64(t.jitter) / 1e6, Total: t.maxSeq, Seconds: end.Sub(start).Seconds(), Source: "local"}
 	if conn != nil {
 		rr.JitterMethod = jitterMethod(conn.Capabilities().GRO)
