@@ -86,6 +86,12 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	start := time.Now()
 	iv := engine.NewIntervals(start, cfg.Interval, cfg.OnInterval, &engine.Flow{Name: flowName(back, "forward"), Counters: counters})
 	iv.SetOmit(cfg.Omit)
+	if back == nil && cfg.Bytes == 0 {
+		// The last interval is Stop's, at the end of our sending: never a
+		// row for the time the FIN exchange took (a server report delayed
+		// by a queue made a 10 s test print a 10.00-10.22 row).
+		iv.SetEnd(cfg.Omit + cfg.Duration)
+	}
 	iv.Run(ctx)
 	if back != nil {
 		back.start(ctx, iv, cfg.Dual)
@@ -121,7 +127,21 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	if back != nil {
 		backFlow = back.wait(ctx, cfg.Duration)
 	}
-	r.Intervals = iv.Stop(time.Now())
+	end := time.Now()
+	if back == nil {
+		// Our intervals count what we sent: they end with the last data
+		// datagram, not with the FIN exchange after it.
+		end = time.Time{}
+		for _, o := range outs {
+			if o.send.End.After(end) {
+				end = o.send.End
+			}
+		}
+		if end.IsZero() {
+			end = time.Now()
+		}
+	}
+	r.Intervals = iv.Stop(end)
 	fillUDPClientResult(r, cfg, outs)
 	localDrops.apply(r, conns[0].Capabilities().GSO)
 	warnInterrupted(ctx, r)
