@@ -17,7 +17,10 @@ type Flow struct {
 	Counters []*stats.Counters
 	// TCP, when set, are the flow's sending TCP connections: each interval
 	// then carries their TCP_INFO figures (result.Interval.TCP).
-	TCP      []net.Conn
+	TCP []net.Conn
+	// Sender marks a flow of what this side sends: its intervals are
+	// result.MeasuredBySender, with no receiver figures.
+	Sender   bool
 	prev     stats.Snapshot
 	prevRetr []int64 // each TCP connection's lifetime retransmits at the last report
 }
@@ -226,6 +229,9 @@ func (iv *Intervals) report(at time.Duration, emit bool) {
 			Start: from.Seconds(), End: at.Seconds(), Bytes: d.Bytes, Packets: d.Packets,
 			Lost: d.Lost, OutOfOrder: d.OutOfOrder, Duplicates: d.Duplicates, JitterMS: float64(d.Jitter) / 1e6, Flow: f.Name,
 			TCP: f.tcpFigures(), Omitted: at <= iv.omit,
+		}
+		if f.Sender {
+			in.MeasuredBy = result.MeasuredBySender
 		}
 		if secs > 0 {
 			in.BitsPerSecond = float64(d.Bytes) * 8 / secs

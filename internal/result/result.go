@@ -8,7 +8,10 @@
 // added within one schema version; a change of meaning bumps Schema.
 package result
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Schema is the value of the "schema" key of every JSON document wirebench
 // writes (test results, ping, probe, latency, calc, loopback); the "kind"
@@ -117,6 +120,32 @@ type Interval struct {
 	// TCP is what the kernel reported of this side's sending TCP
 	// connections at the end of the interval, when it reports it.
 	TCP *TCPInfo `json:"tcp,omitempty"`
+	// MeasuredBy is MeasuredBySender for an interval of what this side
+	// sent: a sender measures no loss, reordering, duplicates or jitter,
+	// so its JSON carries none of lost, out_of_order, duplicates and
+	// jitter_ms (rather than zeros nobody measured). Empty: a receiver's.
+	MeasuredBy string `json:"measured_by,omitempty"`
+}
+
+// MeasuredBySender marks a sender's interval (Interval.MeasuredBy).
+const MeasuredBySender = "sender"
+
+// MarshalJSON writes the interval, without the receiver's figures when
+// it is a sender's (MeasuredBy).
+func (in Interval) MarshalJSON() ([]byte, error) {
+	type plain Interval
+	if in.MeasuredBy != MeasuredBySender {
+		return json.Marshal(plain(in))
+	}
+	// The outer fields hide the embedded ones of the same key, and being
+	// nil they are left out.
+	return json.Marshal(struct {
+		plain
+		Lost       *int64   `json:"lost,omitempty"`
+		OutOfOrder *int64   `json:"out_of_order,omitempty"`
+		Duplicates *int64   `json:"duplicates,omitempty"`
+		JitterMS   *float64 `json:"jitter_ms,omitempty"`
+	}{plain: plain(in)})
 }
 
 // TCPInfo is what the kernel reports of a TCP sender's connections (Linux

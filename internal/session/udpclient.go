@@ -84,7 +84,7 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 		counters[i] = new(stats.Counters)
 	}
 	start := time.Now()
-	iv := engine.NewIntervals(start, cfg.Interval, cfg.OnInterval, &engine.Flow{Name: flowName(back, "forward"), Counters: counters})
+	iv := engine.NewIntervals(start, cfg.Interval, cfg.OnInterval, &engine.Flow{Name: flowName(back, "forward"), Counters: counters, Sender: true})
 	iv.SetOmit(cfg.Omit)
 	if back == nil && cfg.Bytes == 0 {
 		// The last interval is Stop's, at the end of our sending: never a

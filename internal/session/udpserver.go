@@ -355,7 +355,7 @@ func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 		t.member = s.joinGroup(ctx, result.UDP, src, rx.hdr, rx.hasHdr, t.id, at, counted)
 		emit = s.emitter(t.member, t.id)
 	}
-	t.iv = engine.NewIntervals(at, s.cfg.Interval, emit, &engine.Flow{Counters: []*stats.Counters{counted}})
+	t.iv = engine.NewIntervals(at, s.cfg.Interval, emit, &engine.Flow{Counters: []*stats.Counters{counted}, Sender: t.reverse})
 	t.iv.Run(ctx)
 	switch r.Test.Mode {
 	case "reverse":
