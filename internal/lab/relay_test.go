@@ -202,7 +202,7 @@ func TestRelayTick(t *testing.T) {
 	port, results := startServer(t)
 	steady(t, func() (lab.Report, func()) {
 		rr := startRelay(t, port, "tick=1ms/7")
-		_, server := udpTest(t, rr, results, 10000, 1470, 3*time.Second)
+		client, server := udpTest(t, rr, results, 10000, 1470, 3*time.Second)
 		rep := rr.stop(t)
 		pps := server.Receiver.PacketsPerSecond
 		t.Logf("server %.0f/s, diagnoses %q, warnings %q; relay %+v", pps, server.Diagnoses, server.Warnings, rep.Datagrams)
@@ -213,6 +213,11 @@ func TestRelayTick(t *testing.T) {
 			diag := strings.Join(server.Diagnoses, "\n")
 			if !strings.Contains(diag, "1 ms") || !strings.Contains(diag, "7 ") {
 				t.Errorf("no timer diagnosis of 7 per 1 ms: %q", server.Diagnoses)
+			}
+			// The server's diagnosis reaches our client in the wirebench
+			// extension of its report (issue 19, point 4).
+			if cd := strings.Join(client.Diagnoses, "\n"); !strings.Contains(cd, "the server's arrivals: ") || !strings.Contains(cd, "1 ms") {
+				t.Errorf("the client did not get the server's diagnosis: %q", client.Diagnoses)
 			}
 		}
 	})
