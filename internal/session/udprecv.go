@@ -53,6 +53,7 @@ type udpRecv struct {
 	heldBytes  int
 	short      int64 // datagrams too short to carry an id
 	finHeader  []byte
+	finLen     int // the FIN's length: the client's datagrams, which its buffer holds
 	dropsAtEnd uint64
 	// The data datagrams' own span (the FIN excluded), for the rate:
 	// N datagrams arriving over first..last span N−1 gaps.
@@ -223,6 +224,7 @@ func (t *udpRecv) feed(b []byte, at time.Time) []byte {
 		t.finID, t.finAt, t.done = id, at, true
 		hl := t.layout.HeaderLen()
 		t.finHeader = append([]byte(nil), b[:min(hl, len(b))]...)
+		t.finLen = len(b)
 		t.report = t.buildReport()
 		return t.report
 	}
@@ -300,9 +302,11 @@ func (t *udpRecv) buildReport() []byte {
 		r.Transit.IPGSum = 1
 	}
 	// What the iperf 2 report has no field for goes after it, where iperf
-	// 2 clients do not look (iperf2.WBExtension).
+	// 2 clients do not look (iperf2.WBExtension), within the length of the
+	// client's own datagrams: an older client may read the reply into its
+	// send buffer, which holds no more.
 	return iperf2.AppendWBExtension(r.AppendModern(nil, nil), iperf2.WBExtension{
-		Duplicates: uint64(s.Duplicates()), HasDuplicates: true, Diagnosis: t.diagnose()})
+		Duplicates: uint64(s.Duplicates()), HasDuplicates: true, Diagnosis: t.diagnose()}, t.finLen)
 }
 
 // receiver returns the receiver summary of the test so far.

@@ -42,9 +42,18 @@ type WBExtension struct {
 	Diagnosis string
 }
 
-// AppendWBExtension appends e to a 128-byte modern report.
-func AppendWBExtension(dst []byte, e WBExtension) []byte {
-	room := MaxReportLenWithExt - ReportLenModern - wbExtFixed
+// AppendWBExtension appends e to a 128-byte modern report, so that the
+// whole reply is at most limit bytes (and MaxReportLenWithExt): the
+// diagnosis is cut to fit, and nothing is appended when not even the
+// counts fit. A client reads the reply into a buffer of its own; pass the
+// length of its datagrams, which that buffer holds, so that no peer reads
+// past its buffer (2.1.8 allocates at least 512 bytes more, older ones
+// may not).
+func AppendWBExtension(dst []byte, e WBExtension, limit int) []byte {
+	room := min(MaxReportLenWithExt, limit) - ReportLenModern - wbExtFixed
+	if room < 0 {
+		return dst
+	}
 	diag := e.Diagnosis
 	if len(diag) > room {
 		diag = diag[:room]

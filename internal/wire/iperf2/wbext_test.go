@@ -22,7 +22,7 @@ func TestWBExtension(t *testing.T) {
 		{HasDuplicates: false},
 		{Duplicates: 3, HasDuplicates: true, Diagnosis: long},
 	} {
-		b := AppendWBExtension(r.AppendModern(nil, nil), e)
+		b := AppendWBExtension(r.AppendModern(nil, nil), e, 1470)
 		if len(b) > MaxReportLenWithExt {
 			t.Errorf("%d bytes: over %d", len(b), MaxReportLenWithExt)
 		}
@@ -41,13 +41,21 @@ func TestWBExtension(t *testing.T) {
 			t.Errorf("extension %+v, want %+v", *got.WB, want)
 		}
 	}
+	// The reply never outgrows the client's own datagrams: cut to fit,
+	// or left out when not even the counts fit.
+	if b := AppendWBExtension(r.AppendModern(nil, nil), WBExtension{HasDuplicates: true, Diagnosis: long}, 200); len(b) != 200 {
+		t.Errorf("limit 200: %d bytes", len(b))
+	}
+	if b := AppendWBExtension(r.AppendModern(nil, nil), WBExtension{HasDuplicates: true}, 140); len(b) != ReportLenModern {
+		t.Errorf("limit 140: %d bytes, want the plain report", len(b))
+	}
 	// A reply that only looks like it (wrong magic, bad length) carries none.
-	b := AppendWBExtension(r.AppendModern(nil, nil), WBExtension{Duplicates: 1, HasDuplicates: true})
+	b := AppendWBExtension(r.AppendModern(nil, nil), WBExtension{Duplicates: 1, HasDuplicates: true}, 1470)
 	b[ReportLenModern] = 'x'
 	if got, _, _ := ParseServerReport(b); got.WB != nil {
 		t.Errorf("wrong magic parsed as %+v", *got.WB)
 	}
-	b = AppendWBExtension(r.AppendModern(nil, nil), WBExtension{Diagnosis: "abc"})
+	b = AppendWBExtension(r.AppendModern(nil, nil), WBExtension{Diagnosis: "abc"}, 1470)
 	b = b[:len(b)-1]
 	if got, _, _ := ParseServerReport(b); got.WB != nil {
 		t.Errorf("cut extension parsed as %+v", *got.WB)
