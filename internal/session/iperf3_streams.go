@@ -272,14 +272,16 @@ func sortedIDs[T any](m map[int64]T) []int64 {
 
 // directionFlows makes the interval flows of a test: the client-to-server
 // direction first. Each side that has streams is a flow; with both, they
-// are named "forward" and "reverse".
-func directionFlows(forward, reverse []*stats.Counters) []*engine.Flow {
+// are named "forward" and "reverse". forwardSends says this side sends the
+// forward streams (the client) rather than the reverse ones (the server):
+// the sending flow's intervals carry no receiver figures.
+func directionFlows(forward, reverse []*stats.Counters, forwardSends bool) []*engine.Flow {
 	var flows []*engine.Flow
 	if len(forward) > 0 {
-		flows = append(flows, &engine.Flow{Counters: forward})
+		flows = append(flows, &engine.Flow{Counters: forward, Sender: forwardSends})
 	}
 	if len(reverse) > 0 {
-		flows = append(flows, &engine.Flow{Counters: reverse})
+		flows = append(flows, &engine.Flow{Counters: reverse, Sender: !forwardSends})
 	}
 	if len(flows) == 2 {
 		flows[0].Name, flows[1].Name = "forward", "reverse"
