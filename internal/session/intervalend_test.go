@@ -46,10 +46,10 @@ func slowReportServer(t *testing.T, delay time.Duration) *net.UDPAddr {
 }
 
 // TestNoIntervalPastTheEnd (issue 19, point 6): a server report that comes
-// 400 ms late (a queue in front of the server) adds no interval row after
+// 800 ms late (a queue in front of the server) adds no interval row after
 // the test's end, and the intervals kept are exactly the ones printed.
 func TestNoIntervalPastTheEnd(t *testing.T) {
-	addr := slowReportServer(t, 400*time.Millisecond)
+	addr := slowReportServer(t, 800*time.Millisecond)
 	var mu sync.Mutex
 	var printed []result.Interval
 	cfg := ClientConfig{Host: "127.0.0.1", Port: addr.Port, UDP: true, Rate: units.Rate{Value: 500, PPS: true}, Length: 1000,
@@ -68,8 +68,8 @@ func TestNoIntervalPastTheEnd(t *testing.T) {
 		t.Logf("%.3f-%.3f %d datagrams", in.Start, in.End, in.Packets)
 		// The last row ends with the last data datagram: at the test's
 		// end, or as late as a sender held up on a loaded host sent it,
-		// never with the report's arrival 0.4 s later.
-		if in.Start >= 1.0-1e-9 || in.End > 1.0+0.2 {
+		// never with the report's arrival 0.8 s later.
+		if in.Start >= 1.0-1e-9 || in.End > 1.0+0.5 {
 			t.Errorf("interval %.3f-%.3f runs past the 1 s test", in.Start, in.End)
 		}
 	}
