@@ -366,6 +366,11 @@ func writeCompareText(w io.Writer, doc compareDoc) error {
 			d := c.Metrics[0]
 			fmt.Fprintf(&b, "  run %d is %s of run %d in %s\n", r.ID, pct(*d.Ratio), doc.Baseline.ID, d.Name)
 		}
+		for _, d := range c.Metrics {
+			if d.NoCI != "" {
+				fmt.Fprintf(&b, "  %s: no 95 %% interval: %s\n", d.Name, d.NoCI)
+			}
+		}
 		if len(c.OnlyInBaseline)+len(c.OnlyInRun) > 0 {
 			fmt.Fprintf(&b, "  not compared: only in A: %s; only in B: %s\n", listOrNone(c.OnlyInBaseline), listOrNone(c.OnlyInRun))
 		}

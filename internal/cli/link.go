@@ -80,6 +80,10 @@ func (p *linkPlacer) apply(r *result.Result) {
 	r.Link = &result.Link{
 		Medium: pl.Medium, TheoreticalBPS: pl.TheoreticalBPS, PercentOfTheoretical: pl.PercentOfTheoretical,
 		FramesPerSecond: pl.FramesPerSecond, WireL2BPS: pl.WireL2BPS, WireL1BPS: pl.WireL1BPS,
+		Status: linerate.StatusOK,
+	}
+	if why := linerate.AboveMedium(what+" goodput", pl.PercentOfTheoretical, pl.Medium); why != "" {
+		r.Link.Status, r.Link.Reason = linerate.StatusSuspect, why
 	}
 	if len(r.Diagnoses) > 0 {
 		// A stream using most of the medium is limited by bandwidth,

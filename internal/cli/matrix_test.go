@@ -78,8 +78,14 @@ func TestMatrixLoopback(t *testing.T) {
 		t.Fatalf("matrix %+v", m)
 	}
 	for _, c := range m.Cells {
-		if c.Status != matrix.StatusOK || c.BitsPerSecond == nil || c.PercentOfLine == nil || c.Result == nil || len(c.Result.Intervals) == 0 {
-			t.Errorf("%s: %+v", c.Name(), c)
+		// Unpaced TCP over loopback outruns eth1g: such a cell is suspect
+		// (issue 19), the 20 Mbit/s UDP cells are ok.
+		want := matrix.StatusOK
+		if c.PercentOfLine != nil && *c.PercentOfLine > 100.1 {
+			want = matrix.StatusSuspect
+		}
+		if c.Status != want || c.BitsPerSecond == nil || c.PercentOfLine == nil || c.Result == nil || len(c.Result.Intervals) == 0 {
+			t.Errorf("%s: want %s: %+v", c.Name(), want, c)
 		}
 	}
 	dir := t.TempDir()

@@ -116,8 +116,9 @@ applying a device model to the forward direction (client -> target; --both for
 the replies too). Every client source address gets its own upstream socket, so
 replies find their way back and several tests can cross it at once. It stops on
 SIGINT/SIGTERM or after --duration and prints what it did; "data" counts only
-iperf2 data datagrams (id above 0), to check a test's own loss, out-of-order and
-duplicate counts against exactly. --tcp also proxies TCP connections on the same
+iperf2 data datagrams (id above 0) and each test's FIN as the receiver counts it
+(datagram |id|: the FINs up to the first one let through), to check a test's own
+sent, loss, out-of-order and duplicate counts against exactly. --tcp also proxies TCP connections on the same
 port, with the model's delay and rate.
 
 ` + modelHelp,

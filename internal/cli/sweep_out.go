@@ -53,6 +53,11 @@ func writeSweepText(w io.Writer, r *sweep.Result) error {
 		fmt.Fprintf(&b, "%-7d %-12d %-22s %-13.2f %-10s %-9s %-8s %-6d %-9s %s\n", s.Size, s.Sent, rt, s.RateBPS/1e6, pct,
 			fmt.Sprintf("%.3f%%", s.LossPercent), heldFor(s.HeldS), s.Trials, rtt, sweepNote(s))
 	}
+	for _, s := range r.Sizes {
+		if s.Status == sweep.StatusSuspect {
+			fmt.Fprintf(&b, "suspect: %d B: %s\n", s.Size, s.Reason)
+		}
+	}
 	for _, c := range r.Cliffs {
 		fmt.Fprintf(&b, "cliff: %d → %d B: %.0f → %.0f datagrams/s: %s\n", c.Below, c.Above, c.RateBelowPPS, c.RateAbovePPS, c.Hint)
 	}
@@ -103,6 +108,9 @@ func sweepTrials(log []sweep.TrialRecord) string {
 // sweepNote is a size's note column.
 func sweepNote(s sweep.SizeResult) string {
 	var n []string
+	if s.Status == sweep.StatusSuspect {
+		n = append(n, "SUSPECT: above what the medium allows")
+	}
 	if s.LimitedByHost {
 		n = append(n, "limited by this host")
 	}
@@ -126,7 +134,7 @@ func writeSweepCSV(w io.Writer, r *sweep.Result) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"size", "sent", "rate_pps", "rate_bps", "percent_of_line", "loss_percent", "trials", "rtt_ms",
 		"limited_by_host", "confirmed", "bisected", "ci95_low_pps", "ci95_high_pps", "unstable",
-		"counted_by", "device_packets", "device_lost", "device_bps", "held_s", "tried_pps"})
+		"counted_by", "device_packets", "device_lost", "device_bps", "held_s", "tried_pps", "status", "reason"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, s := range r.Sizes {
 		pct, rtt, lo, hi, unstable := "", "", "", "", ""
@@ -154,7 +162,7 @@ func writeSweepCSV(w io.Writer, r *sweep.Result) error {
 		}
 		_ = cw.Write([]string{strconv.Itoa(s.Size), strconv.FormatInt(s.Sent, 10), f(s.RatePPS), f(s.RateBPS), pct,
 			f(s.LossPercent), strconv.Itoa(s.Trials), rtt, strconv.FormatBool(s.LimitedByHost), strconv.FormatBool(s.Confirmed),
-			strconv.FormatBool(s.Bisected), lo, hi, unstable, s.CountedBy, dp, dl, db, f(s.HeldS), f(s.TriedPPS)})
+			strconv.FormatBool(s.Bisected), lo, hi, unstable, s.CountedBy, dp, dl, db, f(s.HeldS), f(s.TriedPPS), s.Status, s.Reason})
 	}
 	cw.Flush()
 	return cw.Error()

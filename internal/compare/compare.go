@@ -29,6 +29,10 @@ type Metric struct {
 	// the confidence intervals.
 	N  int     `json:"n,omitempty"`
 	SD float64 `json:"sd,omitempty"`
+	// NoSamples says why a figure has no repeated measurements behind it
+	// (so no confidence interval), where that is not obvious: e.g. a UDP
+	// sender's intervals, which measure no loss or jitter.
+	NoSamples string `json:"no_samples,omitempty"`
 }
 
 // Metrics takes the comparable figures out of one result document, in a
@@ -161,17 +165,22 @@ func Metrics(doc []byte) (kind string, ms []Metric, err error) {
 
 // testDoc is what compare reads of a wirebench/1 test result.
 type testDoc struct {
+	Role string `json:"role"`
 	Test struct {
-		Protocol string `json:"protocol"`
+		Protocol  string `json:"protocol"`
+		Direction string `json:"direction"`
 	} `json:"test"`
 	Intervals []struct {
 		Start         float64 `json:"start_s"`
 		End           float64 `json:"end_s"`
 		BitsPerSecond float64 `json:"bits_per_second"`
 		Packets       int64   `json:"packets"`
-		Lost          int64   `json:"lost"`
-		JitterMS      float64 `json:"jitter_ms"`
-		Flow          string  `json:"flow"`
+		// Lost and JitterMS are nil where the interval carries none (a
+		// sender's, MeasuredBy "sender").
+		Lost       *int64   `json:"lost"`
+		JitterMS   *float64 `json:"jitter_ms"`
+		Flow       string   `json:"flow"`
+		MeasuredBy string   `json:"measured_by"`
 	} `json:"intervals"`
 	Sender *struct {
 		BitsPerSecond float64 `json:"bits_per_second"`
@@ -198,14 +207,22 @@ func (r *testDoc) metrics() []Metric {
 			full = max(full, in.End-in.Start)
 		}
 	}
+	// A sender's intervals measure no loss or jitter: older documents
+	// stored zeros there (a client that sends), which are no samples.
+	oldSender := r.Role == "client" && r.Test.Direction == "send"
+	senderIntervals := false
 	for _, in := range r.Intervals {
 		if (in.Flow != "" && in.Flow != "forward") || in.End-in.Start < 0.9*full {
 			continue
 		}
 		bps = append(bps, in.BitsPerSecond)
-		if r.Test.Protocol == "udp" && in.Packets+in.Lost > 0 {
-			loss = append(loss, 100*float64(in.Lost)/float64(in.Packets+in.Lost))
-			jitter = append(jitter, in.JitterMS)
+		if in.MeasuredBy == "sender" || in.Lost == nil || in.JitterMS == nil || oldSender {
+			senderIntervals = true
+			continue
+		}
+		if r.Test.Protocol == "udp" && in.Packets+*in.Lost > 0 {
+			loss = append(loss, 100*float64(*in.Lost)/float64(in.Packets+*in.Lost))
+			jitter = append(jitter, *in.JitterMS)
 		}
 	}
 	var ms []Metric
@@ -228,7 +245,12 @@ func (r *testDoc) metrics() []Metric {
 		if total > 0 {
 			l.Value = 100 * float64(r.Receiver.Lost) / float64(total)
 		}
-		ms = append(ms, withSamples(l, loss), withSamples(Metric{Name: "jitter_ms", Unit: "ms", Value: r.Receiver.JitterMS}, jitter))
+		j := Metric{Name: "jitter_ms", Unit: "ms", Value: r.Receiver.JitterMS}
+		if senderIntervals && len(loss) == 0 {
+			why := "its intervals are the sender's, which measure no loss or jitter: the figure is the receiver's end-of-test count alone"
+			l.NoSamples, j.NoSamples = why, why
+		}
+		ms = append(ms, withSamples(l, loss), withSamples(j, jitter))
 	}
 	if r.Sender != nil && r.Sender.TCP != nil {
 		ms = append(ms, Metric{Name: "retransmits", Unit: "count", Value: float64(r.Sender.TCP.Retransmits)})
@@ -297,6 +319,9 @@ type Diff struct {
 	// intervals (Welch), present when both runs have repeated samples.
 	DifferenceCI95 *float64 `json:"difference_ci95,omitempty"`
 	RatioCI95      *float64 `json:"ratio_ci95,omitempty"`
+	// NoCI says why there is no interval, when a run's figure has no
+	// measured samples (Metric.NoSamples), naming the run.
+	NoCI string `json:"no_ci,omitempty"`
 }
 
 // Verdicts of Judge.
@@ -357,6 +382,12 @@ func diff(a, b Metric) Diff {
 	if a.Value != 0 {
 		r := b.Value / a.Value
 		d.Ratio = &r
+	}
+	switch {
+	case a.NoSamples != "":
+		d.NoCI = "A: " + a.NoSamples
+	case b.NoSamples != "":
+		d.NoCI = "B: " + b.NoSamples
 	}
 	if a.N >= 2 && b.N >= 2 {
 		va, vb := a.SD*a.SD/float64(a.N), b.SD*b.SD/float64(b.N)

@@ -164,3 +164,37 @@ func TestJudge(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsSenderIntervals (issue 19, point 4): a UDP client's intervals
+// are the sender's and measure no loss or jitter, whether they say so
+// (measured_by, keys absent) or are an older document's zeros: loss and
+// jitter then have no samples and no interval (never ±0), the pair says
+// why, and throughput keeps its samples.
+func TestMetricsSenderIntervals(t *testing.T) {
+	const marked = `{"schema":"wirebench/1","kind":"test","role":"client","test":{"protocol":"udp","direction":"send"},
+ "intervals":[{"start_s":0,"end_s":1,"bits_per_second":100e6,"packets":1000,"measured_by":"sender"},
+  {"start_s":1,"end_s":2,"bits_per_second":98e6,"packets":980,"measured_by":"sender"}],
+ "sender":{"bits_per_second":99e6},
+ "receiver":{"bits_per_second":97e6,"packets":1960,"lost":20,"total":1980,"jitter_ms":0.2,"source":"peer-report"}}`
+	old := strings.ReplaceAll(marked, `"measured_by":"sender"`, `"lost":0,"out_of_order":0,"duplicates":0,"jitter_ms":0`)
+	for name, doc := range map[string]string{"marked": marked, "older document": old} {
+		_, ms, err := Metrics([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tp := metric(t, ms, "throughput"); tp.N != 2 {
+			t.Errorf("%s: throughput %+v: want its 2 samples", name, tp)
+		}
+		for _, n := range []string{"loss_percent", "jitter_ms"} {
+			if m := metric(t, ms, n); m.N != 0 || !strings.Contains(m.NoSamples, "sender's") {
+				t.Errorf("%s: %s %+v: want no samples, saying why", name, n, m)
+			}
+		}
+		diffs, _, _ := Pair(ms, ms)
+		for _, d := range diffs {
+			if d.Name == "loss_percent" && (d.DifferenceCI95 != nil || !strings.HasPrefix(d.NoCI, "A: ")) {
+				t.Errorf("%s: loss diff %+v: want no interval and why", name, d)
+			}
+		}
+	}
+}

@@ -17,7 +17,10 @@ type Flow struct {
 	Counters []*stats.Counters
 	// TCP, when set, are the flow's sending TCP connections: each interval
 	// then carries their TCP_INFO figures (result.Interval.TCP).
-	TCP      []net.Conn
+	TCP []net.Conn
+	// Sender marks a flow of what this side sends: its intervals are
+	// result.MeasuredBySender, with no receiver figures.
+	Sender   bool
 	prev     stats.Snapshot
 	prevRetr []int64 // each TCP connection's lifetime retransmits at the last report
 }
@@ -42,6 +45,7 @@ type Intervals struct {
 	start  time.Time
 	period time.Duration
 	omit   time.Duration
+	end    time.Duration // SetEnd; 0: none
 	emit   func(result.Interval)
 
 	mu     sync.Mutex // guards following fields
@@ -70,6 +74,13 @@ func (iv *Intervals) AddFlow(f *Flow) {
 // interval ends exactly at d, even between two periods or without a
 // period, and every interval up to d is marked Omitted. Call it before Run.
 func (iv *Intervals) SetOmit(d time.Duration) { iv.omit = max(d, 0) }
+
+// SetEnd says the test's traffic ends at d: the periodic reports stop
+// before d, and Stop reports (and emits, once) the last interval, up to
+// where it is told the test ended. Without it a periodic report at the
+// end is emitted and then Stop's tail merged into it, so what was printed
+// differed from what was kept. Call it before Run.
+func (iv *Intervals) SetEnd(d time.Duration) { iv.end = max(d, 0) }
 
 // OmittedCounts returns what the counters c (of one of the flows) had
 // counted when the omitted period ended (SetOmit), read in the same
@@ -109,7 +120,7 @@ func (iv *Intervals) Run(ctx context.Context) {
 		var last time.Duration
 		for {
 			at, ok := iv.next(last)
-			if !ok {
+			if !ok || iv.end > 0 && at >= iv.end {
 				return
 			}
 			last = at
@@ -218,6 +229,9 @@ func (iv *Intervals) report(at time.Duration, emit bool) {
 			Start: from.Seconds(), End: at.Seconds(), Bytes: d.Bytes, Packets: d.Packets,
 			Lost: d.Lost, OutOfOrder: d.OutOfOrder, Duplicates: d.Duplicates, JitterMS: float64(d.Jitter) / 1e6, Flow: f.Name,
 			TCP: f.tcpFigures(), Omitted: at <= iv.omit,
+		}
+		if f.Sender {
+			in.MeasuredBy = result.MeasuredBySender
 		}
 		if secs > 0 {
 			in.BitsPerSecond = float64(d.Bytes) * 8 / secs

@@ -25,7 +25,40 @@ import (
 
 // seqState is what one flow's sender remembers to count reordering: the
 // highest data id it has sent.
-type seqState struct{ max int64 }
+type seqState struct {
+	max int64
+	// countFIN makes the flow's iperf2 FIN count as a data datagram, the
+	// way iperf counts it (as datagram |id|): each FIN up to the first one
+	// the model lets through, so a FIN the model drops is a dropped data
+	// datagram, as the receiver counts it lost. Later FINs (re-sent while
+	// the report is on its way) are not the test's.
+	countFIN bool
+	// pushed is the highest data id pushed, finPassed says a FIN was let
+	// through, lastFIN is the id of the latest FIN counted; guarded by the
+	// pipe's mu.
+	pushed    int64
+	finPassed bool
+	lastFIN   int64
+}
+
+// finSlot says whether b, pushed on a flow with state s, is a FIN that
+// counts as a data datagram (see seqState.countFIN): an iperf2 negative id
+// beyond the flow's data ids, before any FIN was let through. again says it
+// repeats the id of the FIN counted before it (2.0.5 and our legacy client
+// re-send the same id; 2.1 counts one lower each time): the same datagram
+// |id| for the receiver, counted once. Called with the pipe's mu held.
+func (s *seqState) finSlot(b []byte) (fin, again bool) {
+	if s == nil || !s.countFIN || s.finPassed || s.pushed <= 0 {
+		return false, false
+	}
+	id, _, _, ok := iperf2.ParseDatagram(b, iperf2.LayoutLegacy, false)
+	if !ok || id >= 0 || -id < s.pushed {
+		return false, false
+	}
+	again = id == s.lastFIN
+	s.lastFIN = id
+	return true, again
+}
 
 // packet is one datagram on its way through a pipe.
 type packet struct {
@@ -98,13 +131,26 @@ func (p *pipe) push(b []byte, rx time.Time, conn udpio.Conn, to netip.AddrPort, 
 	}
 	p.lastRx = at
 	p.counts.In++
-	if data {
+	// counted: in the data counts (a data datagram, or the test's FIN).
+	fin, again := seq.finSlot(b)
+	counted := data || (fin && !again)
+	if data && seq != nil {
+		seq.pushed = max(seq.pushed, id)
+	}
+	if counted {
 		p.counts.Data.In++
 	}
 	if p.model == nil {
 		p.counts.Forwarded++
-		if data {
+		if counted {
 			p.counts.Data.Forwarded++
+		}
+		if fin {
+			seq.finPassed = true
+			if again { // the earlier copy of this FIN was dropped
+				p.counts.Data.Dropped--
+				p.counts.Data.Forwarded++
+			}
 		}
 		p.enqueue(newPacket())
 		p.mu.Unlock()
@@ -120,7 +166,16 @@ func (p *pipe) push(b []byte, rx time.Time, conn udpio.Conn, to netip.AddrPort, 
 	var fate model.Fate
 	var why model.Reason
 	p.rels, fate, why = p.model.Arrive(p.rels, now, h, len(b), data)
-	p.count(fate, why, data)
+	p.count(fate, why, data, counted)
+	if fin && fate != model.Dropped {
+		seq.finPassed = true
+		if again {
+			// The earlier copy of this FIN, counted dropped, got through
+			// after all: the receiver lost no datagram for it.
+			p.counts.Data.Dropped--
+			p.counts.Data.Forwarded++
+		}
+	}
 	var pk *packet
 	if fate != model.Dropped {
 		pk = newPacket()
@@ -140,14 +195,17 @@ func (p *pipe) push(b []byte, rx time.Time, conn udpio.Conn, to netip.AddrPort, 
 	p.mu.Unlock()
 }
 
-// count adds one datagram's fate to the counters. Called with mu held.
-func (p *pipe) count(f model.Fate, why model.Reason, data bool) {
+// count adds one datagram's fate to the counters: counted says it is in
+// the data counts (a data datagram or the test's FIN), data that it is a
+// data datagram (only those count as duplicated or corrupted data: a
+// receiver counts neither for a FIN). Called with mu held.
+func (p *pipe) count(f model.Fate, why model.Reason, data, counted bool) {
 	c := &p.counts
 	switch f {
 	case model.Dropped:
 		c.Dropped++
 		c.droppedBy[why]++
-		if data {
+		if counted {
 			c.Data.Dropped++
 		}
 		return
@@ -163,7 +221,7 @@ func (p *pipe) count(f model.Fate, why model.Reason, data bool) {
 		}
 	}
 	c.Forwarded++
-	if data {
+	if counted {
 		c.Data.Forwarded++
 	}
 }

@@ -113,9 +113,10 @@ func udpTest(t *testing.T, rr *relayRun, results <-chan *result.Result, pps floa
 // TestRelayExactCounts is the issue's first must-show: a 4 s test at 5000
 // datagrams/s through loss=1%,reorder=0.5%,dup=0.1%, and the test's own loss,
 // out-of-order and duplicate counts equal the relay's data counts exactly,
-// for three seeds. The client's counts come from the server's report, which
-// has no duplicate count in iperf2's layout, so duplicates are taken from the
-// server's own result.
+// for three seeds. The client's counts come from the server's report; its
+// duplicates from the wirebench extension after it (iperf2's layout has no
+// field for them), so the client's duplicates equal the relay's too (issue
+// 19, point 4).
 func TestRelayExactCounts(t *testing.T) {
 	port, results := startServer(t)
 	for _, seed := range []int{7, 11, 23} {
@@ -124,16 +125,17 @@ func TestRelayExactCounts(t *testing.T) {
 		client, server := udpTest(t, rr, results, 5000, 1470, 4*time.Second)
 		rep := rr.stop(t)
 		d := rep.Data
-		t.Logf("seed %d: relay data %+v; client lost %d ooo %d; server dup %d", seed, d,
-			client.Receiver.Lost, client.Receiver.OutOfOrder, server.Receiver.Duplicates)
+		t.Logf("seed %d: relay data %+v; client lost %d ooo %d dup %d; server dup %d", seed, d,
+			client.Receiver.Lost, client.Receiver.OutOfOrder, count(client.Receiver.Duplicates), count(server.Receiver.Duplicates))
 		// A sender stalled on a loaded host sends fewer than 20000; half of
 		// them is still plenty for every fate to occur.
 		if d.In < 10000 || d.Dropped == 0 || d.Reordered == 0 || d.Duplicated == 0 {
 			t.Errorf("seed %d: the model did too little to test: %+v", seed, d)
 		}
-		if client.Receiver.Lost != d.Dropped || client.Receiver.OutOfOrder != d.Reordered || server.Receiver.Duplicates != d.Duplicated {
-			t.Errorf("seed %d: client lost %d, out of order %d, server duplicates %d; relay dropped %d, reordered %d, duplicated %d (server warnings %q, client warnings %q, relay warnings %q)",
-				seed, client.Receiver.Lost, client.Receiver.OutOfOrder, server.Receiver.Duplicates, d.Dropped, d.Reordered, d.Duplicated,
+		if client.Receiver.Lost != d.Dropped || client.Receiver.OutOfOrder != d.Reordered || count(client.Receiver.Duplicates) != d.Duplicated ||
+			count(server.Receiver.Duplicates) != d.Duplicated {
+			t.Errorf("seed %d: client lost %d, out of order %d, duplicates %d, server duplicates %d; relay dropped %d, reordered %d, duplicated %d (server warnings %q, client warnings %q, relay warnings %q)",
+				seed, client.Receiver.Lost, client.Receiver.OutOfOrder, count(client.Receiver.Duplicates), count(server.Receiver.Duplicates), d.Dropped, d.Reordered, d.Duplicated,
 				server.Warnings, client.Warnings, rep.Warnings)
 		}
 		if server.Receiver.Lost != d.Dropped || server.Receiver.OutOfOrder != d.Reordered {
@@ -200,7 +202,7 @@ func TestRelayTick(t *testing.T) {
 	port, results := startServer(t)
 	steady(t, func() (lab.Report, func()) {
 		rr := startRelay(t, port, "tick=1ms/7")
-		_, server := udpTest(t, rr, results, 10000, 1470, 3*time.Second)
+		client, server := udpTest(t, rr, results, 10000, 1470, 3*time.Second)
 		rep := rr.stop(t)
 		pps := server.Receiver.PacketsPerSecond
 		t.Logf("server %.0f/s, diagnoses %q, warnings %q; relay %+v", pps, server.Diagnoses, server.Warnings, rep.Datagrams)
@@ -212,6 +214,87 @@ func TestRelayTick(t *testing.T) {
 			if !strings.Contains(diag, "1 ms") || !strings.Contains(diag, "7 ") {
 				t.Errorf("no timer diagnosis of 7 per 1 ms: %q", server.Diagnoses)
 			}
+			// The server's diagnosis reaches our client in the wirebench
+			// extension of its report (issue 19, point 4).
+			if cd := strings.Join(client.Diagnoses, "\n"); !strings.Contains(cd, "the server's arrivals: ") || !strings.Contains(cd, "1 ms") {
+				t.Errorf("the client did not get the server's diagnosis: %q", client.Diagnoses)
+			}
 		}
 	})
+}
+
+// count is a count that may be unknown: -1 when it is (nil).
+func count(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+// TestRelayFINDroppedExact (issue 19, point 5): with loss=5% and seeds 7,
+// 11 and 23, the client sends just as many data datagrams that the model
+// drops its first FIN (the model's fates follow the arrivals, so the count
+// is found by running the same model first). The FIN counts as datagram
+// |id| everywhere: the client counts the FINs up to the answered one as
+// sent, the server counts the dropped ones lost, and the relay counts them
+// in data.in and data.dropped, so the client's and the server's lost equal
+// data.dropped exactly and the client's sent equals data.in.
+func TestRelayFINDroppedExact(t *testing.T) {
+	port, results := startServer(t)
+	for _, seed := range []int{7, 11, 23} {
+		spec := fmt.Sprintf("loss=5%%,seed=%d", seed)
+		n := finDroppedAfter(t, spec, 400)
+		rr := startRelay(t, port, spec)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second+guard)
+		client, err := session.RunClient(ctx, session.ClientConfig{Host: "127.0.0.1", Port: int(rr.r.Addr().Port()), UDP: true,
+			Rate: units.Rate{Value: 2000, PPS: true}, Length: 1470, Bytes: n * 1470})
+		cancel()
+		if err != nil {
+			t.Fatalf("client: %v", err)
+		}
+		var server *result.Result
+		select {
+		case server = <-results:
+		case <-time.After(guard):
+			t.Fatal("no server result")
+		}
+		rep := rr.stop(t)
+		d := rep.Data
+		if client.Receiver == nil || server.Receiver == nil {
+			t.Fatalf("seed %d: no receiver counts: client %+v, server %+v", seed, client.Receiver, server.Receiver)
+		}
+		fins := client.Sender.Packets - n // FINs counted as sent: 1 + those lost before the answered one
+		t.Logf("seed %d: client sent %d (%d data, %d FINs), lost %d; server lost %d of %d; relay data %+v",
+			seed, client.Sender.Packets, n, fins, client.Receiver.Lost, server.Receiver.Lost, server.Receiver.Total, d)
+		if fins < 2 {
+			t.Errorf("seed %d: the first FIN was not lost (%d FINs counted): the relay's fates did not follow the model run first (warnings %q)", seed, fins, rep.Warnings)
+		}
+		if client.Receiver.Lost != d.Dropped || server.Receiver.Lost != d.Dropped || client.Sender.Packets != d.In ||
+			server.Receiver.Total != d.In {
+			t.Errorf("seed %d: client sent %d lost %d, server lost %d of %d; relay data in %d dropped %d: want sent = total = in, lost = dropped",
+				seed, client.Sender.Packets, client.Receiver.Lost, server.Receiver.Lost, server.Receiver.Total, d.In, d.Dropped)
+		}
+	}
+}
+
+// finDroppedAfter runs model spec over arrivals and returns the smallest
+// count of data datagrams, at least min, after which the next arrival (the
+// first FIN) is dropped.
+func finDroppedAfter(t *testing.T, spec string, min int64) int64 {
+	t.Helper()
+	sp, err := model.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := model.New(sp, sp.Seed)
+	var dropped []bool
+	for i := int64(0); i < 100*min; i++ {
+		_, fate, _ := m.Arrive(nil, 0, uint64(i), 1470, true)
+		dropped = append(dropped, fate == model.Dropped)
+		if i > min && dropped[i] {
+			return i
+		}
+	}
+	t.Fatalf("%s: no drop found", spec)
+	return 0
 }

@@ -30,7 +30,9 @@ type Counts struct {
 	// milliseconds: a sender that stalled (a loaded host) shows here, and a
 	// rate-limiting stage whose queue ran dry meanwhile lost those ticks.
 	MaxGapMS float64 `json:"max_arrival_gap_ms"`
-	// Data counts only iperf2-layout data datagrams (id above 0).
+	// Data counts only iperf2-layout data datagrams (id above 0) and, on
+	// a relay's forward direction, each test's FIN as its receiver counts
+	// it (seqState.countFIN).
 	Data DataCounts `json:"data"`
 
 	droppedBy [len(model.ReasonNames)]int64

@@ -111,3 +111,27 @@ func ImpliedBPS(bytes, rtt float64) float64 {
 	}
 	return bytes * 8 / (rtt / 2)
 }
+
+// Judgements of a figure placed against a medium (result.Link.Status, a
+// matrix cell's and a sweep point's status).
+const (
+	StatusOK      = "ok"
+	StatusSuspect = "suspect"
+)
+
+// SuspectAbovePercent is the share of what the medium allows above which a
+// figure is suspect: no path made of the medium can carry more, and 0.1 %
+// leaves room for the clocks of two hosts, not for a figure the wire
+// forbids.
+const SuspectAbovePercent = 100.1
+
+// AboveMedium explains, in words, a figure that is percent of what medium
+// allows when that is above SuspectAbovePercent; empty otherwise. what
+// names the figure ("receiver goodput", "rate").
+func AboveMedium(what string, percent float64, medium string) string {
+	if !(percent > SuspectAbovePercent) {
+		return ""
+	}
+	return fmt.Sprintf("the %s is %.2f %% of what %s allows, more than the medium can carry (over %.1f %%): "+
+		"the path is not %s (a faster link, a wrong --medium) or the figure is inflated", what, percent, medium, SuspectAbovePercent, medium)
+}

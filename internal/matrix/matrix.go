@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/echo"
+	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -35,6 +36,9 @@ const (
 	StatusOK          = "ok"
 	StatusUnsupported = "unsupported" // the peer's dialect cannot do this cell
 	StatusFailed      = "failed"      // the test was tried and did not give a figure
+	// StatusSuspect: the figure is more than 0.1 % above what the medium
+	// allows (linerate.SuspectAbovePercent); Reason says so in words.
+	StatusSuspect = linerate.StatusSuspect
 )
 
 // Config is one matrix run.
@@ -463,8 +467,28 @@ func fill(c *Cell, r *result.Result, err error, place func(*result.Result, float
 	if place != nil && c.BitsPerSecond != nil {
 		if pct, ok := place(r, *c.BitsPerSecond); ok {
 			c.PercentOfLine = ptr(pct)
+			if why := linerate.AboveMedium(c.Basis+" goodput", pct, mediumOf(r)); why != "" && c.Status == StatusOK {
+				c.Status = StatusSuspect
+				c.Reason = joinReason(why, c.Reason)
+			}
 		}
 	}
+}
+
+// mediumOf names the medium r was placed on ("the medium" when unknown).
+func mediumOf(r *result.Result) string {
+	if r.Link != nil && r.Link.Medium != "" {
+		return r.Link.Medium
+	}
+	return "the medium"
+}
+
+// joinReason puts a new reason before an earlier one.
+func joinReason(first, then string) string {
+	if then == "" {
+		return first
+	}
+	return first + "; " + then
 }
 
 // flowOf returns the receiver and sender figures of the cell's direction:

@@ -197,7 +197,9 @@ func (ct csvTest) receiver(flow, stream string, r *result.Receiver) []string {
 		row[cTotal] = strconv.FormatInt(total, 10)
 		row[cLoss] = lossCell(r.Lost, total)
 		row[cOOO] = strconv.FormatInt(r.OutOfOrder, 10)
-		row[cDup] = strconv.FormatInt(r.Duplicates, 10)
+		if r.Duplicates != nil {
+			row[cDup] = strconv.FormatInt(*r.Duplicates, 10)
+		}
 	}
 	return ct.summary(row)
 }

@@ -44,7 +44,7 @@ var contractKeys = []string{
 	"intervals[0].packets", "intervals[0].lost", "intervals[0].out_of_order", "intervals[0].jitter_ms",
 	"sender.bytes", "sender.bits_per_second", "sender.packets",
 	"receiver.bytes", "receiver.bits_per_second", "receiver.packets", "receiver.lost", "receiver.out_of_order",
-	"receiver.duplicates", "receiver.jitter_ms",
+	"receiver.jitter_ms",
 	"warnings",
 }
 
@@ -85,6 +85,12 @@ func TestContractKeys(t *testing.T) {
 				if _, ok := lookup(doc, k); !ok {
 					t.Errorf("contract key %q missing", k)
 				}
+			}
+			// duplicates is there when counted, and absent (unknown)
+			// from a peer report that carries none (issue 19).
+			_, dups := lookup(doc, "receiver.duplicates")
+			if want := sc.r.Receiver.Duplicates != nil; dups != want {
+				t.Errorf("receiver.duplicates present %v, want %v (counted: %v)", dups, want, want)
 			}
 			if v, _ := lookup(doc, "schema"); v != "wirebench/1" {
 				t.Errorf("schema = %v, want wirebench/1", v)

@@ -139,6 +139,15 @@ func (t *Text) senderLine(b *strings.Builder, id string, k columns, s *result.Se
 	}
 }
 
+// countText prints a count, or "-" when it is unknown (nil): never 0 for
+// a count nobody made.
+func countText(v *int64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*v, 10)
+}
+
 // receiverLine writes one receiver summary, and a line for datagrams this
 // host dropped itself when there were any.
 func (t *Text) receiverLine(b *strings.Builder, id string, udp bool, r *result.Receiver) {
@@ -148,10 +157,16 @@ func (t *Text) receiverLine(b *strings.Builder, id string, udp bool, r *result.R
 		if total <= 0 {
 			total = r.Packets + max(r.Lost, 0)
 		}
-		fmt.Fprintf(b, "  %11s  %20s  %12d  %10d  %11s", jitterText(r.JitterMS), lossText(r.Lost, total),
-			r.OutOfOrder, r.Duplicates, ppsText(r.PacketsPerSecond, r.Packets, r.Seconds))
+		fmt.Fprintf(b, "  %11s  %20s  %12d  %10s  %11s", jitterText(r.JitterMS), lossText(r.Lost, total),
+			r.OutOfOrder, countText(r.Duplicates), ppsText(r.PacketsPerSecond, r.Packets, r.Seconds))
 	}
 	b.WriteString("  receiver\n")
+	switch r.Counting {
+	case result.CountingHighestID:
+		fmt.Fprintf(b, "%s The peer's Total is the highest id it saw (iperf 2): received = Total - Lost\n", idText(id))
+	case result.CountingReceived:
+		fmt.Fprintf(b, "%s The peer's report counts the datagrams it received (zperf), not the highest id: Total = received + Lost\n", idText(id))
+	}
 	if udp && r.JitterMethod != "" {
 		fmt.Fprintf(b, "%s %s\n", idText(id), jitterMethodText(r.JitterMethod))
 	}
@@ -193,6 +208,9 @@ func linkLines(b *strings.Builder, id string, l *result.Link) {
 		fmt.Fprintf(b, "%s Link: %s%s = %s of the %s%s %s allows; %s frames/s; L2 %s / L1 %s%s\n",
 			idText(id), fixed(measured, div), unit, pct, fixed(th, div), unit, orNA(l.Medium),
 			thousands(l.FramesPerSecond), fixed(l.WireL2BPS, div), fixed(l.WireL1BPS, div), unit)
+	}
+	if l.Status != "" && l.Status != "ok" {
+		fmt.Fprintf(b, "%s Status: %s: %s\n", idText(id), l.Status, indentMore(orNA(l.Reason), "      "))
 	}
 	if l.Diagnosis != "" {
 		fmt.Fprintf(b, "%s Diagnosis: %s\n", idText(id), indentMore(l.Diagnosis, "      "))

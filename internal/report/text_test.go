@@ -95,7 +95,7 @@ func TestIntervalColumnsMatchSummary(t *testing.T) {
 	r := result.New("server")
 	r.Test = result.Test{Protocol: result.UDP}
 	r.Receiver = &result.Receiver{Bytes: in.Bytes, BitsPerSecond: in.BitsPerSecond, Packets: 10, Lost: 1, OutOfOrder: 2,
-		Duplicates: 3, JitterMS: 0.5, Seconds: 1, Total: 11, Source: "local"}
+		Duplicates: result.Count(3), JitterMS: 0.5, Seconds: 1, Total: 11, Source: "local"}
 	tx.Summary(r)
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if n := strings.Count(buf.String(), "[ ID]"); n != 1 || len(lines) != 4 {

@@ -8,7 +8,10 @@
 // added within one schema version; a change of meaning bumps Schema.
 package result
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Schema is the value of the "schema" key of every JSON document wirebench
 // writes (test results, ping, probe, latency, calc, loopback); the "kind"
@@ -120,6 +123,32 @@ type Interval struct {
 	// TCP is what the kernel reported of this side's sending TCP
 	// connections at the end of the interval, when it reports it.
 	TCP *TCPInfo `json:"tcp,omitempty"`
+	// MeasuredBy is MeasuredBySender for an interval of what this side
+	// sent: a sender measures no loss, reordering, duplicates or jitter,
+	// so its JSON carries none of lost, out_of_order, duplicates and
+	// jitter_ms (rather than zeros nobody measured). Empty: a receiver's.
+	MeasuredBy string `json:"measured_by,omitempty"`
+}
+
+// MeasuredBySender marks a sender's interval (Interval.MeasuredBy).
+const MeasuredBySender = "sender"
+
+// MarshalJSON writes the interval, without the receiver's figures when
+// it is a sender's (MeasuredBy).
+func (in Interval) MarshalJSON() ([]byte, error) {
+	type plain Interval
+	if in.MeasuredBy != MeasuredBySender {
+		return json.Marshal(plain(in))
+	}
+	// The outer fields hide the embedded ones of the same key, and being
+	// nil they are left out.
+	return json.Marshal(struct {
+		plain
+		Lost       *int64   `json:"lost,omitempty"`
+		OutOfOrder *int64   `json:"out_of_order,omitempty"`
+		Duplicates *int64   `json:"duplicates,omitempty"`
+		JitterMS   *float64 `json:"jitter_ms,omitempty"`
+	}{plain: plain(in)})
 }
 
 // TCPInfo is what the kernel reports of a TCP sender's connections (Linux
@@ -206,6 +235,16 @@ func (t *TCPInfo) Merge(o *TCPInfo) {
 	t.PMTU = max(t.PMTU, o.PMTU)
 }
 
+// What a peer report's datagram total counts (Receiver.Counting).
+const (
+	// CountingHighestID: the highest id seen, the answered FIN's |id|
+	// (iperf 2's "Total"); received = total − lost.
+	CountingHighestID = "highest-id"
+	// CountingReceived: the datagrams received (old zperf's "received
+	// packets"); total = received + lost.
+	CountingReceived = "received"
+)
+
 // Jitter methods (Receiver.JitterMethod).
 const (
 	JitterPerDatagram = "per-datagram"
@@ -225,8 +264,11 @@ type Receiver struct {
 	Packets       int64   `json:"packets"`
 	Lost          int64   `json:"lost"`
 	OutOfOrder    int64   `json:"out_of_order"`
-	Duplicates    int64   `json:"duplicates"`
-	JitterMS      float64 `json:"jitter_ms"`
+	// Duplicates counts datagrams whose sequence number had already
+	// arrived; nil (absent, printed "-") when unknown: a peer's report that
+	// does not carry it (iperf 2, iperf3, zperf) is not a count of 0.
+	Duplicates *int64  `json:"duplicates,omitempty"`
+	JitterMS   float64 `json:"jitter_ms"`
 	// JitterMethod says how a local UDP receiver's JitterMS was obtained:
 	// JitterPerDatagram from each datagram's own arrival time, or
 	// JitterPerBatch when UDP receive offload (GRO) was on, under which the
@@ -240,6 +282,10 @@ type Receiver struct {
 	// Source says where these counts come from: "local" (this side
 	// received) or "peer-report" (the peer's server report).
 	Source string `json:"source"`
+	// Counting says what a peer report's datagram total meant, as told from
+	// our own sent count: CountingHighestID (iperf 2, new zperf) or
+	// CountingReceived (old zperf); absent when counted here or unknown.
+	Counting string `json:"counting,omitempty"`
 	// HostDrops counts datagrams our own socket receive buffer dropped
 	// during the test (Linux SO_RXQ_OVFL); -1 when unknown. With UDP GRO
 	// (JitterMethod JitterPerBatch) the kernel counts a dropped coalesced
@@ -291,6 +337,12 @@ type Link struct {
 	// Diagnosis is a plain-words explanation when the figures look limited
 	// by something other than bandwidth (for example a timer tick).
 	Diagnosis string `json:"diagnosis,omitempty"`
+	// Status judges the figure against the medium: "ok", or "suspect" when
+	// it is more than 0.1 % above what the medium allows (no path made of
+	// it can carry that); Reason then says why in words. Absent in
+	// documents from before this judgement.
+	Status string `json:"status,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // New returns a Result with the schema set and empty lists ready, so the
@@ -298,6 +350,9 @@ type Link struct {
 func New(role string) *Result {
 	return &Result{Schema: Schema, Kind: KindTest, Role: role, Intervals: []Interval{}, Warnings: []string{}, StartedAt: time.Now().UTC()}
 }
+
+// Count returns a pointer to v, for counts that are absent when unknown.
+func Count(v int64) *int64 { return &v }
 
 // Warn appends a warning.
 func (r *Result) Warn(msg string) { r.Warnings = append(r.Warnings, msg) }

@@ -272,3 +272,11 @@ func sentTCP(t *testing.T, r *result.Result, s *result.Sender) int64 {
 	}
 	return s.BytesWritten
 }
+
+// dupsOf is a receiver's duplicate count, -1 when it is unknown (nil).
+func dupsOf(r *result.Receiver) int64 {
+	if r == nil || r.Duplicates == nil {
+		return -1
+	}
+	return *r.Duplicates
+}

@@ -159,6 +159,23 @@ func TestInteropUDPClientToIperf(t *testing.T) {
 		if want := fmt.Sprintf("0/%d (0%%)", l.Total); !strings.Contains(text.String(), want) {
 			t.Errorf("our text summary lacks %q:\n%s", want, text.String())
 		}
+		// iperf's report carries no duplicate count: unknown, absent from
+		// JSON and printed "-", never 0 (issue 19, point 4).
+		var doc bytes.Buffer
+		if err := report.WriteJSON(&doc, r, false); err != nil {
+			t.Fatal(err)
+		}
+		var keys struct{ Receiver map[string]any }
+		if err := json.Unmarshal(doc.Bytes(), &keys); err != nil {
+			t.Fatal(err)
+		}
+		if _, has := keys.Receiver["duplicates"]; has || r.Receiver.Duplicates != nil ||
+			!regexp.MustCompile(`\(0%\)\s+0\s+-\s`).MatchString(text.String()) {
+			t.Errorf("duplicates %v: want unknown, absent from JSON and printed -:\n%s", r.Receiver.Duplicates, text.String())
+		}
+		if r.Receiver.Counting != result.CountingHighestID {
+			t.Errorf("counting %q, want %q", r.Receiver.Counting, result.CountingHighestID)
+		}
 		checkSaneIperfText(t, out)
 	})
 

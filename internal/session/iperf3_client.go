@@ -393,7 +393,7 @@ func (cl *i3Client) run(ctx context.Context) {
 		ids = append(ids, s.id)
 		allC = append(allC, cl.counters(s))
 	}
-	flows := directionFlows(sendC, recvC)
+	flows := directionFlows(sendC, recvC, true)
 	perFlows := i3Flows(ids, allC)
 	for k, s := range cl.streams {
 		if s.send && s.tcp != nil {

@@ -572,7 +572,7 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 	// The client's -O: the first seconds are shown, marked, and left out
 	// of the summary; the client runs them before its -t.
 	omit := time.Duration(p.Omit) * time.Second
-	iv := engine.NewIntervals(sv.start, h.s.cfg.Interval, h.s.interval(sv.id), directionFlows(recvC, sendC)...)
+	iv := engine.NewIntervals(sv.start, h.s.cfg.Interval, h.s.interval(sv.id), directionFlows(recvC, sendC, false)...)
 	iv.SetOmit(omit)
 	ivCtx, ivEnd := context.WithCancel(ctx) // ends the reports should this test panic before Stop
 	defer ivEnd()

@@ -157,7 +157,7 @@ func i3PeerReceiver(res *iperf3.Results, ids []int64, udp bool, omit time.Durati
 		if res.WB != nil {
 			for _, w := range res.WB.Streams {
 				if w.ID == id {
-					rr.Duplicates, rr.OutOfOrder = w.Duplicates, w.OutOfOrder
+					rr.Duplicates, rr.OutOfOrder = result.Count(w.Duplicates), w.OutOfOrder
 					rr.Intervals = i3PeerIntervals(w.Intervals)
 					wbIntervals = true
 				}
@@ -241,7 +241,7 @@ func i3Rates(rr *result.Receiver, udp bool) {
 // i3LocalReceiver turns a UDP receiver's totals into receiver counts.
 // conn is the socket it received on (nil when unknown).
 func i3LocalReceiver(t i3UDPTotals, start, end time.Time, conn udpio.Conn) *result.Receiver {
-	rr := &result.Receiver{Bytes: t.bytes, Packets: t.received, Lost: t.lost, OutOfOrder: t.ooo, Duplicates: t.dups,
+	rr := &result.Receiver{Bytes: t.bytes, Packets: t.received, Lost: t.lost, OutOfOrder: t.ooo, Duplicates: result.Count(t.dups),
 		JitterMS: float64(t.jitter) / 1e6, Total: t.maxSeq, Seconds: end.Sub(start).Seconds(), Source: "local"}
 	if conn != nil {
 		rr.JitterMethod = jitterMethod(conn.Capabilities().GRO)
@@ -272,14 +272,16 @@ func sortedIDs[T any](m map[int64]T) []int64 {
 
 // directionFlows makes the interval flows of a test: the client-to-server
 // direction first. Each side that has streams is a flow; with both, they
-// are named "forward" and "reverse".
-func directionFlows(forward, reverse []*stats.Counters) []*engine.Flow {
+// are named "forward" and "reverse". forwardSends says this side sends the
+// forward streams (the client) rather than the reverse ones (the server):
+// the sending flow's intervals carry no receiver figures.
+func directionFlows(forward, reverse []*stats.Counters, forwardSends bool) []*engine.Flow {
 	var flows []*engine.Flow
 	if len(forward) > 0 {
-		flows = append(flows, &engine.Flow{Counters: forward})
+		flows = append(flows, &engine.Flow{Counters: forward, Sender: forwardSends})
 	}
 	if len(reverse) > 0 {
-		flows = append(flows, &engine.Flow{Counters: reverse})
+		flows = append(flows, &engine.Flow{Counters: reverse, Sender: !forwardSends})
 	}
 	if len(flows) == 2 {
 		flows[0].Name, flows[1].Name = "forward", "reverse"

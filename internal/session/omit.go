@@ -77,7 +77,9 @@ func omitReceiver(rr *result.Receiver, o result.Interval, omit float64) {
 	rr.Packets = max(rr.Packets-o.Packets, 0)
 	rr.Lost = max(rr.Lost-o.Lost, 0)
 	rr.OutOfOrder = max(rr.OutOfOrder-o.OutOfOrder, 0)
-	rr.Duplicates = max(rr.Duplicates-o.Duplicates, 0)
+	if rr.Duplicates != nil {
+		rr.Duplicates = result.Count(max(*rr.Duplicates-o.Duplicates, 0))
+	}
 	if rr.Total > 0 {
 		rr.Total = max(rr.Total-o.Packets-o.Lost, 0)
 	}

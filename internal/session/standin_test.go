@@ -51,8 +51,8 @@ func checkUDPServerCounts(t *testing.T, r *result.Result, c standin.UDPClientRes
 			rv.Total, rv.Packets, rv.Bytes, fin, wantPackets, wantBytes, c.DataPackets, c.FINID)
 	}
 	if rv.Lost != int64(len(c.Injected.Dropped)) || rv.OutOfOrder != int64(len(c.Injected.Swapped)) ||
-		rv.Duplicates != int64(len(c.Injected.Repeated)) {
-		t.Errorf("receiver lost/ooo/dup = %d/%d/%d, want %d/%d/%d (injected %+v)", rv.Lost, rv.OutOfOrder, rv.Duplicates,
+		dupsOf(rv) != int64(len(c.Injected.Repeated)) {
+		t.Errorf("receiver lost/ooo/dup = %d/%d/%d, want %d/%d/%d (injected %+v)", rv.Lost, rv.OutOfOrder, dupsOf(rv),
 			len(c.Injected.Dropped), len(c.Injected.Swapped), len(c.Injected.Repeated), c.Injected)
 	}
 }
@@ -153,7 +153,7 @@ func TestStandinUDPClientsToServer(t *testing.T) {
 			r := ts.resultFrom(c.Local.String())
 			rv := receiverOf(t, r)
 			wantTotal := first + 199
-			if rv.Packets != 200 || rv.Bytes != c.DataBytes || rv.Total != wantTotal || rv.Lost != 0 || rv.OutOfOrder != 0 || rv.Duplicates != 0 {
+			if rv.Packets != 200 || rv.Bytes != c.DataBytes || rv.Total != wantTotal || rv.Lost != 0 || rv.OutOfOrder != 0 || dupsOf(rv) != 0 {
 				t.Errorf("receiver packets/bytes/total/lost/ooo/dup = %d/%d/%d/%d/%d/%d, want 200/%d/%d/0/0/0",
 					rv.Packets, rv.Bytes, rv.Total, rv.Lost, rv.OutOfOrder, rv.Duplicates, c.DataBytes, wantTotal)
 			}
@@ -310,7 +310,11 @@ func TestClientToStandinUDPServers(t *testing.T) {
 		}
 		rv := receiverOf(t, r)
 		rep := s.Report
-		if rv.Source != "peer-report" || rv.Total != int64(rep.Datagrams) || rv.Lost != int64(rep.ErrorCnt) ||
+		total := int64(rep.Datagrams)
+		if rv.Counting == result.CountingReceived {
+			total += int64(rep.ErrorCnt) // the old zperf's datagrams are those it received
+		}
+		if rv.Source != "peer-report" || rv.Total != total || rv.Lost != int64(rep.ErrorCnt) ||
 			rv.OutOfOrder != int64(rep.OutOrderCnt) || rv.Bytes != int64(rep.TotalLen()) {
 			t.Errorf("our client parsed %s total/lost/ooo/bytes %d/%d/%d/%d, the %s server sent %d/%d/%d/%d",
 				rv.Source, rv.Total, rv.Lost, rv.OutOfOrder, rv.Bytes, s.Dialect, rep.Datagrams, rep.ErrorCnt, rep.OutOrderCnt, rep.TotalLen())
@@ -361,9 +365,10 @@ func TestClientToStandinUDPServers(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkPeerReport(t, r, s)
-		// Old zperf skips the first datagram and does not count the FIN.
-		if s.Counted != r.Sender.Packets-2 {
-			t.Errorf("zperf-old counted %d, we sent %d (FIN included)", s.Counted, r.Sender.Packets)
+		// Old zperf skips the first datagram and does not count the FIN;
+		// its report's total is what it received, and our client says so.
+		if rv := r.Receiver; s.Counted != r.Sender.Packets-2 || rv.Counting != result.CountingReceived || rv.Packets != s.Counted {
+			t.Errorf("zperf-old counted %d, we sent %d (FIN included); our client read %d received (%s)", s.Counted, r.Sender.Packets, rv.Packets, rv.Counting)
 		}
 	})
 	t.Run("iperf2→zperf-new", func(t *testing.T) {
@@ -381,7 +386,7 @@ func TestClientToStandinUDPServers(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkPeerReport(t, r, s)
-		if int64(s.Total) != r.Sender.Packets || s.Counted != r.Sender.Packets-1 {
+		if int64(s.Total) != r.Sender.Packets || s.Counted != r.Sender.Packets-1 || r.Receiver.Counting != result.CountingHighestID {
 			t.Errorf("zperf-new Total %d, counted %d; we sent %d (FIN included)", s.Total, s.Counted, r.Sender.Packets)
 		}
 	})

@@ -75,7 +75,7 @@ func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 		if receiving || back != nil {
 			name = "forward"
 		}
-		flows = append(flows, &engine.Flow{Name: name, Counters: sendC, TCP: conns})
+		flows = append(flows, &engine.Flow{Name: name, Counters: sendC, TCP: conns, Sender: true})
 	}
 	if receiving {
 		name := ""

@@ -134,7 +134,7 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		if fullDuplex {
 			name, flows[0].Name = "reverse", "forward"
 		}
-		flows = append(flows, &engine.Flow{Name: name, Counters: []*stats.Counters{&t.tx}, TCP: []net.Conn{c}})
+		flows = append(flows, &engine.Flow{Name: name, Counters: []*stats.Counters{&t.tx}, TCP: []net.Conn{c}, Sender: true})
 	}
 	emit := s.interval(t.id)
 	if !reverse && !fullDuplex && !connectBack {

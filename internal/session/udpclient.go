@@ -84,8 +84,14 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 		counters[i] = new(stats.Counters)
 	}
 	start := time.Now()
-	iv := engine.NewIntervals(start, cfg.Interval, cfg.OnInterval, &engine.Flow{Name: flowName(back, "forward"), Counters: counters})
+	iv := engine.NewIntervals(start, cfg.Interval, cfg.OnInterval, &engine.Flow{Name: flowName(back, "forward"), Counters: counters, Sender: true})
 	iv.SetOmit(cfg.Omit)
+	if back == nil && cfg.Bytes == 0 {
+		// The last interval is Stop's, at the end of our sending: never a
+		// row for the time the FIN exchange took (a server report delayed
+		// by a queue made a 10 s test print a 10.00-10.22 row).
+		iv.SetEnd(cfg.Omit + cfg.Duration)
+	}
 	iv.Run(ctx)
 	if back != nil {
 		back.start(ctx, iv, cfg.Dual)
@@ -121,7 +127,21 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	if back != nil {
 		backFlow = back.wait(ctx, cfg.Duration)
 	}
-	r.Intervals = iv.Stop(time.Now())
+	end := time.Now()
+	if back == nil {
+		// Our intervals count what we sent: they end with the last data
+		// datagram, not with the FIN exchange after it.
+		end = time.Time{}
+		for _, o := range outs {
+			if o.send.End.After(end) {
+				end = o.send.End
+			}
+		}
+		if end.IsZero() {
+			end = time.Now()
+		}
+	}
+	r.Intervals = iv.Stop(end)
 	fillUDPClientResult(r, cfg, outs)
 	localDrops.apply(r, conns[0].Capabilities().GSO)
 	warnInterrupted(ctx, r)
@@ -168,10 +188,19 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 		if o.send.End.After(last) {
 			last = o.send.End
 		}
-		// The FIN is a full datagram, counted like iperf does.
+		// The FIN is a full datagram, counted like iperf does: as datagram
+		// |id|, so the FINs up to the one the server answered (those before
+		// it were lost) when the report says which (countFINs).
 		fins := int64(0)
 		if o.fin.fins > 0 {
 			fins = 1
+		}
+		var rr *result.Receiver
+		if o.fin.report != nil {
+			var implausible bool
+			rr, implausible = reportReceiver(o.fin.report)
+			badReport = badReport || implausible
+			fins = countFINs(rr, layoutOf(cfg), o.send.Packets, o.fin.fins)
 		}
 		s := &result.Sender{Bytes: o.send.Bytes + fins*int64(cfg.Length), Packets: o.send.Packets + fins, SendErrors: o.send.Errors,
 			Seconds: o.send.End.Sub(o.send.Start).Seconds()}
@@ -184,8 +213,9 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 		echoes += o.fin.echoes
 		st := result.Stream{ID: i + 1, Sender: s}
 		if o.fin.report != nil {
-			rr, implausible := reportReceiver(o.fin.report)
-			badReport = badReport || implausible
+			if wb := o.fin.report.WB; wb != nil && wb.Diagnosis != "" {
+				r.Diagnoses = append(r.Diagnoses, "the server's arrivals: "+wb.Diagnosis)
+			}
 			st.Receiver = rr
 			if rcv == nil {
 				rcv = &result.Receiver{}
@@ -252,12 +282,63 @@ func reportReceiver(rep *iperf2.ServerReport) (rr *result.Receiver, implausible 
 		OutOfOrder: reportCount(rep.OutOfOrder, &implausible), Total: reportCount(rep.Datagrams, &implausible),
 		JitterMS: float64(rep.Jitter) / 1e6, Seconds: rep.Stop.Seconds(), Source: "peer-report",
 	}
+	if rep.WB != nil && rep.WB.HasDuplicates {
+		// A wirebench server's own count; other peers' reports carry none,
+		// and it stays unknown (nil), not 0.
+		rr.Duplicates = result.Count(reportCount(rep.WB.Duplicates, &implausible))
+	}
 	rr.Packets = max(rr.Total-rr.Lost, 0)
 	if rr.Seconds > 0 {
 		rr.BitsPerSecond = float64(rr.Bytes) * 8 / rr.Seconds
 		rr.PacketsPerSecond = float64(rr.Packets) / rr.Seconds
 	}
 	return rr, implausible
+}
+
+// layoutOf is the datagram layout cfg's UDP client sends.
+func layoutOf(cfg *ClientConfig) iperf2.Layout {
+	if cfg.Dialect == DialectIperf2Legacy {
+		return iperf2.LayoutLegacy
+	}
+	return iperf2.LayoutModern
+}
+
+// countFINs reads what the total of a report (rr, from reportReceiver)
+// that answered a test of data data datagrams and fins FINs in layout l
+// counts, and sets rr to match. It returns how many FINs count as sent
+// datagrams.
+//
+//   - iperf 2 and the new zperf send the highest id seen, the answered
+//     FIN's |id| (a FIN counts as datagram |id|): a total within the ids of
+//     the FINs sent. A 2.1 client's FIN ids count down, so a total k above
+//     the first FIN's says the k FINs before the answered one were lost;
+//     they count as sent, as the receiver counts them lost (and the relay
+//     dropped). rr.Counting is result.CountingHighestID.
+//   - the old zperf sends the datagrams it received: a total below the
+//     first FIN's id, which no report answering a FIN can have as a highest
+//     id. The total is then received + lost, and rr.Counting is
+//     result.CountingReceived.
+//   - a total above the last FIN sent fits neither: rr is left as iperf
+//     reads it, and rr.Counting empty (unknown).
+func countFINs(rr *result.Receiver, l iperf2.Layout, data int64, fins int) int64 {
+	if fins <= 0 {
+		return 0
+	}
+	lo := -iperf2.FINID(l, data, 0)
+	hi := -iperf2.FINID(l, data, fins-1)
+	switch total := rr.Total; {
+	case total >= lo && total <= hi:
+		rr.Counting = result.CountingHighestID
+		return 1 + total - lo
+	case total < lo:
+		rr.Counting = result.CountingReceived
+		rr.Packets = total
+		rr.Total = total + rr.Lost
+		if rr.Seconds > 0 {
+			rr.PacketsPerSecond = float64(rr.Packets) / rr.Seconds
+		}
+	}
+	return 1
 }
 
 // offeredRate sets a UDP sender's rates from what it offered between its
@@ -408,7 +489,13 @@ func receiveReverse(ctx context.Context, c udpio.Conn, hdr []byte, length int, r
 
 // sumReceiver adds one stream's counts into a sum.
 func sumReceiver(sum *result.Receiver, rr *result.Receiver) {
+	first := sum.Source == ""
 	sum.Source = rr.Source
+	if first {
+		sum.Counting = rr.Counting
+	} else if sum.Counting != rr.Counting {
+		sum.Counting = "" // the streams' reports disagree: no one meaning
+	}
 	if sum.JitterMethod == "" || rr.JitterMethod == result.JitterPerBatch {
 		sum.JitterMethod = rr.JitterMethod
 	}
@@ -416,7 +503,15 @@ func sumReceiver(sum *result.Receiver, rr *result.Receiver) {
 	sum.Packets += rr.Packets
 	sum.Lost += rr.Lost
 	sum.OutOfOrder += rr.OutOfOrder
-	sum.Duplicates += rr.Duplicates
+	// A sum of duplicates is known only when every stream's count is.
+	switch {
+	case first && rr.Duplicates != nil:
+		sum.Duplicates = result.Count(*rr.Duplicates)
+	case sum.Duplicates != nil && rr.Duplicates != nil:
+		*sum.Duplicates += *rr.Duplicates
+	default:
+		sum.Duplicates = nil
+	}
 	sum.Total += rr.Total
 	sum.JitterMS = max(sum.JitterMS, rr.JitterMS)
 	sum.Seconds = max(sum.Seconds, rr.Seconds)

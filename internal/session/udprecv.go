@@ -53,6 +53,7 @@ type udpRecv struct {
 	heldBytes  int
 	short      int64 // datagrams too short to carry an id
 	finHeader  []byte
+	finLen     int // the FIN's length: the client's datagrams, which its buffer holds
 	dropsAtEnd uint64
 	// The data datagrams' own span (the FIN excluded), for the rate:
 	// N datagrams arriving over first..last span N−1 gaps.
@@ -62,6 +63,10 @@ type udpRecv struct {
 	// arrivals are the receive times of the first maxArrivals data
 	// datagrams, relative to start, for the timer-tick diagnosis.
 	arrivals []time.Duration
+	// diag is the diagnosis made at the FIN (diagDone), for the report's
+	// wirebench extension and the server's own result.
+	diag     string
+	diagDone bool
 }
 
 // maxArrivals bounds the arrival times one test keeps (8 bytes each).
@@ -219,6 +224,7 @@ func (t *udpRecv) feed(b []byte, at time.Time) []byte {
 		t.finID, t.finAt, t.done = id, at, true
 		hl := t.layout.HeaderLen()
 		t.finHeader = append([]byte(nil), b[:min(hl, len(b))]...)
+		t.finLen = len(b)
 		t.report = t.buildReport()
 		return t.report
 	}
@@ -244,6 +250,18 @@ func (t *udpRecv) reportSent(now time.Time) { t.reportAt = now }
 // diagnose looks for a timer-bound arrival pattern (tickdiag) and returns
 // the finding with its evidence, or "".
 func (t *udpRecv) diagnose() string {
+	if t.diagDone {
+		return t.diag
+	}
+	if t.done {
+		t.diagDone = true // the arrivals are complete: one diagnosis serves the report and the result
+	}
+	t.diag = t.findTick()
+	return t.diag
+}
+
+// findTick runs the timer-tick diagnosis over the arrivals.
+func (t *udpRecv) findTick() string {
 	d := tickdiag.Diagnose(t.arrivals, 0)
 	if d == nil {
 		return ""
@@ -283,7 +301,12 @@ func (t *udpRecv) buildReport() []byte {
 		r.Transit.IPGCount = int32(float64(r.Datagrams) / secs)
 		r.Transit.IPGSum = 1
 	}
-	return r.AppendModern(nil, nil)
+	// What the iperf 2 report has no field for goes after it, where iperf
+	// 2 clients do not look (iperf2.WBExtension), within the length of the
+	// client's own datagrams: an older client may read the reply into its
+	// send buffer, which holds no more.
+	return iperf2.AppendWBExtension(r.AppendModern(nil, nil), iperf2.WBExtension{
+		Duplicates: uint64(s.Duplicates()), HasDuplicates: true, Diagnosis: t.diagnose()}, t.finLen)
 }
 
 // receiver returns the receiver summary of the test so far.
@@ -295,7 +318,7 @@ func (t *udpRecv) receiver() *result.Receiver {
 	}
 	r := &result.Receiver{
 		Bytes: t.rx.Bytes(), Packets: s.Received(), Lost: s.Lost(), OutOfOrder: s.OutOfOrder(),
-		Duplicates: s.Duplicates(), JitterMS: float64(t.rx.Jitter.Value()) / 1e6, Seconds: secs,
+		Duplicates: result.Count(s.Duplicates()), JitterMS: float64(t.rx.Jitter.Value()) / 1e6, Seconds: secs,
 		Total: max(s.Max(), 0), Source: "local", JitterMethod: jitterMethod(t.gro),
 	}
 	// The rate is the data datagrams' own: after the first, over the

@@ -355,7 +355,7 @@ func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 		t.member = s.joinGroup(ctx, result.UDP, src, rx.hdr, rx.hasHdr, t.id, at, counted)
 		emit = s.emitter(t.member, t.id)
 	}
-	t.iv = engine.NewIntervals(at, s.cfg.Interval, emit, &engine.Flow{Counters: []*stats.Counters{counted}})
+	t.iv = engine.NewIntervals(at, s.cfg.Interval, emit, &engine.Flow{Counters: []*stats.Counters{counted}, Sender: t.reverse})
 	t.iv.Run(ctx)
 	switch r.Test.Mode {
 	case "reverse":
@@ -415,17 +415,20 @@ func (s *Server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst n
 	tmpl := spec.template()
 	snd, err := spec.send(ctx, conn, dst, tmpl, &t.tx)
 	out, ferr := spec.finish(ctx, conn, dst, tmpl, snd.Packets)
-	sd := &result.Sender{Bytes: snd.Bytes + int64(length), Packets: snd.Packets + 1, SendErrors: snd.Errors, Seconds: snd.End.Sub(snd.Start).Seconds()}
-	rateOf(sd)
-	flow := &result.Flow{Direction: result.DirSend, Sender: sd}
+	fins := int64(1) // the FIN counts as a datagram, as iperf counts it (countFINs)
+	flow := &result.Flow{Direction: result.DirSend}
 	if out.report != nil {
 		var implausible bool
 		if flow.Receiver, implausible = reportReceiver(out.report); implausible {
 			t.res.Warn(implausibleReport)
 		}
+		fins = countFINs(flow.Receiver, iperf2.LayoutModern, snd.Packets, out.fins)
 	} else if fin != finReverse {
 		t.res.Warn("the client sent no report for the connect-back test: its receive counts are unknown")
 	}
+	sd := &result.Sender{Bytes: snd.Bytes + fins*int64(length), Packets: snd.Packets + fins, SendErrors: snd.Errors, Seconds: snd.End.Sub(snd.Start).Seconds()}
+	rateOf(sd)
+	flow.Sender = sd
 	if err == nil {
 		err = ferr
 	}

@@ -272,6 +272,10 @@ type SizeResult struct {
 	// Confirmed is false when no confirming trial passed within the trial
 	// budget (the rate is then the best seen, and a warning says so).
 	Confirmed bool `json:"confirmed"`
+	// Status is "ok", or "suspect" when RatePPS is more than 0.1 % above
+	// the medium's packet rate (PercentOfLine over 100.1): Reason says why.
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
 	// AtMax says the rate is the highest the search was allowed to try.
 	AtMax bool `json:"at_max,omitempty"`
 	// RTT is the confirming trial's round-trip time, where the far end
@@ -548,6 +552,7 @@ func (s *sweeper) size(ctx context.Context, size int, bisected bool) (*SizeResul
 		s.fin++
 	}
 	summarise(sr, found)
+	sr.judge(s.res.Test.Medium)
 	s.done[size] = sr
 	return sr, nil
 }

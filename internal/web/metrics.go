@@ -163,7 +163,9 @@ func (m *Metrics) Finished(r *result.Result, at time.Time) {
 				m.recvDgrams.WithLabelValues(dialect).Add(float64(rc.Packets))
 				m.lost.WithLabelValues(dialect).Add(float64(max(rc.Lost, 0)))
 				m.ooo.WithLabelValues(dialect).Add(float64(rc.OutOfOrder))
-				m.dups.WithLabelValues(dialect).Add(float64(rc.Duplicates))
+				if rc.Duplicates != nil {
+					m.dups.WithLabelValues(dialect).Add(float64(*rc.Duplicates))
+				}
 			}
 		}
 	}

@@ -98,6 +98,7 @@ type testView struct {
 		Medium         string  `json:"medium"`
 		TheoreticalBPS float64 `json:"theoretical_bps"`
 		Percent        float64 `json:"percent_of_theoretical"`
+		Status         string  `json:"status"`
 	} `json:"link"`
 	Warnings []string `json:"warnings"`
 	Error    string   `json:"error"`
@@ -218,6 +219,7 @@ type sweepView struct {
 		RateBPS        float64  `json:"rate_bps"`
 		PercentOfLine  *float64 `json:"percent_of_line"`
 		TheoreticalBPS *float64 `json:"theoretical_bps"`
+		Status         string   `json:"status"`
 	} `json:"sizes"`
 	Warnings []string `json:"warnings"`
 }

@@ -155,6 +155,9 @@ func testSummary(t *testView) *Table {
 	line := "–"
 	if t.Link != nil {
 		line = fmt.Sprintf("%.2f (%s)", t.Link.Percent, t.Link.Medium)
+		if t.Link.Status != "" && t.Link.Status != "ok" {
+			line += " " + strings.ToUpper(t.Link.Status) // above what the medium allows
+		}
 	}
 	udp := t.Test.Protocol == "udp"
 	row := func(name string, f *flowFigures, line string) {
@@ -274,8 +277,12 @@ func (r *Report) sweepSection(s *Section, d Document) error {
 			theory = append(theory, plotter.XY{X: float64(z.Size), Y: th / 1e6})
 		}
 		got = append(got, plotter.XY{X: float64(z.Size), Y: z.RateBPS / 1e6})
+		pct := optNum(z.PercentOfLine, "%.2f")
+		if z.Status != "" && z.Status != "ok" {
+			pct += " " + strings.ToUpper(z.Status) // above what the medium allows
+		}
 		s.Summary.Rows = append(s.Summary.Rows, []string{strconv.Itoa(z.Size), fmt.Sprintf("%.1f", z.RatePPS), mbps(z.RateBPS),
-			optNum(z.PercentOfLine, "%.2f"), thText})
+			pct, thText})
 	}
 	p, err := linesChart("Goodput by datagram size", "payload size (bytes)", "Mbit/s",
 		[]series{{name: "measured", xys: got}, {name: "theoretical limit", xys: theory, dash: true}})

@@ -106,9 +106,12 @@ function intervalCharts(intervals, udp) {
   const series = fn => [...flows.entries()].map(([f, ivs]) => ({ name: f, color: COLORS[f] || "#6941c6", points: ivs.map(iv => [iv.end_s, fn(iv)]) }));
   const box = el("div", { class: "charts" });
   box.append(chart("throughput", "Mbit/s", series(iv => iv.bits_per_second / 1e6)));
-  if (udp) {
-    box.append(chart("loss", "%", series(iv => lossPct(iv.lost, iv.packets))));
-    box.append(chart("jitter", "ms", series(iv => iv.jitter_ms)));
+  // A sender's intervals (measured_by "sender") measure no loss or jitter:
+  // no chart of figures nobody measured.
+  if (udp && intervals.some(iv => iv.lost !== undefined)) {
+    const measured = fn => series(fn).map(s => ({ ...s, points: s.points.filter(p => p[1] !== undefined && !Number.isNaN(p[1])) }));
+    box.append(chart("loss", "%", measured(iv => iv.lost === undefined ? undefined : lossPct(iv.lost, iv.packets))));
+    box.append(chart("jitter", "ms", measured(iv => iv.jitter_ms)));
   }
   return box;
 }
@@ -316,7 +319,8 @@ function testParts(run, r) {
     const l = r.link;
     parts.push(el("h3", {}, "Against the medium"), kv([["medium", l.medium], ["theoretical goodput", fmtRate(l.theoretical_bps)],
       ["measured", `${(+l.percent_of_theoretical).toFixed(1)} % of theoretical`], ["frames/s", Math.round(l.frames_per_second)],
-      ["L2 / L1 rate", `${fmtRate(l.wire_l2_bps)} / ${fmtRate(l.wire_l1_bps)}`], ["diagnosis", l.diagnosis]]));
+      ["L2 / L1 rate", `${fmtRate(l.wire_l2_bps)} / ${fmtRate(l.wire_l1_bps)}`], ["diagnosis", l.diagnosis],
+      ["status", l.status ? l.status + (l.reason ? `: ${l.reason}` : "") : ""]]));
   } else {
     parts.push(el("p", { class: "muted" }, "No medium named: start the server with --medium to see % of the medium."));
   }
@@ -328,7 +332,8 @@ function testParts(run, r) {
   const rows = ivs.map(iv => el("tr", { class: "interval-row" },
     el("td", {}, iv.flow || ""), el("td", { class: "num" }, iv.start_s.toFixed(2)), el("td", { class: "num" }, iv.end_s.toFixed(2)),
     el("td", { class: "num" }, iv.bytes), el("td", { class: "num" }, (iv.bits_per_second / 1e6).toFixed(2)),
-    ...(udp ? [iv.packets, iv.lost, iv.out_of_order, iv.duplicates, iv.jitter_ms.toFixed(3)].map(v => el("td", { class: "num" }, v)) : [])));
+    ...(udp ? [iv.packets, iv.lost, iv.out_of_order, iv.duplicates, iv.jitter_ms === undefined ? undefined : iv.jitter_ms.toFixed(3)]
+      .map(v => el("td", { class: "num" }, v === undefined ? "-" : v)) : [])));
   parts.push(el("h3", {}, `Intervals (${ivs.length})`));
   if (ivs.length === 0) parts.push(el("p", { class: "muted" }, "This run has no intervals."));
   else parts.push(el("table", { id: "intervals" }, el("thead", {}, el("tr", {}, ...head.map(h => el("th", {}, h)))), el("tbody", {}, ...rows)));

@@ -67,6 +67,9 @@ type ServerReport struct {
 	Transit TransitStats
 	// HasTransit is set by ParseServerReport when the reply was long enough to hold the extension.
 	HasTransit bool
+	// WB is what a wirebench server appends after the modern report (see WBExtension); nil when the reply
+	// carries none (any other server).
+	WB *WBExtension
 }
 
 // AppendModern appends a 128-byte modern report: the first 16 bytes of finHeader (zero-padded; 16 zero bytes,
@@ -183,6 +186,9 @@ func parseModern(b []byte) (ServerReport, error) {
 	if len(b) >= 116 {
 		r.Transit = parseTransit(b[56:116])
 		r.HasTransit = true
+	}
+	if e, ok := parseWBExtension(b); ok {
+		r.WB = &e
 	}
 	if r.Flags&FlagSeqNo64b == 0 {
 		return r, nil
