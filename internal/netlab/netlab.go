@@ -69,6 +69,8 @@ type Config struct {
 	RateBPS uint64
 	// Burst is tbf's bucket size in bytes; 0 picks the larger of two
 	// full-size frames and 1 ms at RateBPS (12500 bytes at 100 Mbit/s).
+	// One frame (MTU+38) is exact after idle but loses rate where timers
+	// fire late; see the package documentation.
 	Burst int
 	// Latency is how long a frame may wait in tbf's queue before it is
 	// dropped (this fixes the queue's length); 0 means DefaultLatency.
