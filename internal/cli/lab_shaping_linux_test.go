@@ -189,7 +189,7 @@ func TestLabEth100Wire(t *testing.T) {
 // labPing65500 is TestLabEth100Wire's ping. With exact (a one-frame
 // bucket) no median under the wire's 10.81 ms is allowed; how far above it
 // the median reads is only logged, because it depends on how late the
-// shaper's timer fires: 14.5-15.4 ms (+34-42 %) on the 2-core VM this was
+// shaper's timer fires: 13.8-15.8 ms (+27-46 %) on the 2-core VM this was
 // written on, whose timers fire ~52 µs late per frame (docs/lab-hosts.md).
 // Without exact the figures are only logged: the default bucket lets the
 // first 12,500 bytes of a burst leave at veth speed (9.0 ms there).

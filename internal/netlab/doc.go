@@ -121,7 +121,7 @@
 //	    median of 9.0 ms on eth100 where a real wire needs 10.81 ms. A bucket
 //	    of one frame (Config.Burst = MTU+38, `lab up --burst`) is exact after
 //	    idle but loses every timer's lateness: on the 2-core VM this was
-//	    measured on (timers ~52 µs late) the same ping read 14.5-15.4 ms and
+//	    measured on (timers ~52 µs late) the same ping read 13.8-15.8 ms and
 //	    rates about 70 % of the wire's. Measured per bucket size (branch
 //	    h-wire, docs/lab-hosts.md): 1538 bytes 15.03 ms / UDP 66.74 / TCP
 //	    68.06 Mbit/s; 2163 (one frame + 50 µs) 10.82 / 89.00 / 82.28; 3076 (two
