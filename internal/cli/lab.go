@@ -33,12 +33,15 @@ const labDownGrace = 3 * time.Second
 
 // labState is the state file, /run/wirebench/lab-NAME.json.
 type labState struct {
-	Schema  string               `json:"schema"`
-	Kind    string               `json:"kind"`
-	Name    string               `json:"name"`
-	Net     string               `json:"net"`
-	Medium  string               `json:"medium,omitempty"`
-	RateBPS uint64               `json:"rate_bps,omitempty"`
+	Schema  string `json:"schema"`
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
+	Net     string `json:"net"`
+	Medium  string `json:"medium,omitempty"`
+	RateBPS uint64 `json:"rate_bps,omitempty"`
+	// Burst is the shaper's bucket in bytes (netlab's default, 1 ms of
+	// the rate, unless --burst said otherwise).
+	Burst   int                  `json:"burst,omitempty"`
 	MTU     int                  `json:"mtu"`
 	Created time.Time            `json:"created"`
 	Hosts   map[string]labHostSt `json:"hosts"`
@@ -116,6 +119,7 @@ type labUpFlags struct {
 	net    string
 	medium string
 	rate   string
+	burst  int
 	mtu    int
 	// model is --model; modelSet says it was given (an empty model is a
 	// relay that changes nothing).
@@ -128,7 +132,7 @@ type labUpFlags struct {
 // config turns the flags into a netlab configuration (shaped both ways;
 // with --model a router lab whose only path is a relay in r).
 func (f labUpFlags) config(name string) (netlab.Config, string, error) {
-	cfg := netlab.Config{Lab: name, MTU: f.mtu, ShapeBothWays: true, Router: f.modelSet, RelayOnly: f.modelSet}
+	cfg := netlab.Config{Lab: name, MTU: f.mtu, Burst: f.burst, ShapeBothWays: true, Router: f.modelSet, RelayOnly: f.modelSet}
 	p, err := netip.ParsePrefix(f.net)
 	if err != nil {
 		return cfg, "", usagef("invalid --net %q: want a network like 198.18.0.0/24", f.net)
@@ -158,6 +162,9 @@ func (f labUpFlags) config(name string) (netlab.Config, string, error) {
 		}
 		cfg.RateBPS = uint64(r.Value)
 		medium = ""
+	}
+	if f.burst != 0 && cfg.RateBPS == 0 {
+		return cfg, "", usagef("--burst needs --medium or --rate")
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, "", usagef("%v", strings.TrimPrefix(err.Error(), "netlab: "))
@@ -198,6 +205,7 @@ func newLabUpCmd(e *env, name *string) *cobra.Command {
 	fl.StringVar(&f.medium, "medium", "", "shape both directions as Ethernet medium `NAME` (eth10, eth100, eth1g, ...)")
 	fl.StringVar(&f.rate, "rate", "", "shape both directions as an Ethernet wire of this rate (e.g. 100mbit)")
 	fl.IntVar(&f.mtu, "mtu", netlab.DefaultMTU, "MTU of the veth pair")
+	fl.IntVar(&f.burst, "burst", 0, "the shaper's bucket in `BYTES` (default 1 ms of the rate: exact in rate on a busy machine, but that much leaves at veth speed after idle; one frame, MTU+38, is exact after idle where timers fire on time; docs/lab-hosts.md)")
 	return cmd
 }
 
@@ -243,7 +251,7 @@ func labUp(e *env, cfg netlab.Config, medium string, plan *labRelayPlan) error {
 	}
 	st := labState{
 		Schema: "wirebench/1", Kind: "lab", Name: name, Net: cfg.Net.String(), Medium: medium,
-		RateBPS: cfg.RateBPS, MTU: lab.Config.MTU, Created: time.Now().UTC().Truncate(time.Second),
+		RateBPS: cfg.RateBPS, Burst: lab.Config.Burst, MTU: lab.Config.MTU, Created: time.Now().UTC().Truncate(time.Second),
 		Hosts: map[string]labHostSt{
 			"a": {Namespace: lab.A.Name, Ifname: lab.A.Ifname, Addr: lab.A.Addr.String()},
 			"b": {Namespace: lab.B.Name, Ifname: lab.B.Ifname, Addr: lab.B.Addr.String()},
@@ -324,6 +332,13 @@ func printLabUp(w io.Writer, st labState) {
 	if st.RateBPS != 0 {
 		fmt.Fprintf(w, "  UDP goodput the wire allows at 1470 bytes: %.2f Mbit/s\n",
 			netlab.WireGoodput(st.RateBPS, 1470, 28)/1e6)
+		if frame := st.MTU + netlab.EthernetHeader + netlab.EthernetOverhead; st.Burst > frame {
+			fmt.Fprintf(w, "  bucket %d bytes: after idle that much leaves at veth speed (a large ping reads short);\n"+
+				"  --burst %d is exact after idle where timers fire on time (docs/lab-hosts.md)\n", st.Burst, frame)
+		} else if st.Burst == frame {
+			fmt.Fprintf(w, "  bucket of one frame: exact after idle, but where timers fire late (a busy machine, a VM)\n"+
+				"  the wire delivers less than its rate (docs/lab-hosts.md)\n")
+		}
 	}
 	n := nameFlag(st.Name)
 	client := "wirebench client " + target + " -u -b 100M"

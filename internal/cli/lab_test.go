@@ -30,6 +30,8 @@ func TestLabUsageErrors(t *testing.T) {
 		{[]string{"lab", "up", "--rate", "fast"}, "invalid --rate"},
 		{[]string{"lab", "up", "--rate", "8000pps"}, "invalid --rate"},
 		{[]string{"lab", "up", "--mtu", "40"}, "mtu 40"},
+		{[]string{"lab", "up", "--burst", "4000"}, "--burst needs --medium or --rate"},
+		{[]string{"lab", "up", "--medium", "eth100", "--burst", "1537"}, "burst 1537: smaller than one full frame (1538 bytes)"},
 		{[]string{"lab", "up", "--model", "loss=2"}, "invalid --model"},
 		{[]string{"lab", "up", "--model", "tick=7"}, "invalid --model"},
 		{[]string{"lab", "up", "--model", "buffer=-1"}, "invalid --model"},
@@ -61,8 +63,30 @@ func TestLabUpFlagsConfig(t *testing.T) {
 		t.Fatalf("config %+v, medium %q", cfg, medium)
 	}
 	cfg, medium, err = labUpFlags{net: "198.18.0.0/24", medium: "eth1g", mtu: 1500}.config("t")
-	if err != nil || cfg.RateBPS != 1e9 || medium != "eth1g" {
+	if err != nil || cfg.RateBPS != 1e9 || medium != "eth1g" || cfg.Burst != 0 {
 		t.Fatalf("eth1g: %+v %q %v", cfg, medium, err)
+	}
+	cfg, _, err = labUpFlags{net: "198.18.0.0/24", medium: "eth100", mtu: 1500, burst: 1538}.config("t")
+	if err != nil || cfg.Burst != 1538 {
+		t.Fatalf("--burst 1538: %+v %v", cfg, err)
+	}
+}
+
+// TestPrintLabUpBucket: lab up says what the bucket does after idle, and
+// how to get the other trade.
+func TestPrintLabUpBucket(t *testing.T) {
+	st := labState{Name: "t", Net: "198.18.0.0/24", Medium: "eth100", RateBPS: 100e6, MTU: 1500,
+		Hosts: map[string]labHostSt{"a": {Addr: "198.18.0.1"}, "b": {Addr: "198.18.0.2"}}}
+	for burst, want := range map[int]string{
+		12500: "bucket 12500 bytes: after idle that much leaves at veth speed",
+		1538:  "bucket of one frame: exact after idle, but where timers fire late",
+	} {
+		st.Burst = burst
+		var b strings.Builder
+		printLabUp(&b, st)
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("burst %d: output lacks %q:\n%s", burst, want, b.String())
+		}
 	}
 }
 

@@ -69,6 +69,8 @@ type Config struct {
 	RateBPS uint64
 	// Burst is tbf's bucket size in bytes; 0 picks the larger of two
 	// full-size frames and 1 ms at RateBPS (12500 bytes at 100 Mbit/s).
+	// One frame (MTU+38) is exact after idle but loses rate where timers
+	// fire late; see the package documentation.
 	Burst int
 	// Latency is how long a frame may wait in tbf's queue before it is
 	// dropped (this fixes the queue's length); 0 means DefaultLatency.
@@ -236,15 +238,34 @@ func (c Config) burst() int {
 	return b
 }
 
+// PeakFactor is how many times the wire rate tbf's peak rate is. The peak
+// rate is only there to give tbf a one-frame "mtu" (see tcQdiscArgs); at
+// 100 times the rate its one-frame bucket refills within a fraction of a
+// frame's wire time, so it never holds a frame back that the main bucket
+// would pass.
+const PeakFactor = 100
+
 // tcQdiscArgs returns the arguments of `tc` that install the shaping qdisc
-// on ifname in namespace ns.
+// on ifname in namespace ns:
+//
+//	tbf rate R burst B latency L peakrate 100R mtu MTU+14 overhead 24
+//
+// "mtu" makes tbf's max_size one frame, so tbf_enqueue segments every GSO
+// skb (UDP GSO from any program, TCP TSO) into single frames before they
+// are queued; "overhead 24" is the rate's own per-packet overhead, which
+// tbf adds to every skb it dequeues, so each of those frames is charged
+// its 24 bytes. A size table (stab) would not do: tbf_segment resets each
+// segment's length to its skb length, which drops the stab's overhead
+// (measured: 1512 of 1536 bytes charged per 1470-byte datagram).
 func (c Config) tcQdiscArgs(ns, ifname string) []string {
 	return []string{
 		"-n", ns, "qdisc", "replace", "dev", ifname, "root",
-		"stab", "overhead", strconv.Itoa(EthernetOverhead), "linklayer", "ethernet",
 		"tbf", "rate", strconv.FormatUint(c.RateBPS, 10) + "bit",
 		"burst", strconv.Itoa(c.burst()),
 		"latency", strconv.FormatInt(c.latency().Microseconds(), 10) + "us",
+		"peakrate", strconv.FormatUint(PeakFactor*c.RateBPS, 10) + "bit",
+		"mtu", strconv.Itoa(c.mtu() + EthernetHeader),
+		"overhead", strconv.Itoa(EthernetOverhead),
 	}
 }
 

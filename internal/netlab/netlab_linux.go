@@ -413,10 +413,9 @@ func (l *Lab) shapedEnds() []end {
 // shape installs the Ethernet-wire emulation on the shaped ends (see
 // shapedEnds). GSO is limited to one segment per skb through netlink; the
 // qdisc is installed by running tc, because vishvananda/netlink v1.3.1
-// cannot attach a size table (TCA_STAB) to a qdisc. With a router every
-// end gets gso_max_segs 1, not only R's: R forwards the skbs A and B send
-// as they are, so a GSO super-packet from A would reach R's tbf as one
-// packet and be charged the per-frame overhead once.
+// cannot set tbf's per-packet overhead. With a router every end gets
+// gso_max_segs 1, not only R's: R forwards the skbs A and B send as they
+// are (tbf's one-frame mtu segments any GSO skb that still reaches it).
 func (l *Lab) shape(ctx context.Context) error {
 	if l.Config.RateBPS == 0 {
 		return nil

@@ -277,7 +277,7 @@ func TestLabSetup(t *testing.T) {
 	if err != nil {
 		t.Fatalf("tc qdisc show: %v: %s", err, out)
 	}
-	for _, want := range []string{"tbf", "rate 100Mbit", "lat 20ms", "linklayer ethernet overhead 24"} {
+	for _, want := range []string{"tbf", "rate 100Mbit", "lat 20ms", "peakrate", "overhead 24"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("A's qdisc lacks %q:\n%s", want, out)
 		}
@@ -543,7 +543,7 @@ func checkRouterQdiscs(t *testing.T, l *Lab) {
 			t.Errorf("%s in %s: tbf present %v, want %v:\n%s", e.ifname, e.h.Name, got, shaped, out)
 		}
 		if shaped {
-			for _, want := range []string{"rate 10Mbit", "lat 50ms", "linklayer ethernet overhead 24"} {
+			for _, want := range []string{"rate 10Mbit", "lat 50ms", "peakrate", "overhead 24"} {
 				if !strings.Contains(string(out), want) {
 					t.Errorf("R's qdisc lacks %q:\n%s", want, out)
 				}

@@ -63,8 +63,8 @@ func TestBurstDefault(t *testing.T) {
 func TestTCQdiscArgs(t *testing.T) {
 	cfg := Config{RateBPS: 100e6, Burst: 3000, Latency: 20 * time.Millisecond}
 	got := strings.Join(cfg.tcQdiscArgs("wbl-1-2-abc-a", "wbl-a"), " ")
-	want := "-n wbl-1-2-abc-a qdisc replace dev wbl-a root stab overhead 24 linklayer ethernet " +
-		"tbf rate 100000000bit burst 3000 latency 20000us"
+	want := "-n wbl-1-2-abc-a qdisc replace dev wbl-a root " +
+		"tbf rate 100000000bit burst 3000 latency 20000us peakrate 10000000000bit mtu 1514 overhead 24"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("tc args (-want +got):\n%s", diff)
 	}
