@@ -17,6 +17,7 @@ import (
 
 	"github.com/creack/pty"
 	"github.com/wirebench/wirebench/internal/testutil/standin"
+	"github.com/wirebench/wirebench/internal/testutil/zshell"
 	"golang.org/x/sys/unix"
 )
 
@@ -204,24 +205,12 @@ func flag(f []string, name string) (string, bool) {
 
 func atoi(s string) int { n, _ := strconv.Atoi(strings.TrimSuffix(s, "K")); return n }
 
-// zephyrNum prints like zperf's print_number: two truncated decimals of
-// the largest unit the value reaches.
-func zephyrNum(v uint64, div []uint64, units []string) string {
-	for i, d := range div {
-		if d == 0 {
-			return fmt.Sprintf("%d %s", v, units[i])
-		}
-		if v >= d {
-			return fmt.Sprintf("%d.%02d %s", v/d, v%d*100/d, units[i])
-		}
-	}
-	return ""
-}
-
 func zTime(us int64) string {
-	return zephyrNum(uint64(us), []uint64{60e6, 1e6, 1e3, 0}, []string{"m", "s", "ms", "us"})
+	return zshell.Number(uint64(us), []uint64{60e6, 1e6, 1e3, 0}, []string{"m", "s", "ms", "us"})
 }
-func zKbps(k int64) string { return zephyrNum(uint64(k), []uint64{1000, 0}, []string{"Mbps", "Kbps"}) }
+func zKbps(k int64) string {
+	return zshell.Number(uint64(k), []uint64{1000, 0}, []string{"Mbps", "Kbps"})
+}
 
 func kbps(bytes int64, d time.Duration) int64 {
 	if d <= 0 {

@@ -244,9 +244,10 @@ func (s *Shell) zperf(f []string) {
 	}
 }
 
-// number prints like zperf's print_number: two truncated decimals of the
-// largest unit the value reaches.
-func number(v uint64, div []uint64, units []string) string {
+// Number prints v like zperf's print_number: two truncated decimals of the
+// largest unit the value reaches (div, units: the unit table, ending with
+// a divisor of 0 for the plain unit).
+func Number(v uint64, div []uint64, units []string) string {
 	for i, d := range div {
 		if d == 0 {
 			return fmt.Sprintf("%d %s", v, units[i])
@@ -259,11 +260,11 @@ func number(v uint64, div []uint64, units []string) string {
 }
 
 func usec(us int64) string {
-	return number(uint64(max(us, 0)), []uint64{60e6, 1e6, 1e3, 0}, []string{"m", "s", "ms", "us"})
+	return Number(uint64(max(us, 0)), []uint64{60e6, 1e6, 1e3, 0}, []string{"m", "s", "ms", "us"})
 }
 
 func (s *Shell) kbps(k uint64) string {
-	return number(k, []uint64{s.kilo(), 0}, []string{"Mbps", "Kbps"})
+	return Number(k, []uint64{s.kilo(), 0}, []string{"Mbps", "Kbps"})
 }
 
 // rateKbps is zperf's rate in its own kbit (1000 or 1024 bits) per second.
