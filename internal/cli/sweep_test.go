@@ -171,7 +171,7 @@ func TestSweepCommandOutputs(t *testing.T) {
 	}
 	rows := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(rows) != 2 || !strings.HasPrefix(rows[0], "size,sent,rate_pps,rate_bps,percent_of_line,loss_percent,trials,rtt_ms,limited_by_host") ||
-		!strings.HasSuffix(rows[0], ",held_s,tried_pps") || !strings.HasPrefix(rows[1], "512,") {
+		!strings.HasSuffix(rows[0], ",held_s,tried_pps,status,reason") || !strings.HasPrefix(rows[1], "512,") {
 		t.Errorf("CSV:\n%s", out.String())
 	}
 }

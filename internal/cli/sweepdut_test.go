@@ -165,7 +165,7 @@ func TestSweepDUTText(t *testing.T) {
 		last := counted[len(counted)-1]
 		want := []string{"device zephyr (telnet:", "counted by", "dev rx", fmt.Sprintf(" %d ", last.Counted), "received "}
 		if format == "--csv" {
-			want = []string{",counted_by,device_packets,device_lost,device_bps,held_s,tried_pps\n", fmt.Sprintf(",peer_report,%d,%d,", last.Counted, last.Lost)}
+			want = []string{",counted_by,device_packets,device_lost,device_bps,held_s,tried_pps,status,reason\n", fmt.Sprintf(",peer_report,%d,%d,", last.Counted, last.Lost)}
 		}
 		for _, w := range want {
 			if !strings.Contains(out.String(), w) {
