@@ -207,14 +207,14 @@ func waitListening(t *testing.T, port int, udp bool) {
 	if udp {
 		flag = "-lun"
 	}
-	for range 200 {
+	for range 1200 { // 30 s: a peer started on a loaded machine can be slow to listen
 		out, _ := exec.Command("ss", "-H", flag, "sport = :"+strconv.Itoa(port)).Output()
 		if len(bytes.TrimSpace(out)) > 0 {
 			return
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	t.Fatalf("no server listening on port %d after 5 s", port)
+	t.Fatalf("no server listening on port %d after 30 s", port)
 }
 
 // waitSocket waits until the process pid has a socket open: wirebench's Main

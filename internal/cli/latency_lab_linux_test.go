@@ -186,10 +186,10 @@ func runUnderLoad(t *testing.T, lab *netlab.Lab, args []string, queue time.Durat
 	}
 }
 
-// waitEcho waits (up to 5 s) until host's echo service answers from h.
+// waitEcho waits (up to 30 s, for a loaded machine) until host's echo service answers from h.
 func waitEcho(t *testing.T, h *netlab.Host, addr string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var err error
 		_ = h.Do(func() error {

@@ -59,7 +59,7 @@ func runOurClient(t *testing.T, cfg ClientConfig) *result.Result {
 // the output.
 func waitLines(t *testing.T, p *iperfPeer, n int, keep func(iperfLine) bool) string {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for {
 		out := p.out.String()
 		got := 0

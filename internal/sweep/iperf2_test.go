@@ -44,7 +44,7 @@ func TestIperf2ServerSweep(t *testing.T) {
 		t.Fatalf("starting iperf: %v", err)
 	}
 	t.Cleanup(func() { stopIperf(); _ = cmd.Wait() })
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(out.String(), "Server listening"); {
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "Server listening"); {
 		if time.Now().After(deadline) {
 			t.Fatalf("iperf did not start listening:\n%s", out.String())
 		}

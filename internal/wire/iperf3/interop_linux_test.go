@@ -54,7 +54,7 @@ func startIperf3Server(t *testing.T, bin string) (port int, out *bytes.Buffer) {
 	})
 	// iperf3 -s -1 serves exactly one test, so probe with a plain listen
 	// check: bind fails while iperf3 holds the port.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
