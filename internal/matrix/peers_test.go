@@ -27,6 +27,7 @@ import (
 // peer is a real iperf or iperf3 server on a free loopback port.
 type peer struct {
 	port int
+	pid  int
 	out  *loopback.Buffer
 }
 
@@ -46,6 +47,7 @@ func startPeer(t *testing.T, bin, ready string, args ...string) *peer {
 		cancel()
 		t.Fatalf("starting %s: %v", bin, err)
 	}
+	p.pid = cmd.Process.Pid
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
@@ -260,12 +262,12 @@ func parseIperf3(t *testing.T, p *peer, n int) []iperf3End {
 
 func TestMatrixAgainstIperf3(t *testing.T) {
 	p := startPeer(t, "iperf3", "", "-s", "-B", "127.0.0.1", "-J")
-	waitListening(t, p.port)
+	waitListening(t, p)
 	tcp := runMatrix(t, p, session.DialectIperf3, result.TCP)
 	// iperf3 closes and reopens its listening socket after each test; a
 	// second matrix started at once can find it closed (the first waits
 	// between its own cells).
-	waitListening(t, p.port)
+	waitListening(t, p)
 	udp := runMatrix(t, p, session.DialectIperf3, result.UDP)
 	docs := parseIperf3(t, p, 4)
 	if len(docs) != 4 {
@@ -305,13 +307,17 @@ func TestMatrixAgainstIperf3(t *testing.T) {
 
 // waitListening waits until a TCP socket listens on port (iperf3 -J prints
 // nothing before its first test).
-func waitListening(t *testing.T, port int) {
+func waitListening(t *testing.T, p *peer) {
 	t.Helper()
+	port := p.port
 	want := fmt.Sprintf(":%04X 00000000:0000 0A", port)
 	// Generous: a peer started on a loaded machine once took over 5 s to
 	// listen; the wait ends as soon as it does.
 	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		b, err := os.ReadFile("/proc/net/tcp")
+		// The peer's own view of its network namespace: /proc/net is the
+		// view of this process's main thread, which a lab test in this
+		// process may have left elsewhere.
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/tcp", p.pid))
 		if err != nil {
 			time.Sleep(500 * time.Millisecond) // no /proc: give it the time it takes
 			return
