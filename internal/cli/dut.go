@@ -97,22 +97,33 @@ func adoptDialect(e *env, s *dut.Session, dialect *string, chosen bool) {
 	}
 }
 
+// shellDialect is the dialect the shell named by --dut-shell needs, before
+// it is opened ("": not known yet).
+func (f *dutFlags) shellDialect() string {
+	if f.shell == dut.ZephyrIperf3Shell {
+		return session.DialectIperf3
+	}
+	return ""
+}
+
 // runOnDeviceServer makes the device the server for cfg's test and runs
 // client (our side of cfg) against it: the device-receives step shared by
 // client, matrix and sweep --dut.
 func runOnDeviceServer(ctx context.Context, s *dut.Session, cfg session.ClientConfig, iface string, client dut.Runner) (*result.Result, error) {
-	t, err := clientTest(cfg, iface)
+	t, err := clientTest(cfg, iface, s.Dialect())
 	if err != nil {
 		return nil, err
 	}
 	return s.RunDeviceServer(ctx, t, client)
 }
 
-// clientTest checks that a client run can have the device as its server.
-func clientTest(cfg session.ClientConfig, iface string) (dut.Test, error) {
+// clientTest checks that a client run can have the device as its server;
+// devDialect is the dialect the device's server needs (iperf3: a Zephyr
+// named zephyr-iperf3).
+func clientTest(cfg session.ClientConfig, iface, devDialect string) (dut.Test, error) {
 	switch {
-	case cfg.Dialect == session.DialectIperf3:
-		return dut.Test{}, usagef("--dut drives iperf2-dialect firmware; the iperf3 dialect has no device adapter")
+	case cfg.Dialect == session.DialectIperf3 && devDialect != session.DialectIperf3:
+		return dut.Test{}, usagef("--dut drives iperf2-dialect firmware; of the device shells only --dut-shell %s speaks iperf3", dut.ZephyrIperf3Shell)
 	case cfg.Reverse || cfg.Tradeoff || cfg.Dual || cfg.FullDuplex || cfg.Bidir:
 		return dut.Test{}, usagef("--dut runs one plain test; -R, -r, -d, --full-duplex and --bidir are not supported by the device shells")
 	case cfg.Parallel > 1:
@@ -130,7 +141,11 @@ func clientTest(cfg session.ClientConfig, iface string) (dut.Test, error) {
 // runClientDUT makes the device the server and runs our client against
 // it (s and openErr from openDUT).
 func (f *dutFlags) runClientDUT(e *env, cfg session.ClientConfig, s *dut.Session, openErr error) (*result.Result, error) {
-	t, err := clientTest(cfg, f.iface)
+	devDialect := f.shellDialect()
+	if s != nil && openErr == nil {
+		devDialect = s.Dialect()
+	}
+	t, err := clientTest(cfg, f.iface, devDialect)
 	if err != nil {
 		return nil, err
 	}

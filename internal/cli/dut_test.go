@@ -258,6 +258,10 @@ func TestDUTUsage(t *testing.T) {
 		{"client", "127.0.0.1", "-n", "1M", "--dut", "cmd:true"},
 		{"client", "127.0.0.1", "--dut", "usb:x"},
 		{"client", "127.0.0.1", "--dut", "cmd:true", "--dut-shell", "vxworks"},
+		// The iperf3 dialect only for a zperf built for iperf3, and even
+		// then one plain test.
+		{"client", "127.0.0.1", "--dialect", "iperf3", "--dut", "cmd:true"},
+		{"client", "127.0.0.1", "--dialect", "iperf3", "-R", "--dut", "cmd:true", "--dut-shell", "zephyr-iperf3"},
 		{"server", "--dut", "serial:/dev/null"},
 		{"server", "--dut", "cmd:true", "--dut-rate", "fast", "--dut-peer", "127.0.0.1"},
 	} {

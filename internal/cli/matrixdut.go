@@ -63,7 +63,7 @@ func (f *dutFlags) openMatrixDUT(e *env, cmd *cobra.Command, cfg *matrix.Config,
 		return nil, err
 	}
 	adoptDialect(e, s, &cfg.Base.Dialect, cmd.Flags().Changed("dialect"))
-	if _, err := clientTest(cfg.Base, f.iface); err != nil {
+	if _, err := clientTest(cfg.Base, f.iface, s.Dialect()); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (d *dutMatrix) Run(ctx context.Context, cfg session.ClientConfig) (*result.
 	}
 	// Our server listens on the address the device reaches us at, on a
 	// port of the system's choosing that the device is told.
-	port, run, err := dut.ListenOne(ctx, session.ServerConfig{Bind: d.peer, Port: -1, Interval: cfg.Interval})
+	port, run, err := d.s.ListenOne(ctx, session.ServerConfig{Bind: d.peer, Port: -1, Interval: cfg.Interval})
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting our server for the device's client: %w", err)
 	}

@@ -34,14 +34,21 @@ func startZShell(t *testing.T, ctx context.Context, o zshell.Options) string {
 // log lines, the IPv6-first note): 4 cells ok, each with the device's
 // figures beside ours, UDP within 1 % of each other.
 func TestMatrixDUTZephyrSyntaxes(t *testing.T) {
-	for _, version := range []string{"2.7.6", "3.4.0", "4.3.0"} {
-		t.Run(version, func(t *testing.T) {
+	for _, v := range []struct {
+		name, version string
+		iperf3        bool // a zperf built for iperf3, named by --dut-shell zephyr-iperf3
+	}{{"2.7.6", "2.7.6", false}, {"3.4.0", "3.4.0", false}, {"4.3.0", "4.3.0", false}, {"4.3.0-iperf3", "4.3.0", true}} {
+		version := v.version
+		t.Run(v.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 			defer cancel()
-			spec := startZShell(t, ctx, zshell.Options{Version: version})
+			spec := startZShell(t, ctx, zshell.Options{Version: version, Iperf3: v.iperf3})
 			port := freeLoopbackPort(t)
 			args := []string{"matrix", "127.0.0.1", "-p", fmt.Sprint(port), "-t", "2", "-b", "2M", "-l", "1000",
 				"--dut", spec, "--dut-peer", "127.0.0.1", "--dut-timeout", "10"}
+			if v.iperf3 {
+				args = append(args, "--dut-shell", "zephyr-iperf3")
+			}
 			var out, errb bytes.Buffer
 			code := run(ctx, append(args, "--json"), &out, &errb)
 			var m matrix.Result
@@ -58,6 +65,9 @@ func TestMatrixDUTZephyrSyntaxes(t *testing.T) {
 				}
 				if want := "Zephyr " + version; !strings.HasPrefix(d.Firmware, want) {
 					t.Errorf("%s: firmware %q, want %s…", c.Name(), d.Firmware, want)
+				}
+				if v.iperf3 && (!strings.Contains(d.Firmware, "iperf3 mode") || c.Result.Test.Dialect != "iperf3") {
+					t.Errorf("%s: firmware %q, our side's dialect %q; want the iperf3 mode and dialect", c.Name(), d.Firmware, c.Result.Test.Dialect)
 				}
 				dev, ours := *d.BitsPerSecond, *c.BitsPerSecond
 				t.Logf("%s: device %.0f bit/s over %v s, wirebench %.0f bit/s: %+.2f %%", c.Name(), dev, ptr(d.Seconds), ours, (dev-ours)/ours*100)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/admit"
-	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
@@ -385,7 +384,7 @@ func (f *serverFlags) runServerDUT(e *env, cfg session.ServerConfig, printResult
 	defer s.Close()
 	id := 0
 	cfg.OnResult = func(i int, _ *result.Result) { id = i }
-	port, run, err := dut.ListenOne(e.ctx, cfg)
+	port, run, err := s.ListenOne(e.ctx, cfg)
 	if err != nil {
 		return err
 	}

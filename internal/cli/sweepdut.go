@@ -51,7 +51,7 @@ func (f *dutFlags) openSweepDUT(e *env, setup *sweepSetup, mode string, packets 
 	d := &sweepDUT{f: f, s: s, iface: f.iface}
 	base := session.ClientConfig{Host: setup.test.Host, Port: setup.test.Port, Dialect: session.DialectIperf2}
 	adoptDialect(e, s, &base.Dialect, false)
-	t, err := clientTest(sweep.SessionRunner{Base: base}.Config(sweep.Spec{Size: setup.cfg.Sizes[0], RatePPS: 1, Duration: setup.cfg.Trial}), f.iface)
+	t, err := clientTest(sweep.SessionRunner{Base: base}.Config(sweep.Spec{Size: setup.cfg.Sizes[0], RatePPS: 1, Duration: setup.cfg.Trial}), f.iface, s.Dialect())
 	if err == nil {
 		err = s.Check(dut.RoleServer, t)
 	}

@@ -113,11 +113,14 @@ func Shells() []string {
 	for _, a := range adapters {
 		names = append(names, a.Name)
 	}
-	return append(names, "auto")
+	return append(names, ZephyrIperf3Shell, "auto")
 }
 
 // Lookup returns the adapter called name ("auto" is not an adapter).
 func Lookup(name string) (*Adapter, error) {
+	if name == ZephyrIperf3Shell {
+		return zephyrIperf3Adapter, nil
+	}
 	for _, a := range adapters {
 		if a.Name == name {
 			return a, nil

@@ -152,6 +152,10 @@ func (s *Session) refine(ctx context.Context, seen []string) error {
 	if !ok {
 		major, minor, patch, ok = zephyrVersion(seen)
 	}
+	if s.a.Syntax == zephyrIperf3.name {
+		s.a, s.firmware = zephyrIperf3For(major, minor, patch, ok)
+		return nil
+	}
 	s.a, s.firmware = zephyrFor(major, minor, patch, ok)
 	return nil
 }

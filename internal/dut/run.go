@@ -163,6 +163,17 @@ var errNotInTime = errors.New("none came in time")
 // forced) and returns its port and a Runner that serves until that test's
 // result is in. The server stops when the Runner returns.
 func ListenOne(ctx context.Context, cfg session.ServerConfig) (int, Runner, error) {
+	return listenOne(ctx, cfg, false)
+}
+
+// ListenOne is ListenOne for the device of s: a device whose client speaks
+// iperf3 (zephyr-iperf3) finds our server answering iperf3 on the same
+// port, told apart by its first bytes.
+func (s *Session) ListenOne(ctx context.Context, cfg session.ServerConfig) (int, Runner, error) {
+	return listenOne(ctx, cfg, s.a.Dialect == session.DialectIperf3)
+}
+
+func listenOne(ctx context.Context, cfg session.ServerConfig, iperf3 bool) (int, Runner, error) {
 	cfg.OneShot = true
 	got := make(chan *result.Result, 1)
 	prev := cfg.OnResult
@@ -180,6 +191,12 @@ func ListenOne(ctx context.Context, cfg session.ServerConfig) (int, Runner, erro
 	if err != nil {
 		cancel()
 		return 0, nil, err
+	}
+	if iperf3 {
+		if _, err := srv.EnableIperf3(sctx, session.Iperf3Config{}); err != nil {
+			cancel()
+			return 0, nil, err
+		}
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(sctx) }()

@@ -27,6 +27,15 @@ import (
 //     IPv4 peer before it connects.
 //   - "current": Zephyr 4.2 and later (PR #88742): the 16-byte iperf 2.1
 //     UDP header; "tcp upload" takes a rate it ignores with a warning.
+//   - "iperf3": a build with CONFIG_NET_ZPERF_IPERF3 (the sample's
+//     overlay-iperf3.conf, experimental) speaks iperf3 instead of iPerf 2
+//     with the same shell commands and reports; its default port is 5201
+//     (zperf_iperf3.h). "zperf tcp download" and "zperf udp download"
+//     each enable their protocol on one shared listener, one test at a
+//     time, single stream; -R, --bidir, -P and -O are refused with
+//     iperf3's IEUNIMP (zperf_iperf3_server.c check_params). Nothing the
+//     shell prints without a test tells such a build from an iPerf 2 one,
+//     so it is named: --dut-shell zephyr-iperf3 (ZephyrIperf3Shell).
 //
 // Numbers come from print_number: "95.07 Mbps", "1000 Kbps", "10.45 s",
 // "198 us"; builds before the tab-aligned lower-case lines print
@@ -63,13 +72,32 @@ type zephyrSyntax struct {
 	stop    bool    // has "download stop"
 	swapped bool    // its server prints loss and reordering under each other's names
 	dialect string  // our client's dialect towards its UDP server
+	iperf3  bool    // speaks iperf3 (CONFIG_NET_ZPERF_IPERF3)
 }
 
 var (
 	zephyr27      = zephyrSyntax{name: "2.7", kilo: 1024, swapped: true, dialect: session.DialectIperf2Legacy}
 	zephyr3x      = zephyrSyntax{name: "3.x", kilo: 1000, stop: true, dialect: session.DialectIperf2Legacy}
 	zephyrCurrent = zephyrSyntax{name: "current", kilo: 1000, stop: true}
+	zephyrIperf3  = zephyrSyntax{name: "iperf3", kilo: 1000, stop: true, dialect: session.DialectIperf3, iperf3: true}
 )
+
+// ZephyrIperf3Shell is the --dut-shell name of a Zephyr whose zperf is
+// built for iperf3 (CONFIG_NET_ZPERF_IPERF3): the shell cannot be told
+// from an iPerf 2 build by what it prints, so the user names it.
+const ZephyrIperf3Shell = "zephyr-iperf3"
+
+// zephyrIperf3Adapter is the adapter --dut-shell zephyr-iperf3 names; its
+// Name stays "zephyr" (the device JSON's shell), its Syntax says iperf3.
+var zephyrIperf3Adapter = newZephyr(zephyrIperf3)
+
+// zephyrPort is the port of t in syn: iperf3's 5201 when none is given.
+func zephyrPort(syn zephyrSyntax, t Test) int {
+	if syn.iperf3 && t.Port == 0 {
+		return session.DefaultIperf3Port
+	}
+	return t.port()
+}
 
 // zephyrVersion reads a Zephyr version from the output of kernel version
 // or the boot banner.
@@ -82,6 +110,15 @@ func zephyrVersion(lines []string) (major, minor, patch int, ok bool) {
 	minor, _ = strconv.Atoi(m[2])
 	patch, _ = strconv.Atoi(m[3])
 	return major, minor, patch, true
+}
+
+// zephyrIperf3For describes a Zephyr named as an iperf3 build, with its
+// version when known.
+func zephyrIperf3For(major, minor, patch int, ok bool) (*Adapter, string) {
+	if !ok {
+		return zephyrIperf3Adapter, "Zephyr, version unknown (zperf iperf3 mode, named by --dut-shell " + ZephyrIperf3Shell + ")"
+	}
+	return zephyrIperf3Adapter, fmt.Sprintf("Zephyr %d.%d.%d (zperf iperf3 mode, named by --dut-shell %s)", major, minor, patch, ZephyrIperf3Shell)
 }
 
 // zephyrFor returns the adapter for a Zephyr version (ok false: unknown,
@@ -117,7 +154,7 @@ func newZephyr(syn zephyrSyntax) *Adapter {
 		Syntax:  syn.name,
 		Commands: func(role Role, t Test) ([]string, error) {
 			if role == RoleServer {
-				return []string{fmt.Sprintf("zperf %s download %d", t.Proto, t.port())}, nil
+				return []string{fmt.Sprintf("zperf %s download %d", t.Proto, zephyrPort(syn, t))}, nil
 			}
 			size := t.Length
 			if size == 0 {
@@ -125,7 +162,7 @@ func newZephyr(syn zephyrSyntax) *Adapter {
 			}
 			if t.Proto == "tcp" {
 				// No rate: 3.x takes none, current ignores it.
-				return []string{fmt.Sprintf("zperf tcp upload %s %d %d %d", t.Peer, t.port(), t.seconds(), size)}, nil
+				return []string{fmt.Sprintf("zperf tcp upload %s %d %d %d", t.Peer, zephyrPort(syn, t), t.seconds(), size)}, nil
 			}
 			if syn.kilo != 1000 {
 				// 2.x: a bare number is bit/s, the shell rounds it up to
@@ -133,7 +170,7 @@ func newZephyr(syn zephyrSyntax) *Adapter {
 				return []string{fmt.Sprintf("zperf udp upload %s %d %d %d %d", t.Peer, t.port(), t.seconds(), size, int64(math.Ceil(t.rate())))}, nil
 			}
 			kbps := int64(math.Ceil(t.rate() / 1000))
-			return []string{fmt.Sprintf("zperf udp upload %s %d %d %d %dK", t.Peer, t.port(), t.seconds(), size, kbps)}, nil
+			return []string{fmt.Sprintf("zperf udp upload %s %d %d %d %dK", t.Peer, zephyrPort(syn, t), t.seconds(), size, kbps)}, nil
 		},
 		Done: func(role Role, t Test) func(string) bool {
 			if role == RoleServer {
@@ -189,7 +226,11 @@ func zephyrParse(syn zephyrSyntax, role Role, t Test, lines []string) (result.De
 			}
 		}
 		count(&d.Lost, zLost, lines)
-		count(&d.OutOfOrder, zOutorder, lines)
+		if !syn.iperf3 || role == RoleServer {
+			// An iperf3 server's results carry no out-of-order count:
+			// the client's report has none to print.
+			count(&d.OutOfOrder, zOutorder, lines)
+		}
 		if syn.swapped && role == RoleServer && lastMatch(zNbLost, lines) != nil {
 			// The sample's receiver prints its out-of-order count as
 			// "nb packets lost" and its loss as "nb packets outorder".

@@ -20,12 +20,18 @@ import (
 // session on it with auto detection.
 func openZShell(t *testing.T, ctx context.Context, o zshell.Options) (*zshell.Shell, *Session) {
 	t.Helper()
+	return openZShellAs(t, ctx, o, "auto")
+}
+
+// openZShellAs is openZShell with the shell named (--dut-shell).
+func openZShellAs(t *testing.T, ctx context.Context, o zshell.Options, shell string) (*zshell.Shell, *Session) {
+	t.Helper()
 	sh, spec, closeSh, err := zshell.StartPTY(ctx, o)
 	if err != nil {
 		t.Skipf("no pty: %v", err)
 	}
 	t.Cleanup(closeSh)
-	s, err := Open(ctx, spec, Options{Shell: "auto", StepTimeout: 5 * time.Second, ReportTimeout: 10 * time.Second})
+	s, err := Open(ctx, spec, Options{Shell: shell, StepTimeout: 5 * time.Second, ReportTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, transcriptOf(s))
 	}
@@ -46,7 +52,7 @@ func runZCell(t *testing.T, ctx context.Context, s *Session, proto string, role 
 		}
 		return s.RunDeviceServer(ctx, test, func(ctx context.Context) (*result.Result, error) { return session.RunClient(ctx, cfg) })
 	}
-	port, run, err := ListenOne(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1, IdleTimeout: time.Second})
+	port, run, err := s.ListenOne(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1, IdleTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +126,57 @@ func TestZephyrSyntaxes(t *testing.T) {
 				t.Logf("transcript:\n%s", transcriptOf(s))
 			}
 		})
+	}
+}
+
+// TestZephyrIperf3 drives the stand-in of a zperf built for iperf3
+// (--dut-shell zephyr-iperf3) over a pty through TCP and UDP in both
+// directions: our client speaks iperf3 to the device's server, our server
+// answers the device's iperf3 client on its one port, and every figure
+// parsed from the shell's reports equals what the iperf3 engine behind
+// the stand-in counted.
+func TestZephyrIperf3(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	sh, s := openZShellAs(t, ctx, zshell.Options{Version: "4.3.0", Iperf3: true}, ZephyrIperf3Shell)
+	if want := "Zephyr 4.3.0 (zperf iperf3 mode, named by --dut-shell zephyr-iperf3)"; s.Firmware() != want || s.Dialect() != session.DialectIperf3 || s.Shell() != "zephyr" {
+		t.Fatalf("firmware %q, dialect %q, shell %q; want %q, iperf3, zephyr", s.Firmware(), s.Dialect(), s.Shell(), want)
+	}
+	for _, c := range []struct {
+		proto string
+		role  Role
+	}{{"tcp", RoleServer}, {"udp", RoleServer}, {"tcp", RoleClient}, {"udp", RoleClient}} {
+		r, err := runZCell(t, ctx, s, c.proto, c.role)
+		if err != nil {
+			t.Fatalf("%s device-%s: %v\n%s", c.proto, c.role, err, transcriptOf(s))
+		}
+		var got zshell.Counted
+		select {
+		case got = <-sh.Counted:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s device-%s: the stand-in counted nothing\n%s", c.proto, c.role, transcriptOf(s))
+		}
+		d := r.Device
+		printed := math.Floor(float64(got.Bytes)*8/got.Duration.Seconds()/1000) * 1000
+		if d == nil || d.Error != "" || d.BitsPerSecond == nil || math.Abs(*d.BitsPerSecond-printed) > 0.011*printed {
+			t.Fatalf("%s device-%s: device %+v; the stand-in: %+v (printed ≈ %.0f bit/s)\n%s", c.proto, c.role, d, got, printed, transcriptOf(s))
+		}
+		if r.Test.Dialect != session.DialectIperf3 {
+			t.Errorf("%s device-%s: our side ran the %q dialect, want iperf3", c.proto, c.role, r.Test.Dialect)
+		}
+		if got.Packets > 0 && (d.Packets == nil || *d.Packets != got.Packets) {
+			t.Errorf("%s device-%s: packets %v, the stand-in's %d", c.proto, c.role, d.Packets, got.Packets)
+		}
+		if c.proto == "udp" && (d.Lost == nil || *d.Lost != got.Lost || d.JitterMS == nil) {
+			t.Errorf("%s device-%s: lost %v jitter %v, the stand-in's %d, %d µs", c.proto, c.role, d.Lost, d.JitterMS, got.Lost, got.JitterUS)
+		}
+		if c.proto == "udp" && c.role == RoleClient && d.OutOfOrder != nil {
+			t.Errorf("udp device-client: out-of-order %d, but an iperf3 client's report has no such count", *d.OutOfOrder)
+		}
+		t.Logf("%s device-%s: device %s; ours %s", c.proto, c.role, describe(d), ours(r))
+	}
+	if testing.Verbose() {
+		t.Logf("transcript:\n%s", transcriptOf(s))
 	}
 }
 

@@ -23,6 +23,10 @@
 //     stand-ins) and current (4.2 and later: the 16-byte stand-ins, "TCP
 //     upload will ignore <baud rate> argument" for a TCP rate).
 //
+// Options.Iperf3 makes a zperf built for iperf3 (CONFIG_NET_ZPERF_IPERF3,
+// see iperf3.go): the same commands and reports, iperf3 on the wire
+// through wirebench's own iperf3 server and client, default port 5201.
+//
 // Options.NoZperf makes a build without zperf: every zperf command is
 // answered "zperf: command not found".
 //
@@ -51,6 +55,8 @@ type Options struct {
 	Version string
 	// NoZperf answers every zperf command "zperf: command not found".
 	NoZperf bool
+	// Iperf3 makes zperf speak iperf3 (default Version then "4.3.0").
+	Iperf3 bool
 }
 
 // Counted is what the stand-in behind one report counted.
@@ -84,6 +90,7 @@ type Shell struct {
 
 	smu     sync.Mutex
 	servers map[string]*server // by protocol
+	i3      *i3Server          // the iperf3 mode's shared listener
 }
 
 // server is a zperf download (device server) listening on a port.
@@ -112,6 +119,9 @@ func (s *Shell) kilo() uint64 {
 // before the first line arrives (a pty echoes what is printed into it until
 // its other side is opened raw).
 func Serve(ctx context.Context, rw io.ReadWriter, o Options) *Shell {
+	if o.Version == "" && o.Iperf3 {
+		o.Version = "4.3.0"
+	}
 	if o.Version == "" {
 		o.Version = "3.4.0"
 	}
@@ -236,6 +246,10 @@ func (s *Shell) zperf(f []string) {
 	proto, verb, args := f[0], f[1], f[2:]
 	switch verb {
 	case "download":
+		if s.o.Iperf3 {
+			s.download3(proto, args)
+			return
+		}
 		s.download(proto, args)
 	case "upload":
 		s.upload(proto, args)
@@ -463,6 +477,14 @@ func (s *Shell) stop(proto string) {
 func (s *Shell) stopAll() {
 	s.stop("udp")
 	s.stop("tcp")
+	s.smu.Lock()
+	i3 := s.i3
+	s.i3 = nil
+	s.smu.Unlock()
+	if i3 != nil {
+		i3.cancel()
+		<-i3.done
+	}
 }
 
 func (s *Shell) upload(proto string, args []string) {
@@ -478,6 +500,9 @@ func (s *Shell) upload(proto string, args []string) {
 		return
 	}
 	host, port, secs, size := args[0], "5001", uint64(1), uint64(256)
+	if s.o.Iperf3 {
+		port = i3DefaultPort
+	}
 	if len(args) > 1 {
 		port = args[1]
 		s.sync("", "Remote port is "+port+"\n")
@@ -517,6 +542,16 @@ func (s *Shell) upload(proto string, args []string) {
 	if async {
 		out = s.async
 	}
+	if s.o.Iperf3 && proto == "tcp" {
+		p, _ := strconv.Atoi(port)
+		run := func() { defer cancel(); s.upload3(ctx, proto, host, p, d, int(size), 0, out) }
+		if async {
+			go run()
+		} else {
+			run()
+		}
+		return
+	}
 	if proto == "tcp" {
 		run := func() { defer cancel(); s.tcpUpload(ctx, addr, d, int(size), out) }
 		if async {
@@ -536,6 +571,10 @@ func (s *Shell) upload(proto string, args []string) {
 		}
 	}
 	run := func() { defer cancel(); s.udpUpload(ctx, addr, d, int(size), float64(rate*s.kilo()), out) }
+	if s.o.Iperf3 {
+		p, _ := strconv.Atoi(port)
+		run = func() { defer cancel(); s.upload3(ctx, proto, host, p, d, int(size), float64(rate*s.kilo()), out) }
+	}
 	if async {
 		go run()
 	} else {
