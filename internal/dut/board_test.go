@@ -5,10 +5,12 @@ package dut
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -227,4 +229,59 @@ func TestDeviceFailures(t *testing.T) {
 			t.Logf("after %v: %v", el.Round(time.Millisecond), err)
 		})
 	}
+}
+
+// TestDeviceServerRefusedAtFirst: a device that says its server started
+// before the server has bound its port refuses our first connections (an
+// ESP-IDF board prints "mode=tcp-server" and then starts its task; a CI
+// run caught the fake board doing the same). Our client is tried again
+// while the device's server comes up, and the test runs.
+func TestDeviceServerRefusedAtFirst(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, spec := startBoard(t, ctx, "esp-idf", "")
+	s, err := Open(ctx, spec, Options{Shell: "auto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	test := Test{Proto: "tcp", Peer: "127.0.0.1", Duration: time.Second, Port: freePort(t)}
+	cfg := session.ClientConfig{Host: "127.0.0.1", Port: test.Port, Duration: time.Second}
+	calls := 0
+	r, err := s.RunDeviceServer(ctx, test, func(ctx context.Context) (*result.Result, error) {
+		calls++
+		if calls <= 2 {
+			return nil, fmt.Errorf("connecting to 127.0.0.1:%d: %w", test.Port, syscall.ECONNREFUSED)
+		}
+		return session.RunClient(ctx, cfg)
+	})
+	if err != nil {
+		t.Fatalf("after %d tries: %v", calls, err)
+	}
+	if calls != 3 || r == nil || r.Error != "" || r.Sender == nil || r.Sender.Bytes == 0 {
+		t.Fatalf("%d tries, result %+v; want the third try to run the test", calls, r)
+	}
+}
+
+// TestDeviceServerRefusedForGood: a client still refused after the grace
+// period returns the refusal, not a hang.
+func TestDeviceServerRefusedForGood(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, spec := startBoard(t, ctx, "esp-idf", "")
+	s, err := Open(ctx, spec, Options{Shell: "auto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	test := Test{Proto: "tcp", Peer: "127.0.0.1", Duration: time.Second, Port: freePort(t)}
+	calls := 0
+	_, err = s.RunDeviceServer(ctx, test, func(ctx context.Context) (*result.Result, error) {
+		calls++
+		return nil, fmt.Errorf("connecting: %w", syscall.ECONNREFUSED)
+	})
+	if !errors.Is(err, syscall.ECONNREFUSED) || calls < 2 {
+		t.Fatalf("%d tries, error %v; want the refusal after more than one try", calls, err)
+	}
+	t.Logf("refused for good after %d tries: %v", calls, err)
 }

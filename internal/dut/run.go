@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
@@ -22,6 +23,10 @@ type DeviceError struct{ Err error }
 func (e *DeviceError) Error() string { return "device: " + e.Err.Error() }
 func (e *DeviceError) Unwrap() error { return e.Err }
 
+// serverStartGrace is how long a device's server may refuse connections
+// after its shell said it started.
+const serverStartGrace = 3 * time.Second
+
 // RunDeviceServer makes the device the server for t and runs client
 // against it. The client runs even when the device cannot be started (its
 // server may already be running), but not when the device refused the
@@ -36,6 +41,15 @@ func (s *Session) RunDeviceServer(ctx context.Context, t Test, client Runner) (*
 		return s.attach(nil, nil, result.Device{}, fmt.Errorf("starting the device's server: %w", derr))
 	}
 	r, err := client(ctx)
+	// A device prints that its server started before the server task has
+	// bound its port (ESP-IDF's iperf prints "mode=tcp-server" and then
+	// starts the task): a client refused at once is tried again for up to
+	// serverStartGrace.
+	for until := time.Now().Add(serverStartGrace); derr == nil && errors.Is(err, syscall.ECONNREFUSED) &&
+		ctx.Err() == nil && time.Now().Before(until); {
+		time.Sleep(100 * time.Millisecond)
+		r, err = client(ctx)
+	}
 	var dev result.Device
 	if derr == nil {
 		wctx, cancel := context.WithTimeout(ctx, s.o.ReportTimeout)
