@@ -239,13 +239,7 @@ func TestDeviceFailures(t *testing.T) {
 func TestDeviceServerRefusedAtFirst(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	_, spec := startBoard(t, ctx, "esp-idf", "")
-	s, err := Open(ctx, spec, Options{Shell: "auto"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	test := Test{Proto: "tcp", Peer: "127.0.0.1", Duration: time.Second, Port: freePort(t)}
+	s, test := openESP(t, ctx)
 	cfg := session.ClientConfig{Host: "127.0.0.1", Port: test.Port, Duration: time.Second}
 	calls := 0
 	r, err := s.RunDeviceServer(ctx, test, func(ctx context.Context) (*result.Result, error) {
@@ -263,20 +257,27 @@ func TestDeviceServerRefusedAtFirst(t *testing.T) {
 	}
 }
 
-// TestDeviceServerRefusedForGood: a client still refused after the grace
-// period returns the refusal, not a hang.
-func TestDeviceServerRefusedForGood(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+// openESP opens a session with a fake ESP-IDF board and a 1 s TCP test on
+// a free port.
+func openESP(t *testing.T, ctx context.Context) (*Session, Test) {
+	t.Helper()
 	_, spec := startBoard(t, ctx, "esp-idf", "")
 	s, err := Open(ctx, spec, Options{Shell: "auto"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	test := Test{Proto: "tcp", Peer: "127.0.0.1", Duration: time.Second, Port: freePort(t)}
+	return s, Test{Proto: "tcp", Peer: "127.0.0.1", Duration: time.Second, Port: freePort(t)}
+}
+
+// TestDeviceServerRefusedForGood: a client still refused after the grace
+// period returns the refusal, not a hang.
+func TestDeviceServerRefusedForGood(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, test := openESP(t, ctx)
 	calls := 0
-	_, err = s.RunDeviceServer(ctx, test, func(ctx context.Context) (*result.Result, error) {
+	_, err := s.RunDeviceServer(ctx, test, func(ctx context.Context) (*result.Result, error) {
 		calls++
 		return nil, fmt.Errorf("connecting: %w", syscall.ECONNREFUSED)
 	})
