@@ -464,10 +464,10 @@ func writeImplied(w io.Writer, r impliedRate, explain bool) {
 		fmt.Fprintf(w, "  %d) %s\n", i+1, s)
 	}
 	fmt.Fprintf(w, "  %d) request and reply are the same size: the wire alone needs 2 × %s bytes = %.3f ms per round trip\n",
-		n+1, trimFloat(r.WireBytes), r.RoundTripWireS*1e3)
+		n+1, trimNum(r.WireBytes), r.RoundTripWireS*1e3)
 	fmt.Fprintf(w, "  %d) each direction gets half the measured round trip: %s bytes × 8 / (%.3f ms / 2) = %s\n",
-		n+2, trimFloat(r.WireBytes), r.RTTP50S*1e3, mb(r.ImpliedBPS))
-	fmt.Fprintf(w, "  %d) counted without the inter-frame gap (IP data and headers, Ethernet header, preamble and FCS per packet): %s bytes -> %s\n", n+3, trimFloat(r.NoGapBytes), mb(r.ImpliedNoGap))
+		n+2, trimNum(r.WireBytes), r.RTTP50S*1e3, mb(r.ImpliedBPS))
+	fmt.Fprintf(w, "  %d) counted without the inter-frame gap (IP data and headers, Ethernet header, preamble and FCS per packet): %s bytes -> %s\n", n+3, trimNum(r.NoGapBytes), mb(r.ImpliedNoGap))
 	if rest := r.RTTP50S - r.RoundTripWireS; rest >= 0 {
 		fmt.Fprintf(w, "  %d) the rest of the round trip, %.3f ms, is the host's own time and store-and-forward hops: why it is below %s\n",
 			n+4, rest*1e3, linerate.MediumRate(r.MediumBPS))
@@ -476,8 +476,6 @@ func writeImplied(w io.Writer, r impliedRate, explain bool) {
 			n+4, -rest*1e3, linerate.MediumRate(r.MediumBPS))
 	}
 }
-
-func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func runReassembly(e *env, p pingPlan, f pingFlags) error {
 	cfg := ping.Config{Target: p.addr, Socket: p.socket, Source: p.source}
