@@ -134,10 +134,10 @@ func planPing(ctx context.Context, host string, f pingFlags, mtuSet bool) (pingP
 		return p, usagef("invalid --socket %q: want auto, raw or unprivileged", f.socket)
 	}
 	var err error
-	if p.interval, err = parseSeconds(f.interval); err != nil {
+	if p.interval, err = parseDur(f.interval); err != nil {
 		return p, usagef("invalid --interval: %v", err)
 	}
-	if p.timeout, err = parseSeconds(f.timeout); err != nil || p.timeout == 0 {
+	if p.timeout, err = parseDur(f.timeout); err != nil || p.timeout == 0 {
 		return p, usagef("invalid --timeout %q: want a positive time", f.timeout)
 	}
 	if f.count < 1 || f.tries < 1 {
@@ -200,21 +200,6 @@ func pingSizes(f pingFlags, p pingPlan) ([]int, error) {
 		out = append(out, int(n))
 	}
 	return out, nil
-}
-
-// parseSeconds reads "0.2" (seconds, as ping -i takes it) or "200ms".
-func parseSeconds(s string) (time.Duration, error) {
-	if v, err := strconv.ParseFloat(s, 64); err == nil {
-		if v < 0 || v > 86400 {
-			return 0, fmt.Errorf("%q is out of range", s)
-		}
-		return time.Duration(v * float64(time.Second)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%q is not a time: want seconds (0.2) or a duration (200ms)", s)
-	}
-	return d, nil
 }
 
 func resolveHost(ctx context.Context, host string, only4, only6 bool) (net.IP, error) {
