@@ -10,21 +10,25 @@ import (
 )
 
 // runLabels names each document in a comparison: a run from the results
-// store by the labels that tell it from the other runs compared (those
-// whose value differs, "link=eth"), a document without such labels by its
+// store by the labels that tell it from the other saved runs compared
+// (those whose value differs, "link=eth"), a document without such labels by its
 // run id or file name. Two documents that would read the same get their
 // names added.
 func runLabels(docs []Document) []string {
 	keys := map[string]bool{}
+	var labelled []Document // a file has no labels: it is named by its name
 	for _, d := range docs {
 		for k := range d.Labels {
 			keys[k] = true
 		}
+		if len(d.Labels) > 0 {
+			labelled = append(labelled, d)
+		}
 	}
 	var telling []string
 	for k := range keys {
-		first, ok0 := docs[0].Labels[k]
-		for _, d := range docs[1:] {
+		first, ok0 := labelled[0].Labels[k]
+		for _, d := range labelled[1:] {
 			if v, ok := d.Labels[k]; v != first || ok != ok0 {
 				telling = append(telling, k)
 				break

@@ -65,9 +65,28 @@ func (c *hookCanvas) end() {
 	c.open--
 }
 
+// hookCanvasOf finds the hookCanvas under c: gonum nests draw.Canvases
+// (its padding wraps a draw.Canvas as the vg.Canvas of another).
+func hookCanvasOf(c draw.Canvas) (*hookCanvas, bool) {
+	var v vg.Canvas = c.Canvas
+	for range 16 {
+		switch x := v.(type) {
+		case *hookCanvas:
+			return x, true
+		case draw.Canvas:
+			v = x.Canvas
+		case *draw.Canvas:
+			v = x.Canvas
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
 // marked runs draw inside a group carrying h when c draws SVG with hooks.
 func marked(c draw.Canvas, h hook, draw func()) {
-	hc, ok := c.Canvas.(*hookCanvas)
+	hc, ok := hookCanvasOf(c)
 	if !ok {
 		draw()
 		return

@@ -69,9 +69,7 @@ func throughputSeries(t *testView) (ss []series, note string) {
 	case !sentHere:
 		received = main
 	}
-	if xys := steps(received, end); len(xys) > 0 {
-		ss = append(ss, series{name: "received (receiver)", xys: xys, bare: true, role: roleReceived})
-	}
+	// The offer first, so that what arrived is drawn over it.
 	if sentHere {
 		if xys := steps(main, end); len(xys) > 0 {
 			ss = append(ss, series{name: "offered (sender)", xys: xys, bare: true, role: roleOffered})
@@ -82,6 +80,9 @@ func throughputSeries(t *testView) (ss []series, note string) {
 				}
 			}
 		}
+	}
+	if xys := steps(received, end); len(xys) > 0 {
+		ss = append(ss, series{name: "received (receiver)", xys: xys, bare: true, role: roleReceived})
 	}
 	if t.Reverse != nil && len(t.Reverse.Intervals) > 0 {
 		rev = t.Reverse.Intervals
