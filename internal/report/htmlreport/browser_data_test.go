@@ -18,40 +18,48 @@ type chartData struct {
 		Label, Ratio, Mbps, Text string
 		W, H                     float64
 	}
-	Ticks    []string
-	Received struct {
-		Points string
-		W      float64
-	}
-	Offered      string
-	ReceiverMbps string // the run's summary table, row "receiver"
-	SweepPoints  int
-	Cliffs       []struct {
+	Ticks       []string
+	Runs        []runChart // the throughput charts of run 7 and run 9
+	SweepPoints int
+	Cliffs      []struct {
 		Below, Above, Text string
 		H                  float64
 	}
 }
 
+// runChart is what the browser reads of a run's throughput chart.
+type runChart struct {
+	Received     string // data-points of the received series
+	ReceivedW    float64
+	Offered      string // the offered series' name
+	OfferedPts   string
+	ReceiverMbps string // the run's summary table, row "receiver"
+}
+
 // readCharts reads, in the page as the browser laid it out: the
 // comparison chart's bars (label, ratio, text, drawn size) and tick
-// texts; the throughput chart of the section named run's series and its
-// summary table's receiver goodput; the sweep chart's points and cliffs.
+// texts; the series of the throughput charts of run 7 and run 9 and their
+// summary tables' receiver goodput; the sweep chart's points and cliffs.
 const readCharts = `(() => {
   const figs = Array.from(document.querySelectorAll("figure.chart"));
   const cmp = figs.find(f => f.querySelector("figcaption").textContent.startsWith("Goodput by document"));
-  const sec = Array.from(document.querySelectorAll("section.doc")).find(s => s.querySelector("h2").textContent.startsWith("run 7"));
-  const run = sec.querySelector("figure.chart");
   const sweep = figs.find(f => f.querySelector("figcaption").textContent.startsWith("Sweep"));
   const box = e => e.getBoundingClientRect();
-  const recv = run.querySelector('g.wb-series[data-role="received"]');
-  const row = Array.from(sec.querySelectorAll("table.summary tr")).find(r => r.cells[0].textContent === "receiver");
+  const runs = ["run 7", "run 9"].map(name => {
+    const sec = Array.from(document.querySelectorAll("section.doc")).find(s => s.querySelector("h2").textContent.startsWith(name));
+    const fig = sec.querySelector("figure.chart");
+    const recv = fig.querySelector('g.wb-series[data-role="received"]');
+    const off = fig.querySelector('g.wb-series[data-role="offered"]');
+    const row = Array.from(sec.querySelectorAll("table.summary tr")).find(r => r.cells[0].textContent === "receiver");
+    return {Received: recv ? recv.dataset.points : "", ReceivedW: recv ? box(recv).width : 0,
+      Offered: off ? off.dataset.series : "", OfferedPts: off ? off.dataset.points : "",
+      ReceiverMbps: row ? row.cells[1].textContent : ""};
+  });
   return {
     Bars: Array.from(cmp.querySelectorAll("g.wb-bar")).map(g => ({Label: g.dataset.label, Ratio: g.dataset.ratio,
       Mbps: g.dataset.mbps, Text: g.textContent.trim(), W: box(g.querySelector("path")).width, H: box(g.querySelector("path")).height})),
     Ticks: Array.from(cmp.querySelectorAll("text")).map(e => e.textContent.trim()),
-    Received: {Points: recv ? recv.dataset.points : "", W: recv ? box(recv).width : 0},
-    Offered: (run.querySelector('g.wb-series[data-role="offered"]') || {dataset: {}}).dataset.series || "",
-    ReceiverMbps: row ? row.cells[1].textContent : "",
+    Runs: runs,
     SweepPoints: sweep.querySelectorAll('g.wb-point[data-series^="measured"]').length,
     Cliffs: Array.from(sweep.querySelectorAll("g.wb-cliff")).map(g => ({Below: g.dataset.below, Above: g.dataset.above,
       Text: g.textContent.trim(), H: box(g).height})),
@@ -62,10 +70,10 @@ const readCharts = `(() => {
 // carry the finding", read in the browser: a report of two saved runs
 // (link=eth, link=usb) and a sweep with a cliff. The comparison chart has
 // two drawn bars labelled link=eth and link=usb, the second with its
-// ratio to the first written on it; the run's chart draws the receiver's
-// intervals, whose mean is the receiver goodput of its table within 1 %,
-// with the sender's offer as a second, named series and no point past the
-// test's end; the sweep chart has a point per size and its cliff marked
+// ratio to the first written on it; each run's chart draws the
+// receiver's intervals, whose mean is the receiver goodput of its table
+// within 1 % (the lossy run's below its offer), with the sender's offer as
+// a second, named series and no point past the test's end; the sweep chart has a point per size and its cliff marked
 // "cliff 1262→1263 B".
 func TestReportChartsCarryTheirDataInChromium(t *testing.T) {
 	bin := chromiumPath(t)
@@ -107,22 +115,46 @@ func TestReportChartsCarryTheirDataInChromium(t *testing.T) {
 		t.Errorf("the bars' drawn heights are in ratio %.3f, the goodputs %.3f", r, wantRatio)
 	}
 
-	pts, err := parsePoints(got.Received.Points)
-	if err != nil || len(pts) == 0 || got.Received.W < 100 {
-		t.Fatalf("the run's chart has no drawn receiver series (%v): %+v", err, got.Received)
-	}
-	mean, _ := meanOf(pts)
-	table, err := strconv.ParseFloat(got.ReceiverMbps, 64)
-	if err != nil || math.Abs(mean-table) > 0.01*table {
-		t.Errorf("the receiver series averages %.3f Mbit/s, the table says %q (%v)", mean, got.ReceiverMbps, err)
-	}
-	for _, p := range pts {
-		if p.X > eth.Test.Duration {
-			t.Errorf("a receiver point at %.3f s, past the test's end at %g s", p.X, eth.Test.Duration)
+	// Run 7 (no loss): the receiver's series averages its table's figure.
+	// Run 9 (21 % lost): the receiver's series lies clearly below the
+	// offer, as its goodput does, and its drawn intervals with the bytes
+	// after the end make up the table's figure.
+	for i, run := range got.Runs {
+		v := testViewOf(t, docs[i])
+		pts, err := parsePoints(run.Received)
+		offered, oerr := parsePoints(run.OfferedPts)
+		if err != nil || oerr != nil || len(pts) == 0 || run.ReceivedW < 100 {
+			t.Fatalf("run %d: no drawn receiver series (%v, %v): %+v", i, err, oerr, run)
 		}
-	}
-	if got.Offered != "offered (sender)" {
-		t.Errorf("the sender's series is %q, want \"offered (sender)\"", got.Offered)
+		table, err := strconv.ParseFloat(run.ReceiverMbps, 64)
+		if err != nil {
+			t.Fatalf("run %d: the table's receiver goodput %q: %v", i, run.ReceiverMbps, err)
+		}
+		mean, span := meanOf(pts)
+		offer, _ := meanOf(offered)
+		late := 0.0
+		for _, in := range v.Receiver.Intervals {
+			if in.End > v.Test.Duration {
+				late += in.BPS / 1e6 * (in.End - math.Max(in.Start, v.Test.Duration))
+			}
+		}
+		if i == 0 && math.Abs(mean-table) > 0.01*table {
+			t.Errorf("run %d: the receiver series averages %.3f Mbit/s, the table says %.3f", i, mean, table)
+		}
+		if total := (mean*span + late) / v.Receiver.Seconds; math.Abs(total-table) > 0.001*table+0.0005 {
+			t.Errorf("run %d: drawn and late bytes make %.3f Mbit/s, the table says %.3f", i, total, table)
+		}
+		if i == 1 && mean > 0.85*offer {
+			t.Errorf("run 9: received %.3f Mbit/s of %.3f offered: the lossy run looks like its offer", mean, offer)
+		}
+		for _, p := range append(pts, offered...) {
+			if p.X > v.Test.Duration {
+				t.Errorf("run %d: a point at %.3f s, past the test's end at %g s", i, p.X, v.Test.Duration)
+			}
+		}
+		if run.Offered != "offered (sender)" {
+			t.Errorf("run %d: the sender's series is %q, want \"offered (sender)\"", i, run.Offered)
+		}
 	}
 
 	var sw sweepView

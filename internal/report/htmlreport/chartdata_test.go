@@ -38,14 +38,16 @@ func testViewOf(t *testing.T, d Document) *testView {
 	return &v
 }
 
-// comparedRuns are two saved runs as the results store hands them over:
-// client-iperf3-20M.json and client-iperf3-12M.json were written by
-// `wirebench client 127.0.0.1 --dialect iperf3 -u -b 20M|12M -t 3 -i 0.5
-// --medium eth100 --json` against a wirebench server on loopback, whose
-// per-interval report is in receiver.intervals.
+// comparedRuns are two saved runs as the results store hands them over.
+// Both were written by `wirebench client HOST --dialect iperf3 -u -b 20M
+// -t 3 -i 0.5 --medium eth100 --json` against a wirebench server, whose
+// per-interval report is in receiver.intervals: client-iperf3-20M.json
+// over loopback (no loss), client-iperf3-20M-tbf16M.json between two
+// network namespaces whose veth sends through a 16 Mbit/s token bucket
+// (tbf), which dropped 21 % of the datagrams.
 func comparedRuns(t *testing.T) []Document {
 	t.Helper()
-	eth, usb := loadDoc(t, "client-iperf3-20M.json"), loadDoc(t, "client-iperf3-12M.json")
+	eth, usb := loadDoc(t, "client-iperf3-20M.json"), loadDoc(t, "client-iperf3-20M-tbf16M.json")
 	eth.Run, eth.Name = "run 7", "run 7 (dialect=iperf3,link=eth,role=client)"
 	eth.Labels = map[string]string{"dialect": "iperf3", "role": "client", "link": "eth"}
 	usb.Run, usb.Name = "run 9", "run 9 (dialect=iperf3,link=usb,role=client)"
@@ -110,31 +112,53 @@ func rolesOf(ss []series) []string {
 }
 
 func TestThroughputDrawsWhatTheReceiverGot(t *testing.T) {
-	v := testViewOf(t, loadDoc(t, "client-iperf3-20M.json"))
-	ss, note := throughputSeries(v)
-	if note != "" {
-		t.Errorf("note %q for a run whose receiver reported its intervals", note)
-	}
-	if got := fmt.Sprint(rolesOf(ss)); got != "[offered received medium]" {
-		t.Fatalf("roles %s, want [offered received medium]", got)
-	}
-	if ss[0].name != "offered (sender)" {
-		t.Errorf("the sender's series is named %q", ss[0].name)
-	}
-	mean, _ := meanOf(ss[1].xys)
-	if want := v.Receiver.BPS / 1e6; math.Abs(mean-want) > 0.01*want {
-		t.Errorf("received series averages %.3f Mbit/s, the receiver counted %.3f", mean, want)
-	}
-	end := v.Test.Duration
-	for _, s := range ss {
-		for _, p := range s.xys {
-			if p.X > end {
-				t.Errorf("series %q has a point at %.3f s, past the test's end at %g s", s.name, p.X, end)
+	for _, c := range []struct {
+		file    string
+		late    string  // the caption's share of bytes after the end
+		maxRecv float64 // the received series' mean as a share of the offer, at most
+	}{
+		{"client-iperf3-20M.json", "0.8 %", 1.01},
+		{"client-iperf3-20M-tbf16M.json", "1.7 %", 0.8},
+	} {
+		v := testViewOf(t, loadDoc(t, c.file))
+		ss, note := throughputSeries(v)
+		if !strings.HasPrefix(note, c.late+" of the bytes received arrived after the test's end at 3 s") {
+			t.Errorf("%s: note %q", c.file, note)
+		}
+		if got := fmt.Sprint(rolesOf(ss)); got != "[offered received medium]" {
+			t.Fatalf("%s: roles %s, want [offered received medium]", c.file, got)
+		}
+		if ss[0].name != "offered (sender)" {
+			t.Errorf("%s: the sender's series is named %q", c.file, ss[0].name)
+		}
+		offered, _ := meanOf(ss[0].xys)
+		received, span := meanOf(ss[1].xys)
+		// The receiver's figure counts the bytes after the end too: the
+		// drawn series, over its span, plus those, make it up.
+		want := v.Receiver.BPS / 1e6
+		var late float64
+		for _, in := range v.Receiver.Intervals {
+			if in.End > 3 {
+				late += in.BPS / 1e6 * (in.End - 3)
 			}
 		}
-	}
-	if m := ss[2].xys[0].Y; math.Abs(m-v.Link.TheoreticalBPS/1e6) > 1e-9 {
-		t.Errorf("medium line at %.3f", m)
+		if total := (received*span + late) / v.Receiver.Seconds; math.Abs(total-want) > 0.001*want {
+			t.Errorf("%s: drawn %.3f Mbit/s over %.3f s and %.3f Mbit after the end make %.3f Mbit/s, the receiver counted %.3f",
+				c.file, received, span, late, total, want)
+		}
+		if received > c.maxRecv*offered {
+			t.Errorf("%s: received %.3f Mbit/s of %.3f offered, want at most %.0f %%", c.file, received, offered, 100*c.maxRecv)
+		}
+		for _, s := range ss {
+			for _, p := range s.xys {
+				if p.X > v.Test.Duration {
+					t.Errorf("%s: series %q has a point at %.3f s, past the test's end at %g s", c.file, s.name, p.X, v.Test.Duration)
+				}
+			}
+		}
+		if m := ss[2].xys[0].Y; math.Abs(m-v.Link.TheoreticalBPS/1e6) > 1e-9 {
+			t.Errorf("%s: medium line at %.3f", c.file, m)
+		}
 	}
 }
 

@@ -80,6 +80,7 @@ type flowFigures struct {
 	Lost      int64      `json:"lost"`
 	Packets   int64      `json:"packets"`
 	JitterMS  float64    `json:"jitter_ms"`
+	Seconds   float64    `json:"seconds"`
 	Intervals []interval `json:"intervals"`
 }
 

@@ -19,7 +19,7 @@ func loadTestdata(t *testing.T) []Document {
 	t.Helper()
 	var docs []Document
 	for _, name := range []string{"client.json", "matrix.json", "sweep.json", "ping.json", "latency.json", "underload.json",
-		"client-iperf3-20M.json", "client-iperf3-12M.json", "sweep-cliff.json"} {
+		"client-iperf3-20M.json", "client-iperf3-20M-tbf16M.json", "sweep-cliff.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)

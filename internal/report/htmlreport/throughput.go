@@ -1,7 +1,9 @@
 package htmlreport
 
 import (
+	"fmt"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -83,6 +85,10 @@ func throughputSeries(t *testView) (ss []series, note string) {
 	}
 	if xys := steps(received, end); len(xys) > 0 {
 		ss = append(ss, series{name: "received (receiver)", xys: xys, bare: true, role: roleReceived})
+		if late := lateShare(received, end); late > 0 {
+			note = joinNotes(note, fmt.Sprintf("%.1f %% of the bytes received arrived after the test's end at %g s (queues draining): "+
+				"in the receiver's figure, not drawn", late, end))
+		}
 	}
 	if t.Reverse != nil && len(t.Reverse.Intervals) > 0 {
 		rev = t.Reverse.Intervals
@@ -100,6 +106,32 @@ func throughputSeries(t *testView) (ss []series, note string) {
 	return ss, note
 }
 
+// lateShare is the percentage of the bytes of ivs that arrived after end
+// (0 when none did).
+func lateShare(ivs []interval, end float64) float64 {
+	var all, late float64
+	for _, in := range ivs {
+		if in.End <= in.Start || !plottable(in.BPS) {
+			continue
+		}
+		all += in.BPS * (in.End - in.Start)
+		if in.End > end {
+			late += in.BPS * (in.End - math.Max(in.Start, end))
+		}
+	}
+	if all <= 0 || late <= 0 {
+		return 0
+	}
+	return 100 * late / all
+}
+
+func joinNotes(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
 // flatRole is flat with a role.
 func flatRole(name string, y float64, ss []series, role string) series {
 	f := flat(name, y, ss)
@@ -112,7 +144,7 @@ func flatRole(name string, y float64, ss []series, role string) series {
 func throughputPlot(t *testView) (*plot.Plot, string, error) {
 	ss, note := throughputSeries(t)
 	title := "Throughput over time"
-	if note != "" {
+	if strings.HasPrefix(note, noReceiverIntervals) {
 		title += " (sender's offer: receiver's intervals unknown)"
 	}
 	p, err := linesChart(title, "time (s)", "Mbit/s", ss)
