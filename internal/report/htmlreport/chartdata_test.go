@@ -89,6 +89,14 @@ func TestCompareBarsCarryTheRatioToTheFirst(t *testing.T) {
 	if err != nil || p == nil {
 		t.Fatalf("no chart: %v", err)
 	}
+	// Narrower bars, shorter texts: the ratio stays on each.
+	b = newCompareBars([]string{"a", "b", "c", "d", "e"}, []float64{10, 5, 20, 10, 2.5})
+	if got := fmt.Sprint(b.texts); got != "[baseline 0.50× 2.00× 1.00× 0.25×]" {
+		t.Errorf("texts %s", got)
+	}
+	if got := axisLabel("client-iperf3-20M-tbf16M.json", 4); got != "clie…bf16M.json" {
+		t.Errorf("axis label %q", got)
+	}
 }
 
 // meanOf is the time-weighted mean of a step series (pairs of points

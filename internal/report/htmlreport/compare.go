@@ -67,13 +67,18 @@ func (d Document) shortName() string {
 	return d.Name
 }
 
-// axisLabel shortens a label for an axis tick; the full one is in the
-// bar's hook and the table.
-func axisLabel(s string) string {
-	if r := []rune(s); len(r) > 32 {
-		return string(r[:31]) + "…"
+// axisLabel shortens a label for an axis tick, one of n, so that
+// neighbours do not overlap (about 60 characters of 12 pt across the plot):
+// it keeps the start and the longer end, where names that share a start
+// differ; the full label is in the bar's hook and the table.
+func axisLabel(s string, n int) string {
+	limit := max(8, 60/max(1, n))
+	r := []rune(s)
+	if len(r) <= limit {
+		return s
 	}
-	return s
+	head := (limit - 1) / 3
+	return string(r[:head]) + "…" + string(r[len(r)-(limit-1-head):])
 }
 
 // compareBars is the comparison chart's data: per run its goodput in
@@ -91,10 +96,19 @@ func newCompareBars(labels []string, mbps []float64) compareBars {
 	for i, v := range mbps {
 		ratio := v / mbps[0]
 		b.ratios = append(b.ratios, ratio)
-		if i == 0 {
+		// Shorter texts as the bars get narrower: each must fit over its
+		// bar (a chart is 16 cm wide).
+		switch n := len(mbps); {
+		case i == 0 && n <= 4:
 			b.texts = append(b.texts, fmt.Sprintf("%.2f Mbit/s (baseline)", v))
-		} else {
+		case i == 0:
+			b.texts = append(b.texts, "baseline")
+		case n <= 2:
 			b.texts = append(b.texts, fmt.Sprintf("%.2f Mbit/s (%.2f× baseline)", v, ratio))
+		case n <= 4:
+			b.texts = append(b.texts, fmt.Sprintf("%.2f Mbit/s, %.2f×", v, ratio))
+		default:
+			b.texts = append(b.texts, fmt.Sprintf("%.2f×", ratio))
 		}
 	}
 	return b
@@ -107,7 +121,7 @@ func (b compareBars) plot(title string) (*plot.Plot, error) {
 	ticks := make([]string, len(b.labels))
 	attrs := make([][][2]string, len(b.labels))
 	for i, l := range b.labels {
-		ticks[i] = axisLabel(l)
+		ticks[i] = axisLabel(l, len(b.labels))
 		attrs[i] = [][2]string{{"ratio", fmt.Sprintf("%.3f", b.ratios[i])}}
 	}
 	w := vg.Points(max(12, min(60, 300/float64(len(b.labels)))))

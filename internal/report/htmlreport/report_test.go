@@ -13,8 +13,11 @@ import (
 )
 
 // testdata holds documents written by wirebench --json (client, latency,
-// ping, latency under load, matrix over loopback) and a hand-written sweep
-// in the keys the sweep command writes.
+// ping, latency under load, matrix over loopback; two iperf3-dialect
+// clients with the server's per-interval report, one through a token
+// bucket that dropped datagrams, see comparedRuns), a sweep written by
+// internal/sweep against a simulated device with a cliff, and a
+// hand-written sweep in the keys the sweep command writes.
 func loadTestdata(t *testing.T) []Document {
 	t.Helper()
 	var docs []Document
