@@ -25,6 +25,8 @@ require (
 	pgregory.net/rapid v1.3.0
 )
 
+require go.yaml.in/yaml/v3 v3.0.6
+
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
 	codeberg.org/go-latex/latex v0.2.0 // indirect
