@@ -52,7 +52,7 @@ func ratioText(v Verdict) string {
 	}
 	s := fmt.Sprintf("%.1f %%", 100**v.Ratio)
 	if v.RatioCI95 != nil {
-		s += fmt.Sprintf(" ±%.1f", 100**v.RatioCI95)
+		s += fmt.Sprintf(" (95 %% interval ±%.1f)", 100**v.RatioCI95)
 	}
 	return s
 }

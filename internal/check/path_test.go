@@ -27,10 +27,10 @@ const matrixDoc = `{"schema":"wirebench/1","kind":"matrix","cells":[
 func TestLookup(t *testing.T) {
 	doc := decode(t, matrixDoc)
 	for path, want := range map[string]float64{
-		"cells[protocol=udp,direction=upload].bits_per_second":               95.7e6,
-		"cells[direction=upload,protocol=tcp].bits_per_second":               94.1e6,
-		"cells.1.loss_percent":                                               0.25,
-		"cells[protocol=udp].result.receiver.loss_percent":                   0.4, // derived: 4 of 1000
+		"cells[protocol=udp,direction=upload].bits_per_second":                 95.7e6,
+		"cells[direction=upload,protocol=tcp].bits_per_second":                 94.1e6,
+		"cells.1.loss_percent":                                                 0.25,
+		"cells[protocol=udp].result.receiver.loss_percent":                     0.4, // derived: 4 of 1000
 		"cells[protocol=udp,direction=upload].result.receiver.bits_per_second": 95.7e6,
 	} {
 		got, err := Lookup(doc, path)
