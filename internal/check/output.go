@@ -50,11 +50,20 @@ func ratioText(v Verdict) string {
 	if v.Ratio == nil {
 		return "n/a"
 	}
-	s := fmt.Sprintf("%.1f %%", 100**v.Ratio)
+	s := pct(100**v.Ratio) + " %"
 	if v.RatioCI95 != nil {
-		s += fmt.Sprintf(" (95 %% interval ±%.1f)", 100**v.RatioCI95)
+		s += " (95 % interval ±" + pct(100**v.RatioCI95) + ")"
 	}
 	return s
+}
+
+// pct writes a percentage with one decimal, or three significant digits
+// below 1 so a small share does not read as 0.
+func pct(p float64) string {
+	if p != 0 && p > -1 && p < 1 {
+		return strconv.FormatFloat(p, 'g', 3, 64)
+	}
+	return strconv.FormatFloat(p, 'f', 1, 64)
 }
 
 // WriteText writes one line per criterion and a closing summary.

@@ -150,7 +150,7 @@ func TestRunBaseline(t *testing.T) {
 	if f0 == nil || s.Cases[1].Failure != nil || f2 == nil || s.Cases[3].Failure == nil || s.Cases[4].Failure != nil {
 		t.Fatalf("JUnit failures: %+v", s.Cases)
 	}
-	for _, w := range []string{"85.5 Mbits/sec", "90.0 % (95 % interval ±0.8)", "of baseline 95.0 Mbits/sec (run 1)", "want >= 95 %"} {
+	for _, w := range []string{"85.5 Mbits/sec", "90.0 % (95 % interval ±0.825)", "of baseline 95.0 Mbits/sec (run 1)", "want >= 95 %"} {
 		if !strings.Contains(f2.Message, w) {
 			t.Errorf("failure message %q does not say %q", f2.Message, w)
 		}
