@@ -2,6 +2,7 @@ package check
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -66,6 +67,10 @@ func num(v any) float64 {
 func evaluate(c Criterion, run, base *stepRun, baseErr error) (Verdict, error) {
 	v := Verdict{Criterion: c}
 	val, err := Lookup(run.doc, c.Path)
+	if errors.Is(err, ErrNull) {
+		v.Status, v.Note = Error, err.Error()
+		return v, nil
+	}
 	if err != nil {
 		return v, err
 	}

@@ -2,6 +2,7 @@ package check
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -99,7 +100,7 @@ func Lookup(doc any, p string) (float64, error) {
 	case json.Number:
 		return v.Float64()
 	case nil:
-		return 0, fmt.Errorf("figure %s is null in this run (the document has no value for it; docs/json.md says why per key)", p)
+		return 0, fmt.Errorf("figure %s: %w (the document has no value for it; docs/json.md says why per key)", p, ErrNull)
 	}
 	return 0, unknownPath(doc, p, p, fmt.Errorf("it is a %s, not a number", typeName(cur)))
 }
@@ -187,6 +188,10 @@ func typeName(v any) string {
 	}
 	return "number"
 }
+
+// ErrNull is Lookup's error for a figure that is null in the document
+// (e.g. a matrix cell that has no figure): the run measured nothing there.
+var ErrNull = errors.New("null in this run")
 
 // maxSuggestions is how many valid paths an unknown-path error names.
 const maxSuggestions = 6

@@ -49,7 +49,7 @@ func TestLookupUnknownPath(t *testing.T) {
 		{"udp.upload.bits_per_second", `no key "udp"`, "cells[protocol=udp,direction=upload].bits_per_second"},
 		{"cells[protocol=sctp].bits_per_second", "matches 0 elements", "cells[protocol=tcp,direction=upload].bits_per_second"},
 		{"cells[direction=upload].bits_per_second", "matches 2 elements", "bits_per_second"},
-		{"cells.0.loss_percent", "null in this run", ""},
+		{"cells.0.loss_percent", "null in this run", ""}, // ErrNull: an ERROR verdict, not a plan error
 		{"cells", "is a array, not a number", ""},
 		{"cells..x", "empty step", ""},
 	} {

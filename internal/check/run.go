@@ -84,18 +84,23 @@ const (
 	ExitCriteria = 4 // a criterion failed
 )
 
-// ExitCode is the process exit code for r: 1 when a step could not run,
-// else 4 when a criterion failed, else 0.
+// ExitCode is the process exit code for r: 1 when a step could not run
+// or a figure could not be had (an ERROR verdict), else 4 when a
+// criterion failed, else 0.
 func (r *Report) ExitCode() int {
+	code := ExitPass
+	for _, v := range r.Verdicts {
+		switch v.Status {
+		case Error:
+			return ExitStep
+		case Fail:
+			code = ExitCriteria
+		}
+	}
 	if len(r.StepErrors) > 0 {
 		return ExitStep
 	}
-	for _, v := range r.Verdicts {
-		if v.Status == Fail {
-			return ExitCriteria
-		}
-	}
-	return ExitPass
+	return code
 }
 
 // Run runs every step of p in order and evaluates its criteria. Its error

@@ -238,3 +238,17 @@ steps: [{name: a, kind: client, criteria: ["x >= 1"]}]`, `label "step" is set by
 		}
 	}
 }
+
+// TestNullFigureIsAnError: a figure the run left null (a matrix cell with
+// no figure) is an ERROR verdict and exit 1, never a pass.
+func TestNullFigureIsAnError(t *testing.T) {
+	run := &stepRun{doc: decode(t, matrixDoc)}
+	c, _ := ParseCriterion("cells[protocol=tcp].loss_percent <= 1")
+	v, err := evaluate(c, run, nil, errors.New("none"))
+	if err != nil || v.Status != Error || !strings.Contains(v.Note, "null in this run") {
+		t.Fatalf("%+v, %v", v, err)
+	}
+	if code := (&Report{Verdicts: []Verdict{{Status: Fail}, v}}).ExitCode(); code != ExitStep {
+		t.Errorf("exit %d, want %d", code, ExitStep)
+	}
+}
