@@ -117,6 +117,9 @@ func Run(ctx context.Context, p *Plan, o Options) (*Report, error) {
 	rep := &Report{Plan: p.Name, StepErrors: map[string]string{}}
 	for i := range p.Steps {
 		s := &p.Steps[i]
+		if ctx.Err() != nil {
+			return rep, fmt.Errorf("interrupted before step %q: %w", s.Name, ctx.Err())
+		}
 		vs, err := runStep(ctx, p, s, o)
 		if err != nil {
 			if errors.Is(err, ErrPlan) || ctx.Err() != nil {
@@ -170,6 +173,9 @@ func runStep(ctx context.Context, p *Plan, s *Step, o Options) ([]Verdict, error
 	run, err := decodeDoc(out.Bytes(), kind.DocKind)
 	if err != nil {
 		return nil, fmt.Errorf("step %s: %w", s.Name, err)
+	}
+	if run.runID == 0 && o.UpdateBaseline {
+		return nil, fmt.Errorf("the run was not saved in the results store (see the warning above), so it cannot become the baseline")
 	}
 	var vs []Verdict
 	for _, c := range s.Criteria {

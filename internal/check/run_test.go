@@ -252,3 +252,18 @@ func TestNullFigureIsAnError(t *testing.T) {
 		t.Errorf("exit %d, want %d", code, ExitStep)
 	}
 }
+
+// TestRunStopsWhenCancelled: no step starts after the context ended.
+func TestRunStopsWhenCancelled(t *testing.T) {
+	st := openStore(t)
+	f := &fakeRunner{st: st, rates: map[string][]float64{"up": {95}, "down": {94}, "small": {9.5}}}
+	p, err := ParsePlan(strings.NewReader(plan3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, p, Options{Run: f.run, Store: st}); !errors.Is(err, context.Canceled) || len(f.argvs) != 0 {
+		t.Errorf("error %v after %d steps, want context.Canceled before any", err, len(f.argvs))
+	}
+}
