@@ -9,8 +9,11 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,22 +23,23 @@ import (
 )
 
 // labCheckPlan is three short steps from lab host A to a wirebench server
-// on B (198.18.0.2) with absolute and baseline criteria: 6 criteria.
+// on B (198.18.0.2), 5 criteria: the wire's UDP goodput, offered above the
+// wire rate so the shaper sets it (absolute and against the baseline), a
+// TCP test (absolute) and a ping (absolute).
 const labCheckPlan = `name: lab
 labels: {device: labwire}
 steps:
-  - name: tcp-up
+  - name: wire
     kind: client
-    args: ["198.18.0.2", "-t", "3", "-i", "0.5"]
+    args: ["198.18.0.2", "-u", "-b", "110M", "-t", "2", "-i", "0.5"]
     criteria:
       - receiver.bits_per_second >= 50M
       - receiver.bits_per_second >= 95% of baseline
-  - name: udp-up
+  - name: tcp-up
     kind: client
-    args: ["198.18.0.2", "-u", "-b", "20M", "-t", "2", "-i", "0.5"]
+    args: ["198.18.0.2", "-t", "2", "-i", "0.5"]
     criteria:
-      - receiver.loss_percent <= 1
-      - receiver.bits_per_second >= 95% of baseline
+      - receiver.bits_per_second >= 50M
   - name: ping
     kind: ping
     args: ["198.18.0.2", "-c", "10", "-i", "0.05"]
@@ -46,11 +50,11 @@ steps:
 
 // TestCheckShapedLab: `wirebench check` run in lab host A. Over a wire
 // shaped at 100 Mbit/s, a first run sets the baseline and a second passes
-// all 6 criteria; over a wire 10 % slower (90 Mbit/s) the TCP step's
+// all 5 criteria; over a wire 10 % slower (90 Mbit/s) the wire step's
 // baseline criterion fails (about 90 % of the baseline, bound 95 %) and
-// the check exits 4, while the UDP step at 20 Mbit/s and the ping still
-// pass; the JUnit file holds one test case per criterion and the failure
-// names both figures and the baseline run.
+// the check exits 4, while the absolute criteria still pass; the JUnit
+// file holds one test case per criterion and the failure names both
+// figures and the baseline run.
 func TestCheckShapedLab(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the lab creates network namespaces")
@@ -65,35 +69,70 @@ func TestCheckShapedLab(t *testing.T) {
 	}
 	junit, md := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "summary.md")
 
+	// The baseline must be the wire's figure, not a starved host's: a UDP
+	// baseline of 91 Mbit/s or more (theory 95.70 for 1470-byte datagrams)
+	// puts the 90 Mbit/s wire (at most 86.13) below 95 % of it whatever the
+	// load. An attempt whose
+	// baseline reads lower, or whose second run on the same wire falls
+	// below 95 % of it, describes the host and is repeated, at most 3 times.
+	base := ""
 	withLabServer(t, "chk100", 100e6, func(a *netlab.Host) {
-		if code, out := checkIn(t, a, plan, "--db", db, "--update-baseline"); code != exitOK || strings.Count(out, "SKIP ") != 2 {
-			t.Fatalf("setting the baseline: exit %d, want 0 with the 2 baseline criteria skipped:\n%s", code, out)
-		}
-		if code, out := checkIn(t, a, plan, "--db", db, "--junit", junit); code != exitOK || strings.Count(out, "PASS ") != 6 {
-			t.Fatalf("the same wire: exit %d, want 0 with 6 passed:\n%s", code, out)
-		}
-		if s := readJUnit(t, junit); s.Tests != 6 || s.Failures != 0 {
-			t.Errorf("JUnit of the passing run: %+v", s)
+		for attempt := 1; attempt <= 3 && base == ""; attempt++ {
+			name := fmt.Sprintf("try%d", attempt)
+			code, out := checkIn(t, a, plan, "--db", db, "--update-baseline", "--baseline", name)
+			if code != exitOK || strings.Count(out, "SKIP ") != 1 {
+				t.Fatalf("setting the baseline: exit %d, want 0 with the baseline criterion skipped:\n%s", code, out)
+			}
+			if bps := wireFigure(t, out); bps < 91e6 {
+				t.Logf("attempt %d: the baseline read %.2f Mbit/s, under 91: the host starved the sender; again", attempt, bps/1e6)
+				continue
+			}
+			code, out = checkIn(t, a, plan, "--db", db, "--baseline", name, "--junit", junit)
+			if code == exitThreshold && strings.Count(out, "FAIL ") == 1 && strings.Contains(out, "of baseline") {
+				t.Logf("attempt %d: the same wire read below 95 %% of its baseline: the host is loaded; again", attempt)
+				continue
+			}
+			if code != exitOK || strings.Count(out, "PASS ") != 5 {
+				t.Fatalf("the same wire: exit %d, want 0 with 5 passed:\n%s", code, out)
+			}
+			if s := readJUnit(t, junit); s.Tests != 5 || s.Failures != 0 {
+				t.Errorf("JUnit of the passing run: %+v", s)
+			}
+			base = name
 		}
 	})
+	if base == "" {
+		t.Fatal("no steady baseline in 3 attempts: the host is too loaded to measure the wire")
+	}
 	withLabServer(t, "chk90", 90e6, func(a *netlab.Host) {
-		code, out := checkIn(t, a, plan, "--db", db, "--junit", junit, "--markdown", md)
-		if code != exitThreshold || strings.Count(out, "FAIL ") != 1 || !strings.Contains(out, "FAIL  tcp-up: receiver.bits_per_second = ") {
-			t.Fatalf("a wire 10 %% slower: exit %d, want %d with the TCP baseline criterion failed:\n%s", code, exitThreshold, out)
+		code, out := checkIn(t, a, plan, "--db", db, "--baseline", base, "--junit", junit, "--markdown", md)
+		if code != exitThreshold || strings.Count(out, "FAIL ") != 1 || !strings.Contains(out, "FAIL  wire: receiver.bits_per_second = ") {
+			t.Fatalf("a wire 10 %% slower: exit %d, want %d with the wire's baseline criterion failed:\n%s", code, exitThreshold, out)
 		}
 	})
 	s := readJUnit(t, junit)
-	if s.Tests != 6 || len(s.Cases) != 6 || s.Failures != 1 {
-		t.Fatalf("JUnit: %d tests, %d cases, %d failures; want 6, 6, 1", s.Tests, len(s.Cases), s.Failures)
+	if s.Tests != 5 || len(s.Cases) != 5 || s.Failures != 1 {
+		t.Fatalf("JUnit: %d tests, %d cases, %d failures; want 5, 5, 1", s.Tests, len(s.Cases), s.Failures)
 	}
 	f := s.Cases[1].Failure
 	if f == nil || !strings.Contains(f.Message, "receiver.bits_per_second = ") || !strings.Contains(f.Message, "Mbits/sec, ") ||
-		!strings.Contains(f.Message, " of baseline ") || !strings.Contains(f.Message, "(run 1)") {
+		!strings.Contains(f.Message, " of baseline ") || !strings.Contains(f.Message, "(run ") {
 		t.Fatalf("the failure does not name this run's figure, the baseline's and its run: %+v", s.Cases[1])
 	}
 	t.Logf("JUnit failure: %s", f.Message)
 	b, _ := os.ReadFile(md)
 	t.Logf("Markdown:\n%s", b)
+}
+
+// wireFigure is the wire step's throughput in check's text output.
+func wireFigure(t *testing.T, out string) float64 {
+	t.Helper()
+	m := regexp.MustCompile(`wire: receiver.bits_per_second = ([0-9.]+) Mbits/sec`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no wire figure in Mbit/s in:\n%s", out)
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	return v * 1e6
 }
 
 // withLabServer builds a lab shaped at bps with a wirebench server on B,
