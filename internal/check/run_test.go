@@ -267,3 +267,15 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 		t.Errorf("error %v after %d steps, want context.Canceled before any", err, len(f.argvs))
 	}
 }
+
+// TestParsePlanScalars: unquoted numbers in args and labels are taken as
+// written (YAML would read them as numbers).
+func TestParsePlanScalars(t *testing.T) {
+	p, err := ParsePlan(strings.NewReader("labels: {fw: 1.40, n: 7}\nsteps: [{name: a, kind: client, args: [h, -t, 5, -b, 1e6], criteria: [\"x >= 1\"]}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(p.Steps[0].Args, " "); got != "h -t 5 -b 1e6" || p.Labels["fw"] != "1.40" || p.Labels["n"] != "7" {
+		t.Errorf("args %q, labels %v", got, p.Labels)
+	}
+}
