@@ -19,6 +19,7 @@ require (
 	github.com/vishvananda/netns v0.0.5
 	go.bug.st/serial v1.8.0
 	go.uber.org/goleak v1.3.0
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.50.0
 	gonum.org/v1/plot v0.17.0
