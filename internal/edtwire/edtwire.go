@@ -135,16 +135,24 @@ type Stats struct {
 	SocketDrops uint64 `json:"socket_drops,omitempty"`
 	// Late is how late frames left after their departure times: the mean
 	// and the largest, and how many left more than 100 µs late.
-	LateMean  time.Duration `json:"late_mean_ns"`
+	LateMean time.Duration `json:"late_mean_ns"`
+	// ReadLagMax is the longest a frame waited in the kernel before the
+	// forwarder read it (it is scheduled at its arrival all the same).
+	ReadLagMax time.Duration `json:"read_lag_max_ns"`
+	// Idle is how long the wire had nothing to send between its first
+	// and its latest frame.
+	Idle time.Duration `json:"idle_ns"`
+	// Sched is the forwarder thread's scheduling ("nice -15", "fifo 10").
+	Sched     string        `json:"sched"`
 	LateMax   time.Duration `json:"late_max_ns"`
 	Late100us uint64        `json:"late_over_100us"`
 }
 
 // String is a one-line summary.
 func (s Stats) String() string {
-	return fmt.Sprintf("%s: %d frames, %d bytes (%d on the wire), max frame %d, gso %d, dropped %d, ttl %d, send errors %d, socket drops %d, late mean %v max %v, >100µs %d",
+	return fmt.Sprintf("%s: %d frames, %d bytes (%d on the wire), max frame %d, gso %d, dropped %d, ttl %d, send errors %d, socket drops %d, late mean %v max %v, >100µs %d, read lag max %v, idle %v, sched %s",
 		s.Name, s.Frames, s.Bytes, s.WireBytes, s.MaxFrame, s.GSOFrames, s.Dropped, s.TTLExpired,
-		s.SendErrors, s.SocketDrops, s.LateMean, s.LateMax, s.Late100us)
+		s.SendErrors, s.SocketDrops, s.LateMean, s.LateMax, s.Late100us, s.ReadLagMax, s.Idle, s.Sched)
 }
 
 // WireBytes returns the bytes of wire time a frame of n bytes (Ethernet
@@ -171,6 +179,7 @@ type schedule struct {
 	rate  uint64 // bit/s; 0 = unshaped
 	limit int64  // longest wait, ns
 	last  int64  // departure of the previous frame
+	idle  int64  // time with nothing to send since the first frame
 }
 
 // admit returns the departure time of a frame of wire bytes arriving at
@@ -181,6 +190,9 @@ func (s *schedule) admit(now int64, wire int) (depart int64, ok bool) {
 		return now, true
 	}
 	start := max(now, s.last)
+	if s.last != 0 && now > s.last {
+		s.idle += now - s.last
+	}
 	depart = start + int64(uint64(wire)*8*1e9/s.rate)
 	if depart-now > s.limit {
 		return 0, false

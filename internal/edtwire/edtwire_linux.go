@@ -4,14 +4,15 @@ package edtwire
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,17 +24,17 @@ const vnetHdrLen = 10
 
 const (
 	vnetNeedsCsum = 1 // VIRTIO_NET_HDR_F_NEEDS_CSUM
-	queueFrames   = 16384
 	readTimeout   = 100 * time.Millisecond
 	bufSize       = 2048
 )
 
 // Wire is a running forwarder, made by Open and started by Run.
 type Wire struct {
-	dirs []*direction
-	stop atomic.Bool
-	wg   sync.WaitGroup
-	once sync.Once
+	dirs    []*direction
+	stop    atomic.Bool
+	running bool
+	wg      sync.WaitGroup
+	once    sync.Once
 }
 
 // direction is one Link: its sockets, schedule, queue and counters.
@@ -44,7 +45,7 @@ type direction struct {
 	outMAC     net.HardwareAddr
 	dst        map[netip.Addr]bool
 	sched      schedule
-	q          chan *frame
+	queue      []*frame // scheduled frames, in departure order
 	mu         sync.Mutex
 	st         Stats
 	lateSum    time.Duration
@@ -79,7 +80,7 @@ func Open(c Config) (*Wire, error) {
 }
 
 func openDirection(l Link, latency time.Duration) (*direction, error) {
-	d := &direction{link: l, in: -1, out: -1, dst: map[netip.Addr]bool{}, q: make(chan *frame, queueFrames)}
+	d := &direction{link: l, in: -1, out: -1, dst: map[netip.Addr]bool{}}
 	d.st.Name = l.Name
 	d.sched = schedule{rate: l.RateBPS, limit: latency.Nanoseconds()}
 	for _, a := range l.Dst {
@@ -112,7 +113,11 @@ func packetSocket(ifindex int, rx bool) (int, error) {
 	if rx {
 		proto = int(htons(unix.ETH_P_ALL))
 	}
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, proto)
+	flags := unix.SOCK_RAW | unix.SOCK_CLOEXEC
+	if rx {
+		flags |= unix.SOCK_NONBLOCK // run polls, then reads what is there
+	}
+	fd, err := unix.Socket(unix.AF_PACKET, flags, proto)
 	if err != nil {
 		return -1, err
 	}
@@ -130,10 +135,9 @@ func packetSocket(ifindex int, rx bool) (int, error) {
 	}
 	if rx {
 		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 8<<20)
-		tv := unix.NsecToTimeval(readTimeout.Nanoseconds())
-		if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
 			unix.Close(fd)
-			return -1, fmt.Errorf("receive timeout: %w", err)
+			return -1, fmt.Errorf("receive timestamps: %w", err)
 		}
 	}
 	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: uint16(proto), Ifindex: ifindex}); err != nil {
@@ -145,13 +149,16 @@ func packetSocket(ifindex int, rx bool) (int, error) {
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
-// Run starts forwarding: a reader and a sender per link, each on an OS
-// thread of its own. It returns at once; Close stops them.
+// Run starts forwarding: one OS thread per link. It returns at once;
+// Close stops them. It raises GOMAXPROCS by one per link (Close lowers it
+// again), so that a forwarder thread coming back from a system call finds
+// a free P at once instead of waiting for the program's busy goroutines.
 func (w *Wire) Run() {
+	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + len(w.dirs))
+	w.running = true
 	for _, d := range w.dirs {
-		w.wg.Add(2)
-		go func() { defer w.wg.Done(); d.read(&w.stop) }()
-		go func() { defer w.wg.Done(); d.send() }()
+		w.wg.Add(1)
+		go func() { defer w.wg.Done(); d.run(&w.stop) }()
 	}
 }
 
@@ -161,6 +168,9 @@ func (w *Wire) Close() error {
 	w.once.Do(func() {
 		w.stop.Store(true)
 		w.wg.Wait()
+		if w.running {
+			runtime.GOMAXPROCS(max(1, runtime.GOMAXPROCS(0)-len(w.dirs)))
+		}
 		w.closeFDs()
 	})
 	return nil
@@ -200,35 +210,128 @@ func (w *Wire) Stats() []Stats {
 	return out
 }
 
-// monotonic returns CLOCK_MONOTONIC in nanoseconds, the clock the sender
-// sleeps on.
+// monotonic returns CLOCK_MONOTONIC in nanoseconds.
 func monotonic() int64 {
 	var ts unix.Timespec
 	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	return ts.Nano()
 }
 
-// read takes frames from the In socket until stop, schedules the ones
-// for this link's destinations and queues them for send.
-func (d *direction) read(stop *atomic.Bool) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	defer close(d.q)
+// readBatch is how many frames run reads before it sends what is due.
+const readBatch = 64
+
+// run is one direction's forwarder, on an OS thread of its own until
+// stop: it waits (ppoll, with a timeout up to the next departure) for a
+// frame to arrive or one to be due, reads what arrived, schedules and
+// queues it, and sends every queued frame whose departure time has come.
+// One thread does both so that no wake-up has to pass through the Go
+// scheduler, which can delay a goroutine by milliseconds when every P is
+// busy.
+func (d *direction) run(stop *atomic.Bool) {
+	runtime.LockOSThread() // never unlocked: the thread (and its priority) ends with the goroutine
+	sched := boost()
+	d.mu.Lock()
+	d.st.Sched = sched
+	d.mu.Unlock()
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) // wake at the departure, not 50 µs later
 	big := make([]byte, vnetHdrLen+65536)
+	oob := make([]byte, 128)
+	fds := []unix.PollFd{{Fd: int32(d.in), Events: unix.POLLIN}}
 	for !stop.Load() {
-		n, err := unix.Read(d.in, big)
-		if err != nil {
-			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
-				continue
-			}
-			return // socket closed or broken: nothing more to forward
+		now := d.sendDue(monotonic())
+		wait := readTimeout.Nanoseconds()
+		if len(d.queue) > 0 {
+			wait = min(wait, d.queue[0].depart-now)
 		}
-		now := monotonic()
+		if wait > 0 {
+			ts := unix.NsecToTimespec(wait)
+			if _, err := unix.Ppoll(fds, &ts, nil); err != nil && err != unix.EINTR {
+				return
+			}
+		}
+		d.readSome(big, oob)
+	}
+}
+
+// readSome reads up to readBatch frames that are waiting and admits each
+// at its arrival time: the kernel's receive timestamp, not the time run
+// read it, so that frames that waited in the socket while this thread was
+// not running (a busy machine) keep their places on the schedule and the
+// wire loses no time for the delay.
+func (d *direction) readSome(big, oob []byte) {
+	for i := 0; i < readBatch; i++ {
+		n, oobn, _, _, err := unix.Recvmsg(d.in, big, oob, unix.MSG_DONTWAIT)
+		if err != nil {
+			return // EAGAIN: nothing more; anything else: the next poll says
+		}
 		if n < vnetHdrLen+14 {
 			continue
 		}
-		d.admit(big[:n], now)
+		now := monotonic()
+		arrival := now
+		if rt, ok := rxTimestamp(oob[:oobn]); ok {
+			arrival = min(now, rt-realtimeOffset())
+		}
+		d.mu.Lock()
+		d.st.ReadLagMax = max(d.st.ReadLagMax, time.Duration(now-arrival))
+		d.mu.Unlock()
+		d.admit(big[:n], arrival)
 	}
+}
+
+// rxTimestamp returns the SO_TIMESTAMPNS control message's time
+// (CLOCK_REALTIME, ns) from oob.
+func rxTimestamp(oob []byte) (int64, bool) {
+	const hdr = unix.SizeofCmsghdr
+	for len(oob) >= hdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		l := int(h.Len)
+		if l < hdr || l > len(oob) {
+			return 0, false
+		}
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SO_TIMESTAMPNS && l >= hdr+16 {
+			ts := (*unix.Timespec)(unsafe.Pointer(&oob[hdr]))
+			return ts.Nano(), true
+		}
+		oob = oob[(l+7)&^7:]
+	}
+	return 0, false
+}
+
+// realtimeOffset returns CLOCK_REALTIME minus CLOCK_MONOTONIC, ns.
+func realtimeOffset() int64 {
+	var rt unix.Timespec
+	m := monotonic()
+	_ = unix.ClockGettime(unix.CLOCK_REALTIME, &rt)
+	return rt.Nano() - m
+}
+
+// sendDue sends every queued frame due at now and returns the time after.
+func (d *direction) sendDue(now int64) int64 {
+	for len(d.queue) > 0 && d.queue[0].depart <= now {
+		fr := d.queue[0]
+		d.queue[0] = nil
+		d.queue = d.queue[1:]
+		late := time.Duration(now - fr.depart)
+		_, err := unix.Write(d.out, fr.buf)
+		d.mu.Lock()
+		if err != nil {
+			d.st.SendErrors++
+		}
+		d.lateSum += late
+		d.lateFrames++
+		d.st.LateMax = max(d.st.LateMax, late)
+		if late > 100*time.Microsecond {
+			d.st.Late100us++
+		}
+		d.mu.Unlock()
+		pool.Put(fr)
+		now = monotonic()
+	}
+	if len(d.queue) == 0 {
+		d.queue = d.queue[:0:0] // let the emptied backing array go
+	}
+	return now
 }
 
 // admit checks, charges and queues one frame read at now (vnet header in
@@ -263,14 +366,8 @@ func (d *direction) admit(b []byte, now int64) {
 	copy(fr.buf[vnetHdrLen:], d.link.DstMAC)
 	copy(fr.buf[vnetHdrLen+6:], d.outMAC)
 	fr.depart = depart
-	select {
-	case d.q <- fr:
-	default: // cannot happen within the latency limit at any sane rate
-		d.sched.last = max(d.sched.last-int64(uint64(wire)*8*1e9/max(d.sched.rate, 1)), now)
-		d.st.Dropped++
-		pool.Put(fr)
-		return
-	}
+	d.queue = append(d.queue, fr)
+	d.st.Idle = time.Duration(d.sched.idle)
 	d.st.Frames++
 	d.st.Bytes += uint64(len(f))
 	d.st.WireBytes += uint64(wire)
@@ -284,33 +381,22 @@ func equalMAC(a []byte, b net.HardwareAddr) bool {
 	return len(b) == 6 && string(a) == string(b)
 }
 
-// send sends queued frames at their departure times: it sleeps (an
-// absolute CLOCK_MONOTONIC sleep, so nothing accumulates) until the next
-// frame is due and sends every frame that is due.
-func (d *direction) send() {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	for fr := range d.q {
-		now := monotonic()
-		if fr.depart > now {
-			ts := unix.NsecToTimespec(fr.depart)
-			for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil) == unix.EINTR {
+// boost raises the calling thread's priority, if this process may, and
+// says what it got: a wire must get the CPU before the programs whose
+// traffic it carries, or its frames are read and sent late (see
+// Stats.Late*). EDTWIRE_SCHED=fifo asks for SCHED_FIFO (real-time)
+// instead of nice -15 (experiment).
+func boost() string {
+	if os.Getenv("EDTWIRE_SCHED") == "fifo" {
+		err := unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: 10}, 0)
+		if err == nil {
+			if a, err := unix.SchedGetAttr(0, 0); err == nil && a.Policy == unix.SCHED_FIFO {
+				return "fifo 10"
 			}
-			now = monotonic()
 		}
-		late := time.Duration(now - fr.depart)
-		_, err := unix.Write(d.out, fr.buf)
-		d.mu.Lock()
-		if err != nil {
-			d.st.SendErrors++
-		}
-		d.lateSum += late
-		d.lateFrames++
-		d.st.LateMax = max(d.st.LateMax, late)
-		if late > 100*time.Microsecond {
-			d.st.Late100us++
-		}
-		d.mu.Unlock()
-		pool.Put(fr)
 	}
+	if err := unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), -15); err != nil {
+		return "normal (" + err.Error() + ")"
+	}
+	return "nice -15"
 }
