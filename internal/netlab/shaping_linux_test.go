@@ -76,7 +76,11 @@ func TestShapingUDP(t *testing.T) {
 }
 
 // shapingUDP is TestShapingUDP on lab l.
-func shapingUDP(t *testing.T, l *Lab, tolerance float64) {
+func shapingUDP(t *testing.T, l *Lab, tolerance float64) { shapingUDPBatch(t, l, tolerance, 1) }
+
+// shapingUDPBatch is shapingUDP with a sender that hands the kernel batch
+// datagrams per send (UDP GSO) when batch > 1.
+func shapingUDPBatch(t *testing.T, l *Lab, tolerance float64, batch int) {
 	want := WireGoodput(shapeRate, udpPayload, 28)
 
 	srv := listenInB(t, l)
@@ -115,7 +119,10 @@ func shapingUDP(t *testing.T, l *Lab, tolerance float64) {
 	// A big send buffer lets the offer run far above the wire rate, so tbf
 	// (not socket back-pressure) decides what gets through.
 	_ = c.SetWriteBuffer(4 << 20)
-	payload := make([]byte, udpPayload)
+	payload := make([]byte, udpPayload*batch)
+	if batch > 1 {
+		setGSO(t, c, udpPayload)
+	}
 	sent, sendErrs := 0, 0
 	start := time.Now()
 	for sent < udpMaxCount && time.Since(start) < blastFor {
@@ -126,7 +133,7 @@ func shapingUDP(t *testing.T, l *Lab, tolerance float64) {
 			}
 			t.Fatalf("send: %v", err)
 		}
-		sent++
+		sent += batch
 	}
 	offerDur := time.Since(start)
 	offered := float64(sent) * udpPayload * 8 / offerDur.Seconds()
