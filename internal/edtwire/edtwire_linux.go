@@ -95,20 +95,34 @@ func openDirection(l Link, latency time.Duration) (*direction, error) {
 		return nil, fmt.Errorf("edtwire: link %s: %w", l.Name, err)
 	}
 	d.inMAC, d.outMAC = ifi.HardwareAddr, ifo.HardwareAddr
-	if d.in, err = packetSocket(ifi.Index, true); err != nil {
+	if d.in, err = packetSocket(ifi.Index, rcvBuf(l.RateBPS, latency)); err != nil {
 		return nil, fmt.Errorf("edtwire: link %s: receive socket on %s: %w", l.Name, l.In, err)
 	}
-	if d.out, err = packetSocket(ifo.Index, false); err != nil {
+	if d.out, err = packetSocket(ifo.Index, 0); err != nil {
 		unix.Close(d.in)
 		return nil, fmt.Errorf("edtwire: link %s: send socket on %s: %w", l.Name, l.Out, err)
 	}
 	return d, nil
 }
 
+// rcvBuf returns the receive buffer of a direction's socket: room for
+// twice what the wire can queue (the kernel counts each frame's buffer,
+// about twice its length), at least 256 KiB; 8 MiB unshaped. What arrives
+// while it is full is dropped by the kernel before it is copied, as tbf
+// drops at a full queue: a sender offering many times the rate then costs
+// the forwarder little more than the frames it can send.
+func rcvBuf(rate uint64, latency time.Duration) int {
+	if rate == 0 {
+		return 8 << 20
+	}
+	return max(256<<10, int(2*float64(rate)/8*latency.Seconds()))
+}
+
 // packetSocket opens an AF_PACKET raw socket bound to ifindex with virtio
-// net headers; a receiving one sees all protocols but not its own
-// outgoing frames, a sending one bypasses the qdisc.
-func packetSocket(ifindex int, rx bool) (int, error) {
+// net headers; a receiving one (rcvbuf > 0) sees all protocols but not its
+// own outgoing frames, a sending one (rcvbuf 0) bypasses the qdisc.
+func packetSocket(ifindex, rcvbuf int) (int, error) {
+	rx := rcvbuf > 0
 	proto := 0 // a send-only socket receives nothing
 	if rx {
 		proto = int(htons(unix.ETH_P_ALL))
@@ -134,7 +148,7 @@ func packetSocket(ifindex int, rx bool) (int, error) {
 		}
 	}
 	if rx {
-		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 8<<20)
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, rcvbuf)
 		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
 			unix.Close(fd)
 			return -1, fmt.Errorf("receive timestamps: %w", err)

@@ -33,3 +33,6 @@ func Available() error { return ErrNotSupported }
 
 // WireStats returns nil: there is no lab.
 func (l *Lab) WireStats() []edtwire.Stats { return nil }
+
+// WireConfig returns ErrNotSupported: there is no lab.
+func (l *Lab) WireConfig() (edtwire.Config, error) { return edtwire.Config{}, ErrNotSupported }

@@ -3,6 +3,7 @@
 package netlab
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 
@@ -15,8 +16,17 @@ import (
 // unshaped). IP forwarding stays off in R, so the kernel there drops what
 // it is sent for the far host (silently: with forwarding off Linux sends
 // no ICMP) and the forwarder is the only way across.
+//
+// A named lab (Config.Lab) outlives this process, so its forwarder must
+// run in a process of its own in R: startWire then starts nothing, and the
+// caller runs WireConfig's configuration there (`wirebench lab up --wire
+// exact` does).
 func (l *Lab) startWire() error {
-	c, err := l.wireConfig()
+	if l.Config.Lab != "" {
+		l.R.Shaped = true
+		return nil
+	}
+	c, err := l.WireConfig()
 	if err != nil {
 		return err
 	}
@@ -33,9 +43,13 @@ func (l *Lab) startWire() error {
 	return nil
 }
 
-// wireConfig returns the forwarder's configuration: both directions with
-// the far host's MAC and addresses.
-func (l *Lab) wireConfig() (edtwire.Config, error) {
+// WireConfig returns the exact wire's forwarder configuration for this
+// lab, to be opened in R's namespace: both directions, each with the far
+// host's MAC and addresses.
+func (l *Lab) WireConfig() (edtwire.Config, error) {
+	if l.R == nil {
+		return edtwire.Config{}, errors.New("netlab: the lab has no router for a wire")
+	}
 	macOf := func(h *Host) ([]byte, error) {
 		link, err := h.sys.nl.LinkByName(h.Ifname)
 		if err != nil {

@@ -13,8 +13,8 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
-	"strings"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
