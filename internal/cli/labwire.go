@@ -94,6 +94,9 @@ func newLabWireRunCmd(e *env) *cobra.Command {
 				return err
 			}
 			w.Run()
+			if err := writeWireStats(statsPath, w.Stats()); err != nil {
+				return errors.Join(err, w.Close())
+			}
 			fmt.Fprintln(e.stderr, "wirebench: exact wire forwarding")
 			tick := time.NewTicker(time.Second)
 			defer tick.Stop()
