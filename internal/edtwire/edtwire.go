@@ -29,6 +29,13 @@
 // interface lets one through) is forwarded whole but charged as the frames
 // it stands for; Stats.GSOFrames counts them.
 //
+// Each direction runs on an OS thread of its own that waits (ppoll, 1 ns
+// timer slack) until a frame arrives or the next one is due; the thread
+// asks for nice -15, or with EDTWIRE_SCHED=fifo in the environment for
+// SCHED_FIFO priority 10 (an experiment knob; Stats.Sched says what it
+// got). What it cannot get is the CPU when the machine is overloaded:
+// Stats' lateness, read lag and idle time show how far it kept up.
+//
 // The package works on Linux only; elsewhere Open returns ErrNotSupported.
 package edtwire
 
