@@ -150,10 +150,12 @@
 // runs as `wirebench lab wire-run` in R (Lab.WireConfig).
 //
 // Measured side by side with tbf on the 2-core VM (docs/lab-hosts.md has
-// the table and commands), at load 13.6-14.8: ping -s 65500 median
-// 12.30 ms exact against tbf's 9.16 (11.50 against 9.09 at load 9.9; the
-// wire needs 10.81); UDP 1470 71.02 against 85.16-86.45 Mbit/s; TCP 73.05
-// against 92.98-93.34; an iperf3 sender at 200 Mbit/s 91.17 against 75.15.
+// the table and commands), in two runs at load 13.6-14.8 and 16-18: ping
+// -s 65500 median 12.30 and 11.20 ms exact against tbf's 9.16 and 9.25
+// (the wire needs 10.81); UDP 1470 71.02 and 70.03 against tbf's
+// 85.16-93.80 Mbit/s; TCP 73.05 and 40.71 against 85.35-93.34; with the
+// forwarder at SCHED_FIFO (EDTWIRE_SCHED=fifo) ping 11.20, UDP 78.59, TCP
+// 89.19. No figure read above the wire.
 // The forwarder is read and sent up to 60-1200 ms late: this VM's vCPUs
 // stall for tens of ms under load (a SCHED_FIFO busy loop sees 52 ms), and
 // a user-space thread suffers that and the host's load where tbf's timer
