@@ -620,7 +620,7 @@ func printLabStatus(w io.Writer, s labStatus) {
 func newLabExecCmd(e *env, name *string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "exec a|b|r -- COMMAND [ARG...]",
-		Short: "Run a command inside host a or b (or r, with --model) of the lab; its exit code is wirebench's",
+		Short: "Run a command inside host a or b (or r, with --model or --wire exact) of the lab; its exit code is wirebench's",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) >= 2 && args[1] == "--" {
 				args = append([]string{args[0]}, args[2:]...) // "--" after the host: flags stop at the host, so cobra keeps it
@@ -629,7 +629,7 @@ func newLabExecCmd(e *env, name *string) *cobra.Command {
 				return usagef("expected a host (a or b) and a command, like: lab exec b -- wirebench server")
 			}
 			if args[0] != "a" && args[0] != "b" && args[0] != "r" {
-				return usagef("unknown host %q: want a or b (or r in a lab with --model)", args[0])
+				return usagef("unknown host %q: want a or b (or r in a lab with --model or --wire exact)", args[0])
 			}
 			return nil
 		},
