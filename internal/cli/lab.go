@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/edtwire"
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/units"
@@ -47,6 +48,8 @@ type labState struct {
 	Hosts   map[string]labHostSt `json:"hosts"`
 	// Model is the relay in the middle host r (`lab up --model`).
 	Model *labModelSt `json:"model,omitempty"`
+	// Wire is the exact wire's forwarder in r (`lab up --wire exact`).
+	Wire *labWireSt `json:"wire,omitempty"`
 }
 
 // labHostSt is one host of a lab in the state file.
@@ -107,7 +110,8 @@ docs/lab-hosts.md.`,
 		},
 	}
 	cmd.PersistentFlags().StringVar(&name, "name", "wb", "lab name (1-16 of a-z, 0-9, _): namespaces wbl-lab-NAME-a and -b")
-	cmd.AddCommand(newLabUpCmd(e, &name), newLabDownCmd(e, &name), newLabStatusCmd(e, &name), newLabExecCmd(e, &name))
+	cmd.AddCommand(newLabUpCmd(e, &name), newLabDownCmd(e, &name), newLabStatusCmd(e, &name), newLabExecCmd(e, &name),
+		newLabWireRunCmd(e))
 	for _, c := range cmd.Commands() {
 		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	}
@@ -127,6 +131,8 @@ type labUpFlags struct {
 	modelSet   bool
 	modelPorts []int
 	modelBoth  bool
+	// wire is --wire: tbf or exact.
+	wire string
 }
 
 // config turns the flags into a netlab configuration (shaped both ways;
@@ -165,6 +171,21 @@ func (f labUpFlags) config(name string) (netlab.Config, string, error) {
 	}
 	if f.burst != 0 && cfg.RateBPS == 0 {
 		return cfg, "", usagef("--burst needs --medium or --rate")
+	}
+	w, err := netlab.ParseWire(f.wire)
+	if err != nil {
+		return cfg, "", usagef("invalid --wire %q: want tbf or exact", f.wire)
+	}
+	if w == netlab.WireExact {
+		switch {
+		case cfg.RateBPS == 0:
+			return cfg, "", usagef("--wire exact needs --medium or --rate")
+		case f.modelSet:
+			return cfg, "", usagef("--wire exact and --model both need host r; choose one")
+		case f.burst != 0:
+			return cfg, "", usagef("--burst is tbf's bucket; the exact wire has none")
+		}
+		cfg.Wire, cfg.Router = w, true
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, "", usagef("%v", strings.TrimPrefix(err.Error(), "netlab: "))
@@ -205,6 +226,7 @@ func newLabUpCmd(e *env, name *string) *cobra.Command {
 	fl.StringVar(&f.medium, "medium", "", "shape both directions as Ethernet medium `NAME` (eth10, eth100, eth1g, ...)")
 	fl.StringVar(&f.rate, "rate", "", "shape both directions as an Ethernet wire of this rate (e.g. 100mbit)")
 	fl.IntVar(&f.mtu, "mtu", netlab.DefaultMTU, "MTU of the veth pair")
+	fl.StringVar(&f.wire, "wire", "tbf", "how the wire is emulated: tbf (exact rates on a busy machine, bursts after idle at veth speed) or exact (an experimental departure-time forwarder in host r; docs/lab-hosts.md)")
 	fl.IntVar(&f.burst, "burst", 0, "the shaper's bucket in `BYTES` (default 1 ms of the rate: exact in rate on a busy machine, but that much leaves at veth speed after idle; one frame, MTU+38, is exact after idle where timers fire on time; docs/lab-hosts.md)")
 	return cmd
 }
@@ -240,6 +262,13 @@ func labUp(e *env, cfg netlab.Config, medium string, plan *labRelayPlan) error {
 	if err != nil {
 		return fmt.Errorf("creating lab %s: %w", name, err)
 	}
+	var wst *labWireSt
+	if cfg.Wire == netlab.WireExact {
+		if wst, err = startLabWire(e.ctx, lab); err != nil {
+			_, _, rerr := netlab.RemoveLab(context.Background(), name, labDownGrace)
+			return errors.Join(fmt.Errorf("lab %s: %w", name, err), rerr, lab.Close(), removeLabRelayFiles(name))
+		}
+	}
 	var mst *labModelSt
 	if plan != nil {
 		if mst, err = startLabRelays(e.ctx, lab, plan); err != nil {
@@ -257,12 +286,13 @@ func labUp(e *env, cfg netlab.Config, medium string, plan *labRelayPlan) error {
 			"b": {Namespace: lab.B.Name, Ifname: lab.B.Ifname, Addr: lab.B.Addr.String()},
 		},
 		Model: mst,
+		Wire:  wst,
 	}
 	if ifname, addr, ok := lab.RouterA(); ok {
 		st.Hosts["r"] = labHostSt{Namespace: lab.R.Name, Ifname: ifname, Addr: addr.String()}
 	}
 	if err := writeLabState(st); err != nil {
-		if mst != nil {
+		if mst != nil || wst != nil {
 			_, _, rerr := netlab.RemoveLab(context.Background(), name, labDownGrace)
 			err = errors.Join(err, rerr, removeLabRelayFiles(name))
 		}
@@ -313,8 +343,10 @@ func printLabUp(w io.Writer, st labState) {
 	fmt.Fprintf(w, "lab %s is up: %s, MTU %d, net %s, no default route\n", st.Name, wire, st.MTU, st.Net)
 	fmt.Fprintf(w, "  a  %-15s namespace %s (%s)\n", a.Addr, a.Namespace, a.Ifname)
 	target := b.Addr
-	if r, ok := st.Hosts["r"]; ok && st.Model != nil {
-		target = r.Addr
+	if r, ok := st.Hosts["r"]; ok && (st.Model != nil || st.Wire != nil) {
+		if st.Model != nil {
+			target = r.Addr
+		}
 		fmt.Fprintf(w, "  r  %-15s namespace %s (%s towards a; wbl-rb towards b)\n", r.Addr, r.Namespace, r.Ifname)
 	}
 	fmt.Fprintf(w, "  b  %-15s namespace %s (%s)\n", b.Addr, b.Namespace, b.Ifname)
@@ -329,13 +361,19 @@ func printLabUp(w io.Writer, st labState) {
 		}
 		fmt.Fprintf(w, "  a reaches b only through the relay: send to %s, not %s (nothing forwards it)\n", target, b.Addr)
 	}
+	if st.Wire != nil {
+		fmt.Fprintf(w, "  exact wire: a forwarder in r (pid %d) gives every frame its departure time; r's kernel forwards nothing\n", st.Wire.PID)
+	}
 	if st.RateBPS != 0 {
 		fmt.Fprintf(w, "  UDP goodput the wire allows at 1470 bytes: %.2f Mbit/s\n",
 			netlab.WireGoodput(st.RateBPS, 1470, 28)/1e6)
-		if frame := st.MTU + netlab.EthernetHeader + netlab.EthernetOverhead; st.Burst > frame {
+		frame := st.MTU + netlab.EthernetHeader + netlab.EthernetOverhead
+		switch {
+		case st.Wire != nil: // no bucket
+		case st.Burst > frame:
 			fmt.Fprintf(w, "  bucket %d bytes: after idle that much leaves at veth speed (a large ping reads short);\n"+
 				"  --burst %d is exact after idle where timers fire on time (docs/lab-hosts.md)\n", st.Burst, frame)
-		} else if st.Burst == frame {
+		case st.Burst == frame:
 			fmt.Fprintf(w, "  bucket of one frame: exact after idle, but where timers fire late (a busy machine, a VM)\n"+
 				"  the wire delivers less than its rate (docs/lab-hosts.md)\n")
 		}
@@ -472,6 +510,9 @@ type labStatus struct {
 	Namespaces []netlab.NSInfo `json:"namespaces"`
 	// Relays are the relays in r (`lab up --model`), running or not.
 	Relays []labRelayStatus `json:"relays,omitempty"`
+	// Wire is the exact wire's counters per direction as its forwarder
+	// last wrote them (every second), with `lab up --wire exact`.
+	Wire []edtwire.Stats `json:"wire,omitempty"`
 	// StateFileError says why the state file could not be read, if it
 	// exists but is unreadable or garbled (the lab is then "partial").
 	StateFileError string `json:"state_file_error,omitempty"`
@@ -523,6 +564,7 @@ func readLabStatus(name string) (labStatus, error) {
 		s.StateFileError = err.Error()
 	}
 	s.Relays = relayStatuses(s.Config, s.Namespaces)
+	s.Wire = readWireStats(s.Config)
 	switch {
 	case s.Config != nil && labComplete(*s.Config, nss):
 		s.State = "up"
@@ -572,12 +614,13 @@ func printLabStatus(w io.Writer, s labStatus) {
 	if s.Config != nil && s.Config.Model != nil {
 		printRelayStatus(w, s.Config.Model.Spec, s.Relays)
 	}
+	printWireStatus(w, s.Config, s.Wire)
 }
 
 func newLabExecCmd(e *env, name *string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "exec a|b|r -- COMMAND [ARG...]",
-		Short: "Run a command inside host a or b (or r, with --model) of the lab; its exit code is wirebench's",
+		Short: "Run a command inside host a or b (or r, with --model or --wire exact) of the lab; its exit code is wirebench's",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) >= 2 && args[1] == "--" {
 				args = append([]string{args[0]}, args[2:]...) // "--" after the host: flags stop at the host, so cobra keeps it
@@ -586,7 +629,7 @@ func newLabExecCmd(e *env, name *string) *cobra.Command {
 				return usagef("expected a host (a or b) and a command, like: lab exec b -- wirebench server")
 			}
 			if args[0] != "a" && args[0] != "b" && args[0] != "r" {
-				return usagef("unknown host %q: want a or b (or r in a lab with --model)", args[0])
+				return usagef("unknown host %q: want a or b (or r in a lab with --model or --wire exact)", args[0])
 			}
 			return nil
 		},

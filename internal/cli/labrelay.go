@@ -111,12 +111,18 @@ func labRelayFiles(name string, port int) (logPath, reportPath string) {
 	return base + ".log", base + ".json"
 }
 
-// removeLabRelayFiles removes every relay log and report of the lab.
+// removeLabRelayFiles removes every relay log and report of the lab, and
+// its exact wire's files.
 func removeLabRelayFiles(name string) error {
 	paths, err := filepath.Glob(filepath.Join(labStateDir, "lab-"+name+"-relay-*"))
 	if err != nil {
 		return err
 	}
+	wire, err := filepath.Glob(filepath.Join(labStateDir, "lab-"+name+"-wire*"))
+	if err != nil {
+		return err
+	}
+	paths = append(paths, wire...)
 	var errs []error
 	for _, p := range paths {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -151,7 +157,11 @@ func startLabRelays(ctx context.Context, l *netlab.Lab, plan *labRelayPlan) (*la
 		if err != nil {
 			return nil, err
 		}
-		rs.PID, rs.Seed, err = startDetached(ctx, l.R.Name, argv, rs.Log, rs.Report)
+		var m [][]byte
+		rs.PID, m, err = startDetached(ctx, l.R.Name, argv, rs.Log, rs.Report, relayReadyRE)
+		if err == nil {
+			rs.Seed, err = strconv.ParseUint(string(m[1]), 10, 64)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("starting the relay on %s: %w", rs.Listen, err)
 		}
@@ -166,22 +176,22 @@ var relayReadyRE = regexp.MustCompile(`(?m)^wirebench: relaying .* seed (\d+)\)$
 
 // startDetached starts argv in namespace ns in a session of its own, with
 // stdout to reportPath and stderr to logPath, so that it outlives `lab up`,
-// and waits until it logs that it is relaying. It returns its PID and seed.
-func startDetached(ctx context.Context, ns string, argv []string, logPath, reportPath string) (int, uint64, error) {
+// and waits until its log matches ready. It returns its PID and the match.
+func startDetached(ctx context.Context, ns string, argv []string, logPath, reportPath string, ready *regexp.Regexp) (int, [][]byte, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
-		return 0, 0, err
+		return 0, nil, err
 	}
 	defer logf.Close()
 	repf, err := os.OpenFile(reportPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
-		return 0, 0, err
+		return 0, nil, err
 	}
 	defer repf.Close()
 	cmd := &exec.Cmd{Path: argv[0], Args: argv, Stdout: repf, Stderr: logf}
 	detach(cmd)
 	if err := netlab.StartIn(ns, cmd); err != nil {
-		return 0, 0, err
+		return 0, nil, err
 	}
 	// Reap it if it ends while this process lives (at once on a failed
 	// start; in a test that runs `lab up` in process, when `lab down` ends
@@ -195,22 +205,21 @@ func startDetached(ctx context.Context, ns string, argv []string, logPath, repor
 	for {
 		b, err := os.ReadFile(logPath)
 		if err != nil {
-			return 0, 0, err
+			return 0, nil, err
 		}
-		if m := relayReadyRE.FindSubmatch(b); m != nil {
-			seed, err := strconv.ParseUint(string(m[1]), 10, 64)
-			return cmd.Process.Pid, seed, err
+		if m := ready.FindSubmatch(b); m != nil {
+			return cmd.Process.Pid, m, nil
 		}
 		select {
 		case err := <-done:
 			b, _ := os.ReadFile(logPath)
-			return 0, 0, fmt.Errorf("it ended (%v): %s", err, lastLine(b))
+			return 0, nil, fmt.Errorf("it ended (%v): %s", err, lastLine(b))
 		case <-deadline.C:
 			_ = cmd.Process.Kill()
-			return 0, 0, fmt.Errorf("it did not start within %v: %s", labRelayReady, lastLine(b))
+			return 0, nil, fmt.Errorf("it did not start within %v: %s", labRelayReady, lastLine(b))
 		case <-ctx.Done():
 			_ = cmd.Process.Kill()
-			return 0, 0, ctx.Err()
+			return 0, nil, ctx.Err()
 		case <-tick.C:
 		}
 	}

@@ -112,9 +112,50 @@ type Config struct {
 	// letters, digits or '_'. Name must then be empty.
 	Lab string
 
+	// Wire chooses how a shaped lab emulates the wire: WireTBF (the zero
+	// value) installs tbf, WireExact runs a departure-time forwarder in R
+	// (package edtwire) and implies Router; see the package documentation.
+	Wire Wire
+
 	// hook, when set (by tests only), is called after each creation step and
 	// can fail it, to check that New cleans up after a failure midway.
 	hook func(step string) error
+}
+
+// Wire is a way of emulating the Ethernet wire (Config.Wire).
+type Wire int
+
+const (
+	// WireTBF shapes with tbf on the sending veth end (R's with a router):
+	// exact rates on a busy machine, but a burst after idle leaves up to
+	// one bucket at veth speed.
+	WireTBF Wire = iota
+	// WireExact forwards through a user-space departure-time wire in R
+	// (IP forwarding off there): every frame leaves no earlier than its
+	// serialization time on an absolute schedule.
+	WireExact
+)
+
+// String returns "tbf" or "exact".
+func (w Wire) String() string {
+	switch w {
+	case WireTBF:
+		return "tbf"
+	case WireExact:
+		return "exact"
+	}
+	return "wire(" + strconv.Itoa(int(w)) + ")"
+}
+
+// ParseWire parses "tbf" or "exact".
+func ParseWire(s string) (Wire, error) {
+	switch s {
+	case "tbf", "":
+		return WireTBF, nil
+	case "exact":
+		return WireExact, nil
+	}
+	return 0, fmt.Errorf("netlab: wire %q: want tbf or exact", s)
 }
 
 var (
@@ -186,6 +227,10 @@ func (c Config) Validate() error {
 		return errors.New("netlab: set Name or Lab, not both")
 	case c.RelayOnly && !c.Router:
 		return errors.New("netlab: RelayOnly needs Router")
+	case c.Wire != WireTBF && c.Wire != WireExact:
+		return fmt.Errorf("netlab: unknown wire %d", c.Wire)
+	case c.Wire == WireExact && (c.RateBPS == 0 || c.RelayOnly):
+		return errors.New("netlab: the exact wire needs a rate and forwards itself (no RelayOnly)")
 	case c.Lab != "" && ValidateLabName(c.Lab) != nil:
 		return ValidateLabName(c.Lab)
 	case c.Net.IsValid() && ValidateNet(c.Net) != nil:

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/edtwire"
+
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -97,6 +99,7 @@ func (l *Lab) hosts() []*Host {
 }
 
 type labSys struct {
+	wire      *edtwire.Wire // the exact wire's forwarder (Config.Wire)
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -117,6 +120,9 @@ func New(ctx context.Context, cfg Config) (*Lab, error) {
 	}
 	if cfg.MTU == 0 {
 		cfg.MTU = DefaultMTU
+	}
+	if cfg.Wire == WireExact {
+		cfg.Router = true
 	}
 	if cfg.RateBPS != 0 {
 		cfg.Latency = cfg.latency()
@@ -324,7 +330,7 @@ func (l *Lab) noDAD(context.Context) error {
 // forward turns on IP forwarding in R (and only there; a new namespace
 // starts with it off), unless the lab is RelayOnly.
 func (l *Lab) forward(context.Context) error {
-	if l.R == nil || l.Config.RelayOnly {
+	if l.R == nil || l.Config.RelayOnly || l.Config.Wire == WireExact {
 		return nil
 	}
 	files := []string{"/proc/sys/net/ipv4/ip_forward"}
@@ -433,6 +439,9 @@ func (l *Lab) shape(ctx context.Context) error {
 			return fmt.Errorf("netlab: set gso_max_segs 1 on %s in %s: %w", e.ifname, e.h.Name, err)
 		}
 	}
+	if l.Config.Wire == WireExact {
+		return l.startWire()
+	}
 	for _, e := range l.shapedEnds() {
 		args := l.Config.tcQdiscArgs(e.h.Name, e.ifname)
 		out, err := exec.CommandContext(ctx, "tc", args...).CombinedOutput()
@@ -474,6 +483,9 @@ func (l *Lab) waitCarrier(ctx context.Context) error {
 func (l *Lab) Close() error {
 	l.sys.closeOnce.Do(func() {
 		var errs []error
+		if l.sys.wire != nil {
+			errs = append(errs, l.sys.wire.Close())
+		}
 		for _, h := range l.hosts() {
 			if err := h.closeHandles(); err != nil {
 				errs = append(errs, err)

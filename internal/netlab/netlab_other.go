@@ -5,6 +5,8 @@ package netlab
 import (
 	"context"
 	"net/netip"
+
+	"github.com/wirebench/wirebench/internal/edtwire"
 )
 
 type labSys struct{}
@@ -28,3 +30,9 @@ func CleanupStale() (removed []string, err error) { return nil, ErrNotSupported 
 
 // Available returns ErrNotSupported.
 func Available() error { return ErrNotSupported }
+
+// WireStats returns nil: there is no lab.
+func (l *Lab) WireStats() []edtwire.Stats { return nil }
+
+// WireConfig returns ErrNotSupported: there is no lab.
+func (l *Lab) WireConfig() (edtwire.Config, error) { return edtwire.Config{}, ErrNotSupported }
