@@ -189,9 +189,7 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 	case formatCSV:
 		err = writeMatrixCSV(e.stdout, m)
 	default:
-		if err = writeMatrixText(e.stdout, m); err == nil && f.dut.enabled() {
-			err = writeMatrixDevice(e, m)
-		}
+		err = writeMatrixRun(e.stdout, m)
 	}
 	if err != nil {
 		return err

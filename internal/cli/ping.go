@@ -319,14 +319,21 @@ func runPing(e *env, p pingPlan, f pingFlags) error {
 		return enc.Encode(doc)
 	}
 	defer f.saving.announce(e, id, formatText)
-	writePingSummary(e.stdout, res)
+	return writePingText(e.stdout, res, implied, f.explain)
+}
+
+// writePingText prints a ping run's summary: the statistics table, the
+// implied rates (--medium) and why it stopped early.
+func writePingText(w io.Writer, res *ping.Result, implied []impliedRate, explain bool) error {
+	ew := &errWriter{w: w}
+	writePingSummary(ew, res)
 	for _, r := range implied {
-		writeImplied(e.stdout, r, f.explain)
+		writeImplied(ew, r, explain)
 	}
 	if res.Error != "" {
-		fmt.Fprintf(e.stdout, "stopped early: %s\n", res.Error)
+		fmt.Fprintf(ew, "stopped early: %s\n", res.Error)
 	}
-	return nil
+	return ew.firstErr()
 }
 
 func writePingEvent(w io.Writer, p pingPlan, ev ping.Event) {

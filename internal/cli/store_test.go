@@ -167,8 +167,8 @@ func TestRunsAreSaved(t *testing.T) {
 		}
 	}
 	code, out, _ = cliRun("show", "link=usb", "--db", db)
-	if code != exitOK || !strings.Contains(out, `"kind": "request-response"`) {
-		t.Errorf("show of the newest link=usb run (the latency run) as JSON text:\n%s", out)
+	if code != exitOK || !strings.Contains(out, "latency: udp echo to 127.0.0.1:"+port) || !strings.Contains(out, "sent 5, answered 5") {
+		t.Errorf("show of the newest link=usb run (the latency run) in latency's layout:\n%s", out)
 	}
 	if code, _, errOut := cliRun("show", "9999", "--db", db); code != exitFailure || !strings.Contains(errOut, "no such run") {
 		t.Errorf("show of a missing run: exit %d: %s", code, errOut)

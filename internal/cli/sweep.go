@@ -323,18 +323,19 @@ func runSweep(e *env, cmd *cobra.Command, host string, f *sweepCmdFlags) error {
 	}
 	// Saved before printing, so that a store that failed says so in the
 	// JSON; an interrupted sweep is kept too (marked interrupted).
-	if _, w := f.saving.save(e, sweep.Kind, net.JoinHostPort(res.Test.Host, strconv.Itoa(res.Test.Port)), sweepSummary(res), res.StartedAt, res); w != "" {
+	id, w := f.saving.save(e, sweep.Kind, net.JoinHostPort(res.Test.Host, strconv.Itoa(res.Test.Port)), sweepSummary(res), res.StartedAt, res)
+	if w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
+	defer f.saving.announce(e, id, format)
+	res.RunID = id
 	switch format {
 	case formatJSON:
 		err = writeJSONDoc(e.stdout, res)
 	case formatCSV:
 		err = writeSweepCSV(e.stdout, res)
 	default:
-		if err = writeSweepText(e.stdout, res); err == nil {
-			err = writeSweepDevice(e.stdout, res)
-		}
+		err = writeSweepRun(e.stdout, res)
 	}
 	if err != nil {
 		return err

@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/wirebench/wirebench/internal/store"
+)
+
+// showBody is what `show` printed after the run's record (the first blank
+// line): the result in its command's layout.
+func showBody(t *testing.T, out string) string {
+	t.Helper()
+	_, body, ok := strings.Cut(out, "\n\n")
+	if !ok {
+		t.Fatalf("show printed no record header:\n%s", out)
+	}
+	return body
+}
+
+// fromTable is a test's text from its interval table on: the header
+// before it says where the client connected, which show cannot know.
+func fromTable(t *testing.T, s string) string {
+	t.Helper()
+	i := strings.Index(s, "[ ID] Interval")
+	if i < 0 {
+		t.Fatalf("no interval table in:\n%s", s)
+	}
+	return s[i:]
+}
+
+// runAndShow runs a command that saves into db, then `show` of the run it
+// saved (the last one); it returns the command's stdout and show's body.
+func runAndShow(t *testing.T, db string, args ...string) (printed, shown string) {
+	t.Helper()
+	code, out, errOut := cliRun(append(args, "--db", db)...)
+	if code != exitOK {
+		t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, errOut)
+	}
+	_, id, ok := strings.Cut(strings.TrimSpace(errOut), "saved as run ")
+	if !ok {
+		t.Fatalf("%s did not say which run it saved: %q", args[0], errOut)
+	}
+	code, sh, errOut := cliRun("show", id, "--db", db)
+	if code != exitOK {
+		t.Fatalf("show %s: exit %d: %s", id, code, errOut)
+	}
+	return out, showBody(t, sh)
+}
+
+// TestShowReprintsEachKind: `show RUN` prints a saved run in the layout
+// of the command that made it, from the same renderer: what follows the
+// record is what the command printed (a test from its interval table on,
+// since its first lines name the connection). The TCP tests run without
+// -i: a TCP client's last interval row can be stretched by a few ms after
+// it was printed (the UDP client's cannot), which is a difference in the
+// figures kept, not in how show prints them.
+func TestShowReprintsEachKind(t *testing.T) {
+	port := startEchoServer(t)
+	db := filepath.Join(t.TempDir(), "results.db")
+
+	printed, shown := runAndShow(t, db, "client", "127.0.0.1", "-p", port, "-u", "-b", "2M", "-t", "0.4", "-i", "0.1", "-f", "k")
+	if fromTable(t, shown) != fromTable(t, printed) {
+		t.Errorf("UDP test: show differs from the client's output\nclient:\n%s\nshow:\n%s", printed, shown)
+	}
+	if !strings.Contains(shown, "Kbits/sec") {
+		t.Errorf("show of a -f k test is not in Kbits/sec:\n%s", shown)
+	}
+	printed, shown = runAndShow(t, db, "client", "127.0.0.1", "-p", port, "-t", "0.3", "-e")
+	if fromTable(t, shown) != fromTable(t, printed) {
+		t.Errorf("TCP -e test: show differs from the client's output\nclient:\n%s\nshow:\n%s", printed, shown)
+	}
+	printed, shown = runAndShow(t, db, "client", "127.0.0.1", "-p", port, "-t", "0.4", "--latency", "--latency-idle", "0.1")
+	if fromTable(t, shown) != fromTable(t, printed) || !strings.Contains(shown, "loaded") {
+		t.Errorf("client --latency: show differs from the client's output\nclient:\n%s\nshow:\n%s", printed, shown)
+	}
+	printed, shown = runAndShow(t, db, "latency", "127.0.0.1", "-p", port, "-c", "5", "-i", "0")
+	if shown != printed || !strings.Contains(shown, "rtt") {
+		t.Errorf("latency: show differs from its output\nlatency:\n%s\nshow:\n%s", printed, shown)
+	}
+	printed, shown = runAndShow(t, db, "matrix", "127.0.0.1", "-p", port, "-t", "0.3", "--proto", "udp", "-b", "5M", "--medium", "eth1g")
+	if shown != printed || !strings.Contains(shown, "UDP (Mbit/s)") {
+		t.Errorf("matrix: show differs from its output\nmatrix:\n%s\nshow:\n%s", printed, shown)
+	}
+	refl := plainReflector(t)
+	printed, shown = runAndShow(t, db, "sweep", "127.0.0.1", "-p", refl, "--mode", "reflect", "--max-rate", "500pps",
+		"--trial", "200ms", "--gap", "20ms", "--sizes", "64")
+	if shown != printed || !strings.Contains(shown, "64") {
+		t.Errorf("sweep: show differs from its output\nsweep:\n%s\nshow:\n%s", printed, shown)
+	}
+}
+
+// TestShowPing: a ping run shows as ping's summary table (when this host
+// may ping loopback at all).
+func TestShowPing(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "results.db")
+	code, out, errOut := cliRun("ping", "127.0.0.1", "-c", "3", "-i", "10ms", "-q", "--sizes", "56,200", "--db", db)
+	if code != exitOK {
+		t.Skipf("ping on loopback is not possible here (exit %d): %s", code, errOut)
+	}
+	code, sh, errOut := cliRun("show", "kind=ping", "--db", db)
+	if code != exitOK {
+		t.Fatalf("show: exit %d: %s", code, errOut)
+	}
+	body := showBody(t, sh)
+	if !strings.HasSuffix(out, body) || !strings.Contains(body, "ping statistics") || !strings.Contains(body, "min/avg/max/mdev") {
+		t.Errorf("ping: show is not the end of ping's output\nping:\n%s\nshow:\n%s", out, body)
+	}
+}
+
+// TestShowUnknownKind: a kind show has no layout for, or a document that
+// does not decode, is said to be so and printed as JSON; --json prints the
+// record as before.
+func TestShowUnknownKind(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "results.db")
+	id, err := store.Save(context.Background(), db, &store.Run{Kind: "future-kind", Result: json.RawMessage(`{"kind":"future-kind","x":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cliRun("show", strconv.FormatInt(id, 10), "--db", db)
+	if code != exitOK || !strings.Contains(out, `no text layout for a run of kind "future-kind"`) || !strings.Contains(out, `"x": 1`) {
+		t.Errorf("unknown kind: exit %d\n%s%s", code, out, errOut)
+	}
+	bad, err := store.Save(context.Background(), db, &store.Run{Kind: "matrix", Result: json.RawMessage(`{"kind":"matrix","cells":"not a list"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = cliRun("show", strconv.FormatInt(bad, 10), "--db", db)
+	if code != exitOK || !strings.Contains(out, "the saved matrix document does not decode") || !strings.Contains(out, `"cells": "not a list"`) {
+		t.Errorf("undecodable matrix: exit %d\n%s", code, out)
+	}
+	code, out, _ = cliRun("show", strconv.FormatInt(id, 10), "--db", db, "--json")
+	var rec struct{ Kind, Result json.RawMessage }
+	if code != exitOK || json.Unmarshal([]byte(out), &rec) != nil || string(rec.Kind) != `"run"` {
+		t.Errorf("show --json: exit %d\n%s", code, out)
+	}
+}
