@@ -139,3 +139,39 @@ func TestShowUnknownKind(t *testing.T) {
 		t.Errorf("show --json: exit %d\n%s", code, out)
 	}
 }
+
+// TestCompareNamesRuns: compare names runs by the labels that tell them
+// apart (or the labels they were selected by), by id when they have none,
+// in text and JSON.
+func TestCompareNamesRuns(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "results.db")
+	plainA := saveDoc(t, db, udpTestDoc(100, []float64{100, 100}))
+	plainB := saveDoc(t, db, udpTestDoc(90, []float64{90, 90}))
+	eth := saveDoc(t, db, udpTestDoc(100, []float64{100, 100}), "device=pic32", "link=eth")
+	usb := saveDoc(t, db, udpTestDoc(88.4, []float64{88.4, 88.4}), "device=pic32", "link=usb")
+	id := func(n int64) string { return strconv.FormatInt(n, 10) }
+
+	code, out, errOut := cliRun("compare", id(plainA), id(plainB), "--db", db)
+	if want := "run " + id(plainB) + " is 90.0 % of run " + id(plainA) + " in throughput\n"; code != exitOK || !strings.Contains(out, want) {
+		t.Errorf("unlabelled runs: exit %d, want %q:\n%s%s", code, want, out, errOut)
+	}
+	// By id: the shared device=pic32 does not tell them apart.
+	code, out, _ = cliRun("compare", id(eth), id(usb), "--db", db)
+	if want := "link=usb is 88.4 % of link=eth in throughput (run " + id(usb) + " vs run " + id(eth) + ")"; code != exitOK || !strings.Contains(out, want) {
+		t.Errorf("labelled runs by id: exit %d, want %q:\n%s", code, want, out)
+	}
+	// By selector: the labels typed name the run.
+	code, out, _ = cliRun("compare", "device=pic32,link=eth", id(plainB), "--db", db, "--json")
+	var doc compareDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitOK {
+		t.Fatalf("compare --json: exit %d, %v\n%s", code, err, out)
+	}
+	if doc.Baseline.Name != "device=pic32,link=eth" || doc.Baseline.LabelsText != "device=pic32,link=eth" ||
+		doc.Runs[0].Name != "run "+id(plainB) || doc.Runs[0].LabelsText != "" ||
+		doc.Comparisons[0].Name != "run "+id(plainB) || doc.Comparisons[0].BaselineName != "device=pic32,link=eth" {
+		t.Errorf("JSON names: baseline %+v, run %+v, comparison %q vs %q", doc.Baseline, doc.Runs[0], doc.Comparisons[0].Name, doc.Comparisons[0].BaselineName)
+	}
+	if !strings.Contains(out, `"labels_text": "device=pic32,link=eth"`) || !strings.Contains(out, `"name": "device=pic32,link=eth"`) {
+		t.Errorf("JSON lacks the label strings:\n%s", out)
+	}
+}
