@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/csv"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -106,8 +105,10 @@ func runHistory(e *env, f *historyFlags) error {
 	if f.limit < 0 {
 		return usagef("invalid --limit %d", f.limit)
 	}
-	if f.kind != "" && !slices.Contains(historyKinds, f.kind) {
-		return usagef("invalid --kind %q: want one of %s", f.kind, strings.Join(historyKinds, ", "))
+	if f.kind != "" {
+		if err := enumFlag("--kind", f.kind, historyKinds...); err != nil {
+			return err
+		}
 	}
 	st, err := f.open(e.ctx)
 	if err != nil {

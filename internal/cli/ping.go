@@ -128,10 +128,11 @@ each size's median RTT into the bit rate it implies on that medium
 
 func planPing(ctx context.Context, host string, f pingFlags, mtuSet bool) (pingPlan, error) {
 	p := pingPlan{host: host, socket: ping.SocketKind(f.socket)}
+	if err := enumFlag("--socket", f.socket, "auto", string(ping.SocketRaw), string(ping.SocketUnprivileged)); err != nil {
+		return p, err
+	}
 	if f.socket == "auto" {
 		p.socket = ping.SocketAuto
-	} else if p.socket != ping.SocketRaw && p.socket != ping.SocketUnprivileged {
-		return p, usagef("invalid --socket %q: want auto, raw or unprivileged", f.socket)
 	}
 	var err error
 	if p.interval, err = parseSeconds(f.interval); err != nil {

@@ -116,6 +116,9 @@ type sweepSetup struct {
 }
 
 func parseSweep(host string, f *sweepCmdFlags) (*sweepSetup, error) {
+	if err := f.dut.checkShell(); err != nil {
+		return nil, err
+	}
 	m, err := linerate.LookupMedium(f.medium)
 	if err != nil {
 		return nil, usagef("invalid --medium %q: %v", f.medium, err)
@@ -205,7 +208,7 @@ func parseSweep(host string, f *sweepCmdFlags) (*sweepSetup, error) {
 		// not a queue.
 		s.cfg.BacklogFloor = serverBacklogFloor
 	default:
-		return nil, usagef("invalid --mode %q: want %s", f.mode, strings.Join(sweep.Modes, ", "))
+		return nil, enumFlag("--mode", f.mode, sweep.Modes...)
 	}
 	return s, s.cfg.Validate()
 }
