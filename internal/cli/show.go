@@ -29,7 +29,10 @@ func newShowCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show RUN",
 		Short: "Print one saved run in full: labels, configuration, host, every interval and the summary",
-		Long: `Print one saved run in full. RUN is a run id (from wirebench history) or labels
+		Long: `Print one saved run in full: its record (kind, times, labels, host, the
+command line), then its result as the command that made it printed it (a
+test's intervals and summary, a latency or ping summary, the matrix or
+sweep table). RUN is a run id (from wirebench history) or labels
 such as device=pic32,link=usb, meaning the newest run carrying them all
 (add kind=test to pick a kind). --json prints the saved record: labels,
 configuration, host facts and the whole result document as it was printed.
