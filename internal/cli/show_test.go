@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wirebench/wirebench/internal/store"
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
 
 // showBody is what `show` printed after the run's record (the first blank
@@ -69,6 +71,10 @@ func TestShowReprintsEachKind(t *testing.T) {
 	}
 	if !strings.Contains(shown, "Kbits/sec") {
 		t.Errorf("show of a -f k test is not in Kbits/sec:\n%s", shown)
+	}
+	printed, shown = runAndShow(t, db, "client", "127.0.0.1", "-p", port, "-u", "-b", "1M", "-P", "2", "-t", "0.4", "-i", "0.2")
+	if fromTable(t, shown) != fromTable(t, printed) || !strings.Contains(shown, "SUM") {
+		t.Errorf("UDP -P 2 test: show differs from the client's output\nclient:\n%s\nshow:\n%s", printed, shown)
 	}
 	printed, shown = runAndShow(t, db, "client", "127.0.0.1", "-p", port, "-t", "0.3", "-e")
 	if fromTable(t, shown) != fromTable(t, printed) {
@@ -173,5 +179,29 @@ func TestCompareNamesRuns(t *testing.T) {
 	}
 	if !strings.Contains(out, `"labels_text": "device=pic32,link=eth"`) || !strings.Contains(out, `"name": "device=pic32,link=eth"`) {
 		t.Errorf("JSON lacks the label strings:\n%s", out)
+	}
+}
+
+// TestShowServerTest: a test a server answered and saved shows as the
+// server printed it, from its interval table on.
+func TestShowServerTest(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "results.db")
+	sport := strconv.Itoa(loopback.FreePort(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	srvOut, srvErr, done := startServerCmd(ctx, t, []string{"server", "-B", "127.0.0.1", "-p", sport, "--iperf3-port", "0", "-1",
+		"-i", "0.2", "--db", db}, "listening")
+	if code, _, errOut := cliRun("client", "127.0.0.1", "-p", sport, "-u", "-b", "1M", "-t", "0.4", "--no-save"); code != exitOK {
+		t.Fatalf("client: exit %d: %s", code, errOut)
+	}
+	if code := <-done; code != exitOK {
+		t.Fatalf("server: exit %d: %s", code, srvErr.String())
+	}
+	code, sh, errOut := cliRun("show", "role=server", "--db", db)
+	if code != exitOK {
+		t.Fatalf("show: exit %d: %s", code, errOut)
+	}
+	if got, want := fromTable(t, showBody(t, sh)), fromTable(t, srvOut.String()); got != want {
+		t.Errorf("show differs from the server's output\nserver:\n%s\nshow:\n%s", want, got)
 	}
 }
