@@ -81,7 +81,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"client", "127.0.0.1", "-u", "-l", "8"}, "out of range"},
 		{[]string{"client", "127.0.0.1", "-P", "0"}, "invalid -P 0"},
 		{[]string{"client", "127.0.0.1", "-p", "70000"}, "port"},
-		{[]string{"client", "127.0.0.1", "--dialect", "iperf9"}, "unknown dialect"},
+		{[]string{"client", "127.0.0.1", "--dialect", "iperf9"}, `invalid --dialect "iperf9": want one of`},
 		{[]string{"client", "127.0.0.1", "-R", "-d"}, "at most one"},
 		{[]string{"client", "127.0.0.1", "-R", "--dialect", "iperf2-legacy"}, "need the iperf2"},
 		{[]string{"client", "127.0.0.1", "-L", "5002"}, "add -r or -d"},

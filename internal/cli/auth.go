@@ -57,6 +57,9 @@ func (f *clientAuthFlags) register(cmd *cobra.Command) {
 // password prompt, if any, goes to e.stderr.
 func (f *clientAuthFlags) resolve(e *env, dialect string) (session.Iperf3ClientAuth, error) {
 	a := session.Iperf3ClientAuth{Username: f.username, Secret: f.value()}
+	if err := enumFlag("--rsa-padding", f.padding, "pkcs1", "oaep"); err != nil {
+		return a, err
+	}
 	pad, err := iperf3.ParsePadding(f.padding)
 	if err != nil {
 		return a, usageError{err}

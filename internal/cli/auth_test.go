@@ -31,7 +31,7 @@ func TestAuthUsageErrors(t *testing.T) {
 		{[]string{"server", "--auth-secret", "x", "--time-skew-threshold", "0"}, "invalid --time-skew-threshold"},
 		{[]string{"server", "--time-skew-threshold", "5"}, "needs --rsa-private-key-path or a shared secret"},
 		{[]string{"client", "127.0.0.1", "-p", "5201", "--username", "alice"}, "needs both"},
-		{[]string{"client", "127.0.0.1", "-p", "5201", "--rsa-padding", "none"}, "unknown RSA padding"},
+		{[]string{"client", "127.0.0.1", "-p", "5201", "--rsa-padding", "none"}, `invalid --rsa-padding "none": want one of pkcs1, oaep`},
 		{[]string{"client", "127.0.0.1", "-p", "5201", "--username", "alice", "--rsa-public-key-path", f.Private}, "-pubout"},
 		// go test's stdin is not a terminal: no prompt, a hint instead.
 		{[]string{"client", "127.0.0.1", "-p", "5201", "--username", "alice", "--rsa-public-key-path", f.Public}, "set IPERF3_PASSWORD"},

@@ -94,6 +94,9 @@ func parseCalc(c calcConfig, args []string) (calcPlan, error) {
 	if !aggregated {
 		return p, usagef("--aggregate: none of %s can aggregate frames: only usb*-eem, usb*-ncm and usb*-rndis can", strings.Join(names, ", "))
 	}
+	if err := enumFlag("--proto", strings.ToLower(c.proto), "udp", "tcp", "icmp", "raw"); err != nil {
+		return p, err
+	}
 	t, err := linerate.ParseTransport(strings.ToLower(c.proto))
 	if err != nil {
 		return p, usagef("--proto: %v", err)

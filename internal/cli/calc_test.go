@@ -107,7 +107,7 @@ func TestCalcBadInput(t *testing.T) {
 	}{
 		{"no medium", nil, "--medium is required"},
 		{"unknown medium", []string{"--medium", "eth3"}, "unknown medium"},
-		{"bad proto", []string{"--medium", "eth100", "--proto", "sctp"}, "unknown protocol"},
+		{"bad proto", []string{"--medium", "eth100", "--proto", "sctp"}, `invalid --proto "sctp": want one of`},
 		{"payload too large", []string{"--medium", "eth100", "--payload", "65508"}, "too large"},
 		{"tcp above mss", []string{"--medium", "eth100", "--proto", "tcp", "--payload", "1449"}, "too large"},
 		{"bad list", []string{"--medium", "eth100", "--payload", "64,x"}, "invalid size"},

@@ -126,6 +126,14 @@ func (f *clientFlags) config(cmd *cobra.Command, host string) (session.ClientCon
 		Reverse: f.reverse, Tradeoff: f.tradeoff, Dual: f.dual, ListenPort: f.listenPort, FullDuplex: f.fullDuplex,
 		Bidir: f.bidir, UDPCounters64Bit: f.counters64, Congestion: f.congestion,
 	}
+	if f.dialect != "" {
+		if err := enumFlag("--dialect", f.dialect, session.Dialects...); err != nil {
+			return cfg, err
+		}
+	}
+	if err := f.dut.checkShell(); err != nil {
+		return cfg, err
+	}
 	if !cmd.Flags().Changed("dialect") && f.port == session.DefaultIperf3Port {
 		cfg.Dialect = session.DialectIperf3
 	}

@@ -84,20 +84,31 @@ func parsePercent(flag, s string) (float64, error) {
 
 // compareRun is one run in the compare document.
 type compareRun struct {
-	Selector  string            `json:"selector"`
-	ID        int64             `json:"id"`
+	Selector string `json:"selector"`
+	ID       int64  `json:"id"`
+	// Name is what the text calls the run: the labels it was selected
+	// by, else those of its labels the other compared runs do not all
+	// share, else "run N".
+	Name      string            `json:"name"`
 	Kind      string            `json:"kind"`
 	StartedAt time.Time         `json:"started_at"`
 	Labels    map[string]string `json:"labels"`
-	Target    string            `json:"target"`
-	Summary   string            `json:"summary"`
+	// LabelsText is Labels as history prints them (k=v,k2=v2, sorted).
+	LabelsText string `json:"labels_text"`
+	Target     string `json:"target"`
+	Summary    string `json:"summary"`
+	// selectedBy are the labels of a label selector (none for an id).
+	selectedBy map[string]string
 }
 
 // comparison is one run B against the baseline.
 type comparison struct {
-	Run     int64              `json:"run"`
-	Ratio   map[string]float64 `json:"ratio"` // B/A per metric (where A is not 0)
-	Metrics []compare.Diff     `json:"metrics"`
+	Run int64 `json:"run"`
+	// Name and BaselineName are the two runs' names (compareRun.Name).
+	Name         string             `json:"name"`
+	BaselineName string             `json:"baseline_name"`
+	Ratio        map[string]float64 `json:"ratio"` // B/A per metric (where A is not 0)
+	Metrics      []compare.Diff     `json:"metrics"`
 	// OnlyInBaseline and OnlyInRun are metrics one side lacks.
 	OnlyInBaseline []string `json:"only_in_baseline,omitempty"`
 	OnlyInRun      []string `json:"only_in_run,omitempty"`
@@ -187,7 +198,8 @@ func runCompare(e *env, f *compareFlags, args []string) error {
 				doc.Warnings = append(doc.Warnings, fmt.Sprintf("run %d ended early (%s): its figures are partial", r.ID, head.Error))
 			}
 		}
-		cr := compareRun{Selector: sel.Text, ID: r.ID, Kind: r.Kind, StartedAt: r.StartedAt, Labels: r.Labels, Target: r.Target, Summary: r.Summary}
+		cr := compareRun{Selector: sel.Text, ID: r.ID, Kind: r.Kind, StartedAt: r.StartedAt, Labels: r.Labels,
+			LabelsText: store.FormatLabels(r.Labels), Target: r.Target, Summary: r.Summary, selectedBy: sel.Filter.Labels}
 		if i == 0 {
 			doc.Baseline = cr
 		} else {
@@ -209,6 +221,7 @@ func runCompare(e *env, f *compareFlags, args []string) error {
 			}
 		}
 	}
+	nameRuns(&doc)
 	if len(metrics[0]) == 0 {
 		return fmt.Errorf("the baseline run %d has no figures to compare", doc.Baseline.ID)
 	}
@@ -217,7 +230,7 @@ func runCompare(e *env, f *compareFlags, args []string) error {
 	}
 	for i := 1; i < len(metrics); i++ {
 		diffs, onlyA, onlyB := compare.Pair(metrics[0], metrics[i])
-		c := comparison{Run: doc.Runs[i-1].ID, Ratio: map[string]float64{}, Metrics: diffs, OnlyInBaseline: onlyA, OnlyInRun: onlyB}
+		c := comparison{Run: doc.Runs[i-1].ID, Name: doc.Runs[i-1].Name, BaselineName: doc.Baseline.Name, Ratio: map[string]float64{}, Metrics: diffs, OnlyInBaseline: onlyA, OnlyInRun: onlyB}
 		if c.Metrics == nil {
 			c.Metrics = []compare.Diff{}
 		}
@@ -268,22 +281,62 @@ func (v *verdict) judge(c comparison) {
 		}
 		if d.Ratio == nil {
 			v.Passed = false
-			v.Reasons = append(v.Reasons, fmt.Sprintf("run %d: the baseline's %s is 0, so B/A is undefined", c.Run, d.Name))
+			v.Reasons = append(v.Reasons, fmt.Sprintf("%s: the baseline's %s is 0, so B/A is undefined", c.who(), d.Name))
 			return
 		}
 		r := *d.Ratio
 		if v.FailBelow != nil && r < *v.FailBelow {
 			v.Passed = false
-			v.Reasons = append(v.Reasons, fmt.Sprintf("run %d: %s is %s of the baseline's, below %s", c.Run, d.Name, pct(r), pct(*v.FailBelow)))
+			v.Reasons = append(v.Reasons, fmt.Sprintf("%s: %s is %s of the baseline's, below %s", c.who(), d.Name, pct(r), pct(*v.FailBelow)))
 		}
 		if v.FailAbove != nil && r > *v.FailAbove {
 			v.Passed = false
-			v.Reasons = append(v.Reasons, fmt.Sprintf("run %d: %s is %s of the baseline's, above %s", c.Run, d.Name, pct(r), pct(*v.FailAbove)))
+			v.Reasons = append(v.Reasons, fmt.Sprintf("%s: %s is %s of the baseline's, above %s", c.who(), d.Name, pct(r), pct(*v.FailAbove)))
 		}
 		return
 	}
 	v.Passed = false
-	v.Reasons = append(v.Reasons, fmt.Sprintf("run %d has no %s to judge by", c.Run, v.Metric))
+	v.Reasons = append(v.Reasons, fmt.Sprintf("%s has no %s to judge by", c.who(), v.Metric))
+}
+
+// who names the compared run for a sentence: its name, with its id when
+// the name is labels ("link=usb (run 13)").
+func (c comparison) who() string {
+	if c.Name == "" || c.Name == runName(c.Run) {
+		return runName(c.Run)
+	}
+	return fmt.Sprintf("%s (%s)", c.Name, runName(c.Run))
+}
+
+func runName(id int64) string { return "run " + strconv.FormatInt(id, 10) }
+
+// nameRuns names every compared run by labels where labels tell them
+// apart: the labels a run was selected by, else those of its labels that
+// not every compared run carries; a run with neither is "run N".
+func nameRuns(doc *compareDoc) {
+	all := append([]*compareRun{&doc.Baseline}, make([]*compareRun, len(doc.Runs))...)
+	for i := range doc.Runs {
+		all[i+1] = &doc.Runs[i]
+	}
+	for _, r := range all {
+		if len(r.selectedBy) > 0 {
+			r.Name = store.FormatLabels(r.selectedBy)
+			continue
+		}
+		own := map[string]string{}
+		for k, v := range r.Labels {
+			for _, o := range all {
+				if o.Labels[k] != v {
+					own[k] = v
+					break
+				}
+			}
+		}
+		r.Name = runName(r.ID)
+		if len(own) > 0 {
+			r.Name = store.FormatLabels(own)
+		}
+	}
 }
 
 // pct writes a ratio as a percentage.
@@ -364,7 +417,7 @@ func writeCompareText(w io.Writer, doc compareDoc) error {
 		_ = tw.Flush()
 		if len(c.Metrics) > 0 && c.Metrics[0].Ratio != nil {
 			d := c.Metrics[0]
-			fmt.Fprintf(&b, "  run %d is %s of run %d in %s\n", r.ID, pct(*d.Ratio), doc.Baseline.ID, d.Name)
+			fmt.Fprintf(&b, "  %s\n", ratioSentence(r, doc.Baseline, *d.Ratio, d.Name))
 		}
 		for _, d := range c.Metrics {
 			if d.NoCI != "" {
@@ -397,6 +450,17 @@ func writeCompareText(w io.Writer, doc compareDoc) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// ratioSentence says B/A of the headline metric, naming the runs:
+// "link=usb is 88.4 % of link=eth in throughput (run 13 vs run 12)", or
+// "run 13 is 88.4 % of run 12 in throughput" for runs with no labels.
+func ratioSentence(b, a compareRun, ratio float64, metric string) string {
+	s := fmt.Sprintf("%s is %s of %s in %s", b.Name, pct(ratio), a.Name, metric)
+	if b.Name != runName(b.ID) || a.Name != runName(a.ID) {
+		s += fmt.Sprintf(" (run %d vs run %d)", b.ID, a.ID)
+	}
+	return s
 }
 
 func listOrNone(l []string) string {

@@ -49,16 +49,18 @@ func (f *dutFlags) register(cmd *cobra.Command, server bool) {
 
 func (f *dutFlags) enabled() bool { return f.spec != "" }
 
+// checkShell rejects a --dut-shell that names no shell, with --dut or
+// without (a typo is not ignored because --dut was left out).
+func (f *dutFlags) checkShell() error { return enumFlag("--dut-shell", f.shell, dut.Shells()...) }
+
 // options checks the flags and returns the session options and spec.
 func (f *dutFlags) options() (dut.Options, dut.Spec, error) {
 	sp, err := dut.ParseSpec(f.spec)
 	if err != nil {
 		return dut.Options{}, sp, usageError{err}
 	}
-	if f.shell != "auto" {
-		if _, err := dut.Lookup(f.shell); err != nil {
-			return dut.Options{}, sp, usagef("invalid --dut-shell: %v", err)
-		}
+	if err := enumFlag("--dut-shell", f.shell, dut.Shells()...); err != nil {
+		return dut.Options{}, sp, err
 	}
 	o := dut.Options{Shell: f.shell}
 	for name, v := range map[string]float64{"--dut-timeout": f.step, "--dut-report-timeout": f.report} {

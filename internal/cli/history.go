@@ -1,19 +1,14 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
-	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/store"
 )
@@ -110,8 +105,10 @@ func runHistory(e *env, f *historyFlags) error {
 	if f.limit < 0 {
 		return usagef("invalid --limit %d", f.limit)
 	}
-	if f.kind != "" && !slices.Contains(historyKinds, f.kind) {
-		return usagef("invalid --kind %q: want one of %s", f.kind, strings.Join(historyKinds, ", "))
+	if f.kind != "" {
+		if err := enumFlag("--kind", f.kind, historyKinds...); err != nil {
+			return err
+		}
 	}
 	st, err := f.open(e.ctx)
 	if err != nil {
@@ -154,180 +151,4 @@ func runHistory(e *env, f *historyFlags) error {
 			store.FormatLabels(r.Labels), r.Summary)
 	}
 	return tw.Flush()
-}
-
-type showFlags struct {
-	dbFlag
-	json       bool
-	transcript bool
-}
-
-func newShowCmd(e *env) *cobra.Command {
-	f := &showFlags{}
-	cmd := &cobra.Command{
-		Use:   "show RUN",
-		Short: "Print one saved run in full: labels, configuration, host, every interval and the summary",
-		Long: `Print one saved run in full. RUN is a run id (from wirebench history) or labels
-such as device=pic32,link=usb, meaning the newest run carrying them all
-(add kind=test to pick a kind). --json prints the saved record: labels,
-configuration, host facts and the whole result document as it was printed.
---transcript prints only the sessions with the device's own shell that a
---dut run kept (every one, for a matrix or a sweep), timestamped, both
-directions.`,
-		Example: `  wirebench show 42
-  wirebench show device=pic32,link=usb
-  wirebench show 42 --json | jq .result.receiver
-  wirebench show device=zephyr,kind=matrix --transcript`,
-		Args: exactArgs(1, "one RUN (an id or labels like device=pic32)"),
-		RunE: func(cmd *cobra.Command, args []string) error { return runShow(e, f, args[0]) },
-	}
-	cmd.Flags().BoolVar(&f.json, "json", false, "print the saved run as one JSON document (kind run)")
-	cmd.Flags().BoolVar(&f.transcript, "transcript", false, "print only the device shell transcripts the run kept (runs made with --dut)")
-	cmd.MarkFlagsMutuallyExclusive("json", "transcript")
-	f.dbFlag.register(cmd)
-	return cmd
-}
-
-func runShow(e *env, f *showFlags, arg string) error {
-	sel, err := store.ParseSelector(arg)
-	if err != nil {
-		return usageError{err}
-	}
-	st, err := f.open(e.ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	r, err := store.Find(e.ctx, st, sel)
-	if err != nil {
-		return err
-	}
-	if f.transcript {
-		return writeTranscripts(e, r)
-	}
-	if f.json {
-		return writeJSONDoc(e.stdout, struct {
-			Schema string `json:"schema"`
-			Kind   string `json:"kind"`
-			*store.Run
-		}{result.Schema, "run", r})
-	}
-	return writeRunText(e, r)
-}
-
-// writeTranscripts prints every device shell transcript a saved run
-// holds: wherever its result document has a "device" object with a
-// "transcript" (a test's, each matrix cell's, a sweep's), headed by where
-// it was found. A run with none is an error.
-func writeTranscripts(e *env, r *store.Run) error {
-	var doc any
-	if err := json.Unmarshal(r.Result, &doc); err != nil {
-		return fmt.Errorf("run %d: its saved result is not valid JSON: %w", r.ID, err)
-	}
-	var b strings.Builder
-	n, seen := 0, map[string]bool{}
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if dev, ok := v["device"].(map[string]any); ok {
-				if lines, ok := dev["transcript"].([]any); ok && len(lines) > 0 && !seen[fmt.Sprint(lines)] {
-					seen[fmt.Sprint(lines)] = true // a matrix cell holds its result's device record too
-					n++
-					fmt.Fprintf(&b, "# run %d%s: device shell transcript (%d lines)\n", r.ID, path, len(lines))
-					for _, l := range lines {
-						fmt.Fprintln(&b, l)
-					}
-				}
-			}
-			keys := make([]string, 0, len(v))
-			for k := range v {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
-				if k != "device" {
-					walk(path+"."+k, v[k])
-				}
-			}
-		case []any:
-			for i, x := range v {
-				walk(fmt.Sprintf("%s[%d]", path, i), x)
-			}
-		}
-	}
-	walk("", doc)
-	if n == 0 {
-		return fmt.Errorf("run %d (%s) holds no device shell transcript: only runs made with --dut keep one", r.ID, r.Kind)
-	}
-	_, err := io.WriteString(e.stdout, b.String())
-	return err
-}
-
-// writeRunText prints a saved run for a person: the record, then the
-// result as the command printed it (a test's intervals and summary), or
-// as indented JSON for the kinds with no text form here.
-func writeRunText(e *env, r *store.Run) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "run %d: %s\n", r.ID, r.Summary)
-	fmt.Fprintf(&b, "  kind      %s\n", r.Kind)
-	fmt.Fprintf(&b, "  started   %s\n", r.StartedAt.Format(time.RFC3339Nano))
-	fmt.Fprintf(&b, "  saved     %s\n", r.SavedAt.Format(time.RFC3339Nano))
-	fmt.Fprintf(&b, "  target    %s\n", r.Target)
-	fmt.Fprintf(&b, "  labels    %s\n", store.FormatLabels(r.Labels))
-	fmt.Fprintf(&b, "  version   %s\n", r.Version)
-	var host store.HostFacts
-	if json.Unmarshal(r.Host, &host) == nil && host.OS != "" {
-		fmt.Fprintf(&b, "  host      %s (%s/%s, %d CPUs, %s", host.Hostname, host.OS, host.Arch, host.CPUs, host.GoVersion)
-		if host.Kernel != "" {
-			fmt.Fprintf(&b, ", kernel %s", host.Kernel)
-		}
-		b.WriteString(")\n")
-	}
-	var cfg struct {
-		Command string            `json:"command"`
-		Args    []string          `json:"args"`
-		Flags   map[string]string `json:"flags"`
-		Changed []string          `json:"changed"`
-	}
-	if json.Unmarshal(r.Config, &cfg) == nil && cfg.Command != "" {
-		line := append([]string{cfg.Command}, cfg.Args...)
-		for _, name := range cfg.Changed {
-			line = append(line, "--"+name+"="+cfg.Flags[name])
-		}
-		fmt.Fprintf(&b, "  command   %s\n", strings.Join(line, " "))
-	}
-	b.WriteString("\n")
-	if _, err := fmt.Fprint(e.stdout, b.String()); err != nil {
-		return err
-	}
-	if r.Kind == result.KindTest {
-		var res result.Result
-		if err := json.Unmarshal(r.Result, &res); err == nil {
-			return writeTestText(e, &res)
-		}
-	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, r.Result, "", "  "); err != nil {
-		return fmt.Errorf("run %d: its saved result is not valid JSON: %w", r.ID, err)
-	}
-	out.WriteByte('\n')
-	_, err := e.stdout.Write(out.Bytes())
-	return err
-}
-
-// writeTestText prints a saved test as the client or server printed it.
-func writeTestText(e *env, r *result.Result) error {
-	t := report.NewText(e.stdout, "1")
-	t.Header(r.Test, r.Role, "", r.Test.Peer)
-	udp := r.Test.Protocol == result.UDP
-	for _, in := range r.Intervals {
-		receiving := r.Test.Direction == result.DirReceive
-		if in.Flow == "reverse" {
-			receiving = !receiving
-		}
-		t.Interval(intervalID(r.Test.Streams), in, udp, receiving)
-	}
-	t.Summary(r)
-	return t.Err()
 }

@@ -88,6 +88,9 @@ func intervalSeconds(v float64) (time.Duration, error) {
 }
 
 func runLatency(e *env, cmd *cobra.Command, host string, f *latencyCmdFlags) error {
+	if err := enumFlag("--proto", f.proto, echo.ProtoUDP, echo.ProtoTCP, echo.ProtoConnect); err != nil {
+		return err
+	}
 	cfg := echo.Config{Host: host, Port: f.port, Proto: f.proto, Count: f.count, Size: f.size}
 	var err error
 	if cfg.Duration, err = seconds("--time", f.seconds); err != nil {
@@ -223,8 +226,8 @@ func (l *latencyFlags) probe(port int) (*echo.LoadProbeConfig, error) {
 	if l.latency == "" {
 		return nil, nil
 	}
-	if l.latency != echo.ProtoUDP && l.latency != echo.ProtoICMP {
-		return nil, usagef("invalid --latency %q: want udp or icmp", l.latency)
+	if err := enumFlag("--latency", l.latency, echo.ProtoUDP, echo.ProtoICMP); err != nil {
+		return nil, err
 	}
 	iv, err := seconds("--latency-interval", l.latencyInterval)
 	if err != nil || iv < time.Millisecond {

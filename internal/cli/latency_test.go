@@ -19,7 +19,7 @@ func TestLatencyUsageErrors(t *testing.T) {
 		want string
 	}{
 		{"no host", []string{"latency"}, "a host is missing"},
-		{"proto", []string{"latency", "--proto", "sctp", "127.0.0.1"}, `unknown protocol "sctp"`},
+		{"proto", []string{"latency", "--proto", "sctp", "127.0.0.1"}, `invalid --proto "sctp": want one of udp, tcp, connect`},
 		{"size", []string{"latency", "-s", "10", "127.0.0.1"}, "message size 10 out of range"},
 		{"count and time", []string{"latency", "-c", "5", "-t", "1", "127.0.0.1"}, "choose one of -c and -t"},
 		{"interval", []string{"latency", "-i", "-1", "127.0.0.1"}, "invalid --interval"},

@@ -88,6 +88,14 @@ JSON (--json): one document, kind "matrix", each cell with its full result (docs
 // config turns the flags into a matrix config, with usage errors for
 // anything malformed.
 func (f *matrixFlags) config(cmd *cobra.Command, host string, link *linkPlacer) (matrix.Config, []string, error) {
+	if f.dialect != "" {
+		if err := enumFlag("--dialect", f.dialect, session.Dialects...); err != nil {
+			return matrix.Config{}, nil, err
+		}
+	}
+	if err := f.dut.checkShell(); err != nil {
+		return matrix.Config{}, nil, err
+	}
 	base := session.ClientConfig{Host: host, Port: f.port, Dialect: f.dialect, Parallel: 1}
 	if !cmd.Flags().Changed("dialect") && f.port == session.DefaultIperf3Port {
 		base.Dialect = session.DialectIperf3
@@ -121,12 +129,11 @@ func (f *matrixFlags) config(cmd *cobra.Command, host string, link *linkPlacer) 
 		base.Length = int(min(n, math.MaxInt32))
 	}
 	cfg := matrix.Config{Base: base, Bidir: f.bidir, Pause: matrix.DefaultPause}
-	switch f.proto {
-	case "both":
-	case result.TCP, result.UDP:
+	if err := enumFlag("--proto", f.proto, result.TCP, result.UDP, "both"); err != nil {
+		return matrix.Config{}, nil, err
+	}
+	if f.proto != "both" {
 		cfg.Protocols = []string{f.proto}
-	default:
-		return matrix.Config{}, nil, usagef("invalid --proto %q: want tcp, udp or both", f.proto)
 	}
 	if link != nil {
 		cfg.Place = func(r *result.Result, goodput float64) (float64, bool) {
@@ -190,9 +197,7 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 	case formatCSV:
 		err = writeMatrixCSV(e.stdout, m)
 	default:
-		if err = writeMatrixText(e.stdout, m); err == nil && f.dut.enabled() {
-			err = writeMatrixDevice(e, m)
-		}
+		err = writeMatrixRun(e.stdout, m)
 	}
 	if err != nil {
 		return err

@@ -28,7 +28,7 @@ func TestMatrixUsageErrors(t *testing.T) {
 		{"proto", []string{"matrix", "--proto", "sctp", "127.0.0.1"}, `invalid --proto "sctp"`},
 		{"format", []string{"matrix", "--json", "--csv", "127.0.0.1"}, "choose one of --json and --csv"},
 		{"medium", []string{"matrix", "--medium", "carrier-pigeon", "127.0.0.1"}, "unknown medium"},
-		{"dialect", []string{"matrix", "--dialect", "iperf9", "-t", "1", "127.0.0.1"}, "unknown dialect"},
+		{"dialect", []string{"matrix", "--dialect", "iperf9", "-t", "1", "127.0.0.1"}, `invalid --dialect "iperf9": want one of`},
 		{"latency", []string{"matrix", "--latency=tcp", "127.0.0.1"}, `invalid --latency "tcp"`},
 	}
 	for _, tt := range tests {

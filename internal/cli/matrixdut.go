@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/dut"
@@ -110,15 +111,15 @@ func (d *dutMatrix) close(e *env) {
 
 // writeMatrixDevice prints, per cell that has them, the device's own
 // figures beside ours.
-func writeMatrixDevice(e *env, m *matrix.Result) error {
+func writeMatrixDevice(w io.Writer, m *matrix.Result) error {
 	for _, c := range m.Cells {
 		if c.Result == nil || c.Result.Device == nil {
 			continue
 		}
-		if _, err := fmt.Fprintf(e.stdout, "%s:\n", c.Name()); err != nil {
+		if _, err := fmt.Fprintf(w, "%s:\n", c.Name()); err != nil {
 			return err
 		}
-		if err := report.WriteDevice(e.stdout, c.Result); err != nil {
+		if err := report.WriteDevice(w, c.Result); err != nil {
 			return err
 		}
 	}

@@ -128,10 +128,11 @@ each size's median RTT into the bit rate it implies on that medium
 
 func planPing(ctx context.Context, host string, f pingFlags, mtuSet bool) (pingPlan, error) {
 	p := pingPlan{host: host, socket: ping.SocketKind(f.socket)}
+	if err := enumFlag("--socket", f.socket, "auto", string(ping.SocketRaw), string(ping.SocketUnprivileged)); err != nil {
+		return p, err
+	}
 	if f.socket == "auto" {
 		p.socket = ping.SocketAuto
-	} else if p.socket != ping.SocketRaw && p.socket != ping.SocketUnprivileged {
-		return p, usagef("invalid --socket %q: want auto, raw or unprivileged", f.socket)
 	}
 	var err error
 	if p.interval, err = parseDur(f.interval); err != nil {
@@ -304,14 +305,21 @@ func runPing(e *env, p pingPlan, f pingFlags) error {
 		return enc.Encode(doc)
 	}
 	defer f.saving.announce(e, id, formatText)
-	writePingSummary(e.stdout, res)
+	return writePingText(e.stdout, res, implied, f.explain)
+}
+
+// writePingText prints a ping run's summary: the statistics table, the
+// implied rates (--medium) and why it stopped early.
+func writePingText(w io.Writer, res *ping.Result, implied []impliedRate, explain bool) error {
+	ew := &errWriter{w: w}
+	writePingSummary(ew, res)
 	for _, r := range implied {
-		writeImplied(e.stdout, r, f.explain)
+		writeImplied(ew, r, explain)
 	}
 	if res.Error != "" {
-		fmt.Fprintf(e.stdout, "stopped early: %s\n", res.Error)
+		fmt.Fprintf(ew, "stopped early: %s\n", res.Error)
 	}
-	return nil
+	return ew.firstErr()
 }
 
 func writePingEvent(w io.Writer, p pingPlan, ev ping.Event) {

@@ -106,6 +106,9 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := f.dut.checkShell(); err != nil {
+		return err
+	}
 	for name, v := range map[string]float64{"--interval": f.interval, "--idle-timeout": f.idle, "--max-duration": f.maxDuration} {
 		if _, err := seconds(name, v); err != nil {
 			return err

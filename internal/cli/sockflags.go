@@ -37,8 +37,8 @@ func (s *sockFlags) register(cmd *cobra.Command) {
 
 // unit returns the -f letter.
 func (s *sockFlags) unit() (byte, error) {
-	if len(s.format) != 1 || !units.ValidFormat(s.format[0]) {
-		return 0, usagef("invalid -f %q: want one of %s", s.format, strings.Join(strings.Split(units.Formats, ""), " "))
+	if err := enumFlag("-f", s.format, strings.Split(units.Formats, "")...); err != nil {
+		return 0, err
 	}
 	return s.format[0], nil
 }

@@ -167,8 +167,8 @@ func TestRunsAreSaved(t *testing.T) {
 		}
 	}
 	code, out, _ = cliRun("show", "link=usb", "--db", db)
-	if code != exitOK || !strings.Contains(out, `"kind": "request-response"`) {
-		t.Errorf("show of the newest link=usb run (the latency run) as JSON text:\n%s", out)
+	if code != exitOK || !strings.Contains(out, "latency: udp echo to 127.0.0.1:"+port) || !strings.Contains(out, "sent 5, answered 5") {
+		t.Errorf("show of the newest link=usb run (the latency run) in latency's layout:\n%s", out)
 	}
 	if code, _, errOut := cliRun("show", "9999", "--db", db); code != exitFailure || !strings.Contains(errOut, "no such run") {
 		t.Errorf("show of a missing run: exit %d: %s", code, errOut)
@@ -293,13 +293,14 @@ func TestCompareCommand(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("compare: exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{fmt.Sprintf("run %d is 88.4 %% of run %d in throughput", b, a), "throughput", "88.4 ±", "-11.60 Mbit/s ±"} {
+	for _, want := range []string{fmt.Sprintf("link=usb is 88.4 %% of link=eth in throughput (run %d vs run %d)", b, a), "throughput", "88.4 ±", "-11.60 Mbit/s ±"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("compare text lacks %q:\n%s", want, out)
 		}
 	}
 	code, out, _ = cliRun("compare", strconv.FormatInt(a, 10), strconv.FormatInt(b, 10), "--db", db, "--fail-below", "95%")
-	if code != exitThreshold || !strings.Contains(out, "verdict: FAIL") || !strings.Contains(out, "88.4 % of the baseline's, below 95.0 %") {
+	if code != exitThreshold || !strings.Contains(out, "verdict: FAIL") ||
+		!strings.Contains(out, fmt.Sprintf("link=usb (run %d): throughput is 88.4 %% of the baseline's, below 95.0 %%", b)) {
 		t.Errorf("--fail-below 95%%: exit %d\n%s", code, out)
 	}
 	if code, out, _ = cliRun("compare", "link=eth", "link=usb,fw=2", "--db", db, "--fail-below", "95"); code != exitOK || !strings.Contains(out, "verdict: PASS") {

@@ -116,6 +116,9 @@ type sweepSetup struct {
 }
 
 func parseSweep(host string, f *sweepCmdFlags) (*sweepSetup, error) {
+	if err := f.dut.checkShell(); err != nil {
+		return nil, err
+	}
 	m, err := linerate.LookupMedium(f.medium)
 	if err != nil {
 		return nil, usagef("invalid --medium %q: %v", f.medium, err)
@@ -205,7 +208,7 @@ func parseSweep(host string, f *sweepCmdFlags) (*sweepSetup, error) {
 		// not a queue.
 		s.cfg.BacklogFloor = serverBacklogFloor
 	default:
-		return nil, usagef("invalid --mode %q: want %s", f.mode, strings.Join(sweep.Modes, ", "))
+		return nil, enumFlag("--mode", f.mode, sweep.Modes...)
 	}
 	return s, s.cfg.Validate()
 }
@@ -329,18 +332,19 @@ func runSweep(e *env, cmd *cobra.Command, host string, f *sweepCmdFlags) error {
 	}
 	// Saved before printing, so that a store that failed says so in the
 	// JSON; an interrupted sweep is kept too (marked interrupted).
-	if _, w := f.saving.save(e, sweep.Kind, net.JoinHostPort(res.Test.Host, strconv.Itoa(res.Test.Port)), sweepSummary(res), res.StartedAt, res); w != "" {
+	id, w := f.saving.save(e, sweep.Kind, net.JoinHostPort(res.Test.Host, strconv.Itoa(res.Test.Port)), sweepSummary(res), res.StartedAt, res)
+	if w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
+	defer f.saving.announce(e, id, format)
+	res.RunID = id
 	switch format {
 	case formatJSON:
 		err = writeJSONDoc(e.stdout, res)
 	case formatCSV:
 		err = writeSweepCSV(e.stdout, res)
 	default:
-		if err = writeSweepText(e.stdout, res); err == nil {
-			err = writeSweepDevice(e.stdout, res)
-		}
+		err = writeSweepRun(e.stdout, res)
 	}
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package ping
 
 import (
 	"encoding/json"
+	"math"
 	"net"
 	"time"
 )
@@ -57,6 +58,18 @@ func (r RTTStats) MarshalJSON() ([]byte, error) {
 		P90  float64 `json:"p90"`
 		P99  float64 `json:"p99"`
 	}{ms(r.Min), ms(r.Avg), ms(r.Max), ms(r.Mdev), ms(r.P50), ms(r.P90), ms(r.P99)})
+}
+
+// UnmarshalJSON reads the milliseconds MarshalJSON writes, so a saved run
+// decodes back to the figures it printed (to the nanosecond).
+func (r *RTTStats) UnmarshalJSON(b []byte) error {
+	var ms struct{ Min, Avg, Max, Mdev, P50, P90, P99 float64 }
+	if err := json.Unmarshal(b, &ms); err != nil {
+		return err
+	}
+	d := func(v float64) time.Duration { return time.Duration(math.Round(v * 1e6)) }
+	*r = RTTStats{Min: d(ms.Min), Avg: d(ms.Avg), Max: d(ms.Max), Mdev: d(ms.Mdev), P50: d(ms.P50), P90: d(ms.P90), P99: d(ms.P99)}
+	return nil
 }
 
 // Result is a whole ping run.

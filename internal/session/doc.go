@@ -24,3 +24,7 @@ const (
 	DialectIperf2Legacy = "iperf2-legacy"
 	DialectRaw          = "raw"
 )
+
+// Dialects lists the dialect names a client takes (--dialect), the
+// default first.
+var Dialects = []string{DialectIperf2, DialectIperf2Legacy, DialectRaw, DialectIperf3}

@@ -1,0 +1,27 @@
+package ping
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// TestRTTStatsJSONRoundTrip: the milliseconds a result is saved with decode
+// back to the very durations it printed (show re-prints a saved run).
+func TestRTTStatsJSONRoundTrip(t *testing.T) {
+	in := RTTStats{Min: 1, Avg: 12_345_678, Max: 3*time.Second + 7, Mdev: 999_999, P50: 53_001, P90: 110_017, P99: 185_123}
+	b, err := json.Marshal(SizeResult{Size: 56, RTT: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out SizeResult
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.RTT != in {
+		t.Errorf("decoded %+v from %s, want %+v", out.RTT, b, in)
+	}
+	if err := json.Unmarshal([]byte(`{"rtt_ms":{"avg":"slow"}}`), &out); err == nil {
+		t.Error("a non-number RTT decoded without an error")
+	}
+}
