@@ -167,6 +167,7 @@ func commands(e *env) []*cobra.Command {
 		newHistoryCmd(e),
 		newShowCmd(e),
 		newCompareCmd(e),
+		newPSchedulerCmd(e),
 		newVersionCmd(e),
 	}
 }
