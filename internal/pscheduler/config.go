@@ -56,6 +56,9 @@ func LoadConfig(path string) (Config, error) {
 	if err != nil {
 		return c, fmt.Errorf("reading tool configuration: %w", err)
 	}
+	if strings.TrimSpace(string(b)) == "" {
+		return c, nil
+	}
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {

@@ -9,8 +9,10 @@ import (
 // MergeThroughput merges the participants' throughput results into the
 // test's result. Participant 0 ran the client, whose result carries both
 // the sender's and the receiver's figures (wirebench servers report what
-// they received), so it is the merged result; participant 1's diags and,
-// when participant 0 has no receiver figure, its received rate are added.
+// they received), so it is the merged result, with participant 1's diags
+// added. In a reverse test participant 1 sent: its sending rate becomes
+// the summary's throughput-bits, participant 0's received rate its
+// receiver-throughput-bits.
 func MergeThroughput(in MergeInput) (ThroughputResult, error) {
 	if len(in.Results) == 0 {
 		return ThroughputResult{}, errNoResults
@@ -51,11 +53,31 @@ func MergeThroughput(in MergeInput) (ThroughputResult, error) {
 		}
 	}
 	out.Diags = strings.Join(diags, "\n\n")
-	if len(parts) > 1 && parts[1] != nil && parts[1].Succeeded && out.Summary.Summary != nil &&
-		out.Summary.Summary.ReceiverThroughputBits == nil && parts[1].Summary.Summary != nil {
-		out.Summary.Summary.ReceiverThroughputBits = parts[1].Summary.Summary.ReceiverThroughputBits
+	if len(parts) > 1 && parts[1] != nil && parts[1].Succeeded && out.Summary.Summary != nil && parts[1].Summary.Summary != nil {
+		if s.Reverse {
+			senderRate(&out, *parts[1])
+		} else if out.Summary.Summary.ReceiverThroughputBits == nil {
+			out.Summary.Summary.ReceiverThroughputBits = parts[1].Summary.Summary.ReceiverThroughputBits
+		}
 	}
 	return out, nil
+}
+
+// senderRate puts the sender's rate and bytes from the sending side's
+// result (the server's, in a reverse test) into out's summary, where the
+// receiving client could give only its own.
+func senderRate(out *ThroughputResult, sender ThroughputResult) {
+	sum, snd := out.Summary.Summary, sender.Summary.Summary
+	if sum == nil || snd == nil || !sender.Succeeded {
+		return
+	}
+	if sum.ReceiverThroughputBits == nil {
+		sum.ReceiverThroughputBits = floatPtr(sum.ThroughputBits)
+	}
+	sum.ThroughputBits, sum.ThroughputBytes = snd.ThroughputBits, snd.ThroughputBytes
+	if snd.Retransmits != nil {
+		sum.Retransmits = snd.Retransmits
+	}
 }
 
 // MergeRTT merges an rtt test's one result: it is the test's result.

@@ -260,6 +260,9 @@ func runLoopback(ctx context.Context, s ThroughputSpec, cfg Config) ThroughputRe
 	select {
 	case r := <-res:
 		out.Diags += "\n\nserver:\n" + describeServer(r)
+		if s.Reverse {
+			senderRate(&out, convert(r, ""))
+		}
 	default:
 	}
 	return out
