@@ -83,13 +83,13 @@ func TestCanRun(t *testing.T) {
 		}
 	}
 	no := map[string]string{
-		`{"type":"latency","spec":{"dest":"x"}}`:                                    "Unsupported test type",
-		`{"spec":{"dest":"x"}}`:                                                     "Missing test type",
-		`{"type":"rtt"}`:                                                            "Missing test specification",
-		`{"type":"throughput","spec":{"schema":8,"dest":"192.0.2.1"}}`:              "Schema 8",
-		`{"type":"throughput","spec":{"dest":"192.0.2.1","fq-rate":1000}}`:          "fq-rate",
-		`{"type":"throughput","spec":{"dest":"192.0.2.1","bandwidth":1000}}`:        "bandwidth needs udp",
-		`{"type":"throughput","spec":{"dest":"192.0.2.1","duration":"10 seconds"}}`: "duration",
+		`{"type":"latency","spec":{"dest":"x"}}`: "Unsupported test type",
+		`{"spec":{"dest":"x"}}`:                  "Missing test type",
+		`{"type":"rtt"}`:                         "Missing test specification",
+		`{"type":"throughput","spec":{"schema":8,"dest":"192.0.2.1"}}`:                          "Schema 8",
+		`{"type":"throughput","spec":{"dest":"192.0.2.1","fq-rate":1000}}`:                      "fq-rate",
+		`{"type":"throughput","spec":{"dest":"192.0.2.1","bandwidth":1000}}`:                    "bandwidth needs udp",
+		`{"type":"throughput","spec":{"dest":"192.0.2.1","duration":"10 seconds"}}`:             "duration",
 		`{"type":"throughput","spec":{"dest":"198.18.0.7","single-ended":true,"reverse":true}}`: "reverse needs the iperf2",
 		`{"type":"rtt","spec":{"dest":"127.0.0.1","protocol":"twamp"}}`:                         "Only icmp",
 		`{"type":"rtt","spec":{"dest":"127.0.0.1","flow-label":3}}`:                             "flow-label",
