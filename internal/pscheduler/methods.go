@@ -146,12 +146,12 @@ func throughputReasons(raw json.RawMessage, cfg Config) []string {
 			r = append(r, fmt.Sprintf("%s: %v", d.name, err))
 		}
 	}
-	if s.SingleEnded {
-		if _, dialect := cfg.dialectFor(s.Dest); s.Reverse && dialect != session.DialectIperf2 {
-			r = append(r, fmt.Sprintf("reverse needs the iperf2 (2.1) dialect; %s is configured as %s", s.Dest, dialect))
-		}
+	if _, dialect := cfg.dialectFor(s.Dest); s.SingleEnded && s.Reverse && dialect != session.DialectIperf2 {
+		// Said here in the spec's words; the client's own check would
+		// name its command-line flags.
+		return append(r, fmt.Sprintf("reverse needs the iperf2 (2.1) dialect; %s is configured as %s", s.Dest, dialect))
 	}
-	if _, err := clientConfig(s, cfg, ""); err != nil && s.Dest != "" {
+	if _, err := clientConfig(s, cfg, ""); err != nil && s.Dest != "" && len(r) == 0 {
 		r = append(r, err.Error())
 	}
 	return r
