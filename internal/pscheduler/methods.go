@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -170,8 +171,11 @@ func rttReasons(raw json.RawMessage) []string {
 	if s.Protocol != "" && s.Protocol != "icmp" {
 		r = append(r, "Only icmp protocol is supported")
 	}
-	if s.TTL != 0 {
-		r = append(r, "wirebench's ping cannot set the outgoing TTL")
+	if s.TTL > 255 {
+		r = append(r, fmt.Sprintf("ttl %d out of range 1-255", s.TTL))
+	}
+	if s.TTL > 0 && runtime.GOOS != "linux" {
+		r = append(r, "wirebench sets the ping TTL on Linux only")
 	}
 	for _, d := range []struct{ name, v string }{{"interval", s.Interval}, {"timeout", s.Timeout}, {"deadline", s.Deadline}} {
 		if d.v == "" {

@@ -75,7 +75,7 @@ func TestCanRun(t *testing.T) {
 	yes := []string{
 		`{"type":"throughput","spec":{"schema":7,"dest":"192.0.2.1","udp":true,"bandwidth":1000000,"duration":"PT5S","parallel":2,"interval":"PT1S","buffer-length":1200,"ip-version":4,"reverse":true}}`,
 		`{"type":"throughput","spec":{"schema":2,"dest":"198.18.0.7","single-ended":true,"udp":true}}`,
-		`{"type":"rtt","spec":{"schema":1,"dest":"127.0.0.1","count":3,"length":100,"interval":"PT0.2S"}}`,
+		`{"type":"rtt","spec":{"schema":1,"dest":"127.0.0.1","count":3,"length":100,"interval":"PT0.2S","ttl":32}}`,
 	}
 	for _, in := range yes {
 		if r := canRun(t, in, devices); !r.CanRun {
@@ -93,7 +93,7 @@ func TestCanRun(t *testing.T) {
 		`{"type":"throughput","spec":{"dest":"198.18.0.7","single-ended":true,"reverse":true}}`: "reverse needs the iperf2",
 		`{"type":"rtt","spec":{"dest":"127.0.0.1","protocol":"twamp"}}`:                         "Only icmp",
 		`{"type":"rtt","spec":{"dest":"127.0.0.1","flow-label":3}}`:                             "flow-label",
-		`{"type":"rtt","spec":{"dest":"127.0.0.1","ttl":3}}`:                                    "TTL",
+		`{"type":"rtt","spec":{"dest":"127.0.0.1","ttl":300}}`:                                  "ttl 300",
 	}
 	for in, want := range no {
 		r := canRun(t, in, devices)

@@ -106,10 +106,10 @@ func RunRTT(ctx context.Context, in RunInput) RTTResult {
 		events = append(events, ev)
 		mu.Unlock()
 	}}
-	opts := ping.Options{Sizes: []int{p.length}, Count: p.count, Interval: p.interval, Timeout: p.timeout, DF: p.df}
+	opts := ping.Options{Sizes: []int{p.length}, Count: p.count, Interval: p.interval, Timeout: p.timeout, DF: p.df, TTL: s.TTL}
 	res, err := ping.Run(ctx, s.Dest, cfg, opts)
-	diags := fmt.Sprintf("wirebench ping %s (%s): %d probes of %d bytes, interval %v, timeout %v, don't-fragment %v",
-		s.Dest, addr, p.count, p.length, p.interval, p.timeout, p.df)
+	diags := fmt.Sprintf("wirebench ping %s (%s): %d probes of %d bytes, interval %v, timeout %v, don't-fragment %v, ttl %d (0: default)",
+		s.Dest, addr, p.count, p.length, p.interval, p.timeout, p.df, s.TTL)
 	if err != nil {
 		return rttFailed(fmt.Sprintf("wirebench ping: %v", err), diags)
 	}

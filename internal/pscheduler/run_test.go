@@ -217,9 +217,12 @@ func TestRunRTT(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the rtt test opens a raw ICMP socket: run as root")
 	}
-	spec := `{"schema":1,"dest":"127.0.0.1","count":3,"interval":"PT0.2S","length":100}`
+	spec := `{"schema":1,"dest":"127.0.0.1","count":3,"interval":"PT0.2S","length":100,"ttl":16}`
 	out := invoke(t, "run", runInput(0, "rtt", spec), Config{})
 	r := checkRTTResult(t, out)
+	if !strings.Contains(*r.Diags, "ttl 16") {
+		t.Errorf("the spec's ttl was not used: %s", *r.Diags)
+	}
 	if !*r.Succeeded || len(*r.Roundtrips) != 3 || *r.Loss != 0 || *r.Sent != 3 || *r.Received != 3 {
 		t.Fatalf("3 pings to 127.0.0.1:\n%s", out)
 	}
