@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/version"
@@ -240,6 +239,3 @@ func ParticipantData(in ParticipantInput, cfg Config) (map[string]any, error) {
 
 // errNoResults is a merge with nothing to merge.
 var errNoResults = errors.New("merged-results: no participant results given")
-
-// secondsDur converts seconds to a duration.
-func secondsDur(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

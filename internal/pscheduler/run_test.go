@@ -245,3 +245,17 @@ func TestRunRTT(t *testing.T) {
 		t.Errorf("merged rtt result differs from the run's:\n%s\n%s", out, merged)
 	}
 }
+
+func TestSourcePrefixes(t *testing.T) {
+	ctx := context.Background()
+	got := sourcePrefixes(ctx, ThroughputSpec{SourceNode: "203.0.113.9:443", Source: "192.0.2.1", Reverse: true, UDP: true})
+	if len(got) != 1 || got[0].String() != "203.0.113.9/32" {
+		t.Errorf("source-node's host %v, want 203.0.113.9/32", got)
+	}
+	if got := sourcePrefixes(ctx, ThroughputSpec{Source: "2001:db8::1", Reverse: true, UDP: true}); len(got) != 1 || got[0].String() != "2001:db8::1/128" {
+		t.Errorf("IPv6 source %v", got)
+	}
+	if got := sourcePrefixes(ctx, ThroughputSpec{Source: "192.0.2.1", UDP: true}); got != nil {
+		t.Errorf("a forward test allows reverse to %v", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 	"syscall"
 	"time"
@@ -198,11 +199,15 @@ func runServer(ctx context.Context, s ThroughputSpec, cfg Config, port int, bind
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.serverWait()+setup+test+refusedRetryTime+serverShutdown)
 	defer cancel()
-	srv, res, err := listen(ctx, s, port, bind)
+	allow := sourcePrefixes(ctx, s)
+	srv, res, err := listen(ctx, s, port, bind, allow...)
 	if err != nil {
 		return failed(err.Error(), "")
 	}
 	diags := fmt.Sprintf("wirebench server, one test, port %d", srv.Port())
+	if s.Reverse && s.UDP && len(allow) == 0 {
+		diags += "; the spec names no source, so UDP reverse is sent only to local networks"
+	}
 	srv.Serve(ctx)
 	select {
 	case r := <-res:
@@ -212,10 +217,36 @@ func runServer(ctx context.Context, s ThroughputSpec, cfg Config, port int, bind
 	}
 }
 
+// sourcePrefixes are the addresses of the spec's source (source-node's
+// host, else source), to which the server may send a UDP reverse test: a
+// wirebench server sends UDP reverse and connect-back tests only to local
+// networks unless told otherwise, and a pScheduler source is often on a
+// public one. None when the spec names no source or it does not resolve.
+func sourcePrefixes(ctx context.Context, s ThroughputSpec) []netip.Prefix {
+	src := s.Source
+	if s.SourceNode != "" {
+		src = s.SourceNode
+	}
+	if src == "" || !s.Reverse || !s.UDP {
+		return nil
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", hostOnly(src))
+	if err != nil {
+		return nil
+	}
+	var out []netip.Prefix
+	for _, ip := range ips {
+		ip = ip.Unmap()
+		out = append(out, netip.PrefixFrom(ip, ip.BitLen()))
+	}
+	return out
+}
+
 // listen opens a one-shot server; the returned channel gets its result.
-func listen(ctx context.Context, s ThroughputSpec, port int, bind string) (*session.Server, chan *result.Result, error) {
+// UDP reverse tests may be sent to allow as well as to local networks.
+func listen(ctx context.Context, s ThroughputSpec, port int, bind string, allow ...netip.Prefix) (*session.Server, chan *result.Result, error) {
 	res := make(chan *result.Result, 1)
-	sc := session.ServerConfig{Port: port, OneShot: true, IPv6: s.IPVersion == 6, Interval: time.Second}
+	sc := session.ServerConfig{Port: port, OneShot: true, IPv6: s.IPVersion == 6, Interval: time.Second, AllowReverse: allow}
 	if s.Interval != "" {
 		sc.Interval, _ = ParseDuration(s.Interval)
 	}
