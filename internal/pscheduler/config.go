@@ -36,7 +36,7 @@ type Config struct {
 // Device says how to speak to one destination, or to a network of them.
 type Device struct {
 	// Dest is a host name, an address or a CIDR prefix matched against
-	// the spec's dest (an address dest) .
+	// the spec's dest (a prefix only when the dest is an address).
 	Dest string `json:"dest"`
 	// Dialect is iperf2, iperf2-legacy, raw or iperf3.
 	Dialect string `json:"dialect"`
