@@ -178,7 +178,7 @@ func runClient(ctx context.Context, c session.ClientConfig, s ThroughputSpec) Th
 	deadline := time.Now().Add(refusedRetryTime)
 	for {
 		r, err := session.RunClient(ctx, c)
-		if err != nil && errors.Is(err, syscall.ECONNREFUSED) && time.Now().Before(deadline) {
+		if refusedAtOnce(r, err) && time.Now().Before(deadline) {
 			if waitCtx(ctx, 100*time.Millisecond) == nil {
 				continue
 			}
@@ -188,6 +188,17 @@ func runClient(ctx context.Context, c session.ClientConfig, s ThroughputSpec) Th
 		}
 		return convert(r, diags)
 	}
+}
+
+// refusedAtOnce says the server's port was closed: a TCP connection
+// refused, or a UDP test whose datagrams were answered with port
+// unreachable before any server report (the client keeps only the text
+// of that error).
+func refusedAtOnce(r *result.Result, err error) bool {
+	if err != nil {
+		return errors.Is(err, syscall.ECONNREFUSED)
+	}
+	return r != nil && r.Receiver == nil && strings.Contains(r.Error, "connection refused")
 }
 
 // runServer runs a one-shot wirebench server on port until its test ends
