@@ -174,27 +174,19 @@ type RTTResult struct {
 	Stddev     string      `json:"stddev,omitempty"`
 }
 
-// MarshalJSON writes the result; a failed run that measured nothing has
-// no intervals and summary, as the iperf3 tool's failures have none.
+// MarshalJSON writes the result, with "intervals" and "summary" always
+// present (empty when nothing was measured), as the schema requires them.
 func (r ThroughputResult) MarshalJSON() ([]byte, error) {
 	type plain ThroughputResult
-	if r.Succeeded || len(r.Intervals) > 0 || r.Summary.Summary != nil {
-		if r.Intervals == nil {
-			r.Intervals = []ThroughputInterval{}
-		}
-		return json.Marshal(plain(r))
+	if r.Intervals == nil {
+		r.Intervals = []ThroughputInterval{}
 	}
-	return json.Marshal(struct {
-		Schema    int    `json:"schema,omitempty"`
-		Succeeded bool   `json:"succeeded"`
-		Error     string `json:"error,omitempty"`
-		Diags     string `json:"diags"`
-	}{r.Schema, r.Succeeded, r.Error, r.Diags})
+	return json.Marshal(plain(r))
 }
 
 // MarshalJSON writes the result; a failed run has no roundtrips and no
-// loss, as pScheduler's ping tool's failures have none (a loss of 1 would
-// claim a measurement).
+// loss, as pScheduler's ping tool's failures have none: the schema
+// requires loss, and any value would claim a measurement.
 func (r RTTResult) MarshalJSON() ([]byte, error) {
 	type plain RTTResult
 	if r.Succeeded {
