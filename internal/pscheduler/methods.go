@@ -138,13 +138,13 @@ func throughputReasons(raw json.RawMessage, cfg Config) []string {
 	if s.SingleEnded && s.Loopback {
 		r = append(r, "single-ended and loopback cannot both be set")
 	}
-	for _, d := range []struct{ name, v string }{{"duration", s.Duration}, {"interval", s.Interval}, {"omit", s.Omit}, {"link-rtt", s.LinkRTT}} {
-		if d.v == "" {
-			continue
+	if s.Interval != "" {
+		if _, err := ParseDuration(s.Interval); err != nil {
+			r = append(r, fmt.Sprintf("interval: %v", err))
 		}
-		if _, err := ParseDuration(d.v); err != nil {
-			r = append(r, fmt.Sprintf("%s: %v", d.name, err))
-		}
+	}
+	if _, _, err := throughputTimes(s); err != nil {
+		r = append(r, err.Error())
 	}
 	if _, dialect := cfg.dialectFor(s.Dest); s.SingleEnded && s.Reverse && dialect != session.DialectIperf2 {
 		// Said here in the spec's words; the client's own check would
@@ -176,13 +176,8 @@ func rttReasons(raw json.RawMessage) []string {
 	if s.TTL > 0 && runtime.GOOS != "linux" {
 		r = append(r, "wirebench sets the ping TTL on Linux only")
 	}
-	for _, d := range []struct{ name, v string }{{"interval", s.Interval}, {"timeout", s.Timeout}, {"deadline", s.Deadline}} {
-		if d.v == "" {
-			continue
-		}
-		if _, err := ParseDuration(d.v); err != nil {
-			r = append(r, fmt.Sprintf("%s: %v", d.name, err))
-		}
+	if _, err := planRTT(s); err != nil {
+		r = append(r, err.Error())
 	}
 	return r
 }

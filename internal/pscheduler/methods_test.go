@@ -93,6 +93,8 @@ func TestCanRun(t *testing.T) {
 		`{"type":"throughput","spec":{"dest":"198.18.0.7","single-ended":true,"reverse":true}}`: "reverse needs the iperf2",
 		`{"type":"rtt","spec":{"dest":"127.0.0.1","protocol":"twamp"}}`:                         "Only icmp",
 		`{"type":"rtt","spec":{"dest":"127.0.0.1","flow-label":3}}`:                             "flow-label",
+		`{"type":"throughput","spec":{"dest":"192.0.2.1","duration":"P2D"}}`:                    "longer than wirebench runs",
+		`{"type":"rtt","spec":{"dest":"127.0.0.1","count":100000000}}`:                          "longer than a day",
 		`{"type":"rtt","spec":{"dest":"127.0.0.1","ttl":300}}`:                                  "ttl 300",
 	}
 	for in, want := range no {

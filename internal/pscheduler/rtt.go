@@ -53,6 +53,9 @@ func planRTT(s RTTSpec) (rttPlan, error) {
 		}
 		*f.to = d
 	}
+	if p.interval > 0 && int64(p.count-1) > int64(24*time.Hour/p.interval) {
+		return p, fmt.Errorf("count %d at interval %v runs longer than a day", p.count, p.interval)
+	}
 	return p, nil
 }
 

@@ -54,6 +54,9 @@ func throughputTimes(s ThroughputSpec) (test, setup time.Duration, err error) {
 			return 0, 0, fmt.Errorf("link-rtt: %w", err)
 		}
 	}
+	if test > 24*time.Hour || rtt > time.Minute {
+		return 0, 0, fmt.Errorf("a test of %v over a path of %v round trip is longer than wirebench runs (a day, a minute)", test, rtt)
+	}
 	return test, setupTime(rtt), nil
 }
 
