@@ -168,6 +168,7 @@ func commands(e *env) []*cobra.Command {
 		newShowCmd(e),
 		newCompareCmd(e),
 		newCheckCmd(e),
+		newPSchedulerCmd(e),
 		newVersionCmd(e),
 	}
 }

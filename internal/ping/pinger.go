@@ -89,6 +89,23 @@ func (p *Pinger) ID() int { return p.tr.id }
 // Close closes the socket.
 func (p *Pinger) Close() error { return p.conn.Close() }
 
+// SetTTL sets the time-to-live (hop limit for IPv6) of the probes that
+// follow; it returns an error matching ErrNotSupported where the socket
+// cannot.
+func (p *Pinger) SetTTL(ttl int) error {
+	if ttl < 1 || ttl > 255 {
+		return fmt.Errorf("TTL %d out of range 1-255", ttl)
+	}
+	ts, ok := p.conn.(TTLSetter)
+	if !ok {
+		return fmt.Errorf("setting the TTL: %w", ErrNotSupported)
+	}
+	if err := ts.SetTTL(ttl); err != nil {
+		return fmt.Errorf("setting the TTL to %d: %w", ttl, err)
+	}
+	return nil
+}
+
 // SetDF turns don't-fragment on or off for the probes that follow.
 func (p *Pinger) SetDF(on bool) error {
 	if err := p.conn.SetDF(on); err != nil {

@@ -16,6 +16,9 @@ type Options struct {
 	DF       bool
 	// MTU is the path MTU used to count fragments; 0 asks the route.
 	MTU int
+	// TTL is the time-to-live (IPv6: hop limit) of the probes; 0 leaves
+	// the system's default.
+	TTL int
 	// OnOpen, when set, is called once the socket is open and set up,
 	// before the first echo request.
 	OnOpen func(SocketInfo)
@@ -33,6 +36,11 @@ func Run(ctx context.Context, target string, cfg Config, o Options) (*Result, er
 	defer p.Close()
 	if err := p.SetDF(o.DF); err != nil {
 		return nil, err
+	}
+	if o.TTL > 0 {
+		if err := p.SetTTL(o.TTL); err != nil {
+			return nil, err
+		}
 	}
 	if o.OnOpen != nil {
 		o.OnOpen(p.Info())

@@ -119,6 +119,12 @@ type Conn interface {
 	Close() error
 }
 
+// TTLSetter is a Conn that can set the time-to-live (IPv4) or hop limit
+// (IPv6) of the probes it sends.
+type TTLSetter interface {
+	SetTTL(ttl int) error
+}
+
 // OpenFunc opens one kind of ICMP socket (SocketRaw or SocketUnprivileged)
 // for IPv4 or IPv6.
 type OpenFunc func(kind SocketKind, v6 bool) (Conn, error)

@@ -270,6 +270,14 @@ func (c *sysConn) SetDF(on bool) error {
 	return c.setInt(unix.IPPROTO_IP, unix.IP_MTU_DISCOVER, v)
 }
 
+// SetTTL sets IP_TTL for IPv4, IPV6_UNICAST_HOPS for IPv6.
+func (c *sysConn) SetTTL(ttl int) error {
+	if c.v6 {
+		return c.setInt(unix.IPPROTO_IPV6, unix.IPV6_UNICAST_HOPS, ttl)
+	}
+	return c.setInt(unix.IPPROTO_IP, unix.IP_TTL, ttl)
+}
+
 func (c *sysConn) WriteTo(b []byte, dst net.IP) (Sent, error) {
 	sa, err := sockaddr(dst, c.v6)
 	if err != nil {
