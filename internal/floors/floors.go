@@ -20,12 +20,22 @@ import (
 )
 
 // Apart is the floor of packages set apart from the product (the lab, test
-// helpers, benchmarks): they may import any floor below CLIFloor, and only
-// CLIFloor and above may import them.
+// helpers, benchmarks): they may import any floor below the cli's, and only
+// the cli's floor and above may import them.
 const Apart = -1
 
-// CLIFloor is the lowest floor allowed to import a package set apart.
-const CLIFloor = 6
+// CLIPackage is the package whose floor is the lowest allowed to import a
+// package set apart.
+const CLIPackage = "internal/cli"
+
+// cliFloor is the floor of CLIPackage in t (with no such row, no floored
+// package may import a package set apart).
+func (t Table) cliFloor() int {
+	if f, ok := t[CLIPackage]; ok {
+		return f
+	}
+	return int(^uint(0) >> 1)
+}
 
 // Table maps package paths (relative to the module, e.g. "internal/cli") to
 // their floors. A package not named takes the floor of its nearest named
@@ -175,7 +185,7 @@ func checkFile(path, rel, pkg, modPath string, t Table, unplaced map[string]bool
 		if !ok {
 			continue // reported as unplaced where it is declared
 		}
-		if reason := judge(pkg, from, dep, to); reason != "" {
+		if reason := judge(pkg, from, dep, to, t.cliFloor()); reason != "" {
 			out = append(out, Violation{File: rel, Package: pkg, Import: dep, Reason: reason})
 		}
 	}
@@ -184,16 +194,16 @@ func checkFile(path, rel, pkg, modPath string, t Table, unplaced map[string]bool
 
 // judge says why pkg (on floor from) may not import dep (on floor to), or
 // "" when it may.
-func judge(pkg string, from int, dep string, to int) string {
+func judge(pkg string, from int, dep string, to, cli int) string {
 	switch {
 	case from == Apart && to == Apart:
 		return ""
-	case from == Apart && to >= CLIFloor:
-		return fmt.Sprintf("%s (set apart) imports %s (floor %d): packages set apart may import floors below %d only (docs/architecture.md)", pkg, dep, to, CLIFloor)
+	case from == Apart && to >= cli:
+		return fmt.Sprintf("%s (set apart) imports %s (floor %d): packages set apart may import floors below %d only (docs/architecture.md)", pkg, dep, to, cli)
 	case from == Apart:
 		return ""
-	case to == Apart && from < CLIFloor:
-		return fmt.Sprintf("%s (floor %d) imports %s, which is set apart: only floor %d and above may (docs/architecture.md)", pkg, from, dep, CLIFloor)
+	case to == Apart && from < cli:
+		return fmt.Sprintf("%s (floor %d) imports %s, which is set apart: only floor %d and above may (docs/architecture.md)", pkg, from, dep, cli)
 	case to == Apart:
 		return ""
 	case to >= from:
