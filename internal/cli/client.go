@@ -13,6 +13,7 @@ import (
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/units"
+	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
 // clientFlags are the client command's flags as typed.
@@ -98,7 +99,7 @@ The dialect decides what goes on the wire:
 	fl.IntVarP(&f.listenPort, "listenport", "L", 0, "port to listen on for -r/-d (default the server port)")
 	fl.BoolVar(&f.fullDuplex, "full-duplex", false, "send and receive on one TCP connection (iperf 2.1)")
 	fl.StringVarP(&f.congestion, "congestion", "C", "", "TCP congestion control for our connections (Linux: cubic, bbr, reno, ...; default the system's)")
-	fl.StringVar(&f.dialect, "dialect", "", "wire dialect `NAME`: iperf2, iperf2-legacy, raw or iperf3 (default iperf2; iperf3 when -p 5201)")
+	fl.StringVar(&f.dialect, "dialect", "", dialectFlagHelp)
 	fl.BoolVar(&f.bidir, "bidir", false, "iperf3: both directions at once, -P streams each")
 	fl.BoolVar(&f.counters64, "udp-counters-64bit", false, "iperf3: 64-bit UDP sequence numbers")
 	fl.BoolVar(&f.jsonIperf3, "json-iperf3", false, "iperf3: print iperf3's own -J document instead of wirebench/1")
@@ -125,9 +126,6 @@ func (f *clientFlags) config(cmd *cobra.Command, host string) (session.ClientCon
 		Host: host, Port: f.port, UDP: f.udp, Parallel: f.parallel, Dialect: f.dialect,
 		Reverse: f.reverse, Tradeoff: f.tradeoff, Dual: f.dual, ListenPort: f.listenPort, FullDuplex: f.fullDuplex,
 		Bidir: f.bidir, UDPCounters64Bit: f.counters64, Congestion: f.congestion,
-	}
-	if !cmd.Flags().Changed("dialect") && f.port == session.DefaultIperf3Port {
-		cfg.Dialect = session.DialectIperf3
 	}
 	if f.parallel < 1 {
 		return cfg, usagef("invalid -P %d: want at least 1 stream", f.parallel)
@@ -213,6 +211,21 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	if err != nil {
 		return err
 	}
+	choice := dialectChoice{dialect: session.DialectIperf3, by: chosenByPort}
+	if f.dut.enabled() {
+		// The device's server decides (openDUT), unless --dialect names one.
+		switch given := cmd.Flags().Changed("dialect"); {
+		case given && f.dialect == dialectAuto:
+			return usagef("--dialect auto cannot be combined with --dut: the device's shell says which dialect its server needs")
+		case given:
+			choice = dialectChoice{dialect: f.dialect, by: chosenByFlag}
+		case f.port != session.DefaultIperf3Port:
+			choice = dialectChoice{by: chosenByDevice}
+		}
+	} else {
+		choice = chooseDialect(e, host, f.port, f.dialect, cmd.Flags().Changed("dialect"), format == formatText && !f.jsonIperf3)
+	}
+	cfg.Dialect = choice.dialect
 	if cfg.Auth, err = f.auth.resolve(e, cfg.Dialect); err != nil {
 		return err
 	}
@@ -222,12 +235,15 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 		if dev, devErr, err = f.openDUT(e, cmd, &cfg); err != nil {
 			return err
 		}
+		if dev != nil && devErr == nil && dev.Dialect() != "" && !cmd.Flags().Changed("dialect") {
+			choice.by = chosenByDevice
+		}
 		if dev != nil {
 			defer dev.Close()
 		}
 	}
 	if f.jsonIperf3 {
-		return runClientIperf3JSON(e, cfg, format, &f.saving)
+		return runClientIperf3JSON(e, cfg, choice, format, &f.saving)
 	}
 	// Every usage error before the banner; the banner says what will run.
 	prepared, err := session.Prepare(cfg)
@@ -257,11 +273,21 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 			deviceFailed, err = err, nil
 		}
 	} else {
-		r, lat, err = f.latencyFlags.runClient(e, cfg, format)
+		type ran struct {
+			r   *result.Result
+			lat *echo.UnderLoadResult
+		}
+		var got ran
+		got, err = afterProbe(e, choice, func() (ran, error) {
+			r, lat, err := f.latencyFlags.runClient(e, cfg, format)
+			return ran{r, lat}, err
+		})
+		r, lat = got.r, got.lat
 	}
 	if err != nil {
 		return usageOrRun(err)
 	}
+	r.Test.DialectChosenBy, r.Test.DialectReason = choice.by, choice.reason
 	link.apply(r)
 	if lat != nil {
 		return finishUnderLoad(e, format, text, r, lat, &f.saving)
@@ -378,18 +404,30 @@ func usageOrRun(err error) error {
 }
 
 // runClientIperf3JSON runs an iperf3 test and prints iperf3's -J document.
-func runClientIperf3JSON(e *env, cfg session.ClientConfig, format outputFormat, saving *saveFlags) error {
+func runClientIperf3JSON(e *env, cfg session.ClientConfig, choice dialectChoice, format outputFormat, saving *saveFlags) error {
 	if cfg.Dialect != session.DialectIperf3 {
+		if choice.reason != "" {
+			return usagef("--json-iperf3 needs the iperf3 dialect, and the peer is not an iperf3 server (%s)", choice.line())
+		}
 		return usagef("--json-iperf3 needs the iperf3 dialect (--dialect iperf3, or -p 5201)")
 	}
 	if format != formatText {
 		return usagef("--json-iperf3 replaces --json and --csv")
 	}
 	cfg.OnInterval = nil
-	r, rep, err := session.RunIperf3Client(e.ctx, cfg)
+	type ran struct {
+		r   *result.Result
+		rep *iperf3.Report
+	}
+	got, err := afterProbe(e, choice, func() (ran, error) {
+		r, rep, err := session.RunIperf3Client(e.ctx, cfg)
+		return ran{r, rep}, err
+	})
 	if err != nil {
 		return usageOrRun(err)
 	}
+	r, rep := got.r, got.rep
+	r.Test.DialectChosenBy, r.Test.DialectReason = choice.by, choice.reason
 	// iperf3's own document has no place for our warnings: stderr only.
 	defer saving.announce(e, saving.saveTest(e, r, formatText), formatText)
 	enc := json.NewEncoder(e.stdout)

@@ -67,12 +67,12 @@ JSON (--json): one document, kind "matrix", each cell with its full result (docs
 		RunE: func(cmd *cobra.Command, args []string) error { return runMatrix(e, cmd, args[0], f) },
 	}
 	fl := cmd.Flags()
-	fl.IntVarP(&f.port, "port", "p", session.DefaultPort, "peer port (5201: iperf3 dialect unless --dialect)")
+	fl.IntVarP(&f.port, "port", "p", session.DefaultPort, "peer port (5201: iperf3 dialect unless --dialect; others: the dialect is probed)")
 	fl.Float64VarP(&f.seconds, "time", "t", 10, "seconds per cell")
 	fl.Float64VarP(&f.interval, "interval", "i", 1, "seconds between the interval samples kept in each cell's result (0 = none)")
 	fl.StringVarP(&f.rate, "bandwidth", "b", "", "UDP send `RATE`: bit/s with k/M/G or packets/s (default the --medium line rate, else 1M)")
 	fl.StringVarP(&f.length, "len", "l", "", "UDP payload / TCP write size in `BYTES` (defaults as the client's)")
-	fl.StringVar(&f.dialect, "dialect", "", "wire dialect `NAME`: iperf2, iperf2-legacy, raw or iperf3 (default iperf2; iperf3 when -p 5201)")
+	fl.StringVar(&f.dialect, "dialect", "", dialectFlagHelp)
 	fl.BoolVar(&f.bidir, "bidir", false, "add a row per protocol with both directions at once (iperf3 --bidir, iperf2 --full-duplex / -d)")
 	fl.StringVar(&f.proto, "proto", "both", "`PROTO`s to run: tcp, udp or both (iperf -s answers TCP only, iperf -s -u UDP only)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document, kind \"matrix\" (docs/matrix.md)")
@@ -90,6 +90,9 @@ func (f *matrixFlags) config(cmd *cobra.Command, host string, link *linkPlacer) 
 	base := session.ClientConfig{Host: host, Port: f.port, Dialect: f.dialect, Parallel: 1}
 	if !cmd.Flags().Changed("dialect") && f.port == session.DefaultIperf3Port {
 		base.Dialect = session.DialectIperf3
+	}
+	if base.Dialect == dialectAuto {
+		base.Dialect = "" // chosen by runMatrix, once the flags are checked
 	}
 	var notes []string
 	if f.seconds <= 0 || math.IsInf(f.seconds, 0) || math.IsNaN(f.seconds) || f.seconds > 86400 {
@@ -157,6 +160,14 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 		return err
 	}
 	defer f.saving.close()
+	choice, err := f.chooseDialect(e, cmd, host, format)
+	if err != nil {
+		return err
+	}
+	if choice.dialect != "" {
+		cfg.Base.Dialect = choice.dialect
+	}
+	cfg.PeerAnswered = choice.answered
 	var sessions matrix.Session = matrix.ClientSessions{Latency: lat}
 	if f.dut.enabled() {
 		dm, err := f.dut.openMatrixDUT(e, cmd, &cfg, matrix.ClientSessions{Latency: lat})
@@ -174,6 +185,10 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 		return usageOrRun(err)
 	}
 	m.Warnings = append(m.Warnings, notes...)
+	m.DialectChosenBy, m.DialectReason = choice.by, choice.reason
+	if f.dut.enabled() && !cmd.Flags().Changed("dialect") && cfg.Base.Dialect != choice.dialect {
+		m.DialectChosenBy = chosenByDevice
+	}
 	if link != nil {
 		m.Medium = link.m.Name
 	}
@@ -205,6 +220,24 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 		}
 	}
 	return nil
+}
+
+// chooseDialect settles the matrix's dialect (see chooseDialect); with
+// --dut the device's server decides unless --dialect names one.
+func (f *matrixFlags) chooseDialect(e *env, cmd *cobra.Command, host string, format outputFormat) (dialectChoice, error) {
+	given := cmd.Flags().Changed("dialect")
+	if !f.dut.enabled() {
+		return chooseDialect(e, host, f.port, f.dialect, given, format == formatText), nil
+	}
+	switch {
+	case given && f.dialect == dialectAuto:
+		return dialectChoice{}, usagef("--dialect auto cannot be combined with --dut: the device's shell says which dialect its server needs")
+	case given:
+		return dialectChoice{dialect: f.dialect, by: chosenByFlag}, nil
+	case f.port == session.DefaultIperf3Port:
+		return dialectChoice{dialect: session.DialectIperf3, by: chosenByPort}, nil
+	}
+	return dialectChoice{}, nil
 }
 
 // matrixProgress prints the progress line on stderr: redrawn in place on

@@ -15,7 +15,8 @@ import (
 // closes while we receive, in its first moments fails with an error naming
 // the likely dialect mismatch (an iperf3 server); a reset later in the
 // test, a close at the end, and a -n test the peer ends when its bytes are
-// sent do not.
+// sent do not. A timed -R test that got one state byte and nothing more
+// (iperf3 waiting for its parameters) names it too.
 func TestEndedAtOnceHint(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	reset := fmt.Errorf("write tcp 127.0.0.1:1->127.0.0.1:2: write: %w", syscall.ECONNRESET)
@@ -44,8 +45,11 @@ func TestEndedAtOnceHint(t *testing.T) {
 			tcpStreamOutcome{recv: engine.TCPResult{Bytes: 1 << 30}, recvEnded: 10 * time.Second, recvEOF: true}, true, ""},
 		{"-R -n ends when sent", ClientConfig{Bytes: 1 << 10, Reverse: true},
 			tcpStreamOutcome{recv: engine.TCPResult{Bytes: 1 << 10}, recvEnded: time.Millisecond, recvEOF: true}, true, ""},
+		{"-R got one state byte", ClientConfig{Duration: 10 * time.Second, Reverse: true},
+			tcpStreamOutcome{recv: engine.TCPResult{Bytes: 1}, recvEnded: 15 * time.Second, recvEOF: true}, true,
+			"the peer sent only 1 byte(s) in the whole test: " + Iperf3Hint},
 		{"-R stopped by us", ClientConfig{Duration: 10 * time.Second, Reverse: true},
-			tcpStreamOutcome{recv: engine.TCPResult{Bytes: 5}, recvEnded: time.Millisecond}, true, ""},
+			tcpStreamOutcome{recv: engine.TCPResult{Bytes: 5}, recvEnded: time.Millisecond, recvStopped: true}, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg

@@ -47,6 +47,11 @@ func endedAtOnce(how string, after time.Duration, bytes int64, cause error) stri
 	return msg
 }
 
+// stateBytesOnly: a timed test in which fewer bytes than this arrived got
+// no test data at all, only what an iperf3 server sends before its
+// parameters (one state byte).
+const stateBytesOnly = 16
+
 // tcpStreamOutcome is one TCP stream's figures.
 type tcpStreamOutcome struct {
 	sent    tcpSent
@@ -56,6 +61,8 @@ type tcpStreamOutcome struct {
 	// recvEOF is set when it ended because the peer closed in time.
 	recvEnded time.Duration
 	recvEOF   bool
+	// recvStopped is set when the test was stopped (ctx ended) first.
+	recvStopped bool
 	// report is the wirebench server's count, when it sent one.
 	report   iperf2.TCPReport
 	reported bool
@@ -200,7 +207,8 @@ func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, start time
 			defer cancel()
 			o.recv, o.recvErr = engine.ReceiveTCP(rctx, c, 128<<10, 0, nil, rc)
 			o.recvEnded = time.Since(start)
-			o.recvEOF = o.recvErr == nil && ctx.Err() == nil
+			o.recvStopped = ctx.Err() != nil
+			o.recvEOF = o.recvErr == nil && !o.recvStopped
 		}()
 	} else {
 		// A 2.1 server may send a CLIENTHDRACK we never asked for, and a
@@ -281,8 +289,13 @@ func fillTCPClientResult(r *result.Result, cfg *ClientConfig, outs []tcpStreamOu
 				}
 			}
 		}
-		if receiving && r.Error == "" && closedAtOnce(cfg, o) {
+		switch {
+		case !receiving || r.Error != "":
+		case closedAtOnce(cfg, o):
 			r.Error = endedAtOnce("closed", o.recvEnded, o.recv.Bytes, nil)
+		case o.recv.Bytes > 0 && o.recv.Bytes < stateBytesOnly && cfg.Bytes == 0 && !o.recvStopped:
+			r.Error = fmt.Sprintf("the peer sent only %d byte(s) in the whole test: %s (an iperf3 server sends one "+
+				"state byte and waits for parameters that never come)", o.recv.Bytes, Iperf3Hint)
 		}
 		if cfg.Parallel > 1 {
 			r.Streams = append(r.Streams, st)
