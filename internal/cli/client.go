@@ -67,10 +67,16 @@ func newClientCmdFlags(e *env) (*cobra.Command, *clientFlags) {
 iperf (zperf, lwiperf, ESP-IDF, vendor stacks) or a wirebench server.
 
 The dialect decides what goes on the wire:
-  iperf2         (default) iperf 2.1 style: 16-byte UDP header, 60-byte TCP header
+  iperf2         iperf 2.1 style: 16-byte UDP header, 60-byte TCP header
   iperf2-legacy  iperf 2.0.5 / lwiperf style: 12-byte UDP header, ids from 0,
                  24-byte TCP header repeated every 128 KiB
-  raw            no test header (what zperf and ESP-IDF send)`,
+  raw            no test header (what zperf and ESP-IDF send)
+  iperf3         iperf3's protocol (the default with -p 5201)
+  auto           probe the peer with one short TCP exchange first: iperf3 if an
+                 iperf3 server answers, else iperf2 (said as a fallback when the
+                 probe cannot tell). The default on any port but 5201; the choice
+                 is on stderr (text) and in the JSON (dialect_chosen_by). Device
+                 dialects (iperf2-legacy, raw) are never guessed: name them.`,
 		Example: `  wirebench client 192.0.2.1 -u -b 100M -i 1 -t 10
   wirebench -c 192.0.2.1 -u -b 8000pps -l 64
   wirebench client 192.0.2.1 --dialect iperf2-legacy -r -L 5002
