@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -294,6 +295,11 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 		return usageOrRun(err)
 	}
 	r.Test.DialectChosenBy, r.Test.DialectReason = choice.by, choice.reason
+	if choice.by == chosenByProbe && cfg.Dialect == session.DialectIperf2 {
+		// The peer acked as iperf 2 a moment ago: not an iperf3 server.
+		r.Error = strings.Replace(r.Error, session.Iperf3Hint, "the peer acked as iperf 2 when probed a moment ago, "+
+			"so it is not an iperf3 server: iperf 2.1.8's server sometimes drops a test that follows another; run it again", 1)
+	}
 	link.apply(r)
 	if lat != nil {
 		return finishUnderLoad(e, format, text, r, lat, &f.saving)

@@ -189,6 +189,13 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 	}
 	m.Warnings = append(m.Warnings, notes...)
 	m.DialectChosenBy, m.DialectReason = choice.by, choice.reason
+	if choice.by == chosenByProbe && m.Dialect == session.DialectIperf2 {
+		for i, w := range m.Warnings {
+			// The peer acked as iperf 2 when probed: not an iperf3 server.
+			m.Warnings[i] = strings.Replace(w, session.Iperf3Hint, "the peer acked as iperf 2 when probed, so it is not "+
+				"an iperf3 server: iperf 2.1.8's server sometimes drops a test that follows another", 1)
+		}
+	}
 	if f.dut.enabled() && !cmd.Flags().Changed("dialect") && cfg.Base.Dialect != choice.dialect {
 		m.DialectChosenBy = chosenByDevice
 	}
