@@ -53,7 +53,7 @@ func (p *prober) iperf3Test(ctx context.Context, c net.Conn, ck iperf3.Cookie) {
 func (p *prober) iperf3Conversation(ctx context.Context, conn *iperf3.Conn, ck iperf3.Cookie) (*iperf3.Results, error) {
 	params := &iperf3.Params{
 		Protocol: iperf3.ProtoTCP, Num: iperf3TestBytes, Len: iperf3TestBytes, Parallel: 1,
-		WB: &iperf3.WBParams{Version: iperf3.WBVersion, Agent: "wirebench/" + version.String()},
+		WB: &iperf3.WBParams{Version: iperf3.WBVersion, Agent: "wirebench/" + version.String(), Probe: true},
 	}
 	if err := conn.WriteParams(ctx, params); err != nil {
 		return nil, err
