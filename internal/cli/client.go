@@ -218,6 +218,10 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	if err != nil {
 		return err
 	}
+	unit, err := f.sockFlags.unit()
+	if err != nil {
+		return err
+	}
 	choice := dialectChoice{dialect: session.DialectIperf3, by: chosenByPort}
 	if f.dut.enabled() {
 		// The device's server decides (openDUT), unless --dialect names one.
@@ -230,11 +234,17 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 			choice = dialectChoice{by: chosenByDevice}
 		}
 	} else {
-		choice = chooseDialect(e, host, f.port, f.dialect, cmd.Flags().Changed("dialect"), format == formatText && !f.jsonIperf3)
+		given := cmd.Flags().Changed("dialect")
+		if willProbe(f.port, f.dialect, given) {
+			if err := precheck(cfg); err != nil {
+				return usageOrRun(err)
+			}
+		}
+		choice = chooseDialect(e, host, f.port, f.dialect, given)
 	}
 	cfg.Dialect = choice.dialect
 	if cfg.Auth, err = f.auth.resolve(e, cfg.Dialect); err != nil {
-		return err
+		return choice.explain(err)
 	}
 	var dev *dut.Session
 	var devErr error
@@ -255,11 +265,10 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	// Every usage error before the banner; the banner says what will run.
 	prepared, err := session.Prepare(cfg)
 	if err != nil {
-		return usageOrRun(err)
+		return choice.explain(usageOrRun(err))
 	}
-	unit, err := f.sockFlags.unit()
-	if err != nil {
-		return err
+	if format == formatText {
+		choice.announce(e)
 	}
 	text := report.NewText(e.stdout, "1")
 	text.SetFormat(unit)

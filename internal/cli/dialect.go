@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"syscall"
 	"time"
 
@@ -36,21 +37,54 @@ type dialectChoice struct {
 const dialectFlagHelp = "wire dialect `NAME`: iperf2, iperf2-legacy, raw, iperf3 or auto (default: iperf3 when -p 5201, else auto: " +
 	"a short TCP exchange tells an iperf3 server from iperf 2.1+; device dialects are never guessed)"
 
+// willProbe says chooseDialect probes the peer for these flags.
+func willProbe(port int, value string, given bool) bool {
+	return given && value == dialectAuto || !given && port != session.DefaultIperf3Port
+}
+
 // chooseDialect settles the dialect: as given (--dialect NAME), iperf3 on
-// port 5201, else by probing host:port (auto, or no --dialect). text says
-// the choice goes to stderr (text output); JSON carries it in the document.
-func chooseDialect(e *env, host string, port int, value string, given, text bool) dialectChoice {
-	switch {
-	case given && value != dialectAuto:
-		return dialectChoice{dialect: value, by: chosenByFlag}
-	case !given && port == session.DefaultIperf3Port:
-		return dialectChoice{dialect: session.DialectIperf3, by: chosenByPort, reason: "port 5201 is iperf3's"}
+// port 5201, else by probing host:port (auto, or no --dialect). The caller
+// says the choice (announce) once the test is known to run, and adds it
+// to a usage error that follows (explain); JSON carries it in the document.
+func chooseDialect(e *env, host string, port int, value string, given bool) dialectChoice {
+	if !willProbe(port, value, given) {
+		if given {
+			return dialectChoice{dialect: value, by: chosenByFlag}
+		}
+		return dialectChoice{dialect: session.DialectIperf3, by: chosenByPort}
 	}
-	c := probeDialect(e, host, port)
-	if text {
+	return probeDialect(e, host, port)
+}
+
+// precheck checks cfg before a probe, so that what the user typed is
+// judged before any packet leaves: an error only when cfg is wrong in both
+// dialects the probe may choose (that of iperf2 is returned).
+func precheck(cfg session.ClientConfig) error {
+	cfg.Dialect = session.DialectIperf2
+	_, err := session.Prepare(cfg)
+	if err == nil {
+		return nil
+	}
+	cfg.Dialect = session.DialectIperf3
+	if _, err3 := session.Prepare(cfg); err3 == nil {
+		return nil
+	}
+	return err
+}
+
+// announce says a probed choice on stderr (text output).
+func (c dialectChoice) announce(e *env) {
+	if c.by == chosenByProbe || c.by == chosenByFallback {
 		e.logf("%s", c.line())
 	}
-	return c
+}
+
+// explain adds a probed choice to an error that followed it (one line).
+func (c dialectChoice) explain(err error) error {
+	if err == nil || (c.by != chosenByProbe && c.by != chosenByFallback) {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, c.line())
 }
 
 // probeDialect runs the probe's opening exchange against host:port.

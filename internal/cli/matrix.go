@@ -163,7 +163,7 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 		return err
 	}
 	defer f.saving.close()
-	choice, err := f.chooseDialect(e, cmd, host, format)
+	choice, err := f.chooseDialect(e, cmd, host, cfg.Base, format)
 	if err != nil {
 		return err
 	}
@@ -234,10 +234,22 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 
 // chooseDialect settles the matrix's dialect (see chooseDialect); with
 // --dut the device's server decides unless --dialect names one.
-func (f *matrixFlags) chooseDialect(e *env, cmd *cobra.Command, host string, format outputFormat) (dialectChoice, error) {
+func (f *matrixFlags) chooseDialect(e *env, cmd *cobra.Command, host string, base session.ClientConfig, format outputFormat) (dialectChoice, error) {
 	given := cmd.Flags().Changed("dialect")
 	if !f.dut.enabled() {
-		return chooseDialect(e, host, f.port, f.dialect, given, format == formatText), nil
+		if willProbe(f.port, f.dialect, given) {
+			if err := precheck(prepCheckBase(base)); err != nil {
+				return dialectChoice{}, usageOrRun(err)
+			}
+		}
+		c := chooseDialect(e, host, f.port, f.dialect, given)
+		if _, err := session.Prepare(prepCheckBase(withDialect(base, c.dialect))); err != nil {
+			return c, c.explain(usageOrRun(err))
+		}
+		if format == formatText {
+			c.announce(e)
+		}
+		return c, nil
 	}
 	switch {
 	case given && f.dialect == dialectAuto:
@@ -248,6 +260,19 @@ func (f *matrixFlags) chooseDialect(e *env, cmd *cobra.Command, host string, for
 		return dialectChoice{dialect: session.DialectIperf3, by: chosenByPort}, nil
 	}
 	return dialectChoice{}, nil
+}
+
+// prepCheckBase is a matrix's base config as its upload test (what
+// matrix.Run checks before any cell).
+func prepCheckBase(c session.ClientConfig) session.ClientConfig {
+	c.Reverse, c.Tradeoff, c.Dual, c.FullDuplex, c.Bidir = false, false, false, false, false
+	return c
+}
+
+// withDialect is c in dialect d.
+func withDialect(c session.ClientConfig, d string) session.ClientConfig {
+	c.Dialect = d
+	return c
 }
 
 // matrixProgress prints the progress line on stderr: redrawn in place on

@@ -373,7 +373,10 @@ func (f *sweepCmdFlags) chooseDialect(e *env, cmd *cobra.Command, s *sweepSetup,
 	default:
 		return usagef("invalid --dialect %q: want iperf2, iperf2-legacy, iperf3 or auto (a sweep needs the server's report: raw brings none)", f.dialect)
 	}
-	c := chooseDialect(e, s.test.Host, s.test.Port, f.dialect, given, format == formatText)
+	c := chooseDialect(e, s.test.Host, s.test.Port, f.dialect, given)
+	if format == formatText {
+		c.announce(e)
+	}
 	run.Base.Dialect = c.dialect
 	s.runner = run
 	s.test.DialectChosenBy, s.test.DialectReason = c.by, c.reason
