@@ -241,6 +241,9 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 			}
 		}
 		choice = chooseDialect(e, host, f.port, f.dialect, given)
+		if e.ctx.Err() != nil {
+			return fmt.Errorf("interrupted while probing %s for its dialect: no test ran", host)
+		}
 	}
 	cfg.Dialect = choice.dialect
 	if cfg.Auth, err = f.auth.resolve(e, cfg.Dialect); err != nil {

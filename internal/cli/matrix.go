@@ -243,6 +243,9 @@ func (f *matrixFlags) chooseDialect(e *env, cmd *cobra.Command, host string, bas
 			}
 		}
 		c := chooseDialect(e, host, f.port, f.dialect, given)
+		if e.ctx.Err() != nil {
+			return c, fmt.Errorf("interrupted while probing %s for its dialect: no cell ran", host)
+		}
 		if _, err := session.Prepare(prepCheckBase(withDialect(base, c.dialect))); err != nil {
 			return c, c.explain(usageOrRun(err))
 		}
