@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,6 +15,7 @@ import (
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/units"
+	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
 // clientFlags are the client command's flags as typed.
@@ -66,10 +69,16 @@ func newClientCmdFlags(e *env) (*cobra.Command, *clientFlags) {
 iperf (zperf, lwiperf, ESP-IDF, vendor stacks) or a wirebench server.
 
 The dialect decides what goes on the wire:
-  iperf2         (default) iperf 2.1 style: 16-byte UDP header, 60-byte TCP header
+  iperf2         iperf 2.1 style: 16-byte UDP header, 60-byte TCP header
   iperf2-legacy  iperf 2.0.5 / lwiperf style: 12-byte UDP header, ids from 0,
                  24-byte TCP header repeated every 128 KiB
-  raw            no test header (what zperf and ESP-IDF send)`,
+  raw            no test header (what zperf and ESP-IDF send)
+  iperf3         iperf3's protocol (the default with -p 5201)
+  auto           probe the peer with one short TCP exchange first: iperf3 if an
+                 iperf3 server answers, else iperf2 (said as a fallback when the
+                 probe cannot tell). The default on any port but 5201; the choice
+                 is on stderr (text) and in the JSON (dialect_chosen_by). Device
+                 dialects (iperf2-legacy, raw) are never guessed: name them.`,
 		Example: `  wirebench client 192.0.2.1 -u -b 100M -i 1 -t 10
   wirebench -c 192.0.2.1 -u -b 8000pps -l 64
   wirebench client 192.0.2.1 --dialect iperf2-legacy -r -L 5002
@@ -98,7 +107,7 @@ The dialect decides what goes on the wire:
 	fl.IntVarP(&f.listenPort, "listenport", "L", 0, "port to listen on for -r/-d (default the server port)")
 	fl.BoolVar(&f.fullDuplex, "full-duplex", false, "send and receive on one TCP connection (iperf 2.1)")
 	fl.StringVarP(&f.congestion, "congestion", "C", "", "TCP congestion control for our connections (Linux: cubic, bbr, reno, ...; default the system's)")
-	fl.StringVar(&f.dialect, "dialect", "", "wire dialect `NAME`: iperf2, iperf2-legacy, raw or iperf3 (default iperf2; iperf3 when -p 5201)")
+	fl.StringVar(&f.dialect, "dialect", "", dialectFlagHelp)
 	fl.BoolVar(&f.bidir, "bidir", false, "iperf3: both directions at once, -P streams each")
 	fl.BoolVar(&f.counters64, "udp-counters-64bit", false, "iperf3: 64-bit UDP sequence numbers")
 	fl.BoolVar(&f.jsonIperf3, "json-iperf3", false, "iperf3: print iperf3's own -J document instead of wirebench/1")
@@ -127,15 +136,12 @@ func (f *clientFlags) config(cmd *cobra.Command, host string) (session.ClientCon
 		Bidir: f.bidir, UDPCounters64Bit: f.counters64, Congestion: f.congestion,
 	}
 	if f.dialect != "" {
-		if err := enumFlag("--dialect", f.dialect, session.Dialects...); err != nil {
+		if err := enumFlag("--dialect", f.dialect, dialectNames()...); err != nil {
 			return cfg, err
 		}
 	}
 	if err := f.dut.checkShell(); err != nil {
 		return cfg, err
-	}
-	if !cmd.Flags().Changed("dialect") && f.port == session.DefaultIperf3Port {
-		cfg.Dialect = session.DialectIperf3
 	}
 	if f.parallel < 1 {
 		return cfg, usagef("invalid -P %d: want at least 1 stream", f.parallel)
@@ -221,8 +227,36 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Auth, err = f.auth.resolve(e, cfg.Dialect); err != nil {
+	unit, err := f.sockFlags.unit()
+	if err != nil {
 		return err
+	}
+	choice := dialectChoice{dialect: session.DialectIperf3, by: chosenByPort}
+	if f.dut.enabled() {
+		// The device's server decides (openDUT), unless --dialect names one.
+		switch given := cmd.Flags().Changed("dialect"); {
+		case given && f.dialect == dialectAuto:
+			return usagef("--dialect auto cannot be combined with --dut: the device's shell says which dialect its server needs")
+		case given:
+			choice = dialectChoice{dialect: f.dialect, by: chosenByFlag}
+		case f.port != session.DefaultIperf3Port:
+			choice = dialectChoice{by: chosenByDevice}
+		}
+	} else {
+		given := cmd.Flags().Changed("dialect")
+		if willProbe(f.port, f.dialect, given) {
+			if err := precheck(cfg); err != nil {
+				return usageOrRun(err)
+			}
+		}
+		choice = chooseDialect(e, host, f.port, f.dialect, given)
+		if e.ctx.Err() != nil {
+			return fmt.Errorf("interrupted while probing %s for its dialect: no test ran", host)
+		}
+	}
+	cfg.Dialect = choice.dialect
+	if cfg.Auth, err = f.auth.resolve(e, cfg.Dialect); err != nil {
+		return choice.explain(err)
 	}
 	var dev *dut.Session
 	var devErr error
@@ -230,21 +264,23 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 		if dev, devErr, err = f.openDUT(e, cmd, &cfg); err != nil {
 			return err
 		}
+		if dev != nil && devErr == nil && dev.Dialect() != "" && !cmd.Flags().Changed("dialect") {
+			choice.by = chosenByDevice
+		}
 		if dev != nil {
 			defer dev.Close()
 		}
 	}
 	if f.jsonIperf3 {
-		return runClientIperf3JSON(e, cfg, format, &f.saving)
+		return runClientIperf3JSON(e, cfg, choice, format, &f.saving)
 	}
 	// Every usage error before the banner; the banner says what will run.
 	prepared, err := session.Prepare(cfg)
 	if err != nil {
-		return usageOrRun(err)
+		return choice.explain(usageOrRun(err))
 	}
-	unit, err := f.sockFlags.unit()
-	if err != nil {
-		return err
+	if format == formatText {
+		choice.announce(e)
 	}
 	text := report.NewText(e.stdout, "1")
 	text.SetFormat(unit)
@@ -265,10 +301,25 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 			deviceFailed, err = err, nil
 		}
 	} else {
-		r, lat, err = f.latencyFlags.runClient(e, cfg, format)
+		type ran struct {
+			r   *result.Result
+			lat *echo.UnderLoadResult
+		}
+		var got ran
+		got, err = afterProbe(e, choice, func() (ran, error) {
+			r, lat, err := f.latencyFlags.runClient(e, cfg, format)
+			return ran{r, lat}, err
+		})
+		r, lat = got.r, got.lat
 	}
 	if err != nil {
 		return usageOrRun(err)
+	}
+	r.Test.DialectChosenBy, r.Test.DialectReason = choice.by, choice.reason
+	if choice.by == chosenByProbe && cfg.Dialect == session.DialectIperf2 {
+		// The peer acked as iperf 2 a moment ago: not an iperf3 server.
+		r.Error = strings.Replace(r.Error, session.Iperf3Hint, "the peer acked as iperf 2 when probed a moment ago, "+
+			"so it is not an iperf3 server: iperf 2.1.8's server sometimes drops a test that follows another; run it again", 1)
 	}
 	link.apply(r)
 	if lat != nil {
@@ -386,18 +437,30 @@ func usageOrRun(err error) error {
 }
 
 // runClientIperf3JSON runs an iperf3 test and prints iperf3's -J document.
-func runClientIperf3JSON(e *env, cfg session.ClientConfig, format outputFormat, saving *saveFlags) error {
+func runClientIperf3JSON(e *env, cfg session.ClientConfig, choice dialectChoice, format outputFormat, saving *saveFlags) error {
 	if cfg.Dialect != session.DialectIperf3 {
+		if choice.reason != "" {
+			return usagef("--json-iperf3 needs the iperf3 dialect, and the peer is not an iperf3 server (%s)", choice.line())
+		}
 		return usagef("--json-iperf3 needs the iperf3 dialect (--dialect iperf3, or -p 5201)")
 	}
 	if format != formatText {
 		return usagef("--json-iperf3 replaces --json and --csv")
 	}
 	cfg.OnInterval = nil
-	r, rep, err := session.RunIperf3Client(e.ctx, cfg)
+	type ran struct {
+		r   *result.Result
+		rep *iperf3.Report
+	}
+	got, err := afterProbe(e, choice, func() (ran, error) {
+		r, rep, err := session.RunIperf3Client(e.ctx, cfg)
+		return ran{r, rep}, err
+	})
 	if err != nil {
 		return usageOrRun(err)
 	}
+	r, rep := got.r, got.rep
+	r.Test.DialectChosenBy, r.Test.DialectReason = choice.by, choice.reason
 	// iperf3's own document has no place for our warnings: stderr only.
 	defer saving.announce(e, saving.saveTest(e, r, formatText), formatText)
 	enc := json.NewEncoder(e.stdout)
@@ -410,3 +473,7 @@ func runClientIperf3JSON(e *env, cfg session.ClientConfig, format outputFormat, 
 	}
 	return nil
 }
+
+// dialectNames are the values --dialect takes: the session's dialects and
+// auto (probe the peer first).
+func dialectNames() []string { return append(slices.Clone(session.Dialects), dialectAuto) }

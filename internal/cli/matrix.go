@@ -50,6 +50,9 @@ How the peer is asked to send depends on its dialect:
   iperf2 (wirebench server, iperf 2.1)  -R on our connection
   iperf2-legacy (iperf 2.0.5, lwiperf)  -r: the peer connects back after our test
   iperf3 (-p 5201)                      -R
+Without --dialect on a port other than 5201 (or with --dialect auto) the peer is
+probed first with one short TCP exchange: iperf3 if an iperf3 server answers,
+else iperf2; device dialects are never guessed (docs/probe.md).
   raw (zperf, ESP-IDF)                  cannot: the download cells say so
 A cell the peer cannot do is marked unsupported with the reason, never faked.
 Upload figures are what the peer received (its report); where the peer reports
@@ -68,12 +71,12 @@ JSON (--json): one document, kind "matrix", each cell with its full result (docs
 		RunE: func(cmd *cobra.Command, args []string) error { return runMatrix(e, cmd, args[0], f) },
 	}
 	fl := cmd.Flags()
-	fl.IntVarP(&f.port, "port", "p", session.DefaultPort, "peer port (5201: iperf3 dialect unless --dialect)")
+	fl.IntVarP(&f.port, "port", "p", session.DefaultPort, "peer port (5201: iperf3 dialect unless --dialect; others: the dialect is probed)")
 	fl.Float64VarP(&f.seconds, "time", "t", 10, "seconds per cell")
 	fl.Float64VarP(&f.interval, "interval", "i", 1, "seconds between the interval samples kept in each cell's result (0 = none)")
 	fl.StringVarP(&f.rate, "bandwidth", "b", "", "UDP send `RATE`: bit/s with k/M/G or packets/s (default the --medium line rate, else 1M)")
 	fl.StringVarP(&f.length, "len", "l", "", "UDP payload / TCP write size in `BYTES` (defaults as the client's)")
-	fl.StringVar(&f.dialect, "dialect", "", "wire dialect `NAME`: iperf2, iperf2-legacy, raw or iperf3 (default iperf2; iperf3 when -p 5201)")
+	fl.StringVar(&f.dialect, "dialect", "", dialectFlagHelp)
 	fl.BoolVar(&f.bidir, "bidir", false, "add a row per protocol with both directions at once (iperf3 --bidir, iperf2 --full-duplex / -d)")
 	fl.StringVar(&f.proto, "proto", "both", "`PROTO`s to run: tcp, udp or both (iperf -s answers TCP only, iperf -s -u UDP only)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document, kind \"matrix\" (docs/matrix.md)")
@@ -89,7 +92,7 @@ JSON (--json): one document, kind "matrix", each cell with its full result (docs
 // anything malformed.
 func (f *matrixFlags) config(cmd *cobra.Command, host string, link *linkPlacer) (matrix.Config, []string, error) {
 	if f.dialect != "" {
-		if err := enumFlag("--dialect", f.dialect, session.Dialects...); err != nil {
+		if err := enumFlag("--dialect", f.dialect, dialectNames()...); err != nil {
 			return matrix.Config{}, nil, err
 		}
 	}
@@ -99,6 +102,9 @@ func (f *matrixFlags) config(cmd *cobra.Command, host string, link *linkPlacer) 
 	base := session.ClientConfig{Host: host, Port: f.port, Dialect: f.dialect, Parallel: 1}
 	if !cmd.Flags().Changed("dialect") && f.port == session.DefaultIperf3Port {
 		base.Dialect = session.DialectIperf3
+	}
+	if base.Dialect == dialectAuto {
+		base.Dialect = "" // chosen by runMatrix, once the flags are checked
 	}
 	var notes []string
 	if f.seconds <= 0 || math.IsInf(f.seconds, 0) || math.IsNaN(f.seconds) || f.seconds > 86400 {
@@ -165,6 +171,14 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 		return err
 	}
 	defer f.saving.close()
+	choice, err := f.chooseDialect(e, cmd, host, cfg.Base, format)
+	if err != nil {
+		return err
+	}
+	if choice.dialect != "" {
+		cfg.Base.Dialect = choice.dialect
+	}
+	cfg.PeerAnswered = choice.answered
 	var sessions matrix.Session = matrix.ClientSessions{Latency: lat}
 	if f.dut.enabled() {
 		dm, err := f.dut.openMatrixDUT(e, cmd, &cfg, matrix.ClientSessions{Latency: lat})
@@ -182,6 +196,17 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 		return usageOrRun(err)
 	}
 	m.Warnings = append(m.Warnings, notes...)
+	m.DialectChosenBy, m.DialectReason = choice.by, choice.reason
+	if choice.by == chosenByProbe && m.Dialect == session.DialectIperf2 {
+		for i, w := range m.Warnings {
+			// The peer acked as iperf 2 when probed: not an iperf3 server.
+			m.Warnings[i] = strings.Replace(w, session.Iperf3Hint, "the peer acked as iperf 2 when probed, so it is not "+
+				"an iperf3 server: iperf 2.1.8's server sometimes drops a test that follows another", 1)
+		}
+	}
+	if f.dut.enabled() && !cmd.Flags().Changed("dialect") && cfg.Base.Dialect != choice.dialect {
+		m.DialectChosenBy = chosenByDevice
+	}
 	if link != nil {
 		m.Medium = link.m.Name
 	}
@@ -211,6 +236,52 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 		}
 	}
 	return nil
+}
+
+// chooseDialect settles the matrix's dialect (see chooseDialect); with
+// --dut the device's server decides unless --dialect names one.
+func (f *matrixFlags) chooseDialect(e *env, cmd *cobra.Command, host string, base session.ClientConfig, format outputFormat) (dialectChoice, error) {
+	given := cmd.Flags().Changed("dialect")
+	if !f.dut.enabled() {
+		if willProbe(f.port, f.dialect, given) {
+			if err := precheck(prepCheckBase(base)); err != nil {
+				return dialectChoice{}, usageOrRun(err)
+			}
+		}
+		c := chooseDialect(e, host, f.port, f.dialect, given)
+		if e.ctx.Err() != nil {
+			return c, fmt.Errorf("interrupted while probing %s for its dialect: no cell ran", host)
+		}
+		if _, err := session.Prepare(prepCheckBase(withDialect(base, c.dialect))); err != nil {
+			return c, c.explain(usageOrRun(err))
+		}
+		if format == formatText {
+			c.announce(e)
+		}
+		return c, nil
+	}
+	switch {
+	case given && f.dialect == dialectAuto:
+		return dialectChoice{}, usagef("--dialect auto cannot be combined with --dut: the device's shell says which dialect its server needs")
+	case given:
+		return dialectChoice{dialect: f.dialect, by: chosenByFlag}, nil
+	case f.port == session.DefaultIperf3Port:
+		return dialectChoice{dialect: session.DialectIperf3, by: chosenByPort}, nil
+	}
+	return dialectChoice{}, nil
+}
+
+// prepCheckBase is a matrix's base config as its upload test (what
+// matrix.Run checks before any cell).
+func prepCheckBase(c session.ClientConfig) session.ClientConfig {
+	c.Reverse, c.Tradeoff, c.Dual, c.FullDuplex, c.Bidir = false, false, false, false, false
+	return c
+}
+
+// withDialect is c in dialect d.
+func withDialect(c session.ClientConfig, d string) session.ClientConfig {
+	c.Dialect = d
+	return c
 }
 
 // matrixProgress prints the progress line on stderr: redrawn in place on

@@ -33,6 +33,7 @@ type sweepCmdFlags struct {
 	medium   string
 	gap      string
 	noBisect bool
+	dialect  string
 	json     bool
 	csv      bool
 	saving   saveFlags
@@ -100,6 +101,8 @@ with its error; the sizes finished are printed and saved, and the exit code is 1
 	fl.IntVar(&f.repeat, "repeat", 1, "`N` searches per size; above 1 the table shows the mean and a 95 % confidence interval")
 	fl.StringVar(&f.medium, "medium", "eth1g", "the medium `NAME`, for the starting rate and the % of line column (see wirebench calc)")
 	fl.StringVar(&f.gap, "gap", "", "pause between trials so that queues drain, a `DUR` (default 200ms; 1s with --mode iperf2, whose 2.1.8 server misses a test that starts within about 0.3 s of the last one's end)")
+	fl.StringVar(&f.dialect, "dialect", "", "our client's wire dialect `NAME` against a server (--mode wirebench or iperf2): iperf2, iperf2-legacy, iperf3 or auto "+
+		"(default: iperf3 when -p 5201, else auto: a short TCP exchange tells an iperf3 server from iperf 2.1+; device dialects are never guessed)")
 	fl.BoolVar(&f.noBisect, "no-bisect", false, "report cliffs between the sizes asked for, without bisecting to the byte")
 	f.saving.register(cmd)
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, kind sweep)")
@@ -317,9 +320,14 @@ func runSweep(e *env, cmd *cobra.Command, host string, f *sweepCmdFlags) error {
 	defer f.saving.close()
 	var dev *sweepDUT
 	if f.dut.enabled() {
+		if cmd.Flags().Changed("dialect") {
+			return usagef("--dialect cannot be combined with --dut: the device's shell says which dialect its server needs")
+		}
 		if dev, err = f.dut.openSweepDUT(e, s, f.mode, f.packets); err != nil {
 			return err
 		}
+	} else if err := f.chooseDialect(e, cmd, s, format); err != nil {
+		return err
 	}
 	prog := newSweepProgress(e.stderr)
 	s.cfg.OnTrial = prog.trial
@@ -351,6 +359,39 @@ func runSweep(e *env, cmd *cobra.Command, host string, f *sweepCmdFlags) error {
 	}
 	if runErr != nil {
 		return fmt.Errorf("sweep: %w", runErr)
+	}
+	return nil
+}
+
+// chooseDialect settles the dialect of a sweep against a server (see
+// chooseDialect) and puts it in the runner and the test description.
+func (f *sweepCmdFlags) chooseDialect(e *env, cmd *cobra.Command, s *sweepSetup, format outputFormat) error {
+	given := cmd.Flags().Changed("dialect")
+	run, ok := s.runner.(sweep.SessionRunner)
+	if !ok {
+		if given {
+			return usagef("--dialect is for a sweep against a server (--mode wirebench or iperf2); a reflector has no dialect")
+		}
+		return nil
+	}
+	switch f.dialect {
+	case session.DialectIperf2, session.DialectIperf2Legacy, session.DialectIperf3, dialectAuto:
+	case "":
+		if given {
+			return usagef("invalid --dialect \"\": want iperf2, iperf2-legacy, iperf3 or auto")
+		}
+	default:
+		return usagef("invalid --dialect %q: want iperf2, iperf2-legacy, iperf3 or auto (a sweep needs the server's report: raw brings none)", f.dialect)
+	}
+	c := chooseDialect(e, s.test.Host, s.test.Port, f.dialect, given)
+	if format == formatText {
+		c.announce(e)
+	}
+	run.Base.Dialect = c.dialect
+	s.runner = run
+	s.test.DialectChosenBy, s.test.DialectReason = c.by, c.reason
+	if c.dialect != session.DialectIperf2 {
+		s.test.Dialect = c.dialect
 	}
 	return nil
 }

@@ -68,6 +68,11 @@ type Config struct {
 	// dialect, with Reverse set in their config for the Session to read,
 	// and Method "device client"; --bidir rows are not offered.
 	PeerClient bool
+	// PeerAnswered says the peer answered a probe just before the matrix:
+	// a first cell it refuses is tried again as later ones are (an iperf3
+	// server reopens its listening socket after each test, the probe's
+	// too).
+	PeerAnswered bool
 }
 
 // Session runs one client test, with its latency probe when the session
@@ -88,6 +93,10 @@ type Result struct {
 	Host      string    `json:"host"`
 	Port      int       `json:"port"`
 	Dialect   string    `json:"dialect"`
+	// DialectChosenBy says how the dialect was chosen ("flag", "port",
+	// "probe", "fallback", "device"); DialectReason what the probe saw.
+	DialectChosenBy string `json:"dialect_chosen_by,omitempty"`
+	DialectReason   string `json:"dialect_reason,omitempty"`
 	// Duration is each cell's requested duration in seconds.
 	Duration float64 `json:"duration_s"`
 	// RateBPS is the requested UDP rate in payload bit/s, or RatePPS in
@@ -278,8 +287,8 @@ func Run(ctx context.Context, s Session, cfg Config) (*Result, error) {
 		total += len(p.cells)
 	}
 	n := 0
-	answered := false // the peer ran a test of this matrix
-	ran := false      // a test of this matrix ran (pause before the next)
+	answered := cfg.PeerAnswered // the peer ran a test of this matrix, or answered its probe
+	ran := false                 // a test of this matrix ran (pause before the next)
 	for _, p := range ps {
 		if p.cells[0].Status == StatusUnsupported {
 			for _, c := range p.cells {
@@ -337,7 +346,43 @@ func Run(ctx context.Context, s Session, cfg Config) (*Result, error) {
 		}
 	}
 	sortCells(m.Cells)
+	hintOnce(m)
 	return m, nil
+}
+
+// hintOnce takes the dialect hint (session.Iperf3Hint) out of the cells'
+// reasons and warnings that carry it and says it once, naming the cells:
+// a peer of the wrong dialect fails every cell the same way.
+func hintOnce(m *Result) {
+	cut := func(s string) (string, bool) {
+		if !strings.Contains(s, session.Iperf3Hint) {
+			return s, false
+		}
+		return strings.Replace(s, ": "+session.Iperf3Hint, "", 1), true
+	}
+	var names []string
+	for i := range m.Cells {
+		var hit bool
+		if m.Cells[i].Reason, hit = cut(m.Cells[i].Reason); hit {
+			names = append(names, m.Cells[i].Name())
+		}
+	}
+	for i := range m.Warnings {
+		m.Warnings[i], _ = cut(m.Warnings[i])
+	}
+	if len(names) == 0 {
+		return
+	}
+	m.Warnings = append(m.Warnings, fmt.Sprintf("the peer ended the test at once in %s (%s): %s",
+		plural(len(names), "cell"), strings.Join(names, ", "), session.Iperf3Hint))
+}
+
+// plural is "1 cell", "3 cells".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // sortCells orders cells as the table reads: by protocol as run, the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -315,5 +316,40 @@ func TestPlaceAndJSONKeys(t *testing.T) {
 	}
 	if p := doc.Cells[0]["percent_of_line"]; p != 100.0 {
 		t.Errorf("percent_of_line %v, want 100", p)
+	}
+}
+
+// TestRunSaysTheDialectHintOnce: when the peer resets every TCP cell at
+// once (an iperf3 server asked for iperf2 tests), the hint to try
+// --dialect iperf3 is said once, naming the cells, and not in each cell's
+// reason or failure warning.
+func TestRunSaysTheDialectHintOnce(t *testing.T) {
+	f := &fakeSession{reply: func(cfg session.ClientConfig, _ int) (*result.Result, error) {
+		r := fakeResult(cfg, 10e6, 0, 100)
+		if !cfg.UDP {
+			r.Receiver = nil
+			r.Error = "the peer reset the connection at once (0.30 s into the test): " + session.Iperf3Hint + " (write: connection reset by peer)"
+		}
+		return r, nil
+	}}
+	m, err := Run(context.Background(), f, Config{Base: base(session.DialectIperf2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range m.Cells {
+		if strings.Contains(c.Reason, session.Iperf3Hint) {
+			t.Errorf("cell %s repeats the hint: %q", c.Name(), c.Reason)
+		}
+		if c.Protocol == result.TCP && (c.Status != StatusFailed || !strings.Contains(c.Reason, "reset the connection at once")) {
+			t.Errorf("cell %s: %s %q, want failed saying the peer reset at once", c.Name(), c.Status, c.Reason)
+		}
+	}
+	n := 0
+	for _, w := range m.Warnings {
+		n += strings.Count(w, session.Iperf3Hint)
+	}
+	want := "the peer ended the test at once in 2 cells (tcp upload, tcp download): " + session.Iperf3Hint
+	if n != 1 || !slices.Contains(m.Warnings, want) {
+		t.Errorf("warnings %q\nwant the hint once: %q", m.Warnings, want)
 	}
 }

@@ -23,6 +23,11 @@
 //	iperf2-udp      5 datagrams + FIN (2.1 header at 16)        server report; its layout (modern at 16,
 //	                                                           legacy at 12) and counts
 //
-// The decision logic (Classify* and Summarize) is pure and tested with canned
+// Detect runs the tcp-opening step alone and chooses the client dialect for
+// the test that follows (the client's --dialect auto): iperf3 for an iperf3
+// server, iperf2 for iperf 2.1+ or a wirebench server, iperf2 as a fallback
+// when the answer tells nothing (the device dialects cannot be told apart).
+//
+// The decision logic (Classify*, Summarize and Choose) is pure and tested with canned
 // replies; Run does the socket work. Run only talks to the host it is given.
 package probe

@@ -32,6 +32,9 @@ func (p *prober) iperf3Test(ctx context.Context, c net.Conn, ck iperf3.Cookie) {
 		p.step("iperf3-test", "failed", err.Error(), t0)
 		return
 	}
+	// The next test finds the server idle only once it has closed this
+	// connection (iperf3 -s serves one test at a time).
+	waitClosed(c, 2*p.cfg.Timeout)
 	p.res.Iperf3.TestCompleted = true
 	p.res.Iperf3.SentBytes = iperf3TestBytes
 	if s := srv.Stream(1); s != nil {
@@ -50,7 +53,7 @@ func (p *prober) iperf3Test(ctx context.Context, c net.Conn, ck iperf3.Cookie) {
 func (p *prober) iperf3Conversation(ctx context.Context, conn *iperf3.Conn, ck iperf3.Cookie) (*iperf3.Results, error) {
 	params := &iperf3.Params{
 		Protocol: iperf3.ProtoTCP, Num: iperf3TestBytes, Len: iperf3TestBytes, Parallel: 1,
-		WB: &iperf3.WBParams{Version: iperf3.WBVersion, Agent: "wirebench/" + version.String()},
+		WB: &iperf3.WBParams{Version: iperf3.WBVersion, Agent: "wirebench/" + version.String(), Probe: true},
 	}
 	if err := conn.WriteParams(ctx, params); err != nil {
 		return nil, err

@@ -81,13 +81,19 @@ type Result struct {
 
 // Test describes what was asked of the test, after defaults were applied.
 type Test struct {
-	Protocol  string  `json:"protocol"`
-	Direction string  `json:"direction"`
-	Dialect   string  `json:"dialect"`
-	Host      string  `json:"host"`
-	Port      int     `json:"port"`
-	Peer      string  `json:"peer,omitempty"` // address:port of the peer as seen on the wire
-	Duration  float64 `json:"duration_s"`     // requested duration; 0 when Bytes is set
+	Protocol  string `json:"protocol"`
+	Direction string `json:"direction"`
+	Dialect   string `json:"dialect"`
+	// DialectChosenBy says how the dialect was chosen: "flag"
+	// (--dialect), "port" (5201), "probe" (the peer's answer), "fallback"
+	// (the probe could not tell: iperf2) or "device" (--dut); empty when
+	// not recorded. DialectReason says what the probe saw.
+	DialectChosenBy string  `json:"dialect_chosen_by,omitempty"`
+	DialectReason   string  `json:"dialect_reason,omitempty"`
+	Host            string  `json:"host"`
+	Port            int     `json:"port"`
+	Peer            string  `json:"peer,omitempty"` // address:port of the peer as seen on the wire
+	Duration        float64 `json:"duration_s"`     // requested duration; 0 when Bytes is set
 	// Omit is -O: the seconds at the start of the test left out of the
 	// summary (the test runs Omit + Duration seconds); 0 when none.
 	Omit        float64 `json:"omit_s,omitempty"`

@@ -381,11 +381,17 @@ type i3ServerTest struct {
 	omitted map[string]result.Interval
 	// reported: the result was handed on (it is, exactly once).
 	reported bool
+	// quiet: a wirebench probe's test (wb_probe), neither announced nor
+	// handed on.
+	quiet bool
 }
 
 // finish hands the test's result on.
 func (sv *i3ServerTest) finish() {
 	sv.reported = true
+	if sv.quiet {
+		return
+	}
 	sv.t.hub.s.finished(sv.id, sv.r)
 }
 
@@ -553,7 +559,11 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 	t, h, p := sv.t, sv.t.hub, sv.t.p
 	sv.start = time.Now()
 	sv.r = sv.newResult()
-	sv.id = h.s.newTest(sv.r)
+	if sv.quiet = p.WB != nil && p.WB.Probe; sv.quiet {
+		sv.id = h.s.quietTest()
+	} else {
+		sv.id = h.s.newTest(sv.r)
+	}
 	hook("iperf3-test", t.peer)
 	var recvC, sendC, allC []*stats.Counters
 	var recvTCP []net.Conn
@@ -572,7 +582,11 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 	// The client's -O: the first seconds are shown, marked, and left out
 	// of the summary; the client runs them before its -t.
 	omit := time.Duration(p.Omit) * time.Second
-	iv := engine.NewIntervals(sv.start, h.s.cfg.Interval, h.s.interval(sv.id), directionFlows(recvC, sendC, false)...)
+	onIv := h.s.interval(sv.id)
+	if sv.quiet {
+		onIv = nil
+	}
+	iv := engine.NewIntervals(sv.start, h.s.cfg.Interval, onIv, directionFlows(recvC, sendC, false)...)
 	iv.SetOmit(omit)
 	ivCtx, ivEnd := context.WithCancel(ctx) // ends the reports should this test panic before Stop
 	defer ivEnd()

@@ -274,6 +274,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	return first
 }
 
+// quietTest numbers a test that is neither announced nor handed on (a
+// wirebench probe's; see iperf3.WBParams.Probe).
+func (s *Server) quietTest() int { return int(s.nextID.Add(1)) }
+
 // newTest numbers a test and announces it.
 func (s *Server) newTest(r *result.Result) int {
 	id := int(s.nextID.Add(1))

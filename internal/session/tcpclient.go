@@ -22,11 +22,49 @@ func resetByPeer(err error) bool {
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
+// Iperf3Hint is what an iperf2-dialect test that the peer ended at once
+// says: an iperf3 server resets (or closes) an iperf 2 test as soon as it
+// has read the header as its cookie and parameters. The matrix looks for
+// it to say it once, not in every cell.
+const Iperf3Hint = "is it an iperf3 server? try --dialect iperf3"
+
+// atOnce is how soon after the start a peer's reset or close counts as
+// "at once": an iperf3 server resets an iperf 2 test once it has read as
+// much of our data as the "parameters length" our header gave it, some
+// tenths of a second on an idle loopback (0.3-0.8 s seen), 2.85 s on a
+// loaded machine; 5 s leaves room for that.
+const atOnce = 5 * time.Second
+
+// endedAtOnce is the error of a TCP test the peer reset or closed at once
+// (how: "reset" or "closed"), after bytes of its data arrived.
+func endedAtOnce(how string, after time.Duration, bytes int64, cause error) string {
+	msg := fmt.Sprintf("the peer %s the connection at once (%.2f s into the test", how, after.Seconds())
+	if how == "closed" {
+		msg += fmt.Sprintf(", after %d bytes", bytes)
+	}
+	msg += "): " + Iperf3Hint
+	if cause != nil {
+		msg += " (" + cause.Error() + ")"
+	}
+	return msg
+}
+
+// stateBytesOnly: a timed test in which fewer bytes than this arrived got
+// no test data at all, only what an iperf3 server sends before its
+// parameters (one state byte).
+const stateBytesOnly = 16
+
 // tcpStreamOutcome is one TCP stream's figures.
 type tcpStreamOutcome struct {
 	sent    tcpSent
 	recv    engine.TCPResult
 	recvErr error
+	// recvEnded is when the receive ended, from the test's start;
+	// recvEOF is set when it ended because the peer closed in time.
+	recvEnded time.Duration
+	recvEOF   bool
+	// recvStopped is set when the test was stopped (ctx ended) first.
+	recvStopped bool
 	// report is the wirebench server's count, when it sent one.
 	report   iperf2.TCPReport
 	reported bool
@@ -118,6 +156,12 @@ func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	return r, nil
 }
 
+// closedAtOnce reports whether the peer closed a stream we receive on at
+// once in a timed test (a -n test ends when the peer has sent its bytes).
+func closedAtOnce(cfg *ClientConfig, o tcpStreamOutcome) bool {
+	return o.recvEOF && cfg.Bytes == 0 && cfg.Duration > 0 && o.recvEnded < min(atOnce, cfg.Duration/2)
+}
+
 // resetAny reports whether the peer reset any of the streams.
 func resetAny(outs []tcpStreamOutcome) bool {
 	for _, o := range outs {
@@ -164,6 +208,9 @@ func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, start time
 			rctx, cancel := context.WithTimeout(ctx, limit)
 			defer cancel()
 			o.recv, o.recvErr = engine.ReceiveTCP(rctx, c, 128<<10, 0, nil, rc)
+			o.recvEnded = time.Since(start)
+			o.recvStopped = ctx.Err() != nil
+			o.recvEOF = o.recvErr == nil && !o.recvStopped
 		}()
 	} else {
 		// A 2.1 server may send a CLIENTHDRACK we never asked for, and a
@@ -233,11 +280,24 @@ func fillTCPClientResult(r *result.Result, cfg *ClientConfig, outs []tcpStreamOu
 				if resetByPeer(e.err) && !cfg.Tradeoff && !cfg.Dual { // -r/-d: see runTCPClient
 					// The time is that of the direction whose error it
 					// is (a receive-only test never started a send).
+					in := max(e.ran.End.Sub(e.ran.Start), 0)
+					if in < atOnce {
+						r.Error = endedAtOnce("reset", in, 0, e.err)
+						continue
+					}
 					r.Warn(fmt.Sprintf("the peer reset the connection %.2f s into the test: a listener that is not an "+
 						"iperf 2 server does that (an iperf3 server resets iperf2 tests); if it is iperf3, use --dialect iperf3",
-						max(e.ran.End.Sub(e.ran.Start).Seconds(), 0)))
+						in.Seconds()))
 				}
 			}
+		}
+		switch {
+		case !receiving || r.Error != "":
+		case closedAtOnce(cfg, o):
+			r.Error = endedAtOnce("closed", o.recvEnded, o.recv.Bytes, nil)
+		case o.recv.Bytes > 0 && o.recv.Bytes < stateBytesOnly && cfg.Bytes == 0 && !o.recvStopped:
+			r.Error = fmt.Sprintf("the peer sent only %d byte(s) in the whole test: %s (an iperf3 server sends one "+
+				"state byte and waits for parameters that never come)", o.recv.Bytes, Iperf3Hint)
 		}
 		if cfg.Parallel > 1 {
 			r.Streams = append(r.Streams, st)

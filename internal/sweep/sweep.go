@@ -369,6 +369,10 @@ type Test struct {
 	// Dialect is our client's dialect where it is not the default
 	// (a device's server may need iperf2-legacy).
 	Dialect string `json:"dialect,omitempty"`
+	// DialectChosenBy says how the dialect was chosen ("flag", "port",
+	// "probe", "fallback"); DialectReason what the probe saw.
+	DialectChosenBy string `json:"dialect_chosen_by,omitempty"`
+	DialectReason   string `json:"dialect_reason,omitempty"`
 	// DUT is the --dut line when the device's own shell started its
 	// server for every trial.
 	DUT string `json:"dut,omitempty"`

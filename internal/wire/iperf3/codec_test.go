@@ -583,3 +583,25 @@ func TestServerErrText(t *testing.T) {
 		}
 	}
 }
+
+// TestWBProbeRoundTrip: wb_probe marks a probe's test on the wire and
+// decodes back; a test without it carries no key.
+func TestWBProbeRoundTrip(t *testing.T) {
+	for _, probe := range []bool{true, false} {
+		p := &Params{Protocol: ProtoTCP, Num: 1024, Len: 1024, Parallel: 1, WB: &WBParams{Version: WBVersion, Agent: "wirebench/0", Probe: probe}}
+		b, err := p.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(b), `"wb_probe":true`); got != probe {
+			t.Errorf("probe %v: %s", probe, b)
+		}
+		back, err := DecodeParams(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.WB == nil || back.WB.Probe != probe {
+			t.Errorf("probe %v: decoded %+v", probe, back.WB)
+		}
+	}
+}

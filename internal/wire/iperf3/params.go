@@ -103,6 +103,11 @@ type WBParams struct {
 	// "wb_auth_ts" is the client's Unix time, "wb_auth" the hex MAC.
 	AuthTime int64
 	AuthMAC  string
+	// Probe ("wb_probe") marks the 1 KiB test of `wirebench probe` and of
+	// the client's --dialect auto: a wirebench server runs it and answers
+	// as for any test, but neither announces, saves nor counts it (a
+	// one-test server, -1, still waits for the real test).
+	Probe bool
 }
 
 // WBVersion is the version of the wirebench extension this package speaks.
@@ -156,6 +161,7 @@ type paramsWire struct {
 	WBLatency        *bool   `json:"wb_latency,omitempty"`
 	WBAuthTS         int64   `json:"wb_auth_ts,omitempty"`
 	WBAuth           string  `json:"wb_auth,omitempty"`
+	WBProbe          *bool   `json:"wb_probe,omitempty"`
 	_                [0]byte // keep positional literals out
 }
 
@@ -200,6 +206,7 @@ func (p *Params) MarshalJSON() ([]byte, error) {
 		w.WBDups = trueOrNil(p.WB.Duplicates)
 		w.WBLatency = trueOrNil(p.WB.Latency)
 		w.WBAuthTS, w.WBAuth = p.WB.AuthTime, p.WB.AuthMAC
+		w.WBProbe = trueOrNil(p.WB.Probe)
 	}
 	b, err := json.Marshal(w)
 	if err != nil {
@@ -267,6 +274,7 @@ func DecodeParams(body []byte) (*Params, error) {
 		p.WB.IntervalMs, _ = f.int64("wb_interval_ms")
 		p.WB.AuthTime, _ = f.int64("wb_auth_ts")
 		p.WB.AuthMAC = f.string("wb_auth")
+		p.WB.Probe = f.has("wb_probe")
 	}
 	if f.err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadParams, f.err)
