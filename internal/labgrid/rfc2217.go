@@ -103,10 +103,10 @@ func (t *RFC2217) handshake(ctx context.Context, baud int, timeout time.Duration
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	stop := context.AfterFunc(ctx, func() { _ = t.c.SetReadDeadline(time.Now()) })
-	defer stop()
 	_ = t.c.SetReadDeadline(deadline)
 	defer func() { _ = t.c.SetReadDeadline(time.Time{}) }()
+	stop := context.AfterFunc(ctx, func() { _ = t.c.SetReadDeadline(time.Now()) })
+	defer stop()
 	sent := false
 	buf := make([]byte, 512)
 	for {
