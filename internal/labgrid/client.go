@@ -203,7 +203,7 @@ type HeldError struct {
 }
 
 func (e *HeldError) Error() string {
-	return fmt.Sprintf("labgrid place %s is acquired by %s: wait until they release it (labgrid-client -p %s release)", e.Place, e.Holder, e.Place)
+	return fmt.Sprintf("labgrid place %s is acquired by %s; it is free again once they run labgrid-client -p %s release", e.Place, e.Holder, e.Place)
 }
 
 // Acquire acquires the place called name. mine is true when this user on
