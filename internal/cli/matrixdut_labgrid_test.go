@@ -71,7 +71,7 @@ func TestMatrixDUTLabgrid(t *testing.T) {
 		t.Fatalf("exit %d, %v: %s\n%s", code, err, errb.String(), out.String())
 	}
 	if code != exitOK || len(m.Cells) != 4 {
-		t.Fatalf("exit %d, %d cells: %s\n%s", code, len(m.Cells), errb.String(), cellsOf(m))
+		t.Fatalf("exit %d, %d cells: %s\n%s", code, len(m.Cells), errb.String(), out.String())
 	}
 	for _, c := range m.Cells {
 		d := c.Device
