@@ -149,6 +149,9 @@ func (c *Client) serialPortLocked(place string) (SerialPort, bool, error) {
 	if r == nil || !r.GetAvail() {
 		return sp, false, nil
 	}
+	if v, ok := r.GetExtra()["proxy_required"].GetKind().(*lgpb.MapValue_BoolValue); ok && v.BoolValue {
+		return sp, false, fmt.Errorf("labgrid resource %s is reachable only through an SSH proxy to its exporter, which wirebench does not set up; run wirebench where %s's ports can be reached", sp.Path, strings.SplitN(sp.Path, "/", 2)[0])
+	}
 	params := r.GetParams()
 	sp.Host = stringParam(params["host"])
 	if sp.Host == "" {

@@ -167,6 +167,22 @@ func TestConsoleFailureReleases(t *testing.T) {
 	}
 }
 
+// An exporter reachable only through an SSH proxy: a clear error, and the
+// place released again.
+func TestProxyRequired(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	co, con := startPlace(t, ctx, false)
+	co.RequireProxy("board")
+	_, err := labgrid.Open(ctx, labgrid.Target{Place: "board", Coordinator: co.Addr}, 30*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "SSH proxy") {
+		t.Fatalf("err %v; want one about the proxy", err)
+	}
+	if co.Holder("board") != "" || con.Conns() != 0 {
+		t.Errorf("holder %q, %d console connections", co.Holder("board"), con.Conns())
+	}
+}
+
 func TestParseTarget(t *testing.T) {
 	t.Setenv("LG_COORDINATOR", "coord.lab:1234")
 	for in, want := range map[string]string{

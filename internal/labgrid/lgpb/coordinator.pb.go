@@ -118,8 +118,9 @@ type ClientInMessage_Sync struct {
 
 type ClientInMessage_Startup struct {
 	// The client's "host/user" name: the coordinator records it as the
-	// holder of what this connection acquires. Deprecated upstream in
-	// favour of nothing yet; labgrid-client still sends it.
+	// holder of what this connection acquires. labgrid marks the field
+	// deprecated, but its coordinator still keys acquisition on it and
+	// labgrid-client still sends it.
 	Startup *StartupDone `protobuf:"bytes,2,opt,name=startup,proto3,oneof"`
 }
 

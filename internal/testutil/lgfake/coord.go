@@ -100,6 +100,20 @@ func (c *Coordinator) Hold(place, user string) {
 	c.acquireLocked(c.places[place], user)
 }
 
+// RequireProxy marks place's resources as reachable only through an SSH
+// proxy to the exporter (extra.proxy_required, as labgrid's exporter sets
+// with --isolated).
+func (c *Coordinator) RequireProxy(place string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range c.resources {
+		if r.GetPath().GetGroupName() == place {
+			r.Extra = map[string]*lgpb.MapValue{"proxy_required": {Kind: &lgpb.MapValue_BoolValue{BoolValue: true}}}
+			c.publishLocked(&lgpb.UpdateResponse{Kind: &lgpb.UpdateResponse_Resource{Resource: r}})
+		}
+	}
+}
+
 // Holder is who holds place ("" when it is free).
 func (c *Coordinator) Holder(place string) string {
 	c.mu.Lock()
