@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -138,6 +139,30 @@ func TestOpenErrors(t *testing.T) {
 	_, err = labgrid.Open(ctx, labgrid.Target{Place: "board", Coordinator: co.Addr}, 30*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "labgrid coordinator "+co.Addr) {
 		t.Errorf("err %v", err)
+	}
+}
+
+// A coordinator address that takes the connection but never answers
+// (not gRPC, or hung): Open ends with the step's deadline, not gRPC's own
+// much longer one.
+func TestCoordinatorSilent(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	_, err = labgrid.Open(context.Background(), labgrid.Target{Place: "board", Coordinator: ln.Addr().String()}, 200*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "labgrid coordinator "+ln.Addr().String()) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v; want the step's deadline naming the coordinator", err)
 	}
 }
 

@@ -51,7 +51,21 @@ func Dial(ctx context.Context, addr, name string) (*Client, error) {
 	c := &Client{addr: addr, name: name, cc: cc, api: lgpb.NewCoordinatorClient(cc), stop: stop,
 		places: map[string]*lgpb.Place{}, resources: map[string]*lgpb.Resource{}, syncs: map[uint64]chan struct{}{},
 		changed: make(chan struct{}), done: make(chan struct{})}
-	c.st, err = c.api.ClientStream(sctx)
+	// The stream lives as long as the client, not ctx; but opening it
+	// waits for the connection, which ctx bounds.
+	opened := make(chan error, 1)
+	go func() {
+		var err error
+		c.st, err = c.api.ClientStream(sctx)
+		opened <- err
+	}()
+	select {
+	case err = <-opened:
+	case <-ctx.Done():
+		c.Close()
+		<-opened
+		return nil, fmt.Errorf("connecting to the labgrid coordinator %s: %w", addr, ctx.Err())
+	}
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("labgrid coordinator %s: %s", addr, statusText(err))
