@@ -33,7 +33,7 @@ type dutFlags struct {
 
 func (f *dutFlags) register(cmd *cobra.Command, server bool) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.spec, "dut", "", "drive the device's own shell at `SPEC`: serial:DEVICE[?baud=N], telnet:HOST[:PORT] or cmd:COMMAND (docs/dut.md)")
+	fl.StringVar(&f.spec, "dut", "", "drive the device's own shell at `SPEC`: serial:DEVICE[?baud=N], telnet:HOST[:PORT], labgrid:PLACE[@HOST:PORT] or cmd:COMMAND (docs/dut.md)")
 	fl.StringVar(&f.shell, "dut-shell", "auto", "the device's shell `NAME`: "+strings.Join(dut.Shells(), ", "))
 	fl.StringVar(&f.iface, "dut-iface", "", "the device's interface `IFACE` for the test (Harmony: defnet IFACE)")
 	fl.Float64Var(&f.step, "dut-timeout", dut.DefaultStepTimeout.Seconds(), "`SECONDS` each step with the device's shell may take (prompt, command answer)")

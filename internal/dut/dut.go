@@ -69,7 +69,7 @@ func Open(ctx context.Context, spec string, o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	rw, err := sp.open(ctx)
+	rw, err := sp.open(ctx, o.withDefaults().StepTimeout)
 	if err != nil {
 		return nil, err
 	}

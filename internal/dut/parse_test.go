@@ -171,7 +171,10 @@ func TestCommands(t *testing.T) {
 }
 
 func TestParseSpec(t *testing.T) {
+	t.Setenv("LG_COORDINATOR", "coord.lab")
 	good := map[string]Spec{
+		"labgrid:board@10.0.0.5:20409":    {"labgrid", "board@10.0.0.5:20409", 0},
+		"labgrid:board":                   {"labgrid", "board@coord.lab:20408", 0},
 		"serial:/dev/ttyACM0?baud=921600": {"serial", "/dev/ttyACM0", 921600},
 		"serial:COM3":                     {"serial", "COM3", DefaultBaud},
 		"telnet:192.0.2.1:2323":           {"telnet", "192.0.2.1:2323", 0},
@@ -184,7 +187,7 @@ func TestParseSpec(t *testing.T) {
 			t.Errorf("ParseSpec(%q) = %+v, %v; want %+v", in, got, err, w)
 		}
 	}
-	for _, bad := range []string{"", "serial:", "serial:/dev/x?baud=fast", "serial:/dev/x?parity=e", "telnet::23", "telnet:h:99999", "cmd: ", "ssh:host", "/dev/ttyACM0"} {
+	for _, bad := range []string{"", "serial:", "serial:/dev/x?baud=fast", "serial:/dev/x?parity=e", "telnet::23", "telnet:h:99999", "cmd: ", "ssh:host", "/dev/ttyACM0", "labgrid:", "labgrid:@h", "labgrid:b@h:0"} {
 		if _, err := ParseSpec(bad); err == nil || !strings.Contains(err.Error(), "--dut") {
 			t.Errorf("ParseSpec(%q) = %v, want a clear error", bad, err)
 		}

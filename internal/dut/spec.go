@@ -13,14 +13,17 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"go.bug.st/serial"
+
+	"github.com/wirebench/wirebench/internal/labgrid"
 )
 
 // Spec is a parsed --dut value.
 type Spec struct {
-	Kind   string // "serial", "telnet" or "cmd"
-	Target string // device path, host:port or command line
+	Kind   string // "serial", "telnet", "labgrid" or "cmd"
+	Target string // device path, host:port, PLACE@HOST:PORT or command line
 	Baud   int    // serial only
 }
 
@@ -28,11 +31,13 @@ type Spec struct {
 const DefaultBaud = 115200
 
 // ParseSpec parses serial:/dev/ttyACM0?baud=115200, telnet:HOST:PORT
-// (port 23 by default) or cmd:COMMAND.
+// (port 23 by default), labgrid:PLACE[@HOST[:PORT]] (a board reserved
+// through a labgrid coordinator, LG_COORDINATOR's by default) or
+// cmd:COMMAND.
 func ParseSpec(spec string) (Spec, error) {
 	kind, rest, ok := strings.Cut(spec, ":")
 	if !ok || rest == "" {
-		return Spec{}, fmt.Errorf("invalid --dut %q: want serial:DEVICE[?baud=N], telnet:HOST:PORT or cmd:COMMAND", spec)
+		return Spec{}, fmt.Errorf("invalid --dut %q: want serial:DEVICE[?baud=N], telnet:HOST:PORT, labgrid:PLACE[@HOST:PORT] or cmd:COMMAND", spec)
 	}
 	switch kind {
 	case "serial":
@@ -68,13 +73,19 @@ func ParseSpec(spec string) (Spec, error) {
 			return Spec{}, fmt.Errorf("invalid --dut %q: want telnet:HOST:PORT", spec)
 		}
 		return Spec{Kind: kind, Target: hostport}, nil
+	case "labgrid":
+		t, err := labgrid.ParseTarget(rest)
+		if err != nil {
+			return Spec{}, fmt.Errorf("invalid --dut %q: %v", spec, err)
+		}
+		return Spec{Kind: kind, Target: t.Place + "@" + t.Coordinator}, nil
 	case "cmd":
 		if strings.TrimSpace(rest) == "" {
 			return Spec{}, fmt.Errorf("invalid --dut %q: empty command", spec)
 		}
 		return Spec{Kind: kind, Target: rest}, nil
 	}
-	return Spec{}, fmt.Errorf("invalid --dut %q: unknown kind %q (serial, telnet or cmd)", spec, kind)
+	return Spec{}, fmt.Errorf("invalid --dut %q: unknown kind %q (serial, telnet, labgrid or cmd)", spec, kind)
 }
 
 // Host returns the device's network address when the spec tells it
@@ -87,8 +98,20 @@ func (sp Spec) Host() string {
 	return h
 }
 
-func (sp Spec) open(ctx context.Context) (io.ReadWriteCloser, error) {
+// open connects to the shell; step bounds each wait of a labgrid
+// reservation.
+func (sp Spec) open(ctx context.Context, step time.Duration) (io.ReadWriteCloser, error) {
 	switch sp.Kind {
+	case "labgrid":
+		t, err := labgrid.ParseTarget(sp.Target)
+		if err != nil {
+			return nil, err
+		}
+		b, err := labgrid.Open(ctx, t, step)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
 	case "serial":
 		p, err := serial.Open(sp.Target, &serial.Mode{BaudRate: sp.Baud, DataBits: 8, Parity: serial.NoParity, StopBits: serial.OneStopBit})
 		if err != nil {
