@@ -21,7 +21,7 @@ func (b *bench) loss(ctx context.Context, sr *SizeResult) error {
 			return err
 		}
 		p := LossPoint{OfferedPercent: float64(step), RatePPS: rate, OfferedPPS: o.OfferedPPS, Sent: o.Sent,
-			Lost: o.Lost + o.Unreported, LossPercent: sweep.LossPercent(o),
+			Lost: o.Lost + o.Unreported, LossPercent: sweep.LossPercent(o), SendS: o.SendSeconds, SenderLagMS: o.MaxLagS * 1000,
 			HostLimited: o.SendErrors > 0 || o.OfferedPPS < 0.99*rate}
 		if p.HostLimited {
 			sr.Warnings = append(sr.Warnings, fmt.Sprintf("frame loss at %d %% of line: this host offered %.0f/s of the %.0f/s asked; the loss shown is at the rate offered", step, o.OfferedPPS, rate))

@@ -268,6 +268,12 @@ type LossPoint struct {
 	Sent           int64   `json:"sent"`
 	Lost           int64   `json:"lost"`
 	LossPercent    float64 `json:"loss_percent"`
+	// SendS is the time from the first datagram sent to the last;
+	// SenderLagMS the furthest this host fell behind its schedule (a
+	// stall longer than the far end's queue lets its link idle, and it
+	// then loses more than its rate accounts for).
+	SendS       float64 `json:"send_s"`
+	SenderLagMS float64 `json:"sender_lag_ms"`
 	// HostLimited says this host sent less than 99 % of the rate asked.
 	HostLimited bool `json:"host_limited,omitempty"`
 }
