@@ -407,6 +407,7 @@ func (s *sweeper) reuse(prior []TrialRecord, rep int, sr *SizeResult) reused {
 	cfg := &s.cfg
 	p := reused{hi: math.Inf(1), hostFail: math.Inf(1), deviceFail: math.Inf(1)}
 	first := len(sr.TrialLog)
+	cut, ceil := math.Inf(1), math.Inf(1) // below a failed confirmation; the rates it bounds
 	for _, t := range prior {
 		if t.Repeat != rep {
 			continue
@@ -414,9 +415,19 @@ func (s *sweeper) reuse(prior []TrialRecord, rep int, sr *SizeResult) reused {
 		spec := Spec{Size: sr.Size, RatePPS: t.RatePPS, Duration: time.Duration(t.TrialS * float64(time.Second)), Packets: t.TrialPackets}
 		t.Verdict, t.Reused = cfg.Verdict(spec, t.Outcome), true
 		sr.TrialLog = append(sr.TrialLog, t)
+		if t.Confirm && t.Verdict != VerdictPass && t.Verdict != VerdictStall {
+			// As in search: short passes above what a failed
+			// confirmation delivered are what a queue hid.
+			d := delivered(t.Verdict, t.Outcome)
+			cut, ceil = min(cut, t.RatePPS, d), min(ceil, d*(1+cfg.PaceTolerance))
+		}
+	}
+	for _, t := range sr.TrialLog[first:] {
 		switch t.Verdict {
 		case VerdictPass:
-			p.lo = max(p.lo, t.RatePPS)
+			if t.RatePPS < cut {
+				p.lo = max(p.lo, t.RatePPS)
+			}
 		case VerdictStall:
 		default:
 			if t.RatePPS < p.hi {
@@ -428,6 +439,9 @@ func (s *sweeper) reuse(prior []TrialRecord, rep int, sr *SizeResult) reused {
 				p.deviceFail = min(p.deviceFail, t.RatePPS)
 			}
 		}
+	}
+	if ceil > p.lo && ceil < p.hi {
+		p.hi = ceil
 	}
 	long := s.spec(sr.Size, p.lo, true)
 	for i := first; i < len(sr.TrialLog); i++ {
