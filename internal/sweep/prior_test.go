@@ -81,3 +81,42 @@ func TestPriorReusedForLooserCriterion(t *testing.T) {
 		t.Errorf("sharp limit: PDR ran %d trials, %.0f (confirmed %v), want 0 trials and NDR's %.0f", sharp.trials-ran, pdr.Sizes[0].TriedPPS, pdr.Sizes[0].Confirmed, ndr.Sizes[0].TriedPPS)
 	}
 }
+
+// TestPriorMarginalConfirmation: a 0 % search that converged on 8425/s
+// (8509/s failed on backlog, within the 1 % resolution), whose
+// confirmation failed on backlog and passed when run again at the same
+// rate (sweep's marginal rerun), settles the 0.5 % search: it runs no
+// trial and reports that rate. (It searched again below the rate before.)
+func TestPriorMarginalConfirmation(t *testing.T) {
+	ok := Outcome{Sent: 8425, OfferedPPS: 8425, Received: 8425, Total: 8425, SendSeconds: 1, BacklogKnown: true}
+	long := ok
+	long.Sent, long.Received, long.Total, long.SendSeconds = 84250, 84250, 84250, 10
+	backlog := long
+	backlog.BacklogS, backlog.ServicePPS = 0.1, 8340
+	over := ok
+	over.OfferedPPS, over.BacklogS, over.ServicePPS = 8762, 0.04, 8425
+	prior := []TrialRecord{
+		{Repeat: 1, RatePPS: 8425, TrialS: 1, Outcome: ok},
+		{Repeat: 1, RatePPS: 8762, TrialS: 1, Outcome: over},
+		{Repeat: 1, RatePPS: 8509, TrialS: 1, Outcome: over},
+		{Repeat: 1, RatePPS: 8425, TrialS: 10, Confirm: true, Outcome: backlog},
+		{Repeat: 1, RatePPS: 8425, TrialS: 10, Confirm: true, Outcome: long},
+	}
+	prior[1].Outcome.Sent, prior[1].Outcome.Received, prior[1].Outcome.Total = 8762, 8762, 8762
+	prior[2].Outcome.Sent, prior[2].Outcome.Received, prior[2].Outcome.Total, prior[2].Outcome.OfferedPPS = 8509, 8509, 8509, 8509
+	cfg := fastConfig(82)
+	cfg.MaxPPS = func(int) float64 { return 84459 }
+	cfg.Confirm, cfg.LossPercent = 10*time.Second, 0.5
+	cfg.Prior = map[int][]TrialRecord{82: prior}
+	res := NewResult(Test{})
+	r := RunnerFunc(func(context.Context, Spec) (Outcome, error) {
+		t.Error("a trial was run")
+		return ok, nil
+	})
+	if err := Run(context.Background(), cfg, r, res); err != nil {
+		t.Fatal(err)
+	}
+	if sr := res.Sizes[0]; sr.TriedPPS != 8425 || !sr.Confirmed || sr.Trials != 0 {
+		t.Errorf("got %.0f (confirmed %v) in %d trials, want 8425 confirmed in 0", sr.TriedPPS, sr.Confirmed, sr.Trials)
+	}
+}

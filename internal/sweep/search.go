@@ -407,7 +407,7 @@ func (s *sweeper) reuse(prior []TrialRecord, rep int, sr *SizeResult) reused {
 	cfg := &s.cfg
 	p := reused{hi: math.Inf(1), hostFail: math.Inf(1), deviceFail: math.Inf(1)}
 	first := len(sr.TrialLog)
-	cut, ceil := math.Inf(1), math.Inf(1) // below a failed confirmation; the rates it bounds
+	heldAt := 0.0 // the highest rate a confirmation passed at
 	for _, t := range prior {
 		if t.Repeat != rep {
 			continue
@@ -415,46 +415,52 @@ func (s *sweeper) reuse(prior []TrialRecord, rep int, sr *SizeResult) reused {
 		spec := Spec{Size: sr.Size, RatePPS: t.RatePPS, Duration: time.Duration(t.TrialS * float64(time.Second)), Packets: t.TrialPackets}
 		t.Verdict, t.Reused = cfg.Verdict(spec, t.Outcome), true
 		sr.TrialLog = append(sr.TrialLog, t)
-		if t.Confirm && t.Verdict != VerdictPass && t.Verdict != VerdictStall {
-			// As in search: short passes above what a failed
-			// confirmation delivered are what a queue hid.
+		if t.Confirm && t.Verdict == VerdictPass {
+			heldAt = max(heldAt, t.RatePPS)
+		}
+	}
+	log := sr.TrialLog[first:]
+	// As in search: short passes above what a failed confirmation
+	// delivered are what a queue hid, and no rate more than PaceTolerance
+	// above that holds. A confirmation that failed at a rate one passed
+	// at (or above) was run again by the search and held: it bounds
+	// nothing.
+	cut, ceil := math.Inf(1), math.Inf(1)
+	for _, t := range log {
+		if t.Confirm && t.RatePPS > heldAt && t.Verdict != VerdictPass && t.Verdict != VerdictStall {
 			d := delivered(t.Verdict, t.Outcome)
 			cut, ceil = min(cut, t.RatePPS, d), min(ceil, d*(1+cfg.PaceTolerance))
 		}
 	}
-	for _, t := range sr.TrialLog[first:] {
-		switch t.Verdict {
-		case VerdictPass:
-			if t.RatePPS < cut {
-				p.lo = max(p.lo, t.RatePPS)
-			}
-		case VerdictStall:
-		default:
-			if t.RatePPS < p.hi {
-				p.hi, p.est = t.RatePPS, delivered(t.Verdict, t.Outcome)
-			}
-			if t.Verdict == VerdictHost {
-				p.hostFail = min(p.hostFail, t.RatePPS)
-			} else {
-				p.deviceFail = min(p.deviceFail, t.RatePPS)
-			}
+	for _, t := range log {
+		if t.Verdict == VerdictPass && t.RatePPS < cut {
+			p.lo = max(p.lo, t.RatePPS)
+		}
+	}
+	// Failures at or below a rate that passed were run again and passed
+	// (a stall, a marginal backlog): the lowest failure above it bounds.
+	for _, t := range log {
+		if t.Verdict == VerdictPass || t.Verdict == VerdictStall || t.RatePPS <= p.lo {
+			continue
+		}
+		if t.RatePPS < p.hi {
+			p.hi, p.est = t.RatePPS, delivered(t.Verdict, t.Outcome)
+		}
+		if t.Verdict == VerdictHost {
+			p.hostFail = min(p.hostFail, t.RatePPS)
+		} else {
+			p.deviceFail = min(p.deviceFail, t.RatePPS)
 		}
 	}
 	if ceil > p.lo && ceil < p.hi {
 		p.hi = ceil
 	}
 	long := s.spec(sr.Size, p.lo, true)
-	for i := first; i < len(sr.TrialLog); i++ {
-		t := &sr.TrialLog[i]
+	for i := range log {
+		t := &log[i]
 		if t.Confirm && t.Verdict == VerdictPass && t.RatePPS == p.lo && t.TrialS >= long.Duration.Seconds() && t.TrialPackets >= long.Packets {
 			p.confirm = t
 		}
-	}
-	if p.hi <= p.lo {
-		// A pass above a failure: the lower failure was not the far
-		// end's limit (it did not hold a rate it held above); search
-		// upwards from the pass.
-		p.hi, p.est = math.Inf(1), 0
 	}
 	return p
 }
