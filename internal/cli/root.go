@@ -156,6 +156,7 @@ func commands(e *env) []*cobra.Command {
 		newPingCmd(e),
 		newLatencyCmd(e),
 		newSweepCmd(e),
+		newRFC2544Cmd(e),
 		newMatrixCmd(e),
 		newReportCmd(e),
 		newWebCmd(e),

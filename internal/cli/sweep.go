@@ -425,6 +425,11 @@ func (p *sweepProgress) trial(pr sweep.Progress) {
 	if eta := pr.ETA(); eta > 0 {
 		line += fmt.Sprintf(", about %v left", eta.Round(time.Second))
 	}
+	p.line(line)
+}
+
+// line shows one progress line.
+func (p *sweepProgress) line(line string) {
 	if p.live {
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
 		return

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 )
@@ -159,6 +160,9 @@ func Metrics(doc []byte) (kind string, ms []Metric, err error) {
 			ms = append(ms, m)
 		}
 		return head.Kind, ms, nil
+	case "rfc2544":
+		ms, err := rfc2544Metrics(doc)
+		return head.Kind, ms, err
 	}
 	return head.Kind, nil, fmt.Errorf("cannot compare runs of kind %q", head.Kind)
 }
@@ -433,4 +437,65 @@ func TQuantile975(df float64) float64 {
 	}
 	const z = 1.959963985
 	return z + (z*z*z+z)/(4*df) + (5*math.Pow(z, 5)+16*z*z*z+3*z)/(96*df*df)
+}
+
+// rfc2544Metrics reads an RFC 2544 run: per size, the NDR and PDR, the
+// latency percentiles at each load, the loss at each step and the
+// back-to-back length. Figures a run did not measure are left out, so
+// that only what both runs measured is compared.
+func rfc2544Metrics(doc []byte) ([]Metric, error) {
+	var r struct {
+		Sizes []struct {
+			Size    int      `json:"size"`
+			Done    []string `json:"done"`
+			NDRPPS  float64  `json:"ndr_pps"`
+			PDRPPS  float64  `json:"pdr_pps"`
+			Latency []struct {
+				Load float64 `json:"load_percent"`
+				P50  float64 `json:"p50_ms"`
+				P99  float64 `json:"p99_ms"`
+			} `json:"latency"`
+			LossCurve []struct {
+				Offered float64 `json:"offered_percent"`
+				Loss    float64 `json:"loss_percent"`
+			} `json:"loss_curve"`
+			B2B *struct {
+				Searches []struct {
+					Frames float64 `json:"frames"`
+				} `json:"searches"`
+			} `json:"back_to_back"`
+			B2BFrames float64 `json:"back_to_back_frames"`
+		} `json:"sizes"`
+	}
+	if err := json.Unmarshal(doc, &r); err != nil {
+		return nil, fmt.Errorf("reading an rfc2544 result: %w", err)
+	}
+	var ms []Metric
+	for _, s := range r.Sizes {
+		at := "@" + strconv.Itoa(s.Size)
+		if slices.Contains(s.Done, "throughput") {
+			ms = append(ms, Metric{Name: "ndr_pps" + at, Unit: "1/s", Value: s.NDRPPS, HigherIsBetter: true},
+				Metric{Name: "pdr_pps" + at, Unit: "1/s", Value: s.PDRPPS, HigherIsBetter: true})
+		}
+		for _, p := range s.Latency {
+			load := "_" + strconv.FormatFloat(p.Load, 'f', -1, 64) + "pct" + at
+			ms = append(ms, Metric{Name: "latency_p50_ms" + load, Unit: "ms", Value: p.P50},
+				Metric{Name: "latency_p99_ms" + load, Unit: "ms", Value: p.P99})
+		}
+		for _, p := range s.LossCurve {
+			ms = append(ms, Metric{Name: "loss_percent_" + strconv.FormatFloat(p.Offered, 'f', -1, 64) + "pct" + at, Unit: "%", Value: p.Loss})
+		}
+		if s.B2B != nil {
+			m := Metric{Name: "back_to_back_frames" + at, Unit: "frames", Value: s.B2BFrames, HigherIsBetter: true}
+			if len(s.B2B.Searches) > 1 {
+				var v []float64
+				for _, x := range s.B2B.Searches {
+					v = append(v, x.Frames)
+				}
+				m = withSamples(m, v)
+			}
+			ms = append(ms, m)
+		}
+	}
+	return ms, nil
 }

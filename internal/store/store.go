@@ -35,6 +35,7 @@ const (
 	KindLatency = "request-response"
 	KindMatrix  = "matrix"
 	KindSweep   = "sweep"
+	KindRFC2544 = "rfc2544"
 )
 
 // Run is one saved run.

@@ -38,7 +38,7 @@ func (r ReflectRunner) Trial(ctx context.Context, s Spec) (Outcome, error) {
 		PPS: s.RatePPS, Duration: s.Duration, Packets: s.Packets, Drain: r.Drain})
 	o := Outcome{Sent: res.Sent, SendErrors: res.SendErrors, OfferedPPS: res.OfferedPPS,
 		Received: res.Received, Lost: res.Lost(), Total: res.Sent,
-		SendSeconds: res.SendSeconds, ReceiveSeconds: res.ReceiveSeconds, RTT: summariseRTT(res.RTTs),
+		SendSeconds: res.SendSeconds, ReceiveSeconds: res.ReceiveSeconds, RTT: summariseRTT(res.RTTs), RTTs: res.RTTs,
 		HostDrops: max(res.HostDrops, 0)}
 	// The backlog is the queue a far end delivering at the rate it
 	// showed while it held one builds at the rate we offered.

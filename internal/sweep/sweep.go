@@ -64,6 +64,10 @@ type Outcome struct {
 	ServicePPS float64 `json:"service_pps,omitempty"`
 	// RTT is the round-trip time where the far end reflects.
 	RTT *RTT `json:"rtt_ms,omitempty"`
+	// RTTs are the round-trip times of every datagram that came back,
+	// in arrival order, where the far end reflects (not in the JSON:
+	// RTT summarises them).
+	RTTs []time.Duration `json:"-"`
 	// HostDrops counts datagrams our own host dropped (receive buffer
 	// overflow of a reflect run's socket): not the device's loss.
 	HostDrops int64 `json:"host_drops,omitempty"`
@@ -166,6 +170,13 @@ type Config struct {
 	// CliffDrop is the fall of the byte rate from one size to the next
 	// larger one that counts as a cliff (default 0.2: a fifth).
 	CliffDrop float64
+	// Prior holds, per size, trials already run by a search under another
+	// loss criterion (RFC 2544's NDR before its PDR): the search judges
+	// them again against its own criterion, starts from what they show
+	// and does not run them again (they appear in the trial log marked
+	// reused). A reused confirming trial at the rate the search settles
+	// on confirms it, when it is as long as this search's confirmation.
+	Prior map[int][]TrialRecord
 	// OnTrial, when set, is called after every trial (for progress).
 	OnTrial func(p Progress)
 	// Sleep waits between trials; nil uses a timer (tests pass a fake).
@@ -216,6 +227,9 @@ type TrialRecord struct {
 	TrialS       float64 `json:"trial_s,omitempty"`
 	TrialPackets int64   `json:"trial_packets,omitempty"`
 	Verdict      string  `json:"verdict"`
+	// Reused marks a trial of an earlier search (Config.Prior) judged
+	// again under this search's criterion, not run again.
+	Reused bool `json:"reused,omitempty"`
 	// DeliveredPPS is the rate the far end delivered: its count over its
 	// own receive window (see delivered).
 	DeliveredPPS float64 `json:"delivered_pps"`

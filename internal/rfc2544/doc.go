@@ -1,0 +1,19 @@
+// Package rfc2544 runs RFC 2544's benchmarks (throughput, latency, frame
+// loss rate and back-to-back frames) over ordinary UDP sockets, per
+// datagram size, against a far end reached through a sweep.Runner (a
+// reflector, a wirebench server, an iperf 2 server).
+//
+// Throughput is sweep's search twice per size: first with no loss allowed
+// (NDR), then with up to Config.PDRPercent lost (PDR), the second search
+// seeded with the first one's trials judged again (sweep.Config.Prior), so
+// that no trial is run twice. The rates are what the far end delivered,
+// under sweep's sustained-rate rules (its queue grew by at most 0.5 % of a
+// trial; a confirming trial of Schedule.Confirm).
+//
+// Latency is measured at shares of the NDR (10, 50, 90 and 100 %), every
+// datagram's round trip timed from the time stamped in it to its kernel
+// receive time, into an HDR histogram. Frame loss is measured from the
+// medium's maximum rate down in 10 % steps until two steps in a row lose
+// nothing. Back-to-back sends bursts paced at the medium's line rate and
+// finds by bisection the longest one the far end carries without loss.
+package rfc2544

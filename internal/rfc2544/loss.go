@@ -1,0 +1,40 @@
+package rfc2544
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/wirebench/wirebench/internal/sweep"
+)
+
+// loss runs the frame loss test: from the medium's maximum rate down in
+// 10 % steps until two steps in a row lose nothing (or 10 % is reached).
+func (b *bench) loss(ctx context.Context, sr *SizeResult) error {
+	clean := 0
+	for step := 100; step >= 10 && clean < 2; step -= 10 {
+		rate := sr.LinePPS * float64(step) / 100
+		spec := sweep.Spec{Size: sr.Size, RatePPS: rate, Duration: b.cfg.Schedule.Loss}
+		o, err := b.trial(ctx, TestLoss, spec, func(o sweep.Outcome) string {
+			return fmt.Sprintf("%d %% of line (%.0f/s): loss %.3f %%", step, rate, sweep.LossPercent(o))
+		})
+		if err != nil || ctx.Err() != nil {
+			return err
+		}
+		p := LossPoint{OfferedPercent: float64(step), RatePPS: rate, OfferedPPS: o.OfferedPPS, Sent: o.Sent,
+			Lost: o.Lost + o.Unreported, LossPercent: sweep.LossPercent(o), SendS: o.SendSeconds, SenderLagMS: o.MaxLagS * 1000,
+			HostLimited: o.SendErrors > 0 || o.OfferedPPS < 0.99*rate}
+		if p.HostLimited {
+			sr.Warnings = append(sr.Warnings, fmt.Sprintf("frame loss at %d %% of line: this host offered %.0f/s of the %.0f/s asked; the loss shown is at the rate offered", step, o.OfferedPPS, rate))
+		}
+		if o.HostDrops > 0 {
+			sr.Warnings = append(sr.Warnings, fmt.Sprintf("frame loss at %d %% of line: our own socket dropped %d datagrams (counted as lost)", step, o.HostDrops))
+		}
+		sr.LossCurve = append(sr.LossCurve, p)
+		if p.Lost == 0 && !o.NoReport {
+			clean++
+		} else {
+			clean = 0
+		}
+	}
+	return nil
+}

@@ -1,0 +1,196 @@
+package rfc2544
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteText prints RFC 2544's report layout: one table per test, the
+// sizes as rows, then the warnings.
+func WriteText(w io.Writer, r *Result) error {
+	t := r.Test
+	fmt.Fprintf(w, "RFC 2544 benchmark of %s (%s), medium %s, %d sizes", t.Host, t.Mode, t.Medium, len(r.Sizes))
+	if t.Strict {
+		fmt.Fprint(w, ", strict (RFC 2544's trial lengths)")
+	}
+	fmt.Fprintf(w, ", %.0f s\n", r.Seconds)
+	tests := t.Tests
+	if slices.Contains(tests, TestThroughput) {
+		writeThroughput(w, r)
+	}
+	if slices.Contains(tests, TestLatency) {
+		writeLatency(w, r)
+	}
+	if slices.Contains(tests, TestLoss) {
+		writeLoss(w, r)
+	}
+	if slices.Contains(tests, TestBackToBack) {
+		writeBackToBack(w, r)
+	}
+	if r.Interrupted {
+		fmt.Fprintln(w, "\nInterrupted: only what is shown was finished.")
+	}
+	if len(r.Warnings) > 0 {
+		fmt.Fprintln(w, "\nWarnings:")
+		for _, s := range r.Warnings {
+			fmt.Fprintf(w, "  - %s\n", s)
+		}
+	}
+	if r.Error != "" {
+		fmt.Fprintf(w, "\nError: %s\n", r.Error)
+	}
+	return nil
+}
+
+func table(w io.Writer, title string) *tabwriter.Writer {
+	fmt.Fprintf(w, "\n%s\n", title)
+	return tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+}
+
+func done(sr SizeResult, test string) bool { return slices.Contains(sr.Done, test) }
+
+func writeThroughput(w io.Writer, r *Result) {
+	tw := table(w, fmt.Sprintf("Throughput (NDR: no loss; PDR: loss <= %g %%; the rate the far end delivered, held for the confirming trial)", r.Test.PDRPercent))
+	fmt.Fprintln(tw, "size B\tNDR pkt/s\tNDR Mbit/s\t% of line\tPDR pkt/s\tPDR Mbit/s\tPDR loss %\theld s\t")
+	for _, sr := range r.Sizes {
+		if !done(sr, TestThroughput) {
+			continue
+		}
+		pct := 0.0
+		if sr.LinePPS > 0 {
+			pct = 100 * sr.NDRPPS / sr.LinePPS
+		}
+		fmt.Fprintf(tw, "%d\t%.0f\t%.3f\t%.1f\t%.0f\t%.3f\t%.3f\t%g\t\n", sr.Size, sr.NDRPPS, sr.NDRBPS/1e6, pct, sr.PDRPPS, sr.PDRBPS/1e6, sr.PDR.LossPercent, sr.NDR.HeldS)
+	}
+	tw.Flush()
+}
+
+func writeLatency(w io.Writer, r *Result) {
+	tw := table(w, "Latency at load (round trip, ms: p50 / p99 / max at each share of the NDR)")
+	head := "size B\t"
+	for _, l := range r.Test.Loads {
+		head += fmt.Sprintf("%g %%\t", l)
+	}
+	fmt.Fprintln(tw, head)
+	var notes []string
+	for _, sr := range r.Sizes {
+		if !done(sr, TestLatency) {
+			continue
+		}
+		if len(sr.Latency) == 0 {
+			notes = append(notes, fmt.Sprintf("%d B: %s", sr.Size, sr.LatencyNote))
+			continue
+		}
+		row := strconv.Itoa(sr.Size) + "\t"
+		for _, p := range sr.Latency {
+			row += fmt.Sprintf("%.3f / %.3f / %.3f\t", p.P50MS, p.P99MS, p.MaxMS)
+		}
+		fmt.Fprintln(tw, row)
+	}
+	tw.Flush()
+	for _, n := range slices.Compact(notes) {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
+}
+
+func writeLoss(w io.Writer, r *Result) {
+	tw := table(w, "Frame loss rate (% lost at each share of the medium's maximum rate)")
+	head := "size B\t"
+	for s := 100; s >= 10; s -= 10 {
+		head += fmt.Sprintf("%d %%\t", s)
+	}
+	fmt.Fprintln(tw, head)
+	for _, sr := range r.Sizes {
+		if !done(sr, TestLoss) {
+			continue
+		}
+		row := strconv.Itoa(sr.Size) + "\t"
+		for s := 100; s >= 10; s -= 10 {
+			cell := "-"
+			for _, p := range sr.LossCurve {
+				if int(p.OfferedPercent) == s {
+					cell = fmt.Sprintf("%.2f", p.LossPercent)
+					if p.HostLimited {
+						cell += "*"
+					}
+				}
+			}
+			row += cell + "\t"
+		}
+		fmt.Fprintln(tw, row)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "  (* this host sent less than asked: the loss is at the rate it offered; - not run: two steps above lost nothing)")
+}
+
+func writeBackToBack(w io.Writer, r *Result) {
+	tw := table(w, "Back-to-back frames (longest burst at line rate with no loss)")
+	fmt.Fprintln(tw, "size B\tframes\tline time us\tmin\tmax\tsearches\tat line rate\t")
+	for _, sr := range r.Sizes {
+		if !done(sr, TestBackToBack) || sr.BackToBack == nil {
+			continue
+		}
+		bb := sr.BackToBack
+		at := "yes"
+		if !bb.AtLineRate {
+			at = fmt.Sprintf("no (%.0f %%)", bb.SlowestPercent)
+		}
+		frames := strconv.FormatFloat(sr.BackToBackFrames, 'f', -1, 64)
+		if bb.Capped {
+			frames = ">= " + frames
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%.1f\t%d\t%d\t%d\t%s\t\n", sr.Size, frames, sr.BackToBackUS, bb.MinFrames, bb.MaxFrames, len(bb.Searches), at)
+	}
+	tw.Flush()
+}
+
+// WriteCSV prints one row per figure: test, size, the point (a load or an
+// offered share, empty for none), the metric and its value.
+func WriteCSV(w io.Writer, r *Result) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"test", "size", "point_percent", "metric", "value"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	row := func(test string, size int, point, metric string, v float64) {
+		_ = cw.Write([]string{test, strconv.Itoa(size), point, metric, f(v)})
+	}
+	for _, sr := range r.Sizes {
+		if done(sr, TestThroughput) {
+			row(TestThroughput, sr.Size, "", "ndr_pps", sr.NDRPPS)
+			row(TestThroughput, sr.Size, "", "ndr_bps", sr.NDRBPS)
+			row(TestThroughput, sr.Size, "", "pdr_pps", sr.PDRPPS)
+			row(TestThroughput, sr.Size, "", "pdr_bps", sr.PDRBPS)
+		}
+		for _, p := range sr.Latency {
+			for _, m := range []struct {
+				n string
+				v float64
+			}{{"min_ms", p.MinMS}, {"p50_ms", p.P50MS}, {"p90_ms", p.P90MS}, {"p99_ms", p.P99MS}, {"p99_9_ms", p.P999MS}, {"max_ms", p.MaxMS}} {
+				row(TestLatency, sr.Size, f(p.LoadPercent), m.n, m.v)
+			}
+		}
+		for _, p := range sr.LossCurve {
+			row(TestLoss, sr.Size, f(p.OfferedPercent), "offered_pps", p.OfferedPPS)
+			row(TestLoss, sr.Size, f(p.OfferedPercent), "loss_percent", p.LossPercent)
+		}
+		if sr.BackToBack != nil {
+			row(TestBackToBack, sr.Size, "", "frames", sr.BackToBackFrames)
+			row(TestBackToBack, sr.Size, "", "us", sr.BackToBackUS)
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Summary is the one line the results store's history shows.
+func Summary(r *Result) string {
+	s := fmt.Sprintf("rfc2544 %s, %d sizes, %s", r.Test.Mode, len(r.Sizes), strings.Join(r.Test.Tests, ","))
+	if r.Interrupted {
+		s += ", interrupted"
+	}
+	return s
+}

@@ -1,0 +1,67 @@
+package rfc2544
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/wirebench/wirebench/internal/sweep"
+)
+
+// throughput finds a size's NDR, then its PDR from the NDR search's trials
+// onward (sweep.Config.Prior), both confirmed by a long trial.
+func (b *bench) throughput(ctx context.Context, sr *SizeResult) error {
+	ndr, err := b.search(ctx, sr.Size, 0, nil, "NDR")
+	if err != nil || ndr == nil {
+		return err
+	}
+	pdr, err := b.search(ctx, sr.Size, b.cfg.PDRPercent, ndr.TrialLog, "PDR")
+	if err != nil || pdr == nil {
+		return err
+	}
+	sr.NDR, sr.PDR = ndr, pdr
+	sr.NDRPPS, sr.NDRBPS = ndr.RatePPS, ndr.RateBPS
+	sr.PDRPPS, sr.PDRBPS = pdr.RatePPS, pdr.RateBPS
+	for _, w := range ndr.Warnings {
+		sr.Warnings = append(sr.Warnings, "NDR: "+w)
+	}
+	for _, w := range pdr.Warnings {
+		sr.Warnings = append(sr.Warnings, "PDR: "+w)
+	}
+	if pdr.RatePPS < ndr.RatePPS*0.99 {
+		// A rate that passed with no loss passes any loss criterion:
+		// the PDR search confirmed a lower rate only when the far end's
+		// rate moved between the trials (by more than the search's 1 %
+		// resolution).
+		sr.Warnings = append(sr.Warnings, fmt.Sprintf("the PDR (%.0f/s) came out below the NDR (%.0f/s): the far end's rate changed between the trials; neither is steady", pdr.RatePPS, ndr.RatePPS))
+	}
+	return nil
+}
+
+// search runs sweep's search for one size under a loss criterion, seeded
+// with prior trials. It returns nil when interrupted.
+func (b *bench) search(ctx context.Context, size int, loss float64, prior []sweep.TrialRecord, name string) (*sweep.SizeResult, error) {
+	s := b.cfg.Schedule
+	cfg := sweep.Config{Sizes: []int{size}, MaxPPS: b.cfg.LinePPS, LinePPS: b.cfg.LinePPS, LossPercent: loss,
+		Trial: s.Search, Confirm: s.Confirm, NoBisect: true, Gap: b.cfg.Gap, BacklogFloor: b.cfg.BacklogFloor,
+		Sleep: b.cfg.Sleep}
+	if prior != nil {
+		cfg.Prior = map[int][]sweep.TrialRecord{size: prior}
+	}
+	cfg.OnTrial = func(p sweep.Progress) {
+		b.progress(TestThroughput, size, fmt.Sprintf("%s trial %d at %.0f/s: %s (loss %.3f %%)", name, p.Trial, p.RatePPS, p.Verdict, sweep.LossPercent(p.Outcome)))
+	}
+	res := sweep.NewResult(sweep.Test{})
+	err := sweep.Run(ctx, cfg, b.r, res)
+	b.started = true
+	if ctx.Err() != nil {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Sizes) != 1 {
+		return nil, fmt.Errorf("the %s search gave no result", name)
+	}
+	sr := res.Sizes[0]
+	return &sr, nil
+}
