@@ -420,6 +420,7 @@ func framesWord(n int) string {
 // mbit prints a bit rate in Mbit/s with two decimals.
 func mbit(bps float64) string { return fmt.Sprintf("%.2f Mbit/s", bps/1e6) }
 
+// trimNum prints v in the fewest digits that read back exactly.
 func trimNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // commas prints v rounded to decimals places with thousands separators.

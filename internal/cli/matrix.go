@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -324,7 +325,7 @@ func writeGrid(b *strings.Builder, m *matrix.Result) {
 			cells[k] = map[string]matrix.Cell{}
 			rows = append(rows, k)
 		}
-		if !containsString(protos, c.Protocol) {
+		if !slices.Contains(protos, c.Protocol) {
 			protos = append(protos, c.Protocol)
 		}
 		cells[k][c.Protocol] = c
@@ -363,15 +364,6 @@ func writeGrid(b *strings.Builder, m *matrix.Result) {
 			break
 		}
 	}
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // optFmt formats an optional figure scaled by k, or "-" when absent.

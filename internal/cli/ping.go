@@ -134,10 +134,10 @@ func planPing(ctx context.Context, host string, f pingFlags, mtuSet bool) (pingP
 		return p, usagef("invalid --socket %q: want auto, raw or unprivileged", f.socket)
 	}
 	var err error
-	if p.interval, err = parseSeconds(f.interval); err != nil {
+	if p.interval, err = parseDur(f.interval); err != nil {
 		return p, usagef("invalid --interval: %v", err)
 	}
-	if p.timeout, err = parseSeconds(f.timeout); err != nil || p.timeout == 0 {
+	if p.timeout, err = parseDur(f.timeout); err != nil || p.timeout == 0 {
 		return p, usagef("invalid --timeout %q: want a positive time", f.timeout)
 	}
 	if f.count < 1 || f.tries < 1 {
@@ -200,21 +200,6 @@ func pingSizes(f pingFlags, p pingPlan) ([]int, error) {
 		out = append(out, int(n))
 	}
 	return out, nil
-}
-
-// parseSeconds reads "0.2" (seconds, as ping -i takes it) or "200ms".
-func parseSeconds(s string) (time.Duration, error) {
-	if v, err := strconv.ParseFloat(s, 64); err == nil {
-		if v < 0 || v > 86400 {
-			return 0, fmt.Errorf("%q is out of range", s)
-		}
-		return time.Duration(v * float64(time.Second)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%q is not a time: want seconds (0.2) or a duration (200ms)", s)
-	}
-	return d, nil
 }
 
 func resolveHost(ctx context.Context, host string, only4, only6 bool) (net.IP, error) {
@@ -464,10 +449,10 @@ func writeImplied(w io.Writer, r impliedRate, explain bool) {
 		fmt.Fprintf(w, "  %d) %s\n", i+1, s)
 	}
 	fmt.Fprintf(w, "  %d) request and reply are the same size: the wire alone needs 2 × %s bytes = %.3f ms per round trip\n",
-		n+1, trimFloat(r.WireBytes), r.RoundTripWireS*1e3)
+		n+1, trimNum(r.WireBytes), r.RoundTripWireS*1e3)
 	fmt.Fprintf(w, "  %d) each direction gets half the measured round trip: %s bytes × 8 / (%.3f ms / 2) = %s\n",
-		n+2, trimFloat(r.WireBytes), r.RTTP50S*1e3, mb(r.ImpliedBPS))
-	fmt.Fprintf(w, "  %d) counted without the inter-frame gap (IP data and headers, Ethernet header, preamble and FCS per packet): %s bytes -> %s\n", n+3, trimFloat(r.NoGapBytes), mb(r.ImpliedNoGap))
+		n+2, trimNum(r.WireBytes), r.RTTP50S*1e3, mb(r.ImpliedBPS))
+	fmt.Fprintf(w, "  %d) counted without the inter-frame gap (IP data and headers, Ethernet header, preamble and FCS per packet): %s bytes -> %s\n", n+3, trimNum(r.NoGapBytes), mb(r.ImpliedNoGap))
 	if rest := r.RTTP50S - r.RoundTripWireS; rest >= 0 {
 		fmt.Fprintf(w, "  %d) the rest of the round trip, %.3f ms, is the host's own time and store-and-forward hops: why it is below %s\n",
 			n+4, rest*1e3, linerate.MediumRate(r.MediumBPS))
@@ -476,8 +461,6 @@ func writeImplied(w io.Writer, r impliedRate, explain bool) {
 			n+4, -rest*1e3, linerate.MediumRate(r.MediumBPS))
 	}
 }
-
-func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func runReassembly(e *env, p pingPlan, f pingFlags) error {
 	cfg := ping.Config{Target: p.addr, Socket: p.socket, Source: p.source}

@@ -70,6 +70,8 @@ func runReport(e *env, files []string, f *reportFlags) error {
 	for _, name := range files {
 		b, err := os.ReadFile(name)
 		label := filepath.Base(name)
+		var run string
+		var labels map[string]string
 		sel, serr := store.ParseSelector(name)
 		if errors.Is(err, fs.ErrNotExist) && serr == nil {
 			// Not a file, and it reads as a run id or labels: a run in
@@ -84,7 +86,8 @@ func runReport(e *env, files []string, f *reportFlags) error {
 				return ferr
 			}
 			b, err = r.Result, nil
-			label = fmt.Sprintf("run %d", r.ID)
+			run, labels = fmt.Sprintf("run %d", r.ID), r.Labels
+			label = run
 			if lbl := store.FormatLabels(r.Labels); lbl != "" {
 				label += " (" + lbl + ")"
 			}
@@ -96,6 +99,7 @@ func runReport(e *env, files []string, f *reportFlags) error {
 		if err != nil {
 			return err
 		}
+		d.Run, d.Labels = run, labels
 		docs = append(docs, d)
 	}
 	r, err := htmlreport.Build(f.title, docs)

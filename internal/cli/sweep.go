@@ -282,12 +282,18 @@ func parseLossPercent(s string) (float64, error) {
 	return v, nil
 }
 
-// parseDur reads a Go duration or plain seconds.
+// parseDur is the one parser of time values given as text: plain seconds
+// ("0.2", as ping -i and iperf -t take them) or a Go duration ("200ms",
+// "1m30s"), from 0 up to a year.
 func parseDur(s string) (time.Duration, error) {
 	if v, err := strconv.ParseFloat(s, 64); err == nil {
 		return seconds("duration", v)
 	}
-	return time.ParseDuration(s)
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 || d > 365*24*time.Hour {
+		return 0, fmt.Errorf("%q is not a time: want seconds (0.2) or a duration (200ms)", s)
+	}
+	return d, nil
 }
 
 func runSweep(e *env, cmd *cobra.Command, host string, f *sweepCmdFlags) error {

@@ -145,22 +145,7 @@ func (p *Pacer) Wait(ctx context.Context) error {
 	return p.clock.Sleep(ctx, p.Next().Sub(p.clock.Now()))
 }
 
-// Released returns how many packets have been released so far.
-func (p *Pacer) Released() int64 { return p.released }
-
 // MaxLag returns the furthest the sender fell behind its schedule: how late
 // the oldest packet of a burst was when it was released. A large lag means
 // the sender could not keep up and sent in catch-up bursts.
 func (p *Pacer) MaxLag() time.Duration { return p.maxLag }
-
-// Behind returns how far behind schedule the pacer is at now: the time
-// since the next packet was due, or 0 when it is not yet due.
-func (p *Pacer) Behind(now time.Time) time.Duration {
-	if p.interval == 0 {
-		return 0
-	}
-	if d := now.Sub(p.Next()); d > 0 {
-		return d
-	}
-	return 0
-}

@@ -3,7 +3,6 @@ package session
 import (
 	"crypto/rand"
 	"fmt"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -258,16 +257,6 @@ func i3Flows(ids []int64, cs []*stats.Counters) []*engine.Flow {
 		fl[i] = &engine.Flow{Name: strconv.FormatInt(ids[i], 10), Counters: []*stats.Counters{cs[i]}}
 	}
 	return fl
-}
-
-// sortedIDs returns the keys of m in order.
-func sortedIDs[T any](m map[int64]T) []int64 {
-	ids := make([]int64, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
 }
 
 // directionFlows makes the interval flows of a test: the client-to-server

@@ -47,42 +47,15 @@ func TestReportRendersInHeadlessChromium(t *testing.T) {
 		t.Skip("starting a browser takes seconds; skipped with -short")
 	}
 	r, page := buildHTML(t, loadTestdata(t))
-	dir := t.TempDir()
-	file := filepath.Join(dir, "report.html")
-	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	pageURL := (&url.URL{Scheme: "file", Path: file}).String()
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin),
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
-		chromedp.Flag("proxy-server", "127.0.0.1:9"),
-		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
-		chromedp.UserDataDir(filepath.Join(dir, "profile")),
-		chromedp.WindowSize(1200, 900),
-	)
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root with its sandbox
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer acancel()
 	var mu sync.Mutex
 	var requests []string
-	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithListener(func(ev any) {
+	bctx, pageURL := openInChromium(t, bin, page, func(ev any) {
 		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
 			mu.Lock()
 			requests = append(requests, e.Request.URL)
 			mu.Unlock()
 		}
-	}))
-	defer bcancel()
-
-	if err := chromedp.Do(bctx, chromedp.Navigate(pageURL), chromedp.WaitVisible(chromedp.CSS("figure.chart svg"))); err != nil {
-		t.Fatalf("opening the report in chromium: %v", err)
-	}
+	})
 	ids, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("figure.chart")).map(f => f.id)`))
 	if err != nil {
 		t.Fatalf("listing the charts: %v", err)
@@ -125,6 +98,40 @@ func TestReportRendersInHeadlessChromium(t *testing.T) {
 			t.Errorf("the page made a request for %s", u)
 		}
 	}
+}
+
+// openInChromium writes page to a file and opens it in headless Chromium
+// with no usable network (every host name resolves to nothing, every
+// request goes to a dead proxy), calling listen with the browser's events.
+// It returns the browser's context (closed when the test ends) and the
+// page's URL.
+func openInChromium(t *testing.T, bin, page string, listen func(any)) (context.Context, string) {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pageURL := (&url.URL{Scheme: "file", Path: file}).String()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin),
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND"),
+		chromedp.Flag("proxy-server", "127.0.0.1:9"),
+		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
+		chromedp.UserDataDir(filepath.Join(dir, "profile")),
+		chromedp.WindowSize(1200, 900),
+	)
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root with its sandbox
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithListener(listen))
+	t.Cleanup(func() { bcancel(); acancel(); cancel() })
+	if err := chromedp.Do(bctx, chromedp.Navigate(pageURL), chromedp.WaitVisible(chromedp.CSS("figure.chart svg"))); err != nil {
+		t.Fatalf("opening the report in chromium: %v", err)
+	}
+	return bctx, pageURL
 }
 
 func shotSpread(t *testing.T, shot []byte) (spread, coloured float64, w, h int) {

@@ -13,7 +13,6 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Chart is one chart of the report.
@@ -21,7 +20,9 @@ type Chart struct {
 	// ID is the chart's id in the page and its PNG file name (ID.png).
 	ID    string
 	Title string
-	p     *plot.Plot
+	// Caption says what the chart cannot show (under it, in the page).
+	Caption string
+	p       *plot.Plot
 }
 
 // chartW and chartH are every chart's size.
@@ -46,6 +47,7 @@ func newPlot(title, x, y string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, x, y
 	p.Legend.Top = true
+	p.Legend.TextStyle.Font.Size = vg.Points(10)
 	p.Add(plotter.NewGrid())
 	return p
 }
@@ -67,9 +69,10 @@ func (c *Chart) drawOn(cv draw.Canvas) (err error) {
 	return nil
 }
 
-// SVG renders the chart as an SVG element (no XML prolog), for inlining.
+// SVG renders the chart as an SVG element (no XML prolog), for inlining,
+// with the hooks of hooks.go around what each datum draws.
 func (c *Chart) SVG() ([]byte, error) {
-	cv := vgsvg.New(chartW, chartH)
+	cv := newHookCanvas(chartW, chartH)
 	if err := c.drawOn(draw.New(cv)); err != nil {
 		return nil, err
 	}
@@ -77,7 +80,10 @@ func (c *Chart) SVG() ([]byte, error) {
 	if _, err := cv.WriteTo(&b); err != nil {
 		return nil, fmt.Errorf("drawing chart %s as SVG: %w", c.ID, err)
 	}
-	s := b.Bytes()
+	s, err := cv.injectHooks(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("drawing chart %s as SVG: %w", c.ID, err)
+	}
 	if i := bytes.Index(s, []byte("<svg")); i > 0 {
 		s = s[i:]
 	}
@@ -103,6 +109,9 @@ type series struct {
 	xys  plotter.XYs
 	dash bool // a dashed line without point markers
 	bare bool // a line without point markers
+	// role says what the series is, for the SVG's hooks: "received",
+	// "offered", "medium", "measured", "limit", … (docs/report.md).
+	role string
 }
 
 // plotLimit bounds the values a chart draws: beyond it (or not finite)
@@ -138,10 +147,17 @@ func tinySpan(lo, hi float64) bool {
 	return hi > lo && hi-lo < 1e-9*math.Max(math.Abs(lo), math.Abs(hi))
 }
 
-// linesChart draws the series as lines with points.
+// linesChart draws the series as lines with points, the y axis from 0 (or
+// the lowest value) to 10 % above the highest, the legend in a corner the
+// lines leave free (or above them).
 func linesChart(title, x, y string, ss []series) (*plot.Plot, error) {
+	return linesChartScaled(title, x, y, ss, false)
+}
+
+func linesChartScaled(title, x, y string, ss []series, logX bool) (*plot.Plot, error) {
 	p := newPlot(title, x, y)
 	n, dropped := 0, 0
+	var kept []series
 	for _, s := range ss {
 		s.xys = keepPlottable(s.xys, &dropped)
 		if len(s.xys) == 0 {
@@ -157,10 +173,12 @@ func linesChart(title, x, y string, ss []series) (*plot.Plot, error) {
 			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		}
 		if s.dash || s.bare {
-			pts.Radius = 0
+			pts = nil
 		}
-		p.Add(l, pts)
-		p.Legend.Add(s.name, l)
+		hl := &hookedLine{Line: l, pts: pts, name: s.name, role: s.role}
+		p.Add(hl)
+		p.Legend.Add(s.name, hl)
+		kept = append(kept, s)
 		n++
 	}
 	if n == 0 {
@@ -168,10 +186,11 @@ func linesChart(title, x, y string, ss []series) (*plot.Plot, error) {
 	}
 	noteDropped(p, dropped)
 	p.Y.Min = math.Min(p.Y.Min, 0)
-	p.Y.Max += 0.08 * math.Abs(p.Y.Max) // room above the highest point for the legend
+	p.Y.Max += 0.1 * math.Abs(p.Y.Max-math.Min(p.Y.Min, 0))
 	if tinySpan(p.X.Min, p.X.Max) || tinySpan(p.Y.Min, p.Y.Max) {
 		return nil, nil // nothing readable to draw; the tables hold the figures
 	}
+	placeLegend(p, kept, logX)
 	return p, nil
 }
 
@@ -248,13 +267,19 @@ func histChart(title string, names []string, binsets [][]bin) (*plot.Plot, error
 		xys = append(xys, plotter.XY{X: bs[len(bs)-1].To, Y: 0})
 		ss = append(ss, series{name: names[i], xys: xys, bare: true})
 	}
-	p, err := linesChart(title, "RTT (ms, log scale)", "% of samples per bin", ss)
+	// The bins are logarithmic (about 12 % wide): so is the axis, unless
+	// a bin starts at 0.
+	logX := true
+	for _, s := range ss {
+		for _, p := range s.xys {
+			logX = logX && p.X > 0
+		}
+	}
+	p, err := linesChartScaled(title, "RTT (ms, log scale)", "% of samples per bin", ss, logX)
 	if p == nil || err != nil {
 		return p, err
 	}
-	// The bins are logarithmic (about 12 % wide): so is the axis, unless
-	// a bin starts at 0.
-	if p.X.Min > 0 && p.X.Max > p.X.Min {
+	if logX && p.X.Min > 0 && p.X.Max > p.X.Min {
 		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	} else {
 		p.X.Label.Text = "RTT (ms)"

@@ -19,6 +19,12 @@ type Document struct {
 	Kind string
 	// Role is a test's "role" ("client" or "server"); empty otherwise.
 	Role string
+	// Labels are the labels of a run from the results store (nil for a
+	// file): the comparison names each run by the labels that tell it
+	// from the others.
+	Labels map[string]string
+	// Run is a saved run's id as "run 12" (empty for a file).
+	Run string
 	// Tree is the whole document, decoded (numbers as json.Number).
 	Tree map[string]any
 	raw  json.RawMessage
@@ -64,6 +70,8 @@ type interval struct {
 	End   float64 `json:"end_s"`
 	BPS   float64 `json:"bits_per_second"`
 	Flow  string  `json:"flow"`
+	// MeasuredBy is "sender" on the intervals of a flow this side sent.
+	MeasuredBy string `json:"measured_by"`
 }
 
 type flowFigures struct {
@@ -72,6 +80,7 @@ type flowFigures struct {
 	Lost      int64      `json:"lost"`
 	Packets   int64      `json:"packets"`
 	JitterMS  float64    `json:"jitter_ms"`
+	Seconds   float64    `json:"seconds"`
 	Intervals []interval `json:"intervals"`
 }
 
@@ -86,11 +95,13 @@ type testView struct {
 		Length    int     `json:"length"`
 		RateBPS   float64 `json:"rate_bps"`
 		Duration  float64 `json:"duration_s"`
+		Omit      float64 `json:"omit_s"`
 	} `json:"test"`
 	Intervals []interval   `json:"intervals"`
 	Sender    *flowFigures `json:"sender"`
 	Receiver  *flowFigures `json:"receiver"`
 	Reverse   *struct {
+		Direction string       `json:"direction"`
 		Receiver  *flowFigures `json:"receiver"`
 		Intervals []interval   `json:"intervals"`
 	} `json:"reverse"`
@@ -213,12 +224,21 @@ type pingView struct {
 type sweepView struct {
 	Host   string `json:"host"`
 	Medium string `json:"medium"`
-	Sizes  []struct {
+	Test   struct {
+		Host   string `json:"host"`
+		Medium string `json:"medium"`
+	} `json:"test"`
+	Cliffs []struct {
+		Below int `json:"below"`
+		Above int `json:"above"`
+	} `json:"cliffs"`
+	Sizes []struct {
 		Size           int      `json:"size"`
 		RatePPS        float64  `json:"rate_pps"`
 		RateBPS        float64  `json:"rate_bps"`
 		PercentOfLine  *float64 `json:"percent_of_line"`
 		TheoreticalBPS *float64 `json:"theoretical_bps"`
+		LinePPS        float64  `json:"line_pps"`
 		Status         string   `json:"status"`
 	} `json:"sizes"`
 	Warnings []string `json:"warnings"`

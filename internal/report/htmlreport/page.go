@@ -138,7 +138,7 @@ details { margin: 0.5em 0; } summary { cursor: pointer; color: #245; }
 {{range .Warnings}}<p class="warn">warning: {{.}}</p>
 {{end}}{{range .Charts}}<figure class="chart" id="{{.ID}}">
 {{svg .}}
-<figcaption>{{.Title}}</figcaption>
+<figcaption>{{.Title}}{{with .Caption}}: {{.}}{{end}}</figcaption>
 </figure>
 {{end}}{{with .Summary}}<table class="summary"><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>

@@ -5,17 +5,14 @@ import (
 	"html"
 	"html/template"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 )
 
 // Report is a built report: its sections and charts, ready to write as
@@ -90,13 +87,18 @@ func (r *Report) Charts() []*Chart { return r.charts }
 
 // add makes a chart of p (nil: nothing to draw) and puts it in s.
 func (r *Report) add(s *Section, title string, p *plot.Plot, err error) error {
+	return r.addNoted(s, title, "", p, err)
+}
+
+// addNoted is add with a caption saying what the chart cannot show.
+func (r *Report) addNoted(s *Section, title, caption string, p *plot.Plot, err error) error {
 	if err != nil {
 		return err
 	}
 	if p == nil {
 		return nil
 	}
-	c := &Chart{ID: fmt.Sprintf("chart-%02d-%s", len(r.charts)+1, slug(s.Name+" "+title)), Title: title, p: p}
+	c := &Chart{ID: fmt.Sprintf("chart-%02d-%s", len(r.charts)+1, slug(s.Name+" "+title)), Title: title, Caption: caption, p: p}
 	r.charts = append(r.charts, c)
 	s.Charts = append(s.Charts, c)
 	return nil
@@ -130,24 +132,8 @@ func (r *Report) testSection(s *Section, d Document) error {
 		map[bool]string{true: "from", false: "to"}[t.Role == "server"], t.Test.Host, t.Test.Port, t.Test.Dialect)
 	s.Warnings = append(warningsOf(t.Warnings), errorOf(t.Error)...)
 	s.Summary = testSummary(&t)
-	p, err := throughputPlot(&t)
-	return r.add(s, "Throughput over time", p, err)
-}
-
-// throughputPlot is a test's intervals over time, with the medium's
-// theoretical goodput when the result was placed on one.
-func throughputPlot(t *testView) (*plot.Plot, error) {
-	ss := intervalSeries("intervals", t.Intervals)
-	if t.Receiver != nil && len(t.Receiver.Intervals) > 0 {
-		ss = append(ss, intervalSeries("receiver's intervals", t.Receiver.Intervals)...)
-	}
-	if t.Reverse != nil && len(t.Reverse.Intervals) > 0 {
-		ss = append(ss, intervalSeries("reverse flow", t.Reverse.Intervals)...)
-	}
-	if t.Link != nil && t.Link.TheoreticalBPS > 0 {
-		ss = append(ss, flat("theoretical ("+t.Link.Medium+")", t.Link.TheoreticalBPS/1e6, ss))
-	}
-	return linesChart("Throughput over time", "time (s)", "Mbit/s", ss)
+	p, note, err := throughputPlot(&t)
+	return r.addNoted(s, "Throughput over time", note, p, err)
 }
 
 func testSummary(t *testView) *Table {
@@ -208,7 +194,13 @@ func (r *Report) matrixSection(s *Section, d Document) error {
 			optNum(c.JitterMS, "%.3f"), optNum(c.PercentOfLine, "%.2f"), c.Basis, c.Status, c.Reason})
 		if c.Result != nil && !seen[c.Result] {
 			seen[c.Result] = true
-			ss = append(ss, intervalSeries(c.name(), c.Result.Intervals)...)
+			// What the receiver got when it reported intervals, else
+			// this side's own (docs/report.md says which).
+			ivs := c.Result.Intervals
+			if c.Result.Receiver != nil && len(c.Result.Receiver.Intervals) > 0 {
+				ivs = c.Result.Receiver.Intervals
+			}
+			ss = append(ss, intervalSeries(c.name(), clipIntervals(ivs, testEnd(c.Result)))...)
 		}
 	}
 	if len(values) > 0 {
@@ -244,49 +236,6 @@ func shortDir(c cellView) string {
 		d += " bidir"
 	}
 	return d
-}
-
-func (r *Report) sweepSection(s *Section, d Document) error {
-	var sw sweepView
-	if err := d.view(&sw); err != nil {
-		return err
-	}
-	s.Subtitle = "sweep"
-	if sw.Host != "" {
-		s.Subtitle += " against " + sw.Host
-	}
-	if sw.Medium != "" {
-		s.Subtitle += ", medium " + sw.Medium
-	}
-	s.Warnings = warningsOf(sw.Warnings)
-	s.Summary = &Table{Head: []string{"size (B)", "packets/s", "Mbit/s", "% of line", "theoretical Mbit/s"}}
-	var got, theory plotter.XYs
-	sizes := sw.Sizes
-	sort.SliceStable(sizes, func(i, j int) bool { return sizes[i].Size < sizes[j].Size })
-	for _, z := range sizes {
-		th := math.NaN()
-		switch {
-		case z.TheoreticalBPS != nil:
-			th = *z.TheoreticalBPS
-		case z.PercentOfLine != nil && *z.PercentOfLine > 0:
-			th = z.RateBPS * 100 / *z.PercentOfLine
-		}
-		thText := "–"
-		if !math.IsNaN(th) {
-			thText = mbps(th)
-			theory = append(theory, plotter.XY{X: float64(z.Size), Y: th / 1e6})
-		}
-		got = append(got, plotter.XY{X: float64(z.Size), Y: z.RateBPS / 1e6})
-		pct := optNum(z.PercentOfLine, "%.2f")
-		if z.Status != "" && z.Status != "ok" {
-			pct += " " + strings.ToUpper(z.Status) // above what the medium allows
-		}
-		s.Summary.Rows = append(s.Summary.Rows, []string{strconv.Itoa(z.Size), fmt.Sprintf("%.1f", z.RatePPS), mbps(z.RateBPS),
-			pct, thText})
-	}
-	p, err := linesChart("Goodput by datagram size", "payload size (bytes)", "Mbit/s",
-		[]series{{name: "measured", xys: got}, {name: "theoretical limit", xys: theory, dash: true}})
-	return r.add(s, "Sweep", p, err)
 }
 
 func (r *Report) pingSection(s *Section, d Document) error {
@@ -359,91 +308,8 @@ func (r *Report) underLoadSection(s *Section, d Document) error {
 		return nil
 	}
 	s.Warnings = append(s.Warnings, warningsOf(u.Throughput.Warnings)...)
-	p, err = throughputPlot(u.Throughput)
-	return r.add(s, "Throughput over time", p, err)
-}
-
-// comparison compares documents of the same sort side by side: the
-// goodput of each test, and each matrix's cells.
-func (r *Report) comparison(docs []Document) (*Section, error) {
-	var names []string
-	var vals []float64
-	var matrices []matrixView
-	var mnames []string
-	for _, d := range docs {
-		switch d.Kind {
-		case "test", "under-load":
-			var t testView
-			if d.Kind == "test" {
-				if err := d.view(&t); err != nil {
-					return nil, err
-				}
-			} else {
-				var u underLoadView
-				if err := d.view(&u); err != nil || u.Throughput == nil {
-					continue
-				}
-				t = *u.Throughput
-			}
-			if g, _ := t.goodput(); g > 0 {
-				names, vals = append(names, d.Name), append(vals, g/1e6)
-			}
-		case "matrix":
-			var m matrixView
-			if err := d.view(&m); err != nil {
-				return nil, err
-			}
-			matrices, mnames = append(matrices, m), append(mnames, d.Name)
-		}
-	}
-	if len(vals) < 2 && len(matrices) < 2 {
-		return nil, nil
-	}
-	s := &Section{Name: "Comparison", Kind: "comparison", Subtitle: "the documents side by side"}
-	s.Summary = &Table{Head: []string{"document", "what", "Mbit/s", "% of the first"}}
-	if len(vals) >= 2 {
-		for i := range vals {
-			s.Summary.Rows = append(s.Summary.Rows, []string{names[i], "goodput", fmt.Sprintf("%.3f", vals[i]), percentOf(vals[i], vals[0])})
-		}
-		p, err := barsChart("Goodput by document", "Mbit/s", names, []bars{{name: "goodput", values: vals}})
-		if err := r.add(s, "Goodput by document", p, err); err != nil {
-			return nil, err
-		}
-	}
-	if len(matrices) >= 2 {
-		var labels []string
-		idx := map[string]int{}
-		for _, m := range matrices {
-			for _, c := range m.Cells {
-				k := strings.ToUpper(c.Protocol) + " " + shortDir(c)
-				if _, ok := idx[k]; !ok {
-					idx[k] = len(labels)
-					labels = append(labels, k)
-				}
-			}
-		}
-		groups := make([]bars, len(matrices))
-		for i, m := range matrices {
-			groups[i] = bars{name: mnames[i], values: make([]float64, len(labels))}
-			for _, c := range m.Cells {
-				k := strings.ToUpper(c.Protocol) + " " + shortDir(c)
-				if c.BPS != nil {
-					groups[i].values[idx[k]] = *c.BPS / 1e6
-				}
-			}
-		}
-		for j, l := range labels {
-			for i := range groups {
-				v := groups[i].values[j]
-				s.Summary.Rows = append(s.Summary.Rows, []string{mnames[i], l, fmt.Sprintf("%.3f", v), percentOf(v, groups[0].values[j])})
-			}
-		}
-		p, err := barsChart("Matrix cells by document", "Mbit/s", labels, groups)
-		if err := r.add(s, "Matrix cells by document", p, err); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
+	p, note, err := throughputPlot(u.Throughput)
+	return r.addNoted(s, "Throughput over time", note, p, err)
 }
 
 func percentOf(v, base float64) string {

@@ -13,12 +13,16 @@ import (
 )
 
 // testdata holds documents written by wirebench --json (client, latency,
-// ping, latency under load, matrix over loopback) and a hand-written sweep
-// in the keys the sweep command writes.
+// ping, latency under load, matrix over loopback; two iperf3-dialect
+// clients with the server's per-interval report, one through a token
+// bucket that dropped datagrams, see comparedRuns), a sweep written by
+// internal/sweep against a simulated device with a cliff, and a
+// hand-written sweep in the keys the sweep command writes.
 func loadTestdata(t *testing.T) []Document {
 	t.Helper()
 	var docs []Document
-	for _, name := range []string{"client.json", "matrix.json", "sweep.json", "ping.json", "latency.json", "underload.json"} {
+	for _, name := range []string{"client.json", "matrix.json", "sweep.json", "ping.json", "latency.json", "underload.json",
+		"client-iperf3-20M.json", "client-iperf3-20M-tbf16M.json", "sweep-cliff.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)

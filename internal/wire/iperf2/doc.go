@@ -6,7 +6,7 @@
 // bytes without panicking (see the Fuzz* targets); encoders append to or fill caller-supplied buffers.
 // All multi-byte integers on the wire are big-endian.
 //
-// Reference: /work/shared/docs/wire-protocols.md §1 (UDP), §2 (TCP), §3 (modes), §7 (recommendations), checked
+// Reference: docs/wire-protocols.md §1 (UDP), §2 (TCP), §3 (modes), §7 (recommendations), checked
 // against iperf 2.1.8 source (payloads.h, Settings_GenerateClientHdr, Server::write_UDP_AckFIN,
 // Listener::client_test_ack) and against bytes captured from the real iperf 2.1.8 on loopback (see
 // capture_test.go).

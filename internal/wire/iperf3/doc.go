@@ -2,7 +2,7 @@
 // encoding, decoding and a state machine over an io.ReadWriter. It opens no
 // sockets; sessions (internal/session) own connections, timers and streams.
 //
-// The byte-level facts come from /work/shared/docs/wire-protocols.md §4
+// The byte-level facts come from docs/wire-protocols.md §4
 // (verified against iperf3 3.12 on 127.0.0.1; numbers and limits also
 // checked in esnet/iperf tags 3.12 and 3.21) and its recommendations in §7.
 //
