@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 
@@ -14,8 +15,11 @@ import (
 // that the tests can read them without drawing.
 
 // rfcThroughputSeries is the NDR and PDR per size in Mbit/s of UDP
-// payload, with the medium's line rate per size as a dashed reference.
-func rfcThroughputSeries(v *rfc2544View) []series {
+// payload, with the medium's line rate per size as a dashed reference —
+// unless it lies more than limitOffScale above the highest rate measured
+// (a slow device on a fast medium): then the axis follows the data, the
+// line is left out and note says where it is.
+func rfcThroughputSeries(v *rfc2544View) (ss []series, note string) {
 	var ndr, pdr, line plotter.XYs
 	for _, z := range v.Sizes {
 		if !z.done(rfcThroughput) {
@@ -32,11 +36,16 @@ func rfcThroughputSeries(v *rfc2544View) []series {
 	if v.Test.Medium != "" {
 		lineName += " (" + v.Test.Medium + ")"
 	}
-	return []series{
+	ss = []series{
 		{name: "NDR (no loss)", xys: ndr, role: "ndr"},
 		{name: fmt.Sprintf("PDR (loss ≤ %g %%)", v.Test.PDRPercent), xys: pdr, role: "pdr"},
-		{name: lineName, xys: line, dash: true, role: "line"},
 	}
+	dataMax, lineMax := math.Max(maxY(ndr), maxY(pdr)), maxY(line)
+	if len(line) > 0 && dataMax > 0 && lineMax > limitOffScale*dataMax {
+		return ss, fmt.Sprintf("the %s (up to %.1f Mbit/s) is %.0f× the highest rate measured: off this scale, which follows the data (the table lists it)",
+			lineName, lineMax, lineMax/dataMax)
+	}
+	return append(ss, series{name: lineName, xys: line, dash: true, role: "line"}), ""
 }
 
 // rfcLossSeries is the frame loss curve: one series per size, the loss
@@ -97,10 +106,14 @@ func (r *Report) rfc2544Section(s *Section, d Document) error {
 	}
 	s.Subtitle += fmt.Sprintf(", %d sizes, %.0f s", len(v.Sizes), v.Seconds)
 	sort.SliceStable(v.Sizes, func(i, j int) bool { return v.Sizes[i].Size < v.Sizes[j].Size })
+	// The run's warnings hold each size's, prefixed with the size; a
+	// size's own that the run's lack are added.
 	s.Warnings = warningsOf(v.Warnings)
 	for _, z := range v.Sizes {
 		for _, w := range z.Warnings {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%d B: %s", z.Size, w))
+			if w = fmt.Sprintf("%d B: %s", z.Size, w); !has(s.Warnings, w) {
+				s.Warnings = append(s.Warnings, w)
+			}
 		}
 	}
 	if v.Interrupted {
@@ -110,8 +123,13 @@ func (r *Report) rfc2544Section(s *Section, d Document) error {
 	s.Tables = rfcTables(&v)
 
 	if has(t.Tests, rfcThroughput) {
-		p, err := linesChart("Throughput by frame size", "payload size (bytes)", "Mbit/s (UDP payload)", rfcThroughputSeries(&v))
-		if err := r.addNoted(s, "Throughput (NDR, PDR)", "the rate the far end delivered, held for the confirming trial; dashed, the medium's maximum", p, err); err != nil {
+		ss, note := rfcThroughputSeries(&v)
+		caption := "the rate the far end delivered, held for the confirming trial; dashed, the medium's maximum"
+		if note != "" {
+			caption = "the rate the far end delivered, held for the confirming trial; " + note
+		}
+		p, err := linesChart("Throughput by frame size", "payload size (bytes)", "Mbit/s (UDP payload)", ss)
+		if err := r.addNoted(s, "Throughput (NDR, PDR)", caption, p, err); err != nil {
 			return err
 		}
 	}

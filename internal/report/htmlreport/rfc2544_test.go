@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"fmt"
+	"html/template"
 	"strings"
 	"testing"
 )
@@ -14,20 +15,20 @@ const handRFC2544 = `{"schema":"wirebench/1","kind":"rfc2544","seconds":42,
  "test":{"mode":"reflect","host":"192.0.2.9","port":5001,"medium":"eth100","tests":["throughput","latency","loss","backtoback"],
   "pdr_percent":0.5,"latency_loads_percent":[10,50,100]},
  "sizes":[
-  {"size":1518,"line_pps":8000,"ndr_pps":800,"pdr_pps":900,"ndr_bps":9715200,"pdr_bps":10929600,
+  {"size":1518,"line_pps":8000,"ndr_pps":6000,"pdr_pps":6500,"ndr_bps":72864000,"pdr_bps":78936000,
    "ndr":{"held_s":10},"pdr":{"loss_percent":0.2},
    "latency":[{"load_percent":100,"min_ms":2,"p50_ms":4,"p90_ms":5,"p99_ms":6,"max_ms":9},
               {"load_percent":10,"min_ms":1,"p50_ms":1.5,"p90_ms":1.7,"p99_ms":2,"max_ms":3},
               {"load_percent":50,"min_ms":1,"p50_ms":2,"p90_ms":2.5,"p99_ms":3,"max_ms":4,"host_limited":true}],
    "loss_curve":[{"offered_percent":100,"loss_percent":90},{"offered_percent":90,"loss_percent":88.9},{"offered_percent":80,"loss_percent":87.5}],
    "back_to_back_frames":12.5,"back_to_back_us":1520,"back_to_back":{"searches":[{},{}],"min_frames":12,"max_frames":13,"at_line_rate":true},
-   "done":["throughput","latency","loss","backtoback"],"warnings":["a warning of one size"]},
+   "done":["throughput","latency","loss","backtoback"],"warnings":["a warning of one size","a warning the run lists"]},
   {"size":64,"line_pps":148809,"ndr_pps":5000,"pdr_pps":5100,"ndr_bps":2560000,"pdr_bps":2611200,
    "ndr":{"held_s":10,"limited_by_host":true},"pdr":{"loss_percent":0.4},
    "latency":[],"latency_note":"cut short",
    "loss_curve":[{"offered_percent":90,"loss_percent":96},{"offered_percent":100,"loss_percent":97,"host_limited":true}],
    "done":["throughput","loss"]}
- ],"interrupted":true,"warnings":["a warning of the run"]}`
+ ],"interrupted":true,"warnings":["a warning of the run","1518 B: a warning the run lists"]}`
 
 func handRFCView(t *testing.T) (Document, *rfc2544View) {
 	t.Helper()
@@ -44,7 +45,10 @@ func handRFCView(t *testing.T) (Document, *rfc2544View) {
 
 func TestRFC2544ThroughputSeries(t *testing.T) {
 	_, v := handRFCView(t)
-	ss := rfcThroughputSeries(v)
+	ss, note := rfcThroughputSeries(v)
+	if note != "" {
+		t.Errorf("the line rate is within 3× of the rates, yet off scale: %s", note)
+	}
 	if got := fmt.Sprint(rolesOf(ss)); got != "[ndr pdr line]" {
 		t.Fatalf("roles %s", got)
 	}
@@ -52,7 +56,7 @@ func TestRFC2544ThroughputSeries(t *testing.T) {
 		t.Errorf("names %q, %q (dashed %v)", ss[1].name, ss[2].name, ss[2].dash)
 	}
 	// Mbit/s of payload; the line rate is line_pps × 8 × size.
-	if got := fmt.Sprint(ss[0].xys); got != "[{1518 9.7152} {64 2.56}]" {
+	if got := fmt.Sprint(ss[0].xys); got != "[{1518 72.864} {64 2.56}]" {
 		t.Errorf("NDR points %s", got)
 	}
 	if got := fmt.Sprint(ss[2].xys); got != "[{1518 97.152} {64 76.190208}]" {
@@ -116,7 +120,7 @@ func TestRFC2544SectionHasItsChartsAndATablePerTest(t *testing.T) {
 	}
 	// Sizes as rows, smallest first; each test lists the sizes that did it.
 	tp, lat, loss, b2b := s.Tables[0], s.Tables[1], s.Tables[2], s.Tables[3]
-	if len(tp.Rows) != 2 || tp.Rows[0][0] != "64" || tp.Rows[0][3] != "3.4 (this host's limit)" || tp.Rows[1][3] != "10.0" || tp.Rows[1][6] != "0.200" {
+	if len(tp.Rows) != 2 || tp.Rows[0][0] != "64" || tp.Rows[0][3] != "3.4 (this host's limit)" || tp.Rows[1][3] != "75.0" || tp.Rows[1][6] != "0.200" {
 		t.Errorf("throughput rows %q", tp.Rows)
 	}
 	if fmt.Sprint(lat.Head) != "[size (B) 10 % 50 % 100 %]" || len(lat.Rows) != 1 ||
@@ -150,6 +154,31 @@ func TestRFC2544SVGHooks(t *testing.T) {
 		want := map[string][2]int{"Throughput (NDR, PDR)": {3, 4}, "Frame loss rate": {2, 5}, "Latency at load, 1518 B": {4, 6}}[c.Title]
 		if len(series) != want[0] || len(points) != want[1] {
 			t.Errorf("%s: %d series, %d points, want %v", c.Title, len(series), len(points), want)
+		}
+	}
+}
+
+// TestRFC2544LineRateOffScale: a run far below its medium's rate (the
+// real run in testdata: a 10 Mbit/s reflector measured on eth100) keeps
+// the axis on its rates, leaves the line out and says where it is.
+func TestRFC2544LineRateOffScale(t *testing.T) {
+	d := loadDoc(t, "rfc2544.json")
+	var v rfc2544View
+	if err := d.view(&v); err != nil {
+		t.Fatal(err)
+	}
+	ss, note := rfcThroughputSeries(&v)
+	if got := fmt.Sprint(rolesOf(ss)); got != "[ndr pdr]" || !strings.Contains(note, "line rate (eth100)") || !strings.Contains(note, "off this scale") {
+		t.Errorf("roles %s, note %q", got, note)
+	}
+	r, page := buildHTML(t, []Document{d})
+	if !strings.Contains(page, note) || len(r.Charts()) == 0 {
+		t.Errorf("the page lacks the note %q", note)
+	}
+	// Each warning once: the run's list already holds each size's.
+	for _, w := range r.Sections[0].Warnings {
+		if n := strings.Count(page, ">warning: "+template.HTMLEscapeString(w)+"<"); n != 1 {
+			t.Errorf("warning %q shown %d times", w, n)
 		}
 	}
 }
