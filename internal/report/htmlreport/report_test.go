@@ -17,12 +17,13 @@ import (
 // clients with the server's per-interval report, one through a token
 // bucket that dropped datagrams, see comparedRuns), a sweep written by
 // internal/sweep against a simulated device with a cliff, and a
-// hand-written sweep in the keys the sweep command writes.
+// hand-written sweep in the keys the sweep command writes, and an RFC 2544
+// run against a reflector model (see TestRFC2544ChartsCarryTheirDataInChromium).
 func loadTestdata(t *testing.T) []Document {
 	t.Helper()
 	var docs []Document
 	for _, name := range []string{"client.json", "matrix.json", "sweep.json", "ping.json", "latency.json", "underload.json",
-		"client-iperf3-20M.json", "client-iperf3-20M-tbf16M.json", "sweep-cliff.json"} {
+		"client-iperf3-20M.json", "client-iperf3-20M-tbf16M.json", "sweep-cliff.json", "rfc2544.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)
@@ -71,7 +72,8 @@ func TestReportHasAChartPerFigureKind(t *testing.T) {
 	}
 	all := strings.Join(titles, "|")
 	for _, want := range []string{"Goodput by document", "Throughput over time", "Goodput per cell",
-		"Throughput over time, TCP cells", "Throughput over time, UDP cells", "Sweep", "RTT", "RTT distribution"} {
+		"Throughput over time, TCP cells", "Throughput over time, UDP cells", "Sweep", "RTT", "RTT distribution",
+		"Throughput (NDR, PDR)", "Frame loss rate", "Latency at load, 64 B"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no chart %q among %q", want, titles)
 		}
