@@ -189,6 +189,10 @@ var extremeDocs = []string{
 	`{"schema":"wirebench/1","kind":"request-response","rtt":{"bins":[{"from_ms":1e-300,"to_ms":1e300,"count":5}]}}`,
 	`{"schema":"wirebench/1","kind":"ping","sizes":[{"size":1,"rtt_ms":{"min":1e308,"max":-1e308}}]}`,
 	`{"schema":"wirebench/1","kind":"sweep","sizes":[{"size":1,"rate_bps":1e308},{"size":2,"rate_bps":1e308}]}`,
+	`{"schema":"wirebench/1","kind":"rfc2544","test":{"tests":["throughput","latency","loss","backtoback"],"latency_loads_percent":[1e308]},
+	  "sizes":[{"size":1,"line_pps":1e308,"ndr_bps":1e308,"pdr_bps":-1e308,"done":["throughput","latency","loss","backtoback"],
+	  "latency":[{"load_percent":1e308,"p50_ms":1e308,"max_ms":-1e308},{"load_percent":-1e308,"min_ms":1e-300}],
+	  "loss_curve":[{"offered_percent":1e-300,"loss_percent":1e308},{"offered_percent":2e-300}],"back_to_back":{}}]}`,
 }
 
 func TestExtremeFiguresRenderQuickly(t *testing.T) {
