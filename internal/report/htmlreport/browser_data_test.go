@@ -197,3 +197,135 @@ func parsePoints(s string) (out plotter.XYs, err error) {
 	}
 	return out, nil
 }
+
+// rfcPage is what the browser reads of an RFC 2544 run's section.
+type rfcPage struct {
+	Charts []struct {
+		Caption string
+		Series  []struct{ Name, Role, Points string }
+		Points  int // wb-point groups
+		W, H    float64
+	}
+	Tables []struct {
+		Name string
+		Rows []string // each row's first cell
+	}
+}
+
+// readRFC reads the charts (their series and points through the hooks)
+// and the tables of the page's rfc2544 section.
+const readRFC = `(() => {
+  const sec = document.querySelector('section.doc[data-kind="rfc2544"]');
+  return {
+    Charts: Array.from(sec.querySelectorAll("figure.chart")).map(f => ({
+      Caption: f.querySelector("figcaption").textContent,
+      Series: Array.from(f.querySelectorAll("g.wb-series")).map(g => ({Name: g.dataset.series, Role: g.dataset.role, Points: g.dataset.points})),
+      Points: f.querySelectorAll("g.wb-point").length,
+      W: f.querySelector("svg").getBoundingClientRect().width, H: f.querySelector("svg").getBoundingClientRect().height})),
+    Tables: Array.from(sec.querySelectorAll("table[data-table]")).map(t => ({Name: t.dataset.table,
+      Rows: Array.from(t.querySelectorAll("tr")).slice(1).map(r => r.cells[0].textContent)})),
+  };
+})()`
+
+// TestRFC2544ChartsCarryTheirDataInChromium reads, in the browser, the
+// charts of a real RFC 2544 run: `wirebench rfc2544 127.0.0.1 --mode
+// reflect --medium eth100 --sizes 64,512,1518 --trial 500ms --confirm 2s
+// --json` against `wirebench reflect --model rate=10mbit,queue=50ms` on a
+// busy loopback host (testdata/rfc2544.json; 512 B found no NDR, so it has
+// no latency points). The throughput chart has the NDR and PDR series
+// with a point per size (the line rate, 11× the rates, is left out and
+// the caption says so); the frame loss chart a series per size named
+// "SIZE B" with a point per step; a latency chart per size with latency
+// points, whose p50, p99, max and min series have a point per load; and a
+// table per test with a row per size.
+func TestRFC2544ChartsCarryTheirDataInChromium(t *testing.T) {
+	bin := chromiumPath(t)
+	if testing.Short() {
+		t.Skip("starting a browser takes seconds; skipped with -short")
+	}
+	d := loadDoc(t, "rfc2544.json")
+	var v rfc2544View
+	if err := d.view(&v); err != nil {
+		t.Fatal(err)
+	}
+	_, page := buildHTML(t, []Document{d})
+	bctx, _ := openInChromium(t, bin, page, func(any) {})
+	got, err := chromedp.Run(bctx, chromedp.Evaluate[rfcPage](readRFC))
+	if err != nil {
+		t.Fatalf("reading the rfc2544 section: %v", err)
+	}
+	var latencySizes []rfcSizeView
+	for _, z := range v.Sizes {
+		if len(z.Latency) > 0 {
+			latencySizes = append(latencySizes, z)
+		}
+	}
+	if len(got.Charts) != 2+len(latencySizes) || len(latencySizes) == 0 {
+		t.Fatalf("%d charts, want throughput, loss and %d latency charts: %+v", len(got.Charts), len(latencySizes), got.Charts)
+	}
+	for _, c := range got.Charts {
+		if c.W < 300 || c.H < 100 {
+			t.Errorf("chart %q drawn %.0f × %.0f px", c.Caption, c.W, c.H)
+		}
+	}
+	npts := func(s string) int { return len(strings.Fields(s)) }
+
+	tp := got.Charts[0]
+	if !strings.HasPrefix(tp.Caption, "Throughput (NDR, PDR)") || len(tp.Series) != 2 || tp.Series[0].Role != "ndr" || tp.Series[1].Role != "pdr" ||
+		npts(tp.Series[0].Points) != len(v.Sizes) || npts(tp.Series[1].Points) != len(v.Sizes) || tp.Points != 2*len(v.Sizes) {
+		t.Errorf("throughput chart %+v, want NDR and PDR with %d points each", tp, len(v.Sizes))
+	}
+	if !strings.Contains(tp.Caption, "line rate (eth100)") || !strings.Contains(tp.Caption, "off this scale") {
+		t.Errorf("the throughput chart's caption %q does not say where the line rate is", tp.Caption)
+	}
+	ndr, err := parsePoints(tp.Series[0].Points)
+	if err != nil || len(ndr) != len(v.Sizes) {
+		t.Fatalf("NDR points %q: %v", tp.Series[0].Points, err)
+	}
+	for i, z := range v.Sizes {
+		if ndr[i].X != float64(z.Size) || math.Abs(ndr[i].Y-z.NDRBPS/1e6) > 1e-6*math.Max(1, ndr[i].Y) {
+			t.Errorf("NDR point %d: %v, want %d B at %.6f Mbit/s", i, ndr[i], z.Size, z.NDRBPS/1e6)
+		}
+	}
+
+	loss := got.Charts[1]
+	steps := 0
+	for i, z := range v.Sizes {
+		steps += len(z.LossCurve)
+		if i >= len(loss.Series) || loss.Series[i].Name != fmt.Sprintf("%d B", z.Size) || npts(loss.Series[i].Points) != len(z.LossCurve) {
+			t.Errorf("loss series %d: %+v, want %d B with %d points", i, loss.Series[i:min(i+1, len(loss.Series))], z.Size, len(z.LossCurve))
+		}
+	}
+	if !strings.HasPrefix(loss.Caption, "Frame loss rate") || len(loss.Series) != len(v.Sizes) || loss.Points != steps {
+		t.Errorf("loss chart %q: %d series, %d points, want %d and %d", loss.Caption, len(loss.Series), loss.Points, len(v.Sizes), steps)
+	}
+
+	for i, z := range latencySizes {
+		c := got.Charts[2+i]
+		var roles []string
+		for _, s := range c.Series {
+			roles = append(roles, s.Role)
+			if npts(s.Points) != len(z.Latency) {
+				t.Errorf("%s: series %s has %d points, want %d", c.Caption, s.Name, npts(s.Points), len(z.Latency))
+			}
+		}
+		if !strings.HasPrefix(c.Caption, fmt.Sprintf("Latency at load, %d B", z.Size)) || fmt.Sprint(roles) != "[p50 p99 max min]" || c.Points != 2*len(z.Latency) {
+			t.Errorf("latency chart %q: roles %v, %d points, want p50 p99 max min and %d points", c.Caption, roles, c.Points, 2*len(z.Latency))
+		}
+	}
+
+	var tables []string
+	for _, tb := range got.Tables {
+		tables = append(tables, tb.Name)
+		var want []string
+		for _, z := range v.Sizes {
+			want = append(want, strconv.Itoa(z.Size))
+		}
+		if fmt.Sprint(tb.Rows) != fmt.Sprint(want) {
+			t.Errorf("table %s: rows %q, want a row per size %q", tb.Name, tb.Rows, want)
+		}
+	}
+	if fmt.Sprint(tables) != "[throughput latency loss backtoback]" {
+		t.Errorf("tables %v, want one per test", tables)
+	}
+}

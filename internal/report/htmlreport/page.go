@@ -126,6 +126,7 @@ th, td { border: 1px solid #ddd; padding: 0.15em 0.5em; text-align: right; verti
 th { background: #f4f4f4; }
 table.kv th { text-align: left; }
 td:first-child, table.summary td:nth-child(-n+3) { text-align: left; }
+caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
 details { margin: 0.5em 0; } summary { cursor: pointer; color: #245; }
 </style>
 </head>
@@ -141,6 +142,9 @@ details { margin: 0.5em 0; } summary { cursor: pointer; color: #245; }
 <figcaption>{{.Title}}{{with .Caption}}: {{.}}{{end}}</figcaption>
 </figure>
 {{end}}{{with .Summary}}<table class="summary"><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+{{end}}{{range .Tables}}<table class="summary" data-table="{{.Name}}">{{with .Title}}<caption>{{.}}</caption>{{end}}<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>
 {{end}}{{if .Tree}}<details><summary>every figure of the document</summary>

@@ -33,14 +33,20 @@ type Section struct {
 	Charts   []*Chart
 	// Summary is the section's headline table.
 	Summary *Table
+	// Tables are further tables, each with its title (an RFC 2544 run's
+	// table per test).
+	Tables []*Table
 	// Tree is the whole document, every number in it, as nested tables.
 	Tree template.HTML
 }
 
 // Table is a simple table of text cells.
 type Table struct {
-	Head []string
-	Rows [][]string
+	// Name is the table's data-table attribute in the page; Title its
+	// caption (both may be empty).
+	Name, Title string
+	Head        []string
+	Rows        [][]string
 }
 
 // Build lays out a report of docs, in the order given. A document whose
@@ -71,6 +77,8 @@ func Build(title string, docs []Document) (*Report, error) {
 			err = r.latencySection(s, d)
 		case "under-load":
 			err = r.underLoadSection(s, d)
+		case "rfc2544":
+			err = r.rfc2544Section(s, d)
 		default:
 			s.Subtitle = "no chart for kind " + strconv.Quote(d.Kind) + ": every figure is in the table below"
 		}

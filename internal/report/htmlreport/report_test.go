@@ -17,12 +17,13 @@ import (
 // clients with the server's per-interval report, one through a token
 // bucket that dropped datagrams, see comparedRuns), a sweep written by
 // internal/sweep against a simulated device with a cliff, and a
-// hand-written sweep in the keys the sweep command writes.
+// hand-written sweep in the keys the sweep command writes, and an RFC 2544
+// run against a reflector model (see TestRFC2544ChartsCarryTheirDataInChromium).
 func loadTestdata(t *testing.T) []Document {
 	t.Helper()
 	var docs []Document
 	for _, name := range []string{"client.json", "matrix.json", "sweep.json", "ping.json", "latency.json", "underload.json",
-		"client-iperf3-20M.json", "client-iperf3-20M-tbf16M.json", "sweep-cliff.json"} {
+		"client-iperf3-20M.json", "client-iperf3-20M-tbf16M.json", "sweep-cliff.json", "rfc2544.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)
@@ -71,7 +72,8 @@ func TestReportHasAChartPerFigureKind(t *testing.T) {
 	}
 	all := strings.Join(titles, "|")
 	for _, want := range []string{"Goodput by document", "Throughput over time", "Goodput per cell",
-		"Throughput over time, TCP cells", "Throughput over time, UDP cells", "Sweep", "RTT", "RTT distribution"} {
+		"Throughput over time, TCP cells", "Throughput over time, UDP cells", "Sweep", "RTT", "RTT distribution",
+		"Throughput (NDR, PDR)", "Frame loss rate", "Latency at load, 64 B"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no chart %q among %q", want, titles)
 		}
@@ -187,6 +189,10 @@ var extremeDocs = []string{
 	`{"schema":"wirebench/1","kind":"request-response","rtt":{"bins":[{"from_ms":1e-300,"to_ms":1e300,"count":5}]}}`,
 	`{"schema":"wirebench/1","kind":"ping","sizes":[{"size":1,"rtt_ms":{"min":1e308,"max":-1e308}}]}`,
 	`{"schema":"wirebench/1","kind":"sweep","sizes":[{"size":1,"rate_bps":1e308},{"size":2,"rate_bps":1e308}]}`,
+	`{"schema":"wirebench/1","kind":"rfc2544","test":{"tests":["throughput","latency","loss","backtoback"],"latency_loads_percent":[1e308]},
+	  "sizes":[{"size":1,"line_pps":1e308,"ndr_bps":1e308,"pdr_bps":-1e308,"done":["throughput","latency","loss","backtoback"],
+	  "latency":[{"load_percent":1e308,"p50_ms":1e308,"max_ms":-1e308},{"load_percent":-1e308,"min_ms":1e-300}],
+	  "loss_curve":[{"offered_percent":1e-300,"loss_percent":1e308},{"offered_percent":2e-300}],"back_to_back":{}}]}`,
 }
 
 func TestExtremeFiguresRenderQuickly(t *testing.T) {

@@ -1,5 +1,6 @@
 // wirebench dashboard: live tests from /api/events, history from /api/runs,
-// a run's detail from /api/runs/ID (tests, sweeps, matrices, other kinds),
+// a run's detail from /api/runs/ID (tests, sweeps, matrices, RFC 2544 runs
+// (rfc2544.js), other kinds),
 // two runs side by side from /api/compare. Plain JavaScript, no external assets.
 "use strict";
 
@@ -291,6 +292,7 @@ async function showRun(id) {
     case "test": parts = testParts(run, r); break;
     case "sweep": parts = sweepParts(run, r); break;
     case "matrix": parts = matrixParts(run, r); break;
+    case "rfc2544": parts = rfc2544Parts(run, r); break;
     default: parts = otherParts(run, r);
   }
   body.replaceChildren(...head, ...parts, ...tail);
@@ -395,14 +397,27 @@ function xyChart(title, xunit, yunit, series, markers, w = 560, h = 260) {
     if (!se.dash) for (const p of pts) s.append(svg("circle", { cx: X(p[0]), cy: Y(p[1]), r: 3, fill: se.color }));
     legend.push(se);
   }
-  // The legend sits on the title's row, right of it, clear of the plot.
+  // The legend sits on the title's row, right of it, clear of the plot;
+  // when it does not fit there, in rows below the x axis (the chart grows).
+  const fits = w / 2 + 130 * legend.length <= w;
+  let lx = pad.l, ly = h + 6;
   legend.forEach((se, i) => {
-    const x = w / 2 + 130 * i, y = 11;
+    let x = w / 2 + 130 * i, y = 11;
+    if (!fits) {
+      const width = 34 + 7 * se.name.length;
+      if (lx + width > w && lx > pad.l) { lx = pad.l; ly += 16; }
+      x = lx; y = ly; lx += width;
+    }
     s.append(svg("line", { x1: x, x2: x + 20, y1: y, y2: y, stroke: se.color, "stroke-width": 2, "stroke-dasharray": se.dash ? "6 4" : "" }));
     const lab = svg("text", { x: x + 24, y: y + 4 });
     lab.textContent = se.name;
     s.append(lab);
   });
+  if (!fits && legend.length > 0) {
+    const h2 = ly + 10;
+    s.setAttribute("height", h2);
+    s.setAttribute("viewBox", `0 0 ${w} ${h2}`);
+  }
   return s;
 }
 

@@ -1,0 +1,297 @@
+package htmlreport
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"gonum.org/v1/plot/plotter"
+)
+
+// An RFC 2544 run's charts: the throughput per size (NDR, PDR and the
+// medium's line rate), the frame loss curve of each size, and per size the
+// latency against the load. Each builder returns the series it draws, so
+// that the tests can read them without drawing.
+
+// rfcThroughputSeries is the NDR and PDR per size in Mbit/s of UDP
+// payload, with the medium's line rate per size as a dashed reference —
+// unless it lies more than limitOffScale above the highest rate measured
+// (a slow device on a fast medium): then the axis follows the data, the
+// line is left out and note says where it is.
+func rfcThroughputSeries(v *rfc2544View) (ss []series, note string) {
+	var ndr, pdr, line plotter.XYs
+	for _, z := range v.Sizes {
+		if !z.done(rfcThroughput) {
+			continue
+		}
+		x := float64(z.Size)
+		ndr = append(ndr, plotter.XY{X: x, Y: z.NDRBPS / 1e6})
+		pdr = append(pdr, plotter.XY{X: x, Y: z.PDRBPS / 1e6})
+		if z.LinePPS > 0 {
+			line = append(line, plotter.XY{X: x, Y: z.lineBPS() / 1e6})
+		}
+	}
+	lineName := "line rate"
+	if v.Test.Medium != "" {
+		lineName += " (" + v.Test.Medium + ")"
+	}
+	ss = []series{
+		{name: "NDR (no loss)", xys: ndr, role: "ndr"},
+		{name: fmt.Sprintf("PDR (loss ≤ %g %%)", v.Test.PDRPercent), xys: pdr, role: "pdr"},
+	}
+	dataMax, lineMax := math.Max(maxY(ndr), maxY(pdr)), maxY(line)
+	if len(line) > 0 && dataMax > 0 && lineMax > limitOffScale*dataMax {
+		return ss, fmt.Sprintf("the %s (up to %.1f Mbit/s) is %.0f× the highest rate measured: off this scale, which follows the data (the table lists it)",
+			lineName, lineMax, lineMax/dataMax)
+	}
+	return append(ss, series{name: lineName, xys: line, dash: true, role: "line"}), ""
+}
+
+// rfcLossSeries is the frame loss curve: one series per size, the loss
+// against the offered share of the medium's maximum rate, ascending.
+func rfcLossSeries(v *rfc2544View) []series {
+	var out []series
+	for _, z := range v.Sizes {
+		if !z.done(rfcLoss) || len(z.LossCurve) == 0 {
+			continue
+		}
+		var xys plotter.XYs
+		for _, p := range z.LossCurve {
+			xys = append(xys, plotter.XY{X: p.OfferedPercent, Y: p.LossPercent})
+		}
+		sort.SliceStable(xys, func(i, j int) bool { return xys[i].X < xys[j].X })
+		out = append(out, series{name: strconv.Itoa(z.Size) + " B", xys: xys, role: "loss"})
+	}
+	return out
+}
+
+// rfcLatencySeries is one size's latency against the load (a share of its
+// NDR): p50 and p99 with points, min and max as the dashed edges of the
+// band every datagram fell in.
+func rfcLatencySeries(z rfcSizeView) []series {
+	var lo, p50, p99, hi plotter.XYs
+	pts := append([]rfcLatencyView(nil), z.Latency...)
+	sort.SliceStable(pts, func(i, j int) bool { return pts[i].LoadPercent < pts[j].LoadPercent })
+	for _, p := range pts {
+		x := p.LoadPercent
+		lo = append(lo, plotter.XY{X: x, Y: p.MinMS})
+		p50 = append(p50, plotter.XY{X: x, Y: p.P50MS})
+		p99 = append(p99, plotter.XY{X: x, Y: p.P99MS})
+		hi = append(hi, plotter.XY{X: x, Y: p.MaxMS})
+	}
+	if len(pts) == 0 {
+		return nil
+	}
+	return []series{
+		{name: "p50", xys: p50, role: "p50"},
+		{name: "p99", xys: p99, role: "p99"},
+		{name: "max", xys: hi, dash: true, role: "max"},
+		{name: "min", xys: lo, dash: true, role: "min"},
+	}
+}
+
+func (r *Report) rfc2544Section(s *Section, d Document) error {
+	var v rfc2544View
+	if err := d.view(&v); err != nil {
+		return err
+	}
+	t := v.Test
+	s.Subtitle = fmt.Sprintf("RFC 2544 benchmark of %s:%d (far end: %s)", t.Host, t.Port, t.Mode)
+	if t.Medium != "" {
+		s.Subtitle += ", medium " + t.Medium
+	}
+	if t.Strict {
+		s.Subtitle += ", RFC 2544's trial lengths"
+	}
+	s.Subtitle += fmt.Sprintf(", %d sizes, %.0f s", len(v.Sizes), v.Seconds)
+	sort.SliceStable(v.Sizes, func(i, j int) bool { return v.Sizes[i].Size < v.Sizes[j].Size })
+	// The run's warnings hold each size's, prefixed with the size; a
+	// size's own that the run's lack are added.
+	s.Warnings = warningsOf(v.Warnings)
+	for _, z := range v.Sizes {
+		for _, w := range z.Warnings {
+			if w = fmt.Sprintf("%d B: %s", z.Size, w); !has(s.Warnings, w) {
+				s.Warnings = append(s.Warnings, w)
+			}
+		}
+	}
+	if v.Interrupted {
+		s.Warnings = append(s.Warnings, "interrupted: only what is shown was finished")
+	}
+	s.Warnings = append(s.Warnings, errorOf(v.Error)...)
+	s.Tables = rfcTables(&v)
+
+	if has(t.Tests, rfcThroughput) {
+		ss, note := rfcThroughputSeries(&v)
+		caption := "the rate the far end delivered, held for the confirming trial; dashed, the medium's maximum"
+		if note != "" {
+			caption = "the rate the far end delivered, held for the confirming trial; " + note
+		}
+		p, err := linesChart("Throughput by frame size", "payload size (bytes)", "Mbit/s (UDP payload)", ss)
+		if err := r.addNoted(s, "Throughput (NDR, PDR)", caption, p, err); err != nil {
+			return err
+		}
+	}
+	if has(t.Tests, rfcLoss) {
+		p, err := linesChart("Frame loss rate", "offered load (% of the medium's maximum rate)", "frames lost (%)", rfcLossSeries(&v))
+		if err := r.addNoted(s, "Frame loss rate", "one line per frame size; steps below two that lost nothing are not run", p, err); err != nil {
+			return err
+		}
+	}
+	if has(t.Tests, rfcLatency) {
+		for _, z := range v.Sizes {
+			if !z.done(rfcLatency) {
+				continue
+			}
+			title := fmt.Sprintf("Latency at load, %d B", z.Size)
+			p, err := linesChart(title, "load (% of the NDR)", "round trip (ms)", rfcLatencySeries(z))
+			if err := r.addNoted(s, title, "p50 and p99 of every datagram's round trip; dashed, the min and the max", p, err); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func has(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// rfcTables are RFC 2544's report layout: one table per test run, the
+// sizes as rows.
+func rfcTables(v *rfc2544View) []*Table {
+	var out []*Table
+	if has(v.Test.Tests, rfcThroughput) {
+		out = append(out, rfcThroughputTable(v))
+	}
+	if has(v.Test.Tests, rfcLatency) {
+		out = append(out, rfcLatencyTable(v))
+	}
+	if has(v.Test.Tests, rfcLoss) {
+		out = append(out, rfcLossTable(v))
+	}
+	if has(v.Test.Tests, rfcBackToBack) {
+		out = append(out, rfcBackToBackTable(v))
+	}
+	return out
+}
+
+func f3(v float64) string { return fmt.Sprintf("%.3f", v) }
+
+func rfcThroughputTable(v *rfc2544View) *Table {
+	tb := &Table{Name: rfcThroughput,
+		Title: fmt.Sprintf("Throughput (NDR: no loss; PDR: loss ≤ %g %%; the rate the far end delivered)", v.Test.PDRPercent),
+		Head:  []string{"size (B)", "NDR pkt/s", "NDR Mbit/s", "% of line", "PDR pkt/s", "PDR Mbit/s", "PDR loss %", "line pkt/s", "held (s)"}}
+	for _, z := range v.Sizes {
+		if !z.done(rfcThroughput) {
+			continue
+		}
+		pct, loss, held := "–", "–", "–"
+		if z.LinePPS > 0 {
+			pct = fmt.Sprintf("%.1f", 100*z.NDRPPS/z.LinePPS)
+		}
+		if z.PDR != nil {
+			loss = f3(z.PDR.LossPercent)
+		}
+		if z.NDR != nil {
+			held = strconv.FormatFloat(z.NDR.HeldS, 'g', -1, 64)
+			if z.NDR.LimitedByHost {
+				pct += " (this host's limit)"
+			}
+		}
+		tb.Rows = append(tb.Rows, []string{strconv.Itoa(z.Size), fmt.Sprintf("%.0f", z.NDRPPS), mbps(z.NDRBPS), pct,
+			fmt.Sprintf("%.0f", z.PDRPPS), mbps(z.PDRBPS), loss, fmt.Sprintf("%.0f", z.LinePPS), held})
+	}
+	return tb
+}
+
+// rfcLatencyTable has a column per load: "p50 / p99 / max" in ms.
+func rfcLatencyTable(v *rfc2544View) *Table {
+	tb := &Table{Name: rfcLatency, Title: "Latency at load (round trip, ms: p50 / p99 / max at each share of the NDR)",
+		Head: []string{"size (B)"}}
+	for _, l := range v.Test.Loads {
+		tb.Head = append(tb.Head, fmt.Sprintf("%g %%", l))
+	}
+	for _, z := range v.Sizes {
+		if !z.done(rfcLatency) {
+			continue
+		}
+		row := []string{strconv.Itoa(z.Size)}
+		if len(z.Latency) == 0 {
+			row = append(row, "not measured: "+z.LatencyNote)
+			tb.Rows = append(tb.Rows, row)
+			continue
+		}
+		for _, l := range v.Test.Loads {
+			cell := "–"
+			for _, p := range z.Latency {
+				if p.LoadPercent == l {
+					cell = fmt.Sprintf("%s / %s / %s", f3(p.P50MS), f3(p.P99MS), f3(p.MaxMS))
+					if p.HostLimited {
+						cell += " *"
+					}
+				}
+			}
+			row = append(row, cell)
+		}
+		tb.Rows = append(tb.Rows, row)
+	}
+	return tb
+}
+
+// rfcLossTable has a column per step, 100 % of the medium's rate first.
+func rfcLossTable(v *rfc2544View) *Table {
+	tb := &Table{Name: rfcLoss, Title: "Frame loss rate (% lost at each share of the medium's maximum rate; * this host sent less than asked; – not run)",
+		Head: []string{"size (B)"}}
+	for s := 100; s >= 10; s -= 10 {
+		tb.Head = append(tb.Head, fmt.Sprintf("%d %%", s))
+	}
+	for _, z := range v.Sizes {
+		if !z.done(rfcLoss) {
+			continue
+		}
+		row := []string{strconv.Itoa(z.Size)}
+		for s := 100; s >= 10; s -= 10 {
+			cell := "–"
+			for _, p := range z.LossCurve {
+				if p.OfferedPercent == float64(s) {
+					cell = fmt.Sprintf("%.2f", p.LossPercent)
+					if p.HostLimited {
+						cell += " *"
+					}
+				}
+			}
+			row = append(row, cell)
+		}
+		tb.Rows = append(tb.Rows, row)
+	}
+	return tb
+}
+
+func rfcBackToBackTable(v *rfc2544View) *Table {
+	tb := &Table{Name: rfcBackToBack, Title: "Back-to-back frames (longest burst at line rate with no loss)",
+		Head: []string{"size (B)", "frames", "line time (µs)", "min", "max", "searches", "at line rate"}}
+	for _, z := range v.Sizes {
+		bb := z.BackToBack
+		if !z.done(rfcBackToBack) || bb == nil {
+			continue
+		}
+		at := "yes"
+		if !bb.AtLineRate {
+			at = fmt.Sprintf("no (%.0f %%)", bb.SlowestPercent)
+		}
+		frames := strconv.FormatFloat(z.BackToBackFrames, 'f', -1, 64)
+		if bb.Capped {
+			frames = "≥ " + frames
+		}
+		tb.Rows = append(tb.Rows, []string{strconv.Itoa(z.Size), frames, fmt.Sprintf("%.1f", z.BackToBackUS),
+			strconv.FormatInt(bb.MinFrames, 10), strconv.FormatInt(bb.MaxFrames, 10), strconv.Itoa(len(bb.Searches)), at})
+	}
+	return tb
+}

@@ -1,0 +1,136 @@
+// wirebench dashboard: the page of a saved RFC 2544 run (kind "rfc2544",
+// docs/rfc2544.md): its charts (throughput per size against the line rate,
+// the frame loss curve per size, the latency against the load per size) and
+// RFC 2544's tables, one per test with the sizes as rows. It uses the
+// helpers of app.js (el, kv, table, td, num, xyChart), which are called only
+// once both scripts have loaded.
+"use strict";
+
+const RFC_COLORS = ["#1f6feb", "#d97706", "#12b76a", "#b42318", "#6941c6", "#0e9384", "#c11574", "#667085"];
+
+function rfcDone(z, test) { return (z.done || []).includes(test); }
+
+function rfcByLoad(points, key) {
+  return [...points].sort((a, b) => a[key] - b[key]);
+}
+
+// rfc2544Parts is an RFC 2544 run's page.
+function rfc2544Parts(run, r) {
+  const t = r.test || {};
+  const tests = t.tests || [];
+  const sizes = [...(r.sizes || [])].sort((a, b) => a.size - b.size);
+  const parts = [kv([["started", run.started_at], ["target", run.target], ["far end", t.mode], ["medium", t.medium],
+    ["tests", tests.join(", ")], ["partial drop rate", t.pdr_percent !== undefined ? `loss ≤ ${t.pdr_percent} %` : ""],
+    ["trials", t.strict ? "RFC 2544's lengths" : "short, then a confirming trial"], ["took", r.seconds ? r.seconds.toFixed(0) + " s" : ""],
+    ["labels", labelList(run)], ["version", r.version]])];
+  if (r.interrupted) parts.push(el("div", { class: "warn" }, "The run was interrupted: only what is shown was finished."));
+  // The run's warnings (shown above) hold each size's, prefixed with it.
+  const shown = new Set(r.warnings || []);
+  for (const z of sizes) for (const w of z.warnings || []) {
+    if (!shown.has(`${z.size} B: ${w}`)) parts.push(el("div", { class: "warn run-warning" }, `Warning: ${z.size} B: ${w}`));
+  }
+  if (sizes.length === 0) {
+    parts.push(el("p", { class: "muted" }, "This run finished no size."));
+    return parts;
+  }
+  const charts = el("div", { class: "charts" });
+  if (tests.includes("throughput")) charts.append(...rfcThroughputChart(t, sizes));
+  if (tests.includes("loss")) charts.append(rfcLossChart(sizes));
+  parts.push(charts);
+  if (tests.includes("latency")) {
+    const lat = el("div", { class: "charts" });
+    for (const z of sizes) {
+      if (rfcDone(z, "latency") && (z.latency || []).length > 0) lat.append(rfcLatencyChart(z));
+    }
+    parts.push(lat);
+  }
+  if (tests.includes("throughput")) parts.push(...rfcThroughputTable(t, sizes));
+  if (tests.includes("latency")) parts.push(...rfcLatencyTable(t, sizes));
+  if (tests.includes("loss")) parts.push(...rfcLossTable(sizes));
+  if (tests.includes("backtoback")) parts.push(...rfcBackToBackTable(sizes));
+  return parts;
+}
+
+// The NDR and PDR per size in Mbit/s of UDP payload, the medium's line
+// rate per size dashed — unless it is more than 3× the highest rate
+// measured (a slow device on a fast medium): then the axis follows the
+// data and a note under the chart says where the line is.
+function rfcThroughputChart(t, sizes) {
+  const done = sizes.filter(z => rfcDone(z, "throughput"));
+  const series = [
+    { name: "NDR", color: RFC_COLORS[0], points: done.map(z => [z.size, z.ndr_bps / 1e6]) },
+    { name: `PDR (≤ ${t.pdr_percent} %)`, color: RFC_COLORS[1], points: done.map(z => [z.size, z.pdr_bps / 1e6]) },
+  ];
+  const line = done.filter(z => z.line_pps > 0).map(z => [z.size, z.line_pps * z.size * 8 / 1e6]);
+  const dataMax = Math.max(0, ...series.flatMap(s => s.points.map(p => p[1]).filter(isFinite)));
+  const lineMax = Math.max(0, ...line.map(p => p[1]));
+  let note = null;
+  if (line.length > 0 && dataMax > 0 && lineMax > 3 * dataMax) {
+    note = el("p", { class: "muted line-off-scale" }, `The line rate of ${t.medium} (up to ${num(lineMax, 1)} Mbit/s) is ${num(lineMax / dataMax, 0)}× the highest rate measured: off this chart's scale (the table lists it).`);
+  } else if (line.length > 0) {
+    series.push({ name: `line (${t.medium})`, color: "#98a2b3", dash: true, points: line });
+  }
+  return [el("div", {}, xyChart("throughput", "B", "Mbit/s", series, []), note)];
+}
+
+// The frame loss curve: loss % against the offered share of line rate,
+// one series per size.
+function rfcLossChart(sizes) {
+  const series = sizes.filter(z => rfcDone(z, "loss") && (z.loss_curve || []).length > 0).map((z, i) => ({
+    name: `${z.size} B`, color: RFC_COLORS[i % RFC_COLORS.length],
+    points: rfcByLoad(z.loss_curve, "offered_percent").map(p => [p.offered_percent, p.loss_percent]) }));
+  return xyChart("frame loss", "% of line", "% lost", series, []);
+}
+
+// One size's round trip against the load (% of its NDR): p50 and p99,
+// the min and max dashed.
+function rfcLatencyChart(z) {
+  const pts = rfcByLoad(z.latency, "load_percent");
+  const s = (name, color, key, dash) => ({ name, color, dash, points: pts.map(p => [p.load_percent, p[key]]) });
+  return xyChart(`latency ${z.size} B`, "% of NDR", "ms", [s("p50", RFC_COLORS[0], "p50_ms"), s("p99", RFC_COLORS[3], "p99_ms"),
+    s("max", "#98a2b3", "max_ms", true), s("min", "#667085", "min_ms", true)], []);
+}
+
+function rfcThroughputTable(t, sizes) {
+  const rows = sizes.filter(z => rfcDone(z, "throughput")).map(z => el("tr", { class: "rfc-row" }, td(z.size), td(num(z.ndr_pps, 0)),
+    td(num(z.ndr_bps / 1e6, 3)), td(z.line_pps > 0 ? num(100 * z.ndr_pps / z.line_pps, 1) : "—"), td(num(z.pdr_pps, 0)), td(num(z.pdr_bps / 1e6, 3)),
+    td(z.pdr ? num(z.pdr.loss_percent, 3) : "—"), td(num(z.line_pps, 0)),
+    td(z.ndr && z.ndr.limited_by_host ? "limited by this host (a lower bound)" : "", "")));
+  return [el("h3", {}, `Throughput (NDR: no loss; PDR: loss ≤ ${t.pdr_percent} %)`),
+    table("rfc-throughput", ["size (B)", "NDR pkt/s", "NDR Mbit/s", "% of line", "PDR pkt/s", "PDR Mbit/s", "PDR loss %", "line pkt/s", "notes"], rows)];
+}
+
+function rfcLatencyTable(t, sizes) {
+  const loads = t.latency_loads_percent || [];
+  const rows = sizes.filter(z => rfcDone(z, "latency")).map(z => {
+    if ((z.latency || []).length === 0) {
+      return el("tr", { class: "rfc-row" }, td(z.size), el("td", { colspan: String(Math.max(1, loads.length)) }, "not measured: " + (z.latency_note || "")));
+    }
+    return el("tr", { class: "rfc-row" }, td(z.size), ...loads.map(l => {
+      const p = z.latency.find(p => p.load_percent === l);
+      return td(p ? `${num(p.p50_ms, 3)} / ${num(p.p99_ms, 3)} / ${num(p.max_ms, 3)}${p.host_limited ? " *" : ""}` : "—");
+    }));
+  });
+  return [el("h3", {}, "Latency at load (round trip, ms: p50 / p99 / max at each share of the NDR)"),
+    table("rfc-latency", ["size (B)", ...loads.map(l => `${l} %`)], rows)];
+}
+
+function rfcLossTable(sizes) {
+  const steps = [100, 90, 80, 70, 60, 50, 40, 30, 20, 10];
+  const rows = sizes.filter(z => rfcDone(z, "loss")).map(z => el("tr", { class: "rfc-row" }, td(z.size), ...steps.map(s => {
+    const p = (z.loss_curve || []).find(p => p.offered_percent === s);
+    return td(p ? num(p.loss_percent, 2) + (p.host_limited ? " *" : "") : "—");
+  })));
+  return [el("h3", {}, "Frame loss rate (% lost at each share of the medium's maximum rate; * this host sent less than asked; — not run)"),
+    table("rfc-loss", ["size (B)", ...steps.map(s => `${s} %`)], rows)];
+}
+
+function rfcBackToBackTable(sizes) {
+  const rows = sizes.filter(z => rfcDone(z, "backtoback") && z.back_to_back).map(z => {
+    const bb = z.back_to_back;
+    return el("tr", { class: "rfc-row" }, td(z.size), td((bb.capped ? "≥ " : "") + z.back_to_back_frames), td(num(z.back_to_back_us, 1)),
+      td(bb.min_frames), td(bb.max_frames), td((bb.searches || []).length), td(bb.at_line_rate ? "yes" : `no (${num(bb.slowest_percent_of_line, 0)} %)`, ""));
+  });
+  return [el("h3", {}, "Back-to-back frames (longest burst at line rate with no loss)"),
+    table("rfc-backtoback", ["size (B)", "frames", "line time µs", "min", "max", "searches", "at line rate"], rows)];
+}
