@@ -153,6 +153,8 @@ type Server struct {
 	// udpFinished counts the finished tests still in udpTests (kept to
 	// answer late FINs); same goroutine.
 	udpFinished int
+	// finishQ hands the results of ended UDP tests on, off the reader.
+	finishQ finishQueue
 	// udpReports are the server reports to send once the reader has
 	// handled the datagrams of one read (flushReports); same goroutine.
 	udpReports []udpio.Message
