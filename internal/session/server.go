@@ -165,6 +165,9 @@ type Server struct {
 
 	cpuMu sync.Mutex
 	cpuAt map[int]*cpuStart // the process's CPU time at each open test's start
+	// cpuStarts counts the tests noted (noteCPU), cpuJoins the streams
+	// that joined an open group while open themselves (cpuJoined).
+	cpuStarts, cpuJoins uint64
 
 	groupsMu sync.Mutex
 	groups   map[groupKey]*streamGroup // open groups of parallel streams
