@@ -551,11 +551,18 @@ func (s *Server) endUDP(t *udpTest, why string) {
 		s.connectBackUDP(s.ctx, t, t.rx.peer)
 	}
 	if t.sendDone == nil {
-		// Not here: handing the result on (the CPU figure, the
-		// caller's OnResult: printing, saving) can take long, and this
-		// is the reader of every test on the port. Many tests end
-		// together, and their clients re-send FINs every 10 ms until
-		// their reports arrive (docs/server.md).
+		// The source's slot is given back here, at once, as before: a
+		// client that starts its next test as soon as its report
+		// arrives must find it free. Handing the result on (the CPU
+		// figure, the caller's OnResult: printing, saving) is not done
+		// here: it can take long, and this is the reader of every test
+		// on the port. Many tests end together, and their clients
+		// re-send FINs every 10 ms until their reports arrive
+		// (docs/server.md).
+		if t.release != nil {
+			t.release()
+			t.release = nil
+		}
 		s.finishLater(finish)
 		return
 	}
