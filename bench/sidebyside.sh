@@ -3,11 +3,14 @@
 # loopback, from one run: loss-free UDP rate (the same binary search for
 # each) at 18, 64 and 1470 bytes, highest paced send rate, TCP with 1 and 2
 # streams (interleaved rounds, medians), CPU seconds per GB, pacing error
-# at 0.1-1000 Mbit/s. Prints a table, or one JSON document with --json.
+# at 0.1-1000 Mbit/s, and 1000 clients at once against one wirebench
+# server (--many N to scale, 0 to skip). Prints a table, or one JSON
+# document with --json.
 #
 #   bench/sidebyside.sh --quick          # about 3 minutes
 #   bench/sidebyside.sh                  # full, about 10 minutes
 #   bench/sidebyside.sh --quick --json   # JSON instead of the table
+#   bench/sidebyside.sh --only many      # the 1000 clients only
 #
 # It builds wirebench from this tree and bench/sidebyside into a fresh
 # /tmp directory (WB_BENCH_OUT to choose one), then runs the Go program,

@@ -48,13 +48,15 @@ type Plan struct {
 	PaceRates    []float64 `json:"pacing_rates_bps"`
 	PaceLength   int       `json:"pacing_length"`
 	Streams      []int     `json:"tcp_streams"`
+	// Many is the many-clients row (nil: not run).
+	Many *ManyPlan `json:"many,omitempty"`
 	// Only, when set, is the one part measured: "udp" (loss-free rate and
-	// highest send rate), "tcp" or "pacing".
+	// highest send rate), "tcp", "pacing" or "many".
 	Only string `json:"only,omitempty"`
 }
 
 // Parts are the values of --only.
-var Parts = []string{"udp", "tcp", "pacing"}
+var Parts = []string{"udp", "tcp", "pacing", "many"}
 
 // restrict keeps only one part of the plan (empty: all of it).
 func (p *Plan) restrict(only string) error {
@@ -62,11 +64,13 @@ func (p *Plan) restrict(only string) error {
 	case "":
 		return nil
 	case "udp":
-		p.Streams, p.PaceRates = nil, nil
+		p.Streams, p.PaceRates, p.Many = nil, nil, nil
 	case "tcp":
-		p.Sizes, p.PaceRates = nil, nil
+		p.Sizes, p.PaceRates, p.Many = nil, nil, nil
 	case "pacing":
-		p.Sizes, p.Streams = nil, nil
+		p.Sizes, p.Streams, p.Many = nil, nil, nil
+	case "many":
+		p.Sizes, p.Streams, p.PaceRates = nil, nil, nil
 	default:
 		return fmt.Errorf("--only %q: want one of %s", only, strings.Join(Parts, ", "))
 	}
@@ -78,6 +82,8 @@ func (p *Plan) restrict(only string) error {
 func plan(quick bool) Plan {
 	p := Plan{Mode: "full", TrialSeconds: 2, SearchTrials: 10, SearchTol: 0.02, TCPSeconds: 5, TCPRounds: 5, PaceSeconds: 5,
 		Sizes: []int{18, 64, 1470}, PaceRates: []float64{1e5, 1e6, 1e7, 1e8, 1e9}, PaceLength: 1470, Streams: []int{1, 2}}
+	many := DefaultMany
+	p.Many = &many
 	if quick {
 		p.Mode, p.TrialSeconds, p.SearchTrials, p.SearchTol = "quick", 1, 7, 0.05
 		p.TCPSeconds, p.TCPRounds, p.PaceSeconds = 1, 3, 2
@@ -93,6 +99,7 @@ func main() {
 	i3 := flag.String("iperf3", "iperf3", "the iperf3 binary")
 	only := flag.String("only", "", "measure one part only: udp, tcp or pacing (`PART`)")
 	rounds := flag.Int("tcp-rounds", 0, "interleaved TCP rounds per tool (`N`; default 3 with --quick, else 5)")
+	manyN := flag.Int("many", 1000, "clients in the many-clients row (`N`: 60 % UDP, 20 % TCP, 20 % iperf3; 0 skips the row)")
 	from := flag.String("table-from", "", "print the table of a saved --json document (`FILE`) and exit; runs nothing")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -132,6 +139,14 @@ func main() {
 	}
 	if *rounds > 0 {
 		pl.TCPRounds = *rounds
+	}
+	if pl.Many != nil {
+		if *manyN <= 0 {
+			pl.Many = nil
+		} else if *manyN != DefaultMany.UDP+DefaultMany.TCP+DefaultMany.Iperf3 {
+			pl.Many.UDP, pl.Many.TCP = *manyN*6/10, *manyN/5
+			pl.Many.Iperf3 = *manyN - pl.Many.UDP - pl.Many.TCP
+		}
 	}
 	rep := measure(tools, pl, os.Stderr)
 	killAll()
@@ -177,6 +192,7 @@ type Report struct {
 	TCP      []TCPRow          `json:"tcp"`
 	CPU      []CPURow          `json:"cpu_s_per_gb"`
 	Pacing   []PaceRow         `json:"pacing"`
+	Many     *ManyRow          `json:"many,omitempty"`
 	Errors   []string          `json:"errors"`
 }
 
@@ -354,6 +370,16 @@ func measure(tools []Tool, pl Plan, log io.Writer) *Report {
 			row.Tools[t.Name] = ps
 		}
 		rep.Pacing = append(rep.Pacing, row)
+	}
+	// 6. Many clients at once against one wirebench server.
+	if pl.Many != nil {
+		bins := map[string]string{}
+		for _, t := range tools {
+			bins[t.Name] = t.Bin
+		}
+		row := runMany(bins, *pl.Many, say)
+		fail("many clients", row.Error)
+		rep.Many = &row
 	}
 	rep.Load[1] = loadavg()
 	rep.Seconds = time.Since(rep.Started).Seconds()

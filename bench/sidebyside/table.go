@@ -105,6 +105,10 @@ func writeTable(out io.Writer, rep *Report) {
 		w.Flush()
 	}
 
+	if m := rep.Many; m != nil {
+		writeMany(out, m)
+	}
+
 	if len(rep.Errors) > 0 {
 		fmt.Fprintf(out, "\n%d test(s) failed (their figures are missing above, never guessed):\n", len(rep.Errors))
 		for _, e := range rep.Errors {
@@ -161,4 +165,27 @@ func cpuText(v float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.3f", v)
+}
+
+// writeMany prints the many-clients row.
+func writeMany(out io.Writer, m *ManyRow) {
+	p := m.Plan
+	fmt.Fprintf(out, "\nMany clients: one wirebench server, %d clients at once (each from its own 127.x address, nice 10) for %d s: "+
+		"%d iperf 2 UDP at %s, %d iperf 2 TCP and %d iperf3 TCP at %s\n", p.UDP+p.TCP+p.Iperf3, p.Seconds,
+		p.UDP, rateText(p.UDPBPS), p.TCP, p.Iperf3, rateText(p.TCPBPS))
+	if m.Error != "" {
+		fmt.Fprintf(out, "  failed: %s\n", m.Error)
+		return
+	}
+	fmt.Fprintf(out, "  completed: UDP %d/%d with the server report (%d \"did not receive ack\"), TCP %d/%d, iperf3 %d/%d\n",
+		m.UDPReports, p.UDP, m.UDPNoAck, m.TCPDone, p.TCP, m.Iperf3Done, p.Iperf3)
+	fmt.Fprintf(out, "  server: %d UDP results (%d ended without a FIN), %d TCP results; its UDP socket dropped %d datagrams\n",
+		m.ServerUDP, m.ServerIdle, m.ServerTCP, m.SocketDrops)
+	fmt.Fprintf(out, "  server memory: peak RssAnon %.1f MiB; goroutines %d idle, %d after\n",
+		float64(m.PeakRssAnonKiB)/1024, m.GoroutinesIdle, m.GoroutinesAfter)
+	for _, kind := range []string{"udp", "tcp", "iperf3"} {
+		if s, ok := m.Failed[kind]; ok {
+			fmt.Fprintf(out, "  first %s client that did not complete: %s\n", kind, strings.ReplaceAll(s, "\n", " | "))
+		}
+	}
 }

@@ -106,3 +106,18 @@ func TestOnlyTCP(t *testing.T) {
 		}
 	}
 }
+
+func TestTableMany(t *testing.T) {
+	rep := &Report{Schema: Schema, Many: &ManyRow{Plan: DefaultMany, UDPReports: 598, UDPNoAck: 2, TCPDone: 200, Iperf3Done: 200,
+		ServerUDP: 600, ServerTCP: 400, PeakRssAnonKiB: 50 * 1024, SocketDrops: 7, GoroutinesIdle: 16, GoroutinesAfter: 15,
+		Failed: map[string]string{"udp": "exit status 0: WARNING: did not receive ack\nof last datagram"}}}
+	var b strings.Builder
+	writeTable(&b, rep)
+	for _, want := range []string{"1000 clients at once", "UDP 598/600 with the server report (2 \"did not receive ack\")",
+		"TCP 200/200, iperf3 200/200", "dropped 7 datagrams", "peak RssAnon 50.0 MiB; goroutines 16 idle, 15 after",
+		"first udp client that did not complete: exit status 0: WARNING: did not receive ack | of last datagram"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -153,6 +153,8 @@ type Server struct {
 	// udpFinished counts the finished tests still in udpTests (kept to
 	// answer late FINs); same goroutine.
 	udpFinished int
+	// finishQ hands the results of ended UDP tests on, off the reader.
+	finishQ finishQueue
 	// udpReports are the server reports to send once the reader has
 	// handled the datagrams of one read (flushReports); same goroutine.
 	udpReports []udpio.Message
@@ -163,6 +165,9 @@ type Server struct {
 
 	cpuMu sync.Mutex
 	cpuAt map[int]*cpuStart // the process's CPU time at each open test's start
+	// cpuStarts counts the tests noted (noteCPU), cpuJoins the streams
+	// that joined an open group while open themselves (cpuJoined).
+	cpuStarts, cpuJoins uint64
 
 	groupsMu sync.Mutex
 	groups   map[groupKey]*streamGroup // open groups of parallel streams

@@ -507,6 +507,7 @@ func (s *Server) endUDP(t *udpTest, why string) {
 	r := t.res
 	// The intervals end with our receive (or, for -R, our send, which is
 	// over by now): a tradeoff connect-back after it is a flow of its own.
+	// Stopped here, so that no periodic report comes after the end.
 	r.Intervals = t.iv.Stop(time.Now())
 	// What we received is read here, on the reader goroutine that feeds
 	// t.rx; the finish below may run on another goroutine once our own
@@ -550,7 +551,19 @@ func (s *Server) endUDP(t *udpTest, why string) {
 		s.connectBackUDP(s.ctx, t, t.rx.peer)
 	}
 	if t.sendDone == nil {
-		finish()
+		// The source's slot is given back here, at once, as before: a
+		// client that starts its next test as soon as its report
+		// arrives must find it free. Handing the result on (the CPU
+		// figure, the caller's OnResult: printing, saving) is not done
+		// here: it can take long, and this is the reader of every test
+		// on the port. Many tests end together, and their clients
+		// re-send FINs every 10 ms until their reports arrive
+		// (docs/server.md).
+		if t.release != nil {
+			t.release()
+			t.release = nil
+		}
+		s.finishLater(finish)
 		return
 	}
 	s.goTest("udp: finishing the test of "+t.rx.peer.String(), func() {
