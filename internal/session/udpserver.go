@@ -507,7 +507,13 @@ func (s *Server) endUDP(t *udpTest, why string) {
 	r := t.res
 	// The intervals end with our receive (or, for -R, our send, which is
 	// over by now): a tradeoff connect-back after it is a flow of its own.
-	r.Intervals = t.iv.Stop(time.Now())
+	end := time.Now()
+	if !t.reverse {
+		// They end with the last data datagram counted, not with the FIN
+		// (or the idle timeout) that ended the test after it.
+		end = countedUntil(end, t.rx.lastData)
+	}
+	r.Intervals = t.iv.Stop(end)
 	// What we received is read here, on the reader goroutine that feeds
 	// t.rx; the finish below may run on another goroutine once our own
 	// sending is over, while late FINs still reach t.rx.
