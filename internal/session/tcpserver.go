@@ -142,6 +142,11 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		emit = s.emitter(t.member, t.id)
 	}
 	iv := engine.NewIntervals(start, s.cfg.Interval, emit, flows...)
+	if d, ok := t.hdr.Duration(); t.hasHdr && ok && d > 0 {
+		// The last row is Stop's, once the counting ended: none is
+		// printed at the test's end while bytes still arrive.
+		iv.SetEnd(min(d, s.cfg.MaxDuration))
+	}
 	ivCtx, ivEnd := context.WithCancel(ctx) // ends the reports should this test panic before Stop
 	defer ivEnd()
 	iv.Run(ivCtx)

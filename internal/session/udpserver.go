@@ -356,6 +356,9 @@ func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 		emit = s.emitter(t.member, t.id)
 	}
 	t.iv = engine.NewIntervals(at, s.cfg.Interval, emit, &engine.Flow{Counters: []*stats.Counters{counted}, Sender: t.reverse})
+	if d, ok := rx.hdr.Duration(); rx.hasHdr && ok && d > 0 {
+		t.iv.SetEnd(d) // the last row is Stop's, at the last datagram
+	}
 	t.iv.Run(ctx)
 	switch r.Test.Mode {
 	case "reverse":
