@@ -159,6 +159,26 @@ func TestPrintedIntervalsAreKept(t *testing.T) {
 				t.Fatal(err)
 			}
 			samePrinted(t, "client", cli.rows[0], r.Intervals, cfg.Duration)
+			if !cfg.UDP && !cfg.FullDuplex && !cfg.Bidir {
+				// Nothing counted is left out of the rows: they add up to
+				// the summary (over the whole test).
+				var sum int64
+				for _, in := range r.Intervals {
+					sum += in.Bytes
+				}
+				want := receiverOf(t, r).Bytes
+				if !cfg.Reverse && r.Sender != nil {
+					// A sender's rows count what it wrote, its summary what
+					// was acknowledged, which it says when less.
+					want = r.Sender.Bytes
+					if r.Sender.BytesWritten != 0 {
+						want = r.Sender.BytesWritten
+					}
+				}
+				if sum != want {
+					t.Errorf("the client's rows add up to %d bytes, its summary %d", sum, want)
+				}
+			}
 			deadline := time.Now().Add(guard)
 			for {
 				ts.mu.Lock()
