@@ -126,7 +126,15 @@ func samePrinted(t *testing.T, who string, printed, kept []result.Interval, dur 
 func TestPrintedIntervalsAreKept(t *testing.T) {
 	var srv printedLog
 	ts := startI3Server(t, ServerConfig{Interval: 100 * time.Millisecond,
-		OnInterval: func(id int, in result.Interval) { srv.add(id, in) }}, Iperf3Config{})
+		OnInterval: func(id int, in result.Interval) { srv.add(id, in) },
+		// A group of parallel streams prints its SUM rows, which it keeps.
+		OnGroupInterval: func(id int, streams []StreamInterval, sum *result.Interval) {
+			if sum != nil {
+				srv.add(id, *sum)
+			} else if len(streams) == 1 {
+				srv.add(id, streams[0].Interval)
+			}
+		}}, Iperf3Config{})
 	seen := 0 // the server's results checked so far
 	for _, tc := range []struct {
 		name string
@@ -136,6 +144,8 @@ func TestPrintedIntervalsAreKept(t *testing.T) {
 		{"iperf2 tcp -R", ClientConfig{Reverse: true}},
 		{"iperf2 tcp full duplex", ClientConfig{FullDuplex: true}},
 		{"iperf2 udp", ClientConfig{UDP: true, Rate: units.Rate{Value: 2000, PPS: true}, Length: 1000}},
+		{"iperf2 tcp -P 2", ClientConfig{Parallel: 2}},
+		{"iperf2 udp -P 2", ClientConfig{UDP: true, Rate: units.Rate{Value: 2000, PPS: true}, Length: 1000, Parallel: 2}},
 		{"iperf3 tcp", ClientConfig{Dialect: DialectIperf3}},
 		{"iperf3 tcp -R", ClientConfig{Dialect: DialectIperf3, Reverse: true}},
 		{"iperf3 tcp --bidir", ClientConfig{Dialect: DialectIperf3, Bidir: true}},
