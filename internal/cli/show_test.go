@@ -57,10 +57,8 @@ func runAndShow(t *testing.T, db string, args ...string) (printed, shown string)
 // TestShowReprintsEachKind: `show RUN` prints a saved run in the layout
 // of the command that made it, from the same renderer: what follows the
 // record is what the command printed (a test from its interval table on,
-// since its first lines name the connection). The TCP tests run without
-// -i: a TCP client's last interval row can be stretched by a few ms after
-// it was printed (the UDP client's cannot), which is a difference in the
-// figures kept, not in how show prints them.
+// since its first lines name the connection). Every test runs with -i:
+// the interval rows kept are the ones printed, the last one too.
 func TestShowReprintsEachKind(t *testing.T) {
 	port := startEchoServer(t)
 	db := filepath.Join(t.TempDir(), "results.db")
@@ -76,11 +74,15 @@ func TestShowReprintsEachKind(t *testing.T) {
 	if fromTable(t, shown) != fromTable(t, printed) || !strings.Contains(shown, "SUM") {
 		t.Errorf("UDP -P 2 test: show differs from the client's output\nclient:\n%s\nshow:\n%s", printed, shown)
 	}
-	printed, shown = runAndShow(t, db, "client", "127.0.0.1", "-p", port, "-t", "0.3", "-e")
+	printed, shown = runAndShow(t, db, "client", "127.0.0.1", "-p", port, "-t", "0.3", "-i", "0.1", "-e")
 	if fromTable(t, shown) != fromTable(t, printed) {
 		t.Errorf("TCP -e test: show differs from the client's output\nclient:\n%s\nshow:\n%s", printed, shown)
 	}
-	printed, shown = runAndShow(t, db, "client", "127.0.0.1", "-p", port, "-t", "0.4", "--latency", "--latency-idle", "0.1")
+	printed, shown = runAndShow(t, db, "client", "127.0.0.1", "-p", port, "-t", "0.3", "-i", "0.1", "-P", "2", "-R")
+	if fromTable(t, shown) != fromTable(t, printed) {
+		t.Errorf("TCP -R -P 2 test: show differs from the client's output\nclient:\n%s\nshow:\n%s", printed, shown)
+	}
+	printed, shown = runAndShow(t, db, "client", "127.0.0.1", "-p", port, "-t", "0.4", "-i", "0.1", "--latency", "--latency-idle", "0.1")
 	if fromTable(t, shown) != fromTable(t, printed) || !strings.Contains(shown, "loaded") {
 		t.Errorf("client --latency: show differs from the client's output\nclient:\n%s\nshow:\n%s", printed, shown)
 	}
@@ -183,28 +185,30 @@ func TestCompareNamesRuns(t *testing.T) {
 }
 
 // TestShowServerTest: a test a server answered and saved shows as the
-// server printed it, from its table on. Without -i: a server's last
-// interval row can take in datagrams that came after it was printed
-// (seen: 17 printed, 18 kept), a difference in the figures kept, not in
-// how show prints them.
+// server printed it, from its table on, interval rows (-i) included: a
+// server's last row is the one it printed, even with data counted after
+// the boundary before the end.
 func TestShowServerTest(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "results.db")
-	sport := strconv.Itoa(loopback.FreePort(t))
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	srvOut, srvErr, done := startServerCmd(ctx, t, []string{"server", "-B", "127.0.0.1", "-p", sport, "--iperf3-port", "0", "-1",
-		"--db", db}, "listening")
-	if code, _, errOut := cliRun("client", "127.0.0.1", "-p", sport, "-u", "-b", "1M", "-t", "0.4", "--no-save"); code != exitOK {
-		t.Fatalf("client: exit %d: %s", code, errOut)
-	}
-	if code := <-done; code != exitOK {
-		t.Fatalf("server: exit %d: %s", code, srvErr.String())
-	}
-	code, sh, errOut := cliRun("show", "role=server", "--db", db)
-	if code != exitOK {
-		t.Fatalf("show: exit %d: %s", code, errOut)
-	}
-	if got, want := fromTable(t, showBody(t, sh)), fromTable(t, srvOut.String()); got != want {
-		t.Errorf("show differs from the server's output\nserver:\n%s\nshow:\n%s", want, got)
+	for _, proto := range [][]string{{"-u", "-b", "1M"}, nil} {
+		db := filepath.Join(t.TempDir(), "results.db")
+		sport := strconv.Itoa(loopback.FreePort(t))
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		srvOut, srvErr, done := startServerCmd(ctx, t, []string{"server", "-B", "127.0.0.1", "-p", sport, "--iperf3-port", "0", "-1",
+			"-i", "0.1", "--db", db}, "listening")
+		args := append([]string{"client", "127.0.0.1", "-p", sport, "-t", "0.4", "--no-save"}, proto...)
+		if code, _, errOut := cliRun(args...); code != exitOK {
+			t.Fatalf("client %v: exit %d: %s", proto, code, errOut)
+		}
+		if code := <-done; code != exitOK {
+			t.Fatalf("server: exit %d: %s", code, srvErr.String())
+		}
+		code, sh, errOut := cliRun("show", "role=server", "--db", db)
+		if code != exitOK {
+			t.Fatalf("show: exit %d: %s", code, errOut)
+		}
+		if got, want := fromTable(t, showBody(t, sh)), fromTable(t, srvOut.String()); got != want {
+			t.Errorf("client %v: show differs from the server's output\nserver:\n%s\nshow:\n%s", proto, want, got)
+		}
 	}
 }

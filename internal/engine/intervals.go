@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -53,8 +54,12 @@ type Intervals struct {
 	flows  []*Flow
 	last   time.Duration
 	all    []result.Interval
-	done   chan struct{}
-	wg     sync.WaitGroup
+	// held is how many of the last rows of all (one per flow) are not
+	// emitted yet: a periodic row waits for the merge window after its
+	// end (window), since Stop may still stretch it with a short tail.
+	held int
+	done chan struct{}
+	wg   sync.WaitGroup
 }
 
 // NewIntervals returns a reporter for the flows, with intervals counted from
@@ -77,9 +82,8 @@ func (iv *Intervals) SetOmit(d time.Duration) { iv.omit = max(d, 0) }
 
 // SetEnd says the test's traffic ends at d: the periodic reports stop
 // before d, and Stop reports (and emits, once) the last interval, up to
-// where it is told the test ended. Without it a periodic report at the
-// end is emitted and then Stop's tail merged into it, so what was printed
-// differed from what was kept. Call it before Run.
+// where it is told the counting ended, so that no row is printed for the
+// boundary at d while counts still arrive. Call it before Run.
 func (iv *Intervals) SetEnd(d time.Duration) { iv.end = max(d, 0) }
 
 // OmittedCounts returns what the counters c (of one of the flows) had
@@ -109,7 +113,10 @@ func (iv *Intervals) next(last time.Duration) (time.Duration, bool) {
 }
 
 // Run starts the periodic reports. Without a period only Stop reports,
-// and the end of an omitted period (SetOmit).
+// and the end of an omitted period (SetOmit). A periodic row is emitted a
+// merge window (window) after its end: till then Stop may stretch it with
+// a tail too short for a row of its own, so that a row, once printed, is
+// never changed.
 func (iv *Intervals) Run(ctx context.Context) {
 	if _, ok := iv.next(0); !ok {
 		return
@@ -124,26 +131,63 @@ func (iv *Intervals) Run(ctx context.Context) {
 				return
 			}
 			last = at
-			next := iv.start.Add(at)
-			t := time.NewTimer(time.Until(next))
-			select {
-			case <-t.C:
-				iv.report(at, iv.period > 0 || at == iv.omit)
-			case <-iv.done:
-				t.Stop()
-				return
-			case <-ctx.Done():
-				t.Stop()
+			if !iv.wait(ctx, at) {
 				return
 			}
+			iv.report(at, iv.period > 0 || at == iv.omit, at > iv.omit)
+			if !iv.wait(ctx, at+iv.window()) {
+				return // Stop emits what is held
+			}
+			iv.release()
 		}
 	}()
 }
 
+// wait waits until at into the test; false when Stop or ctx ended it.
+func (iv *Intervals) wait(ctx context.Context, at time.Duration) bool {
+	t := time.NewTimer(time.Until(iv.start.Add(at)))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-iv.done:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// window is how short a tail after the last periodic row is merged into
+// that row rather than given a row of its own: a tenth of the period, at
+// least a millisecond.
+func (iv *Intervals) window() time.Duration { return max(iv.period/10, time.Millisecond) }
+
+// release emits the held rows.
+func (iv *Intervals) release() {
+	iv.mu.Lock()
+	out := slices.Clone(iv.all[len(iv.all)-iv.held:])
+	iv.held = 0
+	iv.mu.Unlock()
+	iv.emitRows(out)
+}
+
+// emitRows emits rows, when emit is set.
+func (iv *Intervals) emitRows(out []result.Interval) {
+	if iv.emit == nil {
+		return
+	}
+	for _, in := range out {
+		iv.emit(in)
+	}
+}
+
 // Stop ends the periodic reports and emits the final, partial interval
-// ending at end. A tail shorter than a tenth of the period is not worth a
-// line of its own: it is merged into the last interval, so the intervals
-// always add up to the whole test. It returns every interval. Without a
+// ending at end, which must be when the counting ended. A row is never
+// changed once emitted: a tail shorter than the merge window (window) is
+// merged into the last periodic row only while that row is still held;
+// otherwise the tail is a row of its own, or none when nothing at all was
+// counted in it (a row past the end of the traffic would say nothing). So
+// the emitted rows are exactly the ones returned, and they add up to
+// everything counted up to Stop. It returns every interval. Without a
 // period the one interval (the whole test) is returned but not emitted:
 // like iperf without -i, the summary alone stands for it.
 func (iv *Intervals) Stop(end time.Time) []result.Interval {
@@ -151,23 +195,48 @@ func (iv *Intervals) Stop(end time.Time) []result.Interval {
 	iv.wg.Wait()
 	at := end.Sub(iv.start)
 	iv.mu.Lock()
-	last, n := iv.last, len(iv.all)
+	last, n, held := iv.last, len(iv.all), iv.held == len(iv.flows) && iv.held > 0
+	counted := iv.tailCounted()
 	iv.mu.Unlock()
+	final := iv.period > 0 || at <= iv.omit
 	switch {
-	case n == 0 || at-last >= iv.period/10 && at-last >= time.Millisecond || iv.omit > 0 && last <= iv.omit && at > last:
-		// (never merged into an omitted interval: counts after the
-		// omitted period belong to the summary)
-		iv.report(at, iv.period > 0 || at <= iv.omit)
-	case at > last:
+	case n == 0:
+		iv.report(at, final, false)
+	case at <= last:
+		iv.release()
+	case held && at-last < iv.window():
 		iv.mergeTail(at)
+		iv.release()
+	default:
+		// (never merged into an omitted interval, which is not held:
+		// counts after the omitted period belong to the summary)
+		iv.release()
+		if counted || at-last >= iv.window() {
+			iv.report(at, final, false)
+		}
 	}
 	iv.mu.Lock()
 	defer iv.mu.Unlock()
 	return iv.all
 }
 
-// mergeTail adds the counts since the last report to the last interval of
-// each flow and stretches it to at.
+// tailCounted reports whether any flow counted anything since the last
+// report. iv.mu is held.
+func (iv *Intervals) tailCounted() bool {
+	for _, f := range iv.flows {
+		var now stats.Snapshot
+		for _, c := range f.Counters {
+			now = now.Add(c.Snapshot())
+		}
+		if d := now.Sub(f.prev); d.Bytes != 0 || d.Packets != 0 || d.Lost != 0 || d.OutOfOrder != 0 || d.Duplicates != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeTail adds the counts since the last report to the last (held,
+// not yet emitted) interval of each flow and stretches it to at.
 func (iv *Intervals) mergeTail(at time.Duration) {
 	iv.mu.Lock()
 	defer iv.mu.Unlock()
@@ -204,8 +273,9 @@ func (iv *Intervals) mergeTail(at time.Duration) {
 }
 
 // report closes the interval ending at at for every flow and emits it when
-// emit is set.
-func (iv *Intervals) report(at time.Duration, emit bool) {
+// emit is set; with hold, the rows are held for release instead (rows
+// held before are emitted first).
+func (iv *Intervals) report(at time.Duration, emit, hold bool) {
 	iv.mu.Lock()
 	from := iv.last
 	iv.last = at
@@ -238,11 +308,15 @@ func (iv *Intervals) report(at time.Duration, emit bool) {
 		}
 		out = append(out, in)
 	}
+	before := slices.Clone(iv.all[len(iv.all)-iv.held:])
 	iv.all = append(iv.all, out...)
+	iv.held = 0
+	if emit && hold {
+		iv.held = len(out)
+	}
 	iv.mu.Unlock()
-	if emit && iv.emit != nil {
-		for _, in := range out {
-			iv.emit(in)
-		}
+	iv.emitRows(before)
+	if emit && !hold {
+		iv.emitRows(out)
 	}
 }

@@ -94,6 +94,10 @@ type streamGroup struct {
 	last      time.Duration
 	sums      []result.Interval
 	ticking   bool
+	// held: the last rows (heldStreams and the last of sums) wait for
+	// the merge window before they are emitted (grouptail.go).
+	held        bool
+	heldStreams []StreamInterval
 
 	ctx  context.Context
 	stop chan struct{}
@@ -108,6 +112,7 @@ type groupMember struct {
 	prev stats.Snapshot // at the group's last interval; guarded by g.mu
 	res  *result.Result
 	done bool
+	end  time.Time // when its stream finished
 }
 
 // joinGroup puts a plain receive stream (test number id, counting into c
@@ -184,25 +189,26 @@ func (g *streamGroup) startTicker(ctx context.Context) {
 		defer g.tick.Done()
 		defer g.s.recoverPanic(fmt.Sprintf("test %d: group interval reports", g.id))
 		for k := 1; ; k++ {
-			next := g.start.Add(time.Duration(k) * period)
-			t := time.NewTimer(time.Until(next))
-			select {
-			case <-t.C:
-				g.report(next.Sub(g.start), true)
-			case <-g.stop:
-				t.Stop()
-				return
-			case <-ctx.Done():
-				t.Stop()
+			at := time.Duration(k) * period
+			if d, ok := g.key.hdr.Duration(); ok && d > 0 && at >= d {
+				return // the last row is finalInterval's, once the counting ended
+			}
+			next := g.start.Add(at)
+			if !g.waitUntil(ctx, next) {
 				return
 			}
+			g.report(next.Sub(g.start), true, true)
+			if !g.waitUntil(ctx, next.Add(tailWindow(period))) {
+				return // finalInterval emits what is held
+			}
+			g.release()
 		}
 	}()
 }
 
 // report closes the group interval ending at at: each stream's share and
 // their sum, emitted when emit is set.
-func (g *streamGroup) report(at time.Duration, emit bool) {
+func (g *streamGroup) report(at time.Duration, emit, hold bool) {
 	g.mu.Lock()
 	from := g.last
 	g.last = at
@@ -219,12 +225,24 @@ func (g *streamGroup) report(at time.Duration, emit bool) {
 		streams = append(streams, StreamInterval{ID: m.id, Interval: intervalOf(from, at, d)})
 	}
 	in := intervalOf(from, at, sum)
+	prevStreams, prevSum, wasHeld := g.takeHeld()
 	g.sums = append(g.sums, in)
+	if emit && hold {
+		g.held, g.heldStreams = true, streams
+	}
 	multi := len(g.members) > 1
 	g.mu.Unlock()
-	if !emit {
-		return
+	if wasHeld {
+		g.emitRows(prevStreams, prevSum, multi)
 	}
+	if emit && !hold {
+		g.emitRows(streams, in, multi)
+	}
+}
+
+// emitRows emits one interval's rows: the streams', and their sum when
+// there are several.
+func (g *streamGroup) emitRows(streams []StreamInterval, in result.Interval, multi bool) {
 	if f := g.s.cfg.OnGroupInterval; f != nil {
 		if !multi {
 			f(g.id, streams, nil)
@@ -260,7 +278,7 @@ func (s *Server) streamFinished(m *groupMember, id int, r *result.Result) {
 	}
 	g := m.g
 	g.mu.Lock()
-	m.res, m.done = r, true
+	m.res, m.done, m.end = r, true, time.Now()
 	g.ended++
 	g.mu.Unlock()
 	g.maybeFinish()
@@ -309,10 +327,13 @@ func (g *streamGroup) maybeFinish() {
 		if g.want > 1 {
 			m.res.Warn(g.missing(1))
 		}
+		// Its rows were printed by the group: those are the ones kept.
+		g.finalInterval(g.countingEnd())
+		m.res.Intervals = g.rows()
 		s.finished(m.id, m.res)
 		return
 	}
-	g.finalInterval(time.Now())
+	g.finalInterval(g.countingEnd())
 	s.finished(g.id, g.result())
 }
 
@@ -320,45 +341,6 @@ func (g *streamGroup) maybeFinish() {
 func (g *streamGroup) missing(n int) string {
 	return fmt.Sprintf("the client announced %d parallel streams but %d arrived within %v of the first: the figures cover those only",
 		g.want, n, g.s.joinWindow())
-}
-
-// finalInterval closes the last, partial interval at end, by the rule of
-// the streams' own intervals: a tail shorter than a tenth of the period
-// (or 1 ms) is merged into the last interval, so the intervals add up to
-// the whole test. Without a period the one interval is the whole test.
-func (g *streamGroup) finalInterval(end time.Time) {
-	period := g.s.cfg.Interval
-	at := end.Sub(g.start)
-	g.mu.Lock()
-	last, n := g.last, len(g.sums)
-	g.mu.Unlock()
-	if n == 0 || at-last >= period/10 && at-last >= time.Millisecond {
-		g.report(at, period > 0)
-		return
-	}
-	if at <= last {
-		return
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	var sum stats.Snapshot
-	for _, m := range g.members {
-		now := m.c.Snapshot()
-		sum = sum.Add(now.Sub(m.prev))
-		m.prev = now
-	}
-	in := &g.sums[len(g.sums)-1]
-	merged := intervalOf(time.Duration(in.Start*float64(time.Second)), at, sum)
-	in.End = at.Seconds()
-	in.Bytes += merged.Bytes
-	in.Packets += merged.Packets
-	in.Lost += merged.Lost
-	in.OutOfOrder += merged.OutOfOrder
-	in.JitterMS = merged.JitterMS
-	if secs := in.End - in.Start; secs > 0 {
-		in.BitsPerSecond = float64(in.Bytes) * 8 / secs
-	}
-	g.last = at
 }
 
 // result is the group's test: the first stream's description, each

@@ -87,3 +87,133 @@ func TestNoIntervalPastTheEnd(t *testing.T) {
 		t.Errorf("the intervals count %d datagrams, the sender %d data datagrams", sum, r.Sender.Packets-1)
 	}
 }
+
+// printedLog keeps the rows printed, by test number (0: the client's).
+type printedLog struct {
+	mu   sync.Mutex
+	rows map[int][]result.Interval
+}
+
+func (p *printedLog) add(id int, in result.Interval) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.rows == nil {
+		p.rows = map[int][]result.Interval{}
+	}
+	p.rows[id] = append(p.rows[id], in)
+}
+
+// samePrinted fails unless the rows kept are exactly the rows printed and
+// none starts at or after the test's end.
+func samePrinted(t *testing.T, who string, printed, kept []result.Interval, dur time.Duration) {
+	t.Helper()
+	if len(printed) != len(kept) {
+		t.Fatalf("%s: printed %d rows %+v, kept %d %+v", who, len(printed), printed, len(kept), kept)
+	}
+	for i := range kept {
+		if printed[i] != kept[i] {
+			t.Errorf("%s: row %d printed %+v, kept %+v", who, i, printed[i], kept[i])
+		}
+		if kept[i].Start >= dur.Seconds()-1e-9 {
+			t.Errorf("%s: row %.3f-%.3f starts at or after the %v test's end", who, kept[i].Start, kept[i].End, dur)
+		}
+	}
+}
+
+// TestPrintedIntervalsAreKept (issue 19, point 6): for each kind of test,
+// the interval rows the client and the server keep are exactly those they
+// printed, the last one too, and none starts at or after the test's end.
+func TestPrintedIntervalsAreKept(t *testing.T) {
+	var srv printedLog
+	ts := startI3Server(t, ServerConfig{Interval: 100 * time.Millisecond,
+		OnInterval: func(id int, in result.Interval) { srv.add(id, in) },
+		// A group of parallel streams prints its SUM rows, which it keeps.
+		OnGroupInterval: func(id int, streams []StreamInterval, sum *result.Interval) {
+			if sum != nil {
+				srv.add(id, *sum)
+			} else if len(streams) == 1 {
+				srv.add(id, streams[0].Interval)
+			}
+		}}, Iperf3Config{})
+	seen := 0 // the server's results checked so far
+	for _, tc := range []struct {
+		name string
+		cfg  ClientConfig
+	}{
+		{"iperf2 tcp", ClientConfig{}},
+		{"iperf2 tcp -R", ClientConfig{Reverse: true}},
+		{"iperf2 tcp full duplex", ClientConfig{FullDuplex: true}},
+		{"iperf2 udp", ClientConfig{UDP: true, Rate: units.Rate{Value: 2000, PPS: true}, Length: 1000}},
+		{"iperf2 tcp -P 2", ClientConfig{Parallel: 2}},
+		{"iperf2 udp -P 2", ClientConfig{UDP: true, Rate: units.Rate{Value: 2000, PPS: true}, Length: 1000, Parallel: 2}},
+		{"iperf3 tcp", ClientConfig{Dialect: DialectIperf3}},
+		{"iperf3 tcp -R", ClientConfig{Dialect: DialectIperf3, Reverse: true}},
+		{"iperf3 tcp --bidir", ClientConfig{Dialect: DialectIperf3, Bidir: true}},
+		{"iperf3 udp", ClientConfig{Dialect: DialectIperf3, UDP: true, Rate: units.Rate{Value: 2000, PPS: true}, Length: 1000}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var cli printedLog
+			srv.mu.Lock()
+			srv.rows = nil // this test's rows only
+			srv.mu.Unlock()
+			cfg := tc.cfg
+			cfg.Host, cfg.Port, cfg.Duration, cfg.Interval = "127.0.0.1", ts.port, 400*time.Millisecond, 100*time.Millisecond
+			if cfg.Dialect == DialectIperf3 {
+				// iperf3 tells its server whole seconds: a server knows
+				// where a 1 s test ends, not a 0.4 s one.
+				cfg.Duration = time.Second
+			}
+			cfg.OnInterval = func(in result.Interval) { cli.add(0, in) }
+			r, err := RunClient(deadlineCtx(t), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			samePrinted(t, "client", cli.rows[0], r.Intervals, cfg.Duration)
+			if !cfg.UDP && !cfg.FullDuplex && !cfg.Bidir {
+				// Nothing counted is left out of the rows: they add up to
+				// the summary (over the whole test).
+				var sum int64
+				for _, in := range r.Intervals {
+					sum += in.Bytes
+				}
+				want := receiverOf(t, r).Bytes
+				if !cfg.Reverse && r.Sender != nil {
+					// A sender's rows count what it wrote, its summary what
+					// was acknowledged, which it says when less.
+					want = r.Sender.Bytes
+					if r.Sender.BytesWritten != 0 {
+						want = r.Sender.BytesWritten
+					}
+				}
+				if sum != want {
+					t.Errorf("the client's rows add up to %d bytes, its summary %d", sum, want)
+				}
+			}
+			deadline := time.Now().Add(guard)
+			for {
+				ts.mu.Lock()
+				got := ts.results[seen:]
+				ts.mu.Unlock()
+				if len(got) > 0 {
+					seen++
+					srv.mu.Lock()
+					ids := len(srv.rows)
+					var printed []result.Interval
+					for _, rows := range srv.rows {
+						printed = rows
+					}
+					srv.mu.Unlock()
+					if ids != 1 {
+						t.Fatalf("the server printed rows for %d tests, want 1", ids)
+					}
+					samePrinted(t, "server", printed, got[0].Intervals, cfg.Duration)
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no server result within %v", guard)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
+	}
+}

@@ -404,13 +404,19 @@ func (cl *i3Client) run(ctx context.Context) {
 	}
 	iv := engine.NewIntervals(cl.start, cfg.Interval, cfg.OnInterval, flows...)
 	iv.SetOmit(cfg.Omit)
-	iv.Run(ctx)
 	perPeriod := cfg.Interval
 	if perPeriod == 0 {
 		perPeriod = time.Second
 	}
 	per := engine.NewIntervals(cl.start, perPeriod, nil, perFlows...)
 	per.SetOmit(cfg.Omit)
+	if cfg.Duration > 0 && cfg.Bytes == 0 {
+		// The last row is Stop's, at the test's end (TEST_END): no row
+		// is printed at the end while bytes are still counted.
+		iv.SetEnd(cfg.Duration)
+		per.SetEnd(cfg.Duration)
+	}
+	iv.Run(ctx)
 	per.Run(ctx)
 
 	// An interrupt (ctx done) ends the sending; the test still ends the
@@ -522,8 +528,10 @@ func (cl *i3Client) run(ctx context.Context) {
 			s.totals = s.urx.stop()
 		}
 	}
-	cl.r.Intervals = iv.Stop(time.Now())
-	cl.perIv = per.Stop(time.Now())
+	// The intervals end where the summary does, at TEST_END; what was
+	// read after it (sent before it) is in the last row.
+	cl.r.Intervals = iv.Stop(cl.end)
+	cl.perIv = per.Stop(cl.end)
 	cl.omitted = streamOmits(iv, cfg.Omit, ids, allC)
 	if ctrlErr == nil {
 		ctrlErr = cl.exchange(wrap)

@@ -590,7 +590,6 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 	iv.SetOmit(omit)
 	ivCtx, ivEnd := context.WithCancel(ctx) // ends the reports should this test panic before Stop
 	defer ivEnd()
-	iv.Run(ivCtx)
 	backstop := h.s.cfg.MaxDuration
 	if p.Time > 0 {
 		backstop = min(backstop, time.Duration(p.Time)*time.Second+omit)
@@ -598,6 +597,14 @@ func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg
 	backstop += 30 * time.Second
 	per := engine.NewIntervals(sv.start, sv.wbPeriod(backstop), nil, i3Flows(ids, allC)...)
 	per.SetOmit(omit)
+	if p.Time > 0 && p.Num == 0 && p.BlockCount == 0 {
+		// The last row is Stop's, at TEST_END: no row is printed at the
+		// test's end while bytes are still counted.
+		end := time.Duration(p.Time)*time.Second + omit
+		iv.SetEnd(end)
+		per.SetEnd(end)
+	}
+	iv.Run(ivCtx)
 	per.Run(ivCtx)
 
 	sctx, stopSend := context.WithCancel(ctx)

@@ -124,6 +124,11 @@ func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	}
 	iv := engine.NewIntervals(start, cfg.Interval, cfg.OnInterval, flows...)
 	iv.SetOmit(cfg.Omit)
+	if back == nil && cfg.Bytes == 0 && cfg.Duration > 0 {
+		// The last row is Stop's, once the streams are done: no row is
+		// printed at the test's end while bytes are still counted.
+		iv.SetEnd(cfg.Duration)
+	}
 	iv.Run(ctx)
 	if back != nil {
 		back.start(ctx, iv, cfg.Dual)
@@ -142,7 +147,13 @@ func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	if back != nil {
 		backFlow = back.wait(ctx, cfg.Duration)
 	}
-	r.Intervals = iv.Stop(time.Now())
+	end := time.Now()
+	if back == nil {
+		// The intervals end when the counting did, not after the wait
+		// for the server's count that follows it.
+		end = countingEnd(outs, end)
+	}
+	r.Intervals = iv.Stop(end)
 	fillTCPClientResult(r, cfg, outs, sending, receiving)
 	warnInterrupted(ctx, r)
 	if back != nil {
@@ -160,6 +171,16 @@ func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 // once in a timed test (a -n test ends when the peer has sent its bytes).
 func closedAtOnce(cfg *ClientConfig, o tcpStreamOutcome) bool {
 	return o.recvEOF && cfg.Bytes == 0 && cfg.Duration > 0 && o.recvEnded < min(atOnce, cfg.Duration/2)
+}
+
+// countingEnd is when the streams' counting ended: their last write (or,
+// receiving, the last read), or fallback when none says.
+func countingEnd(outs []tcpStreamOutcome, fallback time.Time) time.Time {
+	var ends []time.Time
+	for _, o := range outs {
+		ends = append(ends, o.sent.res.End, o.recv.End)
+	}
+	return countedUntil(fallback, ends...)
 }
 
 // resetAny reports whether the peer reset any of the streams.

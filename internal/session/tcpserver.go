@@ -142,6 +142,11 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		emit = s.emitter(t.member, t.id)
 	}
 	iv := engine.NewIntervals(start, s.cfg.Interval, emit, flows...)
+	if d, ok := t.hdr.Duration(); t.hasHdr && ok && d > 0 {
+		// The last row is Stop's, once the counting ended: none is
+		// printed at the test's end while bytes still arrive.
+		iv.SetEnd(min(d, s.cfg.MaxDuration))
+	}
 	ivCtx, ivEnd := context.WithCancel(ctx) // ends the reports should this test panic before Stop
 	defer ivEnd()
 	iv.Run(ivCtx)
@@ -192,7 +197,7 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		// Our receive is over; the connect-back (after it with -r,
 		// running since the start with -d) is a flow of its own and must
 		// not stretch this one's intervals.
-		intervals, stopped = iv.Stop(time.Now()), true
+		intervals, stopped = iv.Stop(countedUntil(time.Now(), got.End)), true
 		if !runNow {
 			back = s.connectBackTCP(ctx, t)
 		}
@@ -200,7 +205,9 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 	wg.Wait()
 	r := t.res
 	if !stopped {
-		intervals = iv.Stop(time.Now())
+		// The intervals end when the counting did (the last byte read,
+		// the last write), not after what the test's end waited for.
+		intervals = iv.Stop(countedUntil(time.Now(), got.End, sent.res.End))
 	}
 	r.Intervals = intervals
 	if !reverse {
@@ -293,6 +300,21 @@ func (s *Server) readTCPHeader(t *tcpTest) error {
 	}
 	t.hdr, t.hasHdr = h, true
 	return nil
+}
+
+// countedUntil is the latest of the times a stream's counting ended, or
+// fallback when none is set (or one is after it).
+func countedUntil(fallback time.Time, ends ...time.Time) time.Time {
+	var end time.Time
+	for _, t := range ends {
+		if t.After(end) {
+			end = t
+		}
+	}
+	if end.IsZero() || end.After(fallback) {
+		return fallback
+	}
+	return end
 }
 
 // sendDuration is how long the server sends for a test: what the client

@@ -90,7 +90,7 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 		// The last interval is Stop's, at the end of our sending: never a
 		// row for the time the FIN exchange took (a server report delayed
 		// by a queue made a 10 s test print a 10.00-10.22 row).
-		iv.SetEnd(cfg.Omit + cfg.Duration)
+		iv.SetEnd(cfg.Duration) // (Duration includes Omit here: RunClient added it)
 	}
 	iv.Run(ctx)
 	if back != nil {

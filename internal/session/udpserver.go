@@ -356,6 +356,9 @@ func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 		emit = s.emitter(t.member, t.id)
 	}
 	t.iv = engine.NewIntervals(at, s.cfg.Interval, emit, &engine.Flow{Counters: []*stats.Counters{counted}, Sender: t.reverse})
+	if d, ok := rx.hdr.Duration(); rx.hasHdr && ok && d > 0 {
+		t.iv.SetEnd(d) // the last row is Stop's, at the last datagram
+	}
 	t.iv.Run(ctx)
 	switch r.Test.Mode {
 	case "reverse":
@@ -507,8 +510,14 @@ func (s *Server) endUDP(t *udpTest, why string) {
 	r := t.res
 	// The intervals end with our receive (or, for -R, our send, which is
 	// over by now): a tradeoff connect-back after it is a flow of its own.
-	// Stopped here, so that no periodic report comes after the end.
-	r.Intervals = t.iv.Stop(time.Now())
+	// Stopped here, on the reader, so that no periodic report comes after the end.
+	end := time.Now()
+	if !t.reverse {
+		// They end with the last data datagram counted, not with the FIN
+		// (or the idle timeout) that ended the test after it.
+		end = countedUntil(end, t.rx.lastData)
+	}
+	r.Intervals = t.iv.Stop(end)
 	// What we received is read here, on the reader goroutine that feeds
 	// t.rx; the finish below may run on another goroutine once our own
 	// sending is over, while late FINs still reach t.rx.
