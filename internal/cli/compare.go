@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -299,43 +300,25 @@ func (v *verdict) judge(c comparison) {
 	v.Reasons = append(v.Reasons, fmt.Sprintf("%s has no %s to judge by", c.who(), v.Metric))
 }
 
-// who names the compared run for a sentence: its name, with its id when
-// the name is labels ("link=usb (run 13)").
-func (c comparison) who() string {
-	if c.Name == "" || c.Name == runName(c.Run) {
-		return runName(c.Run)
-	}
-	return fmt.Sprintf("%s (%s)", c.Name, runName(c.Run))
-}
+// who names the compared run for a sentence ("link=usb (run 13)").
+func (c comparison) who() string { return compare.Who(c.Name, c.Run) }
 
-func runName(id int64) string { return "run " + strconv.FormatInt(id, 10) }
+// runName is "run N".
+func runName(id int64) string { return compare.RunName(id) }
 
-// nameRuns names every compared run by labels where labels tell them
-// apart: the labels a run was selected by, else those of its labels that
-// not every compared run carries; a run with neither is "run N".
+// nameRuns names every compared run as compare.Names does: by the labels
+// it was selected by, else by those of its labels that tell it apart.
 func nameRuns(doc *compareDoc) {
 	all := append([]*compareRun{&doc.Baseline}, make([]*compareRun, len(doc.Runs))...)
 	for i := range doc.Runs {
 		all[i+1] = &doc.Runs[i]
 	}
-	for _, r := range all {
-		if len(r.selectedBy) > 0 {
-			r.Name = store.FormatLabels(r.selectedBy)
-			continue
-		}
-		own := map[string]string{}
-		for k, v := range r.Labels {
-			for _, o := range all {
-				if o.Labels[k] != v {
-					own[k] = v
-					break
-				}
-			}
-		}
-		r.Name = runName(r.ID)
-		if len(own) > 0 {
-			r.Name = store.FormatLabels(own)
-		}
+	refs := make([]compare.Run, len(all))
+	for i, r := range all {
+		refs[i] = compare.Run{ID: r.ID, Labels: r.Labels, SelectedBy: r.selectedBy}
+	}
+	for i, name := range compare.Names(refs) {
+		all[i].Name = name
 	}
 }
 
@@ -470,22 +453,27 @@ func listOrNone(l []string) string {
 	return strings.Join(l, ", ")
 }
 
+// writeCompareCSV writes one line per compared run and metric. The runs'
+// names (as the text calls them) come last, after the columns older
+// versions wrote, so that readers by position keep working; a name of
+// several labels has commas and is quoted.
 func writeCompareCSV(w io.Writer, doc compareDoc) error {
-	var b strings.Builder
-	b.WriteString("baseline,run,metric,unit,a,b,ratio,ratio_ci95,difference,difference_ci95\n")
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"baseline", "run", "metric", "unit", "a", "b", "ratio", "ratio_ci95", "difference", "difference_ci95", "baseline_name", "run_name"})
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	opt := func(p *float64) string {
 		if p == nil {
 			return ""
 		}
-		return strconv.FormatFloat(*p, 'g', -1, 64)
+		return num(*p)
 	}
 	for _, c := range doc.Comparisons {
 		for _, d := range c.Metrics {
-			fmt.Fprintf(&b, "%d,%d,%s,%s,%s,%s,%s,%s,%s,%s\n", doc.Baseline.ID, c.Run, d.Name, d.Unit,
-				strconv.FormatFloat(d.A, 'g', -1, 64), strconv.FormatFloat(d.B, 'g', -1, 64), opt(d.Ratio), opt(d.RatioCI95),
-				strconv.FormatFloat(d.Difference, 'g', -1, 64), opt(d.DifferenceCI95))
+			_ = cw.Write([]string{strconv.FormatInt(doc.Baseline.ID, 10), strconv.FormatInt(c.Run, 10), d.Name, d.Unit,
+				num(d.A), num(d.B), opt(d.Ratio), opt(d.RatioCI95), num(d.Difference), opt(d.DifferenceCI95),
+				c.BaselineName, c.Name})
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	cw.Flush()
+	return cw.Error()
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -346,6 +347,47 @@ func TestCompareCommand(t *testing.T) {
 		if code, _, errOut := cliRun(append(tc.args, "--db", db)...); code != tc.code {
 			t.Errorf("%v: exit %d, want %d: %s", tc.args, code, tc.code, errOut)
 		}
+	}
+}
+
+// TestCompareCSVNamesRuns: --csv keeps its columns by position and adds
+// the runs' names as the text calls them, quoted where they hold commas.
+func TestCompareCSVNamesRuns(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "results.db")
+	a := saveDoc(t, db, udpTestDoc(100, []float64{99, 101, 100, 100}), "link=eth", "device=pic32")
+	b := saveDoc(t, db, udpTestDoc(88.4, []float64{88, 89, 88, 88.6}), "link=usb", "device=pic32")
+	c := saveDoc(t, db, udpTestDoc(97, []float64{97, 97, 97, 97}), "link=usb", "fw=2")
+	code, out, errOut := cliRun("compare", strconv.FormatInt(a, 10), strconv.FormatInt(b, 10), "fw=2,link=usb", "--db", db, "--csv")
+	if code != exitOK {
+		t.Fatalf("compare --csv: exit %d: %s", code, errOut)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatalf("compare --csv is no CSV: %v\n%s", err, out)
+	}
+	want := "baseline,run,metric,unit,a,b,ratio,ratio_ci95,difference,difference_ci95,baseline_name,run_name"
+	if len(rows) == 0 || strings.Join(rows[0], ",") != want {
+		t.Fatalf("header %q, want %q", rows[0], want)
+	}
+	// Runs a and b were asked for by id: named by the labels not all
+	// three carry (device=pic32 is on a and b but not on c).
+	names := map[int64][2]string{b: {"device=pic32,link=eth", "device=pic32,link=usb"}, c: {"device=pic32,link=eth", "fw=2,link=usb"}}
+	seen := map[int64]bool{}
+	for _, r := range rows[1:] {
+		if len(r) != 12 {
+			t.Fatalf("row %q has %d columns, want 12", r, len(r))
+		}
+		run, _ := strconv.ParseInt(r[1], 10, 64)
+		if r[0] != strconv.FormatInt(a, 10) || [2]string{r[10], r[11]} != names[run] {
+			t.Errorf("row %q: want baseline %d and names %q", r, a, names[run])
+		}
+		if r[2] == "throughput" && run == b && !strings.HasPrefix(r[6], "0.884") {
+			t.Errorf("throughput ratio %q, want 0.884", r[6])
+		}
+		seen[run] = true
+	}
+	if !seen[b] || !seen[c] {
+		t.Errorf("runs in the CSV %v, want %d and %d:\n%s", seen, b, c, out)
 	}
 }
 

@@ -3,7 +3,8 @@
 // jitter, round-trip times) and states each of a later run as a ratio of
 // the baseline's ("B is 88.4 % of A"), with the difference and a 95 %
 // confidence interval where the documents hold repeated samples (the
-// intervals of a test, the probes of a latency run). It reads JSON and does
+// intervals of a test, the probes of a latency run), and names the runs by
+// the labels that tell them apart (Names). It reads JSON and does
 // arithmetic; it neither opens a store nor prints.
 package compare
 

@@ -200,3 +200,31 @@ func TestMetricsSenderIntervals(t *testing.T) {
 		}
 	}
 }
+
+// TestNames: runs are named by the labels they were selected by, else by
+// the labels that tell them apart, else by id.
+func TestNames(t *testing.T) {
+	pic := func(link string) map[string]string { return map[string]string{"device": "pic32", "link": link} }
+	for _, tc := range []struct {
+		what string
+		runs []Run
+		want []string
+	}{
+		{"labels that differ", []Run{{ID: 12, Labels: pic("eth")}, {ID: 13, Labels: pic("usb")}}, []string{"link=eth", "link=usb"}},
+		{"selected by labels", []Run{{ID: 12, Labels: pic("eth"), SelectedBy: map[string]string{"device": "pic32", "link": "eth"}}, {ID: 13, Labels: pic("usb")}},
+			[]string{"device=pic32,link=eth", "link=usb"}},
+		{"same labels", []Run{{ID: 12, Labels: pic("eth")}, {ID: 13, Labels: pic("eth")}}, []string{"run 12", "run 13"}},
+		{"no labels", []Run{{ID: 12}, {ID: 13, Labels: map[string]string{"fw": "1.4"}}}, []string{"run 12", "fw=1.4"}},
+	} {
+		got := Names(tc.runs)
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%s: names %q, want %q", tc.what, got, tc.want)
+		}
+	}
+	if w := Who("link=usb", 13); w != "link=usb (run 13)" {
+		t.Errorf("Who(link=usb, 13) = %q", w)
+	}
+	if w := Who("run 13", 13); w != "run 13" {
+		t.Errorf("Who(run 13, 13) = %q", w)
+	}
+}

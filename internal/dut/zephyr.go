@@ -39,7 +39,7 @@ import (
 //
 // Numbers come from print_number: "95.07 Mbps", "1000 Kbps", "10.45 s",
 // "198 us"; builds before the tab-aligned lower-case lines print
-// "Received packets: 84531" and "Rate: 95.07 Mbps" (a Zephyr 3.6 field report).
+// "Received packets: 84531" and "Rate: 95.07 Mbps" (Zephyr 3.6 on an MIMXRT1170-EVK, docs/dut.md).
 var (
 	zRate      = regexp.MustCompile(`(?i)^\s*rate:\s*([\d][\d., ]*?)\s*(Gbps|Mbps|Kbps|bps)\b`)
 	zDuration  = regexp.MustCompile(`(?i)^\s*duration:\s*([\d][\d.,]*)\s*(us|ms|s|m)\b`)
@@ -158,7 +158,7 @@ func newZephyr(syn zephyrSyntax) *Adapter {
 			}
 			size := t.Length
 			if size == 0 {
-				size = 1024 // zperf's own default is 256 bytes; 1K is what its docs and field reports use
+				size = 1024 // zperf's own default is 256 bytes; 1K is what its docs and users' transcripts use
 			}
 			if t.Proto == "tcp" {
 				// No rate: 3.x takes none, current ignores it.

@@ -77,7 +77,7 @@ type Echo struct {
 	// responder's own time come on top).
 	RoundTripWire float64 `json:"round_trip_wire_s"`
 	// NoGapBytes is the request counted without the inter-frame gap, the
-	// way a VoIP box's field report counted it (IP data + IP header, Ethernet header,
+	// way a VoIP box's bench counted it (IP data + IP header, Ethernet header,
 	// preamble and FCS per packet); NoGapOverhead is that per-packet
 	// overhead. Equal to the wire bytes on media without a gap.
 	NoGapBytes    float64 `json:"no_gap_bytes"`

@@ -1,6 +1,7 @@
-// Package matrix runs the direction × protocol table of a field report — TCP and
-// UDP, upload (we send) and download (the peer sends) — as a loop of client
-// sessions, and turns their results into one table of cells. It never opens
+// Package matrix runs the direction × protocol table a device's bench is
+// usually summed up in — TCP and UDP, upload (we send) and download (the
+// peer sends) — as a loop of client sessions, and turns their results into
+// one table of cells. It never opens
 // a socket itself: every test goes through a Session, so the loop is tested
 // with a fake one.
 package matrix

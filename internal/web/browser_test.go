@@ -272,6 +272,10 @@ func TestSweepAndCompareInChromium(t *testing.T) {
 	if !strings.Contains(cls, "worse") || bg == plain {
 		t.Errorf("the regression is not coloured: class %q, background %s (an unchanged row: %s)", cls, bg, plain)
 	}
+	// Runs are named by the labels that tell them apart, as the CLI does.
+	if title, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#compare-title"))); err != nil || title != fmt.Sprintf("fw=1.4 (run %d) against fw=1.3 (run %d)", b, a) {
+		t.Errorf("compare title %q (%v), want the runs named by their fw labels", title, err)
+	}
 	verdict, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#compare-verdict")))
 	if err != nil || !strings.HasPrefix(verdict, "Regression: throughput, loss_percent worse") {
 		t.Errorf("verdict %q (%v)", verdict, err)

@@ -21,6 +21,11 @@ const DefaultTolerance = 0.05
 type Comparison struct {
 	A RunSummary `json:"a"`
 	B RunSummary `json:"b"`
+	// AName and BName name the two runs as `wirebench compare` does
+	// (compare.Names): by the labels that tell them apart ("link=eth",
+	// "link=usb"), else "run N".
+	AName string `json:"a_name"`
+	BName string `json:"b_name"`
 	// Tolerance is the share of A within which a change is "same".
 	Tolerance float64 `json:"tolerance"`
 	// Metrics are the figures both runs have, in A's order.
@@ -88,6 +93,8 @@ func (s *Server) Compare(ctx context.Context, a, b int64, tolerance float64) (*C
 			c.B = run.RunSummary
 		}
 	}
+	names := compare.Names([]compare.Run{{ID: c.A.ID, Labels: c.A.Labels}, {ID: c.B.ID, Labels: c.B.Labels}})
+	c.AName, c.BName = names[0], names[1]
 	if len(metrics[0]) == 0 {
 		return nil, httpError{http.StatusUnprocessableEntity, fmt.Sprintf("the baseline run %d has no figures to compare", a)}
 	}

@@ -120,12 +120,23 @@ func TestAPICompare(t *testing.T) {
 	a, _ := s.memory.Add(udpRun("192.0.2.1:5001", 10e6, 0, 0.20), map[string]string{"fw": "1.3"})
 	b, _ := s.memory.Add(udpRun("192.0.2.1:5001", 8e6, 10, 0.20), map[string]string{"fw": "1.4"})
 	sw := addSweep(t, s, testSweep(t))
+	again, _ := s.memory.Add(udpRun("192.0.2.1:5001", 10e6, 0, 0.20), map[string]string{"fw": "1.3"})
 	srv := httptestServer(t, s)
 
 	var c Comparison
 	getJSON(t, fmt.Sprintf("%s/api/compare?a=%d&b=%d", srv, a, b), &c)
 	if c.A.ID != a || c.B.ID != b || c.Tolerance != DefaultTolerance {
 		t.Fatalf("compared %d with %d at tolerance %v", c.A.ID, c.B.ID, c.Tolerance)
+	}
+	// Named as `wirebench compare` names them: by the labels that differ
+	// (both runs also carry protocol, peer and so on), else by id.
+	if c.AName != "fw=1.3" || c.BName != "fw=1.4" {
+		t.Errorf("runs named %q and %q, want fw=1.3 and fw=1.4", c.AName, c.BName)
+	}
+	var same Comparison
+	getJSON(t, fmt.Sprintf("%s/api/compare?a=%d&b=%d", srv, a, again), &same)
+	if same.AName != fmt.Sprintf("run %d", a) || same.BName != fmt.Sprintf("run %d", again) {
+		t.Errorf("runs with the same labels named %q and %q, want run %d and run %d", same.AName, same.BName, a, again)
 	}
 	want := map[string][3]any{ // A, B, verdict
 		"throughput":   {10e6, 8e6, compare.Worse},

@@ -185,8 +185,6 @@ func (r *Report) matrixSection(s *Section, d Document) error {
 	s.Summary = &Table{Head: []string{"protocol", "direction", "method", "Mbit/s", "loss %", "jitter (ms)", "% of line", "basis", "status", "reason"}}
 	var labels []string
 	var values []float64
-	var ss []series
-	seen := map[*testView]bool{}
 	for _, c := range m.Cells {
 		dir := c.Direction
 		if c.Simultaneous {
@@ -200,16 +198,6 @@ func (r *Report) matrixSection(s *Section, d Document) error {
 		}
 		s.Summary.Rows = append(s.Summary.Rows, []string{c.Protocol, dir, c.Method, bpsText, optNum(c.LossPercent, "%.3f"),
 			optNum(c.JitterMS, "%.3f"), optNum(c.PercentOfLine, "%.2f"), c.Basis, c.Status, c.Reason})
-		if c.Result != nil && !seen[c.Result] {
-			seen[c.Result] = true
-			// What the receiver got when it reported intervals, else
-			// this side's own (docs/report.md says which).
-			ivs := c.Result.Intervals
-			if c.Result.Receiver != nil && len(c.Result.Receiver.Intervals) > 0 {
-				ivs = c.Result.Receiver.Intervals
-			}
-			ss = append(ss, intervalSeries(c.name(), clipIntervals(ivs, testEnd(c.Result)))...)
-		}
 	}
 	if len(values) > 0 {
 		p, err := barsChart("Goodput per cell", "Mbit/s", labels, []bars{{name: d.Name, values: values}})
@@ -217,18 +205,9 @@ func (r *Report) matrixSection(s *Section, d Document) error {
 			return err
 		}
 	}
-	// One chart per protocol: TCP and UDP rates can be orders of
-	// magnitude apart (UDP is paced at -b).
-	for _, proto := range []string{"tcp", "udp"} {
-		var mine []series
-		for _, x := range ss {
-			if strings.HasPrefix(x.name, proto+" ") {
-				mine = append(mine, x)
-			}
-		}
-		title := "Throughput over time, " + strings.ToUpper(proto) + " cells"
-		p, err := linesChart(title, "time (s)", "Mbit/s", mine)
-		if err := r.add(s, title, p, err); err != nil {
+	for _, ch := range matrixTimeCharts(&m) {
+		p, err := linesChart(ch.title, "time (s)", "Mbit/s", ch.ss)
+		if err := r.addNoted(s, ch.title, ch.note, p, err); err != nil {
 			return err
 		}
 	}

@@ -520,6 +520,14 @@ function fmtRatio(d) {
   return s + " %";
 }
 
+// runWho names a compared run as `wirebench compare` does: the name the
+// server gave it (the labels that tell the two runs apart), with its id
+// ("link=usb (run 13)"), or "run 13" when labels do not tell them apart.
+function runWho(name, id) {
+  const byID = `run ${id}`;
+  return !name || name === byID ? byID : `${name} (${byID})`;
+}
+
 async function showCompare(a, b) {
   const body = document.getElementById("compare-body");
   body.replaceChildren(el("p", { class: "muted" }, "loading…"));
@@ -533,12 +541,12 @@ async function showCompare(a, b) {
     return;
   }
   const words = { regression: "Regression", improvement: "Improvement", same: "No change beyond the tolerance" };
-  const parts = [el("h2", { id: "compare-title" }, `run ${c.b.id} against run ${c.a.id}`),
+  const parts = [el("h2", { id: "compare-title" }, `${runWho(c.b_name, c.b.id)} against ${runWho(c.a_name, c.a.id)}`),
     el("div", { id: "compare-verdict", class: "verdict " + c.verdict }, words[c.verdict] || c.verdict,
       c.regressions.length ? `: ${c.regressions.join(", ")} worse` : "",
       ` (changes within ${(100 * c.tolerance).toFixed(1)} % of A, or within the 95 % interval, count as the same)`),
-    kv([["A (baseline)", el("a", { href: `#/run/${c.a.id}` }, `run ${c.a.id}: ${c.a.summary}`)],
-      ["B", el("a", { href: `#/run/${c.b.id}` }, `run ${c.b.id}: ${c.b.summary}`)]])];
+    kv([["A (baseline)", el("a", { href: `#/run/${c.a.id}` }, `${runWho(c.a_name, c.a.id)}: ${c.a.summary}`)],
+      ["B", el("a", { href: `#/run/${c.b.id}` }, `${runWho(c.b_name, c.b.id)}: ${c.b.summary}`)]])];
   for (const w of c.warnings) parts.push(el("div", { class: "warn" }, "Warning: " + w));
   if (c.metrics.length === 0) parts.push(el("p", { class: "muted" }, "The two runs share no figure."));
   else parts.push(table("compare-table", ["figure", "A", "B", "B/A (95 % CI)", "B−A (95 % CI)", "verdict"],

@@ -88,7 +88,7 @@ type Credentials struct {
 	Time     int64 // Unix seconds when the client made the token
 }
 
-// checkCredentialField reports why s cannot travel in a token: iperf3 reads
+// checkCredentialField says why s cannot travel in a token: iperf3 reads
 // the fields back with sscanf's %s, which stops at whitespace.
 func checkCredentialField(what, s string) error {
 	if s == "" {
