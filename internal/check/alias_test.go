@@ -71,6 +71,22 @@ func TestShortFormMatrix(t *testing.T) {
 	if err != nil || v.Status != Fail || v.Value != 30005760.023040093 {
 		t.Errorf("udp.upload.bits_per_second >= 90M on a 30 Mbit/s cell: %+v, %v; want FAIL", v, err)
 	}
+	// A relative criterion finds the same per-interval samples either way.
+	raw, err := os.ReadFile("../report/htmlreport/testdata/matrix.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &stepRun{doc: doc, raw: raw}
+	for _, field := range []string{"result.receiver.bits_per_second", "bits_per_second"} {
+		short, long := "udp.upload."+field, "cells[protocol=udp,direction=upload]."+field
+		val, _ := Lookup(doc, long)
+		n1, sd1, why1 := samples(short, val, run)
+		n2, sd2, why2 := samples(long, val, run)
+		if n1 < 2 || n1 != n2 || sd1 != sd2 || why1 != why2 {
+			t.Errorf("samples of %s: %d, %v, %q; of %s: %d, %v, %q", short, n1, sd1, why1, long, n2, sd2, why2)
+		}
+		t.Logf("%s: %d samples, sd %v %s", short, n1, sd1, why1)
+	}
 	// A TCP cell has no loss: null, an ERROR verdict, never a pass.
 	if _, err := Lookup(doc, "tcp.upload.loss_percent"); !errors.Is(err, ErrNull) {
 		t.Errorf("tcp.upload.loss_percent: %v, want null", err)

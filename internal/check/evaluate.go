@@ -189,8 +189,8 @@ var sampleMetric = map[string]string{
 
 // samples returns the number and standard deviation of the repeated
 // measurements behind the figure value at path of r, from compare.Metrics
-// of the document (or of the matrix cell's test document the path goes
-// through): only when compare's metric is that same figure.
+// of the document (or of the test document of the matrix cell the path
+// goes into): only when compare's metric is that same figure.
 func samples(path string, value float64, r *stepRun) (int, float64, string) {
 	name, ok := sampleMetric[last(path)]
 	if !ok {
@@ -200,7 +200,9 @@ func samples(path string, value float64, r *stepRun) (int, float64, string) {
 		path = long
 	}
 	doc := r.raw
-	if i := strings.Index(path, "].result."); strings.HasPrefix(path, "cells[") && i > 0 {
+	// A cell's figure, or one inside its result, takes the samples of the
+	// cell's test (where compare's figure is that very value).
+	if i := strings.Index(path, "]."); strings.HasPrefix(path, "cells[") && i > 0 {
 		cell, err := lookupRaw(r.doc, path[:i+1]+".result")
 		if err != nil {
 			return 0, 0, ""
