@@ -12,7 +12,9 @@ import (
 // withDerived adds the figures check computes to a test document (and to
 // each matrix cell's test document): receiver.loss_percent, the share of
 // datagrams lost, 100·lost/total (total: receiver.total, else packets +
-// lost), as compare computes it.
+// lost), as compare computes it. It marks each one-way matrix cell
+// simultaneous=false (so a selector tells it from its --bidir twin), and
+// nulls the figures of RFC 2544 tests a size did not finish.
 func withDerived(doc any) any {
 	obj, ok := doc.(map[string]any)
 	if !ok {
@@ -28,10 +30,50 @@ func withDerived(doc any) any {
 				if r, ok := cell["result"].(map[string]any); ok {
 					addLossPercent(r)
 				}
+				if _, ok := cell["simultaneous"]; !ok {
+					cell["simultaneous"] = false
+				}
+			}
+		}
+	case "rfc2544":
+		sizes, _ := obj["sizes"].([]any)
+		for _, s := range sizes {
+			if size, ok := s.(map[string]any); ok {
+				nullNotDone(size)
 			}
 		}
 	}
 	return doc
+}
+
+// notDoneFigures are the figures of an RFC 2544 size that a test leaves
+// zero when it did not run.
+var notDoneFigures = map[string][]string{
+	"throughput": {"ndr_pps", "pdr_pps", "ndr_bps", "pdr_bps"},
+	"backtoback": {"back_to_back_frames", "back_to_back_us"},
+}
+
+// nullNotDone sets to null the figures of the tests an RFC 2544 size did
+// not finish (absent from its "done"): a zero there was never measured,
+// and must not pass a bound such as "ndr_pps <= …".
+func nullNotDone(size map[string]any) {
+	done := map[string]bool{}
+	list, _ := size["done"].([]any)
+	for _, d := range list {
+		if s, ok := d.(string); ok {
+			done[s] = true
+		}
+	}
+	for test, keys := range notDoneFigures {
+		if done[test] {
+			continue
+		}
+		for _, k := range keys {
+			if _, ok := size[k]; ok {
+				size[k] = nil
+			}
+		}
+	}
 }
 
 func addLossPercent(test map[string]any) {
@@ -147,15 +189,20 @@ var sampleMetric = map[string]string{
 
 // samples returns the number and standard deviation of the repeated
 // measurements behind the figure value at path of r, from compare.Metrics
-// of the document (or of the matrix cell's test document the path goes
-// through): only when compare's metric is that same figure.
+// of the document (or of the test document of the matrix cell the path
+// goes into): only when compare's metric is that same figure.
 func samples(path string, value float64, r *stepRun) (int, float64, string) {
 	name, ok := sampleMetric[last(path)]
 	if !ok {
 		return 0, 0, ""
 	}
+	if long, err := resolve(r.doc, path); err == nil {
+		path = long
+	}
 	doc := r.raw
-	if i := strings.Index(path, "].result."); strings.HasPrefix(path, "cells[") && i > 0 {
+	// A cell's figure, or one inside its result, takes the samples of the
+	// cell's test (where compare's figure is that very value).
+	if i := strings.Index(path, "]."); strings.HasPrefix(path, "cells[") && i > 0 {
 		cell, err := lookupRaw(r.doc, path[:i+1]+".result")
 		if err != nil {
 			return 0, 0, ""

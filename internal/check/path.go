@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,25 +73,37 @@ func splitPath(p string) ([]segment, error) {
 }
 
 // Lookup returns the number at path p in doc (decoded with UseNumber or
-// plain encoding/json). An unknown path is an error that names the valid
-// paths nearest to it.
+// plain encoding/json), p in the long form or a short form (alias.go). An
+// unknown path is an error that names the valid paths nearest to it; a
+// null, or a selector into an empty array (nothing was measured there),
+// is an error wrapping ErrNull.
 func Lookup(doc any, p string) (float64, error) {
-	segs, err := splitPath(p)
+	long, err := resolve(doc, p)
+	if err != nil {
+		return 0, err
+	}
+	segs, err := splitPath(long)
 	if err != nil {
 		return 0, err
 	}
 	cur := doc
 	for i, s := range segs {
+		where := strings.Join(raws(segs[:i+1]), ".")
+		parent := cur
 		if s.key != "" {
 			cur, err = child(cur, s.key)
 			if err != nil {
-				return 0, unknownPath(doc, p, strings.Join(raws(segs[:i+1]), "."), err)
+				return 0, unknownPath(doc, p, long, where, err)
 			}
 		}
 		if s.sel != nil {
+			if arr, ok := cur.([]any); ok && len(arr) == 0 {
+				arr := join(strings.Join(raws(segs[:i]), "."), s.key)
+				return 0, fmt.Errorf("figure %s: %w (%s is empty: nothing was measured there%s)", p, ErrNull, arr, note(parent, s.key))
+			}
 			cur, err = selectOne(cur, s.sel)
 			if err != nil {
-				return 0, unknownPath(doc, p, strings.Join(raws(segs[:i+1]), "."), err)
+				return 0, unknownPath(doc, p, long, where, err)
 			}
 		}
 	}
@@ -102,7 +115,18 @@ func Lookup(doc any, p string) (float64, error) {
 	case nil:
 		return 0, fmt.Errorf("figure %s: %w (the document has no value for it; docs/json.md says why per key)", p, ErrNull)
 	}
-	return 0, unknownPath(doc, p, p, fmt.Errorf("it is a %s, not a number", typeName(cur)))
+	return 0, unknownPath(doc, p, long, long, fmt.Errorf("it is a %s, not a number", typeName(cur)))
+}
+
+// note is ": " and the KEY_note of obj, where a document says why KEY
+// is empty (an RFC 2544 size's latency_note), or "".
+func note(obj any, key string) string {
+	if o, ok := obj.(map[string]any); ok {
+		if n, _ := o[key+"_note"].(string); n != "" {
+			return ": " + n
+		}
+	}
+	return ""
 }
 
 func raws(segs []segment) []string {
@@ -196,13 +220,24 @@ var ErrNull = errors.New("null in this run")
 // maxSuggestions is how many valid paths an unknown-path error names.
 const maxSuggestions = 6
 
-func unknownPath(doc any, p, where string, why error) error {
+func unknownPath(doc any, p, long, where string, why error) error {
 	near := NearestPaths(doc, p, maxSuggestions)
 	msg := fmt.Sprintf("unknown figure %q: at %q, %v", p, where, why)
+	if long != p {
+		msg = fmt.Sprintf("unknown figure %q (short for %q): at %q, %v", p, long, where, why)
+	}
 	if len(near) > 0 {
 		msg += "; valid figures near it: " + strings.Join(near, ", ")
+		if isMatrix(doc) && slices.ContainsFunc(near, func(n string) bool { l, _ := resolve(doc, n); return l != n }) {
+			msg += " (PROTO.DIRECTION.FIELD is short for cells[protocol=PROTO,direction=DIRECTION].FIELD, PROTO.bidir.DIRECTION.FIELD for the --bidir row's cell)"
+		}
 	}
 	return &PathError{Path: p, Msg: msg, Near: near}
+}
+
+func isMatrix(doc any) bool {
+	obj, ok := doc.(map[string]any)
+	return ok && obj["kind"] == "matrix"
 }
 
 // PathError is an unknown or unusable figure path.
@@ -217,13 +252,15 @@ func (e *PathError) Error() string { return e.Msg }
 
 // idKeys are the keys that name an array element in a suggested path,
 // in the order they are written.
-var idKeys = []string{"protocol", "direction", "flow", "size", "name"}
+var idKeys = []string{"protocol", "direction", "flow", "size", "name", "load_percent", "offered_percent"}
 
 // Paths lists the paths of every number in doc, array elements by their
 // identifying keys where they have some, else by index (only the first
-// element of such an array, standing for all).
+// element of such an array, standing for all); a matrix's cells by their
+// short form ("udp.upload.bits_per_second").
 func Paths(doc any) []string {
 	var out []string
+	matrix := isMatrix(doc)
 	var walk func(v any, prefix string)
 	walk = func(v any, prefix string) {
 		switch x := v.(type) {
@@ -233,6 +270,10 @@ func Paths(doc any) []string {
 			}
 		case []any:
 			for i, el := range x {
+				if short := shortCell(el); matrix && prefix == "cells" && short != "" {
+					walk(el, short)
+					continue
+				}
 				if sel := selector(el); sel != "" {
 					walk(el, prefix+sel)
 					continue
@@ -285,6 +326,10 @@ func NearestPaths(doc any, p string, n int) []string {
 	s := make([]scored, len(all))
 	for i, a := range all {
 		d := editDistance(p, a)
+		// A short form is as near as its long form.
+		if long, err := resolve(doc, a); err == nil && long != a {
+			d = min(d, editDistance(p, long))
+		}
 		// A path that ends with the same key is nearer than its spelling says.
 		if last(p) == last(a) {
 			d -= len(last(p))

@@ -45,9 +45,11 @@ func TestLookup(t *testing.T) {
 func TestLookupUnknownPath(t *testing.T) {
 	doc := decode(t, matrixDoc)
 	for _, tc := range []struct{ path, why, near string }{
-		{"cells[protocol=udp,direction=upload].bits_per_secnd", `no key "bits_per_secnd"`, "cells[protocol=udp,direction=upload].bits_per_second"},
-		{"udp.upload.bits_per_second", `no key "udp"`, "cells[protocol=udp,direction=upload].bits_per_second"},
-		{"cells[protocol=sctp].bits_per_second", "matches 0 elements", "cells[protocol=tcp,direction=upload].bits_per_second"},
+		{"cells[protocol=udp,direction=upload].bits_per_secnd", `no key "bits_per_secnd"`, "udp.upload.bits_per_second"},
+		{"udp.upload.bits_per_secnd", `short for "cells[protocol=udp,direction=upload].bits_per_secnd"`, "udp.upload.bits_per_second"},
+		{"udp.uplaod.bits_per_second", `no key "udp"`, "udp.upload.bits_per_second"},
+		{"sctp.upload.bits_per_second", "matches 0 elements", "udp.upload.bits_per_second"},
+		{"cells[protocol=sctp].bits_per_second", "matches 0 elements", "tcp.upload.bits_per_second"},
 		{"cells[direction=upload].bits_per_second", "matches 2 elements", "bits_per_second"},
 		{"cells.0.loss_percent", "null in this run", ""}, // ErrNull: an ERROR verdict, not a plan error
 		{"cells", "is a array, not a number", ""},

@@ -35,10 +35,11 @@ type Kind struct {
 
 // Kinds are the step kinds a plan may use.
 var Kinds = map[string]Kind{
-	"client": {Command: "client", DocKind: "test"},
-	"matrix": {Command: "matrix", DocKind: "matrix"},
-	"sweep":  {Command: "sweep", DocKind: "sweep"},
-	"ping":   {Command: "ping", DocKind: "ping"},
+	"client":  {Command: "client", DocKind: "test"},
+	"matrix":  {Command: "matrix", DocKind: "matrix"},
+	"sweep":   {Command: "sweep", DocKind: "sweep"},
+	"ping":    {Command: "ping", DocKind: "ping"},
+	"rfc2544": {Command: "rfc2544", DocKind: "rfc2544"},
 }
 
 // reservedFlags are set by check itself on every step.

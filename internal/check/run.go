@@ -203,6 +203,9 @@ func decodeDoc(b []byte, want string) (*stepRun, error) {
 	if e, _ := obj["error"].(string); e != "" {
 		return nil, fmt.Errorf("the run ended early: %s", e)
 	}
+	if stopped, _ := obj["interrupted"].(bool); stopped {
+		return nil, errors.New("the run was interrupted before it finished")
+	}
 	r := &stepRun{doc: withDerived(doc), raw: b}
 	if n, ok := obj["run_id"].(json.Number); ok {
 		r.runID, _ = n.Int64()

@@ -222,7 +222,7 @@ func TestParsePlanErrors(t *testing.T) {
 	for _, tc := range []struct{ plan, want string }{
 		{``, "the plan is empty"},
 		{`name: x`, "no steps"},
-		{`steps: [{name: a, kind: iperf, criteria: ["x >= 1"]}]`, `kind "iperf" is not one of client, matrix, ping, sweep`},
+		{`steps: [{name: a, kind: iperf, criteria: ["x >= 1"]}]`, `kind "iperf" is not one of client, matrix, ping, rfc2544, sweep`},
 		{`steps: [{name: a, kind: client, critera: ["x >= 1"]}]`, "field critera not found"},
 		{`steps: [{name: a, kind: client}]`, "has no criteria"},
 		{`steps: [{kind: client, criteria: ["x >= 1"]}]`, "step 1 has no name"},

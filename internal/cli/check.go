@@ -24,12 +24,13 @@ func newCheckCmd(e *env) *cobra.Command {
 		Use:   "check PLAN",
 		Short: "Run a plan of measurements and gate on its criteria: absolute bounds and ratios to a baseline run (for CI)",
 		Long: `Run the steps of PLAN (a YAML file, docs/ci.md) one after the other — each a
-wirebench client, matrix, sweep or ping command with its own arguments — save
-each run in the results store labelled with the plan's labels, plan=NAME and
-step=NAME, and judge each criterion on a figure of the step's JSON document:
-an absolute bound ("receiver.bits_per_second >= 90M") or a share of the
-same figure of the baseline run ("receiver.bits_per_second >= 95% of
-baseline"). The baseline is the newest run carrying the step's labels and
+wirebench client, matrix, sweep, ping or rfc2544 command with its own
+arguments — save each run in the results store labelled with the plan's
+labels, plan=NAME and step=NAME, and judge each criterion on a figure of the
+step's JSON document: an absolute bound ("receiver.bits_per_second >= 90M",
+a matrix cell's "udp.upload.bits_per_second >= 90M", "loss_percent <= 0.1")
+or a share of the same figure of the baseline run
+("receiver.bits_per_second >= 95% of baseline"). The baseline is the newest run carrying the step's labels and
 baseline=true (or baseline=NAME with --baseline NAME); --update-baseline puts
 that label on this invocation's runs. A relative criterion without a baseline
 is skipped, and says so.

@@ -157,3 +157,49 @@ func TestCheckExitCodes(t *testing.T) {
 		t.Errorf("step that cannot run: exit %d:\n%s%s", code, out, errOut)
 	}
 }
+
+// TestCheckShortForms: the criteria as users write them — a matrix cell's
+// figure by its short form (udp.upload.bits_per_second), a client test's
+// loss_percent — and an rfc2544 step, against an in-process server and
+// reflector on loopback. The run becomes the baseline, so every step's
+// printed document must carry its run id.
+func TestCheckShortForms(t *testing.T) {
+	port, refl := startEchoServer(t), plainReflector(t)
+	db := filepath.Join(t.TempDir(), "results.db")
+	plan := writePlan(t, fmt.Sprintf(`name: short
+steps:
+  - name: udp-matrix
+    kind: matrix
+    args: ["127.0.0.1", "-p", "%[1]s", "--proto", "udp", "-b", "2M", "-t", "1", "-i", "0.5"]
+    criteria:
+      - udp.upload.bits_per_second >= 1M
+      - udp.upload.loss_percent <= 50
+      - udp.download.bits_per_second >= 1%% of baseline
+  - name: udp-up
+    kind: client
+    args: ["127.0.0.1", "-p", "%[1]s", "-u", "-b", "2M", "-t", "0.5"]
+    criteria:
+      - loss_percent <= 50
+  - name: b2b
+    kind: rfc2544
+    args: ["127.0.0.1", "-p", "%[2]s", "--mode", "reflect", "--medium", "custom:20M,38", "--sizes", "512",
+           "--tests", "backtoback", "--max-burst", "64", "--gap", "50ms"]
+    criteria:
+      - sizes[size=512].back_to_back_frames <= 64
+`, port, refl))
+	code, out, errOut := cliRun("check", plan, "--db", db, "--update-baseline")
+	t.Logf("check:\n%s", out)
+	if code != exitOK || strings.Count(out, "PASS ") != 4 || strings.Count(out, "SKIP ") != 1 {
+		t.Fatalf("exit %d, want 0 with 4 passed and 1 skipped\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"PASS  udp-matrix: udp.upload.bits_per_second = ", "PASS  udp-up: loss_percent = ",
+		"PASS  b2b: sizes[size=512].back_to_back_frames = "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	code, out, errOut = cliRun("history", "--db", db, "--label", "baseline=true", "--kind", "rfc2544")
+	if code != exitOK || !strings.Contains(out, "step=b2b") {
+		t.Errorf("the rfc2544 step's run is not the baseline: exit %d\n%s%s", code, out, errOut)
+	}
+}

@@ -208,9 +208,14 @@ func runRFC2544(e *env, _ *cobra.Command, host string, f *rfc2544Flags) error {
 	res.Version = version.String()
 	runErr := rfc2544.Run(e.ctx, cfg, r, res)
 	prog.done()
-	if _, w := f.saving.save(e, rfc2544.Kind, net.JoinHostPort(host, strconv.Itoa(f.port)), rfc2544.Summary(res), res.StartedAt, res); w != "" {
+	// Saved before printing, so that a store that failed says so in the
+	// JSON, and the printed document carries the run's id (check reads it).
+	id, w := f.saving.save(e, rfc2544.Kind, net.JoinHostPort(host, strconv.Itoa(f.port)), rfc2544.Summary(res), res.StartedAt, res)
+	if w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
+	defer f.saving.announce(e, id, format)
+	res.RunID = id
 	switch format {
 	case formatJSON:
 		err = writeJSONDoc(e.stdout, res)

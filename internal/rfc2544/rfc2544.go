@@ -185,9 +185,12 @@ type Test struct {
 
 // Result is an RFC 2544 run's document.
 type Result struct {
-	Schema    string       `json:"schema"`
-	Kind      string       `json:"kind"`
-	Version   string       `json:"version,omitempty"`
+	Schema  string `json:"schema"`
+	Kind    string `json:"kind"`
+	Version string `json:"version,omitempty"`
+	// RunID is the id the results store saved this run as, in the
+	// printed document only (left out when the run was not saved).
+	RunID     int64        `json:"run_id,omitempty"`
 	StartedAt time.Time    `json:"started_at"`
 	Seconds   float64      `json:"seconds"`
 	Test      Test         `json:"test"`
