@@ -70,8 +70,22 @@ func writeThroughput(w io.Writer, r *Result) {
 	tw.Flush()
 }
 
+// latencyTitles name what the latency table holds, by kind.
+var latencyTitles = map[string]string{
+	LatencyRoundTrip:      "Latency at load (round trip, ms: p50 / p99 / max at each share of the NDR)",
+	LatencyOneWay:         "Latency at load (one way, same clock, ms: p50 / p99 / max at each share of the NDR)",
+	LatencyDelayVariation: "Delay variation at load (NOT latency: ms above each trial's fastest datagram, clocks not shared: p50 / p99 / max at each share of the NDR)",
+}
+
 func writeLatency(w io.Writer, r *Result) {
-	tw := table(w, "Latency at load (round trip, ms: p50 / p99 / max at each share of the NDR)")
+	title := latencyTitles[LatencyRoundTrip]
+	for _, sr := range r.Sizes {
+		if len(sr.Latency) > 0 {
+			title = latencyTitles[sr.Latency[0].Kind]
+			break
+		}
+	}
+	tw := table(w, title)
 	head := "size B\t"
 	for _, l := range r.Test.Loads {
 		head += fmt.Sprintf("%g %%\t", l)
@@ -85,6 +99,9 @@ func writeLatency(w io.Writer, r *Result) {
 		if len(sr.Latency) == 0 {
 			notes = append(notes, fmt.Sprintf("%d B: %s", sr.Size, sr.LatencyNote))
 			continue
+		}
+		if sr.Latency[0].Kind != LatencyRoundTrip {
+			notes = append(notes, sr.LatencyNote)
 		}
 		row := strconv.Itoa(sr.Size) + "\t"
 		for _, p := range sr.Latency {
