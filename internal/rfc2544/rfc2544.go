@@ -207,7 +207,19 @@ type Test struct {
 	Loads      []float64 `json:"latency_loads_percent"`
 	Strict     bool      `json:"strict"`
 	Schedule   Schedule  `json:"schedule"`
+	// Clock says, for a wirebench server, whether it reads our clock
+	// (ClockShared: its transit times are one-way latency) or may not
+	// (ClockSeparate: delay variation only), and ClockWhy how that was
+	// decided; empty for the other modes.
+	Clock    string `json:"clock,omitempty"`
+	ClockWhy string `json:"clock_why,omitempty"`
 }
+
+// Test.Clock values.
+const (
+	ClockShared   = "shared"
+	ClockSeparate = "separate"
+)
 
 // Result is an RFC 2544 run's document.
 type Result struct {
