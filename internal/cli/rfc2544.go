@@ -15,6 +15,7 @@ import (
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sweep"
 	"github.com/wirebench/wirebench/internal/version"
+	"github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
 // rfc2544Flags are the rfc2544 command's flags as typed.
@@ -159,6 +160,7 @@ func parseRFC2544(host string, f *rfc2544Flags) (rfc2544.Config, rfc2544.Test, s
 			cfg.Latency, test.Clock = rfc2544.LatencyOneWay, rfc2544.ClockShared
 		}
 		test.ClockWhy = why
+		cfg.LatencyMinSize = iperf2.MinDatagramForLatency
 	case sweep.ModeIperf2:
 		r, cfg.BacklogFloor = sweep.SessionRunner{Base: session.ClientConfig{Host: host, Port: f.port, Dialect: session.DialectIperf2}}, serverBacklogFloor
 		cfg.NoLatency = "cannot run against an iperf 2 server: its report carries no per-datagram times; run it against a reflector (--mode reflect) for round-trip times"

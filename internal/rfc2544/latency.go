@@ -20,6 +20,10 @@ func (b *bench) latency(ctx context.Context, sr *SizeResult) error {
 		sr.Warnings = append(sr.Warnings, "latency: "+sr.LatencyNote)
 		return nil
 	}
+	if b.cfg.Latency != LatencyRoundTrip && sr.Size < b.cfg.LatencyMinSize {
+		sr.LatencyNote = fmt.Sprintf("not measured at %d B: the server can send its transit summary back only to datagrams of at least %d bytes (an iperf 2 client may read the reply into a buffer of its datagram's length, so a wirebench server sends no more than that)", sr.Size, b.cfg.LatencyMinSize)
+		return nil
+	}
 	sr.LatencyNote = latencyNotes[b.cfg.Latency]
 	for _, load := range b.cfg.Loads {
 		p, err := b.latencyPoint(ctx, sr, load)
@@ -121,7 +125,7 @@ func (b *bench) latencyWarnings(sr *SizeResult, p LatencyPoint, load float64, go
 	case got == 0 && b.cfg.Latency == LatencyRoundTrip:
 		sr.Warnings = append(sr.Warnings, fmt.Sprintf("latency at %.0f %% of NDR: nothing came back to time", load))
 	case got == 0:
-		sr.Warnings = append(sr.Warnings, fmt.Sprintf("latency at %.0f %% of NDR: the server's report carried no transit times (not a wirebench server, or its report was lost): nothing was timed", load))
+		sr.Warnings = append(sr.Warnings, fmt.Sprintf("latency at %.0f %% of NDR: the server's report carried no transit times (an iperf 2 server, a wirebench server older than the transit summary, or no report came back): nothing was timed", load))
 	case got < reps:
 		sr.Warnings = append(sr.Warnings, fmt.Sprintf("latency at %.0f %% of NDR: only %d of %d trials timed anything: the figures are the average of those", load, got, reps))
 	}

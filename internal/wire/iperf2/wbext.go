@@ -39,6 +39,10 @@ const (
 	wbExtDupFlag        = 1
 	wbExtLatencyFlag    = 2
 	wbExtLatencyLen     = 7 * 8
+	// MinDatagramForLatency is the shortest client datagram whose length
+	// leaves the reply room for the transit summary (AppendWBExtension's
+	// limit): with shorter datagrams the server sends none.
+	MinDatagramForLatency = ReportLenModern + wbExtFixed + wbExtLatencyLen
 )
 
 // WBLatency summarises the one-way transit times (receive time minus the

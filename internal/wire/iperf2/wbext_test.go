@@ -93,10 +93,14 @@ func TestWBExtensionLatency(t *testing.T) {
 			t.Errorf("an older client reads %+v %v, want duplicates %d diagnosis %q", old, ok, e.Duplicates, got.WB.Diagnosis)
 		}
 	}
-	// Too short a client datagram for the summary: left out, the counts kept.
-	b := AppendWBExtension(r.AppendModern(nil, nil), WBExtension{HasDuplicates: true, Latency: lat, HasLatency: true}, 180)
+	// Too short a client datagram for the summary: left out, the counts
+	// kept; from MinDatagramForLatency on it fits.
+	if b := AppendWBExtension(r.AppendModern(nil, nil), WBExtension{HasLatency: true}, MinDatagramForLatency); len(b) != MinDatagramForLatency {
+		t.Errorf("limit %d: %d bytes, want the summary to just fit", MinDatagramForLatency, len(b))
+	}
+	b := AppendWBExtension(r.AppendModern(nil, nil), WBExtension{HasDuplicates: true, Latency: lat, HasLatency: true}, MinDatagramForLatency-1)
 	if got, _, err := ParseServerReport(b); err != nil || got.WB == nil || got.WB.HasLatency || !got.WB.HasDuplicates {
-		t.Errorf("limit 180: %+v %v, want duplicates without latency", got.WB, err)
+		t.Errorf("limit %d: %+v %v, want duplicates without latency", MinDatagramForLatency-1, got.WB, err)
 	}
 	// A flag without the room for the summary: the rest still parses.
 	b = AppendWBExtension(r.AppendModern(nil, nil), WBExtension{HasDuplicates: true, Latency: lat, HasLatency: true}, 1470)
