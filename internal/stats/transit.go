@@ -49,8 +49,8 @@ func (t *Transit) Add(arrival, sent time.Time) {
 func (t *Transit) AddMicros(v int64) {
 	if t.n == 0 {
 		t.base, t.min, t.max = v, v, v
-		t.above = hdrhistogram.New(0, transitHighest, transitDigits)
-		t.below = hdrhistogram.New(0, transitHighest, transitDigits)
+		t.above = hdrhistogram.New(1, transitHighest, transitDigits)
+		t.below = hdrhistogram.New(1, transitHighest, transitDigits)
 	}
 	t.n++
 	t.min, t.max = min(t.min, v), max(t.max, v)
