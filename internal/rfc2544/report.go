@@ -183,11 +183,17 @@ func WriteCSV(w io.Writer, r *Result) error {
 			row(TestThroughput, sr.Size, "", "pdr_bps", sr.PDRBPS)
 		}
 		for _, p := range sr.Latency {
+			// One-way and delay-variation figures are named for what
+			// they are; round trips keep the plain names.
+			pre := ""
+			if p.Kind != LatencyRoundTrip {
+				pre = p.Kind + "_"
+			}
 			for _, m := range []struct {
 				n string
 				v float64
 			}{{"min_ms", p.MinMS}, {"p50_ms", p.P50MS}, {"p90_ms", p.P90MS}, {"p99_ms", p.P99MS}, {"p99_9_ms", p.P999MS}, {"max_ms", p.MaxMS}} {
-				row(TestLatency, sr.Size, f(p.LoadPercent), m.n, m.v)
+				row(TestLatency, sr.Size, f(p.LoadPercent), pre+m.n, m.v)
 			}
 		}
 		for _, p := range sr.LossCurve {

@@ -52,6 +52,10 @@ func TestDelayVariationOnly(t *testing.T) {
 	if err := WriteText(&text, res); err != nil || !strings.Contains(text.String(), "Delay variation at load (NOT latency") {
 		t.Errorf("text (%v):\n%s", err, text.String())
 	}
+	var csv bytes.Buffer
+	if err := WriteCSV(&csv, res); err != nil || !strings.Contains(csv.String(), "latency,1472,50,delay_variation_p50_ms,0.1") {
+		t.Errorf("csv (%v):\n%s", err, csv.String())
+	}
 	b, _ := json.Marshal(res)
 	for _, key := range []string{`"kind":"delay_variation"`, `"clock":"separate"`, `"timed":`} {
 		if !bytes.Contains(b, []byte(key)) {
