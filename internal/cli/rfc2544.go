@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sweep"
 	"github.com/wirebench/wirebench/internal/version"
+	"github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
 // rfc2544Flags are the rfc2544 command's flags as typed.
@@ -32,7 +34,9 @@ type rfc2544Flags struct {
 	gap      string
 	json     bool
 	csv      bool
-	saving   saveFlags
+	// sameClock says the far end reads our clock (a lab on this host).
+	sameClock bool
+	saving    saveFlags
 }
 
 func newRFC2544Cmd(e *env) *cobra.Command {
@@ -47,9 +51,11 @@ func newRFC2544Cmd(e *env) *cobra.Command {
               <= --pdr), by sweep's search: the rate reported is what the far
               end delivered, its queue grew by at most 0.5 % of a trial, and a
               long trial confirms it; the PDR search reuses the NDR's trials
-  latency     every datagram's round trip at 10, 50, 90 and 100 % of the NDR
-              (--loads), as a histogram (min, p50, p90, p99, p99.9, max);
-              round trip against a reflector only (see below)
+  latency     at 10, 50, 90 and 100 % of the NDR (--loads): every datagram's
+              round trip against a reflector, as a histogram (min, p50, p90,
+              p99, p99.9, max); against a wirebench server, its one-way
+              transit summary (min, p50, p90, p99, p99.9, max), as one-way
+              latency when it reads our clock, else as delay variation only
   loss        the frame loss rate from the medium's maximum rate down in 10 %
               steps until two steps in a row lose nothing
   backtoback  the longest burst at the medium's line rate carried without
@@ -62,7 +68,12 @@ trials of 120 s per load, 50 back-to-back searches (many hours for 7 sizes).
 
 The far end (--mode): reflect (a UDP reflector: wirebench reflect, a device in
 loopback), wirebench (a wirebench server) or iperf2 (an iperf 2 server). The
-latency test needs the reflector; against a server it says why it cannot run.
+latency test needs a reflector or a wirebench server, which times each
+datagram's arrival (kernel timestamp) against our send stamp: one-way latency
+when the server is on loopback, an address of this machine or --same-clock
+(a lab namespace on this host), else delay variation only (each trial's
+fastest datagram subtracted). Against an iperf 2 server it says why it
+cannot run.
 
 Progress and the time left go to stderr; a first Ctrl-C stops after the trial
 under way and keeps what finished (marked interrupted). The JSON document has
@@ -87,6 +98,7 @@ the schema wirebench/1, kind "rfc2544"; runs are saved in the results store.`,
 	fl.Int64Var(&f.maxBurst, "max-burst", 100000, "the longest back-to-back burst to try, in `FRAMES`")
 	fl.StringVar(&f.gap, "gap", "", "pause between trials so that queues drain, a `DUR` (default 200ms; 1s with --mode iperf2)")
 	f.saving.register(cmd)
+	fl.BoolVar(&f.sameClock, "same-clock", false, "with --mode wirebench: the server reads this machine's clock (a lab namespace on this host), so the latency test gives one-way latency; without it, only a loopback or own address counts as the same clock, and any other gives delay variation only")
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, kind rfc2544)")
 	fl.BoolVar(&f.csv, "csv", false, "print the figures as CSV (test, size, point, metric, value)")
 	return cmd
@@ -134,12 +146,21 @@ func parseRFC2544(host string, f *rfc2544Flags) (rfc2544.Config, rfc2544.Test, s
 		return b.PacketsPerSecond
 	}
 	var r sweep.Runner
+	if f.sameClock && f.mode != sweep.ModeWirebench {
+		return cfg, test, nil, usagef("--same-clock is for --mode wirebench, where the server times what arrives")
+	}
 	switch f.mode {
 	case sweep.ModeReflect:
 		r, cfg.Latency = sweep.ReflectRunner{Host: host, Port: f.port}, rfc2544.LatencyRoundTrip
 	case sweep.ModeWirebench:
 		r, cfg.BacklogFloor = sweep.SessionRunner{Base: session.ClientConfig{Host: host, Port: f.port, Dialect: session.DialectIperf2}}, serverBacklogFloor
-		cfg.NoLatency = "not measured: a wirebench server's report carries no per-datagram times yet, so neither one-way latency nor its variation can be taken from it; run the latency test against a reflector (--mode reflect) for round-trip times"
+		shared, why := sameClock(context.Background(), host, f.sameClock)
+		cfg.Latency, test.Clock = rfc2544.LatencyDelayVariation, rfc2544.ClockSeparate
+		if shared {
+			cfg.Latency, test.Clock = rfc2544.LatencyOneWay, rfc2544.ClockShared
+		}
+		test.ClockWhy = why
+		cfg.LatencyMinSize = iperf2.MinDatagramForLatency
 	case sweep.ModeIperf2:
 		r, cfg.BacklogFloor = sweep.SessionRunner{Base: session.ClientConfig{Host: host, Port: f.port, Dialect: session.DialectIperf2}}, serverBacklogFloor
 		cfg.NoLatency = "cannot run against an iperf 2 server: its report carries no per-datagram times; run it against a reflector (--mode reflect) for round-trip times"

@@ -23,6 +23,7 @@ func TestRFC2544UsageErrors(t *testing.T) {
 		{"rfc2544", "127.0.0.1", "--trial", "0"},
 		{"rfc2544", "127.0.0.1", "--max-burst", "1"},
 		{"rfc2544", "127.0.0.1", "--json", "--csv"},
+		{"rfc2544", "127.0.0.1", "--same-clock"}, // reflect: no server timing
 	} {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), args, &out, &errb); code != exitUsage || !strings.HasPrefix(errb.String(), "wirebench: ") {

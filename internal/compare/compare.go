@@ -453,6 +453,7 @@ func rfc2544Metrics(doc []byte) ([]Metric, error) {
 			PDRPPS  float64  `json:"pdr_pps"`
 			Latency []struct {
 				Load float64 `json:"load_percent"`
+				Kind string  `json:"kind"`
 				P50  float64 `json:"p50_ms"`
 				P99  float64 `json:"p99_ms"`
 			} `json:"latency"`
@@ -479,9 +480,16 @@ func rfc2544Metrics(doc []byte) ([]Metric, error) {
 				Metric{Name: "pdr_pps" + at, Unit: "1/s", Value: s.PDRPPS, HigherIsBetter: true})
 		}
 		for _, p := range s.Latency {
+			// A round trip, a one-way delay and a delay variation are
+			// different figures: each kind has its own names, so that
+			// only like is compared with like.
+			what := "latency"
+			if p.Kind == "one_way" || p.Kind == "delay_variation" {
+				what = p.Kind
+			}
 			load := "_" + strconv.FormatFloat(p.Load, 'f', -1, 64) + "pct" + at
-			ms = append(ms, Metric{Name: "latency_p50_ms" + load, Unit: "ms", Value: p.P50},
-				Metric{Name: "latency_p99_ms" + load, Unit: "ms", Value: p.P99})
+			ms = append(ms, Metric{Name: what + "_p50_ms" + load, Unit: "ms", Value: p.P50},
+				Metric{Name: what + "_p99_ms" + load, Unit: "ms", Value: p.P99})
 		}
 		for _, p := range s.LossCurve {
 			ms = append(ms, Metric{Name: "loss_percent_" + strconv.FormatFloat(p.Offered, 'f', -1, 64) + "pct" + at, Unit: "%", Value: p.Loss})

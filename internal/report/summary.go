@@ -170,6 +170,9 @@ func (t *Text) receiverLine(b *strings.Builder, id string, udp bool, r *result.R
 	if udp && r.JitterMethod != "" {
 		fmt.Fprintf(b, "%s %s\n", idText(id), jitterMethodText(r.JitterMethod))
 	}
+	if tr := r.Transit; udp && tr != nil && tr.Count > 0 {
+		fmt.Fprintf(b, "%s %s\n", idText(id), transitText(tr))
+	}
 	switch {
 	case r.HostDrops > 0 && r.JitterMethod == result.JitterPerBatch:
 		// The kernel counts a dropped GRO packet once.
@@ -177,6 +180,21 @@ func (t *Text) receiverLine(b *strings.Builder, id string, udp bool, r *result.R
 	case r.HostDrops > 0:
 		fmt.Fprintf(b, "%s %d datagrams dropped by this host's socket receive buffer (not by the network)\n", idText(id), r.HostDrops)
 	}
+}
+
+// transitText is a receiver's one-way transit summary, with what it is
+// worth: the clock offset is in the minimum, not in the variation above
+// it. A minimum below zero (the sender's clock ahead of ours) is said in
+// words, as the text prints no negative figure.
+func transitText(tr *result.Transit) string {
+	ms := func(us int64) string { return strconv.FormatFloat(float64(max(us, 0))/1e3, 'f', 3, 64) }
+	lo := "min " + ms(tr.Min) + " ms"
+	if tr.Min < 0 {
+		lo = "the fastest arrived " + ms(-tr.Min) + " ms before its send stamp (the clocks differ)"
+	}
+	return fmt.Sprintf("Transit (receive time - send stamp, %d datagrams): %s, one-way latency only when both ends read one clock; "+
+		"above the min, ms: p50 %s, p90 %s, p99 %s, p99.9 %s, max %s",
+		tr.Count, lo, ms(tr.P50-tr.Min), ms(tr.P90-tr.Min), ms(tr.P99-tr.Min), ms(tr.P999-tr.Min), ms(tr.Max-tr.Min))
 }
 
 // jitterMethodText says how a receiver's jitter was measured.

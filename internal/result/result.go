@@ -307,6 +307,26 @@ type Receiver struct {
 	// that received is a wirebench that reported them (iperf3 control
 	// protocol with wirebench's extension keys).
 	Intervals []Interval `json:"intervals,omitempty"`
+	// Transit is the receiver's summary of one-way transit times, from
+	// each datagram's kernel receive time and its sender's timestamp: when
+	// counted here (UDP, iperf2 dialect), or from a wirebench server's
+	// report. Nil when nobody measured it (any other peer).
+	Transit *Transit `json:"transit_us,omitempty"`
+}
+
+// Transit summarises one-way transit times (receive time minus the
+// sender's timestamp) in µs. The values include the offset between the
+// sender's and the receiver's clocks: they are one-way delays only when
+// both ends read the same clock (one host, or a lab on it); otherwise only
+// their differences from Min, the delay variation, mean anything.
+type Transit struct {
+	Min   int64 `json:"min"`
+	P50   int64 `json:"p50"`
+	P90   int64 `json:"p90"`
+	P99   int64 `json:"p99"`
+	P999  int64 `json:"p99_9"`
+	Max   int64 `json:"max"`
+	Count int64 `json:"count"`
 }
 
 // Flow is the summary of one direction of a two-flow test.

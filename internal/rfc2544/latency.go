@@ -20,6 +20,11 @@ func (b *bench) latency(ctx context.Context, sr *SizeResult) error {
 		sr.Warnings = append(sr.Warnings, "latency: "+sr.LatencyNote)
 		return nil
 	}
+	if b.cfg.Latency != LatencyRoundTrip && sr.Size < b.cfg.LatencyMinSize {
+		sr.LatencyNote = fmt.Sprintf("not measured at %d B: the server can send its transit summary back only to datagrams of at least %d bytes (an iperf 2 client may read the reply into a buffer of its datagram's length, so a wirebench server sends no more than that)", sr.Size, b.cfg.LatencyMinSize)
+		return nil
+	}
+	sr.LatencyNote = latencyNotes[b.cfg.Latency]
 	for _, load := range b.cfg.Loads {
 		p, err := b.latencyPoint(ctx, sr, load)
 		if err != nil || ctx.Err() != nil {
@@ -33,21 +38,17 @@ func (b *bench) latency(ctx context.Context, sr *SizeResult) error {
 // latencyPoint measures one load.
 func (b *bench) latencyPoint(ctx context.Context, sr *SizeResult, load float64) (LatencyPoint, error) {
 	reps := max(b.cfg.Schedule.LatencyRepeats, 1)
-	p := LatencyPoint{LoadPercent: load, RatePPS: sr.NDRPPS * load / 100, Kind: b.cfg.Latency, Repeats: reps}
+	p := LatencyPoint{LoadPercent: load, RatePPS: sr.NDRPPS * load / 100, Kind: b.cfg.Latency, Repeats: reps, Histogram: []echo.Bin{}}
 	all := echo.NewRecorder()
 	var sums [7]float64
+	got := 0 // repeats that gave figures
 	for i := 1; i <= reps; i++ {
 		spec := sweep.Spec{Size: sr.Size, RatePPS: p.RatePPS, Duration: b.cfg.Schedule.Latency}
-		rec := echo.NewRecorder()
 		o, err := b.trial(ctx, TestLatency, spec, func(o sweep.Outcome) string {
-			return fmt.Sprintf("%.0f %% of NDR (%.0f/s), trial %d of %d: %d timed", load, p.RatePPS, i, reps, len(o.RTTs))
+			return fmt.Sprintf("%.0f %% of NDR (%.0f/s), trial %d of %d: %d timed", load, p.RatePPS, i, reps, timed(o))
 		})
 		if err != nil || ctx.Err() != nil {
 			return p, err
-		}
-		for _, d := range o.RTTs {
-			rec.Record(d)
-			all.Record(d)
 		}
 		p.Sent += o.Sent
 		p.Lost += o.Lost + o.Unreported
@@ -55,15 +56,81 @@ func (b *bench) latencyPoint(ctx context.Context, sr *SizeResult, load float64) 
 		if o.SendErrors > 0 || o.OfferedPPS < 0.99*p.RatePPS {
 			p.HostLimited = true
 		}
-		s := rec.Summary()
-		for k, v := range []float64{s.Min, s.Mean, s.P50, s.P90, s.P99, s.P999, s.Max} {
-			sums[k] += v / float64(reps)
+		stats, ok := b.trialStats(o, all)
+		if !ok {
+			continue
+		}
+		got++
+		p.Timed += timed(o)
+		for k, v := range stats {
+			sums[k] += v
+		}
+	}
+	if got > 0 {
+		for k := range sums {
+			sums[k] /= float64(got)
 		}
 	}
 	p.MinMS, p.MeanMS, p.P50MS, p.P90MS, p.P99MS, p.P999MS, p.MaxMS = sums[0], sums[1], sums[2], sums[3], sums[4], sums[5], sums[6]
-	p.Histogram = all.Summary().Bins
-	if all.Count() == 0 {
+	if b.cfg.Latency == LatencyRoundTrip {
+		p.Histogram = all.Summary().Bins
+	}
+	b.latencyWarnings(sr, p, load, got, reps)
+	return p, nil
+}
+
+// trialStats are one trial's min, mean, p50, p90, p99, p99.9 and max in
+// ms (the mean 0 for the transit kinds), the round trips also recorded in
+// all; ok is false when the trial timed nothing.
+func (b *bench) trialStats(o sweep.Outcome, all *echo.Recorder) (st [7]float64, ok bool) {
+	if b.cfg.Latency != LatencyRoundTrip {
+		tr := o.Transit
+		if tr == nil || tr.Count == 0 {
+			return st, false
+		}
+		var base int64
+		if b.cfg.Latency == LatencyDelayVariation {
+			base = tr.Min
+		}
+		for k, v := range []int64{tr.Min, 0, tr.P50, tr.P90, tr.P99, tr.P999, tr.Max} {
+			if k != 1 {
+				st[k] = float64(v-base) / 1e3
+			}
+		}
+		return st, true
+	}
+	if len(o.RTTs) == 0 {
+		return st, false
+	}
+	rec := echo.NewRecorder()
+	for _, d := range o.RTTs {
+		rec.Record(d)
+		all.Record(d)
+	}
+	s := rec.Summary()
+	return [7]float64{s.Min, s.Mean, s.P50, s.P90, s.P99, s.P999, s.Max}, true
+}
+
+// timed is how many datagrams a trial timed.
+func timed(o sweep.Outcome) int64 {
+	if o.Transit != nil {
+		return o.Transit.Count
+	}
+	return int64(len(o.RTTs))
+}
+
+// latencyWarnings says what makes a point doubtful.
+func (b *bench) latencyWarnings(sr *SizeResult, p LatencyPoint, load float64, got, reps int) {
+	switch {
+	case got == 0 && b.cfg.Latency == LatencyRoundTrip:
 		sr.Warnings = append(sr.Warnings, fmt.Sprintf("latency at %.0f %% of NDR: nothing came back to time", load))
+	case got == 0:
+		sr.Warnings = append(sr.Warnings, fmt.Sprintf("latency at %.0f %% of NDR: the server's report carried no transit times (an iperf 2 server, a wirebench server older than the transit summary, or no report came back): nothing was timed", load))
+	case got < reps:
+		sr.Warnings = append(sr.Warnings, fmt.Sprintf("latency at %.0f %% of NDR: only %d of %d trials timed anything: the figures are the average of those", load, got, reps))
+	}
+	if b.cfg.Latency == LatencyOneWay && p.MinMS < 0 {
+		sr.Warnings = append(sr.Warnings, fmt.Sprintf("latency at %.0f %% of NDR: a transit below zero (min %.3f ms): the two ends do not read the same clock after all, so these figures are not one-way latency", load, p.MinMS))
 	}
 	if p.HostLimited {
 		sr.Warnings = append(sr.Warnings, fmt.Sprintf("latency at %.0f %% of NDR: this host offered %.0f/s of the %.0f/s asked: the load was lower than named", load, p.OfferedPPS, p.RatePPS))
@@ -71,5 +138,4 @@ func (b *bench) latencyPoint(ctx context.Context, sr *SizeResult, load float64) 
 	if p.Lost > 0 {
 		sr.Warnings = append(sr.Warnings, fmt.Sprintf("latency at %.0f %% of NDR: %d of %d datagrams were lost (the NDR lost none): the latency of what was lost is not in the figures", load, p.Lost, p.Sent))
 	}
-	return p, nil
 }

@@ -70,8 +70,22 @@ func writeThroughput(w io.Writer, r *Result) {
 	tw.Flush()
 }
 
+// latencyTitles name what the latency table holds, by kind.
+var latencyTitles = map[string]string{
+	LatencyRoundTrip:      "Latency at load (round trip, ms: p50 / p99 / max at each share of the NDR)",
+	LatencyOneWay:         "Latency at load (one way, same clock, ms: p50 / p99 / max at each share of the NDR)",
+	LatencyDelayVariation: "Delay variation at load (NOT latency: ms above each trial's fastest datagram, clocks not shared: p50 / p99 / max at each share of the NDR)",
+}
+
 func writeLatency(w io.Writer, r *Result) {
-	tw := table(w, "Latency at load (round trip, ms: p50 / p99 / max at each share of the NDR)")
+	title := latencyTitles[LatencyRoundTrip]
+	for _, sr := range r.Sizes {
+		if len(sr.Latency) > 0 {
+			title = latencyTitles[sr.Latency[0].Kind]
+			break
+		}
+	}
+	tw := table(w, title)
 	head := "size B\t"
 	for _, l := range r.Test.Loads {
 		head += fmt.Sprintf("%g %%\t", l)
@@ -85,6 +99,9 @@ func writeLatency(w io.Writer, r *Result) {
 		if len(sr.Latency) == 0 {
 			notes = append(notes, fmt.Sprintf("%d B: %s", sr.Size, sr.LatencyNote))
 			continue
+		}
+		if sr.Latency[0].Kind != LatencyRoundTrip {
+			notes = append(notes, sr.LatencyNote)
 		}
 		row := strconv.Itoa(sr.Size) + "\t"
 		for _, p := range sr.Latency {
@@ -166,11 +183,17 @@ func WriteCSV(w io.Writer, r *Result) error {
 			row(TestThroughput, sr.Size, "", "pdr_bps", sr.PDRBPS)
 		}
 		for _, p := range sr.Latency {
+			// One-way and delay-variation figures are named for what
+			// they are; round trips keep the plain names.
+			pre := ""
+			if p.Kind != LatencyRoundTrip {
+				pre = p.Kind + "_"
+			}
 			for _, m := range []struct {
 				n string
 				v float64
 			}{{"min_ms", p.MinMS}, {"p50_ms", p.P50MS}, {"p90_ms", p.P90MS}, {"p99_ms", p.P99MS}, {"p99_9_ms", p.P999MS}, {"max_ms", p.MaxMS}} {
-				row(TestLatency, sr.Size, f(p.LoadPercent), m.n, m.v)
+				row(TestLatency, sr.Size, f(p.LoadPercent), pre+m.n, m.v)
 			}
 		}
 		for _, p := range sr.LossCurve {

@@ -31,7 +31,25 @@ var Tests = []string{TestThroughput, TestLatency, TestLoss, TestBackToBack}
 // Latency kinds (LatencyPoint.Kind).
 const (
 	LatencyRoundTrip = "round_trip" // reflector: out and back
+	// LatencyOneWay is a wirebench server's transit times (its receive
+	// time minus our send stamp) when both ends read the same clock.
+	LatencyOneWay = "one_way"
+	// LatencyDelayVariation is the same on clocks that may differ: each
+	// trial's minimum is subtracted, so the figures are the delay above
+	// the fastest datagram's, not a delay.
+	LatencyDelayVariation = "delay_variation"
 )
+
+// latencyNotes say what the transit kinds measure, for LatencyNote.
+var latencyNotes = map[string]string{
+	LatencyOneWay: "one-way latency: the wirebench server's receive time (kernel timestamp) minus our send stamp, " +
+		"the two ends on one clock; the server summarises each trial (min, p50, p90, p99, p99.9, max) and keeps no " +
+		"per-datagram times, so there is no mean and no histogram",
+	LatencyDelayVariation: "delay variation only, not latency: the server's clock is not known to be ours, so each " +
+		"trial's minimum transit is subtracted (min reads 0) and the figures are how much later than the fastest " +
+		"datagram the others arrived; give --same-clock when both ends read one clock (a lab on this host) for one-way " +
+		"latency; the server keeps no per-datagram times, so there is no mean and no histogram",
+}
 
 // Schedule is how long each kind of trial lasts.
 type Schedule struct {
@@ -92,10 +110,17 @@ type Config struct {
 	Loads []float64
 	// Schedule is the trials' lengths (zero: DefaultSchedule).
 	Schedule Schedule
-	// Latency says what the far end's timing gives: LatencyRoundTrip, or
-	// "" when it gives none, with NoLatency saying why.
+	// Latency says what the far end's timing gives: LatencyRoundTrip
+	// (every datagram's round trip, sweep.Outcome.RTTs), LatencyOneWay or
+	// LatencyDelayVariation (a wirebench server's transit summary,
+	// sweep.Outcome.Transit), or "" when it gives none, with NoLatency
+	// saying why.
 	Latency   string
 	NoLatency string
+	// LatencyMinSize is, for the transit kinds, the smallest size whose
+	// datagrams the far end can send its summary back to; smaller sizes
+	// get no latency points and a note saying why (0: no limit).
+	LatencyMinSize int
 	// BacklogFloor is passed to the throughput search (see sweep.Config).
 	BacklogFloor time.Duration
 	// Gap separates trials so that queues drain (default 200 ms).
@@ -161,6 +186,11 @@ func (c *Config) Validate() error {
 	if c.PDRPercent < 0 || c.PDRPercent >= 100 {
 		return fmt.Errorf("rfc2544: partial drop rate criterion %v %%: want 0 to below 100", c.PDRPercent)
 	}
+	switch c.Latency {
+	case "", LatencyRoundTrip, LatencyOneWay, LatencyDelayVariation:
+	default:
+		return fmt.Errorf("rfc2544: unknown latency kind %q", c.Latency)
+	}
 	for _, l := range c.Loads {
 		if !(l > 0 && l <= 100) {
 			return fmt.Errorf("rfc2544: latency load %v %%: want above 0 up to 100", l)
@@ -181,7 +211,19 @@ type Test struct {
 	Loads      []float64 `json:"latency_loads_percent"`
 	Strict     bool      `json:"strict"`
 	Schedule   Schedule  `json:"schedule"`
+	// Clock says, for a wirebench server, whether it reads our clock
+	// (ClockShared: its transit times are one-way latency) or may not
+	// (ClockSeparate: delay variation only), and ClockWhy how that was
+	// decided; empty for the other modes.
+	Clock    string `json:"clock,omitempty"`
+	ClockWhy string `json:"clock_why,omitempty"`
 }
+
+// Test.Clock values.
+const (
+	ClockShared   = "shared"
+	ClockSeparate = "separate"
+)
 
 // Result is an RFC 2544 run's document.
 type Result struct {
@@ -248,14 +290,19 @@ type LatencyPoint struct {
 	Lost    int64 `json:"lost"`
 	// The statistics in milliseconds: of the one trial, or the average of
 	// the repeats' (each from its own histogram).
+	// MeanMS is absent for the transit kinds: the server's summary has
+	// no mean.
 	MinMS  float64 `json:"min_ms"`
-	MeanMS float64 `json:"mean_ms"`
+	MeanMS float64 `json:"mean_ms,omitempty"`
 	P50MS  float64 `json:"p50_ms"`
 	P90MS  float64 `json:"p90_ms"`
 	P99MS  float64 `json:"p99_ms"`
 	P999MS float64 `json:"p99_9_ms"`
 	MaxMS  float64 `json:"max_ms"`
-	// Histogram is every datagram of every repeat, in coarse bins.
+	// Timed is how many datagrams the figures cover (all repeats).
+	Timed int64 `json:"timed"`
+	// Histogram is every datagram of every repeat, in coarse bins (empty
+	// for the transit kinds: the server sends a summary only).
 	Histogram []echo.Bin `json:"histogram"`
 	// HostLimited says this host did not offer the rate asked for.
 	HostLimited bool `json:"host_limited,omitempty"`

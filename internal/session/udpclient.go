@@ -287,6 +287,11 @@ func reportReceiver(rep *iperf2.ServerReport) (rr *result.Receiver, implausible 
 		// and it stays unknown (nil), not 0.
 		rr.Duplicates = result.Count(reportCount(rep.WB.Duplicates, &implausible))
 	}
+	if rep.WB != nil && rep.WB.HasLatency {
+		l := rep.WB.Latency
+		rr.Transit = &result.Transit{Min: l.MinUS, P50: l.P50US, P90: l.P90US, P99: l.P99US, P999: l.P999US,
+			Max: l.MaxUS, Count: reportCount(l.Count, &implausible)}
+	}
 	rr.Packets = max(rr.Total-rr.Lost, 0)
 	if rr.Seconds > 0 {
 		rr.BitsPerSecond = float64(rr.Bytes) * 8 / rr.Seconds
@@ -511,6 +516,13 @@ func sumReceiver(sum *result.Receiver, rr *result.Receiver) {
 		*sum.Duplicates += *rr.Duplicates
 	default:
 		sum.Duplicates = nil
+	}
+	// Percentiles of separate streams do not add up: the sum carries a
+	// transit summary only when it is one stream's (streams[] keep theirs).
+	sum.Transit = nil
+	if first && rr.Transit != nil {
+		tr := *rr.Transit
+		sum.Transit = &tr
 	}
 	sum.Total += rr.Total
 	sum.JitterMS = max(sum.JitterMS, rr.JitterMS)

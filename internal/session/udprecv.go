@@ -305,8 +305,24 @@ func (t *udpRecv) buildReport() []byte {
 	// 2 clients do not look (iperf2.WBExtension), within the length of the
 	// client's own datagrams: an older client may read the reply into its
 	// send buffer, which holds no more.
-	return iperf2.AppendWBExtension(r.AppendModern(nil, nil), iperf2.WBExtension{
-		Duplicates: uint64(s.Duplicates()), HasDuplicates: true, Diagnosis: t.diagnose()}, t.finLen)
+	e := iperf2.WBExtension{Duplicates: uint64(s.Duplicates()), HasDuplicates: true, Diagnosis: t.diagnose()}
+	if tr := t.transit(); tr != nil {
+		e.Latency = iperf2.WBLatency{MinUS: tr.Min, P50US: tr.P50, P90US: tr.P90, P99US: tr.P99, P999US: tr.P999,
+			MaxUS: tr.Max, Count: uint64(tr.Count)}
+		e.HasLatency = true
+	}
+	return iperf2.AppendWBExtension(r.AppendModern(nil, nil), e, t.finLen)
+}
+
+// transit summarises the one-way transit times so far; nil when no
+// datagram carried a sender timestamp.
+func (t *udpRecv) transit() *result.Transit {
+	tr := &t.rx.Transit
+	if tr.Count() == 0 {
+		return nil
+	}
+	return &result.Transit{Min: tr.Min(), P50: tr.Percentile(50), P90: tr.Percentile(90), P99: tr.Percentile(99),
+		P999: tr.Percentile(99.9), Max: tr.Max(), Count: tr.Count()}
 }
 
 // receiver returns the receiver summary of the test so far.
@@ -319,7 +335,7 @@ func (t *udpRecv) receiver() *result.Receiver {
 	r := &result.Receiver{
 		Bytes: t.rx.Bytes(), Packets: s.Received(), Lost: s.Lost(), OutOfOrder: s.OutOfOrder(),
 		Duplicates: result.Count(s.Duplicates()), JitterMS: float64(t.rx.Jitter.Value()) / 1e6, Seconds: secs,
-		Total: max(s.Max(), 0), Source: "local", JitterMethod: jitterMethod(t.gro),
+		Total: max(s.Max(), 0), Source: "local", JitterMethod: jitterMethod(t.gro), Transit: t.transit(),
 	}
 	// The rate is the data datagrams' own: after the first, over the
 	// span from the first to the last. Bytes over the whole duration would

@@ -9,7 +9,9 @@ import "time"
 type UDPReceiver struct {
 	Seq    *SeqTracker
 	Jitter Jitter
-	C      Counters
+	// Transit is the distribution of one-way transit times.
+	Transit Transit
+	C       Counters
 
 	bytes       int64
 	first, last time.Time
@@ -35,6 +37,7 @@ func (r *UDPReceiver) Datagram(id int64, n int, arrival, sent time.Time) Kind {
 	r.last = arrival
 	r.bytes += int64(n)
 	r.Jitter.AddStamped(arrival, sent)
+	r.Transit.Add(arrival, sent)
 	r.C.Bytes.Store(r.bytes)
 	r.C.Packets.Store(r.Seq.Received())
 	r.C.Lost.Store(r.Seq.RunningLost())

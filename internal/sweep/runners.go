@@ -257,6 +257,7 @@ func (r SessionRunner) outcome(res *result.Result) Outcome {
 	o.Warnings = append(o.Warnings, res.Warnings...)
 	if rc := res.Receiver; rc != nil {
 		o.Received, o.Lost, o.Total, o.ReceiveSeconds = rc.Packets, rc.Lost, rc.Total, rc.Seconds
+		o.Transit = rc.Transit
 		if rc.Seconds > 0 && o.SendSeconds > 0 {
 			o.BacklogS, o.BacklogKnown = rc.Seconds-o.SendSeconds, true
 		}

@@ -68,6 +68,10 @@ type Outcome struct {
 	// in arrival order, where the far end reflects (not in the JSON:
 	// RTT summarises them).
 	RTTs []time.Duration `json:"-"`
+	// Transit is the far end's summary of one-way transit times (a
+	// wirebench server's report), clock offset included; nil when it sent
+	// none.
+	Transit *result.Transit `json:"transit_us,omitempty"`
 	// HostDrops counts datagrams our own host dropped (receive buffer
 	// overflow of a reflect run's socket): not the device's loss.
 	HostDrops int64 `json:"host_drops,omitempty"`

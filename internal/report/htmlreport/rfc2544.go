@@ -144,9 +144,10 @@ func (r *Report) rfc2544Section(s *Section, d Document) error {
 			if !z.done(rfcLatency) {
 				continue
 			}
-			title := fmt.Sprintf("Latency at load, %d B", z.Size)
-			p, err := linesChart(title, "load (% of the NDR)", "round trip (ms)", rfcLatencySeries(z))
-			if err := r.addNoted(s, title, "p50 and p99 of every datagram's round trip; dashed, the min and the max", p, err); err != nil {
+			w := rfcLatencyWordsFor(z.Latency)
+			title := fmt.Sprintf("%s at load, %d B", w.what, z.Size)
+			p, err := linesChart(title, "load (% of the NDR)", w.axis, rfcLatencySeries(z))
+			if err := r.addNoted(s, title, w.note, p, err); err != nil {
 				return err
 			}
 		}
@@ -211,10 +212,36 @@ func rfcThroughputTable(v *rfc2544View) *Table {
 	return tb
 }
 
+// rfcLatencyWords name what an RFC 2544 run's latency points measured,
+// by their kind (rfc2544.LatencyPoint.Kind).
+type rfcLatencyWords struct{ what, axis, note, table string }
+
+var rfcLatencyKinds = map[string]rfcLatencyWords{
+	"round_trip": {"Latency", "round trip (ms)", "p50 and p99 of every datagram's round trip; dashed, the min and the max",
+		"Latency at load (round trip, ms: p50 / p99 / max at each share of the NDR)"},
+	"one_way": {"One-way latency", "one way (ms)", "p50 and p99 of every datagram's one-way transit, timed by the wirebench server on our clock; dashed, the min and the max",
+		"Latency at load (one way, same clock, ms: p50 / p99 / max at each share of the NDR)"},
+	"delay_variation": {"Delay variation", "above the fastest datagram (ms)", "NOT latency: the server's clock may differ from ours, so each trial's fastest datagram is subtracted; p50 and p99, dashed the min (0) and the max",
+		"Delay variation at load (NOT latency: ms above each trial's fastest datagram, clocks not shared: p50 / p99 / max at each share of the NDR)"},
+}
+
+// rfcLatencyWordsFor is the words for pts (round trip when they are none).
+func rfcLatencyWordsFor(pts []rfcLatencyView) rfcLatencyWords {
+	if len(pts) > 0 {
+		if w, ok := rfcLatencyKinds[pts[0].Kind]; ok {
+			return w
+		}
+	}
+	return rfcLatencyKinds["round_trip"]
+}
+
 // rfcLatencyTable has a column per load: "p50 / p99 / max" in ms.
 func rfcLatencyTable(v *rfc2544View) *Table {
-	tb := &Table{Name: rfcLatency, Title: "Latency at load (round trip, ms: p50 / p99 / max at each share of the NDR)",
-		Head: []string{"size (B)"}}
+	var pts []rfcLatencyView
+	for _, z := range v.Sizes {
+		pts = append(pts, z.Latency...)
+	}
+	tb := &Table{Name: rfcLatency, Title: rfcLatencyWordsFor(pts).table, Head: []string{"size (B)"}}
 	for _, l := range v.Test.Loads {
 		tb.Head = append(tb.Head, fmt.Sprintf("%g %%", l))
 	}

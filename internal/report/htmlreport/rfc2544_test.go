@@ -182,3 +182,19 @@ func TestRFC2544LineRateOffScale(t *testing.T) {
 		}
 	}
 }
+
+// TestRFC2544LatencyTitleByKind: the latency table names what the points
+// measured — round trip (also when no kind is given), one way, or delay
+// variation, which it says is not latency.
+func TestRFC2544LatencyTitleByKind(t *testing.T) {
+	_, v := handRFCView(t)
+	for kind, want := range map[string]string{"": "round trip", "round_trip": "round trip", "one_way": "one way, same clock",
+		"delay_variation": "Delay variation at load (NOT latency"} {
+		for i := range v.Sizes[0].Latency {
+			v.Sizes[0].Latency[i].Kind = kind
+		}
+		if got := rfcLatencyTable(v).Title; !strings.Contains(got, want) {
+			t.Errorf("kind %q: title %q, want it to say %q", kind, got, want)
+		}
+	}
+}

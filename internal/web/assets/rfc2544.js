@@ -111,7 +111,14 @@ function rfcLatencyTable(t, sizes) {
       return td(p ? `${num(p.p50_ms, 3)} / ${num(p.p99_ms, 3)} / ${num(p.max_ms, 3)}${p.host_limited ? " *" : ""}` : "—");
     }));
   });
-  return [el("h3", {}, "Latency at load (round trip, ms: p50 / p99 / max at each share of the NDR)"),
+  // The points' kind says what they measured (docs/rfc2544.md).
+  const kinds = {
+    one_way: "Latency at load (one way, same clock, ms: p50 / p99 / max at each share of the NDR)",
+    delay_variation: "Delay variation at load (NOT latency: ms above each trial's fastest datagram, clocks not shared: p50 / p99 / max at each share of the NDR)",
+  };
+  const first = sizes.map(z => (z.latency || [])[0]).find(p => p);
+  const title = (first && kinds[first.kind]) || "Latency at load (round trip, ms: p50 / p99 / max at each share of the NDR)";
+  return [el("h3", {}, title),
     table("rfc-latency", ["size (B)", ...loads.map(l => `${l} %`)], rows)];
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func FuzzParseClientHeader(f *testing.F) {
@@ -41,6 +42,8 @@ func FuzzParseServerReport(f *testing.F) {
 	f.Add(capReportEcho)
 	f.Add(mustHex(legacyGolden))
 	f.Add(make([]byte, 56))
+	f.Add(AppendWBExtension((&ServerReport{Datagrams: 9}).AppendModern(nil, nil), WBExtension{
+		HasDuplicates: true, Diagnosis: "d", HasLatency: true, Latency: WBLatency{MinUS: -5, P50US: 3, MaxUS: 9, Count: 9}}, 1470))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, l, err := ParseServerReport(b)
 		c := EchoCheck{Layout: l, Header: capFIN2[16:76], FirstFIN: -1, LastFIN: -300}
@@ -63,6 +66,13 @@ func FuzzParseServerReport(f *testing.F) {
 		if err != nil || l2 != l || r2.TotalBytes != r.TotalBytes || r2.Datagrams != r.Datagrams ||
 			r2.Errors != r.Errors || r2.Stop != min(r.Stop, u32s) || r2.Jitter != min(r.Jitter, u32s) {
 			t.Fatalf("re-parse: %v %v\n%+v\n%+v", l2, err, r2, r)
+		}
+		// A wirebench extension that fits whole re-encodes to itself.
+		if r.WB != nil && len(r.WB.Diagnosis) <= 200 && utf8.ValidString(r.WB.Diagnosis) {
+			out = AppendWBExtension(r.AppendModern(nil, b), *r.WB, 1470)
+			if r3, _, err := ParseServerReport(out); err != nil || r3.WB == nil || *r3.WB != *r.WB {
+				t.Fatalf("extension re-parse: %v\n%+v\n%+v", err, r3.WB, *r.WB)
+			}
 		}
 	})
 }

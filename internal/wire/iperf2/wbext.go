@@ -16,6 +16,14 @@ import (
 //	134  u16 flags: 1 = duplicates present
 //	136  u64 duplicates: datagrams whose id had already arrived
 //	144  u16 length of the diagnosis, then that many bytes of UTF-8
+//	     then, when flags has 2: the one-way transit summary (WBLatency),
+//	     seven big-endian 64-bit words: min, p50, p90, p99, p99.9 and max
+//	     transit in µs (signed: receive time minus the sender's stamp,
+//	     clock offset included), and the count of datagrams it covers
+//
+// The transit summary follows the diagnosis so that a wirebench client
+// that predates it, which reads the diagnosis at 144 and ignores the rest
+// of the length, still parses the extension.
 //
 // iperf 2.1.8 clients read the report at offset 16 of whatever arrives and
 // ignore the rest (Client::AwaitServerFinPacket reads up to MAXUDPBUF, 1470
@@ -29,7 +37,23 @@ const (
 	// MaxReportLenWithExt is the longest report a wirebench server sends.
 	MaxReportLenWithExt = 512
 	wbExtDupFlag        = 1
+	wbExtLatencyFlag    = 2
+	wbExtLatencyLen     = 7 * 8
+	// MinDatagramForLatency is the shortest client datagram whose length
+	// leaves the reply room for the transit summary (AppendWBExtension's
+	// limit): with shorter datagrams the server sends none.
+	MinDatagramForLatency = ReportLenModern + wbExtFixed + wbExtLatencyLen
 )
+
+// WBLatency summarises the one-way transit times (receive time minus the
+// sender's timestamp, in µs) of the datagrams a wirebench server received.
+// The values include whatever offset lies between the two clocks: they are
+// one-way delays only when both ends share a clock; otherwise only their
+// differences from Min (the delay variation) mean anything.
+type WBLatency struct {
+	MinUS, P50US, P90US, P99US, P999US, MaxUS int64
+	Count                                     uint64
+}
 
 // WBExtension is what a wirebench server adds to its report.
 type WBExtension struct {
@@ -40,6 +64,10 @@ type WBExtension struct {
 	// Diagnosis is the server's timer-tick finding with its evidence
 	// (empty: none), cut to fit MaxReportLenWithExt.
 	Diagnosis string
+	// Latency is the server's transit summary; HasLatency says it was
+	// sent (it is left out when the reply has no room for it).
+	Latency    WBLatency
+	HasLatency bool
 }
 
 // AppendWBExtension appends e to a 128-byte modern report, so that the
@@ -54,6 +82,10 @@ func AppendWBExtension(dst []byte, e WBExtension, limit int) []byte {
 	if room < 0 {
 		return dst
 	}
+	lat := e.HasLatency && room >= wbExtLatencyLen
+	if lat {
+		room -= wbExtLatencyLen // the summary goes before the diagnosis is cut
+	}
 	diag := e.Diagnosis
 	if len(diag) > room {
 		diag = diag[:room]
@@ -63,15 +95,28 @@ func AppendWBExtension(dst []byte, e WBExtension, limit int) []byte {
 	}
 	be := binary.BigEndian
 	dst = append(dst, wbExtMagic...)
-	dst = be.AppendUint16(dst, uint16(wbExtFixed+len(diag)))
+	n := wbExtFixed + len(diag)
 	var flags uint16
 	if e.HasDuplicates {
 		flags |= wbExtDupFlag
 	}
+	if lat {
+		flags |= wbExtLatencyFlag
+		n += wbExtLatencyLen
+	}
+	dst = be.AppendUint16(dst, uint16(n))
 	dst = be.AppendUint16(dst, flags)
 	dst = be.AppendUint64(dst, e.Duplicates)
 	dst = be.AppendUint16(dst, uint16(len(diag)))
-	return append(dst, diag...)
+	dst = append(dst, diag...)
+	if lat {
+		l := e.Latency
+		for _, v := range []int64{l.MinUS, l.P50US, l.P90US, l.P99US, l.P999US, l.MaxUS} {
+			dst = be.AppendUint64(dst, uint64(v))
+		}
+		dst = be.AppendUint64(dst, l.Count)
+	}
+	return dst
 }
 
 // parseWBExtension reads the extension after a modern report b; ok is false
@@ -94,6 +139,13 @@ func parseWBExtension(b []byte) (WBExtension, bool) {
 	e := WBExtension{HasDuplicates: flags&wbExtDupFlag != 0, Diagnosis: string(x[wbExtFixed : wbExtFixed+dl])}
 	if e.HasDuplicates {
 		e.Duplicates = be.Uint64(x[8:])
+	}
+	// The transit summary after the diagnosis; a flag without the room
+	// for it leaves it out rather than failing what came before.
+	if at := wbExtFixed + dl; flags&wbExtLatencyFlag != 0 && at+wbExtLatencyLen <= n {
+		w := func(i int) int64 { return int64(be.Uint64(x[at+8*i:])) }
+		e.Latency = WBLatency{MinUS: w(0), P50US: w(1), P90US: w(2), P99US: w(3), P999US: w(4), MaxUS: w(5), Count: uint64(w(6))}
+		e.HasLatency = true
 	}
 	return e, true
 }

@@ -1,0 +1,88 @@
+package rfc2544
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/sweep"
+)
+
+// transitDevice is a fakeDevice whose far end sends a transit summary
+// instead of reflecting: its clock runs 5 s behind ours, so every transit
+// is negative.
+type transitDevice struct{ fakeDevice }
+
+func (d *transitDevice) Trial(ctx context.Context, s sweep.Spec) (sweep.Outcome, error) {
+	o, err := d.fakeDevice.Trial(ctx, s)
+	o.RTTs = nil
+	o.Transit = &result.Transit{Min: -5_000_000 + 200, P50: -5_000_000 + 300, P90: -5_000_000 + 500, P99: -5_000_000 + 900,
+		P999: -5_000_000 + 1000, Max: -5_000_000 + 1200, Count: o.Received}
+	return o, err
+}
+
+// TestDelayVariationOnly: with clocks not known to be shared, the latency
+// points are delay variation: each trial's minimum subtracted (min 0, p50
+// 0.1 ms above it for this far end), kind delay_variation, the note and the
+// text table saying it is not latency, and no mean or histogram.
+func TestDelayVariationOnly(t *testing.T) {
+	d := &transitDevice{fakeDevice{capPPS: 812, queue: 4}}
+	cfg := fakeConfig()
+	cfg.Sizes, cfg.Tests, cfg.Latency = []int{1472}, []string{TestLatency}, LatencyDelayVariation
+	res := NewResult(Test{Mode: sweep.ModeWirebench, Clock: ClockSeparate})
+	if err := Run(context.Background(), cfg, d, res); err != nil {
+		t.Fatal(err)
+	}
+	sr := res.Sizes[0]
+	if len(sr.Latency) != 4 {
+		t.Fatalf("latency %+v (%s)", sr.Latency, sr.LatencyNote)
+	}
+	for _, p := range sr.Latency {
+		if p.Kind != LatencyDelayVariation || p.MinMS != 0 || p.P50MS != 0.1 || p.P99MS != 0.7 || p.MaxMS != 1 || p.MeanMS != 0 || len(p.Histogram) != 0 || p.Timed == 0 {
+			t.Errorf("%g %%: %+v, want delay variation 0 / 0.1 / 0.7 / 1 ms, no mean, no histogram", p.LoadPercent, p)
+		}
+	}
+	if !strings.HasPrefix(sr.LatencyNote, "delay variation only") {
+		t.Errorf("note %q", sr.LatencyNote)
+	}
+	var text bytes.Buffer
+	if err := WriteText(&text, res); err != nil || !strings.Contains(text.String(), "Delay variation at load (NOT latency") {
+		t.Errorf("text (%v):\n%s", err, text.String())
+	}
+	var csv bytes.Buffer
+	if err := WriteCSV(&csv, res); err != nil || !strings.Contains(csv.String(), "latency,1472,50,delay_variation_p50_ms,0.1") {
+		t.Errorf("csv (%v):\n%s", err, csv.String())
+	}
+	b, _ := json.Marshal(res)
+	for _, key := range []string{`"kind":"delay_variation"`, `"clock":"separate"`, `"timed":`} {
+		if !bytes.Contains(b, []byte(key)) {
+			t.Errorf("JSON lacks %s", key)
+		}
+	}
+	if bytes.Contains(b, []byte(`"mean_ms"`)) {
+		t.Error("JSON has a mean the summary does not give")
+	}
+	// The same summary taken as one-way on one clock is flagged: a
+	// negative transit means the clocks differ after all.
+	cfg.Latency = LatencyOneWay
+	res = NewResult(Test{Mode: sweep.ModeWirebench, Clock: ClockShared})
+	if err := Run(context.Background(), cfg, d, res); err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, "do not read the same clock after all") {
+		t.Errorf("negative one-way transit not flagged: %q", w)
+	}
+	// A size too small for the server's reply to carry the summary gets
+	// no points and a note saying why, without trials that time nothing.
+	cfg.Sizes, cfg.LatencyMinSize = []int{82}, 202
+	res = NewResult(Test{Mode: sweep.ModeWirebench})
+	if err := Run(context.Background(), cfg, d, res); err != nil {
+		t.Fatal(err)
+	}
+	if sr := res.Sizes[0]; len(sr.Latency) != 0 || !strings.HasPrefix(sr.LatencyNote, "not measured at 82 B") {
+		t.Errorf("82 B: %d points, note %q", len(sr.Latency), sr.LatencyNote)
+	}
+}
