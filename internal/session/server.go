@@ -129,6 +129,7 @@ type Server struct {
 	port int
 
 	nextID  atomic.Int64
+	quietID atomic.Int64 // numbers of quiet (probe) tests, negated
 	wg      sync.WaitGroup
 	running atomic.Int64 // goroutines started by goTest still running
 	oneShot chan struct{}
@@ -280,8 +281,10 @@ func (s *Server) Serve(ctx context.Context) error {
 }
 
 // quietTest numbers a test that is neither announced nor handed on (a
-// wirebench probe's; see iperf3.WBParams.Probe).
-func (s *Server) quietTest() int { return int(s.nextID.Add(1)) }
+// wirebench probe's; see iperf3.WBParams.Probe). Its numbers are negative
+// and counted apart, so a probe before a test does not shift the numbers
+// users see ([  1] stays the first real test).
+func (s *Server) quietTest() int { return -int(s.quietID.Add(1)) }
 
 // newTest numbers a test and announces it.
 func (s *Server) newTest(r *result.Result) int {
