@@ -3,6 +3,7 @@ package rfc2544
 import (
 	"encoding/csv"
 	"fmt"
+	"github.com/wirebench/wirebench/internal/sweep"
 	"io"
 	"slices"
 	"strconv"
@@ -57,17 +58,45 @@ func done(sr SizeResult, test string) bool { return slices.Contains(sr.Done, tes
 func writeThroughput(w io.Writer, r *Result) {
 	tw := table(w, fmt.Sprintf("Throughput (NDR: no loss; PDR: loss <= %g %%; the rate the far end delivered, held for the confirming trial)", r.Test.PDRPercent))
 	fmt.Fprintln(tw, "size B\tNDR pkt/s\tNDR Mbit/s\t% of line\tPDR pkt/s\tPDR Mbit/s\tPDR loss %\theld s\t")
+	unconfirmed := false
 	for _, sr := range r.Sizes {
 		if !done(sr, TestThroughput) {
 			continue
 		}
-		pct := 0.0
-		if sr.LinePPS > 0 {
-			pct = 100 * sr.NDRPPS / sr.LinePPS
+		ndr := rateCells(sr.NDRPPS, sr.NDRBPS, sr.LinePPS, sr.NDR, r.Test.Schedule.ConfirmS, &unconfirmed)
+		pdr := rateCells(sr.PDRPPS, sr.PDRBPS, 0, sr.PDR, r.Test.Schedule.ConfirmS, &unconfirmed)
+		loss, held := "-", "-"
+		if sr.PDR != nil && sr.PDRPPS > 0 {
+			loss = fmt.Sprintf("%.3f", sr.PDR.LossPercent)
 		}
-		fmt.Fprintf(tw, "%d\t%.0f\t%.3f\t%.1f\t%.0f\t%.3f\t%.3f\t%g\t\n", sr.Size, sr.NDRPPS, sr.NDRBPS/1e6, pct, sr.PDRPPS, sr.PDRBPS/1e6, sr.PDR.LossPercent, sr.NDR.HeldS)
+		if sr.NDR != nil && sr.NDRPPS > 0 {
+			held = fmt.Sprintf("%g", sr.NDR.HeldS)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", sr.Size, ndr[0], ndr[1], ndr[2], pdr[0], pdr[1], loss, held)
 	}
 	tw.Flush()
+	if unconfirmed {
+		fmt.Fprintln(w, "  * not confirmed: no trial of the confirming length passed at this rate (see the warnings)")
+	}
+}
+
+// rateCells formats a throughput rate's packet rate, Mbit/s and share of
+// the line: "none" when no rate passed (not 0: the rate is below the lowest
+// tried, not zero), and a "*" on a rate that did not hold for a confirming
+// trial of confirmS.
+func rateCells(pps, bps, linePPS float64, sr *sweep.SizeResult, confirmS float64, unconfirmed *bool) [3]string {
+	if sr == nil || !(pps > 0) {
+		return [3]string{"none", "-", "-"}
+	}
+	mark := ""
+	if confirmS > 0 && sr.HeldS < confirmS {
+		mark, *unconfirmed = "*", true
+	}
+	pct := "-"
+	if linePPS > 0 {
+		pct = fmt.Sprintf("%.1f", 100*pps/linePPS)
+	}
+	return [3]string{fmt.Sprintf("%.0f%s", pps, mark), fmt.Sprintf("%.3f%s", bps/1e6, mark), pct}
 }
 
 // latencyTitles name what the latency table holds, by kind.

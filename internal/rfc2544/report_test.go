@@ -1,0 +1,45 @@
+package rfc2544
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/wirebench/wirebench/internal/sweep"
+)
+
+// TestThroughputTableSaysNoneAndUnconfirmed: a size where no rate passed
+// reads "none", never 0 pkt/s (the rate is below the lowest tried, not
+// zero), and a rate that never held for the confirming trial carries a
+// "*" and the footnote that says why.
+func TestThroughputTableSaysNoneAndUnconfirmed(t *testing.T) {
+	r := &Result{Test: Test{PDRPercent: 0.5, Schedule: Schedule{ConfirmS: 10}}, Sizes: []SizeResult{
+		{Size: 466, LinePPS: 25000, NDR: &sweep.SizeResult{HeldS: 0}, PDRPPS: 952, PDRBPS: 3.55e6, PDR: &sweep.SizeResult{HeldS: 1, LossPercent: 0.212}, Done: []string{TestThroughput}},
+		{Size: 1472, LinePPS: 8000, NDRPPS: 812, NDRBPS: 9.56e6, NDR: &sweep.SizeResult{HeldS: 10}, PDRPPS: 812, PDRBPS: 9.56e6, PDR: &sweep.SizeResult{HeldS: 10}, Done: []string{TestThroughput}},
+	}}
+	var b strings.Builder
+	writeThroughput(&b, r)
+	out := b.String()
+	lines := strings.Split(out, "\n")
+	var row466, row1472 string
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) > 0 && f[0] == "466" {
+			row466 = l
+		}
+		if len(f) > 0 && f[0] == "1472" {
+			row1472 = l
+		}
+	}
+	if f := strings.Fields(row466); len(f) < 8 || f[1] != "none" || f[2] != "-" || f[4] != "952*" || f[7] != "-" {
+		t.Errorf("466 B row %q: want NDR none, PDR 952* (unconfirmed)", row466)
+	}
+	if f := strings.Fields(row1472); len(f) < 8 || f[1] != "812" || f[3] != "10.2" || f[7] != "10" {
+		t.Errorf("1472 B row %q: want a confirmed 812 pkt/s, 10.2 %% of line, held 10 s", row1472)
+	}
+	if !strings.Contains(out, "* not confirmed") {
+		t.Errorf("no footnote for the unconfirmed rate:\n%s", out)
+	}
+	if strings.Contains(row466, " 0 ") {
+		t.Errorf("466 B row prints a 0 rate: %q", row466)
+	}
+}
