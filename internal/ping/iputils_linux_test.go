@@ -47,21 +47,41 @@ func interleaved(t *testing.T, cfg Config, command func(ctx context.Context, nam
 		args = append(args, "-6")
 	}
 	args = append(args, cfg.Target.String())
-	for i := range rounds {
+	// A round in which either tool lost an echo is measured again, at
+	// most lossRedos times in all, each logged: a 65500-byte echo is 45
+	// fragments each way, and a loaded host's loopback now and then drops
+	// one (iputils lost its icmp_seq=2 once during a CI rehearsal). The
+	// comparison is of medians, so it needs full rounds from both.
+	const lossRedos = 3
+	redos := 0
+	for i := 0; i < rounds; i++ {
 		s, err := p.PingSize(ctx, size, per, 20*time.Millisecond, time.Second)
-		if err != nil || s.Received != per || s.Corrupt != 0 {
+		if err != nil || s.Corrupt != 0 {
 			t.Fatalf("round %d: our ping: %v, result %+v", i, err, s)
 		}
-		r.ours = append(r.ours, s.Samples...)
-		r.kernelTx += s.KernelTx
+		if s.Received != per {
+			if redos++; redos > lossRedos {
+				t.Fatalf("round %d: our ping got %d of %d echoes, and %d rounds lost echoes already", i, s.Received, per, lossRedos)
+			}
+			t.Logf("round %d: our ping got %d of %d echoes on loopback; measuring the round again", i, s.Received, per)
+			i--
+			continue
+		}
 		out, err := command(ctx, "ping", args...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("round %d: iputils ping %v: %v\n%s", i, args, err, out)
 		}
 		theirs := iputilsRTTs(out)
 		if len(theirs) != per {
-			t.Fatalf("round %d: %d RTTs in iputils' output, want %d:\n%s", i, len(theirs), per, out)
+			if redos++; redos > lossRedos {
+				t.Fatalf("round %d: %d RTTs in iputils' output, want %d, and %d rounds lost echoes already:\n%s", i, len(theirs), per, lossRedos, out)
+			}
+			t.Logf("round %d: iputils ping got %d of %d echoes on loopback; measuring the round again:\n%s", i, len(theirs), per, out)
+			i--
+			continue
 		}
+		r.ours = append(r.ours, s.Samples...)
+		r.kernelTx += s.KernelTx
 		r.theirs = append(r.theirs, theirs...)
 	}
 	return r
