@@ -93,6 +93,7 @@ func newUDPRecv(peer netip.AddrPort, b []byte, at time.Time) *udpRecv {
 		t.dialect = DialectRaw
 	}
 	t.rx = stats.NewUDPReceiver(t.layout.FirstID())
+	t.rx.KeepTransit = true // the report's wbx1 extension and result carry it
 	return t
 }
 
@@ -172,8 +173,10 @@ func (t *udpRecv) takeHeld(opening []byte) []heldDatagram {
 // newUDPRecvAs starts a test whose layout is known in advance (a stream
 // we asked for: -R, or a connect-back from a 2.1 server).
 func newUDPRecvAs(peer netip.AddrPort, layout iperf2.Layout, seq64 bool, at time.Time) *udpRecv {
-	return &udpRecv{peer: peer, layout: layout, seq64: seq64, start: at, last: at, dialect: DialectIperf2,
+	t := &udpRecv{peer: peer, layout: layout, seq64: seq64, start: at, last: at, dialect: DialectIperf2,
 		rx: stats.NewUDPReceiver(layout.FirstID())}
+	t.rx.KeepTransit = true
+	return t
 }
 
 // feed accounts for one datagram and returns the reply to send, if any:

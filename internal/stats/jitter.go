@@ -42,7 +42,7 @@ func (j *Jitter) Add(transit time.Duration) {
 // sender's timestamp and adds it. A zero sender timestamp is counted in
 // ZeroStamps and skipped: it carries no timing.
 func (j *Jitter) AddStamped(arrival, sent time.Time) {
-	if sent.IsZero() || sent.Unix() == 0 {
+	if !Stamped(sent) {
 		j.zeroStamp++
 		return
 	}
@@ -57,3 +57,7 @@ func (j *Jitter) Samples() int64 { return j.samples }
 
 // ZeroStamps returns how many datagrams carried no sender timestamp.
 func (j *Jitter) ZeroStamps() int64 { return j.zeroStamp }
+
+// Stamped says whether a sender's timestamp carries timing: a zero time
+// or a zero Unix second (ESP-IDF's zero-filled header) does not.
+func Stamped(sent time.Time) bool { return !sent.IsZero() && sent.Unix() != 0 }

@@ -9,9 +9,12 @@ import "time"
 type UDPReceiver struct {
 	Seq    *SeqTracker
 	Jitter Jitter
-	// Transit is the distribution of one-way transit times.
-	Transit Transit
-	C       Counters
+	// Transit is the distribution of one-way transit times, kept only
+	// with KeepTransit (about 41 KB a stream once the first stamped
+	// datagram arrives): for receivers whose report carries it.
+	Transit     Transit
+	KeepTransit bool
+	C           Counters
 
 	bytes       int64
 	first, last time.Time
@@ -36,8 +39,17 @@ func (r *UDPReceiver) Datagram(id int64, n int, arrival, sent time.Time) Kind {
 	}
 	r.last = arrival
 	r.bytes += int64(n)
-	r.Jitter.AddStamped(arrival, sent)
-	r.Transit.Add(arrival, sent)
+	// One transit per datagram feeds both the jitter and, when kept, the
+	// transit distribution; a zero stamp carries no timing.
+	if Stamped(sent) {
+		d := arrival.Sub(sent)
+		r.Jitter.Add(d)
+		if r.KeepTransit {
+			r.Transit.AddMicros(d.Microseconds())
+		}
+	} else {
+		r.Jitter.zeroStamp++
+	}
 	r.C.Bytes.Store(r.bytes)
 	r.C.Packets.Store(r.Seq.Received())
 	r.C.Lost.Store(r.Seq.RunningLost())

@@ -17,13 +17,12 @@ import (
 // the offset. It is not safe for concurrent use; the zero Transit is
 // empty and allocates on the first sample.
 type Transit struct {
-	n          int64
-	base       int64 // first transit, µs
-	min, max   int64 // µs
-	above      *hdrhistogram.Histogram
-	below      *hdrhistogram.Histogram // base − transit, for transits below base
-	clamped    int64
-	zeroStamps int64
+	n        int64
+	base     int64 // first transit, µs
+	min, max int64 // µs
+	above    *hdrhistogram.Histogram
+	below    *hdrhistogram.Histogram // base − transit, for transits below base
+	clamped  int64
 }
 
 // Histogram range and precision of a deviation from the first transit:
@@ -34,16 +33,6 @@ const (
 	transitHighest = int64(60 * time.Second / time.Microsecond)
 	transitDigits  = 2
 )
-
-// Add records one datagram arriving at arrival, stamped by its sender at
-// sent; a zero stamp carries no timing and is only counted.
-func (t *Transit) Add(arrival, sent time.Time) {
-	if sent.IsZero() || sent.Unix() == 0 {
-		t.zeroStamps++
-		return
-	}
-	t.AddMicros(arrival.Sub(sent).Microseconds())
-}
 
 // AddMicros records one transit time in µs.
 func (t *Transit) AddMicros(v int64) {
@@ -67,9 +56,6 @@ func (t *Transit) AddMicros(v int64) {
 
 // Count returns how many stamped datagrams were recorded.
 func (t *Transit) Count() int64 { return t.n }
-
-// ZeroStamps returns how many datagrams carried no sender timestamp.
-func (t *Transit) ZeroStamps() int64 { return t.zeroStamps }
 
 // Clamped returns how many transits deviated from the first by more than
 // the histogram holds (60 s): the percentiles then read too close to it.

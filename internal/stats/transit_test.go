@@ -1,6 +1,8 @@
 package stats
 
 import (
+	"time"
+
 	"math/rand"
 	"sort"
 	"testing"
@@ -44,5 +46,32 @@ func TestTransitPercentiles(t *testing.T) {
 	var empty Transit
 	if empty.Percentile(50) != 0 || empty.Count() != 0 {
 		t.Error("empty transit not empty")
+	}
+}
+
+// TestReceiverKeepsTransitOnlyWhenAsked: a receiver records transits only
+// with KeepTransit (an iperf3 receiver's report has no place for them),
+// and a zero stamp is counted once, by the jitter, in either case.
+func TestReceiverKeepsTransitOnlyWhenAsked(t *testing.T) {
+	at := time.Unix(1000, 0)
+	for _, keep := range []bool{false, true} {
+		r := NewUDPReceiver(1)
+		r.KeepTransit = keep
+		r.Datagram(1, 100, at, at.Add(-3*time.Millisecond))
+		r.Datagram(2, 100, at.Add(time.Millisecond), at.Add(-time.Millisecond))
+		r.Datagram(3, 100, at.Add(2*time.Millisecond), time.Time{})
+		want := int64(0)
+		if keep {
+			want = 2
+		}
+		if got := r.Transit.Count(); got != want {
+			t.Errorf("keep %v: %d transits, want %d", keep, got, want)
+		}
+		if keep && (r.Transit.Min() != 2000 || r.Transit.Max() != 3000) {
+			t.Errorf("transit min %d max %d µs, want 2000 and 3000", r.Transit.Min(), r.Transit.Max())
+		}
+		if r.Jitter.ZeroStamps() != 1 || r.Jitter.Samples() != 1 {
+			t.Errorf("keep %v: zero stamps %d, jitter samples %d; want 1 and 1", keep, r.Jitter.ZeroStamps(), r.Jitter.Samples())
+		}
 	}
 }
