@@ -157,9 +157,51 @@ func (iv *Intervals) wait(ctx context.Context, at time.Duration) bool {
 }
 
 // window is how short a tail after the last periodic row is merged into
-// that row rather than given a row of its own: a tenth of the period, at
-// least a millisecond.
-func (iv *Intervals) window() time.Duration { return max(iv.period/10, time.Millisecond) }
+// that row rather than given a row of its own (TailWindow).
+func (iv *Intervals) window() time.Duration { return TailWindow(iv.period) }
+
+// TailWindow is how short a tail after the last periodic row (of period)
+// is merged into that row rather than given a row of its own: a tenth of
+// the period, at least a millisecond.
+func TailWindow(period time.Duration) time.Duration { return max(period/10, time.Millisecond) }
+
+// Ending is what a reporter does with the tail between its last row and
+// the end of the counting (EndWith).
+type Ending int
+
+// The endings of a reporter's rows.
+const (
+	// EndFirstRow: no row yet; the whole test is the one row.
+	EndFirstRow Ending = iota
+	// EndRelease: the end is at or before the last row; emit what is held.
+	EndRelease
+	// EndMerge: a tail shorter than the window joins the held last row,
+	// which is then emitted.
+	EndMerge
+	// EndOwnRow: emit what is held, then the tail as a row of its own.
+	EndOwnRow
+	// EndNoRow: emit what is held; the short tail counted nothing and a
+	// row past the end of the traffic would say nothing.
+	EndNoRow
+)
+
+// EndWith decides how rows end, the one rule of Intervals.Stop and of any
+// reporter that sums rows of its own the same way: n rows so far, the last
+// ending at last, held when the last rows are not emitted yet, counted
+// when the tail counted anything, the counting ending at at.
+func EndWith(n int, last, at time.Duration, held, counted bool, period time.Duration) Ending {
+	switch {
+	case n == 0:
+		return EndFirstRow
+	case at <= last:
+		return EndRelease
+	case held && at-last < TailWindow(period):
+		return EndMerge
+	case counted || at-last >= TailWindow(period):
+		return EndOwnRow
+	}
+	return EndNoRow
+}
 
 // release emits the held rows.
 func (iv *Intervals) release() {
@@ -199,21 +241,19 @@ func (iv *Intervals) Stop(end time.Time) []result.Interval {
 	counted := iv.tailCounted()
 	iv.mu.Unlock()
 	final := iv.period > 0 || at <= iv.omit
-	switch {
-	case n == 0:
+	// (never merged into an omitted interval, which is not held: counts
+	// after the omitted period belong to the summary)
+	switch EndWith(n, last, at, held, counted, iv.period) {
+	case EndFirstRow:
 		iv.report(at, final, false)
-	case at <= last:
-		iv.release()
-	case held && at-last < iv.window():
+	case EndMerge:
 		iv.mergeTail(at)
 		iv.release()
-	default:
-		// (never merged into an omitted interval, which is not held:
-		// counts after the omitted period belong to the summary)
+	case EndOwnRow:
 		iv.release()
-		if counted || at-last >= iv.window() {
-			iv.report(at, final, false)
-		}
+		iv.report(at, final, false)
+	default:
+		iv.release()
 	}
 	iv.mu.Lock()
 	defer iv.mu.Unlock()
@@ -228,7 +268,7 @@ func (iv *Intervals) tailCounted() bool {
 		for _, c := range f.Counters {
 			now = now.Add(c.Snapshot())
 		}
-		if d := now.Sub(f.prev); d.Bytes != 0 || d.Packets != 0 || d.Lost != 0 || d.OutOfOrder != 0 || d.Duplicates != 0 {
+		if now.Sub(f.prev).Counted() {
 			return true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
@@ -198,7 +199,7 @@ func (g *streamGroup) startTicker(ctx context.Context) {
 				return
 			}
 			g.report(next.Sub(g.start), true, true)
-			if !g.waitUntil(ctx, next.Add(tailWindow(period))) {
+			if !g.waitUntil(ctx, next.Add(engine.TailWindow(period))) {
 				return // finalInterval emits what is held
 			}
 			g.release()

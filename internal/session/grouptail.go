@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/stats"
 )
@@ -12,10 +13,6 @@ import (
 // A group's interval rows follow the rule of engine.Intervals: a periodic
 // row is held for the merge window after its end, so that a short tail
 // can still be merged into it, and it is never changed once emitted.
-
-// tailWindow is how short a tail after the last periodic row is merged
-// into that row: a tenth of the period, at least a millisecond.
-func tailWindow(period time.Duration) time.Duration { return max(period/10, time.Millisecond) }
 
 // waitUntil waits until t; false when the group stopped or ctx ended.
 func (g *streamGroup) waitUntil(ctx context.Context, t time.Time) bool {
@@ -83,24 +80,22 @@ func (g *streamGroup) finalInterval(end time.Time) {
 	last, n, held := g.last, len(g.sums), g.held
 	var counted bool
 	for _, m := range g.members {
-		if d := m.c.Snapshot().Sub(m.prev); d.Bytes != 0 || d.Packets != 0 || d.Lost != 0 || d.OutOfOrder != 0 || d.Duplicates != 0 {
+		if m.c.Snapshot().Sub(m.prev).Counted() {
 			counted = true
 		}
 	}
 	g.mu.Unlock()
-	switch {
-	case n == 0:
+	switch engine.EndWith(n, last, at, held, counted, period) {
+	case engine.EndFirstRow:
 		g.report(at, period > 0, false)
-	case at <= last:
-		g.release()
-	case held && at-last < tailWindow(period):
+	case engine.EndMerge:
 		g.mergeTail(at)
 		g.release()
+	case engine.EndOwnRow:
+		g.release()
+		g.report(at, period > 0, false)
 	default:
 		g.release()
-		if counted || at-last >= tailWindow(period) {
-			g.report(at, period > 0, false)
-		}
 	}
 }
 

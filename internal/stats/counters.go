@@ -24,6 +24,12 @@ type Snapshot struct {
 	Jitter                                               time.Duration
 }
 
+// Counted says whether d (a difference of two snapshots) counted anything:
+// a datagram, a byte, a loss, a reordering or a duplicate.
+func (d Snapshot) Counted() bool {
+	return d.Bytes != 0 || d.Packets != 0 || d.Lost != 0 || d.OutOfOrder != 0 || d.Duplicates != 0
+}
+
 // Snapshot reads the counters.
 func (c *Counters) Snapshot() Snapshot {
 	return Snapshot{
