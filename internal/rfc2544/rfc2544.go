@@ -257,6 +257,11 @@ type SizeResult struct {
 	PDRPPS float64 `json:"pdr_pps"`
 	NDRBPS float64 `json:"ndr_bps"`
 	PDRBPS float64 `json:"pdr_bps"`
+	// NDRFound and PDRFound say whether a rate passed at all: without,
+	// the rate fields hold 0, which is not a measured rate but "below the
+	// lowest rate tried" (text and the HTML report print "none").
+	NDRFound bool `json:"ndr_found"`
+	PDRFound bool `json:"pdr_found"`
 	// NDR and PDR are the searches, with every trial.
 	NDR *sweep.SizeResult `json:"ndr,omitempty"`
 	PDR *sweep.SizeResult `json:"pdr,omitempty"`

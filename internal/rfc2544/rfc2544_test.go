@@ -68,6 +68,9 @@ func TestRunFake(t *testing.T) {
 		t.Fatalf("sizes %+v", res.Sizes)
 	}
 	for _, sr := range res.Sizes {
+		if !sr.NDRFound || !sr.PDRFound {
+			t.Errorf("%d B: ndr_found %v, pdr_found %v with rates %.1f and %.1f", sr.Size, sr.NDRFound, sr.PDRFound, sr.NDRPPS, sr.PDRPPS)
+		}
 		if sr.NDRPPS < 812*0.99 || sr.NDRPPS > 812 || sr.PDRPPS < sr.NDRPPS || !sr.NDR.Confirmed {
 			t.Errorf("%d B: NDR %.1f PDR %.1f (confirmed %v), want NDR in [803.9, 812] and PDR >= NDR", sr.Size, sr.NDRPPS, sr.PDRPPS, sr.NDR.Confirmed)
 		}

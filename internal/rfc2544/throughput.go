@@ -21,6 +21,7 @@ func (b *bench) throughput(ctx context.Context, sr *SizeResult) error {
 	sr.NDR, sr.PDR = ndr, pdr
 	sr.NDRPPS, sr.NDRBPS = ndr.RatePPS, ndr.RateBPS
 	sr.PDRPPS, sr.PDRBPS = pdr.RatePPS, pdr.RateBPS
+	sr.NDRFound, sr.PDRFound = ndr.RatePPS > 0, pdr.RatePPS > 0
 	for _, w := range ndr.Warnings {
 		sr.Warnings = append(sr.Warnings, "NDR: "+w)
 	}

@@ -25,9 +25,15 @@ func rfcThroughputSeries(v *rfc2544View) (ss []series, note string) {
 		if !z.done(rfcThroughput) {
 			continue
 		}
+		// A size where no rate passed has no point: its 0 is "below the
+		// lowest rate tried", not a rate (the table says none).
 		x := float64(z.Size)
-		ndr = append(ndr, plotter.XY{X: x, Y: z.NDRBPS / 1e6})
-		pdr = append(pdr, plotter.XY{X: x, Y: z.PDRBPS / 1e6})
+		if z.NDRPPS > 0 {
+			ndr = append(ndr, plotter.XY{X: x, Y: z.NDRBPS / 1e6})
+		}
+		if z.PDRPPS > 0 {
+			pdr = append(pdr, plotter.XY{X: x, Y: z.PDRBPS / 1e6})
+		}
 		if z.LinePPS > 0 {
 			line = append(line, plotter.XY{X: x, Y: z.lineBPS() / 1e6})
 		}
@@ -206,8 +212,14 @@ func rfcThroughputTable(v *rfc2544View) *Table {
 				pct += " (this host's limit)"
 			}
 		}
-		tb.Rows = append(tb.Rows, []string{strconv.Itoa(z.Size), fmt.Sprintf("%.0f", z.NDRPPS), mbps(z.NDRBPS), pct,
-			fmt.Sprintf("%.0f", z.PDRPPS), mbps(z.PDRBPS), loss, fmt.Sprintf("%.0f", z.LinePPS), held})
+		ndrPPS, ndrMbps, pdrPPS, pdrMbps := fmt.Sprintf("%.0f", z.NDRPPS), mbps(z.NDRBPS), fmt.Sprintf("%.0f", z.PDRPPS), mbps(z.PDRBPS)
+		if !(z.NDRPPS > 0) {
+			ndrPPS, ndrMbps, pct, held = "none", "–", "–", "–"
+		}
+		if !(z.PDRPPS > 0) {
+			pdrPPS, pdrMbps, loss = "none", "–", "–"
+		}
+		tb.Rows = append(tb.Rows, []string{strconv.Itoa(z.Size), ndrPPS, ndrMbps, pct, pdrPPS, pdrMbps, loss, fmt.Sprintf("%.0f", z.LinePPS), held})
 	}
 	return tb
 }

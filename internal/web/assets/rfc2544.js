@@ -58,8 +58,9 @@ function rfc2544Parts(run, r) {
 function rfcThroughputChart(t, sizes) {
   const done = sizes.filter(z => rfcDone(z, "throughput"));
   const series = [
-    { name: "NDR", color: RFC_COLORS[0], points: done.map(z => [z.size, z.ndr_bps / 1e6]) },
-    { name: `PDR (≤ ${t.pdr_percent} %)`, color: RFC_COLORS[1], points: done.map(z => [z.size, z.pdr_bps / 1e6]) },
+    // A size where no rate passed has no point: its 0 is "below the lowest rate tried", not a rate.
+    { name: "NDR", color: RFC_COLORS[0], points: done.filter(z => z.ndr_pps > 0).map(z => [z.size, z.ndr_bps / 1e6]) },
+    { name: `PDR (≤ ${t.pdr_percent} %)`, color: RFC_COLORS[1], points: done.filter(z => z.pdr_pps > 0).map(z => [z.size, z.pdr_bps / 1e6]) },
   ];
   const line = done.filter(z => z.line_pps > 0).map(z => [z.size, z.line_pps * z.size * 8 / 1e6]);
   const dataMax = Math.max(0, ...series.flatMap(s => s.points.map(p => p[1]).filter(isFinite)));
@@ -92,9 +93,12 @@ function rfcLatencyChart(z) {
 }
 
 function rfcThroughputTable(t, sizes) {
-  const rows = sizes.filter(z => rfcDone(z, "throughput")).map(z => el("tr", { class: "rfc-row" }, td(z.size), td(num(z.ndr_pps, 0)),
-    td(num(z.ndr_bps / 1e6, 3)), td(z.line_pps > 0 ? num(100 * z.ndr_pps / z.line_pps, 1) : "—"), td(num(z.pdr_pps, 0)), td(num(z.pdr_bps / 1e6, 3)),
-    td(z.pdr ? num(z.pdr.loss_percent, 3) : "—"), td(num(z.line_pps, 0)),
+  const ndr = z => z.ndr_pps > 0, pdr = z => z.pdr_pps > 0;
+  const rows = sizes.filter(z => rfcDone(z, "throughput")).map(z => el("tr", { class: "rfc-row" }, td(z.size),
+    td(ndr(z) ? num(z.ndr_pps, 0) : "none"), td(ndr(z) ? num(z.ndr_bps / 1e6, 3) : "—"),
+    td(ndr(z) && z.line_pps > 0 ? num(100 * z.ndr_pps / z.line_pps, 1) : "—"),
+    td(pdr(z) ? num(z.pdr_pps, 0) : "none"), td(pdr(z) ? num(z.pdr_bps / 1e6, 3) : "—"),
+    td(z.pdr && pdr(z) ? num(z.pdr.loss_percent, 3) : "—"), td(num(z.line_pps, 0)),
     td(z.ndr && z.ndr.limited_by_host ? "limited by this host (a lower bound)" : "", "")));
   return [el("h3", {}, `Throughput (NDR: no loss; PDR: loss ≤ ${t.pdr_percent} %)`),
     table("rfc-throughput", ["size (B)", "NDR pkt/s", "NDR Mbit/s", "% of line", "PDR pkt/s", "PDR Mbit/s", "PDR loss %", "line pkt/s", "notes"], rows)];
