@@ -138,13 +138,7 @@ func parseRFC2544(host string, f *rfc2544Flags) (rfc2544.Config, rfc2544.Test, s
 	if f.port < 1 || f.port > 65535 {
 		return cfg, test, nil, usagef("invalid --port %d", f.port)
 	}
-	cfg.LinePPS = func(size int) float64 {
-		b, err := linerate.Analyze(m, linerate.Stack{Transport: linerate.UDP}, size)
-		if err != nil {
-			return 0
-		}
-		return b.PacketsPerSecond
-	}
+	cfg.LinePPS = udpLinePPS(m)
 	var r sweep.Runner
 	if f.sameClock && f.mode != sweep.ModeWirebench {
 		return cfg, test, nil, usagef("--same-clock is for --mode wirebench, where the server times what arrives")
@@ -165,7 +159,7 @@ func parseRFC2544(host string, f *rfc2544Flags) (rfc2544.Config, rfc2544.Test, s
 		r, cfg.BacklogFloor = sweep.SessionRunner{Base: session.ClientConfig{Host: host, Port: f.port, Dialect: session.DialectIperf2}}, serverBacklogFloor
 		cfg.NoLatency = "cannot run against an iperf 2 server: its report carries no per-datagram times; run it against a reflector (--mode reflect) for round-trip times"
 	default:
-		return cfg, test, nil, usagef("invalid --mode %q: want %s", f.mode, strings.Join(sweep.Modes, ", "))
+		return cfg, test, nil, enumFlag("--mode", f.mode, sweep.Modes...)
 	}
 	return cfg, test, r, cfg.Validate()
 }

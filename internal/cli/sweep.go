@@ -160,13 +160,7 @@ func parseSweep(host string, f *sweepCmdFlags) (*sweepSetup, error) {
 	if f.port < 1 || f.port > 65535 {
 		return nil, usagef("invalid --port %d", f.port)
 	}
-	line := func(size int) float64 {
-		b, err := linerate.Analyze(m, linerate.Stack{Transport: linerate.UDP}, size)
-		if err != nil {
-			return 0
-		}
-		return b.PacketsPerSecond
-	}
+	line := udpLinePPS(m)
 	maxPPS := line
 	var maxRate units.Rate
 	if f.maxRate != "" {
@@ -451,4 +445,17 @@ func sweepSummary(r *sweep.Result) string {
 		sum += ", interrupted"
 	}
 	return sum
+}
+
+// udpLinePPS is the medium's maximum packet rate per UDP payload size (0
+// for a size it cannot carry): where a sweep's and RFC 2544's searches
+// start.
+func udpLinePPS(m linerate.Medium) func(size int) float64 {
+	return func(size int) float64 {
+		b, err := linerate.Analyze(m, linerate.Stack{Transport: linerate.UDP}, size)
+		if err != nil {
+			return 0
+		}
+		return b.PacketsPerSecond
+	}
 }
