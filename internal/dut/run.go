@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"syscall"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
@@ -40,16 +39,11 @@ func (s *Session) RunDeviceServer(ctx context.Context, t Test, client Runner) (*
 		// failure to the device's words.
 		return s.attach(nil, nil, result.Device{}, fmt.Errorf("starting the device's server: %w", derr))
 	}
-	r, err := client(ctx)
 	// A device prints that its server started before the server task has
 	// bound its port (ESP-IDF's iperf prints "mode=tcp-server" and then
 	// starts the task): a client refused at once is tried again for up to
 	// serverStartGrace.
-	for until := time.Now().Add(serverStartGrace); derr == nil && errors.Is(err, syscall.ECONNREFUSED) &&
-		ctx.Err() == nil && time.Now().Before(until); {
-		time.Sleep(100 * time.Millisecond)
-		r, err = client(ctx)
-	}
+	r, err := session.RetryWhileRefused(ctx, serverStartGrace, client)
 	var dev result.Device
 	if derr == nil {
 		wctx, cancel := context.WithTimeout(ctx, s.o.ReportTimeout)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -258,26 +257,5 @@ func TestSourcePrefixes(t *testing.T) {
 	}
 	if got := sourcePrefixes(ctx, ThroughputSpec{Source: "192.0.2.1", UDP: true}); got != nil {
 		t.Errorf("a forward test allows reverse to %v", got)
-	}
-}
-
-func TestRefusedAtOnce(t *testing.T) {
-	refusedUDP := &result.Result{Error: "sending udp: the peer answered 5 times that its port is closed (is the server running?): udpio: sendmmsg: connection refused"}
-	cases := []struct {
-		r    *result.Result
-		err  error
-		want bool
-	}{
-		{nil, fmt.Errorf("dialing: %w", syscall.ECONNREFUSED), true},
-		{nil, fmt.Errorf("dialing: %w", syscall.EHOSTUNREACH), false},
-		{refusedUDP, nil, true},
-		{&result.Result{Error: refusedUDP.Error, Receiver: &result.Receiver{}}, nil, false}, // the server reported: it ran
-		{&result.Result{Error: "stopped early"}, nil, false},
-		{&result.Result{}, nil, false},
-	}
-	for i, c := range cases {
-		if got := refusedAtOnce(c.r, c.err); got != c.want {
-			t.Errorf("case %d: refusedAtOnce = %v, want %v", i, got, c.want)
-		}
 	}
 }

@@ -3,12 +3,10 @@ package pscheduler
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
@@ -178,30 +176,13 @@ func runClient(ctx context.Context, c session.ClientConfig, s ThroughputSpec) Th
 	ctx, cancel := context.WithTimeout(ctx, test+setup+refusedRetryTime+serverShutdown)
 	defer cancel()
 	diags := describeClient(c)
-	deadline := time.Now().Add(refusedRetryTime)
-	for {
-		r, err := session.RunClient(ctx, c)
-		if refusedAtOnce(r, err) && time.Now().Before(deadline) {
-			if waitCtx(ctx, 100*time.Millisecond) == nil {
-				continue
-			}
-		}
-		if err != nil {
-			return failed(fmt.Sprintf("wirebench client: %v", err), diags)
-		}
-		return convert(r, diags)
-	}
-}
-
-// refusedAtOnce says the server's port was closed: a TCP connection
-// refused, or a UDP test whose datagrams were answered with port
-// unreachable before any server report (the client keeps only the text
-// of that error).
-func refusedAtOnce(r *result.Result, err error) bool {
+	r, err := session.RetryWhileRefused(ctx, refusedRetryTime, func(ctx context.Context) (*result.Result, error) {
+		return session.RunClient(ctx, c)
+	})
 	if err != nil {
-		return errors.Is(err, syscall.ECONNREFUSED)
+		return failed(fmt.Sprintf("wirebench client: %v", err), diags)
 	}
-	return r != nil && r.Receiver == nil && strings.Contains(r.Error, "connection refused")
+	return convert(r, diags)
 }
 
 // runServer runs a one-shot wirebench server on port until its test ends
