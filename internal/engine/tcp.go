@@ -110,13 +110,21 @@ type TCPReceiveConfig struct {
 	Idle time.Duration
 	// First is data read before (a header) that counts as received.
 	First []byte
+	// Since, when set, is the receive's start: a time before which no
+	// byte of it can have arrived (the connection accepted, the request
+	// sent). Without it the receive starts when ReceiveTCPWith is
+	// called, which a busy host may reach after bytes already queued.
+	Since time.Time
 	// Hold, when not nil, can hold the receiver between reads.
 	Hold *Hold
 }
 
 // ReceiveTCPWith is ReceiveTCP with a receiver that a Hold can pause.
 func ReceiveTCPWith(ctx context.Context, conn net.Conn, cfg TCPReceiveConfig, c *stats.Counters) (TCPResult, error) {
-	res := TCPResult{Start: time.Now(), Bytes: int64(len(cfg.First))}
+	res := TCPResult{Start: cfg.Since, Bytes: int64(len(cfg.First))}
+	if res.Start.IsZero() {
+		res.Start = time.Now()
+	}
 	c.Bytes.Store(res.Bytes)
 	buf := make([]byte, cfg.BufSize)
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Unix(1, 0)) })

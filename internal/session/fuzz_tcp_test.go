@@ -117,7 +117,7 @@ func (r *tcpRig) conn(t *testing.T, ctx context.Context, s *fuzzServer) *net.TCP
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.goTest("tcp: "+sc.RemoteAddr().String(), func() { s.handleTCP(ctx, sc) })
+	s.goTest("tcp: "+sc.RemoteAddr().String(), func() { s.handleTCP(ctx, sc, time.Now()) })
 	return c.(*net.TCPConn)
 }
 

@@ -320,6 +320,7 @@ func (s *Server) interval(id int) func(result.Interval) {
 func (s *Server) serveTCP(ctx context.Context) error {
 	for {
 		c, err := s.tcp.Accept()
+		accepted := time.Now()
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return nil
@@ -335,7 +336,7 @@ func (s *Server) serveTCP(ctx context.Context) error {
 		forget := s.noteAccept(c)
 		s.goTest("tcp: "+c.RemoteAddr().String(), func() {
 			defer forget()
-			s.handleTCP(ctx, c)
+			s.handleTCP(ctx, c, accepted)
 		})
 	}
 }

@@ -208,6 +208,8 @@ func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, start time
 	case DialectRaw:
 		clear(buf[:min(4, len(buf))])
 	}
+	// Nothing the peer sends back can arrive before it has our header.
+	asked := time.Now()
 	if len(hdr) > 0 {
 		n, err := c.Write(hdr)
 		sc.Bytes.Store(int64(n))
@@ -228,7 +230,7 @@ func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, start time
 			}
 			rctx, cancel := context.WithTimeout(ctx, limit)
 			defer cancel()
-			o.recv, o.recvErr = engine.ReceiveTCP(rctx, c, 128<<10, 0, nil, rc)
+			o.recv, o.recvErr = engine.ReceiveTCPWith(rctx, c, engine.TCPReceiveConfig{BufSize: 128 << 10, Since: asked}, rc)
 			o.recvEnded = time.Since(start)
 			o.recvStopped = ctx.Err() != nil
 			o.recvEOF = o.recvErr == nil && !o.recvStopped

@@ -34,14 +34,20 @@ type tcpTest struct {
 	noBytes  bool
 	member   *groupMember // its client's parallel streams (-P), if any
 	reported bool         // its result was handed on
+	// accepted is when the connection was taken from the listen queue:
+	// no data byte arrived before it was established, so the receiver's
+	// clock starts here (a clock started after reading and checking the
+	// header would leave out the time the bytes already queued took to
+	// arrive, and read above the wire).
+	accepted time.Time
 }
 
 // handleTCP runs one TCP test: read the flags (with a timeout), then the
 // header if there is one, acknowledge it when the spec says so, and
 // receive, send or both as the header asks.
-func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
+func (s *Server) handleTCP(ctx context.Context, c net.Conn, accepted time.Time) {
 	defer c.Close()
-	t := &tcpTest{c: c, peer: peerOf(c)}
+	t := &tcpTest{c: c, peer: peerOf(c), accepted: accepted}
 	defer func() {
 		if v := recover(); v != nil {
 			s.logPanic("tcp: "+t.peer.String(), v)
@@ -124,7 +130,12 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn) {
 		}
 		_ = c.SetWriteDeadline(time.Time{})
 	}
-	start := time.Now()
+	// The test's clock (its intervals, the receiver's seconds, the
+	// end of what it sends) starts when the connection was accepted.
+	start := t.accepted
+	if start.IsZero() {
+		start = time.Now()
+	}
 	var flows []*engine.Flow
 	if !reverse {
 		flows = append(flows, &engine.Flow{Counters: []*stats.Counters{&t.rx}})
