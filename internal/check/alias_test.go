@@ -167,7 +167,6 @@ func TestRFC2544Paths(t *testing.T) {
 		"sizes[size=64].back_to_back_frames":                          503,
 		"sizes[size=1518].latency[load_percent=90].p99_ms":            54.624255,
 		"sizes[size=64].latency[load_percent=10].p99_ms":              73.400319,
-		"sizes[size=512].ndr_bps":                                     0, // no rate without loss was found
 		"sizes[size=64].loss_curve[offered_percent=100].loss_percent": numberAt(t, doc, "sizes", 0, "loss_curve", 0, "loss_percent"),
 	} {
 		if got, err := Lookup(doc, path); err != nil || got != want {
@@ -182,6 +181,36 @@ func TestRFC2544Paths(t *testing.T) {
 	_, err = Lookup(doc, "sizes[size=1518].latency[load_percent=90].p99ms")
 	if !errors.As(err, &pe) || !strings.Contains(strings.Join(pe.Near, " "), "sizes[size=1518].latency[load_percent=90].p99_ms") {
 		t.Errorf("misspelt latency figure: %v", err)
+	}
+
+	// No rate without loss was found at 512 B: the file (saved before
+	// ndr_found) holds 0 there, read as null; so is a rate left out.
+	raw, err := os.ReadFile("../report/htmlreport/testdata/rfc2544.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := decodeDoc(raw, "rfc2544")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"sizes[size=512].ndr_bps", "sizes[size=512].ndr_pps"} {
+		if v, err := Lookup(saved.doc, p); !errors.Is(err, ErrNull) {
+			t.Errorf("%s of a size where no rate passed = %v, %v; want null", p, v, err)
+		}
+	}
+	if v, err := Lookup(saved.doc, "sizes[size=1518].ndr_pps"); err != nil || v != 691.3356618814262 {
+		t.Errorf("a found NDR read through the plan's normalisation: %v, %v", v, err)
+	}
+	left, err := decodeDoc([]byte(`{"kind":"rfc2544","sizes":[{"size":64,"ndr_found":false,"pdr_found":true,"pdr_pps":10,"pdr_bps":80,
+	  "loss_curve":[],"done":["throughput"]}]}`), "rfc2544")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Lookup(left.doc, "sizes[size=64].ndr_pps"); !errors.Is(err, ErrNull) {
+		t.Errorf("ndr_pps left out (not found): %v, want null", err)
+	}
+	if v, err := Lookup(left.doc, "sizes[size=64].pdr_pps"); err != nil || v != 10 {
+		t.Errorf("pdr_pps found: %v, %v", v, err)
 	}
 
 	r, err := decodeDoc([]byte(`{"kind":"rfc2544","sizes":[{"size":64,"ndr_pps":0,"back_to_back_frames":0,

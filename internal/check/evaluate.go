@@ -40,6 +40,7 @@ func withDerived(doc any) any {
 		for _, s := range sizes {
 			if size, ok := s.(map[string]any); ok {
 				nullNotDone(size)
+				nullNotFound(size)
 			}
 		}
 	}
@@ -51,6 +52,35 @@ func withDerived(doc any) any {
 var notDoneFigures = map[string][]string{
 	"throughput": {"ndr_pps", "pdr_pps", "ndr_bps", "pdr_bps"},
 	"backtoback": {"back_to_back_frames", "back_to_back_us"},
+}
+
+// nullNotFound sets to null the NDR or PDR figures of a size whose search
+// found no passing rate (ndr_found or pdr_found false): the document
+// leaves them out, or, saved before that, holds a 0 that was never
+// measured; either way a bound on them must say "null in this run".
+func nullNotFound(size map[string]any) {
+	for _, k := range []string{"ndr", "pdr"} {
+		found, ok := size[k+"_found"].(bool)
+		if !ok {
+			// Saved before ndr_found: no passing trial delivers 0.
+			found = positive(size[k+"_pps"])
+		}
+		if !found {
+			size[k+"_pps"], size[k+"_bps"] = nil, nil
+		}
+	}
+}
+
+// positive says whether v is a JSON number above 0.
+func positive(v any) bool {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		return err == nil && f > 0
+	case float64:
+		return n > 0
+	}
+	return false
 }
 
 // nullNotDone sets to null the figures of the tests an RFC 2544 size did
@@ -69,9 +99,7 @@ func nullNotDone(size map[string]any) {
 			continue
 		}
 		for _, k := range keys {
-			if _, ok := size[k]; ok {
-				size[k] = nil
-			}
+			size[k] = nil // also when left out (a rate is, when 0)
 		}
 	}
 }

@@ -476,8 +476,14 @@ func rfc2544Metrics(doc []byte) ([]Metric, error) {
 	for _, s := range r.Sizes {
 		at := "@" + strconv.Itoa(s.Size)
 		if slices.Contains(s.Done, "throughput") {
-			ms = append(ms, Metric{Name: "ndr_pps" + at, Unit: "1/s", Value: s.NDRPPS, HigherIsBetter: true},
-				Metric{Name: "pdr_pps" + at, Unit: "1/s", Value: s.PDRPPS, HigherIsBetter: true})
+			// A rate not found (absent, or 0 in runs saved before it
+			// was left out) was never measured: nothing to compare.
+			if s.NDRPPS > 0 {
+				ms = append(ms, Metric{Name: "ndr_pps" + at, Unit: "1/s", Value: s.NDRPPS, HigherIsBetter: true})
+			}
+			if s.PDRPPS > 0 {
+				ms = append(ms, Metric{Name: "pdr_pps" + at, Unit: "1/s", Value: s.PDRPPS, HigherIsBetter: true})
+			}
 		}
 		for _, p := range s.Latency {
 			// A round trip, a one-way delay and a delay variation are

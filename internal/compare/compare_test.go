@@ -96,6 +96,10 @@ func TestMetricsOtherKinds(t *testing.T) {
 			"rate_pps@64=9000/0,rate_pps@1470=5000/3"},
 		{`{"kind":"rfc2544","sizes":[{"size":1472,"done":["throughput","latency","loss","backtoback"],"ndr_pps":812,"pdr_pps":813,"latency":[{"load_percent":10,"p50_ms":6.2,"p99_ms":6.5}],"loss_curve":[{"offered_percent":100,"loss_percent":90}],"back_to_back":{"searches":[{"frames":4},{"frames":5}]},"back_to_back_frames":4.5},{"size":18,"done":[],"latency":[],"loss_curve":[]}]}`,
 			"ndr_pps@1472=812/0,pdr_pps@1472=813/0,latency_p50_ms_10pct@1472=6.2/0,latency_p99_ms_10pct@1472=6.5/0,loss_percent_100pct@1472=90/0,back_to_back_frames@1472=4.5/2"},
+		// No NDR found: left out (or 0 in a run saved before that); the
+		// PDR that was found is compared.
+		{`{"kind":"rfc2544","sizes":[{"size":466,"done":["throughput"],"ndr_found":false,"pdr_found":true,"pdr_pps":952,"latency":[],"loss_curve":[]},{"size":64,"done":["throughput"],"ndr_pps":0,"pdr_pps":0,"latency":[],"loss_curve":[]}]}`,
+			"pdr_pps@466=952/0"},
 		{`{"kind":"rfc2544","sizes":[{"size":1472,"done":["latency"],"latency":[{"load_percent":50,"kind":"one_way","p50_ms":0.1,"p99_ms":0.2},{"load_percent":90,"kind":"delay_variation","p50_ms":0.3,"p99_ms":0.4}],"loss_curve":[]}]}`,
 			"one_way_p50_ms_50pct@1472=0.1/0,one_way_p99_ms_50pct@1472=0.2/0,delay_variation_p50_ms_90pct@1472=0.3/0,delay_variation_p99_ms_90pct@1472=0.4/0"},
 		{`{"kind":"under-load","throughput":{"kind":"test","test":{"protocol":"tcp"},"sender":{"bits_per_second":9e6,"tcp":{"retransmits":4}}},"idle":{"rtt":{"count":1,"mean_ms":0.2,"p50_ms":0.2,"p99_ms":0.2}},"loaded":{"rtt":{"count":0}}}`,

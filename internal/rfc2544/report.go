@@ -206,10 +206,19 @@ func WriteCSV(w io.Writer, r *Result) error {
 	}
 	for _, sr := range r.Sizes {
 		if done(sr, TestThroughput) {
-			row(TestThroughput, sr.Size, "", "ndr_pps", sr.NDRPPS)
-			row(TestThroughput, sr.Size, "", "ndr_bps", sr.NDRBPS)
-			row(TestThroughput, sr.Size, "", "pdr_pps", sr.PDRPPS)
-			row(TestThroughput, sr.Size, "", "pdr_bps", sr.PDRBPS)
+			// A rate not found has an empty value: no rate tried
+			// passed, and 0 was never measured.
+			rate := func(metric string, v float64, found bool) {
+				if !found {
+					_ = cw.Write([]string{TestThroughput, strconv.Itoa(sr.Size), "", metric, ""})
+					return
+				}
+				row(TestThroughput, sr.Size, "", metric, v)
+			}
+			rate("ndr_pps", sr.NDRPPS, sr.NDRFound)
+			rate("ndr_bps", sr.NDRBPS, sr.NDRFound)
+			rate("pdr_pps", sr.PDRPPS, sr.PDRFound)
+			rate("pdr_bps", sr.PDRBPS, sr.PDRFound)
 		}
 		for _, p := range sr.Latency {
 			// One-way and delay-variation figures are named for what

@@ -1,6 +1,8 @@
 package rfc2544
 
 import (
+	"encoding/csv"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -41,5 +43,46 @@ func TestThroughputTableSaysNoneAndUnconfirmed(t *testing.T) {
 	}
 	if strings.Contains(row466, " 0 ") {
 		t.Errorf("466 B row prints a 0 rate: %q", row466)
+	}
+}
+
+// TestRateNotFoundIsLeftOut: a size where no rate passed has no ndr_pps
+// or ndr_bps in its JSON (ndr_found false) and an empty value in the CSV;
+// a found rate keeps its figures.
+func TestRateNotFoundIsLeftOut(t *testing.T) {
+	sr := SizeResult{Size: 466, LinePPS: 25000, PDRPPS: 952, PDRBPS: 3.55e6, PDRFound: true, Done: []string{TestThroughput}}
+	b, err := json.Marshal(sr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"ndr_pps", "ndr_bps"} {
+		if v, ok := m[k]; ok {
+			t.Errorf("%s = %v in the JSON of a size without an NDR; want it left out", k, v)
+		}
+	}
+	if m["ndr_found"] != false || m["pdr_pps"] != 952.0 || m["pdr_found"] != true {
+		t.Errorf("JSON %s: want ndr_found false, pdr_pps 952, pdr_found true", b)
+	}
+	var csvOut strings.Builder
+	if err := WriteCSV(&csvOut, &Result{Sizes: []SizeResult{sr}}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(csvOut.String())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range rows[1:] {
+		got[r[3]] = r[4]
+	}
+	if v, ok := got["ndr_pps"]; !ok || v != "" {
+		t.Errorf("CSV ndr_pps = %q (present %v); want the row with an empty value", v, ok)
+	}
+	if got["pdr_pps"] != "952" {
+		t.Errorf("CSV pdr_pps = %q, want 952", got["pdr_pps"])
 	}
 }

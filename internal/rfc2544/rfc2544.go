@@ -252,14 +252,16 @@ type SizeResult struct {
 	LinePPS float64 `json:"line_pps"`
 	// NDRPPS and PDRPPS are the no-drop and partial-drop rates (what the
 	// far end delivered, datagrams/s); NDRBPS and PDRBPS the same in UDP
-	// payload bit/s.
-	NDRPPS float64 `json:"ndr_pps"`
-	PDRPPS float64 `json:"pdr_pps"`
-	NDRBPS float64 `json:"ndr_bps"`
-	PDRBPS float64 `json:"pdr_bps"`
-	// NDRFound and PDRFound say whether a rate passed at all: without,
-	// the rate fields hold 0, which is not a measured rate but "below the
-	// lowest rate tried" (text and the HTML report print "none").
+	// payload bit/s. A rate that was not found is absent from the JSON
+	// (no rate tried passed: it lies below the lowest tried, which is not
+	// 0), and no passing trial ever delivers 0, so omitempty leaves out
+	// exactly the unknown ones.
+	NDRPPS float64 `json:"ndr_pps,omitempty"`
+	PDRPPS float64 `json:"pdr_pps,omitempty"`
+	NDRBPS float64 `json:"ndr_bps,omitempty"`
+	PDRBPS float64 `json:"pdr_bps,omitempty"`
+	// NDRFound and PDRFound say whether a rate passed at all (text, CSV
+	// and the HTML report print "none" or leave the value empty when not).
 	NDRFound bool `json:"ndr_found"`
 	PDRFound bool `json:"pdr_found"`
 	// NDR and PDR are the searches, with every trial.

@@ -57,6 +57,10 @@ type i3Client struct {
 	streams []*i3ClientStream
 	start   time.Time
 	end     time.Time
+	// started is when TEST_START arrived: the server sends TEST_RUNNING
+	// and then data straight after it, so no byte of a download can
+	// arrive before; the test's clock starts there.
+	started time.Time
 	// hold holds the TCP receivers while TEST_END goes out (see run).
 	hold    engine.Hold
 	peer    *iperf3.Results
@@ -253,6 +257,7 @@ func (cl *i3Client) setUp(ctx context.Context) error {
 	if err := cl.expect(sctx, iperf3.TestStart); err != nil {
 		return err
 	}
+	cl.started = time.Now()
 	return cl.expect(sctx, iperf3.TestRunning)
 }
 
@@ -378,7 +383,10 @@ func (cl *i3Client) openUDP(ctx context.Context, s *i3ClientStream) error {
 // recorded in the result.
 func (cl *i3Client) run(ctx context.Context) {
 	cfg := cl.cfg
-	cl.start = time.Now()
+	cl.start = cl.started
+	if cl.start.IsZero() {
+		cl.start = time.Now()
+	}
 	cl.r.StartedAt = cl.start.UTC()
 	var sendC, recvC, allC []*stats.Counters
 	var ids []int64

@@ -482,10 +482,14 @@ func (sv *i3ServerTest) run(ctx context.Context) error {
 	if err := sv.send(ctx, iperf3.TestStart); err != nil {
 		return err
 	}
+	// The test's clock starts before TEST_RUNNING goes: the client sends
+	// as soon as it reads it, and bytes that arrive while this side
+	// still sets up must fall inside the test's time.
+	start := time.Now()
 	if err := sv.send(ctx, iperf3.TestRunning); err != nil {
 		return err
 	}
-	m, err := sv.runData(ctx, msgs)
+	m, err := sv.runData(ctx, start, msgs)
 	if err != nil {
 		return err
 	}
@@ -554,10 +558,11 @@ func (h *i3Hub) closeStreams(t *i3Test) {
 }
 
 // runData moves the data until the client's TEST_END (or a failure), and
-// fills sv.r. It returns the control message that ended the data phase.
-func (sv *i3ServerTest) runData(ctx context.Context, msgs chan ctrlMsg) (ctrlMsg, error) {
+// fills sv.r; the test's clock started at start. It returns the control
+// message that ended the data phase.
+func (sv *i3ServerTest) runData(ctx context.Context, start time.Time, msgs chan ctrlMsg) (ctrlMsg, error) {
 	t, h, p := sv.t, sv.t.hub, sv.t.p
-	sv.start = time.Now()
+	sv.start = start
 	sv.r = sv.newResult()
 	if sv.quiet = p.WB != nil && p.WB.Probe; sv.quiet {
 		sv.id = h.s.quietTest()
