@@ -35,6 +35,13 @@ func withDerived(doc any) any {
 				}
 			}
 		}
+	case "sweep":
+		sizes, _ := obj["sizes"].([]any)
+		for _, s := range sizes {
+			if size, ok := s.(map[string]any); ok {
+				nullNoRate(size)
+			}
+		}
 	case "rfc2544":
 		sizes, _ := obj["sizes"].([]any)
 		for _, s := range sizes {
@@ -68,6 +75,19 @@ func nullNotFound(size map[string]any) {
 		if !found {
 			size[k+"_pps"], size[k+"_bps"] = nil, nil
 		}
+	}
+}
+
+// nullNoRate sets to null the rate figures of a sweep size where no rate
+// passed ("found" false; before it, a rate of 0): the command leaves them
+// out, and an older run's 0 was never measured.
+func nullNoRate(size map[string]any) {
+	found, ok := size["found"].(bool)
+	if !ok {
+		found = positive(size["rate_pps"])
+	}
+	if !found {
+		size["rate_pps"], size["rate_bps"], size["percent_of_line"] = nil, nil, nil
 	}
 }
 

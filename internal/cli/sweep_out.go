@@ -38,8 +38,13 @@ func writeSweepText(w io.Writer, r *sweep.Result) error {
 	}
 	fmt.Fprintf(&b, "%-7s %-12s %-22s %-13s %-10s %-9s %-8s %-6s %-9s %s\n", "size", "packets sent", rate, "Mbit/s", "% of line", "loss", "held for", "trials", "rtt (ms)", "note")
 	for _, s := range r.Sizes {
-		rt := fmt.Sprintf("%.0f", s.RatePPS)
-		if s.Repeats != nil {
+		// A size where no rate passed reads "none": its rate lies
+		// below the lowest tried, and nothing was confirmed to lose.
+		rt, mb := "none", "-"
+		if s.Found {
+			rt, mb = fmt.Sprintf("%.0f", s.RatePPS), fmt.Sprintf("%.2f", s.RateBPS/1e6)
+		}
+		if s.Repeats != nil && s.Found {
 			rt += fmt.Sprintf(" ± %.0f", s.Repeats.CIHighPPS-s.Repeats.MeanPPS)
 		}
 		pct := "-"
@@ -50,8 +55,12 @@ func writeSweepText(w io.Writer, r *sweep.Result) error {
 		if s.RTT != nil {
 			rtt = fmt.Sprintf("%.3f", s.RTT.Mean)
 		}
-		fmt.Fprintf(&b, "%-7d %-12d %-22s %-13.2f %-10s %-9s %-8s %-6d %-9s %s\n", s.Size, s.Sent, rt, s.RateBPS/1e6, pct,
-			fmt.Sprintf("%.3f%%", s.LossPercent), heldFor(s.HeldS), s.Trials, rtt, sweepNote(s))
+		loss := "-"
+		if s.LossPercent != nil {
+			loss = fmt.Sprintf("%.3f%%", *s.LossPercent)
+		}
+		fmt.Fprintf(&b, "%-7d %-12d %-22s %-13s %-10s %-9s %-8s %-6d %-9s %s\n", s.Size, s.Sent, rt, mb, pct,
+			loss, heldFor(s.HeldS), s.Trials, rtt, sweepNote(s))
 	}
 	for _, s := range r.Sizes {
 		if s.Status == sweep.StatusSuspect {
@@ -137,7 +146,13 @@ func writeSweepCSV(w io.Writer, r *sweep.Result) error {
 		"counted_by", "device_packets", "device_lost", "device_bps", "held_s", "tried_pps", "status", "reason"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, s := range r.Sizes {
-		pct, rtt, lo, hi, unstable := "", "", "", "", ""
+		pct, rtt, lo, hi, unstable, loss, rate, bps := "", "", "", "", "", "", "", ""
+		if s.Found { // empty where no rate passed: never a measured 0
+			rate, bps = f(s.RatePPS), f(s.RateBPS)
+		}
+		if s.LossPercent != nil {
+			loss = f(*s.LossPercent)
+		}
 		if s.PercentOfLine != nil {
 			pct = f(*s.PercentOfLine)
 		}
@@ -160,8 +175,8 @@ func writeSweepCSV(w io.Writer, r *sweep.Result) error {
 				db = f(*d.BitsPerSecond)
 			}
 		}
-		_ = cw.Write([]string{strconv.Itoa(s.Size), strconv.FormatInt(s.Sent, 10), f(s.RatePPS), f(s.RateBPS), pct,
-			f(s.LossPercent), strconv.Itoa(s.Trials), rtt, strconv.FormatBool(s.LimitedByHost), strconv.FormatBool(s.Confirmed),
+		_ = cw.Write([]string{strconv.Itoa(s.Size), strconv.FormatInt(s.Sent, 10), rate, bps, pct,
+			loss, strconv.Itoa(s.Trials), rtt, strconv.FormatBool(s.LimitedByHost), strconv.FormatBool(s.Confirmed),
 			strconv.FormatBool(s.Bisected), lo, hi, unstable, s.CountedBy, dp, dl, db, f(s.HeldS), f(s.TriedPPS), s.Status, s.Reason})
 	}
 	cw.Flush()

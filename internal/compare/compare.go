@@ -154,6 +154,9 @@ func Metrics(doc []byte) (kind string, ms []Metric, err error) {
 			if s.LimitedByHost {
 				continue // a lower bound set by this host, not the device's figure
 			}
+			if !(s.RatePPS > 0) {
+				continue // no rate passed (absent, or 0 in older runs): nothing measured
+			}
 			m := Metric{Name: "rate_pps@" + strconv.Itoa(s.Size), Unit: "1/s", Value: s.RatePPS, HigherIsBetter: true}
 			if s.Repeats != nil {
 				m = withSamples(m, s.Repeats.RatesPPS)

@@ -66,8 +66,8 @@ func writeThroughput(w io.Writer, r *Result) {
 		ndr := rateCells(sr.NDRPPS, sr.NDRBPS, sr.LinePPS, sr.NDR, r.Test.Schedule.ConfirmS, &unconfirmed)
 		pdr := rateCells(sr.PDRPPS, sr.PDRBPS, 0, sr.PDR, r.Test.Schedule.ConfirmS, &unconfirmed)
 		loss, held := "-", "-"
-		if sr.PDR != nil && sr.PDRPPS > 0 {
-			loss = fmt.Sprintf("%.3f", sr.PDR.LossPercent)
+		if sr.PDR != nil && sr.PDRPPS > 0 && sr.PDR.LossPercent != nil {
+			loss = fmt.Sprintf("%.3f", *sr.PDR.LossPercent)
 		}
 		if sr.NDR != nil && sr.NDRPPS > 0 {
 			held = fmt.Sprintf("%g", sr.NDR.HeldS)

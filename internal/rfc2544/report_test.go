@@ -15,7 +15,7 @@ import (
 // "*" and the footnote that says why.
 func TestThroughputTableSaysNoneAndUnconfirmed(t *testing.T) {
 	r := &Result{Test: Test{PDRPercent: 0.5, Schedule: Schedule{ConfirmS: 10}}, Sizes: []SizeResult{
-		{Size: 466, LinePPS: 25000, NDR: &sweep.SizeResult{HeldS: 0}, PDRPPS: 952, PDRBPS: 3.55e6, PDR: &sweep.SizeResult{HeldS: 1, LossPercent: 0.212}, Done: []string{TestThroughput}},
+		{Size: 466, LinePPS: 25000, NDR: &sweep.SizeResult{HeldS: 0}, PDRPPS: 952, PDRBPS: 3.55e6, PDR: &sweep.SizeResult{HeldS: 1, LossPercent: ptr(0.212)}, Done: []string{TestThroughput}},
 		{Size: 1472, LinePPS: 8000, NDRPPS: 812, NDRBPS: 9.56e6, NDR: &sweep.SizeResult{HeldS: 10}, PDRPPS: 812, PDRBPS: 9.56e6, PDR: &sweep.SizeResult{HeldS: 10}, Done: []string{TestThroughput}},
 	}}
 	var b strings.Builder
@@ -86,3 +86,5 @@ func TestRateNotFoundIsLeftOut(t *testing.T) {
 		t.Errorf("CSV pdr_pps = %q, want 952", got["pdr_pps"])
 	}
 }
+
+func ptr(v float64) *float64 { return &v }

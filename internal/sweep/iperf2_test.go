@@ -85,7 +85,7 @@ func TestIperf2ServerSweep(t *testing.T) {
 	reports := iperfReport.FindAllStringSubmatch(out.String(), -1)
 	var trials []sweep.TrialRecord
 	for _, s := range res.Sizes {
-		t.Logf("%d B: %.0f/s, loss %.3f %%, %d trials", s.Size, s.RatePPS, s.LossPercent, s.Trials)
+		t.Logf("%d B: %.0f/s, loss %s %%, %d trials", s.Size, s.RatePPS, fmtLoss(s.LossPercent), s.Trials)
 		trials = append(trials, s.TrialLog...)
 		if s.RatePPS <= 0 {
 			t.Errorf("%d B: no rate found (confirmed %v)", s.Size, s.Confirmed)

@@ -242,10 +242,18 @@ func TestReflectModemConfirm10s(t *testing.T) {
 			Trial: 500 * time.Millisecond, Confirm: 10 * time.Second, NoBisect: true})
 		bad := checkModemRates(res, 10)
 		for _, s := range res.Sizes {
-			if s.LossPercent != 0 {
-				bad = append(bad, fmt.Sprintf("%d B: the 10 s confirmation lost %.3f %%", s.Size, s.LossPercent))
+			if s.LossPercent == nil || *s.LossPercent != 0 {
+				bad = append(bad, fmt.Sprintf("%d B: the 10 s confirmation lost %s %%", s.Size, fmtLoss(s.LossPercent)))
 			}
 		}
 		return bad
 	})
+}
+
+// fmtLoss prints a confirming trial's loss, "-" when there was none.
+func fmtLoss(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", *p)
 }

@@ -353,7 +353,8 @@ func summarise(sr *SizeResult, found []search) {
 	last := found[len(found)-1]
 	if last.confirm != nil {
 		sr.Sent = last.confirm.Sent
-		sr.LossPercent = LossPercent(last.confirm.Outcome)
+		loss := LossPercent(last.confirm.Outcome)
+		sr.LossPercent = &loss
 		sr.RTT = last.confirm.RTT
 		sr.CountedBy, sr.Device = last.confirm.CountedBy, last.confirm.Device
 	}
@@ -362,7 +363,8 @@ func summarise(sr *SizeResult, found []search) {
 	sr.RatePPS = mean(rates)
 	sr.TriedPPS = mean(tried)
 	sr.RateBPS = sr.RatePPS * float64(sr.Size) * 8
-	if sr.LinePPS > 0 {
+	sr.Found = sr.RatePPS > 0
+	if sr.LinePPS > 0 && sr.Found {
 		p := 100 * sr.RatePPS / sr.LinePPS
 		sr.PercentOfLine = &p
 	}

@@ -269,15 +269,21 @@ type SizeResult struct {
 	// the highest passing rate: its count over its own receive window
 	// (the mean over repetitions); RateBPS the same in payload bit/s.
 	// TriedPPS is the rate that trial offered (asked of our sender).
-	RatePPS  float64 `json:"rate_pps"`
-	RateBPS  float64 `json:"rate_bps"`
+	// When no rate passed (Found false) both are absent from the JSON:
+	// the rate lies below the lowest tried, and no passing trial
+	// delivers 0, so omitempty leaves out exactly the unknown ones.
+	RatePPS  float64 `json:"rate_pps,omitempty"`
+	RateBPS  float64 `json:"rate_bps,omitempty"`
 	TriedPPS float64 `json:"tried_pps"`
+	// Found says a rate passed at all (text prints "none" when not).
+	Found bool `json:"found"`
 	// HeldS is the length of the trial the rate held for: the confirming
 	// trial's (Config.Confirm), or a search trial's when no confirmation
 	// passed (the shortest over repetitions).
 	HeldS float64 `json:"held_s"`
-	// LossPercent is the loss of the confirming trial.
-	LossPercent float64 `json:"loss_percent"`
+	// LossPercent is the loss of the confirming trial; null when there
+	// is none (no rate passed: nothing was confirmed).
+	LossPercent *float64 `json:"loss_percent"`
 	// Trials is how many trials the searches of this size took.
 	Trials int `json:"trials"`
 	// PercentOfLine is RatePPS as a share of the medium's maximum packet

@@ -51,7 +51,9 @@ func theoreticalBPS(size int, rateBPS float64, pct, th *float64, linePPS float64
 func newSweepChart(sw *sweepView) sweepChart {
 	sc := sweepChart{medium: firstOf(sw.Test.Medium, sw.Medium)}
 	for _, z := range sw.Sizes {
-		sc.measured = append(sc.measured, plotter.XY{X: float64(z.Size), Y: z.RateBPS / 1e6})
+		if z.RateBPS > 0 { // no point where no rate passed: it was never 0
+			sc.measured = append(sc.measured, plotter.XY{X: float64(z.Size), Y: z.RateBPS / 1e6})
+		}
 		if th := theoreticalBPS(z.Size, z.RateBPS, z.PercentOfLine, z.TheoreticalBPS, z.LinePPS); plottable(th) {
 			sc.limit = append(sc.limit, plotter.XY{X: float64(z.Size), Y: th / 1e6})
 		}
@@ -145,8 +147,11 @@ func (r *Report) sweepSection(s *Section, d Document) error {
 		if z.Status != "" && z.Status != "ok" {
 			pct += " " + strings.ToUpper(z.Status) // above what the medium allows
 		}
-		s.Summary.Rows = append(s.Summary.Rows, []string{strconv.Itoa(z.Size), fmt.Sprintf("%.1f", z.RatePPS), mbps(z.RateBPS),
-			pct, thText})
+		rate, rateMb := "none", "–" // no rate passed: below the lowest tried
+		if z.RatePPS > 0 {
+			rate, rateMb = fmt.Sprintf("%.1f", z.RatePPS), mbps(z.RateBPS)
+		}
+		s.Summary.Rows = append(s.Summary.Rows, []string{strconv.Itoa(z.Size), rate, rateMb, pct, thText})
 	}
 	sc := newSweepChart(&sw)
 	p, err := sc.plot()

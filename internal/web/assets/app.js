@@ -433,8 +433,10 @@ function sweepParts(run, r) {
   if (r.interrupted) parts.push(el("div", { class: "warn" }, "The sweep was interrupted: only the sizes shown were finished."));
   const line = sizes.filter(z => z.line_pps > 0);
   const marks = cliffs.map(c => ({ x: (c.below + c.above) / 2, label: c.exact ? `${c.below}/${c.above}` : `${c.below}–${c.above}` }));
-  const mbit = [{ name: "loss-free rate", color: "#1f6feb", points: sizes.map(z => [z.size, z.rate_bps / 1e6]) }];
-  const pps = [{ name: "loss-free rate", color: "#1f6feb", points: sizes.map(z => [z.size, z.rate_pps]) }];
+  // A size where no rate passed has no rate (it was never 0): no point.
+  const found = sizes.filter(z => z.rate_pps > 0);
+  const mbit = [{ name: "loss-free rate", color: "#1f6feb", points: found.map(z => [z.size, z.rate_bps / 1e6]) }];
+  const pps = [{ name: "loss-free rate", color: "#1f6feb", points: found.map(z => [z.size, z.rate_pps]) }];
   if (line.length > 0) {
     mbit.push({ name: `line (${t.medium})`, color: "#98a2b3", dash: true, points: line.map(z => [z.size, z.line_pps * z.size * 8 / 1e6]) });
     pps.push({ name: `line (${t.medium})`, color: "#98a2b3", dash: true, points: line.map(z => [z.size, z.line_pps]) });
@@ -458,8 +460,10 @@ function sweepParts(run, r) {
       if (z.bisected) notes.push("bisected");
       if (z.repeats) notes.push(`${z.repeats.n} repeats, ±${num(z.repeats.ci95_percent, 1)} %${z.repeats.unstable ? " (unstable)" : ""}`);
       if (z.rtt_ms) notes.push(`RTT p50 ${num(z.rtt_ms.p50, 3)} ms`);
-      return el("tr", { class: "sweep-point" + (z.limited_by_host ? " host-limited" : "") }, td(z.size), td(num(z.rate_pps, 0)), td(num(z.rate_bps / 1e6, 2)),
-        td(z.percent_of_line === null || z.percent_of_line === undefined ? "—" : num(z.percent_of_line, 1)), td(num(z.loss_percent, 3)), td(z.trials),
+      return el("tr", { class: "sweep-point" + (z.limited_by_host ? " host-limited" : "") }, td(z.size),
+        td(z.rate_pps > 0 ? num(z.rate_pps, 0) : "none"), td(z.rate_pps > 0 ? num(z.rate_bps / 1e6, 2) : "—"),
+        td(z.percent_of_line === null || z.percent_of_line === undefined ? "—" : num(z.percent_of_line, 1)),
+        td(z.loss_percent === null || z.loss_percent === undefined ? "—" : num(z.loss_percent, 3)), td(z.trials),
         td(z.confirmed ? "yes" : "no", ""), td(notes.join("; "), ""));
     })));
   return parts;
