@@ -19,7 +19,9 @@ import (
 // link shaped as 100 Mbit/s Ethernet (the shaper on a router between the
 // hosts, a bottleneck on the path), against our server, the loss-free rate
 // at 512 and 1470 B is within 2 % of the medium's maximum, in at most 8
-// trials per size.
+// trials per size. The rate's lower bound, the trial count and "not
+// limited by this host" are checked with the netlab build tag only (a
+// quiet machine); without it, that no rate is above the wire's.
 func TestLabEth100WirebenchServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -74,8 +76,18 @@ func TestLabEth100WirebenchServer(t *testing.T) {
 		}
 		var bad []string
 		for _, s := range res.Sizes {
+			if !s.Found || s.PercentOfLine == nil {
+				bad = append(bad, fmt.Sprintf("%d B: no rate found", s.Size))
+				continue
+			}
 			t.Logf("%d B: %.0f/s = %.2f %% of line in %d trials", s.Size, s.RatePPS, *s.PercentOfLine, s.Trials)
-			if *s.PercentOfLine < 98 || *s.PercentOfLine > 100.0001 {
+			if *s.PercentOfLine > 100.0001 {
+				bad = append(bad, fmt.Sprintf("%d B: %.2f %% of the medium's maximum: above what the wire allows", s.Size, *s.PercentOfLine))
+			}
+			if !exactRates {
+				continue // the rest needs a quiet machine (rates_netlab_test.go)
+			}
+			if *s.PercentOfLine < 98 {
 				bad = append(bad, fmt.Sprintf("%d B: %.2f %% of the medium's maximum, want 98–100 %%", s.Size, *s.PercentOfLine))
 			}
 			if s.Trials > 8 {
