@@ -1,84 +1,19 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/netip"
 	"os"
-	"os/exec"
-	"os/signal"
-	"path/filepath"
-	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/wirebench/wirebench/internal/edtwire"
+	"github.com/wirebench/wirebench/internal/labctl"
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/units"
 )
-
-// labStateDir holds one state file per lab that is up: what `lab up`
-// created, for `lab status` (the kernel's view is what `lab down` acts on,
-// so a lost state file loses nothing).
-const labStateDir = "/run/wirebench"
-
-// labDownGrace is how long `lab down` waits for processes in the lab to end
-// after SIGTERM before it sends SIGKILL.
-const labDownGrace = 3 * time.Second
-
-// labState is the state file, /run/wirebench/lab-NAME.json.
-type labState struct {
-	Schema  string `json:"schema"`
-	Kind    string `json:"kind"`
-	Name    string `json:"name"`
-	Net     string `json:"net"`
-	Medium  string `json:"medium,omitempty"`
-	RateBPS uint64 `json:"rate_bps,omitempty"`
-	// Burst is the shaper's bucket in bytes (netlab's default, 1 ms of
-	// the rate, unless --burst said otherwise).
-	Burst   int                  `json:"burst,omitempty"`
-	MTU     int                  `json:"mtu"`
-	Created time.Time            `json:"created"`
-	Hosts   map[string]labHostSt `json:"hosts"`
-	// Model is the relay in the middle host r (`lab up --model`).
-	Model *labModelSt `json:"model,omitempty"`
-	// Wire is the exact wire's forwarder in r (`lab up --wire exact`).
-	Wire *labWireSt `json:"wire,omitempty"`
-}
-
-// labHostSt is one host of a lab in the state file.
-type labHostSt struct {
-	Namespace string `json:"namespace"`
-	Ifname    string `json:"ifname"`
-	Addr      string `json:"addr"`
-}
-
-// exitStatus carries a command's own exit code out of `lab exec`; run
-// returns it as wirebench's exit code without printing anything.
-type exitStatus struct{ code int }
-
-func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.code) }
-
-func labStatePath(name string) string { return filepath.Join(labStateDir, "lab-"+name+".json") }
-
-// labNeedsRoot turns netlab.Available's error into the one line a user
-// without privileges sees.
-func labNeedsRoot() error {
-	err := netlab.Available()
-	if errors.Is(err, netlab.ErrNotSupported) {
-		return errors.New("wirebench lab needs Linux network namespaces; this system has none")
-	}
-	if err != nil {
-		return fmt.Errorf("lab needs root (or CAP_SYS_ADMIN and CAP_NET_ADMIN) and iproute2's ip and tc: %w", err)
-	}
-	return nil
-}
 
 func newLabCmd(e *env) *cobra.Command {
 	var name string
@@ -109,7 +44,7 @@ docs/lab-hosts.md.`,
 			return nil
 		},
 	}
-	cmd.PersistentFlags().StringVar(&name, "name", "wb", "lab name (1-16 of a-z, 0-9, _): namespaces wbl-lab-NAME-a and -b")
+	cmd.PersistentFlags().StringVar(&name, "name", labctl.DefaultName, "lab name (1-16 of a-z, 0-9, _): namespaces wbl-lab-NAME-a and -b")
 	cmd.AddCommand(newLabUpCmd(e, &name), newLabDownCmd(e, &name), newLabStatusCmd(e, &name), newLabExecCmd(e, &name),
 		newLabWireRunCmd(e))
 	for _, c := range cmd.Commands() {
@@ -212,15 +147,24 @@ func newLabUpCmd(e *env, name *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := labNeedsRoot(); err != nil {
+			if err := labctl.Available(); err != nil {
 				return err
 			}
-			return labUp(e, cfg, medium, plan)
+			st, err := labctl.Up(e.ctx, labctl.UpConfig{Lab: cfg, Medium: medium, Relays: plan, Self: selfArgv,
+				Leftovers: func(removed []string, ended []int) {
+					fmt.Fprintf(e.stderr, "wirebench: removed leftovers of an earlier lab %s: namespaces %s%s\n",
+						cfg.Lab, strings.Join(removed, " "), pidNote(ended))
+				}})
+			if err != nil {
+				return err
+			}
+			printLabUp(e.stdout, st)
+			return nil
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.model, "model", "", "put host r between a and b running wirebench relay with device model `SPEC` (docs/lab.md); a reaches b only through it")
-	fl.IntSliceVar(&f.modelPorts, "model-port", defaultModelPorts, "UDP (and TCP) ports the relay listens on, one relay each")
+	fl.IntSliceVar(&f.modelPorts, "model-port", labctl.DefaultModelPorts, "UDP (and TCP) ports the relay listens on, one relay each")
 	fl.BoolVar(&f.modelBoth, "model-both", false, "apply the model to b -> a as well")
 	fl.StringVar(&f.net, "net", netlab.DefaultNet.String(), "IPv4 network inside 198.18.0.0/15 (at most a /30): a gets its .1, b its .2")
 	fl.StringVar(&f.medium, "medium", "", "shape both directions as Ethernet medium `NAME` (eth10, eth100, eth1g, ...)")
@@ -231,95 +175,7 @@ func newLabUpCmd(e *env, name *string) *cobra.Command {
 	return cmd
 }
 
-// labUp creates the lab: it refuses when the lab is already up, removes a
-// crashed run's leftovers, builds the namespaces, writes the state file and
-// prints what to run where.
-func labUp(e *env, cfg netlab.Config, medium string, plan *labRelayPlan) error {
-	name := cfg.Lab
-	nss, err := netlab.LabNamespaces(name)
-	if err != nil {
-		return err
-	}
-	if st, err := readLabState(name); err == nil && labComplete(st, nss) {
-		return fmt.Errorf("lab %s is already up (see `wirebench lab status%s`); remove it first with `wirebench lab down%s`",
-			name, nameFlag(name), nameFlag(name))
-	}
-	if len(nss) > 0 {
-		removed, killed, err := netlab.RemoveLab(e.ctx, name, labDownGrace)
-		fmt.Fprintf(e.stderr, "wirebench: removed leftovers of an earlier lab %s: namespaces %s%s\n",
-			name, strings.Join(removed, " "), pidNote(killed))
-		if err != nil {
-			return fmt.Errorf("removing leftovers of lab %s: %w", name, err)
-		}
-	}
-	if err := os.Remove(labStatePath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("removing stale state file: %w", err)
-	}
-	if err := removeLabRelayFiles(name); err != nil {
-		return fmt.Errorf("removing a stale relay's files: %w", err)
-	}
-	lab, err := netlab.New(e.ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("creating lab %s: %w", name, err)
-	}
-	var wst *labWireSt
-	if cfg.Wire == netlab.WireExact {
-		if wst, err = startLabWire(e.ctx, lab); err != nil {
-			_, _, rerr := netlab.RemoveLab(context.Background(), name, labDownGrace)
-			return errors.Join(fmt.Errorf("lab %s: %w", name, err), rerr, lab.Close(), removeLabRelayFiles(name))
-		}
-	}
-	var mst *labModelSt
-	if plan != nil {
-		if mst, err = startLabRelays(e.ctx, lab, plan); err != nil {
-			// RemoveLab ends any relay that did start; only then can the
-			// namespaces go.
-			_, _, rerr := netlab.RemoveLab(context.Background(), name, labDownGrace)
-			return errors.Join(fmt.Errorf("lab %s: %w", name, err), rerr, lab.Close(), removeLabRelayFiles(name))
-		}
-	}
-	st := labState{
-		Schema: "wirebench/1", Kind: "lab", Name: name, Net: cfg.Net.String(), Medium: medium,
-		RateBPS: cfg.RateBPS, Burst: lab.Config.Burst, MTU: lab.Config.MTU, Created: time.Now().UTC().Truncate(time.Second),
-		Hosts: map[string]labHostSt{
-			"a": {Namespace: lab.A.Name, Ifname: lab.A.Ifname, Addr: lab.A.Addr.String()},
-			"b": {Namespace: lab.B.Name, Ifname: lab.B.Ifname, Addr: lab.B.Addr.String()},
-		},
-		Model: mst,
-		Wire:  wst,
-	}
-	if ifname, addr, ok := lab.RouterA(); ok {
-		st.Hosts["r"] = labHostSt{Namespace: lab.R.Name, Ifname: ifname, Addr: addr.String()}
-	}
-	if err := writeLabState(st); err != nil {
-		if mst != nil || wst != nil {
-			_, _, rerr := netlab.RemoveLab(context.Background(), name, labDownGrace)
-			err = errors.Join(err, rerr, removeLabRelayFiles(name))
-		}
-		return errors.Join(err, lab.Close())
-	}
-	lab.Release()
-	printLabUp(e.stdout, st)
-	return nil
-}
-
-// labComplete reports whether every namespace the state file names exists.
-func labComplete(st labState, nss []string) bool {
-	for _, h := range st.Hosts {
-		if !slices.Contains(nss, h.Namespace) {
-			return false
-		}
-	}
-	return len(st.Hosts) > 0
-}
-
-func nameFlag(name string) string {
-	if name == "wb" {
-		return ""
-	}
-	return " --name " + name
-}
-
+// pidNote is "; ended processes PID..." for pids, or "".
 func pidNote(pids []int) string {
 	if len(pids) == 0 {
 		return ""
@@ -331,7 +187,8 @@ func pidNote(pids []int) string {
 	return "; ended processes " + strings.Join(s, " ")
 }
 
-func printLabUp(w io.Writer, st labState) {
+// printLabUp says what `lab up` made and what to run where.
+func printLabUp(w io.Writer, st labctl.State) {
 	a, b := st.Hosts["a"], st.Hosts["b"]
 	wire := "unshaped (veth speed)"
 	switch {
@@ -378,7 +235,7 @@ func printLabUp(w io.Writer, st labState) {
 				"  the wire delivers less than its rate (docs/lab-hosts.md)\n")
 		}
 	}
-	n := nameFlag(st.Name)
+	n := labctl.NameFlag(st.Name)
 	client := "wirebench client " + target + " -u -b 100M"
 	switch {
 	case st.Medium != "":
@@ -407,37 +264,6 @@ func rateText(bps uint64) string {
 	return fmt.Sprint(bps)
 }
 
-func writeLabState(st labState) error {
-	if err := os.MkdirAll(labStateDir, 0o755); err != nil {
-		return fmt.Errorf("writing lab state: %w", err)
-	}
-	b, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return fmt.Errorf("writing lab state: %w", err)
-	}
-	p := labStatePath(st.Name)
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing lab state: %w", err)
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		return fmt.Errorf("writing lab state: %w", err)
-	}
-	return nil
-}
-
-func readLabState(name string) (labState, error) {
-	var st labState
-	b, err := os.ReadFile(labStatePath(name))
-	if err != nil {
-		return st, err
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		return st, fmt.Errorf("reading %s: %w", labStatePath(name), err)
-	}
-	return st, nil
-}
-
 func newLabDownCmd(e *env, name *string) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -445,50 +271,25 @@ func newLabDownCmd(e *env, name *string) *cobra.Command {
 		Short: "Remove every namespace, link, qdisc and process of the lab; print what its relay did",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
-			if err := labNeedsRoot(); err != nil {
+			if err := labctl.Available(); err != nil {
 				return err
 			}
-			var stp *labState
-			if st, err := readLabState(*name); err == nil {
-				stp = &st
-			}
-			wireWarns := wireDrops(stp)
-			removed, killed, err := netlab.RemoveLab(e.ctx, *name, labDownGrace)
-			// The relays wrote their closing reports when RemoveLab ended them.
-			reps, warns := collectRelayReports(*name, stp)
-			warns = append(warns, wireWarns...)
-			if rerr := os.Remove(labStatePath(*name)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-				err = errors.Join(err, fmt.Errorf("removing state file: %w", rerr))
-			}
-			if rerr := removeLabRelayFiles(*name); rerr != nil {
-				err = errors.Join(err, rerr)
-			}
+			d, err := labctl.Down(e.ctx, *name)
 			if err != nil {
-				return fmt.Errorf("removing lab %s: %w", *name, err)
+				return err
 			}
 			if asJSON {
-				d := labDown{Schema: "wirebench/1", Kind: "lab-down", Name: *name, Removed: removed, EndedPIDs: killed,
-					Relays: reps, Warnings: warns}
-				if d.Removed == nil {
-					d.Removed = []string{}
-				}
-				if d.EndedPIDs == nil {
-					d.EndedPIDs = []int{}
-				}
-				if d.Warnings == nil {
-					d.Warnings = []string{}
-				}
 				return writeJSONDoc(e.stdout, d)
 			}
-			if len(removed) == 0 {
+			if len(d.Removed) == 0 {
 				fmt.Fprintf(e.stdout, "lab %s: nothing to remove\n", *name)
 			} else {
-				fmt.Fprintf(e.stdout, "lab %s removed: namespaces %s%s\n", *name, strings.Join(removed, " "), pidNote(killed))
+				fmt.Fprintf(e.stdout, "lab %s removed: namespaces %s%s\n", *name, strings.Join(d.Removed, " "), pidNote(d.EndedPIDs))
 			}
-			for _, r := range reps {
+			for _, r := range d.Relays {
 				r.WriteText(e.stdout)
 			}
-			for _, w := range warns {
+			for _, w := range d.Warnings {
 				fmt.Fprintf(e.stdout, "warning: %s\n", w)
 			}
 			return nil
@@ -498,26 +299,6 @@ func newLabDownCmd(e *env, name *string) *cobra.Command {
 	return cmd
 }
 
-// labStatus is `lab status --json`.
-type labStatus struct {
-	Schema string `json:"schema"`
-	Kind   string `json:"kind"`
-	Name   string `json:"name"`
-	// State is "up" (the state file and all its namespaces exist),
-	// "partial" (a crashed run's leftovers) or "down" (nothing exists).
-	State      string          `json:"state"`
-	Config     *labState       `json:"config,omitempty"`
-	Namespaces []netlab.NSInfo `json:"namespaces"`
-	// Relays are the relays in r (`lab up --model`), running or not.
-	Relays []labRelayStatus `json:"relays,omitempty"`
-	// Wire is the exact wire's counters per direction as its forwarder
-	// last wrote them (every second), with `lab up --wire exact`.
-	Wire []edtwire.Stats `json:"wire,omitempty"`
-	// StateFileError says why the state file could not be read, if it
-	// exists but is unreadable or garbled (the lab is then "partial").
-	StateFileError string `json:"state_file_error,omitempty"`
-}
-
 func newLabStatusCmd(e *env, name *string) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -525,10 +306,10 @@ func newLabStatusCmd(e *env, name *string) *cobra.Command {
 		Short: "Show what exists of the lab: namespaces, links, addresses, qdiscs, processes",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
-			if err := labNeedsRoot(); err != nil {
+			if err := labctl.Available(); err != nil {
 				return err
 			}
-			s, err := readLabStatus(*name)
+			s, err := labctl.ReadStatus(*name)
 			if err != nil {
 				return err
 			}
@@ -543,45 +324,15 @@ func newLabStatusCmd(e *env, name *string) *cobra.Command {
 	return cmd
 }
 
-func readLabStatus(name string) (labStatus, error) {
-	s := labStatus{Schema: "wirebench/1", Kind: "lab-status", Name: name, State: "down", Namespaces: []netlab.NSInfo{}}
-	nss, err := netlab.LabNamespaces(name)
-	if err != nil {
-		return s, err
-	}
-	for _, ns := range nss {
-		info, err := netlab.Inspect(ns)
-		if err != nil {
-			return s, fmt.Errorf("inspecting lab %s: %w", name, err)
-		}
-		s.Namespaces = append(s.Namespaces, info)
-	}
-	st, err := readLabState(name)
-	switch {
-	case err == nil:
-		s.Config = &st
-	case !errors.Is(err, os.ErrNotExist):
-		s.StateFileError = err.Error()
-	}
-	s.Relays = relayStatuses(s.Config, s.Namespaces)
-	s.Wire = readWireStats(s.Config)
-	switch {
-	case s.Config != nil && labComplete(*s.Config, nss):
-		s.State = "up"
-	case len(nss) > 0 || s.Config != nil || s.StateFileError != "":
-		s.State = "partial"
-	}
-	return s, nil
-}
-
-func printLabStatus(w io.Writer, s labStatus) {
+// printLabStatus writes what exists of a lab.
+func printLabStatus(w io.Writer, s labctl.Status) {
 	switch s.State {
-	case "down":
+	case labctl.StateDown:
 		fmt.Fprintf(w, "lab %s: down (nothing exists)\n", s.Name)
 		return
-	case "partial":
+	case labctl.StatePartial:
 		fmt.Fprintf(w, "lab %s: partial, the leftovers of an interrupted run (`wirebench lab up%s` or `lab down%s` removes them)\n",
-			s.Name, nameFlag(s.Name), nameFlag(s.Name))
+			s.Name, labctl.NameFlag(s.Name), labctl.NameFlag(s.Name))
 	default:
 		fmt.Fprintf(w, "lab %s: up since %s, net %s\n", s.Name, s.Config.Created.Format(time.RFC3339), s.Config.Net)
 	}
@@ -634,99 +385,29 @@ func newLabExecCmd(e *env, name *string) *cobra.Command {
 			return nil
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
-			if err := labNeedsRoot(); err != nil {
+			if err := labctl.Available(); err != nil {
 				return err
 			}
 			argv := args[1:]
 			if argv[0] == "--" {
 				argv = argv[1:]
 			}
-			return labExec(e, *name, args[0], argv)
+			stdio := labctl.ExecIO{Stdin: os.Stdin, Stdout: rawWriter(e.stdout), Stderr: e.stderr}
+			if e.signalsTaken != nil {
+				stdio.SignalsTaken = func() { e.signalsTaken.Store(true) }
+			}
+			code, err := labctl.Exec(e.ctx, *name, args[0], argv, stdio)
+			if err != nil {
+				return err
+			}
+			if code != 0 {
+				return exitStatus{code}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().SetInterspersed(false) // everything after the host belongs to the command
 	return cmd
-}
-
-// labExec runs argv in host's namespace with wirebench's standard streams
-// and returns its exit status. SIGINT, SIGTERM and SIGHUP sent to wirebench
-// are passed on to the command, and wirebench waits for it to end, so one
-// `kill` (a script's, timeout's, a CI job's) stops both. Run from a
-// terminal in the foreground, the command shares wirebench's process group
-// and the terminal: Ctrl-C reaches it directly and is not passed on a
-// second time. Elsewhere it gets a process group of its own, so a signal
-// sent to wirebench's whole group reaches it once, through wirebench. When
-// ctx ends (no signal came), the command gets SIGTERM.
-func labExec(e *env, name, host string, argv []string) error {
-	ns := netlab.LabNamespace(name, host)
-	nss, err := netlab.LabNamespaces(name)
-	if err != nil {
-		return err
-	}
-	if !slices.Contains(nss, ns) {
-		up := nameFlag(name)
-		if host == "r" {
-			up += " --model SPEC" // r exists only in a lab with a relay
-		}
-		return fmt.Errorf("lab %s has no host %s (no namespace %s): start it with `wirebench lab up%s`", name, host, ns, up)
-	}
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return fmt.Errorf("lab exec: %w", err)
-	}
-	cmd := &exec.Cmd{Path: path, Args: argv, Stdin: os.Stdin, Stdout: rawWriter(e.stdout), Stderr: e.stderr, WaitDelay: time.Second}
-	ownGroup := !foregroundTerminal()
-	ownProcessGroup(cmd, ownGroup)
-	// Catch the signals before the command starts: one that comes
-	// between is passed on once it runs, not lost or fatal to wirebench.
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, labExecSignals...)
-	defer signal.Stop(sigs)
-	if e.signalsTaken != nil {
-		e.signalsTaken.Store(true)
-	}
-	if err := netlab.StartIn(ns, cmd); err != nil {
-		return fmt.Errorf("lab exec %s in %s: %w", argv[0], ns, err)
-	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	done, passed := e.ctx.Done(), false
-	for {
-		select {
-		case s := <-sigs:
-			if s == os.Interrupt && !ownGroup {
-				continue // the terminal sent it to the command as well
-			}
-			_ = cmd.Process.Signal(s)
-			passed = true
-		case <-done:
-			done = nil
-			if !passed {
-				_ = cmd.Process.Signal(syscall.SIGTERM)
-			}
-		case err := <-waited:
-			return labExecStatus(argv[0], err)
-		}
-	}
-}
-
-// labExecSignals are the signals `lab exec` passes on to its command.
-var labExecSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
-
-// labExecStatus turns the command's end into wirebench's: its exit code,
-// or 128 + the signal that ended it, as a shell reports it.
-func labExecStatus(name string, err error) error {
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return exitStatus{128 + int(ws.Signal())}
-		}
-		return exitStatus{ee.ExitCode()}
-	}
-	return fmt.Errorf("lab exec %s: %w", name, err)
 }
 
 // rawWriter returns the file under wirebench's output wrapper, so that a

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/labctl"
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/result"
 )
@@ -63,8 +64,8 @@ func needLab(t *testing.T, name string) {
 		if _, _, err := netlab.RemoveLab(context.Background(), name, time.Second); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
-		os.Remove(labStatePath(name))
-		removeLabRelayFiles(name)
+		os.Remove(labctl.StatePath(name))
+		labctl.RemoveFiles(name)
 	})
 }
 
@@ -78,10 +79,10 @@ func runLab(t *testing.T, args ...string) (stdout, stderr string) {
 	return out.String(), errb.String()
 }
 
-func labStatusJSON(t *testing.T, name string) labStatus {
+func labStatusJSON(t *testing.T, name string) labctl.Status {
 	t.Helper()
 	out, _ := runLab(t, "lab", "status", "--name", name, "--json")
-	var s labStatus
+	var s labctl.Status
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
@@ -130,8 +131,8 @@ func assertLabGone(t *testing.T, name string, inodes [][2]uint64, pids []int) {
 	if strings.Contains(string(out), netlab.LabPrefix+name+"-") {
 		t.Errorf("namespaces left:\n%s", out)
 	}
-	if _, err := os.Stat(labStatePath(name)); !os.IsNotExist(err) {
-		t.Errorf("state file %s left (stat: %v)", labStatePath(name), err)
+	if _, err := os.Stat(labctl.StatePath(name)); !os.IsNotExist(err) {
+		t.Errorf("state file %s left (stat: %v)", labctl.StatePath(name), err)
 	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/ns/net")
 	for _, p := range procs {
@@ -296,10 +297,10 @@ func TestLabUpAfterKill(t *testing.T) {
 	// until it has, no scan of the kernel's view can find it there.
 	waitInNamespace(ctx, t, sleeper.Process.Pid, inode)
 	// The kill may come before lab up made the state directory.
-	if err := os.MkdirAll(filepath.Dir(labStatePath(name)), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(labctl.StatePath(name)), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(labStatePath(name), []byte("{garbled"), 0o644); err != nil {
+	if err := os.WriteFile(labctl.StatePath(name), []byte("{garbled"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if s := labStatusJSON(t, name); s.State != "partial" || !strings.Contains(s.StateFileError, "lab-"+name+".json") {

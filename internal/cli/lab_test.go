@@ -3,6 +3,8 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/wirebench/wirebench/internal/labctl"
 )
 
 // TestLabUsageErrors: every malformed `lab` command line gets one error
@@ -79,8 +81,8 @@ func TestLabUpFlagsConfig(t *testing.T) {
 // TestPrintLabUpBucket: lab up says what the bucket does after idle, and
 // how to get the other trade.
 func TestPrintLabUpBucket(t *testing.T) {
-	st := labState{Name: "t", Net: "198.18.0.0/24", Medium: "eth100", RateBPS: 100e6, MTU: 1500,
-		Hosts: map[string]labHostSt{"a": {Addr: "198.18.0.1"}, "b": {Addr: "198.18.0.2"}}}
+	st := labctl.State{Name: "t", Net: "198.18.0.0/24", Medium: "eth100", RateBPS: 100e6, MTU: 1500,
+		Hosts: map[string]labctl.Host{"a": {Addr: "198.18.0.1"}, "b": {Addr: "198.18.0.2"}}}
 	for burst, want := range map[int]string{
 		12500: "bucket 12500 bytes: after idle that much leaves at veth speed",
 		1538:  "bucket of one frame: exact after idle, but where timers fire late",

@@ -87,7 +87,7 @@ func TestLabExecPassesSignals(t *testing.T) {
 		log := filepath.Join(t.TempDir(), "server.log")
 		// "$@" is `wirebench lab exec --name t_execsig b -- wirebench server`.
 		script := `"$@" >` + log + ` 2>&1 & pid=$!
-until grep -q listening ` + log + `; do sleep 0.05; done
+until grep -qs listening ` + log + `; do sleep 0.05; done
 t0=$(date +%s%N); kill $pid; wait $pid; st=$?; t1=$(date +%s%N)
 echo "status $st after $(( (t1 - t0) / 1000000 )) ms"`
 		args := append([]string{"lab", "exec", "--name", name, "b", "--"}, wirebenchArgv("server")...)

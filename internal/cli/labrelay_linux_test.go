@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/labctl"
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/result"
 )
@@ -77,7 +78,7 @@ func TestLabModelLossExact(t *testing.T) {
 	}
 
 	out, _ = runLab(t, "lab", "down", "--name", name, "--json")
-	var d labDown
+	var d labctl.Removal
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
 		t.Fatalf("lab down --json: %v\n%s", err, out)
 	}
@@ -97,7 +98,7 @@ func TestLabModelLossExact(t *testing.T) {
 		t.Errorf("client lost %d, relay data.dropped %d: want equal (relay warnings: %v)", r.Receiver.Lost, rep.Data.Dropped, rep.Warnings)
 	}
 	assertLabGone(t, name, inodes, pids)
-	if left, _ := filepath.Glob(filepath.Join(labStateDir, "lab-"+name+"-relay-*")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(labctl.StateDir, "lab-"+name+"-relay-*")); len(left) != 0 {
 		t.Errorf("relay files left: %v", left)
 	}
 }
@@ -113,7 +114,7 @@ func TestLabModelStaleRelay(t *testing.T) {
 	if len(old) != 1 || !old[0].Running {
 		t.Fatalf("relays: %+v", old)
 	}
-	if err := os.Remove(labStatePath(name)); err != nil {
+	if err := os.Remove(labctl.StatePath(name)); err != nil {
 		t.Fatal(err)
 	}
 	if s := labStatusJSON(t, name); s.State != "partial" {
@@ -167,7 +168,7 @@ func TestLabModelServiceCliff(t *testing.T) {
 				t.Fatalf("client JSON: %v\n%s", err, out)
 			}
 			out, _ = runLab(t, "lab", "down", "--name", name, "--json")
-			var d labDown
+			var d labctl.Removal
 			if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Relays) != 1 {
 				t.Fatalf("lab down --json: %v\n%s", err, out)
 			}
@@ -215,7 +216,7 @@ func TestLabModelWireDrops(t *testing.T) {
 	}
 	s := labStatusJSON(t, name)
 	out, _ = runLab(t, "lab", "down", "--name", name, "--json")
-	var d labDown
+	var d labctl.Removal
 	if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Relays) != 1 {
 		t.Fatalf("lab down --json: %v\n%s", err, out)
 	}

@@ -38,6 +38,13 @@ type env struct {
 	signalsTaken *atomic.Bool
 }
 
+// exitStatus carries a command's own exit code out of `lab exec` (and
+// check's and compare's verdicts); runWith returns it as wirebench's exit
+// code without printing anything.
+type exitStatus struct{ code int }
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
 // usageError marks an error in what the user typed; it exits with code 2.
 type usageError struct{ err error }
 

@@ -1,0 +1,145 @@
+package labctl
+
+// `lab up --wire exact`: the lab's wire is a departure-time forwarder
+// (internal/edtwire) running as its own process (`wirebench lab wire-run`,
+// which is RunWire) in the middle host r, started detached by Up, its
+// counters read by ReadStatus, ended by Down. See docs/lab-hosts.md.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/edtwire"
+	"github.com/wirebench/wirebench/internal/netlab"
+)
+
+// Wire is the exact wire's part of the state file.
+type Wire struct {
+	PID int `json:"pid"`
+	// Config holds the forwarder's configuration, Stats its counters
+	// (rewritten every second), Log its stderr.
+	Config string `json:"config"`
+	Stats  string `json:"stats"`
+	Log    string `json:"log"`
+}
+
+// wireFiles returns the exact wire's files (RemoveFiles removes them with
+// the relays').
+func wireFiles(name string) (cfg, stats, log string) {
+	base := filepath.Join(StateDir, "lab-"+name+"-wire")
+	return base + "-config.json", base + "-stats.json", base + ".log"
+}
+
+// wireReady is the line RunWire logs once it forwards; wireReadyRE
+// matches it in the log.
+const wireReady = "wirebench: exact wire forwarding"
+
+var wireReadyRE = regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(wireReady))
+
+// startWire writes the lab's forwarder configuration and starts
+// `wirebench lab wire-run` in r, detached, waiting until it forwards.
+func startWire(ctx context.Context, l *netlab.Lab, self func(...string) ([]string, error)) (*Wire, error) {
+	c, err := l.WireConfig()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(StateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", StateDir, err)
+	}
+	st := &Wire{}
+	st.Config, st.Stats, st.Log = wireFiles(l.Config.Lab)
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the wire's configuration: %w", err)
+	}
+	if err := os.WriteFile(st.Config, b, 0o644); err != nil {
+		return nil, fmt.Errorf("writing the wire's configuration: %w", err)
+	}
+	argv, err := self("lab", "wire-run", "--config", st.Config, "--stats", st.Stats)
+	if err != nil {
+		return nil, err
+	}
+	st.PID, _, err = startDetached(ctx, l.R.Name, argv, st.Log, os.DevNull, wireReadyRE)
+	if err != nil {
+		return nil, fmt.Errorf("starting the exact wire in r: %w", err)
+	}
+	return st, nil
+}
+
+// RunWire is the exact wire's forwarder, run in r by `lab up --wire
+// exact` as `wirebench lab wire-run`: it reads its configuration from
+// cfgPath, forwards until ctx ends, and writes its counters to statsPath
+// every second and when it ends. It logs to log that it forwards (the line
+// Up waits for) and any counters it could not write.
+func RunWire(ctx context.Context, cfgPath, statsPath string, log io.Writer) error {
+	b, err := os.ReadFile(cfgPath)
+	if err != nil {
+		return err
+	}
+	var c edtwire.Config
+	if err := json.Unmarshal(b, &c); err != nil {
+		return fmt.Errorf("reading %s: %w", cfgPath, err)
+	}
+	w, err := edtwire.Open(c)
+	if err != nil {
+		return err
+	}
+	w.Run()
+	if err := writeWireStats(statsPath, w.Stats()); err != nil {
+		return errors.Join(err, w.Close())
+	}
+	fmt.Fprintln(log, wireReady)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			err := w.Close()
+			return errors.Join(err, writeWireStats(statsPath, w.Stats()))
+		case <-tick.C:
+			if err := writeWireStats(statsPath, w.Stats()); err != nil {
+				fmt.Fprintf(log, "wirebench: %v\n", err)
+			}
+		}
+	}
+}
+
+// writeWireStats writes the wire's counters to path, whole or not at all.
+func writeWireStats(path string, s []edtwire.Stats) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("encoding the wire's counters: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("writing the wire's counters: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("writing the wire's counters: %w", err)
+	}
+	return nil
+}
+
+// readWireStats reads the counters a lab's exact wire last wrote (nil
+// when there are none yet).
+func readWireStats(st *State) []edtwire.Stats {
+	if st == nil || st.Wire == nil {
+		return nil
+	}
+	b, err := os.ReadFile(st.Wire.Stats)
+	if err != nil {
+		return nil
+	}
+	var s []edtwire.Stats
+	if json.Unmarshal(b, &s) != nil {
+		return nil
+	}
+	return s
+}
