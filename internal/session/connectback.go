@@ -124,6 +124,7 @@ func (b *connectBack) serveTCP(ctx context.Context) {
 	defer stop()
 	for {
 		c, err := b.ln.Accept()
+		accepted := time.Now() // no byte arrived before: the receive's start
 		if err != nil {
 			return
 		}
@@ -133,7 +134,7 @@ func (b *connectBack) serveTCP(ctx context.Context) {
 			c.Close()
 			continue
 		}
-		res, rerr := engine.ReceiveTCP(ctx, c, DefaultTCPLength, 10*time.Second, nil, &b.counters)
+		res, rerr := engine.ReceiveTCPWith(ctx, c, engine.TCPReceiveConfig{BufSize: DefaultTCPLength, Idle: 10 * time.Second, Since: accepted}, &b.counters)
 		c.Close()
 		rcv := &result.Receiver{Bytes: res.Bytes, Seconds: res.End.Sub(res.Start).Seconds(), Source: "local"}
 		if rcv.Seconds > 0 {
