@@ -275,7 +275,7 @@ func (l *latencyFlags) runClient(e *env, cfg session.ClientConfig, format output
 // RTT table.
 func finishUnderLoad(e *env, format outputFormat, text *report.Text, r *result.Result, lat *echo.UnderLoadResult, saving *saveFlags) error {
 	var err error
-	lat.Throughput = report.Sanitize(r)
+	lat.Throughput = result.Sanitize(r)
 	id, w := saving.save(e, lat.Kind, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), testSummary(r)+underLoadSummary(lat), r.StartedAt, lat)
 	if w != "" && format == formatJSON {
 		lat.Warnings = append(lat.Warnings, w)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/store"
 	"github.com/wirebench/wirebench/internal/units"
@@ -187,7 +186,7 @@ func (s *saveFlags) close() {
 // saveTest saves a test result and, when the store failed, adds the
 // warning to the result (for JSON and CSV output; text has it on stderr).
 func (s *saveFlags) saveTest(e *env, r *result.Result, format outputFormat) (id int64) {
-	id, w := s.save(e, result.KindTest, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), testSummary(r), r.StartedAt, report.Sanitize(r))
+	id, w := s.save(e, result.KindTest, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), testSummary(r), r.StartedAt, result.Sanitize(r))
 	if w != "" && format != formatText {
 		r.Warn(w)
 	}

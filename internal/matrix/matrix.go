@@ -17,7 +17,6 @@ import (
 
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/linerate"
-	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/version"
@@ -328,7 +327,7 @@ func Run(ctx context.Context, s Session, cfg Config) (*Result, error) {
 		}
 		r, lat, err := runRetryBusy(ctx, s, tc, answered)
 		answered = answered || err == nil
-		r = report.Sanitize(r) // JSON-safe: no NaN or Inf
+		r = result.Sanitize(r) // JSON-safe: no NaN or Inf
 		for i, c := range p.cells {
 			if i > 0 {
 				n++
