@@ -17,7 +17,6 @@ import (
 	"github.com/wirebench/wirebench/internal/store"
 	"github.com/wirebench/wirebench/internal/units"
 	"github.com/wirebench/wirebench/internal/version"
-	"github.com/wirebench/wirebench/internal/web"
 )
 
 // saveQueue is how many ended server tests may wait to be saved; more are
@@ -122,7 +121,7 @@ func (s *saveFlags) trySave(ctx context.Context, kind, target, summary string, s
 		// A test also carries the labels it has by itself (protocol,
 		// direction, dialect, peer, role), so that history and the
 		// dashboard can filter on them; a --label of the same key wins.
-		for k, v := range web.TestLabels(r) {
+		for k, v := range r.Labels() {
 			if _, set := labels[k]; !set {
 				if labels == nil {
 					labels = map[string]string{}
