@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/dut"
-	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -293,7 +292,7 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 		text.Header(previewTest(prepared), "client", "", "")
 	}
 	var r *result.Result
-	var lat *echo.UnderLoadResult
+	var lat *result.UnderLoad
 	var deviceFailed error
 	if f.dut.enabled() {
 		r, err = f.dut.runClientDUT(e, cfg, dev, devErr)
@@ -303,7 +302,7 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	} else {
 		type ran struct {
 			r   *result.Result
-			lat *echo.UnderLoadResult
+			lat *result.UnderLoad
 		}
 		var got ran
 		got, err = afterProbe(e, choice, func() (ran, error) {

@@ -15,7 +15,7 @@ import (
 
 // historyKinds are the kinds of run the results store holds, the values
 // of history --kind: a typo is a usage error, not an empty list.
-var historyKinds = []string{store.KindTest, store.KindPing, store.KindLatency, "under-load", store.KindMatrix, store.KindSweep, store.KindRFC2544}
+var historyKinds = []string{store.KindTest, store.KindPing, store.KindLatency, result.KindUnderLoad, store.KindMatrix, store.KindSweep, store.KindRFC2544}
 
 // KindHistory is the "kind" of the history command's JSON document.
 const KindHistory = "history"

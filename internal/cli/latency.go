@@ -9,7 +9,6 @@ import (
 	"math"
 	"net"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -138,7 +137,7 @@ func runLatency(e *env, cmd *cobra.Command, host string, f *latencyCmdFlags) err
 	if f.json {
 		err = writeJSONDoc(e.stdout, r)
 	} else {
-		err = writeLatencyText(e.stdout, r)
+		err = report.WriteLatency(e.stdout, r)
 	}
 	if err != nil {
 		return err
@@ -156,52 +155,6 @@ func writeJSONDoc(w io.Writer, v any) error {
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
-}
-
-// writeLatencyText prints a request/response result.
-func writeLatencyText(w io.Writer, r *echo.Result) error {
-	var b strings.Builder
-	what := r.Test.Proto + " echo"
-	if r.Test.Proto == echo.ProtoConnect {
-		what = "tcp connect"
-	}
-	fmt.Fprintf(&b, "latency: %s to %s", what, r.Test.Peer)
-	if r.Test.Size > 0 {
-		fmt.Fprintf(&b, ", %d-byte messages", r.Test.Size)
-	}
-	fmt.Fprintf(&b, ", interval %s\n", fmtInterval(r.Test.Interval))
-	fmt.Fprintf(&b, "  sent %d, answered %d, timeouts %d, late %d, errors %d, loss %.2f %%; %.0f answered/s over %.3f s\n",
-		r.Sent, r.Received, r.Timeouts, r.Late, r.Errors, r.LossPct, r.RequestsPerSecond, r.Seconds)
-	b.WriteString(rttHeader("  rtt"))
-	b.WriteString(rttRow("", r.RTT))
-	for _, wng := range r.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", wng)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func fmtInterval(s float64) string {
-	if s == 0 {
-		return "0 (back to back)"
-	}
-	return time.Duration(s * float64(time.Second)).String()
-}
-
-func rttHeader(label string) string {
-	return fmt.Sprintf("%-8s %7s %7s %9s %9s %9s %9s %9s %9s %9s %9s  (ms)\n",
-		label, "count", "loss", "min", "p50", "p90", "p99", "p99.9", "max", "mean", "stddev")
-}
-
-func rttRow(label string, s echo.Summary) string {
-	return fmt.Sprintf("%-8s %7d %7s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n",
-		label, s.Count, "", s.Min, s.P50, s.P90, s.P99, s.P999, s.Max, s.Mean, s.StdDev)
-}
-
-func statsRow(label string, st echo.Stats) string {
-	s := st.RTT
-	return fmt.Sprintf("%-8s %7d %6.2f%% %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n",
-		label, s.Count, st.LossPct, s.Min, s.P50, s.P90, s.P99, s.P999, s.Max, s.Mean, s.StdDev)
 }
 
 // latencyFlags are the client command's --latency flags: a probe beside
@@ -241,7 +194,7 @@ func (l *latencyFlags) probe(port int) (*echo.LoadProbeConfig, error) {
 }
 
 // runClient runs the client test, beside the latency probe when asked.
-func (l *latencyFlags) runClient(e *env, cfg session.ClientConfig, format outputFormat) (*result.Result, *echo.UnderLoadResult, error) {
+func (l *latencyFlags) runClient(e *env, cfg session.ClientConfig, format outputFormat) (*result.Result, *result.UnderLoad, error) {
 	if l.latency == "" {
 		r, err := session.RunClient(e.ctx, cfg)
 		return r, nil, err
@@ -273,10 +226,10 @@ func (l *latencyFlags) runClient(e *env, cfg session.ClientConfig, format output
 // one wirebench/1 document (kind "under-load") carrying the wirebench/1 result under
 // "throughput", text as the usual summary followed by the idle and loaded
 // RTT table.
-func finishUnderLoad(e *env, format outputFormat, text *report.Text, r *result.Result, lat *echo.UnderLoadResult, saving *saveFlags) error {
+func finishUnderLoad(e *env, format outputFormat, text *report.Text, r *result.Result, lat *result.UnderLoad, saving *saveFlags) error {
 	var err error
-	lat.Throughput = report.Sanitize(r)
-	id, w := saving.save(e, lat.Kind, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), testSummary(r)+underLoadSummary(lat), r.StartedAt, lat)
+	lat.Throughput = result.Sanitize(r)
+	id, w := saving.save(e, lat.Kind, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), testSummary(r)+report.UnderLoadSummary(lat), r.StartedAt, lat)
 	if w != "" && format == formatJSON {
 		lat.Warnings = append(lat.Warnings, w)
 	}
@@ -289,7 +242,7 @@ func finishUnderLoad(e *env, format outputFormat, text *report.Text, r *result.R
 	} else {
 		text.Summary(r)
 		if err = text.Err(); err == nil {
-			err = writeUnderLoadText(e.stdout, lat)
+			err = report.WriteUnderLoad(e.stdout, lat)
 		}
 	}
 	if err != nil {
@@ -302,35 +255,4 @@ func finishUnderLoad(e *env, format outputFormat, text *report.Text, r *result.R
 		return fmt.Errorf("latency probe: %s", lat.Error)
 	}
 	return nil
-}
-
-// underLoadSummary adds the loaded RTT to a test's history line.
-func underLoadSummary(lat *echo.UnderLoadResult) string {
-	if lat.Idle.RTT.Count == 0 || lat.Loaded.RTT.Count == 0 {
-		return ""
-	}
-	return fmt.Sprintf(", rtt p50 %.3f ms idle, %.3f ms loaded", lat.Idle.RTT.P50, lat.Loaded.RTT.P50)
-}
-
-func writeUnderLoadText(w io.Writer, lat *echo.UnderLoadResult) error {
-	var b strings.Builder
-	p := lat.Probe
-	fmt.Fprintf(&b, "latency: %s probe to %s every %s, %d-byte %s", p.Proto, p.Peer,
-		fmtInterval(p.Interval), p.Size, map[string]string{echo.ProtoUDP: "messages", echo.ProtoICMP: "payloads"}[p.Proto])
-	if p.Socket != "" {
-		fmt.Fprintf(&b, " (%s socket)", p.Socket)
-	}
-	b.WriteString("\n")
-	b.WriteString(rttHeader(""))
-	b.WriteString(statsRow("idle", lat.Idle))
-	b.WriteString(statsRow("loaded", lat.Loaded))
-	if lat.Idle.RTT.Count > 0 && lat.Loaded.RTT.Count > 0 {
-		fmt.Fprintf(&b, "under load the median RTT changed by %+.3f ms (%.3f → %.3f ms)\n",
-			lat.Loaded.RTT.P50-lat.Idle.RTT.P50, lat.Idle.RTT.P50, lat.Loaded.RTT.P50)
-	}
-	for _, wng := range lat.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", wng)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/netlab"
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // TestLatencyUnderLoadLab runs `client --latency --json` from lab host A
@@ -151,7 +152,7 @@ func runUnderLoad(t *testing.T, lab *netlab.Lab, args []string, queue time.Durat
 	}
 	var doc struct {
 		Schema, Kind string
-		Idle, Loaded echo.Stats
+		Idle, Loaded result.RTTStats
 		Throughput   struct {
 			Schema string
 			Sender struct {
@@ -165,7 +166,7 @@ func runUnderLoad(t *testing.T, lab *netlab.Lab, args []string, queue time.Durat
 	if doc.Schema != "wirebench/1" || doc.Kind != "under-load" || doc.Throughput.Schema == "" {
 		t.Errorf("schema %q kind %q throughput schema %q", doc.Schema, doc.Kind, doc.Throughput.Schema)
 	}
-	for name, st := range map[string]echo.Stats{"idle": doc.Idle, "loaded": doc.Loaded} {
+	for name, st := range map[string]result.RTTStats{"idle": doc.Idle, "loaded": doc.Loaded} {
 		var inBins int64
 		for _, b := range st.RTT.Bins {
 			inBins += b.Count

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wirebench/wirebench/internal/echo"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 )
 
@@ -54,7 +55,7 @@ func TestLatencyLoopbackJSON(t *testing.T) {
 			if code := run(context.Background(), args, &out, &errb); code != exitOK {
 				t.Fatalf("exit %d: %s", code, errb.String())
 			}
-			var r echo.Result
+			var r result.Latency
 			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 				t.Fatalf("decoding: %v\n%s", err, out.String())
 			}
@@ -75,7 +76,7 @@ func TestLatencyLoopbackJSON(t *testing.T) {
 	if code := run(context.Background(), args, &out, &errb); code != exitOK {
 		t.Fatalf("client --latency: exit %d: %s", code, errb.String())
 	}
-	var u echo.UnderLoadResult
+	var u result.UnderLoad
 	if err := json.Unmarshal(out.Bytes(), &u); err != nil {
 		t.Fatalf("decoding: %v\n%s", err, out.String())
 	}

@@ -82,7 +82,7 @@ func runLoopback(e *env, d time.Duration, rate units.Rate, json bool) error {
 		}
 		attachServerCount(r, served)
 		if json {
-			doc.Tests = append(doc.Tests, report.Sanitize(r))
+			doc.Tests = append(doc.Tests, result.Sanitize(r))
 		} else {
 			text.Summary(r)
 			if err := text.Err(); err != nil {

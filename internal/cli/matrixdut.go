@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/dut"
-	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
@@ -73,9 +72,9 @@ func (f *dutFlags) openMatrixDUT(e *env, cmd *cobra.Command, cfg *matrix.Config,
 }
 
 // Run runs one cell: cfg.Reverse (a download cell) means the device sends.
-func (d *dutMatrix) Run(ctx context.Context, cfg session.ClientConfig) (*result.Result, *echo.UnderLoadResult, error) {
+func (d *dutMatrix) Run(ctx context.Context, cfg session.ClientConfig) (*result.Result, *result.UnderLoad, error) {
 	if !cfg.Reverse {
-		var lat *echo.UnderLoadResult
+		var lat *result.UnderLoad
 		r, err := runOnDeviceServer(ctx, d.s, cfg, d.iface, func(ctx context.Context) (*result.Result, error) {
 			r, l, err := d.inner.Run(ctx, cfg)
 			lat = l

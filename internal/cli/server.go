@@ -277,7 +277,7 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 		defer close(saverDone)
 		for t := range queue {
 			r := t.r
-			id, w := f.saving.save(e, result.KindTest, r.Test.Peer, testSummary(r), r.StartedAt, report.Sanitize(r))
+			id, w := f.saving.save(e, result.KindTest, r.Test.Peer, testSummary(r), r.StartedAt, result.Sanitize(r))
 			if (w != "" || id > 0) && format == formatJSON || w != "" && format == formatCSV {
 				// A copy: others (the dashboard) may be reading t.r now.
 				c := *r

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
@@ -184,15 +183,15 @@ func writeRunResult(w io.Writer, r *store.Run, cfg runConfig) error {
 		if decodeErr = json.Unmarshal(r.Result, &res); decodeErr == nil {
 			render = func() error { return writeTestText(w, &res, cfg) }
 		}
-	case underLoadKind:
-		var lat echo.UnderLoadResult
+	case result.KindUnderLoad:
+		var lat result.UnderLoad
 		if decodeErr = json.Unmarshal(r.Result, &lat); decodeErr == nil {
 			render = func() error { return writeUnderLoadRun(w, &lat, cfg) }
 		}
-	case store.KindLatency:
-		var res echo.Result
+	case result.KindLatency:
+		var res result.Latency
 		if decodeErr = json.Unmarshal(r.Result, &res); decodeErr == nil {
-			render = func() error { return writeLatencyText(w, &res) }
+			render = func() error { return report.WriteLatency(w, &res) }
 		}
 	case PingKind:
 		var doc pingDoc
@@ -224,9 +223,6 @@ func writeRunResult(w io.Writer, r *store.Run, cfg runConfig) error {
 	_, err := fmt.Fprintf(w, "%s\n%s\n", note, out.Bytes())
 	return err
 }
-
-// underLoadKind is the kind of a client test run with --latency.
-const underLoadKind = "under-load"
 
 // writeTestText prints a saved test as the client or server printed it:
 // the header, every interval, the summary and the device's report, in the
@@ -267,7 +263,7 @@ func testText(w io.Writer, r *result.Result, cfg runConfig) *report.Text {
 
 // writeUnderLoadRun prints a saved client --latency run as the client
 // printed it: the test, then the idle and loaded RTT table.
-func writeUnderLoadRun(w io.Writer, lat *echo.UnderLoadResult, cfg runConfig) error {
+func writeUnderLoadRun(w io.Writer, lat *result.UnderLoad, cfg runConfig) error {
 	if lat.Throughput != nil {
 		t := testText(w, lat.Throughput, cfg)
 		t.Summary(lat.Throughput)
@@ -275,7 +271,7 @@ func writeUnderLoadRun(w io.Writer, lat *echo.UnderLoadResult, cfg runConfig) er
 			return err
 		}
 	}
-	return writeUnderLoadText(w, lat)
+	return report.WriteUnderLoad(w, lat)
 }
 
 // writeMatrixRun prints a matrix as the matrix command did: the table,

@@ -13,12 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/store"
 	"github.com/wirebench/wirebench/internal/units"
 	"github.com/wirebench/wirebench/internal/version"
-	"github.com/wirebench/wirebench/internal/web"
 )
 
 // saveQueue is how many ended server tests may wait to be saved; more are
@@ -123,7 +121,7 @@ func (s *saveFlags) trySave(ctx context.Context, kind, target, summary string, s
 		// A test also carries the labels it has by itself (protocol,
 		// direction, dialect, peer, role), so that history and the
 		// dashboard can filter on them; a --label of the same key wins.
-		for k, v := range web.TestLabels(r) {
+		for k, v := range r.Labels() {
 			if _, set := labels[k]; !set {
 				if labels == nil {
 					labels = map[string]string{}
@@ -187,7 +185,7 @@ func (s *saveFlags) close() {
 // saveTest saves a test result and, when the store failed, adds the
 // warning to the result (for JSON and CSV output; text has it on stderr).
 func (s *saveFlags) saveTest(e *env, r *result.Result, format outputFormat) (id int64) {
-	id, w := s.save(e, result.KindTest, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), testSummary(r), r.StartedAt, report.Sanitize(r))
+	id, w := s.save(e, result.KindTest, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), testSummary(r), r.StartedAt, result.Sanitize(r))
 	if w != "" && format != formatText {
 		r.Warn(w)
 	}

@@ -14,15 +14,16 @@ import (
 	"github.com/wirebench/wirebench/internal/version"
 )
 
-// Schema names the JSON documents of this package (docs/latency.md);
-// their "kind" is "request-response" or "under-load".
+// Schema names the JSON documents of this package (docs/latency.md),
+// declared in internal/result: result.Latency (kind "request-response")
+// and result.UnderLoad (kind "under-load").
 const Schema = result.Schema
 
-// Probe protocols.
+// Probe protocols, as written in the documents' "proto".
 const (
-	ProtoUDP     = "udp"
-	ProtoTCP     = "tcp"
-	ProtoConnect = "connect"
+	ProtoUDP     = result.ProbeUDP
+	ProtoTCP     = result.ProbeTCP
+	ProtoConnect = result.ProbeConnect
 )
 
 // Client defaults.
@@ -108,53 +109,6 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// Result is one request/response latency test (JSON schema
-// wirebench/1, kind "request-response").
-type Result struct {
-	Schema  string `json:"schema"`
-	Kind    string `json:"kind"`
-	Version string `json:"version,omitempty"`
-	// RunID is the id the results store saved this run as, in the
-	// printed document only (left out when the run was not saved).
-	RunID     int64     `json:"run_id,omitempty"`
-	StartedAt time.Time `json:"started_at"`
-	Test      TestInfo  `json:"test"`
-	Stats
-	Warnings []string `json:"warnings"`
-	// Error says why the test ended early; the figures are what was
-	// measured until then.
-	Error string `json:"error,omitempty"`
-}
-
-// TestInfo is the test as it was run.
-type TestInfo struct {
-	Proto    string  `json:"proto"`
-	Host     string  `json:"host"`
-	Port     int     `json:"port"`
-	Peer     string  `json:"peer,omitempty"`
-	Size     int     `json:"size,omitempty"`
-	Count    int     `json:"count,omitempty"`
-	Duration float64 `json:"duration_s,omitempty"`
-	Interval float64 `json:"interval_s"`
-	Timeout  float64 `json:"timeout_s"`
-}
-
-// Stats are the counts and RTT distribution of a run of probes.
-type Stats struct {
-	Seconds  float64 `json:"seconds"`
-	Sent     int64   `json:"sent"`
-	Received int64   `json:"received"`
-	Timeouts int64   `json:"timeouts"`
-	// Late replies arrived after their request timed out.
-	Late int64 `json:"late"`
-	// Errors are requests that failed outright (e.g. connection refused).
-	Errors  int64   `json:"errors"`
-	LossPct float64 `json:"loss_pct"`
-	// RequestsPerSecond is answered requests per second of the run.
-	RequestsPerSecond float64 `json:"requests_per_second"`
-	RTT               Summary `json:"rtt"`
-}
-
 // ConfigError is a Config that cannot be run as given.
 type ConfigError struct{ Err error }
 
@@ -179,13 +133,13 @@ type prober interface {
 // start (bad config, no socket); a test that started returns its result,
 // with Result.Error set if it ended early (ctx's end is not an error: the
 // result then holds what was measured).
-func Run(ctx context.Context, cfg Config) (*Result, error) {
+func Run(ctx context.Context, cfg Config) (*result.Latency, error) {
 	cfg.applyDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, ConfigError{err}
 	}
-	r := &Result{Schema: Schema, Kind: "request-response", Version: version.String(), StartedAt: time.Now(), Warnings: []string{}}
-	r.Test = TestInfo{Proto: cfg.Proto, Host: cfg.Host, Port: cfg.Port, Count: cfg.Count,
+	r := &result.Latency{Schema: Schema, Kind: result.KindLatency, Version: version.String(), StartedAt: time.Now(), Warnings: []string{}}
+	r.Test = result.LatencyTest{Proto: cfg.Proto, Host: cfg.Host, Port: cfg.Port, Count: cfg.Count,
 		Duration: cfg.Duration.Seconds(), Interval: cfg.Interval.Seconds(), Timeout: cfg.Timeout.Seconds()}
 	if cfg.Proto != ProtoConnect {
 		r.Test.Size = cfg.Size
@@ -196,7 +150,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer p.close()
 	rec := NewRecorder()
-	err = runLoop(ctx, p, &cfg, rec, &r.Stats)
+	err = runLoop(ctx, p, &cfg, rec, &r.RTTStats)
 	r.Test.Peer = p.peer()
 	if err != nil {
 		r.Error = err.Error()
@@ -231,7 +185,7 @@ func newProber(ctx context.Context, cfg *Config) (prober, error) {
 // reached or ctx ends, recording into rec and st. A request cut short by
 // ctx is not counted. It returns an error only for a connection that
 // broke.
-func runLoop(ctx context.Context, p prober, cfg *Config, rec *Recorder, st *Stats) error {
+func runLoop(ctx context.Context, p prober, cfg *Config, rec *Recorder, st *result.RTTStats) error {
 	start := time.Now()
 	next := start
 	var deadline time.Time

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // Histogram range and precision: 1 ns to 60 s at 3 significant digits
@@ -59,34 +61,9 @@ func (r *Recorder) Record(d time.Duration) {
 // Count returns the number of samples.
 func (r *Recorder) Count() int64 { return r.n }
 
-// Summary is a distribution of round-trip times. Times are in
-// milliseconds. Min, Max, Mean and StdDev are exact; the percentiles come
-// from the HDR histogram and are within 0.1 % (clamped to [Min, Max]).
-type Summary struct {
-	Count  int64   `json:"count"`
-	Min    float64 `json:"min_ms"`
-	Mean   float64 `json:"mean_ms"`
-	StdDev float64 `json:"stddev_ms"` // population standard deviation
-	Max    float64 `json:"max_ms"`
-	P50    float64 `json:"p50_ms"`
-	P90    float64 `json:"p90_ms"`
-	P99    float64 `json:"p99_ms"`
-	P999   float64 `json:"p99_9_ms"`
-	// Bins are the histogram's non-empty counts merged into coarse
-	// logarithmic bins (20 per decade, each about 12 % wide), for plotting.
-	Bins []Bin `json:"bins"`
-}
-
-// Bin is one coarse histogram bin: Count samples in [From, To) ms.
-type Bin struct {
-	From  float64 `json:"from_ms"`
-	To    float64 `json:"to_ms"`
-	Count int64   `json:"count"`
-}
-
 // Summary returns the distribution recorded so far.
-func (r *Recorder) Summary() Summary {
-	s := Summary{Count: r.n, Bins: []Bin{}}
+func (r *Recorder) Summary() result.RTTSummary {
+	s := result.RTTSummary{Count: r.n, Bins: []result.RTTBin{}}
 	if r.n == 0 {
 		return s
 	}
@@ -105,8 +82,8 @@ func ms(ns int64) float64 { return float64(ns) / 1e6 }
 
 // coarseBins merges the histogram's buckets into logarithmic bins, each
 // bucket going to the bin holding its midpoint.
-func coarseBins(h *hdrhistogram.Histogram) []Bin {
-	bins := []Bin{}
+func coarseBins(h *hdrhistogram.Histogram) []result.RTTBin {
+	bins := []result.RTTBin{}
 	for _, b := range h.Distribution() {
 		if b.Count == 0 {
 			continue
@@ -118,7 +95,7 @@ func coarseBins(h *hdrhistogram.Histogram) []Bin {
 			bins[n-1].Count += b.Count
 			continue
 		}
-		bins = append(bins, Bin{From: from, To: math.Pow(10, (k+1)/binsPerDecade) / 1e6, Count: b.Count})
+		bins = append(bins, result.RTTBin{From: from, To: math.Pow(10, (k+1)/binsPerDecade) / 1e6, Count: b.Count})
 	}
 	return bins
 }

@@ -4,19 +4,21 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 func TestSummary(t *testing.T) {
 	tests := []struct {
 		name string
-		ms   []float64 // samples in ms
-		want Summary   // without Bins
+		ms   []float64         // samples in ms
+		want result.RTTSummary // without Bins
 	}{
-		{"empty", nil, Summary{}},
-		{"one", []float64{2}, Summary{Count: 1, Min: 2, Max: 2, Mean: 2, P50: 2, P90: 2, P99: 2, P999: 2}},
-		{"1..100", seq(1, 100), Summary{Count: 100, Min: 1, Max: 100, Mean: 50.5, StdDev: math.Sqrt((100*100 - 1) / 12.0),
+		{"empty", nil, result.RTTSummary{}},
+		{"one", []float64{2}, result.RTTSummary{Count: 1, Min: 2, Max: 2, Mean: 2, P50: 2, P90: 2, P99: 2, P999: 2}},
+		{"1..100", seq(1, 100), result.RTTSummary{Count: 100, Min: 1, Max: 100, Mean: 50.5, StdDev: math.Sqrt((100*100 - 1) / 12.0),
 			P50: 50, P90: 90, P99: 99, P999: 100}},
-		{"1..1000 µs", scale(seq(1, 1000), 0.001), Summary{Count: 1000, Min: 0.001, Max: 1, Mean: 0.5005,
+		{"1..1000 µs", scale(seq(1, 1000), 0.001), result.RTTSummary{Count: 1000, Min: 0.001, Max: 1, Mean: 0.5005,
 			StdDev: math.Sqrt((1000*1000-1)/12.0) / 1000, P50: 0.5, P90: 0.9, P99: 0.99, P999: 0.999}},
 	}
 	for _, tt := range tests {

@@ -166,7 +166,7 @@ func TestLoopbackUnderLoad(t *testing.T) {
 	if tr == nil || tr.Error != "" {
 		t.Fatalf("load result %+v", tr)
 	}
-	for name, st := range map[string]Stats{"idle": r.Idle, "loaded": r.Loaded} {
+	for name, st := range map[string]result.RTTStats{"idle": r.Idle, "loaded": r.Loaded} {
 		if st.Received == 0 || st.RTT.Count != st.Received || st.Sent < st.Received || st.Errors != 0 {
 			t.Errorf("%s: %+v", name, st)
 		}

@@ -14,7 +14,7 @@ import (
 )
 
 // Probe protocols of UnderLoad besides ProtoUDP.
-const ProtoICMP = "icmp"
+const ProtoICMP = result.ProbeICMP
 
 // Defaults of the probe beside a load.
 const (
@@ -75,44 +75,9 @@ func (c *LoadProbeConfig) applyDefaults() {
 	}
 }
 
-// UnderLoadResult is the idle and loaded RTT of one test (JSON schema
-// wirebench/1, kind "under-load").
-type UnderLoadResult struct {
-	Schema  string `json:"schema"`
-	Kind    string `json:"kind"`
-	Version string `json:"version,omitempty"`
-	// RunID is the id the results store saved this run as, in the
-	// printed document only (left out when the run was not saved).
-	RunID     int64     `json:"run_id,omitempty"`
-	StartedAt time.Time `json:"started_at"`
-	Probe     ProbeInfo `json:"probe"`
-	// Idle is the probe before the load started, Loaded the probe while
-	// the load ran.
-	Idle   Stats `json:"idle"`
-	Loaded Stats `json:"loaded"`
-	// Throughput is the load's own result (a wirebench/1 document), when
-	// the caller puts it here.
-	Throughput *result.Result `json:"throughput,omitempty"`
-	Warnings   []string       `json:"warnings"`
-	Error      string         `json:"error,omitempty"`
-}
-
-// ProbeInfo describes the probe as run.
-type ProbeInfo struct {
-	Proto    string  `json:"proto"`
-	Host     string  `json:"host"`
-	Port     int     `json:"port,omitempty"`
-	Peer     string  `json:"peer,omitempty"`
-	Socket   string  `json:"socket,omitempty"` // ICMP socket kind
-	Size     int     `json:"size"`
-	Interval float64 `json:"interval_s"`
-	Timeout  float64 `json:"timeout_s"`
-	Idle     float64 `json:"idle_s"`
-}
-
 // phaseProber probes for one phase: for d, or until ctx ends when d is 0.
 type phaseProber interface {
-	phase(ctx context.Context, d time.Duration, stop *atomic.Bool) (Stats, error)
+	phase(ctx context.Context, d time.Duration, stop *atomic.Bool) (result.RTTStats, error)
 	close()
 }
 
@@ -120,14 +85,14 @@ type phaseProber interface {
 // until load returns. It returns an error when the probe could not start
 // (the load then does not run) or found no echo service in the idle
 // phase; otherwise the result, with the probe's own failures in Error.
-func UnderLoad(ctx context.Context, cfg LoadProbeConfig, load func(context.Context)) (*UnderLoadResult, error) {
+func UnderLoad(ctx context.Context, cfg LoadProbeConfig, load func(context.Context)) (*result.UnderLoad, error) {
 	cfg.applyDefaults()
 	p, info, err := newPhaseProber(ctx, &cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer p.close()
-	r := &UnderLoadResult{Schema: Schema, Kind: "under-load", Version: version.String(), StartedAt: time.Now(),
+	r := &result.UnderLoad{Schema: Schema, Kind: result.KindUnderLoad, Version: version.String(), StartedAt: time.Now(),
 		Probe: info, Warnings: []string{}}
 	var never atomic.Bool
 	r.Idle, err = p.phase(ctx, cfg.Idle, &never)
@@ -159,8 +124,8 @@ func UnderLoad(ctx context.Context, cfg LoadProbeConfig, load func(context.Conte
 	return r, nil
 }
 
-func newPhaseProber(ctx context.Context, cfg *LoadProbeConfig) (phaseProber, ProbeInfo, error) {
-	info := ProbeInfo{Proto: cfg.Proto, Host: cfg.Host, Size: cfg.Size, Interval: cfg.Interval.Seconds(),
+func newPhaseProber(ctx context.Context, cfg *LoadProbeConfig) (phaseProber, result.LatencyProbe, error) {
+	info := result.LatencyProbe{Proto: cfg.Proto, Host: cfg.Host, Size: cfg.Size, Interval: cfg.Interval.Seconds(),
 		Timeout: cfg.Timeout.Seconds(), Idle: cfg.Idle.Seconds()}
 	switch cfg.Proto {
 	case ProtoUDP:
@@ -216,10 +181,10 @@ type udpPhases struct {
 
 func (u *udpPhases) close() { u.p.close() }
 
-func (u *udpPhases) phase(ctx context.Context, d time.Duration, _ *atomic.Bool) (Stats, error) {
+func (u *udpPhases) phase(ctx context.Context, d time.Duration, _ *atomic.Bool) (result.RTTStats, error) {
 	cfg := u.cfg
 	cfg.Duration = d
-	var st Stats
+	var st result.RTTStats
 	before := u.p.late()
 	err := runLoop(ctx, u.p, &cfg, NewRecorder(), &st)
 	st.Late -= before
@@ -234,8 +199,8 @@ type icmpPhases struct {
 
 func (c *icmpPhases) close() { _ = c.p.Close() }
 
-func (c *icmpPhases) phase(ctx context.Context, d time.Duration, stop *atomic.Bool) (Stats, error) {
-	var st Stats
+func (c *icmpPhases) phase(ctx context.Context, d time.Duration, stop *atomic.Bool) (result.RTTStats, error) {
+	var st result.RTTStats
 	rec := NewRecorder()
 	start := time.Now()
 	add := func(sr *ping.SizeResult) {

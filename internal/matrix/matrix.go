@@ -17,7 +17,6 @@ import (
 
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/linerate"
-	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/version"
@@ -79,7 +78,7 @@ type Config struct {
 // Session runs one client test, with its latency probe when the session
 // was set up for one.
 type Session interface {
-	Run(ctx context.Context, cfg session.ClientConfig) (*result.Result, *echo.UnderLoadResult, error)
+	Run(ctx context.Context, cfg session.ClientConfig) (*result.Result, *result.UnderLoad, error)
 }
 
 // Result is one matrix run: a JSON document of kind "matrix".
@@ -139,7 +138,7 @@ type Cell struct {
 	// --bidir row); nil when the cell did not run.
 	Result *result.Result `json:"result,omitempty"`
 	// Latency is the idle and loaded RTT probe of the cell (--latency).
-	Latency *echo.UnderLoadResult `json:"latency,omitempty"`
+	Latency *result.UnderLoad `json:"latency,omitempty"`
 	// Device is what the device's own shell reported for the cell (--dut),
 	// as parsed: fields it did not print are absent.
 	Device *result.Device `json:"device,omitempty"`
@@ -328,7 +327,7 @@ func Run(ctx context.Context, s Session, cfg Config) (*Result, error) {
 		}
 		r, lat, err := runRetryBusy(ctx, s, tc, answered)
 		answered = answered || err == nil
-		r = report.Sanitize(r) // JSON-safe: no NaN or Inf
+		r = result.Sanitize(r) // JSON-safe: no NaN or Inf
 		for i, c := range p.cells {
 			if i > 0 {
 				n++
@@ -420,7 +419,7 @@ const (
 // runRetryBusy runs one test, trying again while the peer says it is busy,
 // resets the connection (something listens there), or — when it answered
 // an earlier cell (answered) — refuses it. A refused test measured nothing.
-func runRetryBusy(ctx context.Context, s Session, cfg session.ClientConfig, answered bool) (*result.Result, *echo.UnderLoadResult, error) {
+func runRetryBusy(ctx context.Context, s Session, cfg session.ClientConfig, answered bool) (*result.Result, *result.UnderLoad, error) {
 	for i := 0; ; i++ {
 		r, lat, err := s.Run(ctx, cfg)
 		busy := errors.Is(err, session.ErrIperf3Busy) || errors.Is(err, syscall.ECONNRESET) ||
@@ -572,7 +571,7 @@ type ClientSessions struct {
 }
 
 // Run runs one client test.
-func (s ClientSessions) Run(ctx context.Context, cfg session.ClientConfig) (*result.Result, *echo.UnderLoadResult, error) {
+func (s ClientSessions) Run(ctx context.Context, cfg session.ClientConfig) (*result.Result, *result.UnderLoad, error) {
 	if s.Latency == nil {
 		r, err := session.RunClient(ctx, cfg)
 		return r, nil, err

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 )
@@ -22,7 +21,7 @@ type fakeSession struct {
 	reply func(cfg session.ClientConfig, call int) (*result.Result, error)
 }
 
-func (f *fakeSession) Run(_ context.Context, cfg session.ClientConfig) (*result.Result, *echo.UnderLoadResult, error) {
+func (f *fakeSession) Run(_ context.Context, cfg session.ClientConfig) (*result.Result, *result.UnderLoad, error) {
 	f.runs = append(f.runs, cfg)
 	r, err := f.reply(cfg, len(f.runs))
 	return r, nil, err

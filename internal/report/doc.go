@@ -1,10 +1,11 @@
 // Package report renders results into the forms people and programs read:
 // iperf-style text (Text), one JSON document per test (WriteJSON, the
-// wirebench/1 schema documented in docs/json.md) and CSV rows for
-// spreadsheets (WriteCSVHeader, WriteCSV).
+// wirebench/1 schema documented in docs/json.md), CSV rows for
+// spreadsheets (WriteCSVHeader, WriteCSV), and the text of the latency
+// documents (WriteLatency, WriteUnderLoad; docs/latency.md).
 //
-// Renderers measure nothing: every figure printed comes from a
-// result.Result or result.Interval. What they do add is care about the
+// Renderers measure nothing: every figure printed comes from a document
+// type of internal/result. What they do add is care about the
 // figures they cannot print honestly. A rate over a zero-length span, a
 // loss percentage over zero datagrams, or a NaN or infinite value that
 // slipped through is printed as "n/a" in text, left empty in CSV, and

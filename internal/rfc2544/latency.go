@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/wirebench/wirebench/internal/echo"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
@@ -38,7 +39,7 @@ func (b *bench) latency(ctx context.Context, sr *SizeResult) error {
 // latencyPoint measures one load.
 func (b *bench) latencyPoint(ctx context.Context, sr *SizeResult, load float64) (LatencyPoint, error) {
 	reps := max(b.cfg.Schedule.LatencyRepeats, 1)
-	p := LatencyPoint{LoadPercent: load, RatePPS: sr.NDRPPS * load / 100, Kind: b.cfg.Latency, Repeats: reps, Histogram: []echo.Bin{}}
+	p := LatencyPoint{LoadPercent: load, RatePPS: sr.NDRPPS * load / 100, Kind: b.cfg.Latency, Repeats: reps, Histogram: []result.RTTBin{}}
 	all := echo.NewRecorder()
 	var sums [7]float64
 	got := 0 // repeats that gave figures

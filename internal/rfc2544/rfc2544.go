@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/pacer"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sweep"
@@ -310,7 +309,7 @@ type LatencyPoint struct {
 	Timed int64 `json:"timed"`
 	// Histogram is every datagram of every repeat, in coarse bins (empty
 	// for the transit kinds: the server sends a summary only).
-	Histogram []echo.Bin `json:"histogram"`
+	Histogram []result.RTTBin `json:"histogram"`
 	// HostLimited says this host did not offer the rate asked for.
 	HostLimited bool `json:"host_limited,omitempty"`
 }

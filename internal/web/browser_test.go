@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/result"
 )
@@ -301,9 +300,9 @@ func TestSweepAndCompareInChromium(t *testing.T) {
 		Cells: []matrix.Cell{{Protocol: result.TCP, Direction: matrix.Upload, BitsPerSecond: f(94.276e6), Status: "ok"},
 			{Protocol: result.UDP, Direction: matrix.Download, Status: "unsupported", Reason: "the peer cannot send"}}}
 	mxID, _ := s.memory.AddDoc(RunSummary{Kind: mx.Kind, StartedAt: mx.StartedAt, Target: "192.0.2.7:5001", Summary: "matrix"}, mx)
-	rr := &echo.Result{Schema: result.Schema, Kind: "request-response", StartedAt: time.Now().UTC(), Warnings: []string{},
-		Stats: echo.Stats{Sent: 100, Received: 99, Timeouts: 1, LossPct: 1, RequestsPerSecond: 49.5,
-			RTT: echo.Summary{Count: 99, Mean: 0.512, StdDev: 0.1, P50: 0.431, P99: 2.25}}}
+	rr := &result.Latency{Schema: result.Schema, Kind: "request-response", StartedAt: time.Now().UTC(), Warnings: []string{},
+		RTTStats: result.RTTStats{Sent: 100, Received: 99, Timeouts: 1, LossPct: 1, RequestsPerSecond: 49.5,
+			RTT: result.RTTSummary{Count: 99, Mean: 0.512, StdDev: 0.1, P50: 0.431, P99: 2.25}}}
 	rrID, _ := s.memory.AddDoc(RunSummary{Kind: rr.Kind, StartedAt: rr.StartedAt, Target: "192.0.2.7:5001", Summary: "latency"}, rr)
 	for _, c := range []struct {
 		id         int64

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"time"
@@ -92,10 +91,10 @@ func NewMemory(maxRuns, maxBytes int) *Memory {
 	return &Memory{maxRuns: maxRuns, maxBytes: maxBytes}
 }
 
-// Add keeps r (labelled with labels and those TestLabels derives from it)
+// Add keeps r (labelled with labels and those r.Labels derives from it)
 // and returns its run id.
 func (m *Memory) Add(r *result.Result, labels map[string]string) (int64, error) {
-	all := TestLabels(r)
+	all := r.Labels()
 	for k, v := range labels {
 		all[k] = v
 	}
@@ -171,27 +170,6 @@ func matches(have, want map[string]string) bool {
 		}
 	}
 	return true
-}
-
-// TestLabels are the labels a test result carries by itself: its protocol,
-// direction, dialect and peer host.
-func TestLabels(r *result.Result) map[string]string {
-	l := map[string]string{}
-	set := func(k, v string) {
-		if v != "" {
-			l[k] = v
-		}
-	}
-	set("protocol", r.Test.Protocol)
-	set("direction", r.Test.Direction)
-	set("dialect", r.Test.Dialect)
-	host := r.Test.Peer
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	set("peer", host)
-	set("role", r.Role)
-	return l
 }
 
 // ParseLabels parses "key=value" labels into a map.

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/wirebench/wirebench/internal/echo"
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // parseMetrics fetches url and parses it with the Prometheus text parser.
@@ -170,7 +171,7 @@ func pollMetric(t *testing.T, url, name string, want float64, labels ...string) 
 // gauges to its figures; a connect test counts one probe per connection.
 func TestMetricsCountEchoTests(t *testing.T) {
 	ts := startTestServer(t, Config{}, 0)
-	run := func(proto string, count int) *echo.Result {
+	run := func(proto string, count int) *result.Latency {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
