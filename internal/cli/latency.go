@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -206,18 +205,17 @@ func (l *latencyFlags) runClient(e *env, cfg session.ClientConfig, format output
 	if format == formatCSV {
 		return nil, nil, usagef("--latency has no CSV form: use --json or text")
 	}
-	probe.Host = cfg.Host
-	var r *result.Result
-	var rerr error
-	lat, err := echo.UnderLoad(e.ctx, *probe, func(ctx context.Context) { r, rerr = session.RunClient(ctx, cfg) })
+	// A probe that fails after the test ran costs only the latency
+	// figures: the test is printed and saved with a warning saying why.
+	r, lat, err := echo.ClientUnderLoad(e.ctx, cfg, *probe)
 	if ce := (echo.ConfigError{}); errors.As(err, &ce) {
 		return nil, nil, usageError{fmt.Errorf("--latency: %w", err)}
 	}
-	if err != nil {
+	if err != nil && r == nil {
 		return nil, nil, fmt.Errorf("--latency: %w", err)
 	}
-	if rerr != nil {
-		return nil, nil, rerr
+	if err != nil {
+		return nil, nil, err
 	}
 	return r, lat, nil
 }

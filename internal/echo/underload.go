@@ -10,6 +10,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/ping"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/version"
 )
 
@@ -247,4 +248,25 @@ func (c *icmpPhases) phase(ctx context.Context, d time.Duration, stop *atomic.Bo
 		st.RequestsPerSecond = float64(st.Received) / st.Seconds
 	}
 	return st, err
+}
+
+// ClientUnderLoad runs one client test (session.RunClient) beside an RTT
+// probe of the same host (UnderLoad). A probe that fails once the test has
+// run costs only the latency figures: the test's result comes back with a
+// warning saying why, and a nil latency result. When the probe cannot
+// start, nothing runs and the error is the probe's (a ConfigError for a
+// bad probe configuration), for the caller to name as its own option.
+func ClientUnderLoad(ctx context.Context, cfg session.ClientConfig, probe LoadProbeConfig) (*result.Result, *result.UnderLoad, error) {
+	var r *result.Result
+	var rerr error
+	probe.Host = cfg.Host
+	lat, err := UnderLoad(ctx, probe, func(ctx context.Context) { r, rerr = session.RunClient(ctx, cfg) })
+	if err != nil {
+		if r == nil {
+			return nil, nil, errors.Join(rerr, err)
+		}
+		r.Warn("--latency: the RTT probe failed: " + err.Error())
+		return r, nil, rerr
+	}
+	return r, lat, rerr
 }

@@ -570,23 +570,15 @@ type ClientSessions struct {
 	Latency *echo.LoadProbeConfig
 }
 
-// Run runs one client test.
+// Run runs one client test, beside the latency probe when set.
 func (s ClientSessions) Run(ctx context.Context, cfg session.ClientConfig) (*result.Result, *result.UnderLoad, error) {
 	if s.Latency == nil {
 		r, err := session.RunClient(ctx, cfg)
 		return r, nil, err
 	}
-	var r *result.Result
-	var rerr error
-	lp := *s.Latency
-	lp.Host = cfg.Host
-	lat, err := echo.UnderLoad(ctx, lp, func(ctx context.Context) { r, rerr = session.RunClient(ctx, cfg) })
-	if err != nil {
-		if r == nil {
-			return nil, nil, errors.Join(rerr, fmt.Errorf("latency probe: %w", err))
-		}
-		r.Warn("--latency: the RTT probe failed: " + err.Error())
-		return r, nil, rerr
+	r, lat, err := echo.ClientUnderLoad(ctx, cfg, *s.Latency)
+	if err != nil && r == nil {
+		err = fmt.Errorf("latency probe: %w", err)
 	}
-	return r, lat, rerr
+	return r, lat, err
 }
