@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # bench/sidebyside.sh: wirebench, iperf 2 and iperf3 side by side on
 # loopback, from one run: loss-free UDP rate (the same binary search for
-# each) at 18, 64 and 1470 bytes, highest paced send rate, TCP with 1 and 2
-# streams (interleaved rounds, medians), CPU seconds per GB, pacing error
-# at 0.1-1000 Mbit/s, and 1000 clients at once against one wirebench
-# server (--many N to scale, 0 to skip). Prints a table, or one JSON
-# document with --json.
+# each) at 18, 64 and 1470 bytes, highest paced send rate, TCP with 1, 2, 4
+# and 8 streams (interleaved rounds, medians), CPU seconds per GB (every
+# TCP row and the UDP send-rate rows), pacing error at 0.1-1000 Mbit/s,
+# and 1000 clients at once against one wirebench server (--many N to
+# scale, 0 to skip). Prints a table, or one JSON document with --json.
 #
-#   bench/sidebyside.sh --quick          # about 3 minutes
-#   bench/sidebyside.sh                  # full, about 10 minutes
+#   bench/sidebyside.sh --quick          # about 4 minutes
+#   bench/sidebyside.sh                  # full, about 13 minutes
 #   bench/sidebyside.sh --quick --json   # JSON instead of the table
 #   bench/sidebyside.sh --only many      # the 1000 clients only
 #

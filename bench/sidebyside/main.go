@@ -1,9 +1,9 @@
 // Command sidebyside measures wirebench, iperf 2 and iperf3 side by side on
 // loopback, in one run, and prints the figures as ratios: the highest
 // loss-free UDP rate found by the same binary search for each tool at 18,
-// 64 and 1470 bytes; the highest paced send rate; TCP throughput with 1
-// and 2 streams in interleaved rounds; CPU seconds per GB moved; and the
-// pacing error at 0.1 to 1000 Mbit/s.
+// 64 and 1470 bytes; the highest paced send rate; TCP throughput with 1,
+// 2, 4 and 8 streams in interleaved rounds; CPU seconds per GB moved (for
+// every TCP row); and the pacing error at 0.1 to 1000 Mbit/s.
 //
 // It runs the real binaries as subprocesses, a fresh server for every
 // test on a free loopback port, and reads their own reports (wirebench
@@ -81,7 +81,7 @@ func (p *Plan) restrict(only string) error {
 // plans are the two modes.
 func plan(quick bool) Plan {
 	p := Plan{Mode: "full", TrialSeconds: 2, SearchTrials: 10, SearchTol: 0.02, TCPSeconds: 5, TCPRounds: 5, PaceSeconds: 5,
-		Sizes: []int{18, 64, 1470}, PaceRates: []float64{1e5, 1e6, 1e7, 1e8, 1e9}, PaceLength: 1470, Streams: []int{1, 2}}
+		Sizes: []int{18, 64, 1470}, PaceRates: []float64{1e5, 1e6, 1e7, 1e8, 1e9}, PaceLength: 1470, Streams: []int{1, 2, 4, 8}}
 	many := DefaultMany
 	p.Many = &many
 	if quick {
@@ -92,7 +92,7 @@ func plan(quick bool) Plan {
 }
 
 func main() {
-	quick := flag.Bool("quick", false, "short run (about 3 minutes): 1 s trials, at most 7 per search, 3 TCP rounds")
+	quick := flag.Bool("quick", false, "short run (about 4 minutes): 1 s trials, at most 7 per search, 3 TCP rounds")
 	asJSON := flag.Bool("json", false, "print one JSON document ("+Schema+") instead of the table")
 	wb := flag.String("wirebench", "wirebench", "the wirebench binary to measure")
 	i2 := flag.String("iperf", "iperf", "the iperf 2 binary")

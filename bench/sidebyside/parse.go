@@ -151,6 +151,8 @@ func parseIperf3(out []byte, udp bool) (Counts, error) {
 
 // iperf2Line is one line of iperf 2's CSV report (-y C).
 type iperf2Line struct {
+	// ID is the stream's number; -1 marks a sum over streams.
+	ID    int64
 	Bytes int64
 	BPS   float64
 	// UDP server lines only (14 fields):
@@ -207,7 +209,7 @@ func parseIperf2CSV(out []byte) ([]iperf2Line, error) {
 			}
 			return v
 		}
-		l.Bytes, l.BPS = num(f[7]), flt(f[8])
+		l.ID, l.Bytes, l.BPS = num(f[5]), num(f[7]), flt(f[8])
 		if len(f) == 14 {
 			l.UDP = true
 			l.JitterMillis, l.Lost, l.Total, l.OutOfOrder = flt(f[9]), num(f[10]), num(f[11]), num(f[13])
@@ -259,6 +261,9 @@ func parseIperf2TCP(server []byte) (Counts, error) {
 	}
 	var c Counts
 	for _, l := range sv {
+		if l.ID < 0 {
+			continue // a sum line (iperf 2 prints one in some versions): the streams are summed here
+		}
 		c.RecvBytes += l.Bytes
 		c.RecvBPS += l.BPS
 		c.RecvSeconds = max(c.RecvSeconds, l.Seconds())

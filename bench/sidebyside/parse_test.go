@@ -133,6 +133,11 @@ func TestParseIperf2TCP(t *testing.T) {
 	if c.RecvBytes != 823001148+590479420 || c.RecvBPS != 6543960147+4755205450 {
 		t.Errorf("got %+v, want the two streams summed", c)
 	}
+	// A sum line (id -1) is not a third stream.
+	withSum := append(readTestdata(t, "iperf2-tcp-p2-server.csv"), "19700101000000,127.0.0.1,0,127.0.0.1,35404,-1,0.0-1.0,1413480568,11299165597\n"...)
+	if c2, err := parseIperf2TCP(withSum); err != nil || c2 != c {
+		t.Errorf("with a sum line: got %+v, %v; want %+v", c2, err, c)
+	}
 }
 
 func TestParseIperf2CSVErrors(t *testing.T) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -80,7 +81,7 @@ func TestOnlyTCP(t *testing.T) {
 	if err := pl.restrict("tcp"); err != nil {
 		t.Fatal(err)
 	}
-	if len(pl.Streams) != 2 || len(pl.Sizes) != 0 || len(pl.PaceRates) != 0 || pl.Only != "tcp" {
+	if !slices.Equal(pl.Streams, []int{1, 2, 4, 8}) || len(pl.Sizes) != 0 || len(pl.PaceRates) != 0 || pl.Only != "tcp" {
 		t.Fatalf("--only tcp plan: streams %v, sizes %v, pacing %v, only %q", pl.Streams, pl.Sizes, pl.PaceRates, pl.Only)
 	}
 	if err := pl.restrict("tpc"); err == nil {

@@ -29,6 +29,15 @@ type TCPSendConfig struct {
 	// Counted is how many bytes were already sent on the stream (a header);
 	// the counters include them, the result does not.
 	Counted int64
+	// Blocking writes from a locked OS thread with the socket in blocking
+	// mode (Linux, a plain TCP connection; elsewhere ignored) until shortly
+	// before the end, where Go's poller takes over for the exact deadline.
+	// The kernel then puts the sender to sleep and wakes it itself, as
+	// iperf 2's threads; with two or more streams on loopback that was
+	// faster and cheaper for the receiver (bench/README.md). Nothing else
+	// may write to conn meanwhile, and a reader of it must tolerate
+	// blocking reads of up to 50 ms each.
+	Blocking bool
 }
 
 // TCPResult is what a TCP sender or receiver moved.
@@ -63,6 +72,13 @@ func SendTCP(ctx context.Context, conn net.Conn, cfg TCPSendConfig, c *stats.Cou
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetWriteDeadline(time.Unix(1, 0)) })
 	defer stop()
 	var err error
+	if cfg.Blocking {
+		var done bool
+		if done, err = sendBlocking(ctx, conn, cfg, c, &res, end); done {
+			res.End = time.Now()
+			return res, err
+		}
+	}
 	for ctx.Err() == nil {
 		b := cfg.Buffer
 		if cfg.Bytes > 0 {

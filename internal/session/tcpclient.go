@@ -252,6 +252,11 @@ func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, start time
 	}
 	if sending {
 		scfg := engine.TCPSendConfig{Buffer: buf, Duration: cfg.Duration, Bytes: cfg.Bytes, Counted: hdrBytes}
+		// With two or more streams, blocking writes let the kernel keep
+		// each stream's sender and receiver on one core (bench/README.md:
+		// 1.2x on loopback with -P 2; with one stream they lost). Only
+		// the reply reader above shares the socket, and it tolerates it.
+		scfg.Blocking = cfg.Parallel >= 2 && !receiving
 		if cfg.Duration > 0 {
 			scfg.End = start.Add(cfg.Duration)
 		}
