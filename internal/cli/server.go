@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -266,16 +267,13 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	// the goroutine that ended it (for UDP the one reader of every test,
 	// which must go on answering FINs). A store that fails says so on
 	// stderr once (until a save works again) and in every JSON document
-	// it could not keep.
-	type ended struct {
-		id int
-		r  *result.Result
-	}
-	queue := make(chan ended, saveQueue)
+	// it could not keep; a store slower than the tests end only makes the
+	// line longer: no test is left unsaved for it.
+	var queue saveLine[endedTest]
 	saverDone := make(chan struct{})
 	go func() {
 		defer close(saverDone)
-		for t := range queue {
+		for t := range queue.all() {
 			r := t.r
 			id, w := f.saving.save(e, result.KindTest, r.Test.Peer, testSummary(r), r.StartedAt, result.Sanitize(r))
 			if (w != "" || id > 0) && format == formatJSON || w != "" && format == formatCSV {
@@ -294,21 +292,14 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	}()
 	// Serve returns once every test has ended: the last results are saved
 	// and printed before the command returns.
-	defer func() { close(queue); <-saverDone }()
+	defer func() { queue.close(); <-saverDone }()
 	cfg.OnResult = func(id int, r *result.Result) {
 		link.apply(r)
 		if f.saving.noSave {
 			printResult(id, r)
 			return
 		}
-		select {
-		case queue <- ended{id, r}:
-		default:
-			if w := f.saving.skip(e, fmt.Sprintf("%d earlier tests are still waiting to be saved (the store is too slow for this rate of tests)", saveQueue)); format != formatText {
-				r.Warn(w)
-			}
-			printResult(id, r)
-		}
+		queue.push(endedTest{id, r})
 	}
 	if f.webFlags.addr != "" {
 		if f.interval == 0 {
@@ -399,4 +390,78 @@ func (f *serverFlags) runServerDUT(e *env, cfg session.ServerConfig, printResult
 		printResult(id, r)
 	}
 	return err
+}
+
+// endedTest is a server test waiting to be saved and printed.
+type endedTest struct {
+	id int
+	r  *result.Result
+}
+
+// saveLine is a first-in first-out line with no bound between the
+// goroutines that end tests and the one that saves them: push never
+// blocks (a test's goroutine must not wait on the store) and never drops
+// (each entry is one result, a few kilobytes, where a lost one is a run
+// the user cannot find again).
+type saveLine[T any] struct {
+	mu     sync.Mutex
+	items  []T
+	closed bool
+	wake   chan struct{} // one pending signal at most
+	once   sync.Once
+}
+
+func (l *saveLine[T]) init() { l.once.Do(func() { l.wake = make(chan struct{}, 1) }) }
+
+// push appends t.
+func (l *saveLine[T]) push(t T) {
+	l.init()
+	l.mu.Lock()
+	l.items = append(l.items, t)
+	l.mu.Unlock()
+	l.signal()
+}
+
+// close ends all() once every item pushed before it has been taken.
+func (l *saveLine[T]) close() {
+	l.init()
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	l.signal()
+}
+
+func (l *saveLine[T]) signal() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// all yields the items in the order they were pushed until the line is
+// closed and empty.
+func (l *saveLine[T]) all() iter.Seq[T] {
+	l.init()
+	return func(yield func(T) bool) {
+		for {
+			l.mu.Lock()
+			if len(l.items) == 0 {
+				closed := l.closed
+				l.mu.Unlock()
+				if closed {
+					return
+				}
+				<-l.wake
+				continue
+			}
+			t := l.items[0]
+			var zero T
+			l.items[0] = zero
+			l.items = l.items[1:]
+			l.mu.Unlock()
+			if !yield(t) {
+				return
+			}
+		}
+	}
 }

@@ -19,10 +19,6 @@ import (
 	"github.com/wirebench/wirebench/internal/version"
 )
 
-// saveQueue is how many ended server tests may wait to be saved; more are
-// printed unsaved, with a warning.
-const saveQueue = 256
-
 // reopenAfter is how long a store that could not be opened is not tried
 // again (a lab database that does not answer would hold every server
 // test's output for storeTimeout).
