@@ -290,7 +290,7 @@ func writeMatrixRun(w io.Writer, m *matrix.Result) error {
 // writeSweepRun prints a sweep as the sweep command did: the table, then
 // the device's report (runs made with --dut).
 func writeSweepRun(w io.Writer, s *sweep.Result) error {
-	if err := writeSweepText(w, s); err != nil {
+	if err := sweep.WriteText(w, s); err != nil {
 		return err
 	}
 	return writeSweepDevice(w, s)
