@@ -281,7 +281,7 @@ func writeUnderLoadRun(w io.Writer, lat *echo.UnderLoadResult, cfg runConfig) er
 // writeMatrixRun prints a matrix as the matrix command did: the table,
 // then each cell's device report (runs made with --dut).
 func writeMatrixRun(w io.Writer, m *matrix.Result) error {
-	if err := writeMatrixText(w, m); err != nil {
+	if err := matrix.WriteText(w, m); err != nil {
 		return err
 	}
 	return writeMatrixDevice(w, m)
