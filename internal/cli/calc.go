@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/calc"
 	"github.com/wirebench/wirebench/internal/linerate"
-	"github.com/wirebench/wirebench/internal/result"
 )
 
 // calcConfig is what the calc command was asked.
@@ -24,9 +24,8 @@ type calcConfig struct {
 	rtt                           time.Duration
 }
 
-// CalcKind is the "kind" of calc's JSON document (docs/calc.md); its
-// "schema" is result.Schema.
-const CalcKind = "calc"
+// CalcKind is the "kind" of calc's JSON document (docs/calc.md).
+const CalcKind = calc.Kind
 
 func newCalcCmd(e *env) *cobra.Command {
 	var c calcConfig
@@ -63,16 +62,9 @@ Media: ` + strings.Join(linerate.MediumNames(), ", ") + `.`,
 	return cmd
 }
 
-// calcPlan is the parsed command line.
-type calcPlan struct {
-	media    []linerate.Medium
-	stack    linerate.Stack
-	payloads []int
-	sizes    []int // what the user typed for each payload (frame sizes with --frame)
-}
-
-func parseCalc(c calcConfig, args []string) (calcPlan, error) {
-	var p calcPlan
+// parseCalc turns the command line into what to work out.
+func parseCalc(c calcConfig, args []string) (calc.Plan, error) {
+	p := calc.Plan{RTT: c.rtt}
 	names, err := calcMediaNames(c, args)
 	if err != nil {
 		return p, err
@@ -89,7 +81,7 @@ func parseCalc(c calcConfig, args []string) (calcPlan, error) {
 		} else if !c.compare {
 			return p, usagef("--aggregate: %v", err)
 		}
-		p.media = append(p.media, m)
+		p.Media = append(p.Media, m)
 	}
 	if !aggregated {
 		return p, usagef("--aggregate: none of %s can aggregate frames: only usb*-eem, usb*-ncm and usb*-rndis can", strings.Join(names, ", "))
@@ -110,8 +102,8 @@ func parseCalc(c calcConfig, args []string) (calcPlan, error) {
 	if c.rtt < 0 || (c.rtt > 0 && t != linerate.ICMP) {
 		return p, usagef("--rtt: only with --proto icmp, and positive")
 	}
-	p.stack = linerate.Stack{IPv6: c.ipv6, Transport: t, TCPTimestamps: c.tcpTS, VLAN: c.vlan, MTU: c.mtu}
-	if err := p.stack.Validate(0); err != nil {
+	p.Stack = linerate.Stack{IPv6: c.ipv6, Transport: t, TCPTimestamps: c.tcpTS, VLAN: c.vlan, MTU: c.mtu}
+	if err := p.Stack.Validate(0); err != nil {
 		return p, usagef("--mtu: %v", err)
 	}
 	return p, parseCalcSizes(c, &p)
@@ -133,85 +125,34 @@ func calcMediaNames(c calcConfig, args []string) ([]string, error) {
 	return []string{c.medium}, nil
 }
 
-func parseCalcSizes(c calcConfig, p *calcPlan) error {
+func parseCalcSizes(c calcConfig, p *calc.Plan) error {
 	spec, flagName := c.payload, "--payload"
 	if c.frame != "" {
 		spec, flagName = c.frame, "--frame"
 	}
 	if spec == "" {
-		p.payloads = []int{p.stack.DefaultPayload()}
-		p.sizes = p.payloads
+		p.Payloads = []int{p.Stack.DefaultPayload()}
+		p.Sizes = p.Payloads
 		return nil
 	}
-	sizes, err := parseSizeList(spec, c.step)
+	sizes, err := calc.ParseSizes(spec, c.step)
 	if err != nil {
 		return usagef("%s: %v", flagName, err)
 	}
 	for _, n := range sizes {
 		pl := n
 		if c.frame != "" {
-			if pl, err = linerate.RawPayload(p.stack, n); err != nil {
+			if pl, err = linerate.RawPayload(p.Stack, n); err != nil {
 				return usagef("--frame: %v", err)
 			}
 		}
-		if err := p.stack.Validate(pl); err != nil {
+		if err := p.Stack.Validate(pl); err != nil {
 			return usagef("%s: %v", flagName, err)
 		}
-		p.payloads = append(p.payloads, pl)
-		p.sizes = append(p.sizes, n)
+		p.Payloads = append(p.Payloads, pl)
+		p.Sizes = append(p.Sizes, n)
 	}
 	return nil
-}
-
-// maxCalcRows bounds a table so a typo cannot print a million lines.
-const maxCalcRows = 10000
-
-// parseSizeList reads "1470", "64-1518" or "64,128,1470".
-func parseSizeList(spec string, step int) ([]int, error) {
-	if step < 0 {
-		return nil, fmt.Errorf("invalid --step %d: want a positive number of bytes", step)
-	}
-	if lo, hi, ok := strings.Cut(spec, "-"); ok {
-		a, errA := parseCalcInt(lo)
-		b, errB := parseCalcInt(hi)
-		if errA != nil || errB != nil || b < a {
-			return nil, fmt.Errorf("invalid range %q: want LOW-HIGH in bytes, like 64-1518", spec)
-		}
-		if step == 0 {
-			step = max(1, (b-a+15)/16)
-		}
-		if (b-a)/step+2 > maxCalcRows {
-			return nil, fmt.Errorf("range %q with step %d gives more than %d rows", spec, step, maxCalcRows)
-		}
-		var out []int
-		for n := a; n < b; n += step {
-			out = append(out, n)
-			if step >= b-n {
-				break // n+step would reach b, or overflow near MaxInt
-			}
-		}
-		return append(out, b), nil
-	}
-	var out []int
-	for _, s := range strings.Split(spec, ",") {
-		n, err := parseCalcInt(s)
-		if err != nil {
-			return nil, fmt.Errorf("invalid size %q: want whole bytes, like 1470 or 64,128,1470 or 64-1518", s)
-		}
-		out = append(out, n)
-	}
-	if len(out) > maxCalcRows {
-		return nil, fmt.Errorf("more than %d sizes", maxCalcRows)
-	}
-	return out, nil
-}
-
-func parseCalcInt(s string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("parsing %q: not a whole number of bytes", s)
-	}
-	return n, nil
 }
 
 func runCalc(e *env, c calcConfig, args []string) error {
@@ -219,7 +160,7 @@ func runCalc(e *env, c calcConfig, args []string) error {
 	if err != nil {
 		return err
 	}
-	doc, err := buildCalcDoc(p, c)
+	doc, err := calc.Build(p)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -234,109 +175,7 @@ func runCalc(e *env, c calcConfig, args []string) error {
 	return writeCalcText(e.stdout, doc, c)
 }
 
-// calcDoc is calc's JSON document, documented in docs/calc.md.
-type calcDoc struct {
-	Schema  string       `json:"schema"`
-	Kind    string       `json:"kind"`
-	Stack   calcStack    `json:"stack"`
-	Media   []calcMedium `json:"media"`
-	Results []calcResult `json:"results"`
-}
-
-type calcStack struct {
-	IP            string `json:"ip"` // "ipv4", "ipv6", or "" for raw
-	Protocol      string `json:"protocol"`
-	TCPTimestamps bool   `json:"tcp_timestamps"`
-	VLAN          bool   `json:"vlan"`
-	MTU           int    `json:"mtu"`
-}
-
-type calcMedium struct {
-	Name          string  `json:"name"`
-	Kind          string  `json:"kind"`
-	BitRateBPS    float64 `json:"bit_rate_bps"`
-	BusCeilingBPS float64 `json:"bus_ceiling_bps,omitempty"`
-	Class         string  `json:"class,omitempty"`
-	Aggregate     int     `json:"aggregate"`
-	MaxFPS        float64 `json:"max_fps,omitempty"`
-	Source        string  `json:"source"`
-}
-
-// calcResult is one medium and payload size.
-type calcResult struct {
-	// Size is the size as typed: the payload, or the frame with --frame.
-	Size int `json:"size"`
-	linerate.Breakdown
-	Echo *calcEcho `json:"echo,omitempty"`
-}
-
-// calcEcho is the ICMP echo view: the VoIP box report's count and the correct one.
-type calcEcho struct {
-	RoundTripWireS       float64 `json:"round_trip_wire_s"`
-	NoGapBytes           float64 `json:"no_gap_bytes"`
-	NoGapOverhead        float64 `json:"no_gap_overhead_per_packet"`
-	WireBytes            float64 `json:"wire_bytes"`
-	WireOverhead         float64 `json:"wire_overhead_per_packet"`
-	RTTS                 float64 `json:"rtt_s,omitempty"`
-	ImpliedNoGapBPS      float64 `json:"implied_no_gap_bps,omitempty"`
-	ImpliedBPS           float64 `json:"implied_bps,omitempty"`
-	ImpliedShareOfMedium float64 `json:"implied_share_of_medium,omitempty"`
-}
-
-func buildCalcDoc(p calcPlan, c calcConfig) (calcDoc, error) {
-	d := calcDoc{Schema: result.Schema, Kind: CalcKind, Stack: calcStack{Protocol: p.stack.Transport.String(), TCPTimestamps: p.stack.Transport == linerate.TCP && p.stack.TCPTimestamps, VLAN: p.stack.VLAN, MTU: c.mtu}}
-	if p.stack.Transport != linerate.Raw {
-		d.Stack.IP = map[bool]string{false: "ipv4", true: "ipv6"}[p.stack.IPv6]
-	}
-	d.Results = []calcResult{}
-	for _, m := range p.media {
-		d.Media = append(d.Media, describeMedium(m))
-	}
-	for _, m := range p.media {
-		for i, pl := range p.payloads {
-			r, err := calcOne(m, p.stack, pl, c.rtt)
-			if err != nil {
-				return d, err
-			}
-			r.Size = p.sizes[i]
-			d.Results = append(d.Results, r)
-		}
-	}
-	return d, nil
-}
-
-func describeMedium(m linerate.Medium) calcMedium {
-	cm := calcMedium{Name: m.Name, Kind: m.Kind.String(), BitRateBPS: m.BitRate, Aggregate: m.Aggregate, MaxFPS: m.MaxFPS, Source: m.Source}
-	if m.Bus != nil {
-		cm.BusCeilingBPS = m.Bus.BusCeilingBPS()
-		cm.Class = m.Class.String()
-	}
-	return cm
-}
-
-func calcOne(m linerate.Medium, s linerate.Stack, payload int, rtt time.Duration) (calcResult, error) {
-	if s.Transport != linerate.ICMP {
-		b, err := linerate.Analyze(m, s, payload)
-		return calcResult{Breakdown: b}, err
-	}
-	e, err := linerate.AnalyzeEcho(m, s, payload)
-	if err != nil {
-		return calcResult{}, err
-	}
-	ce := &calcEcho{
-		RoundTripWireS: e.RoundTripWire, NoGapBytes: e.NoGapBytes, NoGapOverhead: e.NoGapOverhead,
-		WireBytes: e.Request.WireBytes, WireOverhead: e.Request.Fragments[0].Overhead(),
-	}
-	if rtt > 0 {
-		ce.RTTS = rtt.Seconds()
-		ce.ImpliedNoGapBPS = linerate.ImpliedBPS(e.NoGapBytes, rtt.Seconds())
-		ce.ImpliedBPS = linerate.ImpliedBPS(e.Request.WireBytes, rtt.Seconds())
-		ce.ImpliedShareOfMedium = ce.ImpliedBPS / m.BitRate
-	}
-	return calcResult{Breakdown: e.Request, Echo: ce}, nil
-}
-
-func writeCalcText(w io.Writer, d calcDoc, c calcConfig) error {
+func writeCalcText(w io.Writer, d calc.Doc, c calcConfig) error {
 	for _, m := range d.Media {
 		fmt.Fprintf(w, "medium %s: %s %s", m.Name, linerate.MediumRate(m.BitRateBPS), m.Kind)
 		if m.Class != "" {
@@ -355,7 +194,7 @@ func writeCalcText(w io.Writer, d calcDoc, c calcConfig) error {
 	return nil
 }
 
-func writeCalcSingle(w io.Writer, r calcResult, explain bool) {
+func writeCalcSingle(w io.Writer, r calc.Result, explain bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "payload:\t%d bytes in %s\n", r.Payload, framesWord(len(r.Fragments)))
 	fmt.Fprintf(tw, "max goodput:\t%s\n", mbit(r.GoodputBPS))
@@ -376,7 +215,7 @@ func writeCalcSingle(w io.Writer, r calcResult, explain bool) {
 
 // writeCalcEcho prints the echo both ways: without the inter-frame gap (a
 // common miscount) and with it.
-func writeCalcEcho(w io.Writer, r calcResult) {
+func writeCalcEcho(w io.Writer, r calc.Result) {
 	e, n := r.Echo, len(r.Fragments)
 	fmt.Fprintf(w, "echo request + reply of %d bytes (each %d bytes of IP data in %s):\n", r.Payload, r.IPData, framesWord(n))
 	fmt.Fprintf(w, "  counted without the inter-frame gap:    %d + %d × %s = %s bytes each way\n", r.IPData, n, trimNum(e.NoGapOverhead), trimNum(e.NoGapBytes))
@@ -388,7 +227,7 @@ func writeCalcEcho(w io.Writer, r calcResult) {
 	}
 }
 
-func writeCalcTable(w io.Writer, d calcDoc, c calcConfig) {
+func writeCalcTable(w io.Writer, d calc.Doc, c calcConfig) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	sizeCol := "payload"
 	if c.frame != "" {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wirebench/wirebench/internal/calc"
 )
 
 // The golden files under testdata/calc are rewritten with
@@ -90,7 +92,7 @@ func TestCalcJSONShape(t *testing.T) {
 	if code != 0 {
 		t.Fatal(code)
 	}
-	var doc calcDoc
+	var doc calc.Doc
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}

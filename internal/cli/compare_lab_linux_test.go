@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/compare"
 	"github.com/wirebench/wirebench/internal/netlab"
 )
 
@@ -57,7 +58,7 @@ func TestCompareShapedLab(t *testing.T) {
 		if code := run(context.Background(), []string{"compare", a, b, "--db", db, "--json"}, &out, &errb); code != exitOK {
 			t.Fatalf("compare: exit %d: %s", code, errb.String())
 		}
-		var doc compareDoc
+		var doc compare.Doc
 		if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.Comparisons) != 1 || len(doc.Comparisons[0].Metrics) == 0 {
 			t.Fatalf("compare JSON: %v\n%s", err, out.String())
 		}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/wirebench/wirebench/internal/calc"
 )
 
 // splitArgs turns one fuzz string into an argument list (NUL-separated).
@@ -91,9 +93,9 @@ func FuzzCalcSpec(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(p.payloads) > maxCalcRows || len(p.payloads) != len(p.sizes) {
-			t.Fatalf("%d payloads, %d sizes", len(p.payloads), len(p.sizes))
+		if len(p.Payloads) > calc.MaxRows || len(p.Payloads) != len(p.Sizes) {
+			t.Fatalf("%d payloads, %d sizes", len(p.Payloads), len(p.Sizes))
 		}
-		_, _ = buildCalcDoc(p, c)
+		_, _ = calc.Build(p)
 	})
 }

@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
 	"net"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -220,7 +218,7 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 	case formatJSON:
 		err = writeJSONDoc(e.stdout, m)
 	case formatCSV:
-		err = writeMatrixCSV(e.stdout, m)
+		err = matrix.WriteCSV(e.stdout, m)
 	default:
 		err = writeMatrixRun(e.stdout, m)
 	}
@@ -342,131 +340,6 @@ func (p *matrixProgress) done() {
 	if p.open {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
-}
-
-// writeMatrixText prints the matrix: one line per cell, then the grid of
-// direction × protocol, then the warnings.
-func writeMatrixText(w io.Writer, m *matrix.Result) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "matrix: %s port %d, %s dialect, %s s per cell", m.Host, m.Port, m.Dialect, strconv.FormatFloat(m.Duration, 'f', -1, 64))
-	switch {
-	case m.RatePPS > 0:
-		fmt.Fprintf(&b, ", UDP at %.0f pps", m.RatePPS)
-	case m.RateBPS > 0:
-		fmt.Fprintf(&b, ", UDP at %s", units.FormatBits(m.RateBPS))
-	}
-	if m.Medium != "" {
-		fmt.Fprintf(&b, ", medium %s", m.Medium)
-	}
-	b.WriteString("\n")
-	fmt.Fprintf(&b, "%-8s %-18s %-14s %12s %9s %11s %8s  %s\n", "proto", "direction", "method", "Mbit/s", "loss", "jitter", "% line", "status")
-	for _, c := range m.Cells {
-		dir := c.Direction
-		if c.Simultaneous {
-			dir += " (bidir)"
-		}
-		status := c.Status
-		if c.Basis == "sender" {
-			status += " (sender's count)"
-		}
-		if c.Reason != "" {
-			status += ": " + c.Reason
-		}
-		fmt.Fprintf(&b, "%-8s %-18s %-14s %12s %9s %11s %8s  %s\n", strings.ToUpper(c.Protocol), dir, c.Method,
-			optFmt(c.BitsPerSecond, 1e-6, "%.2f"), optFmt(c.LossPercent, 1, "%.2f %%"), optFmt(c.JitterMS, 1, "%.3f ms"),
-			optFmt(c.PercentOfLine, 1, "%.1f"), status)
-	}
-	b.WriteString("\n")
-	writeGrid(&b, m)
-	for _, wng := range m.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", wng)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// writeGrid prints the TCP/UDP × upload/download summary: a row per direction, a column per
-// protocol, Mbit/s in each.
-func writeGrid(b *strings.Builder, m *matrix.Result) {
-	var protos []string
-	type rowKey struct {
-		dir  string
-		both bool
-	}
-	var rows []rowKey
-	cells := map[rowKey]map[string]matrix.Cell{}
-	for _, c := range m.Cells {
-		k := rowKey{c.Direction, c.Simultaneous}
-		if cells[k] == nil {
-			cells[k] = map[string]matrix.Cell{}
-			rows = append(rows, k)
-		}
-		if !slices.Contains(protos, c.Protocol) {
-			protos = append(protos, c.Protocol)
-		}
-		cells[k][c.Protocol] = c
-	}
-	fmt.Fprintf(b, "%-32s", "direction")
-	for _, p := range protos {
-		fmt.Fprintf(b, " %14s", strings.ToUpper(p)+" (Mbit/s)")
-	}
-	b.WriteString("\n")
-	for _, k := range rows {
-		label := map[string]string{matrix.Upload: "upload (we send, peer receives)", matrix.Download: "download (peer sends, we receive)"}[k.dir]
-		if k.both {
-			label = k.dir + ", both at once"
-		}
-		fmt.Fprintf(b, "%-32s", label)
-		for _, p := range protos {
-			c, ok := cells[k][p]
-			v := "-"
-			switch {
-			case !ok:
-			case c.BitsPerSecond != nil:
-				v = fmt.Sprintf("%.2f", *c.BitsPerSecond/1e6)
-				if c.Basis == "sender" {
-					v += "*"
-				}
-			default:
-				v = c.Status
-			}
-			fmt.Fprintf(b, " %14s", v)
-		}
-		b.WriteString("\n")
-	}
-	for _, c := range m.Cells {
-		if c.Basis == "sender" {
-			b.WriteString("* what was sent: the peer does not report what it received\n")
-			break
-		}
-	}
-}
-
-// optFmt formats an optional figure scaled by k, or "-" when absent.
-func optFmt(v *float64, k float64, format string) string {
-	if v == nil {
-		return "-"
-	}
-	return fmt.Sprintf(format, *v*k)
-}
-
-// writeMatrixCSV prints one CSV row per cell.
-func writeMatrixCSV(w io.Writer, m *matrix.Result) error {
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"protocol", "direction", "simultaneous", "method", "bits_per_second", "loss_percent", "jitter_ms",
-		"percent_of_line", "basis", "status", "reason"})
-	num := func(v *float64) string {
-		if v == nil {
-			return ""
-		}
-		return strconv.FormatFloat(*v, 'f', -1, 64)
-	}
-	for _, c := range m.Cells {
-		_ = cw.Write([]string{c.Protocol, c.Direction, strconv.FormatBool(c.Simultaneous), c.Method, num(c.BitsPerSecond),
-			num(c.LossPercent), num(c.JitterMS), num(c.PercentOfLine), c.Basis, c.Status, c.Reason})
-	}
-	cw.Flush()
-	return cw.Error()
 }
 
 // matrixSummary is the one line history shows for a matrix: each cell's

@@ -277,7 +277,7 @@ func writeUnderLoadRun(w io.Writer, lat *result.UnderLoad, cfg runConfig) error 
 // writeMatrixRun prints a matrix as the matrix command did: the table,
 // then each cell's device report (runs made with --dut).
 func writeMatrixRun(w io.Writer, m *matrix.Result) error {
-	if err := writeMatrixText(w, m); err != nil {
+	if err := matrix.WriteText(w, m); err != nil {
 		return err
 	}
 	return writeMatrixDevice(w, m)
@@ -286,7 +286,7 @@ func writeMatrixRun(w io.Writer, m *matrix.Result) error {
 // writeSweepRun prints a sweep as the sweep command did: the table, then
 // the device's report (runs made with --dut).
 func writeSweepRun(w io.Writer, s *sweep.Result) error {
-	if err := writeSweepText(w, s); err != nil {
+	if err := sweep.WriteText(w, s); err != nil {
 		return err
 	}
 	return writeSweepDevice(w, s)

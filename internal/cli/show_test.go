@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/compare"
 	"github.com/wirebench/wirebench/internal/store"
 	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
@@ -170,7 +171,7 @@ func TestCompareNamesRuns(t *testing.T) {
 	}
 	// By selector: the labels typed name the run.
 	code, out, _ = cliRun("compare", "device=pic32,link=eth", id(plainB), "--db", db, "--json")
-	var doc compareDoc
+	var doc compare.Doc
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitOK {
 		t.Fatalf("compare --json: exit %d, %v\n%s", code, err, out)
 	}

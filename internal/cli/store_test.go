@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/compare"
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -313,7 +314,7 @@ func TestCompareCommand(t *testing.T) {
 	}
 
 	code, out, _ = cliRun("compare", "link=eth", strconv.FormatInt(b, 10), "link=usb", "--db", db, "--json", "--fail-below", "90%")
-	var doc compareDoc
+	var doc compare.Doc
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}

@@ -344,7 +344,7 @@ func runSweep(e *env, cmd *cobra.Command, host string, f *sweepCmdFlags) error {
 	case formatJSON:
 		err = writeJSONDoc(e.stdout, res)
 	case formatCSV:
-		err = writeSweepCSV(e.stdout, res)
+		err = sweep.WriteCSV(e.stdout, res)
 	default:
 		err = writeSweepRun(e.stdout, res)
 	}

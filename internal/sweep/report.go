@@ -1,4 +1,4 @@
-package cli
+package sweep
 
 import (
 	"encoding/csv"
@@ -7,13 +7,11 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/wirebench/wirebench/internal/sweep"
 )
 
-// writeSweepText prints a sweep as a table per size, with the cliffs and
+// WriteText prints a sweep as a table per size, with the cliffs and
 // warnings under it.
-func writeSweepText(w io.Writer, r *sweep.Result) error {
+func WriteText(w io.Writer, r *Result) error {
 	var b strings.Builder
 	t := r.Test
 	fmt.Fprintf(&b, "sweep: %s at %s port %d, medium %s, loss ≤ %g %%, ", t.Mode, t.Host, t.Port, t.Medium, t.LossPercent)
@@ -60,10 +58,10 @@ func writeSweepText(w io.Writer, r *sweep.Result) error {
 			loss = fmt.Sprintf("%.3f%%", *s.LossPercent)
 		}
 		fmt.Fprintf(&b, "%-7d %-12d %-22s %-13s %-10s %-9s %-8s %-6d %-9s %s\n", s.Size, s.Sent, rt, mb, pct,
-			loss, heldFor(s.HeldS), s.Trials, rtt, sweepNote(s))
+			loss, heldFor(s.HeldS), s.Trials, rtt, sizeNote(s))
 	}
 	for _, s := range r.Sizes {
-		if s.Status == sweep.StatusSuspect {
+		if s.Status == StatusSuspect {
 			fmt.Fprintf(&b, "suspect: %d B: %s\n", s.Size, s.Reason)
 		}
 	}
@@ -78,7 +76,7 @@ func writeSweepText(w io.Writer, r *sweep.Result) error {
 		if len(u.TrialLog) == 1 {
 			n = "1 trial"
 		}
-		fmt.Fprintf(&b, "interrupted: %d B, after %s, its search not finished (no result): %s\n", u.Size, n, sweepTrials(u.TrialLog))
+		fmt.Fprintf(&b, "interrupted: %d B, after %s, its search not finished (no result): %s\n", u.Size, n, trialList(u.TrialLog))
 	} else if u != nil {
 		fmt.Fprintf(&b, "unfinished: %d B, after %d trials: %s\n", u.Size, len(u.TrialLog), r.Error)
 	}
@@ -97,8 +95,8 @@ func heldFor(s float64) string {
 	return strconv.FormatFloat(math.Round(s*1000)/1000, 'f', -1, 64) + " s"
 }
 
-// sweepTrials lists trials as "rate/s verdict (delivered/s, length)".
-func sweepTrials(log []sweep.TrialRecord) string {
+// trialList lists trials as "rate/s verdict (delivered/s, length)".
+func trialList(log []TrialRecord) string {
 	var parts []string
 	for _, t := range log {
 		what := fmt.Sprintf("%.0f/s %s", t.RatePPS, t.Verdict)
@@ -114,10 +112,10 @@ func sweepTrials(log []sweep.TrialRecord) string {
 	return strings.Join(parts, "; ")
 }
 
-// sweepNote is a size's note column.
-func sweepNote(s sweep.SizeResult) string {
+// sizeNote is a size's note column.
+func sizeNote(s SizeResult) string {
 	var n []string
-	if s.Status == sweep.StatusSuspect {
+	if s.Status == StatusSuspect {
 		n = append(n, "SUSPECT: above what the medium allows")
 	}
 	if s.LimitedByHost {
@@ -138,8 +136,8 @@ func sweepNote(s sweep.SizeResult) string {
 	return strings.Join(n, ", ")
 }
 
-// writeSweepCSV prints one row per size.
-func writeSweepCSV(w io.Writer, r *sweep.Result) error {
+// WriteCSV prints a sweep as CSV: a header, then one row per size.
+func WriteCSV(w io.Writer, r *Result) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"size", "sent", "rate_pps", "rate_bps", "percent_of_line", "loss_percent", "trials", "rtt_ms",
 		"limited_by_host", "confirmed", "bisected", "ci95_low_pps", "ci95_high_pps", "unstable",

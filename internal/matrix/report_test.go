@@ -1,0 +1,65 @@
+package matrix
+
+import (
+	"encoding/csv"
+	"strings"
+	"testing"
+)
+
+func reportFixture() *Result {
+	up, jit, loss := 93.5e6, 0.25, 0.5
+	sent := 40e6
+	return &Result{Host: "192.0.2.1", Port: 5001, Dialect: "iperf2", Duration: 2.5, RatePPS: 1000, Medium: "eth100",
+		Cells: []Cell{
+			{Protocol: "tcp", Direction: Upload, Method: "client sends", BitsPerSecond: &up, Basis: "receiver", Status: StatusOK},
+			{Protocol: "udp", Direction: Upload, Method: "client sends", BitsPerSecond: &sent, LossPercent: &loss, JitterMS: &jit, Basis: "sender", Status: StatusOK},
+			{Protocol: "udp", Direction: Download, Status: StatusUnsupported, Reason: "no header"},
+		},
+		Warnings: []string{"a warning"}}
+}
+
+// The text shows the run's head, a line per cell (dashes for what is
+// absent), the grid with "-" for a cell never planned, the sender's count
+// marked, and the warnings.
+func TestWriteText(t *testing.T) {
+	var b strings.Builder
+	if err := WriteText(&b, reportFixture()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"matrix: 192.0.2.1 port 5001, iperf2 dialect, 2.5 s per cell, UDP at 1000 pps, medium eth100\n",
+		"TCP      upload             client sends          93.50         -           -        -  ok\n",
+		"UDP      upload             client sends          40.00    0.50 %    0.250 ms        -  ok (sender's count)\n",
+		"unsupported: no header\n",
+		"upload (we send, peer receives)           93.50         40.00*\n",
+		"download (peer sends, we receive)              -    unsupported\n",
+		"* what was sent: the peer does not report what it received\n",
+		"warning: a warning\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// The CSV has a row per cell and leaves absent figures empty, never 0.
+func TestWriteCSV(t *testing.T) {
+	var b strings.Builder
+	if err := WriteCSV(&b, reportFixture()); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 || rows[0][4] != "bits_per_second" {
+		t.Fatalf("rows %q", rows)
+	}
+	if got := strings.Join(rows[2], ","); got != "udp,upload,false,client sends,40000000,0.5,0.25,,sender,ok," {
+		t.Errorf("udp upload row %q", got)
+	}
+	if got := strings.Join(rows[3], ","); got != "udp,download,false,,,,,,,unsupported,no header" {
+		t.Errorf("udp download row %q", got)
+	}
+}
