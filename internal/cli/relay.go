@@ -44,7 +44,9 @@ func (f *labFlags) parse() (model.Spec, error) {
 	return spec, nil
 }
 
-// runCtx is the command's context, bounded by --duration.
+// runCtx is the command's context, bounded by --duration; made once the
+// socket is bound, so that the report's duration (from then) is never
+// shorter than asked.
 func (f *labFlags) runCtx(e *env) (context.Context, context.CancelFunc) {
 	if f.duration > 0 {
 		return context.WithTimeout(e.ctx, f.duration)
@@ -84,12 +86,13 @@ prints what it received, reflected and dropped.
 			if port < 0 || port > 65535 {
 				return usagef("invalid port %d", port)
 			}
-			ctx, cancel := f.runCtx(e)
-			defer cancel()
-			r, err := lab.NewReflector(ctx, net.JoinHostPort(bind, strconv.Itoa(port)), spec, f.model)
+			r, err := lab.NewReflector(e.ctx, net.JoinHostPort(bind, strconv.Itoa(port)), spec, f.model)
 			if err != nil {
 				return err
 			}
+			// --duration counts from when it listens, as its report does.
+			ctx, cancel := f.runCtx(e)
+			defer cancel()
 			e.logf("reflecting on %s (model %q, seed %d)", r.Addr(), f.model, r.Seed())
 			rep, err := r.Run(ctx)
 			if perr := f.print(e, rep); perr != nil {
@@ -138,13 +141,13 @@ port, with the model's delay and rate.
 					return usagef("invalid address %q: want HOST:PORT", a)
 				}
 			}
-			ctx, cancel := f.runCtx(e)
-			defer cancel()
-			r, err := lab.NewRelay(ctx, lab.RelayConfig{Listen: listen, To: to, Model: spec, ModelText: f.model, Both: both, TCP: tcp,
+			r, err := lab.NewRelay(e.ctx, lab.RelayConfig{Listen: listen, To: to, Model: spec, ModelText: f.model, Both: both, TCP: tcp,
 				OnLog: func(s string) { e.logf("%s", s) }})
 			if err != nil {
 				return err
 			}
+			ctx, cancel := f.runCtx(e) // --duration from when it listens, as its report
+			defer cancel()
 			e.logf("relaying %s -> %s (model %q, seed %d)", r.Addr(), to, f.model, r.Seed())
 			rep, err := r.Run(ctx)
 			if perr := f.print(e, rep); perr != nil {
