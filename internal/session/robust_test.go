@@ -579,7 +579,12 @@ func runServerDatagrams(t *testing.T, seq []fuzzDatagram, withIperf3 bool) {
 			t.Errorf("negative counts: %+v", rv)
 		}
 		if rep := tt.rx.report; rep != nil && len(rep) != iperf2.ReportLenModern && len(rep) != iperf2.ReportLenLegacy {
-			t.Errorf("report of %d bytes", len(rep))
+			// Longer only with the wirebench extension a wirebench
+			// client asked for: whole, parseable, within its bound.
+			sr, _, err := iperf2.ParseServerReport(rep)
+			if len(rep) < iperf2.ReportLenModern || len(rep) > iperf2.MaxReportLenWithExt || err != nil || sr.WB == nil {
+				t.Errorf("report of %d bytes (extension %v, %v)", len(rep), sr.WB != nil, err)
+			}
 		}
 	}
 	if fc.maxSize > 65507 {
