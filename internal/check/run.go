@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/store"
 )
 
@@ -223,7 +224,7 @@ func findBaseline(ctx context.Context, p *Plan, s *Step, o Options) (*stepRun, e
 	r, err := o.Store.Latest(ctx, f)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("no baseline run labelled %s in %s (run once with --update-baseline to set one)",
-			store.FormatLabels(f.Labels), o.Store.Location())
+			result.FormatLabels(f.Labels), o.Store.Location())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("looking up the baseline: %w", err)

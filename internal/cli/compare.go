@@ -144,7 +144,7 @@ func runCompare(e *env, f *compareFlags, args []string) error {
 			}
 		}
 		cr := compare.DocRun{Selector: sel.Text, ID: r.ID, Kind: r.Kind, StartedAt: r.StartedAt, Labels: r.Labels,
-			LabelsText: store.FormatLabels(r.Labels), Target: r.Target, Summary: r.Summary, SelectedBy: sel.Filter.Labels}
+			LabelsText: result.FormatLabels(r.Labels), Target: r.Target, Summary: r.Summary, SelectedBy: sel.Filter.Labels}
 		if i == 0 {
 			doc.Baseline = cr
 		} else {

@@ -135,7 +135,7 @@ func runHistory(e *env, f *historyFlags) error {
 		_ = w.Write([]string{"id", "started_at", "kind", "target", "labels", "summary", "version"})
 		for _, r := range runs {
 			_ = w.Write([]string{strconv.FormatInt(r.ID, 10), r.StartedAt.Format(time.RFC3339Nano), r.Kind, r.Target,
-				store.FormatLabels(r.Labels), r.Summary, r.Version})
+				result.FormatLabels(r.Labels), r.Summary, r.Version})
 		}
 		w.Flush()
 		return w.Error()
@@ -148,7 +148,7 @@ func runHistory(e *env, f *historyFlags) error {
 	fmt.Fprintln(tw, "ID\tSTARTED (UTC)\tKIND\tTARGET\tLABELS\tSUMMARY")
 	for _, r := range runs {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.StartedAt.Format("2006-01-02 15:04:05"), r.Kind, r.Target,
-			store.FormatLabels(r.Labels), r.Summary)
+			result.FormatLabels(r.Labels), r.Summary)
 	}
 	return tw.Flush()
 }

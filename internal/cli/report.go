@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/report/htmlreport"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/store"
 )
 
@@ -88,7 +89,7 @@ func runReport(e *env, files []string, f *reportFlags) error {
 			b, err = r.Result, nil
 			run, labels = fmt.Sprintf("run %d", r.ID), r.Labels
 			label = run
-			if lbl := store.FormatLabels(r.Labels); lbl != "" {
+			if lbl := result.FormatLabels(r.Labels); lbl != "" {
 				label += " (" + lbl + ")"
 			}
 		}

@@ -145,7 +145,7 @@ func writeRunText(e *env, r *store.Run) error {
 	fmt.Fprintf(&b, "  started   %s\n", r.StartedAt.Format(time.RFC3339Nano))
 	fmt.Fprintf(&b, "  saved     %s\n", r.SavedAt.Format(time.RFC3339Nano))
 	fmt.Fprintf(&b, "  target    %s\n", r.Target)
-	fmt.Fprintf(&b, "  labels    %s\n", store.FormatLabels(r.Labels))
+	fmt.Fprintf(&b, "  labels    %s\n", result.FormatLabels(r.Labels))
 	fmt.Fprintf(&b, "  version   %s\n", r.Version)
 	var host store.HostFacts
 	if json.Unmarshal(r.Host, &host) == nil && host.OS != "" {

@@ -98,7 +98,7 @@ func TestRunsAreSaved(t *testing.T) {
 	}
 	var kinds []string
 	for _, r := range h.Runs {
-		kinds = append(kinds, r.Kind+"/"+store.FormatLabels(r.Labels))
+		kinds = append(kinds, r.Kind+"/"+result.FormatLabels(r.Labels))
 	}
 	if h.Kind != "history" || h.Store != db ||
 		strings.Join(kinds, " ") != "test/device=pic32,dialect=iperf2,direction=send,link=usb,peer=127.0.0.1,protocol=udp,role=client "+

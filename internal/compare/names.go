@@ -2,9 +2,9 @@ package compare
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
-	"strings"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // Run is what naming needs of a compared run.
@@ -27,7 +27,7 @@ func Names(runs []Run) []string {
 	names := make([]string, len(runs))
 	for i, r := range runs {
 		if len(r.SelectedBy) > 0 {
-			names[i] = FormatLabels(r.SelectedBy)
+			names[i] = result.FormatLabels(r.SelectedBy)
 			continue
 		}
 		own := map[string]string{}
@@ -41,7 +41,7 @@ func Names(runs []Run) []string {
 		}
 		names[i] = RunName(r.ID)
 		if len(own) > 0 {
-			names[i] = FormatLabels(own)
+			names[i] = result.FormatLabels(own)
 		}
 	}
 	return names
@@ -57,19 +57,4 @@ func Who(name string, id int64) string {
 		return RunName(id)
 	}
 	return fmt.Sprintf("%s (%s)", name, RunName(id))
-}
-
-// FormatLabels writes labels as the history prints them: k=v,k2=v2,
-// sorted by key; "" without labels.
-func FormatLabels(labels map[string]string) string {
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + labels[k]
-	}
-	return strings.Join(parts, ",")
 }

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/units"
 )
 
@@ -174,7 +175,7 @@ func fmtRatio(d Diff) string {
 func describeRun(r DocRun) string {
 	s := fmt.Sprintf("run %d (%s, %s, %s", r.ID, r.Kind, r.StartedAt.Format("2006-01-02 15:04:05"), r.Target)
 	if len(r.Labels) > 0 {
-		s += ", " + FormatLabels(r.Labels)
+		s += ", " + result.FormatLabels(r.Labels)
 	}
 	return s + ")"
 }

@@ -1,6 +1,10 @@
 package result
 
-import "net"
+import (
+	"net"
+	"sort"
+	"strings"
+)
 
 // Labels are the labels a test result carries by itself: its protocol,
 // direction, dialect, peer host (without the port) and role. Empty values
@@ -25,4 +29,19 @@ func (r *Result) Labels() map[string]string {
 	set("peer", host)
 	set("role", r.Role)
 	return l
+}
+
+// FormatLabels writes labels as the store, history, show and compare
+// print them: k=v,k2=v2, sorted by key; "" without labels.
+func FormatLabels(labels map[string]string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + labels[k]
+	}
+	return strings.Join(parts, ",")
 }

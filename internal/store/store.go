@@ -18,7 +18,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -215,23 +214,6 @@ func ParseLabels(list []string) (map[string]string, error) {
 		m[k] = v
 	}
 	return m, nil
-}
-
-// FormatLabels writes labels as "k=v,k2=v2", keys sorted.
-func FormatLabels(labels map[string]string) string {
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(k + "=" + labels[k])
-	}
-	return b.String()
 }
 
 // Selector names runs on the command line: a run id ("42"), or labels

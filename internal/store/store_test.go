@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // TestStoreSuite runs the one suite against every implementation: SQLite
@@ -118,7 +120,7 @@ func suite(t *testing.T, fresh func(*testing.T) string) {
 		if string(got.Config) != string(in.Config) || string(got.Host) != string(in.Host) {
 			t.Errorf("config %s host %s", got.Config, got.Host)
 		}
-		if FormatLabels(got.Labels) != "device=pic32,empty=,link=usb" {
+		if result.FormatLabels(got.Labels) != "device=pic32,empty=,link=usb" {
 			t.Errorf("labels %v", got.Labels)
 		}
 		if _, err := s.Get(ctx, id+1000); !errors.Is(err, ErrNotFound) {
@@ -360,7 +362,7 @@ func TestParseSelector(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || sel.ID != tc.id || FormatLabels(sel.Filter.Labels) != tc.want {
+		if err != nil || sel.ID != tc.id || result.FormatLabels(sel.Filter.Labels) != tc.want {
 			t.Errorf("ParseSelector(%q) = %+v, %v", tc.in, sel, err)
 		}
 	}
