@@ -250,3 +250,22 @@ func numberAt(t *testing.T, doc any, path ...any) float64 {
 	}
 	return f
 }
+
+// TestSweepRateNotFoundIsNull: a sweep size where no rate passed (found
+// false, its rate left out; or an older run's 0) reads null, never 0; a
+// found rate reads as written.
+func TestSweepRateNotFoundIsNull(t *testing.T) {
+	r, err := decodeDoc([]byte(`{"kind":"sweep","sizes":[{"size":64,"found":false,"percent_of_line":null,"loss_percent":null},
+	  {"size":512,"rate_pps":0,"rate_bps":0,"percent_of_line":0},{"size":1470,"found":true,"rate_pps":8000,"rate_bps":94080000}]}`), "sweep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"sizes[size=64].rate_pps", "sizes[size=512].rate_bps", "sizes[size=512].percent_of_line"} {
+		if v, err := Lookup(r.doc, p); !errors.Is(err, ErrNull) {
+			t.Errorf("%s = %v, %v; want null", p, v, err)
+		}
+	}
+	if v, err := Lookup(r.doc, "sizes[size=1470].rate_pps"); err != nil || v != 8000 {
+		t.Errorf("a found rate: %v, %v", v, err)
+	}
+}

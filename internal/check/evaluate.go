@@ -39,7 +39,7 @@ func withDerived(doc any) any {
 		sizes, _ := obj["sizes"].([]any)
 		for _, s := range sizes {
 			if size, ok := s.(map[string]any); ok {
-				nullNoRate(size)
+				nullNotFound(size, "found", "rate_pps", "rate_pps", "rate_bps", "percent_of_line")
 			}
 		}
 	case "rfc2544":
@@ -47,7 +47,8 @@ func withDerived(doc any) any {
 		for _, s := range sizes {
 			if size, ok := s.(map[string]any); ok {
 				nullNotDone(size)
-				nullNotFound(size)
+				nullNotFound(size, "ndr_found", "ndr_pps", "ndr_pps", "ndr_bps")
+				nullNotFound(size, "pdr_found", "pdr_pps", "pdr_pps", "pdr_bps")
 			}
 		}
 	}
@@ -61,33 +62,21 @@ var notDoneFigures = map[string][]string{
 	"backtoback": {"back_to_back_frames", "back_to_back_us"},
 }
 
-// nullNotFound sets to null the NDR or PDR figures of a size whose search
-// found no passing rate (ndr_found or pdr_found false): the document
-// leaves them out, or, saved before that, holds a 0 that was never
-// measured; either way a bound on them must say "null in this run".
-func nullNotFound(size map[string]any) {
-	for _, k := range []string{"ndr", "pdr"} {
-		found, ok := size[k+"_found"].(bool)
-		if !ok {
-			// Saved before ndr_found: no passing trial delivers 0.
-			found = positive(size[k+"_pps"])
-		}
-		if !found {
-			size[k+"_pps"], size[k+"_bps"] = nil, nil
-		}
+// nullNotFound sets to null the figures of a rate no search found: the
+// flag found (a sweep size's "found", an RFC 2544 size's "ndr_found" or
+// "pdr_found") is false, or, in a document saved before the flag, the
+// rate pps is not above 0 (no passing trial delivers 0). The command
+// leaves such figures out, or held a 0 that was never measured; either
+// way a bound on them must say "null in this run".
+func nullNotFound(size map[string]any, found, pps string, figures ...string) {
+	ok, known := size[found].(bool)
+	if !known {
+		ok = positive(size[pps])
 	}
-}
-
-// nullNoRate sets to null the rate figures of a sweep size where no rate
-// passed ("found" false; before it, a rate of 0): the command leaves them
-// out, and an older run's 0 was never measured.
-func nullNoRate(size map[string]any) {
-	found, ok := size["found"].(bool)
 	if !ok {
-		found = positive(size["rate_pps"])
-	}
-	if !found {
-		size["rate_pps"], size["rate_bps"], size["percent_of_line"] = nil, nil, nil
+		for _, k := range figures {
+			size[k] = nil
+		}
 	}
 }
 
