@@ -46,7 +46,7 @@ docs/lab-hosts.md.`,
 	}
 	cmd.PersistentFlags().StringVar(&name, "name", labctl.DefaultName, "lab name (1-16 of a-z, 0-9, _): namespaces wbl-lab-NAME-a and -b")
 	cmd.AddCommand(newLabUpCmd(e, &name), newLabDownCmd(e, &name), newLabStatusCmd(e, &name), newLabExecCmd(e, &name),
-		newLabWireRunCmd(e))
+		newLabWireRunCmd(e), newLabFillRunCmd(e))
 	for _, c := range cmd.Commands() {
 		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	}
@@ -109,8 +109,9 @@ func (f labUpFlags) config(name string) (netlab.Config, string, error) {
 	}
 	w, err := netlab.ParseWire(f.wire)
 	if err != nil {
-		return cfg, "", usagef("invalid --wire %q: want tbf or exact", f.wire)
+		return cfg, "", usagef("invalid --wire %q: want filled, tbf or exact", f.wire)
 	}
+	cfg.Wire = w
 	if w == netlab.WireExact {
 		switch {
 		case cfg.RateBPS == 0:
@@ -120,7 +121,7 @@ func (f labUpFlags) config(name string) (netlab.Config, string, error) {
 		case f.burst != 0:
 			return cfg, "", usagef("--burst is tbf's bucket; the exact wire has none")
 		}
-		cfg.Wire, cfg.Router = w, true
+		cfg.Router = true
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, "", usagef("%v", strings.TrimPrefix(err.Error(), "netlab: "))
@@ -170,8 +171,8 @@ func newLabUpCmd(e *env, name *string) *cobra.Command {
 	fl.StringVar(&f.medium, "medium", "", "shape both directions as Ethernet medium `NAME` (eth10, eth100, eth1g, ...)")
 	fl.StringVar(&f.rate, "rate", "", "shape both directions as an Ethernet wire of this rate (e.g. 100mbit)")
 	fl.IntVar(&f.mtu, "mtu", netlab.DefaultMTU, "MTU of the veth pair")
-	fl.StringVar(&f.wire, "wire", "tbf", "how the wire is emulated: tbf (exact rates on a busy machine, bursts after idle at veth speed) or exact (an experimental departure-time forwarder in host r; docs/lab-hosts.md)")
-	fl.IntVar(&f.burst, "burst", 0, "the shaper's bucket in `BYTES` (default 1 ms of the rate: exact in rate on a busy machine, but that much leaves at veth speed after idle; one frame, MTU+38, is exact after idle where timers fire on time; docs/lab-hosts.md)")
+	fl.StringVar(&f.wire, "wire", "filled", "how the wire is emulated: filled (a token bucket whose idle time filler frames use up: exact rates on a busy machine, and a burst after idle leaves at the wire's rate), tbf (the bucket alone: bursts after idle leave at veth speed) or exact (an experimental departure-time forwarder in host r); docs/lab-hosts.md")
+	fl.IntVar(&f.burst, "burst", 0, "the shaper's bucket in `BYTES` (default 1 ms of the rate, which absorbs late timers on a busy machine; with --wire tbf that much leaves at veth speed after idle; docs/lab-hosts.md)")
 	return cmd
 }
 
@@ -227,6 +228,9 @@ func printLabUp(w io.Writer, st labctl.State) {
 		frame := st.MTU + netlab.EthernetHeader + netlab.EthernetOverhead
 		switch {
 		case st.Wire != nil: // no bucket
+		case st.Filler != nil:
+			fmt.Fprintf(w, "  filled wire: filler frames (pid %d) use the wire's idle time, so a burst after idle leaves at the wire's rate;\n"+
+				"  they go to no one (EtherType 0x88b5, dropped by the far end) and show in its interface counters\n", st.Filler.PID)
 		case st.Burst > frame:
 			fmt.Fprintf(w, "  bucket %d bytes: after idle that much leaves at veth speed (a large ping reads short);\n"+
 				"  --burst %d is exact after idle where timers fire on time (docs/lab-hosts.md)\n", st.Burst, frame)
@@ -366,6 +370,7 @@ func printLabStatus(w io.Writer, s labctl.Status) {
 		printRelayStatus(w, s.Config.Model.Spec, s.Relays)
 	}
 	printWireStatus(w, s.Config, s.Wire)
+	printFillerStatus(w, s.Config, s.Filler)
 }
 
 func newLabExecCmd(e *env, name *string) *cobra.Command {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/edtwire"
 	"github.com/wirebench/wirebench/internal/labctl"
+	"github.com/wirebench/wirebench/internal/netlab"
 )
 
 // newLabWireRunCmd is the hidden `lab wire-run`: the exact wire's
@@ -29,6 +30,38 @@ func newLabWireRunCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&cfgPath, "config", "", "the forwarder's configuration (JSON)")
 	cmd.Flags().StringVar(&statsPath, "stats", "", "file its counters are written to every second")
 	return cmd
+}
+
+// newLabFillRunCmd is the hidden `lab fill-run`: the filled wire's
+// filler, run by `lab up` in the lab.
+func newLabFillRunCmd(e *env) *cobra.Command {
+	var cfgPath, statsPath string
+	cmd := &cobra.Command{
+		Use:    "fill-run",
+		Short:  "Run the filled wire's filler (started by lab up)",
+		Hidden: true,
+		Args:   exactArgs(0, "no arguments"),
+		RunE: func(*cobra.Command, []string) error {
+			return labctl.RunFiller(e.ctx, cfgPath, statsPath, e.stderr)
+		},
+	}
+	cmd.Flags().StringVar(&cfgPath, "config", "", "the filler's links (JSON)")
+	cmd.Flags().StringVar(&statsPath, "stats", "", "file its counters are written to every second")
+	return cmd
+}
+
+// printFillerStatus writes the filler's part of `lab status`.
+func printFillerStatus(w io.Writer, st *labctl.State, s []netlab.FillStats) {
+	if st == nil || st.Filler == nil {
+		return
+	}
+	fmt.Fprintf(w, "  filled wire: filler pid %d, log %s\n", st.Filler.PID, st.Filler.Log)
+	if s == nil {
+		fmt.Fprintf(w, "    no counters yet (%s)\n", st.Filler.Stats)
+	}
+	for _, d := range s {
+		fmt.Fprintf(w, "    %s\n", d)
+	}
 }
 
 // printWireStatus writes the exact wire's part of `lab status`.

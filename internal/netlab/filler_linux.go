@@ -1,0 +1,171 @@
+//go:build linux
+
+package netlab
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// Filler sends filler frames on every link it was opened for, as fast as
+// each link's filler class lets them leave (see tcFilledCommands): a send
+// blocks while the socket's few frames wait in the qdisc, so a filler
+// costs a write per frame the wire had room for and nothing more.
+type Filler struct {
+	links []*fillLink
+	stop  atomic.Bool
+	wg    sync.WaitGroup
+	once  sync.Once
+}
+
+type fillLink struct {
+	FillLink
+	fd     int
+	frame  []byte
+	sa     *unix.SockaddrLinklayer
+	frames  atomic.Uint64
+	bytes   atomic.Uint64
+	waits   atomic.Uint64 // sends that timed out: the wire was busy
+	errs    atomic.Uint64
+	lastErr atomic.Value // string
+}
+
+// OpenFiller opens a packet socket on each link, in its namespace (by
+// name, under /run/netns); Run starts sending.
+func OpenFiller(links []FillLink) (*Filler, error) {
+	f := &Filler{}
+	for _, l := range links {
+		fl := &fillLink{FillLink: l, fd: -1}
+		err := inNamespace(l.NS, func() error { return fl.open() })
+		if err != nil {
+			f.closeFDs()
+			return nil, fmt.Errorf("netlab: filler on %s in %s: %w", l.Ifname, l.NS, err)
+		}
+		f.links = append(f.links, fl)
+	}
+	return f, nil
+}
+
+// open opens the link's socket in the calling thread's namespace and
+// builds its frame.
+func (fl *fillLink) open() error {
+	ifi, err := net.InterfaceByName(fl.Ifname)
+	if err != nil {
+		return err
+	}
+	if fl.Frame < 60 || fl.Frame > 65535 {
+		return fmt.Errorf("frame length %d: want 60..65535", fl.Frame)
+	}
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("packet socket: %w", err)
+	}
+	fl.fd = fd
+	// The frame's own class; a small send buffer, so that the few frames
+	// queued at a time hold the sender back (the class queue is longer, so
+	// none is dropped); a send timeout, so that Close is seen.
+	tv := unix.NsecToTimeval((100 * time.Millisecond).Nanoseconds())
+	for _, err := range []error{
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PRIORITY, FillerPriority),
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 2*(fl.Frame+1024)),
+		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv),
+	} {
+		if err != nil {
+			return fmt.Errorf("socket options: %w", err)
+		}
+	}
+	fl.frame = make([]byte, fl.Frame)
+	copy(fl.frame[0:6], fillDst[:])
+	copy(fl.frame[6:12], ifi.HardwareAddr)
+	fl.frame[12], fl.frame[13] = FillEtherType>>8, FillEtherType&0xff
+	copy(fl.frame[14:], fillPayload)
+	fl.sa = &unix.SockaddrLinklayer{Ifindex: ifi.Index, Protocol: htons(FillEtherType), Halen: 6}
+	copy(fl.sa.Addr[:], fillDst[:])
+	return nil
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
+
+// Run starts one sender per link; Close stops them.
+func (f *Filler) Run() {
+	for _, fl := range f.links {
+		f.wg.Add(1)
+		go func() { defer f.wg.Done(); fl.run(&f.stop) }()
+	}
+}
+
+// run sends frames until stop, on an OS thread of its own at nice -15 (if
+// this process may): a filler that waits for the CPU behind the programs
+// whose traffic the wire carries leaves the bucket to fill, and the next
+// burst leaves faster than the wire. A full send buffer blocks the write
+// (up to the send timeout); any other error (the interface went away with
+// its lab) is retried after a pause, never in a tight loop.
+func (fl *fillLink) run(stop *atomic.Bool) {
+	runtime.LockOSThread() // never unlocked: the thread and its priority end with the goroutine
+	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), -15)
+	for !stop.Load() {
+		err := unix.Sendto(fl.fd, fl.frame, 0, fl.sa)
+		switch {
+		case err == nil:
+			fl.frames.Add(1)
+			fl.bytes.Add(uint64(len(fl.frame)))
+		case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
+			fl.waits.Add(1)
+		default:
+			fl.errs.Add(1)
+			fl.lastErr.Store(err.Error())
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// Stats returns what each link's filler has sent so far.
+func (f *Filler) Stats() []FillStats {
+	out := make([]FillStats, 0, len(f.links))
+	for _, fl := range f.links {
+		st := FillStats{NS: fl.NS, Ifname: fl.Ifname, Frames: fl.frames.Load(), Bytes: fl.bytes.Load(), Errors: fl.errs.Load()}
+		st.LastError, _ = fl.lastErr.Load().(string)
+		out = append(out, st)
+	}
+	return out
+}
+
+// Close stops the senders (within the send timeout) and closes the
+// sockets.
+func (f *Filler) Close() error {
+	f.once.Do(func() {
+		f.stop.Store(true)
+		f.wg.Wait()
+		f.closeFDs()
+	})
+	return nil
+}
+
+func (f *Filler) closeFDs() {
+	for _, fl := range f.links {
+		if fl.fd >= 0 {
+			unix.Close(fl.fd)
+			fl.fd = -1
+		}
+	}
+}
+
+// inNamespace runs fn on a locked OS thread moved into the named
+// namespace (/run/netns/ns); sockets fn opens stay there.
+func inNamespace(ns string, fn func() error) error {
+	h, err := netns.GetFromPath(filepath.Join(nsDir, ns))
+	if err != nil {
+		return fmt.Errorf("open namespace %s: %w", ns, err)
+	}
+	defer h.Close()
+	return (&Host{Name: ns, sys: hostSys{ns: h}}).Do(fn)
+}
