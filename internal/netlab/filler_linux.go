@@ -29,9 +29,9 @@ type Filler struct {
 
 type fillLink struct {
 	FillLink
-	fd     int
-	frame  []byte
-	sa     *unix.SockaddrLinklayer
+	fd      int
+	frame   []byte
+	sa      *unix.SockaddrLinklayer
 	frames  atomic.Uint64
 	bytes   atomic.Uint64
 	waits   atomic.Uint64 // sends that timed out: the wire was busy
