@@ -76,10 +76,13 @@
 // 7. A Filler (one thread per shaped end, at nice -15) keeps the filler
 // class backlogged with frames of about 100 µs of wire time (FillFrame),
 // EtherType 0x88b5 to an address no host has, which the far end drops as
-// it reads them. A filler frame leaves only when the lab's traffic has
+// it reads them, once the traffic class's packet counter has stood still
+// for FillAfterIdle. A filler frame leaves only when the lab's traffic has
 // nothing queued, so the bucket is spent while the wire idles and a burst
 // after idle leaves at the wire's rate; a frame that finds the wire idle
-// waits behind at most one filler frame. The traffic class's leaf is a
+// waits behind at most one filler frame. While traffic flows the filler
+// waits, so that the bucket absorbs the traffic's own short pauses as
+// tbf's does (see Filler). The traffic class's leaf is a
 // tbf whose only job is tbf_segment (its one-frame mtu, below), at rates
 // so high that it never holds a frame back: a leaf that throttles makes
 // HTB pass its turn to the filler. In a test lab the filler runs in this

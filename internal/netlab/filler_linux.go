@@ -12,14 +12,33 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
-// Filler sends filler frames on every link it was opened for, as fast as
-// each link's filler class lets them leave (see tcFilledCommands): a send
-// blocks while the socket's few frames wait in the qdisc, so a filler
-// costs a write per frame the wire had room for and nothing more.
+// Filler sends filler frames on every link it was opened for, once the
+// lab's traffic has left the link idle for FillAfterIdle, as fast as the
+// filler class lets them leave (see tcFilledCommands): a send blocks while
+// the socket's few frames wait in the qdisc, so a filler costs a write per
+// frame the wire had room for, and a poll of the traffic class's packet
+// counter every FillPoll.
+//
+// Why wait for idle: a filler frame takes up to 100 µs of wire from
+// traffic that pauses for a microsecond (a TCP sender refilling its small
+// queue a little late on a busy machine), which a real wire would lose
+// only the microsecond of; while traffic flows the bucket absorbs such
+// pauses, as tbf's does. What a real wire does not have is a bucket full
+// after idle, and FillAfterIdle of idle is long before the filler has
+// spent it.
+const (
+	FillAfterIdle = 5 * time.Millisecond
+	FillPoll      = time.Millisecond
+)
+
+// fillBurst bounds the frames sent between two polls while filling (about
+// FillPoll of 100 µs frames).
+const fillBurst = 10
 type Filler struct {
 	links []*fillLink
 	stop  atomic.Bool
@@ -32,6 +51,8 @@ type fillLink struct {
 	fd      int
 	frame   []byte
 	sa      *unix.SockaddrLinklayer
+	nl      *netlink.Handle // in the link's namespace, for the traffic class's counter
+	link    netlink.Link
 	frames  atomic.Uint64
 	bytes   atomic.Uint64
 	waits   atomic.Uint64 // sends that timed out: the wire was busy
@@ -47,6 +68,7 @@ func OpenFiller(links []FillLink) (*Filler, error) {
 		fl := &fillLink{FillLink: l, fd: -1}
 		err := inNamespace(l.NS, func() error { return fl.open() })
 		if err != nil {
+			fl.close()
 			f.closeFDs()
 			return nil, fmt.Errorf("netlab: filler on %s in %s: %w", l.Ifname, l.NS, err)
 		}
@@ -70,10 +92,17 @@ func (fl *fillLink) open() error {
 		return fmt.Errorf("packet socket: %w", err)
 	}
 	fl.fd = fd
+	if fl.nl, err = netlink.NewHandle(); err != nil {
+		return fmt.Errorf("netlink: %w", err)
+	}
+	if fl.link, err = fl.nl.LinkByName(fl.Ifname); err != nil {
+		return fmt.Errorf("find %s: %w", fl.Ifname, err)
+	}
 	// The frame's own class; a small send buffer, so that the few frames
 	// queued at a time hold the sender back (the class queue is longer, so
-	// none is dropped); a send timeout, so that Close is seen.
-	tv := unix.NsecToTimeval((100 * time.Millisecond).Nanoseconds())
+	// none is dropped); a send timeout of one poll, so that a send blocked
+	// behind the lab's traffic returns to look at it.
+	tv := unix.NsecToTimeval(FillPoll.Nanoseconds())
 	for _, err := range []error{
 		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PRIORITY, FillerPriority),
 		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 2*(fl.Frame+1024)),
@@ -106,27 +135,67 @@ func (f *Filler) Run() {
 // run sends frames until stop, on an OS thread of its own at nice -15 (if
 // this process may): a filler that waits for the CPU behind the programs
 // whose traffic the wire carries leaves the bucket to fill, and the next
-// burst leaves faster than the wire. A full send buffer blocks the write
-// (up to the send timeout); any other error (the interface went away with
-// its lab) is retried after a pause, never in a tight loop.
+// burst leaves faster than the wire. It polls the traffic class's packet
+// counter every FillPoll and fills only once the counter has not moved for
+// FillAfterIdle. A full send buffer blocks a write for up to one poll;
+// any other error (the interface went away with its lab) is retried after
+// a pause, never in a tight loop.
 func (fl *fillLink) run(stop *atomic.Bool) {
 	runtime.LockOSThread() // never unlocked: the thread and its priority end with the goroutine
 	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), -15)
+	var last uint64
+	var active time.Time // the last poll that saw traffic
 	for !stop.Load() {
-		err := unix.Sendto(fl.fd, fl.frame, 0, fl.sa)
-		switch {
-		case err == nil:
-			fl.frames.Add(1)
-			fl.bytes.Add(uint64(len(fl.frame)))
-		case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
-			fl.waits.Add(1)
-		default:
-			fl.errs.Add(1)
-			fl.lastErr.Store(err.Error())
-			time.Sleep(10 * time.Millisecond)
+		if p, ok := fl.trafficPackets(); ok && p != last {
+			last, active = p, time.Now()
+		}
+		if time.Since(active) < FillAfterIdle {
+			time.Sleep(FillPoll)
+			continue
+		}
+		for i := 0; i < fillBurst && !stop.Load(); i++ {
+			if !fl.send() {
+				break
+			}
 		}
 	}
 }
+
+// send sends one frame and says whether the next may follow at once.
+func (fl *fillLink) send() bool {
+	err := unix.Sendto(fl.fd, fl.frame, 0, fl.sa)
+	switch {
+	case err == nil:
+		fl.frames.Add(1)
+		fl.bytes.Add(uint64(len(fl.frame)))
+		return true
+	case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
+		fl.waits.Add(1)
+	default:
+		fl.errs.Add(1)
+		fl.lastErr.Store(err.Error())
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+// trafficPackets returns the packet counter of the traffic class (1:10).
+func (fl *fillLink) trafficPackets() (uint64, bool) {
+	cls, err := fl.nl.ClassList(fl.link, 0)
+	if err != nil {
+		return 0, false
+	}
+	for _, c := range cls {
+		a := c.Attrs()
+		if a.Handle == trafficHandle && a.Statistics != nil && a.Statistics.Basic != nil {
+			return uint64(a.Statistics.Basic.Packets), true
+		}
+	}
+	return 0, false
+}
+
+// trafficHandle is fillTrafficClass as a handle.
+var trafficHandle = netlink.MakeHandle(1, 0x10)
 
 // Stats returns what each link's filler has sent so far.
 func (f *Filler) Stats() []FillStats {
@@ -152,10 +221,19 @@ func (f *Filler) Close() error {
 
 func (f *Filler) closeFDs() {
 	for _, fl := range f.links {
-		if fl.fd >= 0 {
-			unix.Close(fl.fd)
-			fl.fd = -1
-		}
+		fl.close()
+	}
+}
+
+// close closes the link's socket and netlink handle.
+func (fl *fillLink) close() {
+	if fl.fd >= 0 {
+		unix.Close(fl.fd)
+		fl.fd = -1
+	}
+	if fl.nl != nil {
+		fl.nl.Close()
+		fl.nl = nil
 	}
 }
 
