@@ -39,6 +39,7 @@ const (
 // fillBurst bounds the frames sent between two polls while filling (about
 // FillPoll of 100 µs frames).
 const fillBurst = 10
+
 type Filler struct {
 	links []*fillLink
 	stop  atomic.Bool
