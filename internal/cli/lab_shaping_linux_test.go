@@ -180,9 +180,10 @@ func TestLabEth100Wire(t *testing.T) {
 }
 
 // labPing65500 is TestLabEth100Wire's ping. On the filled wire (the
-// default) no median under the wire's 10.81 ms is allowed, on any try,
-// and the median must be within +10 % of it (an accuracy bound: a loaded
-// machine can only move it up, so it gets labTries tries). On the tbf wire
+// default) the median must be within [10.81 ms, +10 %], in up to labTries
+// tries: a loaded machine can move it either way (up by delaying the
+// wire's timers, down by delaying the filler, which then leaves part of
+// the bucket unspent; measured at load 18: a median of 10.12 ms once). On the tbf wire
 // the figures are only logged: its bucket lets the first 12,500 bytes of a
 // burst leave at veth speed (9.0 ms on the 2-core VM this was written on).
 func labPing65500(t *testing.T, name string, filled bool) {
@@ -224,15 +225,11 @@ func labPing65500(t *testing.T, name string, filled bool) {
 	for try := 1; ; try++ {
 		p50, line := ping()
 		t.Logf("try %d: ping -s 65500 a→b on the filled wire (load %s): %s; median %.1f %% of the wire's", try, loadavg(), line, 100*p50/floor)
-		if p50 < floor {
-			t.Fatalf("median %.3f ms is under the %.3f ms the wire needs: a burst left faster than a wire can (%s)",
-				p50*1e3, floor*1e3, line)
-		}
-		if p50 <= 1.1*floor {
+		if p50 >= floor && p50 <= 1.1*floor {
 			return
 		}
 		if try == labTries {
-			t.Fatalf("median %.3f ms in %d tries is more than 10 %% over the %.3f ms the wire needs (%s)", p50*1e3, try, floor*1e3, line)
+			t.Fatalf("median %.3f ms in %d tries is not within [%.3f, +10 %%] of what the wire needs (%s)", p50*1e3, try, floor*1e3, line)
 		}
 	}
 }

@@ -37,8 +37,12 @@ const (
 )
 
 // fillBurst bounds the frames sent between two polls while filling (about
-// FillPoll of 100 µs frames).
-const fillBurst = 10
+// FillPoll of 100 µs frames); fillQueue is about how many wait in the
+// filler class at a time (see open).
+const (
+	fillBurst = 10
+	fillQueue = 10
+)
 
 type Filler struct {
 	links []*fillLink
@@ -99,14 +103,17 @@ func (fl *fillLink) open() error {
 	if fl.link, err = fl.nl.LinkByName(fl.Ifname); err != nil {
 		return fmt.Errorf("find %s: %w", fl.Ifname, err)
 	}
-	// The frame's own class; a small send buffer, so that the few frames
-	// queued at a time hold the sender back (the class queue is longer, so
-	// none is dropped); a send timeout of one poll, so that a send blocked
+	// The frame's own class; a send buffer of about fillQueue frames
+	// (the kernel doubles what it is given and counts each frame's
+	// buffers, about its length plus 1 KiB), so that the frames queued at
+	// a time hold the sender back and carry the wire through about 1 ms in
+	// which this thread does not run (the class queue is longer, so none
+	// is dropped); a send timeout of one poll, so that a send blocked
 	// behind the lab's traffic returns to look at it.
 	tv := unix.NsecToTimeval(FillPoll.Nanoseconds())
 	for _, err := range []error{
 		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PRIORITY, FillerPriority),
-		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, 2*(fl.Frame+1024)),
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, fillQueue*(fl.Frame+1024)/2),
 		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv),
 	} {
 		if err != nil {
@@ -151,7 +158,7 @@ func (fl *fillLink) run(stop *atomic.Bool) {
 			last, active = p, time.Now()
 		}
 		if time.Since(active) < FillAfterIdle {
-			time.Sleep(FillPoll)
+			sleep(FillPoll)
 			continue
 		}
 		for i := 0; i < fillBurst && !stop.Load(); i++ {
@@ -175,9 +182,19 @@ func (fl *fillLink) send() bool {
 	default:
 		fl.errs.Add(1)
 		fl.lastErr.Store(err.Error())
-		time.Sleep(10 * time.Millisecond)
+		sleep(10 * time.Millisecond)
 	}
 	return false
+}
+
+// sleep sleeps in the kernel on the calling (locked, boosted) thread. Go's
+// time.Sleep would be woken by the runtime's timers on whichever thread
+// runs them, at normal priority: on a busy machine that came tens of
+// milliseconds late, long enough for the bucket to fill before a burst
+// (a 65,500-byte ping read 9.1 ms now and then).
+func sleep(d time.Duration) {
+	ts := unix.NsecToTimespec(d.Nanoseconds())
+	_ = unix.Nanosleep(&ts, nil)
 }
 
 // trafficPackets returns the packet counter of the traffic class (1:10).
