@@ -96,17 +96,26 @@ function renderLive(id) {
   if (lt.intervals.length > 0) refreshLiveCharts(id);
 }
 
+// LIVE_REFRESH_MS is the least time between two fetches of a live
+// test's charts: the server draws them, and intervals may come every
+// 100 ms.
+const LIVE_REFRESH_MS = 1000;
+
 // refreshLiveCharts refetches a live test's charts: one request at a
-// time per test, and one more after it when intervals came meanwhile.
+// time per test, at most one a second, and one more after it when
+// intervals came meanwhile.
 function refreshLiveCharts(id) {
   const lt = live.get(id);
   if (!lt) return;
   if (lt.fetching) { lt.stale = true; return; }
   lt.fetching = true;
   lt.stale = false;
+  const started = Date.now();
   loadCharts(lt.chartsBox, `api/live/${id}/charts`, true).finally(() => {
-    lt.fetching = false;
-    if (lt.stale && live.get(id) === lt) refreshLiveCharts(id);
+    setTimeout(() => {
+      lt.fetching = false;
+      if (lt.stale && live.get(id) === lt) refreshLiveCharts(id);
+    }, Math.max(0, LIVE_REFRESH_MS - (Date.now() - started)));
   });
 }
 
