@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -100,6 +101,36 @@ func (s *Server) writeCharts(w http.ResponseWriter, r *http.Request, charts []*h
 	writeJSON(w, out)
 }
 
+// writeOneSVG answers with the chart named by the request's {n} (its
+// place in the list, from 1, with ".svg") as an SVG document.
+func (s *Server) writeOneSVG(w http.ResponseWriter, r *http.Request, charts []*htmlreport.Chart, err error) {
+	if err != nil {
+		http.Error(w, "drawing the charts: "+err.Error(), http.StatusUnprocessableEntity)
+		return
+	}
+	name := r.PathValue("n")
+	n, perr := strconv.Atoi(strings.TrimSuffix(name, ".svg"))
+	if perr != nil || !strings.HasSuffix(name, ".svg") || n < 1 {
+		http.Error(w, fmt.Sprintf("invalid chart %q: want N.svg, N from 1", name), http.StatusBadRequest)
+		return
+	}
+	if n > len(charts) {
+		http.Error(w, fmt.Sprintf("chart %d: there are %d", n, len(charts)), http.StatusNotFound)
+		return
+	}
+	out, err := s.render(r.Context(), charts[n-1:n])
+	switch {
+	case err != nil:
+		http.Error(w, "drawing the chart: "+err.Error(), http.StatusServiceUnavailable)
+	case out[0].Error != "":
+		http.Error(w, "drawing the chart: "+out[0].Error, http.StatusUnprocessableEntity)
+	default:
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = io.WriteString(w, out[0].SVG)
+	}
+}
+
 // runDocument reads run id from the history as a report document; errors
 // are httpErrors.
 func (s *Server) runDocument(ctx context.Context, id int64) (htmlreport.Document, error) {
@@ -130,7 +161,8 @@ func httpFail(w http.ResponseWriter, what string, err error) {
 }
 
 // apiRunCharts answers /api/runs/ID/charts: the run's charts, as the
-// report draws them (htmlreport.DashboardCharts).
+// report draws them (htmlreport.DashboardCharts); with one, N.svg, the
+// N-th of them as an SVG document.
 func (s *Server) apiRunCharts(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id < 1 {
@@ -143,6 +175,10 @@ func (s *Server) apiRunCharts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	charts, err := htmlreport.DashboardCharts(d)
+	if r.PathValue("n") != "" {
+		s.writeOneSVG(w, r, charts, err)
+		return
+	}
 	s.writeCharts(w, r, charts, err)
 }
 
@@ -163,7 +199,8 @@ func liveDocument(t LiveTest) (htmlreport.Document, error) {
 }
 
 // apiLiveCharts answers /api/live/ID/charts: a test in progress's charts
-// so far; 404 when the test is not (or no longer) in progress.
+// so far (N.svg: the N-th as an SVG document); 404 when the test is not
+// (or no longer) in progress.
 func (s *Server) apiLiveCharts(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.Atoi(r.PathValue("id"))
 	if err != nil {
@@ -181,6 +218,10 @@ func (s *Server) apiLiveCharts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	charts, err := htmlreport.DashboardCharts(d)
+	if r.PathValue("n") != "" {
+		s.writeOneSVG(w, r, charts, err)
+		return
+	}
 	s.writeCharts(w, r, charts, err)
 }
 

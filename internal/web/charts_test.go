@@ -176,7 +176,23 @@ func TestAPIRunCharts(t *testing.T) {
 		t.Errorf("matrix charts %+v, want a bar per cell", mc)
 	}
 
-	for path, want := range map[string]int{"/api/runs/999/charts": http.StatusNotFound, "/api/runs/x/charts": http.StatusBadRequest} {
+	// One chart alone, as an SVG document: the same as in the list.
+	var list []Chart
+	getJSON(t, fmt.Sprintf("%s/api/runs/%d/charts", base, testID), &list)
+	resp, err := http.Get(fmt.Sprintf("%s/api/runs/%d/charts/2.svg", base, testID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || ct != "image/svg+xml" || len(svgGroups(t, string(one))) == 0 {
+		t.Errorf("2.svg: %d %s, %d bytes", resp.StatusCode, ct, len(one))
+	} else if a, b := svgGroups(t, string(one)), svgGroups(t, list[1].SVG); fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("2.svg draws %v, the list's second chart %v", a, b)
+	}
+	for path, want := range map[string]int{"/api/runs/999/charts": http.StatusNotFound, "/api/runs/x/charts": http.StatusBadRequest,
+		fmt.Sprintf("/api/runs/%d/charts/4.svg", testID): http.StatusNotFound, fmt.Sprintf("/api/runs/%d/charts/0.svg", testID): http.StatusBadRequest,
+		fmt.Sprintf("/api/runs/%d/charts/1", testID): http.StatusBadRequest} {
 		if code, body := get(t, base+path); code != want {
 			t.Errorf("GET %s: %d %s, want %d", path, code, body, want)
 		}
@@ -201,8 +217,11 @@ func TestAPILiveCharts(t *testing.T) {
 			t.Errorf("after %d intervals the live throughput has %d points", i+1, n)
 		}
 	}
+	if code, body := get(t, base+"/api/live/7/charts/1.svg"); code != http.StatusOK || len(svgGroups(t, body)) == 0 {
+		t.Errorf("live 1.svg: %d, %d bytes", code, len(body))
+	}
 	s.hub.End(LiveEnd{ID: 7}, 7)
-	for path, want := range map[string]int{"/api/live/7/charts": http.StatusNotFound, "/api/live/x/charts": http.StatusBadRequest} {
+	for path, want := range map[string]int{"/api/live/7/charts": http.StatusNotFound, "/api/live/x/charts": http.StatusBadRequest, "/api/live/7/charts/1.svg": http.StatusNotFound} {
 		if code, body := get(t, base+path); code != want {
 			t.Errorf("GET %s: %d %s, want %d", path, code, body, want)
 		}
