@@ -154,7 +154,9 @@ func udpQualityPlots(d Document) ([]*plotted, error) {
 	for _, c := range []struct {
 		title, axis string
 		xys         map[string]plotter.XYs
-	}{{"Loss over time", "lost (% of the datagrams expected)", loss}, {"Jitter over time", "jitter (ms)", jitter}} {
+		caption     string
+	}{{"Loss over time", "lost (%)", loss, "the share of the datagrams expected that were lost, as the receiver measured it, interval by interval"},
+		{"Jitter over time", "jitter (ms)", jitter, "as the receiver measured it, interval by interval"}} {
 		var ss []series
 		for _, f := range flows {
 			ss = append(ss, series{name: flowName(f), xys: c.xys[f], bare: true, role: flowRole(f)})
@@ -169,7 +171,7 @@ func udpQualityPlots(d Document) ([]*plotted, error) {
 		if p.Y.Max <= 0 { // nothing lost, no jitter: an axis from 0, not around it
 			p.Y.Max = 1
 		}
-		out = append(out, &plotted{title: c.title, caption: "as the receiver measured it, interval by interval", p: p})
+		out = append(out, &plotted{title: c.title, caption: c.caption, p: p})
 	}
 	return out, nil
 }
