@@ -223,6 +223,17 @@ func TestSweepAndCompareInChromium(t *testing.T) {
 			t.Errorf("chart %q: %d points, series %v, %d cliffs; want %d sizes, %d with the line, %d cliffs", c.Title, c.Points, c.Series, c.Cliffs, len(res.Sizes), withLine, len(res.Cliffs))
 		}
 	}
+	// One chart opened alone (N.svg) is drawn in its colours under the
+	// server's Content-Security-Policy too.
+	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/api/runs/%d/charts/1.svg", base, sweepID))); err != nil {
+		t.Fatalf("opening 1.svg: %v", err)
+	}
+	if stroke, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector("g.wb-series path")).stroke`)); err != nil || stroke != "rgb(31, 119, 180)" {
+		t.Errorf("1.svg: the first series' stroke is %q (%v), want the palette's first colour", stroke, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/#/run/%d", base, sweepID)), chromedp.WaitVisible(chromedp.CSS("#sweep-points"))); err != nil {
+		t.Fatalf("opening the sweep's page again: %v", err)
+	}
 	for _, c := range []struct {
 		what, js string
 		want     int
