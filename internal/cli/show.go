@@ -14,7 +14,6 @@ import (
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/store"
-	"github.com/wirebench/wirebench/internal/sweep"
 )
 
 type showFlags struct {
@@ -203,8 +202,8 @@ func writeRunResult(w io.Writer, r *store.Run, cfg runConfig) error {
 		if decodeErr = json.Unmarshal(r.Result, &m); decodeErr == nil {
 			render = func() error { return writeMatrixRun(w, &m) }
 		}
-	case sweep.Kind:
-		var s sweep.Result
+	case result.KindSweep:
+		var s result.Sweep
 		if decodeErr = json.Unmarshal(r.Result, &s); decodeErr == nil {
 			render = func() error { return writeSweepRun(w, &s) }
 		}
@@ -285,8 +284,8 @@ func writeMatrixRun(w io.Writer, m *matrix.Result) error {
 
 // writeSweepRun prints a sweep as the sweep command did: the table, then
 // the device's report (runs made with --dut).
-func writeSweepRun(w io.Writer, s *sweep.Result) error {
-	if err := sweep.WriteText(w, s); err != nil {
+func writeSweepRun(w io.Writer, s *result.Sweep) error {
+	if err := report.WriteSweep(w, s); err != nil {
 		return err
 	}
 	return writeSweepDevice(w, s)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
@@ -90,7 +91,7 @@ func (b *bench) burstSearch(ctx context.Context, size int, line float64, start i
 		// rate it would have lost as much or more.
 		for try := 1; ; try++ {
 			spec := sweep.Spec{Size: size, RatePPS: line, Packets: n}
-			o, err := b.trial(ctx, TestBackToBack, spec, func(o sweep.Outcome) string {
+			o, err := b.trial(ctx, TestBackToBack, spec, func(o result.SweepOutcome) string {
 				return fmt.Sprintf("search %d of %d, burst of %d at %.0f %% of line rate: lost %d", rep, reps, n, 100*o.OfferedPPS/line, o.Lost+o.Unreported)
 			})
 			if err != nil || ctx.Err() != nil {

@@ -45,7 +45,7 @@ func (b *bench) latencyPoint(ctx context.Context, sr *SizeResult, load float64) 
 	got := 0 // repeats that gave figures
 	for i := 1; i <= reps; i++ {
 		spec := sweep.Spec{Size: sr.Size, RatePPS: p.RatePPS, Duration: b.cfg.Schedule.Latency}
-		o, err := b.trial(ctx, TestLatency, spec, func(o sweep.Outcome) string {
+		o, err := b.trial(ctx, TestLatency, spec, func(o result.SweepOutcome) string {
 			return fmt.Sprintf("%.0f %% of NDR (%.0f/s), trial %d of %d: %d timed", load, p.RatePPS, i, reps, timed(o))
 		})
 		if err != nil || ctx.Err() != nil {
@@ -83,7 +83,7 @@ func (b *bench) latencyPoint(ctx context.Context, sr *SizeResult, load float64) 
 // trialStats are one trial's min, mean, p50, p90, p99, p99.9 and max in
 // ms (the mean 0 for the transit kinds), the round trips also recorded in
 // all; ok is false when the trial timed nothing.
-func (b *bench) trialStats(o sweep.Outcome, all *echo.Recorder) (st [7]float64, ok bool) {
+func (b *bench) trialStats(o result.SweepOutcome, all *echo.Recorder) (st [7]float64, ok bool) {
 	if b.cfg.Latency != LatencyRoundTrip {
 		tr := o.Transit
 		if tr == nil || tr.Count == 0 {
@@ -113,7 +113,7 @@ func (b *bench) trialStats(o sweep.Outcome, all *echo.Recorder) (st [7]float64, 
 }
 
 // timed is how many datagrams a trial timed.
-func timed(o sweep.Outcome) int64 {
+func timed(o result.SweepOutcome) int64 {
 	if o.Transit != nil {
 		return o.Transit.Count
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
@@ -14,7 +15,7 @@ func (b *bench) loss(ctx context.Context, sr *SizeResult) error {
 	for step := 100; step >= 10 && clean < 2; step -= 10 {
 		rate := sr.LinePPS * float64(step) / 100
 		spec := sweep.Spec{Size: sr.Size, RatePPS: rate, Duration: b.cfg.Schedule.Loss}
-		o, err := b.trial(ctx, TestLoss, spec, func(o sweep.Outcome) string {
+		o, err := b.trial(ctx, TestLoss, spec, func(o result.SweepOutcome) string {
 			return fmt.Sprintf("%d %% of line (%.0f/s): loss %.3f %%", step, rate, sweep.LossPercent(o))
 		})
 		if err != nil || ctx.Err() != nil {

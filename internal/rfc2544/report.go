@@ -3,7 +3,7 @@ package rfc2544
 import (
 	"encoding/csv"
 	"fmt"
-	"github.com/wirebench/wirebench/internal/sweep"
+	"github.com/wirebench/wirebench/internal/result"
 	"io"
 	"slices"
 	"strconv"
@@ -84,7 +84,7 @@ func writeThroughput(w io.Writer, r *Result) {
 // the line: "none" when no rate passed (not 0: the rate is below the lowest
 // tried, not zero), and a "*" on a rate that did not hold for a confirming
 // trial of confirmS.
-func rateCells(pps, bps, linePPS float64, sr *sweep.SizeResult, confirmS float64, unconfirmed *bool) [3]string {
+func rateCells(pps, bps, linePPS float64, sr *result.SweepSize, confirmS float64, unconfirmed *bool) [3]string {
 	if sr == nil || !(pps > 0) {
 		return [3]string{"none", "-", "-"}
 	}

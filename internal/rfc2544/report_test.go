@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wirebench/wirebench/internal/sweep"
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // TestThroughputTableSaysNoneAndUnconfirmed: a size where no rate passed
@@ -15,8 +15,8 @@ import (
 // "*" and the footnote that says why.
 func TestThroughputTableSaysNoneAndUnconfirmed(t *testing.T) {
 	r := &Result{Test: Test{PDRPercent: 0.5, Schedule: Schedule{ConfirmS: 10}}, Sizes: []SizeResult{
-		{Size: 466, LinePPS: 25000, NDR: &sweep.SizeResult{HeldS: 0}, PDRPPS: 952, PDRBPS: 3.55e6, PDR: &sweep.SizeResult{HeldS: 1, LossPercent: ptr(0.212)}, Done: []string{TestThroughput}},
-		{Size: 1472, LinePPS: 8000, NDRPPS: 812, NDRBPS: 9.56e6, NDR: &sweep.SizeResult{HeldS: 10}, PDRPPS: 812, PDRBPS: 9.56e6, PDR: &sweep.SizeResult{HeldS: 10}, Done: []string{TestThroughput}},
+		{Size: 466, LinePPS: 25000, NDR: &result.SweepSize{HeldS: 0}, PDRPPS: 952, PDRBPS: 3.55e6, PDR: &result.SweepSize{HeldS: 1, LossPercent: ptr(0.212)}, Done: []string{TestThroughput}},
+		{Size: 1472, LinePPS: 8000, NDRPPS: 812, NDRBPS: 9.56e6, NDR: &result.SweepSize{HeldS: 10}, PDRPPS: 812, PDRBPS: 9.56e6, PDR: &result.SweepSize{HeldS: 10}, Done: []string{TestThroughput}},
 	}}
 	var b strings.Builder
 	writeThroughput(&b, r)

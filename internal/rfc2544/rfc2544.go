@@ -10,7 +10,6 @@ import (
 
 	"github.com/wirebench/wirebench/internal/pacer"
 	"github.com/wirebench/wirebench/internal/result"
-	"github.com/wirebench/wirebench/internal/sweep"
 )
 
 // Kind is the "kind" of an RFC 2544 run's JSON document.
@@ -110,9 +109,9 @@ type Config struct {
 	// Schedule is the trials' lengths (zero: DefaultSchedule).
 	Schedule Schedule
 	// Latency says what the far end's timing gives: LatencyRoundTrip
-	// (every datagram's round trip, sweep.Outcome.RTTs), LatencyOneWay or
+	// (every datagram's round trip, result.SweepOutcome.RTTs), LatencyOneWay or
 	// LatencyDelayVariation (a wirebench server's transit summary,
-	// sweep.Outcome.Transit), or "" when it gives none, with NoLatency
+	// result.SweepOutcome.Transit), or "" when it gives none, with NoLatency
 	// saying why.
 	Latency   string
 	NoLatency string
@@ -264,8 +263,8 @@ type SizeResult struct {
 	NDRFound bool `json:"ndr_found"`
 	PDRFound bool `json:"pdr_found"`
 	// NDR and PDR are the searches, with every trial.
-	NDR *sweep.SizeResult `json:"ndr,omitempty"`
-	PDR *sweep.SizeResult `json:"pdr,omitempty"`
+	NDR *result.SweepSize `json:"ndr,omitempty"`
+	PDR *result.SweepSize `json:"pdr,omitempty"`
 	// Latency are the latency test's points; LatencyNote says why there
 	// are none, or what they measure when it is not a round trip.
 	Latency     []LatencyPoint `json:"latency"`

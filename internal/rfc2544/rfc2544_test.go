@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
@@ -23,20 +24,20 @@ type fakeDevice struct {
 	cancel context.CancelFunc
 }
 
-func (d *fakeDevice) Trial(_ context.Context, s sweep.Spec) (sweep.Outcome, error) {
+func (d *fakeDevice) Trial(_ context.Context, s sweep.Spec) (result.SweepOutcome, error) {
 	d.trials++
 	if d.stopAt > 0 && d.trials >= d.stopAt {
 		d.cancel()
 	}
 	if s.Packets > 0 { // a burst at line rate, far above capPPS
 		lost := max(s.Packets-d.queue, 0)
-		return sweep.Outcome{Sent: s.Packets, OfferedPPS: s.RatePPS, Received: s.Packets - lost, Lost: lost, Total: s.Packets,
+		return result.SweepOutcome{Sent: s.Packets, OfferedPPS: s.RatePPS, Received: s.Packets - lost, Lost: lost, Total: s.Packets,
 			SendSeconds: float64(s.Packets-1) / s.RatePPS}, nil
 	}
 	secs := s.Duration.Seconds()
 	sent := int64(math.Round(s.RatePPS * secs))
 	got := sent
-	o := sweep.Outcome{Sent: sent, OfferedPPS: s.RatePPS, Total: sent, SendSeconds: secs, BacklogKnown: true}
+	o := result.SweepOutcome{Sent: sent, OfferedPPS: s.RatePPS, Total: sent, SendSeconds: secs, BacklogKnown: true}
 	if s.RatePPS > d.capPPS {
 		got = min(sent, int64(d.capPPS*secs)+d.queue)
 		o.ServicePPS = d.capPPS

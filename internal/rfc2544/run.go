@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
@@ -127,10 +128,10 @@ func (b *bench) perSize() time.Duration {
 
 // trial runs one trial after the gap that lets queues drain, and reports
 // progress.
-func (b *bench) trial(ctx context.Context, test string, s sweep.Spec, what func(o sweep.Outcome) string) (sweep.Outcome, error) {
+func (b *bench) trial(ctx context.Context, test string, s sweep.Spec, what func(o result.SweepOutcome) string) (result.SweepOutcome, error) {
 	if b.started {
 		if err := b.cfg.Sleep(ctx, b.cfg.Gap); err != nil {
-			return sweep.Outcome{}, err
+			return result.SweepOutcome{}, err
 		}
 	}
 	b.started = true

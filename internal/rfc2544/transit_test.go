@@ -16,7 +16,7 @@ import (
 // is negative.
 type transitDevice struct{ fakeDevice }
 
-func (d *transitDevice) Trial(ctx context.Context, s sweep.Spec) (sweep.Outcome, error) {
+func (d *transitDevice) Trial(ctx context.Context, s sweep.Spec) (result.SweepOutcome, error) {
 	o, err := d.fakeDevice.Trial(ctx, s)
 	o.RTTs = nil
 	o.Transit = &result.Transit{Min: -5_000_000 + 200, P50: -5_000_000 + 300, P90: -5_000_000 + 500, P99: -5_000_000 + 900,

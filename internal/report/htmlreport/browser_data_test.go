@@ -9,6 +9,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // chartData is what the browser reads of the charts through their hooks
@@ -157,7 +159,7 @@ func TestReportChartsCarryTheirDataInChromium(t *testing.T) {
 		}
 	}
 
-	var sw sweepView
+	var sw result.Sweep
 	if err := docs[2].view(&sw); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // loadDoc decodes testdata/name.
@@ -208,7 +210,7 @@ func TestSweepChartFollowsTheDataAndMarksCliffs(t *testing.T) {
 	// sweep-cliff.json: internal/sweep's search and bisection against the
 	// simulated modem of internal/web's tests (a buffer of 2524 bytes).
 	d := loadDoc(t, "sweep-cliff.json")
-	var sw sweepView
+	var sw result.Sweep
 	if err := d.view(&sw); err != nil {
 		t.Fatal(err)
 	}

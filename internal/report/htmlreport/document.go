@@ -220,26 +220,3 @@ type pingView struct {
 	} `json:"sizes"`
 	Warnings []string `json:"warnings"`
 }
-
-type sweepView struct {
-	Host   string `json:"host"`
-	Medium string `json:"medium"`
-	Test   struct {
-		Host   string `json:"host"`
-		Medium string `json:"medium"`
-	} `json:"test"`
-	Cliffs []struct {
-		Below int `json:"below"`
-		Above int `json:"above"`
-	} `json:"cliffs"`
-	Sizes []struct {
-		Size           int      `json:"size"`
-		RatePPS        float64  `json:"rate_pps"`
-		RateBPS        float64  `json:"rate_bps"`
-		PercentOfLine  *float64 `json:"percent_of_line"`
-		TheoreticalBPS *float64 `json:"theoretical_bps"`
-		LinePPS        float64  `json:"line_pps"`
-		Status         string   `json:"status"`
-	} `json:"sizes"`
-	Warnings []string `json:"warnings"`
-}
