@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/store"
@@ -197,8 +196,8 @@ func writeRunResult(w io.Writer, r *store.Run, cfg runConfig) error {
 		if decodeErr = json.Unmarshal(r.Result, &doc); decodeErr == nil && doc.Result != nil {
 			render = func() error { return writePingText(w, doc.Result, doc.Implied, cfg.Flags["explain"] == "true") }
 		}
-	case matrix.Kind:
-		var m matrix.Result
+	case result.KindMatrix:
+		var m result.Matrix
 		if decodeErr = json.Unmarshal(r.Result, &m); decodeErr == nil {
 			render = func() error { return writeMatrixRun(w, &m) }
 		}
@@ -275,8 +274,8 @@ func writeUnderLoadRun(w io.Writer, lat *result.UnderLoad, cfg runConfig) error 
 
 // writeMatrixRun prints a matrix as the matrix command did: the table,
 // then each cell's device report (runs made with --dut).
-func writeMatrixRun(w io.Writer, m *matrix.Result) error {
-	if err := matrix.WriteText(w, m); err != nil {
+func writeMatrixRun(w io.Writer, m *result.Matrix) error {
+	if err := report.WriteMatrix(w, m); err != nil {
 		return err
 	}
 	return writeMatrixDevice(w, m)

@@ -35,7 +35,7 @@ func TestMatrixCellAboveMediumSuspect(t *testing.T) {
 	if code := run(context.Background(), append(base, "--json"), &out, &errb); code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errb.String())
 	}
-	var m matrix.Result
+	var m result.Matrix
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 		t.Fatalf("decoding: %v\n%s", err, out.String())
 	}
