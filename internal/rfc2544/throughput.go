@@ -10,7 +10,7 @@ import (
 
 // throughput finds a size's NDR, then its PDR from the NDR search's trials
 // onward (sweep.Config.Prior), both confirmed by a long trial.
-func (b *bench) throughput(ctx context.Context, sr *SizeResult) error {
+func (b *bench) throughput(ctx context.Context, sr *result.RFC2544Size) error {
 	ndr, err := b.search(ctx, sr.Size, 0, nil, "NDR")
 	if err != nil || ndr == nil {
 		return err
@@ -50,7 +50,7 @@ func (b *bench) search(ctx context.Context, size int, loss float64, prior []resu
 		cfg.Prior = map[int][]result.SweepTrial{size: prior}
 	}
 	cfg.OnTrial = func(p sweep.Progress) {
-		b.progress(TestThroughput, size, fmt.Sprintf("%s trial %d at %.0f/s: %s (loss %.3f %%)", name, p.Trial, p.RatePPS, p.Verdict, sweep.LossPercent(p.Outcome)))
+		b.progress(result.RFC2544TestThroughput, size, fmt.Sprintf("%s trial %d at %.0f/s: %s (loss %.3f %%)", name, p.Trial, p.RatePPS, p.Verdict, sweep.LossPercent(p.Outcome)))
 	}
 	res := sweep.NewResult(result.SweepTest{})
 	err := sweep.Run(ctx, cfg, b.r, res)

@@ -246,7 +246,7 @@ func TestRFC2544ChartsCarryTheirDataInChromium(t *testing.T) {
 		t.Skip("starting a browser takes seconds; skipped with -short")
 	}
 	d := loadDoc(t, "rfc2544.json")
-	var v rfc2544View
+	var v result.RFC2544
 	if err := d.view(&v); err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func TestRFC2544ChartsCarryTheirDataInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reading the rfc2544 section: %v", err)
 	}
-	var latencySizes []rfcSizeView
+	var latencySizes []result.RFC2544Size
 	for _, z := range v.Sizes {
 		if len(z.Latency) > 0 {
 			latencySizes = append(latencySizes, z)
