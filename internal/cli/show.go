@@ -191,10 +191,10 @@ func writeRunResult(w io.Writer, r *store.Run, cfg runConfig) error {
 		if decodeErr = json.Unmarshal(r.Result, &res); decodeErr == nil {
 			render = func() error { return report.WriteLatency(w, &res) }
 		}
-	case PingKind:
-		var doc pingDoc
-		if decodeErr = json.Unmarshal(r.Result, &doc); decodeErr == nil && doc.Result != nil {
-			render = func() error { return writePingText(w, doc.Result, doc.Implied, cfg.Flags["explain"] == "true") }
+	case result.KindPing:
+		var doc result.Ping
+		if decodeErr = json.Unmarshal(r.Result, &doc); decodeErr == nil && doc.PingRun != nil {
+			render = func() error { return report.WritePing(w, doc.PingRun, doc.Implied, cfg.Flags["explain"] == "true") }
 		}
 	case result.KindMatrix:
 		var m result.Matrix

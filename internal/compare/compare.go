@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
 )
@@ -80,34 +81,30 @@ func Metrics(doc []byte) (kind string, ms []Metric, err error) {
 			Metric{Name: "requests_per_second", Unit: "1/s", Value: r.RequestsPerSecond, HigherIsBetter: true})
 		return head.Kind, ms, nil
 	case "ping":
-		var r struct {
-			Sizes []struct {
-				Size     int     `json:"size"`
-				Received int     `json:"received"`
-				LossPct  float64 `json:"loss_pct"`
-				RTT      struct {
-					Avg  float64 `json:"avg"`
-					Mdev float64 `json:"mdev"`
-					P50  float64 `json:"p50"`
-				} `json:"rtt_ms"`
-			} `json:"sizes"`
-		}
+		var r result.Ping
 		if err := json.Unmarshal(doc, &r); err != nil {
 			return head.Kind, nil, fmt.Errorf("reading a ping result: %w", err)
 		}
+		if r.PingRun == nil {
+			return head.Kind, nil, nil // none of a run's keys: no sizes
+		}
+		msOf := func(d time.Duration) float64 { return float64(d) / 1e6 }
 		for _, s := range r.Sizes {
+			if s == nil {
+				continue
+			}
 			suffix := ""
 			if len(r.Sizes) > 1 {
 				suffix = "@" + strconv.Itoa(s.Size)
 			}
-			avg := Metric{Name: "rtt_avg_ms" + suffix, Unit: "ms", Value: s.RTT.Avg}
+			avg := Metric{Name: "rtt_avg_ms" + suffix, Unit: "ms", Value: msOf(s.RTT.Avg)}
 			if s.Received >= 2 {
 				// iputils' mdev is the population standard deviation.
 				n := float64(s.Received)
-				avg.N, avg.SD = s.Received, s.RTT.Mdev*math.Sqrt(n/(n-1))
+				avg.N, avg.SD = s.Received, msOf(s.RTT.Mdev)*math.Sqrt(n/(n-1))
 			}
 			if s.Received > 0 {
-				ms = append(ms, avg, Metric{Name: "rtt_p50_ms" + suffix, Unit: "ms", Value: s.RTT.P50})
+				ms = append(ms, avg, Metric{Name: "rtt_p50_ms" + suffix, Unit: "ms", Value: msOf(s.RTT.P50)})
 			}
 			ms = append(ms, Metric{Name: "loss_percent" + suffix, Unit: "%", Value: s.LossPct})
 		}

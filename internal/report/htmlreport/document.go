@@ -76,22 +76,3 @@ func goodput(t *result.Result) (float64, string) {
 	}
 	return 0, ""
 }
-
-type pingView struct {
-	Target string `json:"target"`
-	Sizes  []struct {
-		Size     int     `json:"size"`
-		Sent     int64   `json:"sent"`
-		Received int64   `json:"received"`
-		LossPct  float64 `json:"loss_pct"`
-		RTT      *struct {
-			Min float64 `json:"min"`
-			Avg float64 `json:"avg"`
-			Max float64 `json:"max"`
-			P50 float64 `json:"p50"`
-			P90 float64 `json:"p90"`
-			P99 float64 `json:"p99"`
-		} `json:"rtt_ms"`
-	} `json:"sizes"`
-	Warnings []string `json:"warnings"`
-}

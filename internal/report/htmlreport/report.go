@@ -230,9 +230,12 @@ func shortDir(c result.MatrixCell) string {
 }
 
 func (r *Report) pingSection(s *Section, d Document) error {
-	var pv pingView
+	var pv result.Ping
 	if err := d.view(&pv); err != nil {
 		return err
+	}
+	if pv.PingRun == nil { // a document with none of a run's keys
+		pv.PingRun = &result.PingRun{}
 	}
 	s.Subtitle = "ping " + pv.Target
 	s.Warnings = warningsOf(pv.Warnings)
@@ -243,13 +246,13 @@ func (r *Report) pingSection(s *Section, d Document) error {
 		groups[i].name = names[i]
 	}
 	var labels []string
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 	for _, z := range pv.Sizes {
-		row := []string{strconv.Itoa(z.Size), strconv.FormatInt(z.Sent, 10), strconv.FormatInt(z.Received, 10), fmt.Sprintf("%.2f", z.LossPct)}
-		if z.RTT == nil {
-			s.Summary.Rows = append(s.Summary.Rows, append(row, "–", "–", "–", "–", "–"))
+		if z == nil {
 			continue
 		}
-		vals := []float64{z.RTT.Min, z.RTT.P50, z.RTT.P90, z.RTT.P99, z.RTT.Max}
+		row := []string{strconv.Itoa(z.Size), strconv.Itoa(z.Sent), strconv.Itoa(z.Received), fmt.Sprintf("%.2f", z.LossPct)}
+		vals := []float64{ms(z.RTT.Min), ms(z.RTT.P50), ms(z.RTT.P90), ms(z.RTT.P99), ms(z.RTT.Max)}
 		for i, v := range vals {
 			groups[i].values = append(groups[i].values, v)
 			row = append(row, fmt.Sprintf("%.3f", v))
