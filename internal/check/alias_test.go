@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/result"
 )
 
@@ -98,11 +97,11 @@ func TestShortFormMatrix(t *testing.T) {
 // both carry the same protocol and direction.
 func TestShortFormBidir(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	m := matrix.Result{Schema: "wirebench/1", Kind: "matrix", Cells: []matrix.Cell{
-		{Protocol: result.UDP, Direction: matrix.Upload, BitsPerSecond: f(90e6), LossPercent: f(0.1)},
-		{Protocol: result.UDP, Direction: matrix.Download, BitsPerSecond: f(80e6), LossPercent: f(0.2)},
-		{Protocol: result.UDP, Direction: matrix.Upload, Simultaneous: true, BitsPerSecond: f(45e6), LossPercent: f(1.5)},
-		{Protocol: result.UDP, Direction: matrix.Download, Simultaneous: true, BitsPerSecond: f(40e6), LossPercent: f(2.5)},
+	m := result.Matrix{Schema: "wirebench/1", Kind: "matrix", Cells: []result.MatrixCell{
+		{Protocol: result.UDP, Direction: result.MatrixUpload, BitsPerSecond: f(90e6), LossPercent: f(0.1)},
+		{Protocol: result.UDP, Direction: result.MatrixDownload, BitsPerSecond: f(80e6), LossPercent: f(0.2)},
+		{Protocol: result.UDP, Direction: result.MatrixUpload, Simultaneous: true, BitsPerSecond: f(45e6), LossPercent: f(1.5)},
+		{Protocol: result.UDP, Direction: result.MatrixDownload, Simultaneous: true, BitsPerSecond: f(40e6), LossPercent: f(2.5)},
 	}}
 	b, err := json.Marshal(m)
 	if err != nil {

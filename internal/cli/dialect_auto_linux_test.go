@@ -72,10 +72,10 @@ func startRealPeer(t *testing.T, bin, proto string, port int, args ...string) *r
 
 // runAutoMatrix runs `matrix 127.0.0.1 -p PORT` with no --dialect (JSON)
 // and returns the document and stderr.
-func runAutoMatrix(t *testing.T, port int) (*matrix.Result, string) {
+func runAutoMatrix(t *testing.T, port int) (*result.Matrix, string) {
 	t.Helper()
 	code, out, errText := cliRun("matrix", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "1", "-b", "10M", "--json", "--no-save")
-	var m matrix.Result
+	var m result.Matrix
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatalf("exit %d, no matrix document (%v):\n%s\n%s", code, err, out, errText)
 	}
@@ -87,7 +87,7 @@ func runAutoMatrix(t *testing.T, port int) (*matrix.Result, string) {
 
 // checkAutoMatrix checks that the matrix chose dialect by probing and that
 // its four cells are ok.
-func checkAutoMatrix(t *testing.T, m *matrix.Result, dialect string) {
+func checkAutoMatrix(t *testing.T, m *result.Matrix, dialect string) {
 	t.Helper()
 	if m.Dialect != dialect || m.DialectChosenBy != chosenByProbe {
 		t.Errorf("dialect %q chosen by %q (%s), want %s chosen by probe", m.Dialect, m.DialectChosenBy, m.DialectReason, dialect)

@@ -328,7 +328,7 @@ func TestMatrixDUT(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s\n%s", code, errb.String(), out.String())
 	}
-	var m matrix.Result
+	var m result.Matrix
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
@@ -350,11 +350,11 @@ func TestMatrixDUT(t *testing.T) {
 			t.Fatalf("%s: %+v (device %+v)", c.Name(), c, c.Device)
 		}
 		switch c.Direction {
-		case matrix.Upload:
+		case result.MatrixUpload:
 			if c.Method != "device server" || c.Device.Role != "server" || *c.Device.Packets != srv.Counted {
 				t.Errorf("upload cell: method %q, device %+v; the stand-in server counted %d", c.Method, c.Device, srv.Counted)
 			}
-		case matrix.Download:
+		case result.MatrixDownload:
 			if c.Method != "device client" || c.Device.Role != "client" || *c.Device.Packets != int64(cli.Report.Datagrams) {
 				t.Errorf("download cell: method %q, device %+v; the stand-in client's report %+v", c.Method, c.Device, cli.Report)
 			}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/wirebench/wirebench/internal/result"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,7 +95,7 @@ func TestLabMatrixAsPrinted(t *testing.T) {
 		start := time.Now()
 		code := run(ctx, mx("-p", "5002", "--dialect", c.dialect, "-b", "10M", "-t", "1", "--json"), &o, &e)
 		t.Logf("matrix --dialect %s against --deny-reverse 198.18.0.1: exit %d in %.1f s", c.dialect, code, time.Since(start).Seconds())
-		var m matrix.Result
+		var m result.Matrix
 		if err := json.Unmarshal(o.Bytes(), &m); err != nil {
 			t.Fatalf("matrix --json: %v\n%s\n%s", err, o.String(), e.String())
 		}
@@ -105,7 +106,7 @@ func TestLabMatrixAsPrinted(t *testing.T) {
 			t.Logf("  %s %s %s: %s %s", c.dialect, cell.Protocol, cell.Direction, cell.Status, cell.Reason)
 			want, refused := c.refused[cell.Protocol]
 			switch {
-			case cell.Direction == matrix.Download && refused:
+			case cell.Direction == result.MatrixDownload && refused:
 				if cell.Status != matrix.StatusFailed || !strings.Contains(cell.Reason, want) {
 					t.Errorf("%s %s download: %s %q, want failed naming the refusal (%q)", c.dialect, cell.Protocol, cell.Status, cell.Reason, want)
 				}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/matrix"
+	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/units"
@@ -208,7 +209,7 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 	if link != nil {
 		m.Medium = link.m.Name
 	}
-	id, w := f.saving.save(e, matrix.Kind, net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), matrixSummary(m), m.StartedAt, m)
+	id, w := f.saving.save(e, result.KindMatrix, net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), matrixSummary(m), m.StartedAt, m)
 	if w != "" {
 		m.Warnings = append(m.Warnings, w)
 	}
@@ -218,7 +219,7 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 	case formatJSON:
 		err = writeJSONDoc(e.stdout, m)
 	case formatCSV:
-		err = matrix.WriteCSV(e.stdout, m)
+		err = report.WriteMatrixCSV(e.stdout, m)
 	default:
 		err = writeMatrixRun(e.stdout, m)
 	}
@@ -302,7 +303,7 @@ func newProgress(w io.Writer) *matrixProgress {
 	return p
 }
 
-func (p *matrixProgress) cell(n, total int, c matrix.Cell) {
+func (p *matrixProgress) cell(n, total int, c result.MatrixCell) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.head = fmt.Sprintf("matrix [%d/%d] %s", n, total, c.Name())
@@ -316,7 +317,7 @@ func (p *matrixProgress) cell(n, total int, c matrix.Cell) {
 	p.print(line)
 }
 
-func (p *matrixProgress) interval(_ matrix.Cell, in result.Interval) {
+func (p *matrixProgress) interval(_ result.MatrixCell, in result.Interval) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.tty {
@@ -344,7 +345,7 @@ func (p *matrixProgress) done() {
 
 // matrixSummary is the one line history shows for a matrix: each cell's
 // figure.
-func matrixSummary(m *matrix.Result) string {
+func matrixSummary(m *result.Matrix) string {
 	var b strings.Builder
 	b.WriteString("matrix")
 	for i, c := range m.Cells {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"github.com/wirebench/wirebench/internal/result"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -70,7 +71,7 @@ func TestMatrixLoopback(t *testing.T) {
 	if code := run(context.Background(), append(base, "--json"), &out, &errb); code != exitOK {
 		t.Fatalf("json: exit %d\n%s", code, errb.String())
 	}
-	var m matrix.Result
+	var m result.Matrix
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 		t.Fatalf("decoding: %v\n%s", err, out.String())
 	}

@@ -110,7 +110,7 @@ func (d *dutMatrix) close(e *env) {
 
 // writeMatrixDevice prints, per cell that has them, the device's own
 // figures beside ours.
-func writeMatrixDevice(w io.Writer, m *matrix.Result) error {
+func writeMatrixDevice(w io.Writer, m *result.Matrix) error {
 	for _, c := range m.Cells {
 		if c.Result == nil || c.Result.Device == nil {
 			continue

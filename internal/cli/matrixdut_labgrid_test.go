@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/wirebench/wirebench/internal/result"
 	"io"
 	"strings"
 	"testing"
@@ -66,7 +67,7 @@ func TestMatrixDUTLabgrid(t *testing.T) {
 	co, con, _ := labgridBoard(t, ctx, zshell.Options{Version: "3.4.0"})
 	var out, errb bytes.Buffer
 	code := run(ctx, labgridMatrixArgs(co, freeLoopbackPort(t)), &out, &errb)
-	var m matrix.Result
+	var m result.Matrix
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 		t.Fatalf("exit %d, %v: %s\n%s", code, err, errb.String(), out.String())
 	}
@@ -123,7 +124,7 @@ func TestMatrixDUTLabgridFailedCells(t *testing.T) {
 	co, _, _ := labgridBoard(t, ctx, zshell.Options{Version: "3.4.0", NoZperf: true})
 	var out, errb bytes.Buffer
 	code := run(ctx, labgridMatrixArgs(co, freeLoopbackPort(t)), &out, &errb)
-	var m matrix.Result
+	var m result.Matrix
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil || code == exitOK || len(m.Cells) != 4 {
 		t.Fatalf("exit %d, %v: %s\n%s", code, err, errb.String(), out.String())
 	}

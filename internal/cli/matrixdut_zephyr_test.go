@@ -51,7 +51,7 @@ func TestMatrixDUTZephyrSyntaxes(t *testing.T) {
 			}
 			var out, errb bytes.Buffer
 			code := run(ctx, append(args, "--json"), &out, &errb)
-			var m matrix.Result
+			var m result.Matrix
 			if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 				t.Fatalf("exit %d, %v: %s\n%s", code, err, errb.String(), out.String())
 			}
@@ -100,13 +100,13 @@ func TestMatrixDUTZephyrSyntaxes(t *testing.T) {
 // 1 %, unless the two sides' clocks measured durations that differ (a
 // loaded machine): then the bytes each rate stands for must agree instead,
 // within 1 % and the last digit the device printed.
-func udpAgree(c matrix.Cell, d *result.Device) error {
+func udpAgree(c result.MatrixCell, d *result.Device) error {
 	dev, ours := *d.BitsPerSecond, *c.BitsPerSecond
 	if math.Abs(dev-ours) <= 0.01*ours {
 		return nil
 	}
 	secs := 0.0
-	if r := c.Result; r != nil && c.Direction == matrix.Upload && r.Sender != nil {
+	if r := c.Result; r != nil && c.Direction == result.MatrixUpload && r.Sender != nil {
 		secs = r.Sender.Seconds
 	} else if r != nil && r.Receiver != nil {
 		secs = r.Receiver.Seconds
@@ -131,7 +131,7 @@ func ptr(p *float64) any {
 	return *p
 }
 
-func cellsOf(m matrix.Result) string {
+func cellsOf(m result.Matrix) string {
 	var b strings.Builder
 	for _, c := range m.Cells {
 		fmt.Fprintf(&b, "%s: %s %s\n", c.Name(), c.Status, c.Reason)
@@ -154,7 +154,7 @@ func TestMatrixDUTCommandNotFound(t *testing.T) {
 	code := run(ctx, []string{"matrix", "127.0.0.1", "-p", fmt.Sprint(port), "-t", "2", "-b", "2M", "--dut", spec, "--dut-peer", "127.0.0.1",
 		"--dut-timeout", "10", "--json"}, &out, &errb)
 	el := time.Since(start)
-	var m matrix.Result
+	var m result.Matrix
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil || code == exitOK || len(m.Cells) != 4 {
 		t.Fatalf("exit %d, %v: %s\n%s", code, err, errb.String(), out.String())
 	}

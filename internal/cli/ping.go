@@ -9,22 +9,20 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/ping"
+	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/units"
 )
 
-// The "kind" of ping's JSON documents (their "schema" is result.Schema).
-const (
-	PingKind       = "ping"
-	ReassemblyKind = "reassembly-probe"
-)
+// ReassemblyKind is the "kind" of the reassembly probe's JSON document
+// (its "schema" is result.Schema; a ping run's is result.KindPing).
+const ReassemblyKind = "reassembly-probe"
 
 // pingFlags is what the ping command line asked for, as typed.
 type pingFlags struct {
@@ -54,7 +52,7 @@ type pingPlan struct {
 	sizes    []int
 	interval time.Duration
 	timeout  time.Duration
-	socket   ping.SocketKind
+	socket   result.PingSocketKind
 	source   string // -I: an address of this host or an interface name
 	mtu      int    // from --mtu, or the route; 0 when unknown
 	mtuFlag  bool
@@ -127,12 +125,12 @@ each size's median RTT into the bit rate it implies on that medium
 }
 
 func planPing(ctx context.Context, host string, f pingFlags, mtuSet bool) (pingPlan, error) {
-	p := pingPlan{host: host, socket: ping.SocketKind(f.socket)}
-	if err := enumFlag("--socket", f.socket, "auto", string(ping.SocketRaw), string(ping.SocketUnprivileged)); err != nil {
+	p := pingPlan{host: host, socket: result.PingSocketKind(f.socket)}
+	if err := enumFlag("--socket", f.socket, "auto", string(result.PingSocketRaw), string(result.PingSocketUnprivileged)); err != nil {
 		return p, err
 	}
 	if f.socket == "auto" {
-		p.socket = ping.SocketAuto
+		p.socket = result.PingSocketAuto
 	}
 	var err error
 	if p.interval, err = parseDur(f.interval); err != nil {
@@ -223,52 +221,6 @@ func resolveHost(ctx context.Context, host string, only4, only6 bool) (net.IP, e
 	return ips[0], nil
 }
 
-// pingDoc is ping's JSON document.
-type pingDoc struct {
-	Schema string `json:"schema"`
-	Kind   string `json:"kind"`
-	// RunID is the id the results store saved this run as (left out
-	// when it was not saved).
-	RunID int64 `json:"run_id,omitempty"`
-	*ping.Result
-	Implied []impliedRate `json:"implied,omitempty"`
-	// Warnings: only the results store's, when it could not be written.
-	Warnings []string `json:"warnings,omitempty"`
-}
-
-// pingSummary is a ping run's line in `history`.
-func pingSummary(r *ping.Result) string {
-	var parts []string
-	for _, s := range r.Sizes {
-		part := fmt.Sprintf("%d B %d/%d", s.Size, s.Received, s.Sent)
-		if s.Received > 0 {
-			part += fmt.Sprintf(" avg %.3f ms", float64(s.RTT.Avg)/1e6)
-		}
-		parts = append(parts, part)
-	}
-	if len(parts) > 4 {
-		parts = append(parts[:4], fmt.Sprintf("… %d sizes", len(r.Sizes)))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// impliedRate is one size's median RTT as a bit rate on the medium.
-type impliedRate struct {
-	Size           int      `json:"size"`
-	Medium         string   `json:"medium"`
-	MediumBPS      float64  `json:"medium_bps"`
-	Fragments      int      `json:"fragments"`
-	WireBytes      float64  `json:"wire_bytes"`
-	NoGapBytes     float64  `json:"no_gap_bytes"`
-	RoundTripWireS float64  `json:"round_trip_wire_s"`
-	RTTP50S        float64  `json:"rtt_p50_s"`
-	ImpliedBPS     float64  `json:"implied_bps"`
-	ImpliedNoGap   float64  `json:"implied_no_gap_bps"`
-	Share          float64  `json:"implied_share_of_medium"`
-	Steps          []string `json:"steps"`
-	Error          string   `json:"error,omitempty"`
-}
-
 func runPing(e *env, p pingPlan, f pingFlags) error {
 	cfg := ping.Config{Target: p.addr, Socket: p.socket, Source: p.source}
 	if !f.jsonOut && !f.quiet {
@@ -278,7 +230,7 @@ func runPing(e *env, p pingPlan, f pingFlags) error {
 	if !f.jsonOut {
 		// Once the socket is open: a run that cannot open one prints only
 		// the error.
-		opts.OnOpen = func(ping.SocketInfo) {
+		opts.OnOpen = func(result.PingSocket) {
 			fmt.Fprintf(e.stdout, "PING %s (%s): %d size(s), %d request(s) each\n", p.host, p.addr, len(p.sizes), f.count)
 		}
 	}
@@ -289,12 +241,12 @@ func runPing(e *env, p pingPlan, f pingFlags) error {
 		}
 		return err
 	}
-	var implied []impliedRate
+	var implied []result.PingImplied
 	if p.medium != nil {
 		implied = impliedRates(*p.medium, res, p)
 	}
-	doc := pingDoc{Schema: result.Schema, Kind: PingKind, Result: res, Implied: implied}
-	id, w := f.saving.save(e, PingKind, p.host, pingSummary(res), res.StartedAt, doc)
+	doc := result.Ping{Schema: result.Schema, Kind: result.KindPing, PingRun: res, Implied: implied}
+	id, w := f.saving.save(e, result.KindPing, p.host, report.PingSummary(res), res.StartedAt, doc)
 	if w != "" {
 		doc.Warnings = []string{w}
 	}
@@ -305,21 +257,7 @@ func runPing(e *env, p pingPlan, f pingFlags) error {
 		return enc.Encode(doc)
 	}
 	defer f.saving.announce(e, id, formatText)
-	return writePingText(e.stdout, res, implied, f.explain)
-}
-
-// writePingText prints a ping run's summary: the statistics table, the
-// implied rates (--medium) and why it stopped early.
-func writePingText(w io.Writer, res *ping.Result, implied []impliedRate, explain bool) error {
-	ew := &errWriter{w: w}
-	writePingSummary(ew, res)
-	for _, r := range implied {
-		writeImplied(ew, r, explain)
-	}
-	if res.Error != "" {
-		fmt.Fprintf(ew, "stopped early: %s\n", res.Error)
-	}
-	return ew.firstErr()
+	return report.WritePing(e.stdout, res, implied, f.explain)
 }
 
 func writePingEvent(w io.Writer, p pingPlan, ev ping.Event) {
@@ -332,7 +270,7 @@ func writePingEvent(w io.Writer, p pingPlan, ev ping.Event) {
 	case ping.OutcomeCorrupt:
 		fmt.Fprintf(w, "%d bytes from %s: seq=%d payload differs from what was sent (corrupt)\n", ev.Size, ev.From, ev.Seq)
 	case ping.OutcomeTooBig:
-		fmt.Fprintf(w, "size %d seq=%d: %s\n", ev.Size, ev.Seq, ping.NeedsFragmentation(ev.PathMTU))
+		fmt.Fprintf(w, "size %d seq=%d: %s\n", ev.Size, ev.Seq, result.PingNeedsFragmentation(ev.PathMTU))
 	case ping.OutcomeUnreachable:
 		fmt.Fprintf(w, "size %d seq=%d: unreachable (from %s)\n", ev.Size, ev.Seq, ev.From)
 	case ping.OutcomeSendError:
@@ -340,86 +278,19 @@ func writePingEvent(w io.Writer, p pingPlan, ev ping.Event) {
 	}
 }
 
-func socketWords(s ping.SocketInfo, id int) string {
-	rx := "kernel receive timestamps (SO_TIMESTAMPNS)"
-	if s.RxTimestamps != ping.TimestampKernel {
-		rx = "user-space receive times"
-		if s.RxTimestampsWhy != "" {
-			rx += " (" + s.RxTimestampsWhy + ")"
-		}
-	}
-	tx := "kernel transmit timestamps (SO_TIMESTAMPING: request entering the queueing layer)"
-	if s.TxTimestamps != ping.TimestampKernel {
-		tx = "send times taken before the send call"
-		if s.TxTimestampsWhy != "" {
-			tx += " (" + s.TxTimestampsWhy + ")"
-		}
-	}
-	kind := fmt.Sprintf("%s ICMP socket (%s)", s.Kind, s.Network)
-	if s.Source != "" {
-		kind += " bound to " + s.Source
-	}
-	if id == 0 {
-		return fmt.Sprintf("%s, %s, %s", kind, tx, rx)
-	}
-	return fmt.Sprintf("%s, id %d, %s, %s", kind, id, tx, rx)
-}
-
-func writePingSummary(w io.Writer, r *ping.Result) {
-	df := "off"
-	if r.DF {
-		df = "on"
-	}
-	mtu := "unknown"
-	if r.PathMTU > 0 {
-		mtu = strconv.Itoa(r.PathMTU)
-	}
-	fmt.Fprintf(w, "--- %s ping statistics ---\n", r.Target)
-	fmt.Fprintf(w, "socket: %s; DF %s; path MTU %s\n", socketWords(r.Socket, r.ID), df, mtu)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "size\tfrags\tsent\trecv\tloss %%\tcorrupt\tdup\tlate\tfrag-needed\tmin/avg/max/mdev ms\tp50/p90/p99 ms\t\n")
-	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }
-	for _, s := range r.Sizes {
-		rtt := "-\t-"
-		if s.Received > 0 {
-			rtt = fmt.Sprintf("%s/%s/%s/%s\t%s/%s/%s", ms(s.RTT.Min), ms(s.RTT.Avg), ms(s.RTT.Max), ms(s.RTT.Mdev),
-				ms(s.RTT.P50), ms(s.RTT.P90), ms(s.RTT.P99))
-		}
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.1f\t%d\t%d\t%d\t%d\t%s\t\n", s.Size, s.Fragments, s.Sent, s.Received, s.LossPct,
-			s.Corrupt, s.Duplicates, s.Late, s.TooBig, rtt)
-	}
-	tw.Flush()
-	for _, s := range r.Sizes {
-		if s.TooBig > 0 {
-			fmt.Fprintf(w, "size %d: %s\n", s.Size, ping.NeedsFragmentation(s.PathMTU))
-		}
-		if s.Error != "" {
-			fmt.Fprintf(w, "size %d: %d send error(s), first: %s\n", s.Size, s.SendErrors, s.Error)
-		}
-		if r.Socket.TxTimestamps == ping.TimestampKernel && s.KernelTx < s.Received {
-			fmt.Fprintf(w, "size %d: %d of %d round trips timed from the send call: no kernel transmit timestamp came for them\n",
-				s.Size, s.Received-s.KernelTx, s.Received)
-		}
-		if s.SocketDrops > 0 {
-			fmt.Fprintf(w, "WARNING size %d: our own socket dropped %d ICMP messages (receive buffer full): "+
-				"replies lost on this host count as loss here\n", s.Size, s.SocketDrops)
-		}
-	}
-}
-
 // impliedRates turns each answered size's median RTT into the rate the
 // medium would need, the VoIP box report's way (request and reply each take
 // half the round trip).
-func impliedRates(m linerate.Medium, res *ping.Result, p pingPlan) []impliedRate {
+func impliedRates(m linerate.Medium, res *result.PingRun, p pingPlan) []result.PingImplied {
 	// The medium's MTU: --mtu, else the route's when it could be an
 	// Ethernet's (loopback's 65535 could not), else 1500.
 	st := linerate.Stack{IPv6: p.addr.To4() == nil, MTU: 1500}
 	if p.mtuFlag || p.mtu >= 68 && p.mtu <= 9216 {
 		st.MTU = p.mtu
 	}
-	var out []impliedRate
+	var out []result.PingImplied
 	for _, s := range res.Sizes {
-		ir := impliedRate{Size: s.Size, Medium: m.Name, MediumBPS: m.BitRate}
+		ir := result.PingImplied{Size: s.Size, Medium: m.Name, MediumBPS: m.BitRate}
 		echo, err := linerate.AnalyzeEcho(m, st, s.Size)
 		if err != nil {
 			ir.Error = err.Error()
@@ -441,35 +312,6 @@ func impliedRates(m linerate.Medium, res *ping.Result, p pingPlan) []impliedRate
 	return out
 }
 
-func writeImplied(w io.Writer, r impliedRate, explain bool) {
-	if r.Error != "" {
-		fmt.Fprintf(w, "implied rate, %d bytes on %s: %s\n", r.Size, r.Medium, r.Error)
-		return
-	}
-	mb := func(bps float64) string { return strconv.FormatFloat(bps/1e6, 'f', 2, 64) + " Mbit/s" }
-	fmt.Fprintf(w, "implied rate, %d bytes on %s (%s): median RTT %.3f ms -> %s (%.1f %% of the medium); %s counted without the inter-frame gap\n",
-		r.Size, r.Medium, linerate.MediumRate(r.MediumBPS), r.RTTP50S*1e3, mb(r.ImpliedBPS), r.Share*100, mb(r.ImpliedNoGap))
-	if !explain {
-		return
-	}
-	n := len(r.Steps)
-	for i, s := range r.Steps {
-		fmt.Fprintf(w, "  %d) %s\n", i+1, s)
-	}
-	fmt.Fprintf(w, "  %d) request and reply are the same size: the wire alone needs 2 × %s bytes = %.3f ms per round trip\n",
-		n+1, trimNum(r.WireBytes), r.RoundTripWireS*1e3)
-	fmt.Fprintf(w, "  %d) each direction gets half the measured round trip: %s bytes × 8 / (%.3f ms / 2) = %s\n",
-		n+2, trimNum(r.WireBytes), r.RTTP50S*1e3, mb(r.ImpliedBPS))
-	fmt.Fprintf(w, "  %d) counted without the inter-frame gap (IP data and headers, Ethernet header, preamble and FCS per packet): %s bytes -> %s\n", n+3, trimNum(r.NoGapBytes), mb(r.ImpliedNoGap))
-	if rest := r.RTTP50S - r.RoundTripWireS; rest >= 0 {
-		fmt.Fprintf(w, "  %d) the rest of the round trip, %.3f ms, is the host's own time and store-and-forward hops: why it is below %s\n",
-			n+4, rest*1e3, linerate.MediumRate(r.MediumBPS))
-	} else {
-		fmt.Fprintf(w, "  %d) the round trip is %.3f ms shorter than the wire alone allows: this path is not a %s link all the way\n",
-			n+4, -rest*1e3, linerate.MediumRate(r.MediumBPS))
-	}
-}
-
 func runReassembly(e *env, p pingPlan, f pingFlags) error {
 	cfg := ping.Config{Target: p.addr, Socket: p.socket, Source: p.source}
 	if !f.jsonOut {
@@ -488,7 +330,7 @@ func runReassembly(e *env, p pingPlan, f pingFlags) error {
 			*ping.ReassemblyResult
 		}{result.Schema, ReassemblyKind, res})
 	}
-	fmt.Fprintf(e.stdout, "socket: %s; ladder for path MTU %d\n", socketWords(res.Socket, 0), res.PathMTU)
+	fmt.Fprintf(e.stdout, "socket: %s; ladder for path MTU %d\n", report.PingSocketWords(res.Socket, 0), res.PathMTU)
 	writeSearch(e.stdout, "without DF", res.WithoutDF, f.explain)
 	if res.WithDF != nil {
 		writeSearch(e.stdout, "with DF", *res.WithDF, f.explain)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/probe"
+	"github.com/wirebench/wirebench/internal/report"
 )
 
 // probeFlags are the probe command's flags as typed.
@@ -57,5 +58,5 @@ func runProbe(e *env, host string, f *probeFlags) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	return probe.WriteText(e.stdout, res)
+	return report.WriteProbe(e.stdout, res)
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wirebench/wirebench/internal/probe"
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // TestProbeClosedPort: probing a port where nothing listens prints a clear
@@ -41,7 +41,7 @@ func TestProbeClosedPort(t *testing.T) {
 				}
 				return
 			}
-			var r probe.Result
+			var r result.Probe
 			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 				t.Fatalf("bad JSON %q: %v", out.String(), err)
 			}

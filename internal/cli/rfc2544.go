@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/linerate"
+	"github.com/wirebench/wirebench/internal/report"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/rfc2544"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sweep"
@@ -105,9 +107,9 @@ the schema wirebench/1, kind "rfc2544"; runs are saved in the results store.`,
 }
 
 // parseRFC2544 builds the run's configuration from the flags.
-func parseRFC2544(host string, f *rfc2544Flags) (rfc2544.Config, rfc2544.Test, sweep.Runner, error) {
+func parseRFC2544(host string, f *rfc2544Flags) (rfc2544.Config, result.RFC2544Test, sweep.Runner, error) {
 	var cfg rfc2544.Config
-	test := rfc2544.Test{Mode: f.mode, Host: host, Port: f.port, Strict: f.strict}
+	test := result.RFC2544Test{Mode: f.mode, Host: host, Port: f.port, Strict: f.strict}
 	m, err := linerate.LookupMedium(f.medium)
 	if err != nil {
 		return cfg, test, nil, usagef("invalid --medium %q: %v", f.medium, err)
@@ -145,13 +147,13 @@ func parseRFC2544(host string, f *rfc2544Flags) (rfc2544.Config, rfc2544.Test, s
 	}
 	switch f.mode {
 	case sweep.ModeReflect:
-		r, cfg.Latency = sweep.ReflectRunner{Host: host, Port: f.port}, rfc2544.LatencyRoundTrip
+		r, cfg.Latency = sweep.ReflectRunner{Host: host, Port: f.port}, result.RFC2544RoundTrip
 	case sweep.ModeWirebench:
 		r, cfg.BacklogFloor = sweep.SessionRunner{Base: session.ClientConfig{Host: host, Port: f.port, Dialect: session.DialectIperf2}}, serverBacklogFloor
 		shared, why := sameClock(context.Background(), host, f.sameClock)
-		cfg.Latency, test.Clock = rfc2544.LatencyDelayVariation, rfc2544.ClockSeparate
+		cfg.Latency, test.Clock = result.RFC2544DelayVariation, result.RFC2544ClockSeparate
 		if shared {
-			cfg.Latency, test.Clock = rfc2544.LatencyOneWay, rfc2544.ClockShared
+			cfg.Latency, test.Clock = result.RFC2544OneWay, result.RFC2544ClockShared
 		}
 		test.ClockWhy = why
 		cfg.LatencyMinSize = iperf2.MinDatagramForLatency
@@ -225,7 +227,7 @@ func runRFC2544(e *env, _ *cobra.Command, host string, f *rfc2544Flags) error {
 	prog.done()
 	// Saved before printing, so that a store that failed says so in the
 	// JSON, and the printed document carries the run's id (check reads it).
-	id, w := f.saving.save(e, rfc2544.Kind, net.JoinHostPort(host, strconv.Itoa(f.port)), rfc2544.Summary(res), res.StartedAt, res)
+	id, w := f.saving.save(e, result.KindRFC2544, net.JoinHostPort(host, strconv.Itoa(f.port)), report.RFC2544Summary(res), res.StartedAt, res)
 	if w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
@@ -235,9 +237,9 @@ func runRFC2544(e *env, _ *cobra.Command, host string, f *rfc2544Flags) error {
 	case formatJSON:
 		err = writeJSONDoc(e.stdout, res)
 	case formatCSV:
-		err = rfc2544.WriteCSV(e.stdout, res)
+		err = report.WriteRFC2544CSV(e.stdout, res)
 	default:
-		err = rfc2544.WriteText(e.stdout, res)
+		err = report.WriteRFC2544(e.stdout, res)
 	}
 	if err != nil {
 		return err

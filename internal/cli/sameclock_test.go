@@ -6,7 +6,7 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/wirebench/wirebench/internal/rfc2544"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
@@ -40,9 +40,9 @@ func TestSameClock(t *testing.T) {
 		wantKind  string
 		wantClock string
 	}{
-		{"127.0.0.1", false, rfc2544.LatencyOneWay, rfc2544.ClockShared},
-		{"192.0.2.1", false, rfc2544.LatencyDelayVariation, rfc2544.ClockSeparate},
-		{"192.0.2.1", true, rfc2544.LatencyOneWay, rfc2544.ClockShared},
+		{"127.0.0.1", false, result.RFC2544OneWay, result.RFC2544ClockShared},
+		{"192.0.2.1", false, result.RFC2544DelayVariation, result.RFC2544ClockSeparate},
+		{"192.0.2.1", true, result.RFC2544OneWay, result.RFC2544ClockShared},
 	} {
 		f := &rfc2544Flags{port: 5001, mode: sweep.ModeWirebench, sizes: "1470", tests: "latency", medium: "eth100",
 			pdr: "0.5%", loads: "50", maxBurst: 1000, sameClock: c.same}

@@ -10,11 +10,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/store"
-	"github.com/wirebench/wirebench/internal/sweep"
 )
 
 type showFlags struct {
@@ -193,18 +191,18 @@ func writeRunResult(w io.Writer, r *store.Run, cfg runConfig) error {
 		if decodeErr = json.Unmarshal(r.Result, &res); decodeErr == nil {
 			render = func() error { return report.WriteLatency(w, &res) }
 		}
-	case PingKind:
-		var doc pingDoc
-		if decodeErr = json.Unmarshal(r.Result, &doc); decodeErr == nil && doc.Result != nil {
-			render = func() error { return writePingText(w, doc.Result, doc.Implied, cfg.Flags["explain"] == "true") }
+	case result.KindPing:
+		var doc result.Ping
+		if decodeErr = json.Unmarshal(r.Result, &doc); decodeErr == nil && doc.PingRun != nil {
+			render = func() error { return report.WritePing(w, doc.PingRun, doc.Implied, cfg.Flags["explain"] == "true") }
 		}
-	case matrix.Kind:
-		var m matrix.Result
+	case result.KindMatrix:
+		var m result.Matrix
 		if decodeErr = json.Unmarshal(r.Result, &m); decodeErr == nil {
 			render = func() error { return writeMatrixRun(w, &m) }
 		}
-	case sweep.Kind:
-		var s sweep.Result
+	case result.KindSweep:
+		var s result.Sweep
 		if decodeErr = json.Unmarshal(r.Result, &s); decodeErr == nil {
 			render = func() error { return writeSweepRun(w, &s) }
 		}
@@ -276,8 +274,8 @@ func writeUnderLoadRun(w io.Writer, lat *result.UnderLoad, cfg runConfig) error 
 
 // writeMatrixRun prints a matrix as the matrix command did: the table,
 // then each cell's device report (runs made with --dut).
-func writeMatrixRun(w io.Writer, m *matrix.Result) error {
-	if err := matrix.WriteText(w, m); err != nil {
+func writeMatrixRun(w io.Writer, m *result.Matrix) error {
+	if err := report.WriteMatrix(w, m); err != nil {
 		return err
 	}
 	return writeMatrixDevice(w, m)
@@ -285,8 +283,8 @@ func writeMatrixRun(w io.Writer, m *matrix.Result) error {
 
 // writeSweepRun prints a sweep as the sweep command did: the table, then
 // the device's report (runs made with --dut).
-func writeSweepRun(w io.Writer, s *sweep.Result) error {
-	if err := sweep.WriteText(w, s); err != nil {
+func writeSweepRun(w io.Writer, s *result.Sweep) error {
+	if err := report.WriteSweep(w, s); err != nil {
 		return err
 	}
 	return writeSweepDevice(w, s)

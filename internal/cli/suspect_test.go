@@ -10,6 +10,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/matrix"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
@@ -34,7 +35,7 @@ func TestMatrixCellAboveMediumSuspect(t *testing.T) {
 	if code := run(context.Background(), append(base, "--json"), &out, &errb); code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errb.String())
 	}
-	var m matrix.Result
+	var m result.Matrix
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 		t.Fatalf("decoding: %v\n%s", err, out.String())
 	}
@@ -76,7 +77,7 @@ func TestSweepPointAboveMediumSuspect(t *testing.T) {
 	if code := run(context.Background(), append(base, "--json"), &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	var r sweep.Result
+	var r result.Sweep
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil || len(r.Sizes) != 1 {
 		t.Fatalf("JSON: %v\n%s", err, out.String())
 	}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/linerate"
+	"github.com/wirebench/wirebench/internal/report"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sweep"
 	"github.com/wirebench/wirebench/internal/units"
@@ -114,7 +116,7 @@ with its error; the sizes finished are printed and saved, and the exit code is 1
 // sweepSetup is a sweep's configuration built from the flags.
 type sweepSetup struct {
 	cfg    sweep.Config
-	test   sweep.Test
+	test   result.SweepTest
 	runner sweep.Runner
 }
 
@@ -187,7 +189,7 @@ func parseSweep(host string, f *sweepCmdFlags) (*sweepSetup, error) {
 	s := &sweepSetup{
 		cfg: sweep.Config{Sizes: sizes, MaxPPS: maxPPS, LinePPS: line, LossPercent: loss, Trial: trial, Confirm: confirm,
 			Packets: f.packets, Repeat: f.repeat, NoBisect: f.noBisect, Gap: gap},
-		test: sweep.Test{Mode: f.mode, Host: host, Port: f.port, Medium: m.Name, LossPercent: loss, ConfirmS: confirm.Seconds(),
+		test: result.SweepTest{Mode: f.mode, Host: host, Port: f.port, Medium: m.Name, LossPercent: loss, ConfirmS: confirm.Seconds(),
 			Packets: f.packets, MaxRate: f.maxRate, Repeat: f.repeat, Bisect: !f.noBisect, Sizes: sizes},
 	}
 	if f.packets > 0 {
@@ -334,7 +336,7 @@ func runSweep(e *env, cmd *cobra.Command, host string, f *sweepCmdFlags) error {
 	}
 	// Saved before printing, so that a store that failed says so in the
 	// JSON; an interrupted sweep is kept too (marked interrupted).
-	id, w := f.saving.save(e, sweep.Kind, net.JoinHostPort(res.Test.Host, strconv.Itoa(res.Test.Port)), sweepSummary(res), res.StartedAt, res)
+	id, w := f.saving.save(e, result.KindSweep, net.JoinHostPort(res.Test.Host, strconv.Itoa(res.Test.Port)), sweepSummary(res), res.StartedAt, res)
 	if w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
@@ -344,7 +346,7 @@ func runSweep(e *env, cmd *cobra.Command, host string, f *sweepCmdFlags) error {
 	case formatJSON:
 		err = writeJSONDoc(e.stdout, res)
 	case formatCSV:
-		err = sweep.WriteCSV(e.stdout, res)
+		err = report.WriteSweepCSV(e.stdout, res)
 	default:
 		err = writeSweepRun(e.stdout, res)
 	}
@@ -439,7 +441,7 @@ func (p *sweepProgress) done() {
 }
 
 // sweepSummary is the one line history shows for a sweep.
-func sweepSummary(r *sweep.Result) string {
+func sweepSummary(r *result.Sweep) string {
 	sum := fmt.Sprintf("sweep %s, %d sizes, %d cliffs", r.Test.Mode, len(r.Sizes), len(r.Cliffs))
 	if r.Interrupted {
 		sum += ", interrupted"

@@ -16,7 +16,7 @@ import (
 	"github.com/wirebench/wirebench/internal/lab"
 	"github.com/wirebench/wirebench/internal/lab/model"
 	"github.com/wirebench/wirebench/internal/linerate"
-	"github.com/wirebench/wirebench/internal/sweep"
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 func TestSweepSizes(t *testing.T) {
@@ -265,8 +265,8 @@ func TestSweepInterruptKeepsSizeUnderWay(t *testing.T) {
 	js, progress := sweepCancelled("--json")
 	var doc struct {
 		Interrupted bool               `json:"interrupted"`
-		Sizes       []sweep.SizeResult `json:"sizes"`
-		Unfinished  *sweep.SizeResult  `json:"unfinished"`
+		Sizes       []result.SweepSize `json:"sizes"`
+		Unfinished  *result.SweepSize  `json:"unfinished"`
 		Warnings    []string           `json:"warnings"`
 	}
 	if err := json.Unmarshal([]byte(js), &doc); err != nil {

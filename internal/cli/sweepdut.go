@@ -88,8 +88,8 @@ func (d *sweepDUT) trial(ctx context.Context, _ sweep.Spec, cfg session.ClientCo
 
 // finish records the session in the sweep's document (and so in the
 // results store) and in --dut-transcript, and closes it.
-func (d *sweepDUT) finish(e *env, res *sweep.Result) {
-	ds := &sweep.DeviceSession{Spec: d.f.spec, Shell: d.s.Shell(), Transcript: d.s.TranscriptLines()}
+func (d *sweepDUT) finish(e *env, res *result.Sweep) {
+	ds := &result.SweepDeviceSession{Spec: d.f.spec, Shell: d.s.Shell(), Transcript: d.s.TranscriptLines()}
 	if ds.Transcript == nil {
 		ds.Transcript = []string{}
 	}
@@ -103,7 +103,7 @@ func (d *sweepDUT) finish(e *env, res *sweep.Result) {
 
 // writeSweepDevice prints, per size, the device's own figures of the
 // confirming trial beside ours, with the difference.
-func writeSweepDevice(w io.Writer, r *sweep.Result) error {
+func writeSweepDevice(w io.Writer, r *result.Sweep) error {
 	if r.Device == nil {
 		return nil
 	}
@@ -119,7 +119,7 @@ func writeSweepDevice(w io.Writer, r *sweep.Result) error {
 		}
 		peer, sent, oursBPS := "-", s.Sent, s.RateBPS
 		for _, t := range s.TrialLog {
-			if t.Device == d && t.CountedBy == sweep.CountedByPeer {
+			if t.Device == d && t.CountedBy == result.CountedByPeer {
 				peer = fmt.Sprint(t.Received) // the confirming trial's
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sweep"
 	"github.com/wirebench/wirebench/internal/testutil/standin"
 )
@@ -27,7 +28,7 @@ func sweepDUTArgs(addr string, port int, more ...string) []string {
 
 // sweepJSON runs a sweep with --json, expects exit code want and returns
 // its document and stderr.
-func sweepJSON(t *testing.T, ctx context.Context, args []string, want int) (sweep.Result, string) {
+func sweepJSON(t *testing.T, ctx context.Context, args []string, want int) (result.Sweep, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	start := time.Now()
@@ -36,7 +37,7 @@ func sweepJSON(t *testing.T, ctx context.Context, args []string, want int) (swee
 	if code != want {
 		t.Fatalf("exit %d, want %d: %s\n%s", code, want, errb.String(), out.String())
 	}
-	var res sweep.Result
+	var res result.Sweep
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
@@ -71,7 +72,7 @@ func TestSweepDUT(t *testing.T) {
 	args := sweepDUTArgs(addr, freeLoopbackPort(t), "--dut-transcript", tr, "--db", db)
 	res, _ := sweepJSON(t, ctx, slices.DeleteFunc(args, func(a string) bool { return a == "--no-save" }), exitOK)
 	counted := drain(got)
-	var trials []sweep.TrialRecord
+	var trials []result.SweepTrial
 	for _, s := range res.Sizes {
 		trials = append(trials, s.TrialLog...)
 	}
@@ -112,7 +113,7 @@ func TestSweepDUT(t *testing.T) {
 	code, out, errOut := cliRun("show", "1", "--db", db, "--json")
 	var shown struct {
 		Kind   string
-		Result sweep.Result
+		Result result.Sweep
 	}
 	if err := json.Unmarshal([]byte(out), &shown); code != exitOK || err != nil {
 		t.Fatalf("show: exit %d, %v: %s%s", code, err, errOut, out)
@@ -241,12 +242,12 @@ func TestSweepDUTCountedByDevice(t *testing.T) {
 	args[5] = "1000" // one size: each trial waits ~2 s for the report that does not come
 	res, _ := sweepJSON(t, ctx, args, exitOK)
 	counted := drain(got)
-	if len(res.Sizes) != 1 || len(res.Sizes[0].TrialLog) != len(counted) || res.Sizes[0].CountedBy != sweep.CountedByDevice {
+	if len(res.Sizes) != 1 || len(res.Sizes[0].TrialLog) != len(counted) || res.Sizes[0].CountedBy != result.CountedByDevice {
 		t.Fatalf("sizes %+v; the stand-in counted %d sessions", res.Sizes, len(counted))
 	}
 	for i, tl := range res.Sizes[0].TrialLog {
 		c := counted[i]
-		if tl.CountedBy != sweep.CountedByDevice || tl.NoReport || tl.Received != c.Counted || tl.Lost != int64(c.Lost) ||
+		if tl.CountedBy != result.CountedByDevice || tl.NoReport || tl.Received != c.Counted || tl.Lost != int64(c.Lost) ||
 			tl.Total != c.Counted+int64(c.Lost) || c.Counted == 0 {
 			t.Errorf("trial %d: counted by %q, received %d lost %d total %d (no report %v); the stand-in counted %d, lost %d",
 				i+1, tl.CountedBy, tl.Received, tl.Lost, tl.Total, tl.NoReport, c.Counted, c.Lost)

@@ -230,20 +230,20 @@ func TestWebCommandComparesSweeps(t *testing.T) {
 	var ids []int64
 	for _, capPPS := range []float64{5000, 4000} {
 		// A real sweep against a device that forwards at most capPPS a second.
-		device := sweep.RunnerFunc(func(_ context.Context, s sweep.Spec) (sweep.Outcome, error) {
+		device := sweep.RunnerFunc(func(_ context.Context, s sweep.Spec) (result.SweepOutcome, error) {
 			secs := s.Duration.Seconds()
 			sent := int64(math.Round(s.RatePPS * secs))
 			got := min(sent, int64(math.Floor(capPPS*secs)))
-			return sweep.Outcome{Sent: sent, OfferedPPS: s.RatePPS, Received: got, Lost: sent - got, Total: sent, SendSeconds: secs, ReceiveSeconds: secs, BacklogKnown: true}, nil
+			return result.SweepOutcome{Sent: sent, OfferedPPS: s.RatePPS, Received: got, Lost: sent - got, Total: sent, SendSeconds: secs, ReceiveSeconds: secs, BacklogKnown: true}, nil
 		})
-		res := sweep.NewResult(sweep.Test{Mode: "reflect", Host: "192.0.2.1", Port: 5001, Sizes: []int{512, 1470}})
+		res := sweep.NewResult(result.SweepTest{Mode: "reflect", Host: "192.0.2.1", Port: 5001, Sizes: []int{512, 1470}})
 		cfg := sweep.Config{Sizes: []int{512, 1470}, MaxPPS: func(int) float64 { return 20000 }, Trial: time.Second,
 			Sleep: func(context.Context, time.Duration) error { return nil }}
 		if err := sweep.Run(ctx, cfg, device, res); err != nil {
 			t.Fatal(err)
 		}
 		doc, _ := json.Marshal(res)
-		id, err := st.Save(ctx, &store.Run{Kind: sweep.Kind, StartedAt: res.StartedAt, Target: "192.0.2.1:5001", Summary: sweepSummary(res), Result: doc})
+		id, err := st.Save(ctx, &store.Run{Kind: result.KindSweep, StartedAt: res.StartedAt, Target: "192.0.2.1:5001", Summary: sweepSummary(res), Result: doc})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,9 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // Metric is one figure of a run.
@@ -56,9 +59,9 @@ func Metrics(doc []byte) (kind string, ms []Metric, err error) {
 		return head.Kind, r.metrics(), nil
 	case "under-load":
 		var r struct {
-			Throughput *testDoc `json:"throughput"`
-			Idle       rrStats  `json:"idle"`
-			Loaded     rrStats  `json:"loaded"`
+			Throughput *testDoc        `json:"throughput"`
+			Idle       result.RTTStats `json:"idle"`
+			Loaded     result.RTTStats `json:"loaded"`
 		}
 		if err := json.Unmarshal(doc, &r); err != nil {
 			return head.Kind, nil, fmt.Errorf("reading an under-load result: %w", err)
@@ -66,61 +69,48 @@ func Metrics(doc []byte) (kind string, ms []Metric, err error) {
 		if r.Throughput != nil {
 			ms = r.Throughput.metrics()
 		}
-		ms = append(ms, r.Idle.rttMetrics("idle_")...)
-		return head.Kind, append(ms, r.Loaded.rttMetrics("loaded_")...), nil
+		ms = append(ms, rttMetrics(r.Idle, "idle_")...)
+		return head.Kind, append(ms, rttMetrics(r.Loaded, "loaded_")...), nil
 	case "request-response":
-		var r rrStats
+		var r result.Latency
 		if err := json.Unmarshal(doc, &r); err != nil {
 			return head.Kind, nil, fmt.Errorf("reading a latency result: %w", err)
 		}
-		ms = r.rttMetrics("")
+		ms = rttMetrics(r.RTTStats, "")
 		ms = append(ms, Metric{Name: "loss_percent", Unit: "%", Value: r.LossPct},
 			Metric{Name: "requests_per_second", Unit: "1/s", Value: r.RequestsPerSecond, HigherIsBetter: true})
 		return head.Kind, ms, nil
 	case "ping":
-		var r struct {
-			Sizes []struct {
-				Size     int     `json:"size"`
-				Received int     `json:"received"`
-				LossPct  float64 `json:"loss_pct"`
-				RTT      struct {
-					Avg  float64 `json:"avg"`
-					Mdev float64 `json:"mdev"`
-					P50  float64 `json:"p50"`
-				} `json:"rtt_ms"`
-			} `json:"sizes"`
-		}
+		var r result.Ping
 		if err := json.Unmarshal(doc, &r); err != nil {
 			return head.Kind, nil, fmt.Errorf("reading a ping result: %w", err)
 		}
+		if r.PingRun == nil {
+			return head.Kind, nil, nil // none of a run's keys: no sizes
+		}
+		msOf := func(d time.Duration) float64 { return float64(d) / 1e6 }
 		for _, s := range r.Sizes {
+			if s == nil {
+				continue
+			}
 			suffix := ""
 			if len(r.Sizes) > 1 {
 				suffix = "@" + strconv.Itoa(s.Size)
 			}
-			avg := Metric{Name: "rtt_avg_ms" + suffix, Unit: "ms", Value: s.RTT.Avg}
+			avg := Metric{Name: "rtt_avg_ms" + suffix, Unit: "ms", Value: msOf(s.RTT.Avg)}
 			if s.Received >= 2 {
 				// iputils' mdev is the population standard deviation.
 				n := float64(s.Received)
-				avg.N, avg.SD = s.Received, s.RTT.Mdev*math.Sqrt(n/(n-1))
+				avg.N, avg.SD = s.Received, msOf(s.RTT.Mdev)*math.Sqrt(n/(n-1))
 			}
 			if s.Received > 0 {
-				ms = append(ms, avg, Metric{Name: "rtt_p50_ms" + suffix, Unit: "ms", Value: s.RTT.P50})
+				ms = append(ms, avg, Metric{Name: "rtt_p50_ms" + suffix, Unit: "ms", Value: msOf(s.RTT.P50)})
 			}
 			ms = append(ms, Metric{Name: "loss_percent" + suffix, Unit: "%", Value: s.LossPct})
 		}
 		return head.Kind, ms, nil
 	case "matrix":
-		var r struct {
-			Cells []struct {
-				Protocol      string  `json:"protocol"`
-				Direction     string  `json:"direction"`
-				BitsPerSecond float64 `json:"bits_per_second"`
-				LossPercent   float64 `json:"loss_percent"`
-				JitterMS      float64 `json:"jitter_ms"`
-				Status        string  `json:"status"`
-			} `json:"cells"`
-		}
+		var r result.Matrix
 		if err := json.Unmarshal(doc, &r); err != nil {
 			return head.Kind, nil, fmt.Errorf("reading a matrix result: %w", err)
 		}
@@ -129,24 +119,15 @@ func Metrics(doc []byte) (kind string, ms []Metric, err error) {
 				continue // an unsupported or failed cell has no figure to compare
 			}
 			cell := "_" + c.Protocol + "_" + c.Direction
-			ms = append(ms, Metric{Name: "throughput" + cell, Unit: "bit/s", Value: c.BitsPerSecond, HigherIsBetter: true})
+			ms = append(ms, Metric{Name: "throughput" + cell, Unit: "bit/s", Value: orZero(c.BitsPerSecond), HigherIsBetter: true})
 			if c.Protocol == "udp" {
-				ms = append(ms, Metric{Name: "loss_percent" + cell, Unit: "%", Value: c.LossPercent},
-					Metric{Name: "jitter_ms" + cell, Unit: "ms", Value: c.JitterMS})
+				ms = append(ms, Metric{Name: "loss_percent" + cell, Unit: "%", Value: orZero(c.LossPercent)},
+					Metric{Name: "jitter_ms" + cell, Unit: "ms", Value: orZero(c.JitterMS)})
 			}
 		}
 		return head.Kind, ms, nil
 	case "sweep":
-		var r struct {
-			Sizes []struct {
-				Size          int     `json:"size"`
-				RatePPS       float64 `json:"rate_pps"`
-				LimitedByHost bool    `json:"limited_by_host"`
-				Repeats       *struct {
-					RatesPPS []float64 `json:"rates_pps"`
-				} `json:"repeats"`
-			} `json:"sizes"`
-		}
+		var r result.Sweep
 		if err := json.Unmarshal(doc, &r); err != nil {
 			return head.Kind, nil, fmt.Errorf("reading a sweep result: %w", err)
 		}
@@ -266,21 +247,9 @@ func (r *testDoc) metrics() []Metric {
 	return ms
 }
 
-// rrStats is what compare reads of request/response statistics.
-type rrStats struct {
-	Received          int64   `json:"received"`
-	LossPct           float64 `json:"loss_pct"`
-	RequestsPerSecond float64 `json:"requests_per_second"`
-	RTT               struct {
-		Count  int64   `json:"count"`
-		Mean   float64 `json:"mean_ms"`
-		StdDev float64 `json:"stddev_ms"`
-		P50    float64 `json:"p50_ms"`
-		P99    float64 `json:"p99_ms"`
-	} `json:"rtt"`
-}
-
-func (s rrStats) rttMetrics(prefix string) []Metric {
+// rttMetrics are the RTT figures of request/response statistics (a
+// latency test, or the idle or loaded probe of an under-load one).
+func rttMetrics(s result.RTTStats, prefix string) []Metric {
 	if s.RTT.Count == 0 {
 		return nil
 	}
@@ -448,37 +417,14 @@ func TQuantile975(df float64) float64 {
 // back-to-back length. Figures a run did not measure are left out, so
 // that only what both runs measured is compared.
 func rfc2544Metrics(doc []byte) ([]Metric, error) {
-	var r struct {
-		Sizes []struct {
-			Size    int      `json:"size"`
-			Done    []string `json:"done"`
-			NDRPPS  float64  `json:"ndr_pps"`
-			PDRPPS  float64  `json:"pdr_pps"`
-			Latency []struct {
-				Load float64 `json:"load_percent"`
-				Kind string  `json:"kind"`
-				P50  float64 `json:"p50_ms"`
-				P99  float64 `json:"p99_ms"`
-			} `json:"latency"`
-			LossCurve []struct {
-				Offered float64 `json:"offered_percent"`
-				Loss    float64 `json:"loss_percent"`
-			} `json:"loss_curve"`
-			B2B *struct {
-				Searches []struct {
-					Frames float64 `json:"frames"`
-				} `json:"searches"`
-			} `json:"back_to_back"`
-			B2BFrames float64 `json:"back_to_back_frames"`
-		} `json:"sizes"`
-	}
+	var r result.RFC2544
 	if err := json.Unmarshal(doc, &r); err != nil {
 		return nil, fmt.Errorf("reading an rfc2544 result: %w", err)
 	}
 	var ms []Metric
 	for _, s := range r.Sizes {
 		at := "@" + strconv.Itoa(s.Size)
-		if slices.Contains(s.Done, "throughput") {
+		if slices.Contains(s.Done, result.RFC2544TestThroughput) {
 			// A rate not found (absent, or 0 in runs saved before it
 			// was left out) was never measured: nothing to compare.
 			if s.NDRPPS > 0 {
@@ -493,22 +439,22 @@ func rfc2544Metrics(doc []byte) ([]Metric, error) {
 			// different figures: each kind has its own names, so that
 			// only like is compared with like.
 			what := "latency"
-			if p.Kind == "one_way" || p.Kind == "delay_variation" {
+			if p.Kind == result.RFC2544OneWay || p.Kind == result.RFC2544DelayVariation {
 				what = p.Kind
 			}
-			load := "_" + strconv.FormatFloat(p.Load, 'f', -1, 64) + "pct" + at
-			ms = append(ms, Metric{Name: what + "_p50_ms" + load, Unit: "ms", Value: p.P50},
-				Metric{Name: what + "_p99_ms" + load, Unit: "ms", Value: p.P99})
+			load := "_" + strconv.FormatFloat(p.LoadPercent, 'f', -1, 64) + "pct" + at
+			ms = append(ms, Metric{Name: what + "_p50_ms" + load, Unit: "ms", Value: p.P50MS},
+				Metric{Name: what + "_p99_ms" + load, Unit: "ms", Value: p.P99MS})
 		}
 		for _, p := range s.LossCurve {
-			ms = append(ms, Metric{Name: "loss_percent_" + strconv.FormatFloat(p.Offered, 'f', -1, 64) + "pct" + at, Unit: "%", Value: p.Loss})
+			ms = append(ms, Metric{Name: "loss_percent_" + strconv.FormatFloat(p.OfferedPercent, 'f', -1, 64) + "pct" + at, Unit: "%", Value: p.LossPercent})
 		}
-		if s.B2B != nil {
-			m := Metric{Name: "back_to_back_frames" + at, Unit: "frames", Value: s.B2BFrames, HigherIsBetter: true}
-			if len(s.B2B.Searches) > 1 {
+		if s.BackToBack != nil {
+			m := Metric{Name: "back_to_back_frames" + at, Unit: "frames", Value: s.BackToBackFrames, HigherIsBetter: true}
+			if len(s.BackToBack.Searches) > 1 {
 				var v []float64
-				for _, x := range s.B2B.Searches {
-					v = append(v, x.Frames)
+				for _, x := range s.BackToBack.Searches {
+					v = append(v, float64(x.Frames))
 				}
 				m = withSamples(m, v)
 			}
@@ -516,4 +462,13 @@ func rfc2544Metrics(doc []byte) ([]Metric, error) {
 		}
 	}
 	return ms, nil
+}
+
+// orZero is *v, or 0 where the figure is null (a matrix cell's loss and
+// jitter for TCP).
+func orZero(v *float64) float64 {
+	if v == nil {
+		return 0
+	}
+	return *v
 }

@@ -204,7 +204,7 @@ func (c *icmpPhases) phase(ctx context.Context, d time.Duration, stop *atomic.Bo
 	var st result.RTTStats
 	rec := NewRecorder()
 	start := time.Now()
-	add := func(sr *ping.SizeResult) {
+	add := func(sr *result.PingSize) {
 		st.Sent += int64(sr.Sent)
 		st.Received += int64(sr.Received)
 		st.Late += int64(sr.Late)
@@ -216,7 +216,7 @@ func (c *icmpPhases) phase(ctx context.Context, d time.Duration, stop *atomic.Bo
 	var err error
 	if d > 0 {
 		n := max(int(d/c.cfg.Interval), 1)
-		var sr *ping.SizeResult
+		var sr *result.PingSize
 		sr, err = c.p.PingSize(ctx, c.cfg.Size, n, c.cfg.Interval, c.cfg.Timeout)
 		if sr != nil {
 			add(sr)

@@ -104,7 +104,7 @@ func TestLabMatrix100M(t *testing.T) {
 		if try > 1 {
 			time.Sleep(time.Second)
 		}
-		var m *matrix.Result
+		var m *result.Matrix
 		err := lab.A.Do(func() (err error) {
 			m, err = matrix.Run(ctx, matrix.ClientSessions{}, cfg)
 			return err
@@ -129,7 +129,7 @@ func TestLabMatrix100M(t *testing.T) {
 
 // checkLabCells logs a try's cells and returns, per cell, why it is not
 // ok and within 1 % of theory ("" when it is).
-func checkLabCells(t *testing.T, try int, m *matrix.Result, theory map[string]float64) map[string]string {
+func checkLabCells(t *testing.T, try int, m *result.Matrix, theory map[string]float64) map[string]string {
 	t.Helper()
 	if len(m.Cells) != 4 {
 		t.Fatalf("%d cells, want 4", len(m.Cells))

@@ -22,16 +22,7 @@ import (
 	"github.com/wirebench/wirebench/internal/version"
 )
 
-// Kind is the "kind" of a matrix document.
-const Kind = "matrix"
-
-// Directions of a cell, seen from the side running the matrix.
-const (
-	Upload   = "upload"   // we send, the peer receives
-	Download = "download" // the peer sends, we receive
-)
-
-// Cell statuses.
+// Cell statuses (result.MatrixCell.Status).
 const (
 	StatusOK          = "ok"
 	StatusUnsupported = "unsupported" // the peer's dialect cannot do this cell
@@ -60,9 +51,9 @@ type Config struct {
 	// test at once, sometimes loses it (no report, or nothing sent back).
 	Pause time.Duration
 	// OnCell, when set, is called before each cell runs (n counts from 1).
-	OnCell func(n, total int, c Cell)
+	OnCell func(n, total int, c result.MatrixCell)
 	// OnInterval, when set, receives the intervals of the running cell.
-	OnInterval func(c Cell, in result.Interval)
+	OnInterval func(c result.MatrixCell, in result.Interval)
 	// PeerClient says the Session makes the peer send by itself (a device
 	// driven through its own shell, --dut): download cells run in every
 	// dialect, with Reverse set in their config for the Session to read,
@@ -81,83 +72,10 @@ type Session interface {
 	Run(ctx context.Context, cfg session.ClientConfig) (*result.Result, *result.UnderLoad, error)
 }
 
-// Result is one matrix run: a JSON document of kind "matrix".
-type Result struct {
-	Schema  string `json:"schema"`
-	Kind    string `json:"kind"`
-	Version string `json:"version,omitempty"`
-	// RunID is the id the results store saved this run as, in the
-	// printed document only (left out when the run was not saved).
-	RunID     int64     `json:"run_id,omitempty"`
-	StartedAt time.Time `json:"started_at"`
-	Host      string    `json:"host"`
-	Port      int       `json:"port"`
-	Dialect   string    `json:"dialect"`
-	// DialectChosenBy says how the dialect was chosen ("flag", "port",
-	// "probe", "fallback", "device"); DialectReason what the probe saw.
-	DialectChosenBy string `json:"dialect_chosen_by,omitempty"`
-	DialectReason   string `json:"dialect_reason,omitempty"`
-	// Duration is each cell's requested duration in seconds.
-	Duration float64 `json:"duration_s"`
-	// RateBPS is the requested UDP rate in payload bit/s, or RatePPS in
-	// datagrams/s; both 0 when the dialect's default applied.
-	RateBPS float64 `json:"rate_bps,omitempty"`
-	RatePPS float64 `json:"rate_pps,omitempty"`
-	Medium  string  `json:"medium,omitempty"`
-	Cells   []Cell  `json:"cells"`
-	// Warnings collect every cell's warnings, prefixed with the cell.
-	Warnings []string `json:"warnings"`
-	// Error is set when the matrix was stopped before all cells ran.
-	Error string `json:"error,omitempty"`
-}
-
-// Cell is one protocol × direction of the table.
-type Cell struct {
-	Protocol  string `json:"protocol"`  // result.TCP or result.UDP
-	Direction string `json:"direction"` // Upload or Download
-	// Simultaneous marks the cells of a --bidir row: both directions ran
-	// at once in one test.
-	Simultaneous bool `json:"simultaneous,omitempty"`
-	// Method says how the direction was asked of the peer: "client sends",
-	// "-R" (reverse), "-r" (connect-back after the test), "--full-duplex",
-	// "-d", "--bidir".
-	Method        string   `json:"method,omitempty"`
-	BitsPerSecond *float64 `json:"bits_per_second"`
-	// LossPercent and JitterMS are UDP receiver figures; null for TCP.
-	LossPercent *float64 `json:"loss_percent"`
-	JitterMS    *float64 `json:"jitter_ms"`
-	// PercentOfLine is the goodput as a share of the medium's theoretical
-	// goodput; null without --medium.
-	PercentOfLine *float64 `json:"percent_of_line"`
-	// Basis says whose count the figures are: "receiver" (what arrived)
-	// or "sender" (what was sent: the receiver's count is unknown).
-	Basis  string `json:"basis,omitempty"`
-	Status string `json:"status"`
-	Reason string `json:"reason,omitempty"`
-	// Result is the cell's full test result (shared by both cells of a
-	// --bidir row); nil when the cell did not run.
-	Result *result.Result `json:"result,omitempty"`
-	// Latency is the idle and loaded RTT probe of the cell (--latency).
-	Latency *result.UnderLoad `json:"latency,omitempty"`
-	// Device is what the device's own shell reported for the cell (--dut),
-	// as parsed: fields it did not print are absent.
-	Device *result.Device `json:"device,omitempty"`
-}
-
-// Name is the cell's name in progress lines and warnings, e.g. "tcp
-// download" or "udp upload (bidir)".
-func (c Cell) Name() string {
-	n := c.Protocol + " " + c.Direction
-	if c.Simultaneous {
-		n += " (bidir)"
-	}
-	return n
-}
-
 // plan is one test of the matrix and the cells it fills.
 type plan struct {
 	cfg   session.ClientConfig
-	cells []Cell
+	cells []result.MatrixCell
 }
 
 // DefaultPause is the Pause the matrix command uses.
@@ -165,8 +83,8 @@ const DefaultPause = time.Second
 
 // Plan lists the cells cfg asks for, in the order they run, with the
 // unsupported ones already marked.
-func Plan(cfg Config) []Cell {
-	var cells []Cell
+func Plan(cfg Config) []result.MatrixCell {
+	var cells []result.MatrixCell
 	for _, p := range plans(cfg) {
 		cells = append(cells, p.cells...)
 	}
@@ -185,7 +103,7 @@ func plans(cfg Config) []plan {
 		base.UDP = proto == result.UDP
 		base.Reverse, base.Tradeoff, base.Dual, base.FullDuplex, base.Bidir = false, false, false, false, false
 		down := base
-		c := Cell{Protocol: proto, Direction: Download}
+		c := result.MatrixCell{Protocol: proto, Direction: result.MatrixDownload}
 		switch {
 		case cfg.PeerClient:
 			down.Reverse, c.Method = true, "device client"
@@ -196,12 +114,12 @@ func plans(cfg Config) []plan {
 		// a -R test that follows a forward UDP test (seen on loopback with
 		// iperf's own client too), while the other order works. The cells
 		// are listed upload first all the same (see Run).
-		out = append(out, plan{cfg: down, cells: []Cell{c}})
-		up := Cell{Protocol: proto, Direction: Upload, Method: "client sends"}
+		out = append(out, plan{cfg: down, cells: []result.MatrixCell{c}})
+		up := result.MatrixCell{Protocol: proto, Direction: result.MatrixUpload, Method: "client sends"}
 		if cfg.PeerClient {
 			up.Method = "device server"
 		}
-		out = append(out, plan{cfg: base, cells: []Cell{up}})
+		out = append(out, plan{cfg: base, cells: []result.MatrixCell{up}})
 		if !cfg.Bidir || cfg.PeerClient {
 			continue
 		}
@@ -212,8 +130,8 @@ func plans(cfg Config) []plan {
 
 // planDownload sets down to ask the peer to send, as its dialect allows,
 // and returns the download cell (marked unsupported where it cannot).
-func planDownload(base session.ClientConfig, down *session.ClientConfig) Cell {
-	c := Cell{Protocol: protoOf(base), Direction: Download}
+func planDownload(base session.ClientConfig, down *session.ClientConfig) result.MatrixCell {
+	c := result.MatrixCell{Protocol: protoOf(base), Direction: result.MatrixDownload}
 	switch dialectOf(base) {
 	case session.DialectIperf2, session.DialectIperf3:
 		down.Reverse, c.Method = true, "-R"
@@ -235,8 +153,8 @@ func protoOf(c session.ClientConfig) string {
 // bidirPlan is the row of a protocol where both directions run at once.
 func bidirPlan(base session.ClientConfig, proto string) plan {
 	both := base
-	up := Cell{Protocol: proto, Direction: Upload, Simultaneous: true}
-	dn := Cell{Protocol: proto, Direction: Download, Simultaneous: true}
+	up := result.MatrixCell{Protocol: proto, Direction: result.MatrixUpload, Simultaneous: true}
+	dn := result.MatrixCell{Protocol: proto, Direction: result.MatrixDownload, Simultaneous: true}
 	switch dialectOf(base) {
 	case session.DialectIperf3:
 		both.Bidir, up.Method = true, "--bidir"
@@ -253,7 +171,7 @@ func bidirPlan(base session.ClientConfig, proto string) plan {
 		dn.Status, dn.Reason = up.Status, up.Reason
 	}
 	dn.Method = up.Method
-	return plan{cfg: both, cells: []Cell{up, dn}}
+	return plan{cfg: both, cells: []result.MatrixCell{up, dn}}
 }
 
 func dialectOf(c session.ClientConfig) string {
@@ -269,13 +187,13 @@ func dialectOf(c session.ClientConfig) string {
 // cell ends the proper way and the cells not yet run are marked failed.
 // The error is non-nil only when no cell could run at all because the
 // config is wrong.
-func Run(ctx context.Context, s Session, cfg Config) (*Result, error) {
+func Run(ctx context.Context, s Session, cfg Config) (*result.Matrix, error) {
 	if _, err := session.Prepare(prepCheck(cfg.Base)); err != nil {
 		return nil, err
 	}
-	m := &Result{Schema: result.Schema, Kind: Kind, Version: version.String(), StartedAt: time.Now().UTC(),
+	m := &result.Matrix{Schema: result.Schema, Kind: result.KindMatrix, Version: version.String(), StartedAt: time.Now().UTC(),
 		Host: cfg.Base.Host, Port: cfg.Base.Port, Dialect: dialectOf(cfg.Base), Duration: cfg.Base.Duration.Seconds(),
-		Cells: []Cell{}, Warnings: []string{}}
+		Cells: []result.MatrixCell{}, Warnings: []string{}}
 	if cfg.Base.Rate.PPS {
 		m.RatePPS = cfg.Base.Rate.Value
 	} else {
@@ -353,7 +271,7 @@ func Run(ctx context.Context, s Session, cfg Config) (*Result, error) {
 // hintOnce takes the dialect hint (session.Iperf3Hint) out of the cells'
 // reasons and warnings that carry it and says it once, naming the cells:
 // a peer of the wrong dialect fails every cell the same way.
-func hintOnce(m *Result) {
+func hintOnce(m *result.Matrix) {
 	cut := func(s string) (string, bool) {
 		if !strings.Contains(s, session.Iperf3Hint) {
 			return s, false
@@ -387,19 +305,19 @@ func plural(n int, what string) string {
 
 // sortCells orders cells as the table reads: by protocol as run, the
 // one-way row before the bidir row, upload before download.
-func sortCells(cells []Cell) {
+func sortCells(cells []result.MatrixCell) {
 	rank := map[string]int{}
 	for _, c := range cells {
 		if _, ok := rank[c.Protocol]; !ok {
 			rank[c.Protocol] = len(rank)
 		}
 	}
-	key := func(c Cell) int {
+	key := func(c result.MatrixCell) int {
 		k := rank[c.Protocol] * 4
 		if c.Simultaneous {
 			k += 2
 		}
-		if c.Direction == Download {
+		if c.Direction == result.MatrixDownload {
 			k++
 		}
 		return k
@@ -457,7 +375,7 @@ func prepCheck(c session.ClientConfig) session.ClientConfig {
 }
 
 // fill takes a cell's figures from its test's result.
-func fill(c *Cell, r *result.Result, err error, place func(*result.Result, float64) (float64, bool)) {
+func fill(c *result.MatrixCell, r *result.Result, err error, place func(*result.Result, float64) (float64, bool)) {
 	if r != nil {
 		c.Device = r.Device
 	}
@@ -543,14 +461,14 @@ func flowOf(r *result.Result, dir string) (*result.Receiver, *result.Sender) {
 		// One connection both ways: Sender is what we sent, Receiver
 		// what we received on it (the download); no peer count of the
 		// upload comes back.
-		if dir == Upload {
+		if dir == result.MatrixUpload {
 			return nil, r.Sender
 		}
 		return r.Receiver, nil
 	}
-	main := Upload
+	main := result.MatrixUpload
 	if r.Test.Direction == result.DirReceive {
-		main = Download
+		main = result.MatrixDownload
 	}
 	if dir == main {
 		return r.Receiver, r.Sender

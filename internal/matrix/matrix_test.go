@@ -83,7 +83,7 @@ func TestRunIperf2AsksReverseForDownload(t *testing.T) {
 	want := []struct {
 		proto, dir string
 		reverse    bool
-	}{{result.TCP, Upload, false}, {result.TCP, Download, true}, {result.UDP, Upload, false}, {result.UDP, Download, true}}
+	}{{result.TCP, result.MatrixUpload, false}, {result.TCP, result.MatrixDownload, true}, {result.UDP, result.MatrixUpload, false}, {result.UDP, result.MatrixDownload, true}}
 	// Each protocol's download runs before its upload (iperf 2.1.8's UDP
 	// server fails -R after a forward test); the cells read upload first.
 	runOrder := []int{1, 0, 3, 2}
@@ -141,7 +141,7 @@ func TestRunRawMarksDownloadUnsupported(t *testing.T) {
 	}
 	unsupported := 0
 	for _, c := range m.Cells {
-		if c.Direction == Upload && !c.Simultaneous {
+		if c.Direction == result.MatrixUpload && !c.Simultaneous {
 			if c.Status != StatusOK {
 				t.Errorf("%s: %s, want ok", c.Name(), c.Status)
 			}

@@ -66,7 +66,7 @@ func startPeer(t *testing.T, bin, ready string, args ...string) *peer {
 }
 
 // runMatrix runs a one-protocol matrix against the peer, 2 s per cell.
-func runMatrix(t *testing.T, p *peer, dialect, proto string) *matrix.Result {
+func runMatrix(t *testing.T, p *peer, dialect, proto string) *result.Matrix {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -274,10 +274,10 @@ func TestMatrixAgainstIperf3(t *testing.T) {
 		t.Fatalf("iperf3 printed %d test documents, want 4", len(docs))
 	}
 	// Each protocol's download ran before its upload.
-	cells := []matrix.Cell{tcp.Cells[1], tcp.Cells[0], udp.Cells[1], udp.Cells[0]}
+	cells := []result.MatrixCell{tcp.Cells[1], tcp.Cells[0], udp.Cells[1], udp.Cells[0]}
 	for i, c := range cells {
 		d := docs[i]
-		reverse := c.Direction == matrix.Download
+		reverse := c.Direction == result.MatrixDownload
 		if (d.Start.TestStart.Reverse == 1) != reverse || !strings.EqualFold(d.Start.TestStart.Protocol, c.Protocol) {
 			t.Fatalf("iperf3 test %d is %s reverse=%d, cell %s", i, d.Start.TestStart.Protocol, d.Start.TestStart.Reverse, c.Name())
 		}

@@ -8,7 +8,7 @@
 // ip6:ipv6-icmp; needs root or CAP_NET_RAW) or an unprivileged ICMP datagram
 // socket (udp4/udp6; needs net.ipv4.ping_group_range to include the caller's
 // group). Open tries one and then the other and records which it got in
-// SocketInfo. The socket is reached through the Conn interface, so tests can
+// result.PingSocket. The socket is reached through the Conn interface, so tests can
 // put a fake in its place.
 //
 // Percentiles are exact nearest-rank values over the sorted samples of one

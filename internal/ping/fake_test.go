@@ -7,6 +7,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // fakeHost decides how a fake target answers each echo request.
@@ -29,7 +31,7 @@ type fakeHost struct {
 type fakeConn struct {
 	host fakeHost
 	v6   bool
-	kind SocketKind
+	kind result.PingSocketKind
 	id   int // kernel-chosen id for unprivileged sockets
 
 	mu       sync.Mutex
@@ -40,7 +42,7 @@ type fakeConn struct {
 	once     sync.Once
 }
 
-func newFakeConn(h fakeHost, kind SocketKind, v6 bool) *fakeConn {
+func newFakeConn(h fakeHost, kind result.PingSocketKind, v6 bool) *fakeConn {
 	return &fakeConn{host: h, kind: kind, v6: v6, id: 4242, q: make(chan Packet, 1<<16), closed: make(chan struct{})}
 }
 
@@ -54,7 +56,7 @@ func (c *fakeConn) WriteTo(b []byte, dst net.IP) (Sent, error) {
 	if df && c.host.dfMTU > 0 && len(r.Payload) > c.host.dfMTU-28 {
 		return sent, os.NewSyscallError("sendto", syscall.EMSGSIZE)
 	}
-	if c.kind == SocketUnprivileged {
+	if c.kind == result.PingSocketUnprivileged {
 		r.ID = c.id // the kernel rewrites the identifier
 	}
 	if c.host.maxSize >= 0 && len(r.Payload) > c.host.maxSize {
@@ -189,9 +191,9 @@ func (c *fakeConn) SetDF(on bool) error {
 	return nil
 }
 
-func (c *fakeConn) Info() SocketInfo {
-	i := SocketInfo{Kind: c.kind, Network: "fake", RxTimestamps: TimestampKernel, DF: true}
-	if c.kind == SocketUnprivileged {
+func (c *fakeConn) Info() result.PingSocket {
+	i := result.PingSocket{Kind: c.kind, Network: "fake", RxTimestamps: result.PingTimestampKernel, DF: true}
+	if c.kind == result.PingSocketUnprivileged {
 		i.ID = c.id
 	}
 	return i
@@ -205,8 +207,8 @@ func (c *fakeConn) Close() error {
 
 // openFake returns an OpenFunc handing out fake conns of the kinds listed
 // in allowed; other kinds fail with the given error.
-func openFake(h fakeHost, denied error, allowed ...SocketKind) OpenFunc {
-	return func(kind SocketKind, v6 bool) (Conn, error) {
+func openFake(h fakeHost, denied error, allowed ...result.PingSocketKind) OpenFunc {
+	return func(kind result.PingSocketKind, v6 bool) (Conn, error) {
 		for _, k := range allowed {
 			if k == kind {
 				return newFakeConn(h, kind, v6), nil

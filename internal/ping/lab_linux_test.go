@@ -14,6 +14,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/netlab"
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // newLab makes a two-namespace lab (198.18.0.1 ↔ 198.18.0.2, MTU 1500)
@@ -37,7 +38,7 @@ func newLab(t *testing.T, cfg netlab.Config) (*netlab.Lab, Config) {
 	})
 	pc := Config{
 		Target: net.IP(lab.B.Addr.AsSlice()),
-		Open: func(kind SocketKind, v6 bool) (c Conn, err error) {
+		Open: func(kind result.PingSocketKind, v6 bool) (c Conn, err error) {
 			derr := lab.A.Do(func() error { c, err = OpenSystem(kind, v6); return nil })
 			return c, errors.Join(derr, err)
 		},
@@ -63,7 +64,7 @@ func sizeLimitedResponder(t *testing.T, h *netlab.Host, limit int) {
 	t.Helper()
 	sysctl(t, h, "net.ipv4.icmp_echo_ignore_all=1")
 	var c Conn
-	if err := h.Do(func() (err error) { c, err = openSystem(SocketRaw, false, false, ""); return err }); err != nil {
+	if err := h.Do(func() (err error) { c, err = openSystem(result.PingSocketRaw, false, false, ""); return err }); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
@@ -152,7 +153,7 @@ func TestLabDFNeedsFragmentation(t *testing.T) {
 	}
 	n := 0
 	for _, e := range events {
-		if e.Size == 2000 && e.Outcome == OutcomeTooBig && NeedsFragmentation(e.PathMTU) == "needs fragmentation (path MTU 1500)" {
+		if e.Size == 2000 && e.Outcome == OutcomeTooBig && result.PingNeedsFragmentation(e.PathMTU) == "needs fragmentation (path MTU 1500)" {
 			n++
 		}
 	}
@@ -164,13 +165,13 @@ func TestLabDFNeedsFragmentation(t *testing.T) {
 func TestLabUnprivileged65500(t *testing.T) {
 	lab, cfg := newLab(t, netlab.Config{Name: "pingdg"})
 	sysctl(t, lab.A, `net.ipv4.ping_group_range=0 2147483647`)
-	cfg.Socket = SocketUnprivileged
+	cfg.Socket = result.PingSocketUnprivileged
 	res, err := Run(context.Background(), "lab", cfg, Options{Sizes: []int{65500}, Count: 20, Interval: 50 * time.Millisecond, Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := res.Sizes[0]
-	if res.Socket.Kind != SocketUnprivileged || s.Received != 20 || s.Corrupt != 0 || s.Fragments != 45 {
+	if res.Socket.Kind != result.PingSocketUnprivileged || s.Received != 20 || s.Corrupt != 0 || s.Fragments != 45 {
 		t.Fatalf("socket %+v, result %+v", res.Socket, s)
 	}
 	t.Logf("lab, unprivileged socket (id %d), 65500 bytes in %d fragments: rtt min/p50/avg/max %v/%v/%v/%v",
@@ -182,7 +183,7 @@ func TestLabUnprivileged65500(t *testing.T) {
 // median RTT for 65500-byte echoes is no higher than iputils ping's.
 func TestLabSameRunAsIputils(t *testing.T) {
 	lab, cfg := newLab(t, netlab.Config{Name: "pingcmp"})
-	cfg.Socket = SocketRaw
+	cfg.Socket = result.PingSocketRaw
 	compareWithIputils(t, cfg, lab.A.Command, "lab namespace, raw socket")
 }
 
@@ -228,10 +229,10 @@ func TestLabImpliedRate10M(t *testing.T) {
 // the neighbour lookup fails, the kernel reports the host unreachable, and
 // every probe is counted unreachable, raw and unprivileged, and the run ends.
 func TestLabNoSuchHost(t *testing.T) {
-	for _, kind := range []SocketKind{SocketRaw, SocketUnprivileged} {
+	for _, kind := range []result.PingSocketKind{result.PingSocketRaw, result.PingSocketUnprivileged} {
 		t.Run(string(kind), func(t *testing.T) {
 			lab, cfg := newLab(t, netlab.Config{Name: "pingnx"})
-			if kind == SocketUnprivileged {
+			if kind == result.PingSocketUnprivileged {
 				sysctl(t, lab.A, `net.ipv4.ping_group_range=0 2147483647`)
 			}
 			cfg.Socket = kind
@@ -276,13 +277,13 @@ func TestLabSource(t *testing.T) {
 		{"wrong interface", func(*netlab.Lab) string { return "lo" }, false},
 	}
 	for _, tt := range tests {
-		for _, kind := range []SocketKind{SocketRaw, SocketUnprivileged} {
+		for _, kind := range []result.PingSocketKind{result.PingSocketRaw, result.PingSocketUnprivileged} {
 			t.Run(tt.name+"/"+string(kind), func(t *testing.T) {
 				lab, cfg := newLab(t, netlab.Config{Name: "pingsrc"})
 				sysctl(t, lab.A, `net.ipv4.ping_group_range=0 2147483647`)
 				src := tt.source(lab)
 				cfg.Socket = kind
-				cfg.Open = func(kind SocketKind, v6 bool) (c Conn, err error) {
+				cfg.Open = func(kind result.PingSocketKind, v6 bool) (c Conn, err error) {
 					derr := lab.A.Do(func() error { c, err = OpenSystemFrom(kind, v6, src); return nil })
 					return c, errors.Join(derr, err)
 				}

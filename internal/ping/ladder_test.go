@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 func TestLadder(t *testing.T) {
@@ -105,11 +107,11 @@ func TestSummarize(t *testing.T) {
 	tests := []struct {
 		name string
 		in   []time.Duration
-		want RTTStats
+		want result.PingRTT
 	}{
-		{"empty", nil, RTTStats{}},
-		{"one", ms(5), RTTStats{Min: ms(5)[0], Avg: ms(5)[0], Max: ms(5)[0], P50: ms(5)[0], P90: ms(5)[0], P99: ms(5)[0]}},
-		{"four", ms(4, 1, 3, 2), RTTStats{Min: ms(1)[0], Avg: ms(2.5)[0], Max: ms(4)[0], Mdev: 1118034,
+		{"empty", nil, result.PingRTT{}},
+		{"one", ms(5), result.PingRTT{Min: ms(5)[0], Avg: ms(5)[0], Max: ms(5)[0], P50: ms(5)[0], P90: ms(5)[0], P99: ms(5)[0]}},
+		{"four", ms(4, 1, 3, 2), result.PingRTT{Min: ms(1)[0], Avg: ms(2.5)[0], Max: ms(4)[0], Mdev: 1118034,
 			P50: ms(2)[0], P90: ms(4)[0], P99: ms(4)[0]}},
 	}
 	for _, tt := range tests {

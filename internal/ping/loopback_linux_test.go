@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 func needRoot(t *testing.T) {
@@ -31,7 +33,7 @@ func TestLoopback65500(t *testing.T) {
 		{"ipv6", net.ParseIP("::1"), 65500},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := Run(ctx, tc.ip.String(), Config{Target: tc.ip, Socket: SocketRaw},
+			res, err := Run(ctx, tc.ip.String(), Config{Target: tc.ip, Socket: result.PingSocketRaw},
 				Options{Sizes: []int{tc.size}, Count: 20, Interval: 50 * time.Millisecond, Timeout: time.Second})
 			if err != nil {
 				t.Fatal(err)
@@ -40,7 +42,7 @@ func TestLoopback65500(t *testing.T) {
 			if res.Error != "" || s.Sent != 20 || s.Received != 20 || s.Corrupt != 0 || s.Duplicates != 0 || s.Late != 0 {
 				t.Fatalf("result %+v (error %q)", s, res.Error)
 			}
-			if res.Socket.Kind != SocketRaw {
+			if res.Socket.Kind != result.PingSocketRaw {
 				t.Errorf("socket kind %q, want raw", res.Socket.Kind)
 			}
 			t.Logf("%s %d bytes: socket %s timestamps %s; rtt min/p50/avg/max %v/%v/%v/%v",
@@ -55,7 +57,7 @@ func TestLoopbackSameRunAsIputils(t *testing.T) {
 	needRoot(t)
 	for _, ip := range []string{"127.0.0.1", "::1"} {
 		t.Run(ip, func(t *testing.T) {
-			cfg := Config{Target: net.ParseIP(ip), Socket: SocketRaw}
+			cfg := Config{Target: net.ParseIP(ip), Socket: result.PingSocketRaw}
 			compareWithIputils(t, cfg, exec.CommandContext, "loopback "+ip)
 		})
 	}

@@ -9,12 +9,14 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // Config says how to reach the target.
 type Config struct {
 	Target net.IP
-	Socket SocketKind // SocketAuto tries raw, then unprivileged
+	Socket result.PingSocketKind // result.PingSocketAuto tries raw, then unprivileged
 	// Open opens the socket; nil means OpenSystemFrom with Source.
 	Open OpenFunc
 	// Source binds the socket to an address of this host or to an
@@ -46,8 +48,8 @@ type Pinger struct {
 	df   bool
 	mtu  int // cached path MTU, 0 = not yet known
 
-	drops    uint32      // the socket's drop count when last read
-	dropsCur *SizeResult // where new drops are counted
+	drops    uint32           // the socket's drop count when last read
+	dropsCur *result.PingSize // where new drops are counted
 }
 
 // readSlice bounds one wait for a reply, so that a cancelled context is
@@ -62,14 +64,14 @@ func New(cfg Config) (*Pinger, error) {
 	v6 := cfg.Target.To4() == nil
 	open := cfg.Open
 	if open == nil && cfg.Source != "" {
-		open = func(kind SocketKind, v6 bool) (Conn, error) { return OpenSystemFrom(kind, v6, cfg.Source) }
+		open = func(kind result.PingSocketKind, v6 bool) (Conn, error) { return OpenSystemFrom(kind, v6, cfg.Source) }
 	}
 	conn, err := Open(cfg.Socket, v6, open)
 	if err != nil {
 		return nil, err
 	}
 	id := conn.Info().ID
-	if conn.Info().Kind == SocketRaw || id == 0 {
+	if conn.Info().Kind == result.PingSocketRaw || id == 0 {
 		id = cfg.ID
 		if id == 0 {
 			id = 1 + rand.IntN(0xfffe)
@@ -81,7 +83,7 @@ func New(cfg Config) (*Pinger, error) {
 }
 
 // Info describes the socket in use.
-func (p *Pinger) Info() SocketInfo { return p.conn.Info() }
+func (p *Pinger) Info() result.PingSocket { return p.conn.Info() }
 
 // ID is the echo identifier our requests carry.
 func (p *Pinger) ID() int { return p.tr.id }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 func TestPingSizeCounts(t *testing.T) {
@@ -19,29 +21,29 @@ func TestPingSizeCounts(t *testing.T) {
 	tests := []struct {
 		name   string
 		host   fakeHost
-		kind   SocketKind
+		kind   result.PingSocketKind
 		v6     bool
 		size   int
 		tmo    time.Duration // short where no reply is expected; long where replies must not race it
-		want   SizeResult
+		want   result.PingSize
 		events int
 	}{
-		{"all answered", fakeHost{rtt: time.Millisecond, maxSize: -1}, SocketRaw, false, 1000, 5 * time.Second,
-			SizeResult{Sent: 10, Received: 10}, 10},
-		{"ipv6 unprivileged", fakeHost{rtt: time.Millisecond, maxSize: -1}, SocketUnprivileged, true, 65500, 5 * time.Second,
-			SizeResult{Sent: 10, Received: 10}, 10},
-		{"too big for host", fakeHost{maxSize: 3000}, SocketRaw, false, 3001, 20 * time.Millisecond,
-			SizeResult{Sent: 10, LossPct: 100}, 0},
-		{"corrupt half", fakeHost{rtt: time.Millisecond, maxSize: -1, corrupt: every(2)}, SocketRaw, false, 100, 500 * time.Millisecond,
-			SizeResult{Sent: 10, Received: 5, Corrupt: 5, LossPct: 50}, 10},
-		{"duplicates", fakeHost{rtt: time.Millisecond, maxSize: -1, duplicate: every(5)}, SocketRaw, false, 64, 5 * time.Second,
-			SizeResult{Sent: 10, Received: 10, Duplicates: 3}, 13}, // seqs 0xffff, 0, 5
-		{"late", fakeHost{rtt: time.Millisecond, maxSize: -1, late: every(2), lateBy: time.Hour}, SocketRaw, false, 64, 5 * time.Second,
-			SizeResult{Sent: 10, Received: 5, Late: 5, LossPct: 50}, 10},
-		{"other pinger's replies", fakeHost{rtt: time.Millisecond, maxSize: -1, wrongID: true}, SocketRaw, false, 64, 20 * time.Millisecond,
-			SizeResult{Sent: 10, LossPct: 100}, 0},
-		{"replies from elsewhere", fakeHost{rtt: time.Millisecond, maxSize: -1, from: net.ParseIP("198.18.0.9")}, SocketRaw, false, 64, 20 * time.Millisecond,
-			SizeResult{Sent: 10, LossPct: 100}, 0},
+		{"all answered", fakeHost{rtt: time.Millisecond, maxSize: -1}, result.PingSocketRaw, false, 1000, 5 * time.Second,
+			result.PingSize{Sent: 10, Received: 10}, 10},
+		{"ipv6 unprivileged", fakeHost{rtt: time.Millisecond, maxSize: -1}, result.PingSocketUnprivileged, true, 65500, 5 * time.Second,
+			result.PingSize{Sent: 10, Received: 10}, 10},
+		{"too big for host", fakeHost{maxSize: 3000}, result.PingSocketRaw, false, 3001, 20 * time.Millisecond,
+			result.PingSize{Sent: 10, LossPct: 100}, 0},
+		{"corrupt half", fakeHost{rtt: time.Millisecond, maxSize: -1, corrupt: every(2)}, result.PingSocketRaw, false, 100, 500 * time.Millisecond,
+			result.PingSize{Sent: 10, Received: 5, Corrupt: 5, LossPct: 50}, 10},
+		{"duplicates", fakeHost{rtt: time.Millisecond, maxSize: -1, duplicate: every(5)}, result.PingSocketRaw, false, 64, 5 * time.Second,
+			result.PingSize{Sent: 10, Received: 10, Duplicates: 3}, 13}, // seqs 0xffff, 0, 5
+		{"late", fakeHost{rtt: time.Millisecond, maxSize: -1, late: every(2), lateBy: time.Hour}, result.PingSocketRaw, false, 64, 5 * time.Second,
+			result.PingSize{Sent: 10, Received: 5, Late: 5, LossPct: 50}, 10},
+		{"other pinger's replies", fakeHost{rtt: time.Millisecond, maxSize: -1, wrongID: true}, result.PingSocketRaw, false, 64, 20 * time.Millisecond,
+			result.PingSize{Sent: 10, LossPct: 100}, 0},
+		{"replies from elsewhere", fakeHost{rtt: time.Millisecond, maxSize: -1, from: net.ParseIP("198.18.0.9")}, result.PingSocketRaw, false, 64, 20 * time.Millisecond,
+			result.PingSize{Sent: 10, LossPct: 100}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,7 +67,7 @@ func TestPingSizeCounts(t *testing.T) {
 			if len(got.Samples) != got.Received {
 				t.Errorf("%d samples for %d received", len(got.Samples), got.Received)
 			}
-			got.Samples, got.RTT, got.Size, tt.want.Samples = nil, RTTStats{}, 0, nil
+			got.Samples, got.RTT, got.Size, tt.want.Samples = nil, result.PingRTT{}, 0, nil
 			if diff := cmp.Diff(tt.want, *got); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
 			}
@@ -80,8 +82,8 @@ func TestPingSizeCounts(t *testing.T) {
 // does.
 func TestSeqFromOne(t *testing.T) {
 	var seqs []int
-	p, err := New(Config{Target: net.ParseIP("198.18.0.2"), Socket: SocketRaw,
-		Open:    openFake(fakeHost{rtt: time.Millisecond, maxSize: -1}, nil, SocketRaw),
+	p, err := New(Config{Target: net.ParseIP("198.18.0.2"), Socket: result.PingSocketRaw,
+		Open:    openFake(fakeHost{rtt: time.Millisecond, maxSize: -1}, nil, result.PingSocketRaw),
 		OnEvent: func(ev Event) { seqs = append(seqs, ev.Seq) }})
 	if err != nil {
 		t.Fatal(err)
@@ -96,8 +98,8 @@ func TestSeqFromOne(t *testing.T) {
 }
 
 func TestPingSizeRTTFromTimestamps(t *testing.T) {
-	p, err := New(Config{Target: net.ParseIP("127.0.0.1"), Socket: SocketRaw,
-		Open: openFake(fakeHost{rtt: 3 * time.Millisecond, maxSize: -1}, nil, SocketRaw)})
+	p, err := New(Config{Target: net.ParseIP("127.0.0.1"), Socket: result.PingSocketRaw,
+		Open: openFake(fakeHost{rtt: 3 * time.Millisecond, maxSize: -1}, nil, result.PingSocketRaw)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,12 +115,12 @@ func TestPingSizeRTTFromTimestamps(t *testing.T) {
 }
 
 func TestPingSizeRTTFromKernelTx(t *testing.T) {
-	open := func(kind SocketKind, v6 bool) (Conn, error) {
+	open := func(kind result.PingSocketKind, v6 bool) (Conn, error) {
 		return &stampedConn{fakeConn: newFakeConn(fakeHost{rtt: 3 * time.Millisecond, maxSize: -1}, kind, v6),
 			txDelay: 40 * time.Microsecond, unstamped: func(seq int) bool { return seq%4 == 1 },
 			seqs: make(map[time.Time]int)}, nil
 	}
-	p, err := New(Config{Target: net.ParseIP("127.0.0.1"), Socket: SocketRaw, Open: open})
+	p, err := New(Config{Target: net.ParseIP("127.0.0.1"), Socket: result.PingSocketRaw, Open: open})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +163,7 @@ func TestSocketDropsCounted(t *testing.T) {
 		}
 		return 7
 	}}
-	p, err := New(Config{Target: net.ParseIP("127.0.0.1"), Socket: SocketRaw, Open: openFake(host, nil, SocketRaw)})
+	p, err := New(Config{Target: net.ParseIP("127.0.0.1"), Socket: result.PingSocketRaw, Open: openFake(host, nil, result.PingSocketRaw)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,8 +184,8 @@ func TestSocketDropsCounted(t *testing.T) {
 
 func TestDFNeedsFragmentation(t *testing.T) {
 	var seen []Event
-	p, err := New(Config{Target: net.ParseIP("198.18.0.2"), Socket: SocketRaw,
-		Open:    openFake(fakeHost{maxSize: -1, dfMTU: 1500}, nil, SocketRaw),
+	p, err := New(Config{Target: net.ParseIP("198.18.0.2"), Socket: result.PingSocketRaw,
+		Open:    openFake(fakeHost{maxSize: -1, dfMTU: 1500}, nil, result.PingSocketRaw),
 		PathMTU: func(net.IP) (int, error) { return 1500, nil },
 		OnEvent: func(e Event) { seen = append(seen, e) }})
 	if err != nil {
@@ -201,7 +203,7 @@ func TestDFNeedsFragmentation(t *testing.T) {
 		t.Fatalf("result %+v, events %v", r, seen)
 	}
 	for _, e := range seen {
-		if e.Outcome != OutcomeTooBig || NeedsFragmentation(e.PathMTU) != "needs fragmentation (path MTU 1500)" {
+		if e.Outcome != OutcomeTooBig || result.PingNeedsFragmentation(e.PathMTU) != "needs fragmentation (path MTU 1500)" {
 			t.Errorf("event %+v", e)
 		}
 	}
@@ -212,13 +214,13 @@ func TestDFNeedsFragmentation(t *testing.T) {
 }
 
 func TestUnprivilegedUsesKernelID(t *testing.T) {
-	p, err := New(Config{Target: net.ParseIP("127.0.0.1"), Socket: SocketAuto, ID: 7,
-		Open: openFake(fakeHost{maxSize: -1}, os.NewSyscallError("socket", syscall.EPERM), SocketUnprivileged)})
+	p, err := New(Config{Target: net.ParseIP("127.0.0.1"), Socket: result.PingSocketAuto, ID: 7,
+		Open: openFake(fakeHost{maxSize: -1}, os.NewSyscallError("socket", syscall.EPERM), result.PingSocketUnprivileged)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if p.Info().Kind != SocketUnprivileged || p.ID() != 4242 {
+	if p.Info().Kind != result.PingSocketUnprivileged || p.ID() != 4242 {
 		t.Errorf("kind %q id %d, want unprivileged 4242", p.Info().Kind, p.ID())
 	}
 }
@@ -226,13 +228,13 @@ func TestUnprivilegedUsesKernelID(t *testing.T) {
 func TestNoPermissionError(t *testing.T) {
 	eperm := os.NewSyscallError("socket", syscall.EPERM)
 	eacces := os.NewSyscallError("socket", syscall.EACCES)
-	open := func(kind SocketKind, v6 bool) (Conn, error) {
-		if kind == SocketRaw {
+	open := func(kind result.PingSocketKind, v6 bool) (Conn, error) {
+		if kind == result.PingSocketRaw {
 			return nil, eperm
 		}
 		return nil, eacces
 	}
-	_, err := Open(SocketAuto, false, open)
+	_, err := Open(result.PingSocketAuto, false, open)
 	if !errors.Is(err, ErrNoPermission) {
 		t.Fatalf("Open error %v does not match ErrNoPermission", err)
 	}
@@ -249,8 +251,8 @@ func TestNoPermissionError(t *testing.T) {
 		t.Errorf("error text\n got %s\nwant %s", npe.Error(), want)
 	}
 	// One permission error and one other error is not "no permission".
-	_, err = Open(SocketAuto, false, func(kind SocketKind, v6 bool) (Conn, error) {
-		if kind == SocketRaw {
+	_, err = Open(result.PingSocketAuto, false, func(kind result.PingSocketKind, v6 bool) (Conn, error) {
+		if kind == result.PingSocketRaw {
 			return nil, eperm
 		}
 		return nil, os.NewSyscallError("socket", syscall.EAFNOSUPPORT)
@@ -261,13 +263,13 @@ func TestNoPermissionError(t *testing.T) {
 }
 
 func TestRunReportsSocketAndFragments(t *testing.T) {
-	cfg := Config{Target: net.ParseIP("198.18.0.2"), Open: openFake(fakeHost{maxSize: -1}, nil, SocketRaw)}
+	cfg := Config{Target: net.ParseIP("198.18.0.2"), Open: openFake(fakeHost{maxSize: -1}, nil, result.PingSocketRaw)}
 	res, err := Run(context.Background(), "lab", cfg, Options{Sizes: []int{1472, 1473, 65507}, Count: 2,
 		Timeout: time.Second, MTU: 1500})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Socket.Kind != SocketRaw || len(res.Sizes) != 3 {
+	if res.Socket.Kind != result.PingSocketRaw || len(res.Sizes) != 3 {
 		t.Fatalf("result %+v", res)
 	}
 	for i, want := range []int{1, 2, 45} {
@@ -279,7 +281,7 @@ func TestRunReportsSocketAndFragments(t *testing.T) {
 
 func TestReassemblyFake(t *testing.T) {
 	cfg := Config{Target: net.ParseIP("198.18.0.2"),
-		Open:    openFake(fakeHost{maxSize: 3000, dfMTU: 1500}, nil, SocketRaw),
+		Open:    openFake(fakeHost{maxSize: 3000, dfMTU: 1500}, nil, result.PingSocketRaw),
 		PathMTU: func(net.IP) (int, error) { return 1500, nil }}
 	res, err := Reassembly(context.Background(), "lab", cfg, 0, 2, 10*time.Millisecond)
 	if err != nil {
@@ -295,8 +297,8 @@ func TestReassemblyFake(t *testing.T) {
 }
 
 func TestPingSizeCancel(t *testing.T) {
-	p, err := New(Config{Target: net.ParseIP("198.18.0.2"), Socket: SocketRaw,
-		Open: openFake(fakeHost{maxSize: 0}, nil, SocketRaw)})
+	p, err := New(Config{Target: net.ParseIP("198.18.0.2"), Socket: result.PingSocketRaw,
+		Open: openFake(fakeHost{maxSize: 0}, nil, result.PingSocketRaw)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,14 +315,14 @@ func TestPingSizeCancel(t *testing.T) {
 // pinger's replies. With 20000 of them queued, our probes still go out on
 // time and are all counted.
 func TestForeignFloodDoesNotStall(t *testing.T) {
-	fc := newFakeConn(fakeHost{rtt: time.Millisecond, maxSize: -1}, SocketRaw, false)
+	fc := newFakeConn(fakeHost{rtt: time.Millisecond, maxSize: -1}, result.PingSocketRaw, false)
 	target := net.ParseIP("127.0.0.1")
 	foreign := echoReply(false, 0x7777, 1, Payload(1, 56))
 	for range 20000 {
 		fc.q <- Packet{Data: foreign, From: target, At: time.Now(), Kernel: true}
 	}
-	p, err := New(Config{Target: target, Socket: SocketRaw, ID: 0x1111,
-		Open: func(SocketKind, bool) (Conn, error) { return fc, nil }})
+	p, err := New(Config{Target: target, Socket: result.PingSocketRaw, ID: 0x1111,
+		Open: func(result.PingSocketKind, bool) (Conn, error) { return fc, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // Options says what to send.
@@ -21,14 +23,14 @@ type Options struct {
 	TTL int
 	// OnOpen, when set, is called once the socket is open and set up,
 	// before the first echo request.
-	OnOpen func(SocketInfo)
+	OnOpen func(result.PingSocket)
 }
 
 // Run pings cfg.Target with every size in o.Sizes, o.Count probes each.
 // The error is non-nil only when nothing could be measured (no socket, DF
 // not supported); an interrupted run returns its partial figures with
-// Result.Error set.
-func Run(ctx context.Context, target string, cfg Config, o Options) (*Result, error) {
+// result.PingRun.Error set.
+func Run(ctx context.Context, target string, cfg Config, o Options) (*result.PingRun, error) {
 	p, err := New(cfg)
 	if err != nil {
 		return nil, err
@@ -61,30 +63,30 @@ func Run(ctx context.Context, target string, cfg Config, o Options) (*Result, er
 	}
 	p.drain()
 	for _, sr := range res.Sizes {
-		sr.finish() // replies to earlier sizes may have come in since
+		finish(sr) // replies to earlier sizes may have come in since
 	}
 	return res, nil
 }
 
-func (p *Pinger) newResult(target string, mtu int) *Result {
+func (p *Pinger) newResult(target string, mtu int) *result.PingRun {
 	if mtu <= 0 {
 		mtu = p.pathMTU()
 	}
-	return &Result{Target: target, Address: p.cfg.Target, Socket: p.Info(), ID: p.ID(),
+	return &result.PingRun{Target: target, Address: p.cfg.Target, Socket: p.Info(), ID: p.ID(),
 		PathMTU: mtu, StartedAt: time.Now()}
 }
 
 // ReassemblyResult is what the reassembly probe found, without and with
 // don't-fragment.
 type ReassemblyResult struct {
-	Target    string        `json:"target"`
-	Address   net.IP        `json:"address"`
-	Socket    SocketInfo    `json:"socket"`
-	PathMTU   int           `json:"path_mtu,omitempty"`
-	Tries     int           `json:"tries"`
-	Timeout   float64       `json:"timeout_s"`
-	WithoutDF SearchResult  `json:"without_df"`
-	WithDF    *SearchResult `json:"with_df,omitempty"`
+	Target    string            `json:"target"`
+	Address   net.IP            `json:"address"`
+	Socket    result.PingSocket `json:"socket"`
+	PathMTU   int               `json:"path_mtu,omitempty"`
+	Tries     int               `json:"tries"`
+	Timeout   float64           `json:"timeout_s"`
+	WithoutDF SearchResult      `json:"without_df"`
+	WithDF    *SearchResult     `json:"with_df,omitempty"`
 	// DFError says why the DF search was not made.
 	DFError string `json:"df_error,omitempty"`
 	Error   string `json:"error,omitempty"`

@@ -7,6 +7,8 @@ import (
 	"net"
 	"syscall"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // PingSize sends count echo requests of size payload bytes, one every
@@ -15,8 +17,8 @@ import (
 // passed, or ctx ends (the result then holds what was measured so far).
 // Replies to probes of earlier calls still count there (as late or
 // duplicate) when they arrive during this call.
-func (p *Pinger) PingSize(ctx context.Context, size, count int, interval, timeout time.Duration) (*SizeResult, error) {
-	res := &SizeResult{Size: size}
+func (p *Pinger) PingSize(ctx context.Context, size, count int, interval, timeout time.Duration) (*result.PingSize, error) {
+	res := &result.PingSize{Size: size}
 	if size < 0 || size > MaxPayload(p.v6) {
 		return res, fmt.Errorf("ping size %d: want 0 to %d bytes", size, MaxPayload(p.v6))
 	}
@@ -49,16 +51,16 @@ func (p *Pinger) PingSize(ctx context.Context, size, count int, interval, timeou
 			wake = lastDeadline
 		}
 		if _, err := p.readOne(ctx, wake); err != nil {
-			res.finish()
+			finish(res)
 			return res, err
 		}
 		if ctx.Err() != nil {
-			res.finish()
+			finish(res)
 			return res, ctx.Err()
 		}
 	}
 	p.drain()
-	res.finish()
+	finish(res)
 	return res, nil
 }
 
@@ -87,7 +89,7 @@ func (p *Pinger) drain() {
 	}
 }
 
-func (p *Pinger) send(size int, timeout time.Duration, res *SizeResult) *probe {
+func (p *Pinger) send(size int, timeout time.Duration, res *result.PingSize) *probe {
 	seq := p.seq & 0xffff
 	p.seq++
 	pr := &probe{seq: seq, size: size, res: res}
@@ -201,7 +203,7 @@ func (p *Pinger) Try(ctx context.Context, size int, timeout time.Duration) Verdi
 	case r.Received > 0:
 		return Verdict{Answered: true}
 	case r.TooBig > 0:
-		return Verdict{Reason: NeedsFragmentation(r.PathMTU), Final: true}
+		return Verdict{Reason: result.PingNeedsFragmentation(r.PathMTU), Final: true}
 	case err != nil:
 		return Verdict{Reason: err.Error()}
 	case r.Corrupt > 0:
@@ -214,13 +216,4 @@ func (p *Pinger) Try(ctx context.Context, size int, timeout time.Duration) Verdi
 		return Verdict{Reason: r.Error}
 	}
 	return Verdict{Reason: fmt.Sprintf("no reply within %v", timeout)}
-}
-
-// NeedsFragmentation is the text given for a probe over the path MTU with
-// don't-fragment set.
-func NeedsFragmentation(mtu int) string {
-	if mtu <= 0 {
-		return "needs fragmentation (path MTU unknown)"
-	}
-	return fmt.Sprintf("needs fragmentation (path MTU %d)", mtu)
 }

@@ -7,57 +7,9 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
-
-// SocketKind names the kind of ICMP socket in use.
-type SocketKind string
-
-// Socket kinds.
-const (
-	SocketAuto         SocketKind = ""             // try raw, then unprivileged
-	SocketRaw          SocketKind = "raw"          // ip4:icmp / ip6:ipv6-icmp
-	SocketUnprivileged SocketKind = "unprivileged" // udp4 / udp6 ICMP datagram socket
-)
-
-// Timestamp sources recorded in SocketInfo.RxTimestamps and TxTimestamps.
-const (
-	// TimestampKernel: receive times from SO_TIMESTAMPNS; transmit times
-	// from SO_TIMESTAMPING (when the first IP packet of an echo request
-	// entered the host's queueing layer, after the payload was copied).
-	TimestampKernel = "kernel"
-	// TimestampUser: time.Now right after the receive call returned, or
-	// right before the send call.
-	TimestampUser = "userspace"
-)
-
-// SocketInfo says what socket the pinger got and what it can do.
-type SocketInfo struct {
-	Kind    SocketKind `json:"kind"`
-	Network string     `json:"network"` // as given to icmp.ListenPacket: "ip4:icmp", "udp4", …
-	// Source is the address or interface the socket is bound to (-I);
-	// "" when it is bound to neither.
-	Source string `json:"source,omitempty"`
-	// ID is the echo identifier the kernel puts on our requests for an
-	// unprivileged socket (the socket's "port"); 0 for raw sockets, where
-	// the pinger chooses it.
-	ID int `json:"-"`
-	// RxTimestamps is TimestampKernel when receive times come from the
-	// kernel, else TimestampUser.
-	RxTimestamps string `json:"rx_timestamps"`
-	// RxTimestampsWhy says why kernel timestamps are not in use.
-	RxTimestampsWhy string `json:"rx_timestamps_why,omitempty"`
-	// TxTimestamps is TimestampKernel when the socket asked the kernel for
-	// transmit timestamps, else TimestampUser. Whether each probe got one
-	// is counted per size (SizeResult.KernelTx).
-	TxTimestamps string `json:"tx_timestamps"`
-	// TxTimestampsWhy says why kernel transmit timestamps are not in use.
-	TxTimestampsWhy string `json:"tx_timestamps_why,omitempty"`
-	// DF is whether the don't-fragment setting can be controlled.
-	DF bool `json:"df_supported"`
-	// CountsDrops is whether the socket reports the messages it drops
-	// for want of receive buffer (SO_RXQ_OVFL).
-	CountsDrops bool `json:"counts_drops"`
-}
 
 // Packet is one message read from a Conn.
 type Packet struct {
@@ -115,7 +67,7 @@ type Conn interface {
 	// SetDF turns don't-fragment on or off for later sends. It returns an
 	// error matching ErrNotSupported where the system cannot do it.
 	SetDF(on bool) error
-	Info() SocketInfo
+	Info() result.PingSocket
 	Close() error
 }
 
@@ -125,9 +77,9 @@ type TTLSetter interface {
 	SetTTL(ttl int) error
 }
 
-// OpenFunc opens one kind of ICMP socket (SocketRaw or SocketUnprivileged)
+// OpenFunc opens one kind of ICMP socket (result.PingSocketRaw or result.PingSocketUnprivileged)
 // for IPv4 or IPv6.
-type OpenFunc func(kind SocketKind, v6 bool) (Conn, error)
+type OpenFunc func(kind result.PingSocketKind, v6 bool) (Conn, error)
 
 // ErrNotSupported is returned for what this system cannot do.
 var ErrNotSupported = errors.New("not supported on this system")
@@ -158,24 +110,24 @@ func (e *NoPermissionError) Error() string {
 // Is makes errors.Is(err, ErrNoPermission) true.
 func (e *NoPermissionError) Is(target error) bool { return target == ErrNoPermission }
 
-// Open opens an ICMP socket of the kind asked for; SocketAuto tries a raw
+// Open opens an ICMP socket of the kind asked for; result.PingSocketAuto tries a raw
 // socket and then an unprivileged one. open nil means the system's sockets.
-func Open(kind SocketKind, v6 bool, open OpenFunc) (Conn, error) {
+func Open(kind result.PingSocketKind, v6 bool, open OpenFunc) (Conn, error) {
 	if open == nil {
 		open = OpenSystem
 	}
-	if kind != SocketAuto {
+	if kind != result.PingSocketAuto {
 		c, err := open(kind, v6)
 		if err != nil {
 			return nil, fmt.Errorf("opening %s ICMP socket: %w", kind, err)
 		}
 		return c, nil
 	}
-	c, rawErr := open(SocketRaw, v6)
+	c, rawErr := open(result.PingSocketRaw, v6)
 	if rawErr == nil {
 		return c, nil
 	}
-	c, dgramErr := open(SocketUnprivileged, v6)
+	c, dgramErr := open(result.PingSocketUnprivileged, v6)
 	if dgramErr == nil {
 		return c, nil
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // sysConn is an ICMP socket driven through its file descriptor with
@@ -25,7 +27,7 @@ import (
 type sysConn struct {
 	fd   int
 	wake int // eventfd: Close makes it readable to end a waiting read
-	info SocketInfo
+	info result.PingSocket
 	v6   bool
 	oob  []byte // the reader's
 	eoob []byte // for error-queue reads; tx.mu guards it
@@ -57,24 +59,24 @@ const rcvBuf = 4 << 20
 const tsFlags = unix.SOF_TIMESTAMPING_TX_SCHED | unix.SOF_TIMESTAMPING_SOFTWARE |
 	unix.SOF_TIMESTAMPING_OPT_ID | unix.SOF_TIMESTAMPING_OPT_TSONLY
 
-// OpenSystem opens an ICMP socket of the system: SocketRaw or
-// SocketUnprivileged, IPv4 or IPv6. It asks for kernel receive
+// OpenSystem opens an ICMP socket of the system: result.PingSocketRaw or
+// result.PingSocketUnprivileged, IPv4 or IPv6. It asks for kernel receive
 // (SO_TIMESTAMPNS) and transmit (SO_TIMESTAMPING) timestamps and falls
 // back to user-space times, saying why, when the kernel refuses.
-func OpenSystem(kind SocketKind, v6 bool) (Conn, error) {
+func OpenSystem(kind result.PingSocketKind, v6 bool) (Conn, error) {
 	return openSystem(kind, v6, true, "")
 }
 
 // OpenSystemFrom is OpenSystem with the socket bound to source: an address
 // of this host, or an interface by name (SO_BINDTODEVICE); "" binds to
 // neither.
-func OpenSystemFrom(kind SocketKind, v6 bool, source string) (Conn, error) {
+func OpenSystemFrom(kind result.PingSocketKind, v6 bool, source string) (Conn, error) {
 	return openSystem(kind, v6, true, source)
 }
 
 // openSystem is OpenSystemFrom; filter false leaves a raw socket seeing
 // every ICMP message (a test's stand-in responder reads echo requests).
-func openSystem(kind SocketKind, v6, filter bool, source string) (Conn, error) {
+func openSystem(kind result.PingSocketKind, v6, filter bool, source string) (Conn, error) {
 	network, _ := networkFor(kind, v6)
 	if network == "" {
 		return nil, fmt.Errorf("opening icmp socket: unknown kind %q", kind)
@@ -89,7 +91,7 @@ func openSystem(kind SocketKind, v6, filter bool, source string) (Conn, error) {
 		return nil, fmt.Errorf("listening on %s: %w", network, os.NewSyscallError("eventfd", err))
 	}
 	c := &sysConn{fd: fd, wake: wake, v6: v6, oob: make([]byte, 512), eoob: make([]byte, 256)}
-	c.info = SocketInfo{Kind: kind, Network: network, RxTimestamps: TimestampKernel, TxTimestamps: TimestampKernel, DF: true}
+	c.info = result.PingSocket{Kind: kind, Network: network, RxTimestamps: result.PingTimestampKernel, TxTimestamps: result.PingTimestampKernel, DF: true}
 	fail := func(what string, err error) (Conn, error) {
 		c.Close()
 		return nil, fmt.Errorf("opening %s: %s: %w", network, what, err)
@@ -99,7 +101,7 @@ func openSystem(kind SocketKind, v6, filter bool, source string) (Conn, error) {
 		return fail("binding to "+source, err)
 	}
 	c.info.Source = source
-	if kind == SocketUnprivileged {
+	if kind == result.PingSocketUnprivileged {
 		if c.info.ID, err = boundID(fd, v6, src); err != nil {
 			return fail("binding", err)
 		}
@@ -109,12 +111,12 @@ func openSystem(kind SocketKind, v6, filter bool, source string) (Conn, error) {
 		}
 		c.recvErr = c.setInt(level, opt, 1) == nil
 	}
-	if kind == SocketRaw && src != nil {
+	if kind == result.PingSocketRaw && src != nil {
 		if _, err := boundID(fd, v6, src); err != nil {
 			return fail("binding to "+source, err)
 		}
 	}
-	if kind == SocketRaw && filter {
+	if kind == result.PingSocketRaw && filter {
 		// A raw ICMP socket is handed a copy of every ICMP message the host
 		// receives, our own 65 KB echo requests on loopback included; the
 		// kernel queues and wakes us for each before the reply is even
@@ -124,10 +126,10 @@ func openSystem(kind SocketKind, v6, filter bool, source string) (Conn, error) {
 		}
 	}
 	if err := c.setInt(unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
-		c.info.RxTimestamps, c.info.RxTimestampsWhy = TimestampUser, err.Error()
+		c.info.RxTimestamps, c.info.RxTimestampsWhy = result.PingTimestampUser, err.Error()
 	}
 	if err := c.setInt(unix.SOL_SOCKET, unix.SO_TIMESTAMPING, tsFlags); err != nil {
-		c.info.TxTimestamps, c.info.TxTimestampsWhy = TimestampUser, err.Error()
+		c.info.TxTimestamps, c.info.TxTimestampsWhy = result.PingTimestampUser, err.Error()
 	}
 	// A reassembled 65 KB reply takes about 100 KB of receive buffer (one
 	// buffer per fragment): ask for room for many, and for the count of
@@ -150,13 +152,13 @@ func openSystem(kind SocketKind, v6, filter bool, source string) (Conn, error) {
 
 // icmpSocket opens the socket: SOCK_RAW needs CAP_NET_RAW, SOCK_DGRAM
 // needs the caller's group in net.ipv4.ping_group_range.
-func icmpSocket(kind SocketKind, v6 bool) (int, error) {
+func icmpSocket(kind result.PingSocketKind, v6 bool) (int, error) {
 	family, proto := unix.AF_INET, unix.IPPROTO_ICMP
 	if v6 {
 		family, proto = unix.AF_INET6, unix.IPPROTO_ICMPV6
 	}
 	typ := unix.SOCK_RAW
-	if kind == SocketUnprivileged {
+	if kind == result.PingSocketUnprivileged {
 		typ = unix.SOCK_DGRAM
 	}
 	fd, err := unix.Socket(family, typ|unix.SOCK_CLOEXEC, proto)
@@ -216,15 +218,15 @@ func boundID(fd int, v6 bool, src net.IP) (int, error) {
 	return 0, fmt.Errorf("getsockname gave %T", sa)
 }
 
-func networkFor(kind SocketKind, v6 bool) (network, addr string) {
+func networkFor(kind result.PingSocketKind, v6 bool) (network, addr string) {
 	switch {
-	case kind == SocketRaw && !v6:
+	case kind == result.PingSocketRaw && !v6:
 		return "ip4:icmp", "0.0.0.0"
-	case kind == SocketRaw && v6:
+	case kind == result.PingSocketRaw && v6:
 		return "ip6:ipv6-icmp", "::"
-	case kind == SocketUnprivileged && !v6:
+	case kind == result.PingSocketUnprivileged && !v6:
 		return "udp4", "0.0.0.0"
-	case kind == SocketUnprivileged && v6:
+	case kind == result.PingSocketUnprivileged && v6:
 		return "udp6", "::"
 	}
 	return "", ""
@@ -287,7 +289,7 @@ func (c *sysConn) WriteTo(b []byte, dst net.IP) (Sent, error) {
 		return Sent{}, fmt.Errorf("sending echo to %v: %w", dst, err)
 	}
 	defer c.release()
-	stamped := c.info.TxTimestamps == TimestampKernel
+	stamped := c.info.TxTimestamps == result.PingTimestampKernel
 	s := Sent{At: time.Now()}
 	err = unix.Sendto(c.fd, b, 0, sa)
 	if err != nil {
@@ -318,7 +320,7 @@ func (c *sysConn) resetTxCounter() {
 		err = unix.SetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPING, tsFlags)
 	}
 	if err != nil {
-		c.info.TxTimestamps, c.info.TxTimestampsWhy = TimestampUser, fmt.Sprintf("resetting the timestamp counter: %v", err)
+		c.info.TxTimestamps, c.info.TxTimestampsWhy = result.PingTimestampUser, fmt.Sprintf("resetting the timestamp counter: %v", err)
 	}
 	c.tx.reset()
 }
@@ -403,7 +405,7 @@ func (c *sysConn) ReadPacket(buf []byte) (Packet, error) {
 		case *unix.SockaddrInet6:
 			p.From = net.IP(append([]byte(nil), sa.Addr[:]...))
 		}
-		if c.info.Kind == SocketRaw && !c.v6 {
+		if c.info.Kind == result.PingSocketRaw && !c.v6 {
 			if p.Data, err = StripIPv4Header(p.Data); err != nil {
 				return Packet{}, fmt.Errorf("reading icmp: %w", err)
 			}
@@ -631,7 +633,7 @@ func (c *sysConn) SetReadDeadline(t time.Time) error {
 	return nil
 }
 
-func (c *sysConn) Info() SocketInfo { return c.info }
+func (c *sysConn) Info() result.PingSocket { return c.info }
 
 // Close ends a waiting ReadPacket, waits for calls in progress to return
 // and closes the socket.

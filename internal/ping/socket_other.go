@@ -8,34 +8,36 @@ import (
 	"time"
 
 	"golang.org/x/net/icmp"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // sysConn is the portable ICMP socket: user-space timestamps, no DF control.
 type sysConn struct {
 	pc   *icmp.PacketConn
-	info SocketInfo
+	info result.PingSocket
 	v6   bool
 }
 
-// OpenSystem opens an ICMP socket of the system: SocketRaw or
-// SocketUnprivileged, IPv4 or IPv6. Receive times are taken in user space
+// OpenSystem opens an ICMP socket of the system: result.PingSocketRaw or
+// result.PingSocketUnprivileged, IPv4 or IPv6. Receive times are taken in user space
 // on this system.
-func OpenSystem(kind SocketKind, v6 bool) (Conn, error) {
+func OpenSystem(kind result.PingSocketKind, v6 bool) (Conn, error) {
 	return OpenSystemFrom(kind, v6, "")
 }
 
 // OpenSystemFrom is OpenSystem with the socket bound to source, an address
 // of this host; binding to an interface by name is only done on Linux.
-func OpenSystemFrom(kind SocketKind, v6 bool, source string) (Conn, error) {
+func OpenSystemFrom(kind result.PingSocketKind, v6 bool, source string) (Conn, error) {
 	network, addr := "ip4:icmp", "0.0.0.0"
 	switch {
-	case kind == SocketRaw && v6:
+	case kind == result.PingSocketRaw && v6:
 		network, addr = "ip6:ipv6-icmp", "::"
-	case kind == SocketUnprivileged && !v6:
+	case kind == result.PingSocketUnprivileged && !v6:
 		network = "udp4"
-	case kind == SocketUnprivileged && v6:
+	case kind == result.PingSocketUnprivileged && v6:
 		network, addr = "udp6", "::"
-	case kind != SocketRaw:
+	case kind != result.PingSocketRaw:
 		return nil, fmt.Errorf("opening icmp socket: unknown kind %q", kind)
 	}
 	if source != "" {
@@ -48,10 +50,10 @@ func OpenSystemFrom(kind SocketKind, v6 bool, source string) (Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", network, err)
 	}
-	info := SocketInfo{Kind: kind, Network: network, Source: source, RxTimestamps: TimestampUser,
-		RxTimestampsWhy: "kernel receive timestamps are only read on linux", TxTimestamps: TimestampUser,
+	info := result.PingSocket{Kind: kind, Network: network, Source: source, RxTimestamps: result.PingTimestampUser,
+		RxTimestampsWhy: "kernel receive timestamps are only read on linux", TxTimestamps: result.PingTimestampUser,
 		TxTimestampsWhy: "kernel transmit timestamps are only read on linux"}
-	if u, ok := pc.LocalAddr().(*net.UDPAddr); ok && kind == SocketUnprivileged {
+	if u, ok := pc.LocalAddr().(*net.UDPAddr); ok && kind == result.PingSocketUnprivileged {
 		info.ID = u.Port
 	}
 	return &sysConn{pc: pc, info: info, v6: v6}, nil
@@ -59,7 +61,7 @@ func OpenSystemFrom(kind SocketKind, v6 bool, source string) (Conn, error) {
 
 func (c *sysConn) WriteTo(b []byte, dst net.IP) (Sent, error) {
 	var addr net.Addr = &net.IPAddr{IP: dst}
-	if c.info.Kind == SocketUnprivileged {
+	if c.info.Kind == result.PingSocketUnprivileged {
 		addr = &net.UDPAddr{IP: dst}
 	}
 	s := Sent{At: time.Now()}
@@ -102,8 +104,8 @@ func (c *sysConn) SetReadDeadline(t time.Time) error {
 	}
 	return c.pc.SetReadDeadline(t)
 }
-func (c *sysConn) Info() SocketInfo { return c.info }
-func (c *sysConn) Close() error     { return c.pc.Close() }
+func (c *sysConn) Info() result.PingSocket { return c.info }
+func (c *sysConn) Close() error            { return c.pc.Close() }
 
 // RouteMTU is not supported on this system.
 func RouteMTU(dst net.IP) (int, error) {

@@ -4,25 +4,16 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
-// RTTStats summarizes round-trip times. All zero when there are no samples.
-type RTTStats struct {
-	Min  time.Duration
-	Avg  time.Duration
-	Max  time.Duration
-	Mdev time.Duration // population standard deviation, as iputils prints it
-	P50  time.Duration
-	P90  time.Duration
-	P99  time.Duration
-}
-
-// Summarize computes RTTStats over samples. Percentiles are exact
+// Summarize computes result.PingRTT over samples. Percentiles are exact
 // nearest-rank values: the smallest sample with at least p % of the samples
 // at or below it, so every percentile is a time that was measured.
-func Summarize(samples []time.Duration) RTTStats {
+func Summarize(samples []time.Duration) result.PingRTT {
 	if len(samples) == 0 {
-		return RTTStats{}
+		return result.PingRTT{}
 	}
 	s := slices.Clone(samples)
 	slices.Sort(s)
@@ -35,7 +26,7 @@ func Summarize(samples []time.Duration) RTTStats {
 	n := float64(len(s))
 	mean := sum / n
 	variance := math.Max(sq/n-mean*mean, 0)
-	return RTTStats{
+	return result.PingRTT{
 		Min:  s[0],
 		Avg:  time.Duration(math.Round(mean)),
 		Max:  s[len(s)-1],

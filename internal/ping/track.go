@@ -3,6 +3,8 @@ package ping
 import (
 	"net"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // Outcome classifies an incoming message or a send.
@@ -38,7 +40,7 @@ type probe struct {
 	deadline time.Time
 	answered bool // a reply (in time or late) has been counted
 	closed   bool // nothing more is awaited: answered, or failed at once
-	res      *SizeResult
+	res      *result.PingSize
 }
 
 // tracker matches replies to probes by identifier and sequence number.

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // TestSetTTL sets the TTL (hop limit) on a system socket and reads it
@@ -22,7 +24,7 @@ func TestSetTTL(t *testing.T) {
 		{"ipv6", net.ParseIP("::1"), unix.IPPROTO_IPV6, unix.IPV6_UNICAST_HOPS},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := New(Config{Target: tc.ip, Socket: SocketRaw})
+			p, err := New(Config{Target: tc.ip, Socket: result.PingSocketRaw})
 			if err != nil {
 				t.Fatal(err)
 			}

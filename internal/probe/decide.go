@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/wirebench/wirebench/internal/echo"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
 	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
@@ -127,7 +128,7 @@ func EchoReplyOK(b []byte, id uint64) (int, bool) {
 }
 
 // Summarize fills r.Dialects, r.Answered and r.Summary from the findings.
-func Summarize(r *Result) {
+func Summarize(r *result.Probe) {
 	if r.Iperf2.TCP {
 		r.Iperf2.TCPNoAck = false // a later step got the ack the opening did not
 	}
@@ -137,17 +138,17 @@ func Summarize(r *Result) {
 			r.Dialects = append(r.Dialects, d)
 		}
 	}
-	add(r.Wirebench.EchoTCP || r.Wirebench.EchoUDP || r.Wirebench.Iperf3Ext, DialectWirebench)
-	add(r.Iperf3.Answered, DialectIperf3)
-	add(r.Iperf2.TCP, DialectIperf2TCP)
-	add(!r.Iperf2.TCP && r.Iperf2.TCPNoAck, DialectTCPSink)
-	add(r.Iperf2.UDP && r.Iperf2.UDPLayout == iperf2.LayoutModern.String(), DialectIperf2UDP)
-	add(r.Iperf2.UDP && r.Iperf2.UDPLayout == iperf2.LayoutLegacy.String(), DialectIperf2UDPOld)
+	add(r.Wirebench.EchoTCP || r.Wirebench.EchoUDP || r.Wirebench.Iperf3Ext, result.ProbeDialectWirebench)
+	add(r.Iperf3.Answered, result.ProbeDialectIperf3)
+	add(r.Iperf2.TCP, result.ProbeDialectIperf2TCP)
+	add(!r.Iperf2.TCP && r.Iperf2.TCPNoAck, result.ProbeDialectTCPSink)
+	add(r.Iperf2.UDP && r.Iperf2.UDPLayout == iperf2.LayoutModern.String(), result.ProbeDialectIperf2UDP)
+	add(r.Iperf2.UDP && r.Iperf2.UDPLayout == iperf2.LayoutLegacy.String(), result.ProbeDialectIperf2UDPOld)
 	r.Answered = len(r.Dialects) > 0 || r.TCP.Open
 	r.Summary = summaryLine(r)
 }
 
-func summaryLine(r *Result) string {
+func summaryLine(r *result.Probe) string {
 	where := fmt.Sprintf("%s port %d", r.Host, r.Port)
 	if !r.Answered {
 		return "nothing answered on " + where + " (TCP refused, no UDP report)"
@@ -163,7 +164,7 @@ func summaryLine(r *Result) string {
 		parts = append(parts, "iperf3")
 	}
 	if r.Iperf2.TCP {
-		parts = append(parts, "iperf "+orUnknown(r.Iperf2.Version)+" TCP")
+		parts = append(parts, "iperf "+result.ProbeVersionText(r.Iperf2.Version)+" TCP")
 	} else if r.Iperf2.TCPNoAck {
 		parts = append(parts, "TCP without CLIENTHDRACK (iperf 2.0.x, lwiperf, zperf or ESP-IDF style)")
 	}
@@ -174,11 +175,4 @@ func summaryLine(r *Result) string {
 		parts = append(parts, "a TCP listener of no known dialect")
 	}
 	return where + ": " + strings.Join(parts, "; ")
-}
-
-func orUnknown(v string) string {
-	if v == "" {
-		return "2.1+ (version unknown)"
-	}
-	return v
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wirebench/wirebench/internal/echo"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
 	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
@@ -161,19 +162,19 @@ func TestEchoReplyOK(t *testing.T) {
 func TestSummarize(t *testing.T) {
 	tests := []struct {
 		name     string
-		r        Result
+		r        result.Probe
 		dialects []string
 		answered bool
 	}{
-		{"nothing", Result{}, nil, false},
-		{"iperf 2.1.8", Result{Iperf2: Iperf2Info{TCP: true, Version: "2.1.8", UDP: true, UDPLayout: "modern"}},
-			[]string{DialectIperf2TCP, DialectIperf2UDP}, true},
-		{"lwiperf", Result{TCP: TCPInfo{Open: true}, Iperf2: Iperf2Info{TCPNoAck: true}}, []string{DialectTCPSink}, true},
-		{"legacy UDP", Result{Iperf2: Iperf2Info{UDP: true, UDPLayout: "legacy"}}, []string{DialectIperf2UDPOld}, true},
-		{"iperf3", Result{TCP: TCPInfo{Open: true}, Iperf3: Iperf3Info{Answered: true}}, []string{DialectIperf3}, true},
-		{"wirebench", Result{Wirebench: WirebenchInfo{EchoTCP: true}, Iperf2: Iperf2Info{TCP: true, TCPNoAck: true}},
-			[]string{DialectWirebench, DialectIperf2TCP}, true},
-		{"open port, no dialect", Result{TCP: TCPInfo{Open: true}}, nil, true},
+		{"nothing", result.Probe{}, nil, false},
+		{"iperf 2.1.8", result.Probe{Iperf2: result.ProbeIperf2{TCP: true, Version: "2.1.8", UDP: true, UDPLayout: "modern"}},
+			[]string{result.ProbeDialectIperf2TCP, result.ProbeDialectIperf2UDP}, true},
+		{"lwiperf", result.Probe{TCP: result.ProbeTCPPort{Open: true}, Iperf2: result.ProbeIperf2{TCPNoAck: true}}, []string{result.ProbeDialectTCPSink}, true},
+		{"legacy UDP", result.Probe{Iperf2: result.ProbeIperf2{UDP: true, UDPLayout: "legacy"}}, []string{result.ProbeDialectIperf2UDPOld}, true},
+		{"iperf3", result.Probe{TCP: result.ProbeTCPPort{Open: true}, Iperf3: result.ProbeIperf3{Answered: true}}, []string{result.ProbeDialectIperf3}, true},
+		{"wirebench", result.Probe{Wirebench: result.ProbeWirebench{EchoTCP: true}, Iperf2: result.ProbeIperf2{TCP: true, TCPNoAck: true}},
+			[]string{result.ProbeDialectWirebench, result.ProbeDialectIperf2TCP}, true},
+		{"open port, no dialect", result.Probe{TCP: result.ProbeTCPPort{Open: true}}, nil, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

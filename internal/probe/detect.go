@@ -6,6 +6,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // The dialects Detect chooses between (the client's dialect names).
@@ -55,9 +57,9 @@ func Detect(ctx context.Context, cfg Config) (Choice, error) {
 	ctx, cancel := context.WithTimeout(ctx, MaxTotal)
 	defer cancel()
 	start := time.Now()
-	p := &prober{cfg: cfg, addr: net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)), res: &Result{
-		Iperf2: Iperf2Info{Reverse: Untested, ConnectBack: Untested, ServerReport: Untested},
-		Iperf3: Iperf3Info{Reverse: Untested}, Steps: []Step{},
+	p := &prober{cfg: cfg, addr: net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)), res: &result.Probe{
+		Iperf2: result.ProbeIperf2{Reverse: result.ProbeUntested, ConnectBack: result.ProbeUntested, ServerReport: result.ProbeUntested},
+		Iperf3: result.ProbeIperf3{Reverse: result.ProbeUntested}, Steps: []result.ProbeStep{},
 	}}
 	kind := p.opening(ctx)
 	ch := Choose(kind, p.res)
@@ -73,7 +75,7 @@ func Detect(ctx context.Context, cfg Config) (Choice, error) {
 
 // Choose turns the opening's verdict and what the steps found into a
 // Choice (pure: tested with canned results).
-func Choose(kind OpeningKind, r *Result) Choice {
+func Choose(kind OpeningKind, r *result.Probe) Choice {
 	c := Choice{Dialect: ChoiceIperf2, Opening: kind, Wirebench: r.Wirebench.Iperf3Ext}
 	undecided := func(what string) Choice {
 		c.Reason = what + ": cannot tell the dialect, using iperf2 (the default; a device's iperf needs --dialect)"
@@ -98,7 +100,7 @@ func Choose(kind OpeningKind, r *Result) Choice {
 		return c
 	case OpeningIperf2Ack:
 		c.Decided = true
-		c.Reason = "the peer acked as iperf " + orUnknown(r.Iperf2.Version) + " (CLIENTHDRACK)"
+		c.Reason = "the peer acked as iperf " + result.ProbeVersionText(r.Iperf2.Version) + " (CLIENTHDRACK)"
 		return c
 	case OpeningRefused:
 		return undecided("TCP was refused (no TCP listener; an iperf 2 UDP-only server, iperf -s -u, looks like this)")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/echo"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/testutil/loopback"
 	"github.com/wirebench/wirebench/internal/testutil/standin"
@@ -53,14 +54,14 @@ func TestProbeIperf218(t *testing.T) {
 
 // checkIperf218Probe checks a probe of iperf 2.1.8 that its servers
 // survived, and their output.
-func checkIperf218Probe(t *testing.T, r *Result, tcpOut, udpOut string) {
+func checkIperf218Probe(t *testing.T, r *result.Probe, tcpOut, udpOut string) {
 	t.Helper()
-	wantDialects(t, r, DialectIperf2TCP, DialectIperf2UDP)
+	wantDialects(t, r, result.ProbeDialectIperf2TCP, result.ProbeDialectIperf2UDP)
 	i2 := r.Iperf2
-	if i2.Version != "2.1.8" || i2.Reverse != Yes || i2.ConnectBack != Yes {
+	if i2.Version != "2.1.8" || i2.Reverse != result.ProbeYes || i2.ConnectBack != result.ProbeYes {
 		t.Errorf("version %q reverse %s connect-back %s; want 2.1.8 yes yes", i2.Version, i2.Reverse, i2.ConnectBack)
 	}
-	if i2.UDPLayout != "modern" || i2.ServerReport != Yes || i2.Report == nil {
+	if i2.UDPLayout != "modern" || i2.ServerReport != result.ProbeYes || i2.Report == nil {
 		t.Fatalf("UDP layout %q report %s; want a modern report", i2.UDPLayout, i2.ServerReport)
 	}
 	// 2.1.8 counts ids 1..5 and the FIN (id −6) as 6 datagrams of 128 bytes.
@@ -90,7 +91,7 @@ func TestProbeIperf3(t *testing.T) {
 	port := loopback.FreePort(t)
 	out := startPeer(t, "iperf3", "tcp", port, "-s", "-p", strconv.Itoa(port))
 	r := runProbe(t, port)
-	wantDialects(t, r, DialectIperf3)
+	wantDialects(t, r, result.ProbeDialectIperf3)
 	// The server counts what it read before TEST_END: after the settle pause
 	// that is all 1024 bytes on an idle loopback, never more.
 	if !r.Iperf3.TestCompleted || r.Iperf3.ServerBytes > iperf3TestBytes || r.Iperf3.Busy {
@@ -127,8 +128,8 @@ func TestProbeLegacyStandins(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := runProbe(t, port)
-	wantDialects(t, r, DialectTCPSink, DialectIperf2UDPOld)
-	if r.Iperf2.TCP || !r.Iperf2.TCPNoAck || r.Iperf2.Version != "" || r.Iperf2.Reverse != Untested {
+	wantDialects(t, r, result.ProbeDialectTCPSink, result.ProbeDialectIperf2UDPOld)
+	if r.Iperf2.TCP || !r.Iperf2.TCPNoAck || r.Iperf2.Version != "" || r.Iperf2.Reverse != result.ProbeUntested {
 		t.Errorf("iperf2 TCP %+v; want no ack, no version, reverse untested", r.Iperf2)
 	}
 	if r.Iperf2.UDPLayout != "legacy" || r.Iperf2.Report == nil || r.Iperf2.Report.Datagrams != udpDatagrams+1 {
@@ -180,12 +181,12 @@ func TestProbeWirebench(t *testing.T) {
 				<-done
 			}()
 			r := runProbe(t, srv.Port())
-			if len(r.Dialects) == 0 || r.Dialects[0] != DialectWirebench {
+			if len(r.Dialects) == 0 || r.Dialects[0] != result.ProbeDialectWirebench {
 				t.Fatalf("dialects %v, want wirebench first", r.Dialects)
 			}
-			want := []string{DialectIperf2TCP, DialectIperf2UDP}
+			want := []string{result.ProbeDialectIperf2TCP, result.ProbeDialectIperf2UDP}
 			if withIperf3 {
-				want = append(want, DialectIperf3)
+				want = append(want, result.ProbeDialectIperf3)
 			}
 			for _, d := range want {
 				if !slices.Contains(r.Dialects, d) {
@@ -196,7 +197,7 @@ func TestProbeWirebench(t *testing.T) {
 				t.Errorf("wirebench %+v; want TCP and UDP echo replies", r.Wirebench)
 			}
 			i2 := r.Iperf2
-			if !i2.TCP || i2.Version != "2.1.8" || i2.Reverse != Yes || i2.ConnectBack != Yes || !i2.UDP || i2.UDPLayout != "modern" {
+			if !i2.TCP || i2.Version != "2.1.8" || i2.Reverse != result.ProbeYes || i2.ConnectBack != result.ProbeYes || !i2.UDP || i2.UDPLayout != "modern" {
 				t.Errorf("iperf2 %+v; want the server's 2.1.8 TCP ack, -R and -d yes, and a modern UDP report", i2)
 			}
 			if withIperf3 && (!r.Iperf3.TestCompleted || !r.Wirebench.Iperf3Ext) {

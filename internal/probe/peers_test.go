@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/report"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
 
@@ -86,7 +88,7 @@ func startPeerProc(t *testing.T, bin string, network string, port int, args ...s
 }
 
 // runProbe probes 127.0.0.1:port with a test deadline.
-func runProbe(t *testing.T, port int) *Result {
+func runProbe(t *testing.T, port int) *result.Probe {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
@@ -96,13 +98,13 @@ func runProbe(t *testing.T, port int) *Result {
 		t.Fatalf("Run: %v", err)
 	}
 	var text bytes.Buffer
-	_ = WriteText(&text, r)
+	_ = report.WriteProbe(&text, r)
 	t.Logf("probe of port %d (%v):\n%s", port, time.Since(start).Round(time.Millisecond), text.String())
 	return r
 }
 
 // wantDialects checks r.Dialects exactly.
-func wantDialects(t *testing.T, r *Result, want ...string) {
+func wantDialects(t *testing.T, r *result.Probe, want ...string) {
 	t.Helper()
 	if len(r.Dialects) != len(want) {
 		t.Fatalf("dialects %v, want %v", r.Dialects, want)

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/version"
 )
 
@@ -68,13 +69,13 @@ func (c *Config) Validate() error {
 type prober struct {
 	cfg  Config
 	addr string
-	res  *Result
+	res  *result.Probe
 }
 
 // Run probes cfg.Host:cfg.Port. An error means the probe could not be made
-// (bad config); a peer that answers nothing is a normal Result with
+// (bad config); a peer that answers nothing is a normal result.Probe with
 // Answered false. The whole probe is bounded by MaxTotal.
-func Run(ctx context.Context, cfg Config) (*Result, error) {
+func Run(ctx context.Context, cfg Config) (*result.Probe, error) {
 	cfg.applyDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -82,11 +83,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, MaxTotal)
 	defer cancel()
 	start := time.Now()
-	p := &prober{cfg: cfg, addr: net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)), res: &Result{
-		Schema: Schema, Kind: Kind, Version: version.String(), Host: cfg.Host, Port: cfg.Port, StartedAt: start.UTC(),
-		Iperf2: Iperf2Info{Reverse: Untested, ConnectBack: Untested, ServerReport: Untested},
-		Iperf3: Iperf3Info{Reverse: Untested},
-		Steps:  []Step{},
+	p := &prober{cfg: cfg, addr: net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)), res: &result.Probe{
+		Schema: result.Schema, Kind: result.KindProbe, Version: version.String(), Host: cfg.Host, Port: cfg.Port, StartedAt: start.UTC(),
+		Iperf2: result.ProbeIperf2{Reverse: result.ProbeUntested, ConnectBack: result.ProbeUntested, ServerReport: result.ProbeUntested},
+		Iperf3: result.ProbeIperf3{Reverse: result.ProbeUntested},
+		Steps:  []result.ProbeStep{},
 	}}
 	p.runTCP(ctx)
 	p.runUDP(ctx)
@@ -130,9 +131,9 @@ func (p *prober) runUDP(ctx context.Context) {
 	}
 }
 
-// step appends a Step record.
+// step appends a result.ProbeStep record.
 func (p *prober) step(name, verdict, detail string, since time.Time) {
-	p.res.Steps = append(p.res.Steps, Step{Name: name, Verdict: verdict, Detail: detail, ElapsedMs: ms(time.Since(since))})
+	p.res.Steps = append(p.res.Steps, result.ProbeStep{Name: name, Verdict: verdict, Detail: detail, ElapsedMs: ms(time.Since(since))})
 }
 
 // dial opens a TCP connection; a refusal after an earlier accepted

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/echo"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
 	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
@@ -90,18 +91,18 @@ func (p *prober) opening(ctx context.Context) OpeningKind {
 	detail := fmt.Sprintf("%d byte(s) back: % x", len(reply), reply[:min(len(reply), 20)])
 	switch kind {
 	case OpeningIperf3:
-		p.res.Iperf3.Answered, p.res.Iperf3.Reverse = true, Yes
+		p.res.Iperf3.Answered, p.res.Iperf3.Reverse = true, result.ProbeYes
 		p.step("tcp-opening", string(kind), "PARAM_EXCHANGE", t0)
 		p.iperf3Test(ctx, c, ck)
 		return kind
 	case OpeningIperf3Busy:
-		p.res.Iperf3.Answered, p.res.Iperf3.Busy, p.res.Iperf3.Reverse = true, true, Yes
+		p.res.Iperf3.Answered, p.res.Iperf3.Busy, p.res.Iperf3.Reverse = true, true, result.ProbeYes
 		_ = c.Close()
 		p.step("tcp-opening", string(kind), "ACCESS_DENIED: a test is running", t0)
 		return kind
 	case OpeningIperf2Ack:
 		p.res.Iperf2.TCP, p.res.Iperf2.Version = true, ver
-		detail = "CLIENTHDRACK, version " + orUnknown(ver)
+		detail = "CLIENTHDRACK, version " + result.ProbeVersionText(ver)
 	case OpeningSilent:
 		p.res.Iperf2.TCPNoAck = true
 		detail = "accepted 37 bytes, no reply within " + p.cfg.Timeout.String()
@@ -131,7 +132,7 @@ func (p *prober) headerProbe(ctx context.Context) {
 	closeGracefully(c, p.cfg.Timeout)
 	if ver, ok := AckVersion(reply); ok {
 		p.res.Iperf2.TCP, p.res.Iperf2.Version = true, ver
-		p.step("iperf2-header", "ack", "CLIENTHDRACK, version "+orUnknown(ver), t0)
+		p.step("iperf2-header", "ack", "CLIENTHDRACK, version "+result.ProbeVersionText(ver), t0)
 		return
 	}
 	if len(reply) == 0 && !ended {
@@ -177,7 +178,7 @@ func (p *prober) reverseProbe(ctx context.Context, try int) (silent bool) {
 	h.Amount = iperf2.AmountForDuration(featureTest)
 	if _, err := c.Write(h.AppendTo(nil)); err != nil {
 		_ = c.Close()
-		p.res.Iperf2.Reverse = No
+		p.res.Iperf2.Reverse = result.ProbeNo
 		p.step("iperf2-reverse", "no", err.Error(), t0)
 		return
 	}
@@ -185,11 +186,11 @@ func (p *prober) reverseProbe(ctx context.Context, try int) (silent bool) {
 	_ = c.Close()
 	detail := prefix + fmt.Sprintf("%d bytes received on our connection, server closed=%v", n, ended)
 	if n > 0 {
-		p.res.Iperf2.Reverse = Yes
+		p.res.Iperf2.Reverse = result.ProbeYes
 		p.step("iperf2-reverse", "yes", detail, t0)
 		return false
 	}
-	p.res.Iperf2.Reverse = No
+	p.res.Iperf2.Reverse = result.ProbeNo
 	p.step("iperf2-reverse", "no", detail, t0)
 	// Silent or closed without data, both are worth a second try: a
 	// server that ends its sends with the test's clock sends nothing when
@@ -247,19 +248,19 @@ func (p *prober) dualProbe(ctx context.Context, try int) (silent bool) {
 	h.Flags |= iperf2.FlagVersion1 | iperf2.FlagRunNow
 	h.Amount = iperf2.AmountForDuration(featureTest)
 	if _, err := c.Write(h.AppendTo(nil)); err != nil {
-		p.res.Iperf2.ConnectBack = No
+		p.res.Iperf2.ConnectBack = result.ProbeNo
 		p.step("iperf2-dual", "no", prefix+err.Error(), t0)
 		return false
 	}
 	back, err := acceptFrom(ln, peer.IP, 3*p.cfg.Timeout)
 	if err != nil {
-		p.res.Iperf2.ConnectBack = No
+		p.res.Iperf2.ConnectBack = result.ProbeNo
 		p.step("iperf2-dual", "no", prefix+"no connect-back: "+err.Error(), t0)
 		return true
 	}
 	n, ended := drainCounting(back, 3*p.cfg.Timeout)
 	_ = back.Close()
-	p.res.Iperf2.ConnectBack = Yes
+	p.res.Iperf2.ConnectBack = result.ProbeYes
 	p.step("iperf2-dual", "yes", prefix+fmt.Sprintf("connected back from %s, %d bytes, closed=%v", back.RemoteAddr(), n, ended), t0)
 	return false
 }

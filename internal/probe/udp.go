@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/echo"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
@@ -60,8 +61,8 @@ func (p *prober) iperf2UDP(ctx context.Context) {
 		return
 	}
 	r := v.Report
-	p.res.Iperf2.UDP, p.res.Iperf2.UDPLayout, p.res.Iperf2.ServerReport = true, v.Layout.String(), Yes
-	p.res.Iperf2.Report = &UDPReport{
+	p.res.Iperf2.UDP, p.res.Iperf2.UDPLayout, p.res.Iperf2.ServerReport = true, v.Layout.String(), result.ProbeYes
+	p.res.Iperf2.Report = &result.ProbeUDPReport{
 		Flags: fmt.Sprintf("%08x", r.Flags), Bytes: r.TotalBytes, Datagrams: r.Datagrams, Lost: r.Errors,
 		OutOfOrder: r.OutOfOrder, JitterMs: ms(r.Jitter), DurationMs: ms(r.Stop), ReplyLen: v.ReplyLen,
 		SentData: udpDatagrams, SentBytes: (udpDatagrams + 1) * udpLen,
@@ -76,7 +77,7 @@ func (p *prober) noUDPReport(err error, replies, tries int, t0 time.Time) {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		p.step("iperf2-udp", "refused", "ICMP port unreachable: no UDP listener", t0)
 	case replies > 0:
-		p.res.Iperf2.ServerReport = No
+		p.res.Iperf2.ServerReport = result.ProbeNo
 		p.step("iperf2-udp", "no report", fmt.Sprintf("%d repl(ies), none a server report", replies), t0)
 	case err != nil:
 		p.step("iperf2-udp", "error", err.Error(), t0)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/ping"
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // Defaults of an rtt test, as pScheduler's ping tool has them.
@@ -138,7 +139,7 @@ func resolve(ctx context.Context, dest string, version int) (net.IP, error) {
 }
 
 // rttResult builds the result from the run and its events.
-func rttResult(res *ping.Result, events []ping.Event, diags string) RTTResult {
+func rttResult(res *result.PingRun, events []ping.Event, diags string) RTTResult {
 	out := RTTResult{Schema: 1, Succeeded: true, Roundtrips: []Roundtrip{}}
 	var notes []string
 	reorders, prev := 0, 0
@@ -166,7 +167,7 @@ func rttResult(res *ping.Result, events []ping.Event, diags string) RTTResult {
 		}
 		out.Roundtrips = append(out.Roundtrips, rt)
 	}
-	sr := &ping.SizeResult{}
+	sr := &result.PingSize{}
 	if len(res.Sizes) > 0 {
 		sr = res.Sizes[0]
 	}

@@ -4,51 +4,17 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
-// BackToBack is a size's back-to-back test: the searches for the longest
-// burst at line rate carried without loss.
-type BackToBack struct {
-	Searches []BurstSearch `json:"searches"`
-	// MinFrames and MaxFrames are the shortest and longest result over
-	// the searches.
-	MinFrames int64 `json:"min_frames"`
-	MaxFrames int64 `json:"max_frames"`
-	// AtLineRate is false when a burst that lost nothing was sent slower
-	// than the medium's line rate (under 99 % of it) in each of its three
-	// tries: the far end then had time to drain, and the length is an
-	// upper bound of what it carries at line rate.
-	AtLineRate bool `json:"at_line_rate"`
-	// SlowestPercent is the slowest burst's rate as a share of line rate.
-	SlowestPercent float64 `json:"slowest_percent_of_line"`
-	// Capped says no burst up to Schedule.MaxBurst was lost: the far end
-	// carries at least that.
-	Capped bool `json:"capped,omitempty"`
-}
-
-// BurstSearch is one search: the bursts sent and the longest that lost
-// nothing.
-type BurstSearch struct {
-	Frames int64   `json:"frames"`
-	Bursts []Burst `json:"bursts"`
-}
-
-// Burst is one burst sent.
-type Burst struct {
-	Frames     int64   `json:"frames"`
-	OfferedPPS float64 `json:"offered_pps"`
-	Lost       int64   `json:"lost"`
-}
-
-// burstTries is how often a burst this host sent below line rate is sent
 // again before it counts (flagged).
 const burstTries = 3
 
-// backToBack runs Schedule.BurstRepeats searches; each after the first
+// backToBack runs result.RFC2544Schedule.BurstRepeats searches; each after the first
 // starts from the previous result.
-func (b *bench) backToBack(ctx context.Context, sr *SizeResult) error {
-	bb := &BackToBack{AtLineRate: true, SlowestPercent: 100, MinFrames: -1}
+func (b *bench) backToBack(ctx context.Context, sr *result.RFC2544Size) error {
+	bb := &result.RFC2544BackToBack{AtLineRate: true, SlowestPercent: 100, MinFrames: -1}
 	line := sr.LinePPS
 	var start, sum int64
 	reps := max(b.cfg.Schedule.BurstRepeats, 1)
@@ -79,9 +45,9 @@ func (b *bench) backToBack(ctx context.Context, sr *SizeResult) error {
 
 // burstSearch finds the longest burst without loss: gallop from start (or
 // 16) until a burst loses or the cap is reached, then bisect.
-func (b *bench) burstSearch(ctx context.Context, size int, line float64, start int64, bb *BackToBack, rep, reps int) (BurstSearch, bool, error) {
+func (b *bench) burstSearch(ctx context.Context, size int, line float64, start int64, bb *result.RFC2544BackToBack, rep, reps int) (result.RFC2544BurstSearch, bool, error) {
 	maxN := max(b.cfg.Schedule.MaxBurst, 2)
-	bs := BurstSearch{Bursts: []Burst{}}
+	bs := result.RFC2544BurstSearch{Bursts: []result.RFC2544Burst{}}
 	lo, hi := int64(0), maxN+1 // longest pass, shortest fail
 	send := func(n int64) (bool, error) {
 		// A burst this host sent slower than line rate that lost
@@ -90,7 +56,7 @@ func (b *bench) burstSearch(ctx context.Context, size int, line float64, start i
 		// rate it would have lost as much or more.
 		for try := 1; ; try++ {
 			spec := sweep.Spec{Size: size, RatePPS: line, Packets: n}
-			o, err := b.trial(ctx, TestBackToBack, spec, func(o sweep.Outcome) string {
+			o, err := b.trial(ctx, result.RFC2544TestBackToBack, spec, func(o result.SweepOutcome) string {
 				return fmt.Sprintf("search %d of %d, burst of %d at %.0f %% of line rate: lost %d", rep, reps, n, 100*o.OfferedPPS/line, o.Lost+o.Unreported)
 			})
 			if err != nil || ctx.Err() != nil {
@@ -100,7 +66,7 @@ func (b *bench) burstSearch(ctx context.Context, size int, line float64, start i
 			if o.NoReport {
 				lost = n
 			}
-			bs.Bursts = append(bs.Bursts, Burst{Frames: n, OfferedPPS: o.OfferedPPS, Lost: lost})
+			bs.Bursts = append(bs.Bursts, result.RFC2544Burst{Frames: n, OfferedPPS: o.OfferedPPS, Lost: lost})
 			slow := n >= 2 && o.OfferedPPS < 0.99*line
 			if lost > 0 || !slow {
 				return lost == 0, nil

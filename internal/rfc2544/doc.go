@@ -8,7 +8,7 @@
 // seeded with the first one's trials judged again (sweep.Config.Prior), so
 // that no trial is run twice. The rates are what the far end delivered,
 // under sweep's sustained-rate rules (its queue grew by at most 0.5 % of a
-// trial; a confirming trial of Schedule.Confirm).
+// trial; a confirming trial of Config.Schedule.Confirm).
 //
 // Latency is measured at shares of the NDR (10, 50, 90 and 100 %), every
 // datagram's round trip timed from the time stamped in it to its kernel

@@ -10,8 +10,8 @@ import (
 )
 
 // latency times every datagram at each load (a share of the NDR), each
-// point from Schedule.LatencyRepeats trials whose statistics are averaged.
-func (b *bench) latency(ctx context.Context, sr *SizeResult) error {
+// point from result.RFC2544Schedule.LatencyRepeats trials whose statistics are averaged.
+func (b *bench) latency(ctx context.Context, sr *result.RFC2544Size) error {
 	if b.cfg.Latency == "" {
 		sr.LatencyNote = b.cfg.NoLatency
 		return nil
@@ -21,7 +21,7 @@ func (b *bench) latency(ctx context.Context, sr *SizeResult) error {
 		sr.Warnings = append(sr.Warnings, "latency: "+sr.LatencyNote)
 		return nil
 	}
-	if b.cfg.Latency != LatencyRoundTrip && sr.Size < b.cfg.LatencyMinSize {
+	if b.cfg.Latency != result.RFC2544RoundTrip && sr.Size < b.cfg.LatencyMinSize {
 		sr.LatencyNote = fmt.Sprintf("not measured at %d B: the server can send its transit summary back only to datagrams of at least %d bytes (an iperf 2 client may read the reply into a buffer of its datagram's length, so a wirebench server sends no more than that)", sr.Size, b.cfg.LatencyMinSize)
 		return nil
 	}
@@ -37,15 +37,15 @@ func (b *bench) latency(ctx context.Context, sr *SizeResult) error {
 }
 
 // latencyPoint measures one load.
-func (b *bench) latencyPoint(ctx context.Context, sr *SizeResult, load float64) (LatencyPoint, error) {
+func (b *bench) latencyPoint(ctx context.Context, sr *result.RFC2544Size, load float64) (result.RFC2544LatencyPoint, error) {
 	reps := max(b.cfg.Schedule.LatencyRepeats, 1)
-	p := LatencyPoint{LoadPercent: load, RatePPS: sr.NDRPPS * load / 100, Kind: b.cfg.Latency, Repeats: reps, Histogram: []result.RTTBin{}}
+	p := result.RFC2544LatencyPoint{LoadPercent: load, RatePPS: sr.NDRPPS * load / 100, Kind: b.cfg.Latency, Repeats: reps, Histogram: []result.RTTBin{}}
 	all := echo.NewRecorder()
 	var sums [7]float64
 	got := 0 // repeats that gave figures
 	for i := 1; i <= reps; i++ {
 		spec := sweep.Spec{Size: sr.Size, RatePPS: p.RatePPS, Duration: b.cfg.Schedule.Latency}
-		o, err := b.trial(ctx, TestLatency, spec, func(o sweep.Outcome) string {
+		o, err := b.trial(ctx, result.RFC2544TestLatency, spec, func(o result.SweepOutcome) string {
 			return fmt.Sprintf("%.0f %% of NDR (%.0f/s), trial %d of %d: %d timed", load, p.RatePPS, i, reps, timed(o))
 		})
 		if err != nil || ctx.Err() != nil {
@@ -73,7 +73,7 @@ func (b *bench) latencyPoint(ctx context.Context, sr *SizeResult, load float64) 
 		}
 	}
 	p.MinMS, p.MeanMS, p.P50MS, p.P90MS, p.P99MS, p.P999MS, p.MaxMS = sums[0], sums[1], sums[2], sums[3], sums[4], sums[5], sums[6]
-	if b.cfg.Latency == LatencyRoundTrip {
+	if b.cfg.Latency == result.RFC2544RoundTrip {
 		p.Histogram = all.Summary().Bins
 	}
 	b.latencyWarnings(sr, p, load, got, reps)
@@ -83,14 +83,14 @@ func (b *bench) latencyPoint(ctx context.Context, sr *SizeResult, load float64) 
 // trialStats are one trial's min, mean, p50, p90, p99, p99.9 and max in
 // ms (the mean 0 for the transit kinds), the round trips also recorded in
 // all; ok is false when the trial timed nothing.
-func (b *bench) trialStats(o sweep.Outcome, all *echo.Recorder) (st [7]float64, ok bool) {
-	if b.cfg.Latency != LatencyRoundTrip {
+func (b *bench) trialStats(o result.SweepOutcome, all *echo.Recorder) (st [7]float64, ok bool) {
+	if b.cfg.Latency != result.RFC2544RoundTrip {
 		tr := o.Transit
 		if tr == nil || tr.Count == 0 {
 			return st, false
 		}
 		var base int64
-		if b.cfg.Latency == LatencyDelayVariation {
+		if b.cfg.Latency == result.RFC2544DelayVariation {
 			base = tr.Min
 		}
 		for k, v := range []int64{tr.Min, 0, tr.P50, tr.P90, tr.P99, tr.P999, tr.Max} {
@@ -113,7 +113,7 @@ func (b *bench) trialStats(o sweep.Outcome, all *echo.Recorder) (st [7]float64, 
 }
 
 // timed is how many datagrams a trial timed.
-func timed(o sweep.Outcome) int64 {
+func timed(o result.SweepOutcome) int64 {
 	if o.Transit != nil {
 		return o.Transit.Count
 	}
@@ -121,16 +121,16 @@ func timed(o sweep.Outcome) int64 {
 }
 
 // latencyWarnings says what makes a point doubtful.
-func (b *bench) latencyWarnings(sr *SizeResult, p LatencyPoint, load float64, got, reps int) {
+func (b *bench) latencyWarnings(sr *result.RFC2544Size, p result.RFC2544LatencyPoint, load float64, got, reps int) {
 	switch {
-	case got == 0 && b.cfg.Latency == LatencyRoundTrip:
+	case got == 0 && b.cfg.Latency == result.RFC2544RoundTrip:
 		sr.Warnings = append(sr.Warnings, fmt.Sprintf("latency at %.0f %% of NDR: nothing came back to time", load))
 	case got == 0:
 		sr.Warnings = append(sr.Warnings, fmt.Sprintf("latency at %.0f %% of NDR: the server's report carried no transit times (an iperf 2 server, a wirebench server older than the transit summary, or no report came back): nothing was timed", load))
 	case got < reps:
 		sr.Warnings = append(sr.Warnings, fmt.Sprintf("latency at %.0f %% of NDR: only %d of %d trials timed anything: the figures are the average of those", load, got, reps))
 	}
-	if b.cfg.Latency == LatencyOneWay && p.MinMS < 0 {
+	if b.cfg.Latency == result.RFC2544OneWay && p.MinMS < 0 {
 		sr.Warnings = append(sr.Warnings, fmt.Sprintf("latency at %.0f %% of NDR: a transit below zero (min %.3f ms): the two ends do not read the same clock after all, so these figures are not one-way latency", load, p.MinMS))
 	}
 	if p.HostLimited {

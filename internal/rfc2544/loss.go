@@ -4,23 +4,24 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
 // loss runs the frame loss test: from the medium's maximum rate down in
 // 10 % steps until two steps in a row lose nothing (or 10 % is reached).
-func (b *bench) loss(ctx context.Context, sr *SizeResult) error {
+func (b *bench) loss(ctx context.Context, sr *result.RFC2544Size) error {
 	clean := 0
 	for step := 100; step >= 10 && clean < 2; step -= 10 {
 		rate := sr.LinePPS * float64(step) / 100
 		spec := sweep.Spec{Size: sr.Size, RatePPS: rate, Duration: b.cfg.Schedule.Loss}
-		o, err := b.trial(ctx, TestLoss, spec, func(o sweep.Outcome) string {
+		o, err := b.trial(ctx, result.RFC2544TestLoss, spec, func(o result.SweepOutcome) string {
 			return fmt.Sprintf("%d %% of line (%.0f/s): loss %.3f %%", step, rate, sweep.LossPercent(o))
 		})
 		if err != nil || ctx.Err() != nil {
 			return err
 		}
-		p := LossPoint{OfferedPercent: float64(step), RatePPS: rate, OfferedPPS: o.OfferedPPS, Sent: o.Sent,
+		p := result.RFC2544LossPoint{OfferedPercent: float64(step), RatePPS: rate, OfferedPPS: o.OfferedPPS, Sent: o.Sent,
 			Lost: o.Lost + o.Unreported, LossPercent: sweep.LossPercent(o), SendS: o.SendSeconds, SenderLagMS: o.MaxLagS * 1000,
 			HostLimited: o.SendErrors > 0 || o.OfferedPPS < 0.99*rate}
 		if p.HostLimited {

@@ -13,6 +13,7 @@ import (
 	"github.com/wirebench/wirebench/internal/lab"
 	"github.com/wirebench/wirebench/internal/lab/model"
 	"github.com/wirebench/wirebench/internal/linerate"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/rfc2544"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sweep"
@@ -51,7 +52,7 @@ func startReflector(t *testing.T, text string) (int, model.Spec) {
 
 // run runs cfg against the reflector on port over the medium, with short
 // trials, every trial logged.
-func run(t *testing.T, port int, medium string, cfg rfc2544.Config) *rfc2544.Result {
+func run(t *testing.T, port int, medium string, cfg rfc2544.Config) *result.RFC2544 {
 	t.Helper()
 	m, err := linerate.LookupMedium(medium)
 	if err != nil {
@@ -64,16 +65,16 @@ func run(t *testing.T, port int, medium string, cfg rfc2544.Config) *rfc2544.Res
 		}
 		return b.PacketsPerSecond
 	}
-	cfg.Latency = rfc2544.LatencyRoundTrip
+	cfg.Latency = result.RFC2544RoundTrip
 	if cfg.Schedule.Search == 0 {
-		cfg.Schedule = rfc2544.Schedule{Search: 500 * time.Millisecond, Confirm: 2 * time.Second, Latency: time.Second, LatencyRepeats: 1,
+		cfg.Schedule = result.RFC2544Schedule{Search: 500 * time.Millisecond, Confirm: 2 * time.Second, Latency: time.Second, LatencyRepeats: 1,
 			Loss: time.Second, BurstRepeats: 1, MaxBurst: 2000}
 	}
 	cfg.Gap = 100 * time.Millisecond
 	cfg.OnProgress = func(p rfc2544.Progress) { t.Logf("%s %d B: %s", p.Test, p.Size, p.What) }
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	res := rfc2544.NewResult(rfc2544.Test{Mode: sweep.ModeReflect, Medium: medium})
+	res := rfc2544.NewResult(result.RFC2544Test{Mode: sweep.ModeReflect, Medium: medium})
 	if err := rfc2544.Run(ctx, cfg, sweep.ReflectRunner{Host: "127.0.0.1", Port: port}, res); err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -129,7 +130,7 @@ func wireTime(t *testing.T, spec model.Spec, size int) float64 {
 func TestReflectRate(t *testing.T) {
 	port, spec := startReflector(t, "rate=10mbit")
 	attempts(t, attemptsN(), func() []string {
-		res := run(t, port, "eth100", rfc2544.Config{Sizes: testSizes(466, 1472), Tests: []string{rfc2544.TestThroughput, rfc2544.TestLoss}})
+		res := run(t, port, "eth100", rfc2544.Config{Sizes: testSizes(466, 1472), Tests: []string{result.RFC2544TestThroughput, result.RFC2544TestLoss}})
 		var bad []string
 		for _, sr := range res.Sizes {
 			capPPS := 1 / wireTime(t, spec, sr.Size)
@@ -162,7 +163,7 @@ func TestReflectRate(t *testing.T) {
 func TestReflectBackToBack(t *testing.T) {
 	port, spec := startReflector(t, "rate=10mbit,queue=5ms")
 	attempts(t, attemptsN(), func() []string {
-		res := run(t, port, "eth100", rfc2544.Config{Sizes: testSizes(82, 466, 1472), Tests: []string{rfc2544.TestBackToBack}})
+		res := run(t, port, "eth100", rfc2544.Config{Sizes: testSizes(82, 466, 1472), Tests: []string{result.RFC2544TestBackToBack}})
 		var bad []string
 		for _, sr := range res.Sizes {
 			// Frame k of a burst arriving every a seconds leaves the
@@ -191,7 +192,7 @@ func TestReflectDelayLatency(t *testing.T) {
 	port, spec := startReflector(t, "delay=5ms,rate=10mbit")
 	plain, _ := startReflector(t, "")
 	attempts(t, attemptsN(), func() []string {
-		res := run(t, port, "eth100", rfc2544.Config{Sizes: testSizes(1472), Tests: []string{rfc2544.TestLatency}})
+		res := run(t, port, "eth100", rfc2544.Config{Sizes: testSizes(1472), Tests: []string{result.RFC2544TestLatency}})
 		var bad []string
 		for _, sr := range res.Sizes {
 			if len(sr.Latency) != 4 {
@@ -230,7 +231,7 @@ func TestReflectDelayLatency(t *testing.T) {
 func TestReflectModem(t *testing.T) {
 	port, _ := startReflector(t, "service=5000,buffer=2524")
 	attempts(t, attemptsN(), func() []string {
-		res := run(t, port, "eth1g", rfc2544.Config{Sizes: []int{1262, 1263}, Tests: []string{rfc2544.TestLatency}, Loads: []float64{90}})
+		res := run(t, port, "eth1g", rfc2544.Config{Sizes: []int{1262, 1263}, Tests: []string{result.RFC2544TestLatency}, Loads: []float64{90}})
 		var bad []string
 		for _, sr := range res.Sizes {
 			want := 10000.0

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/report"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
@@ -23,20 +25,20 @@ type fakeDevice struct {
 	cancel context.CancelFunc
 }
 
-func (d *fakeDevice) Trial(_ context.Context, s sweep.Spec) (sweep.Outcome, error) {
+func (d *fakeDevice) Trial(_ context.Context, s sweep.Spec) (result.SweepOutcome, error) {
 	d.trials++
 	if d.stopAt > 0 && d.trials >= d.stopAt {
 		d.cancel()
 	}
 	if s.Packets > 0 { // a burst at line rate, far above capPPS
 		lost := max(s.Packets-d.queue, 0)
-		return sweep.Outcome{Sent: s.Packets, OfferedPPS: s.RatePPS, Received: s.Packets - lost, Lost: lost, Total: s.Packets,
+		return result.SweepOutcome{Sent: s.Packets, OfferedPPS: s.RatePPS, Received: s.Packets - lost, Lost: lost, Total: s.Packets,
 			SendSeconds: float64(s.Packets-1) / s.RatePPS}, nil
 	}
 	secs := s.Duration.Seconds()
 	sent := int64(math.Round(s.RatePPS * secs))
 	got := sent
-	o := sweep.Outcome{Sent: sent, OfferedPPS: s.RatePPS, Total: sent, SendSeconds: secs, BacklogKnown: true}
+	o := result.SweepOutcome{Sent: sent, OfferedPPS: s.RatePPS, Total: sent, SendSeconds: secs, BacklogKnown: true}
 	if s.RatePPS > d.capPPS {
 		got = min(sent, int64(d.capPPS*secs)+d.queue)
 		o.ServicePPS = d.capPPS
@@ -51,7 +53,7 @@ func (d *fakeDevice) Trial(_ context.Context, s sweep.Spec) (sweep.Outcome, erro
 
 func fakeConfig() Config {
 	return Config{Sizes: []int{1472, 466}, Tests: Tests, LinePPS: func(size int) float64 { return 1e8 / 8 / float64(size+66) },
-		Latency: LatencyRoundTrip, Sleep: func(context.Context, time.Duration) error { return nil }}
+		Latency: result.RFC2544RoundTrip, Sleep: func(context.Context, time.Duration) error { return nil }}
 }
 
 // TestRunFake runs the four tests against a device of known capacity and
@@ -60,7 +62,7 @@ func fakeConfig() Config {
 // 1 − capacity/offered, and back-to-back equal to the queue.
 func TestRunFake(t *testing.T) {
 	d := &fakeDevice{capPPS: 812, queue: 4, rtt: 3 * time.Millisecond}
-	res := NewResult(Test{Mode: sweep.ModeReflect})
+	res := NewResult(result.RFC2544Test{Mode: sweep.ModeReflect})
 	if err := Run(context.Background(), fakeConfig(), d, res); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func TestRunFake(t *testing.T) {
 		}
 	}
 	var text, csv bytes.Buffer
-	if err := WriteText(&text, res); err != nil {
+	if err := report.WriteRFC2544(&text, res); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Throughput", "Latency at load", "Frame loss rate", "Back-to-back frames"} {
@@ -107,7 +109,7 @@ func TestRunFake(t *testing.T) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
 	}
-	if err := WriteCSV(&csv, res); err != nil || !strings.Contains(csv.String(), "backtoback,1472,,frames,4") {
+	if err := report.WriteRFC2544CSV(&csv, res); err != nil || !strings.Contains(csv.String(), "backtoback,1472,,frames,4") {
 		t.Errorf("csv (%v):\n%s", err, csv.String())
 	}
 	b, _ := json.Marshal(res)
@@ -123,8 +125,8 @@ func TestRunFake(t *testing.T) {
 func TestPDRReusesNDR(t *testing.T) {
 	d := &fakeDevice{capPPS: 812, queue: 4}
 	cfg := fakeConfig()
-	cfg.Sizes, cfg.Tests = []int{1472}, []string{TestThroughput}
-	res := NewResult(Test{})
+	cfg.Sizes, cfg.Tests = []int{1472}, []string{result.RFC2544TestThroughput}
+	res := NewResult(result.RFC2544Test{})
 	if err := Run(context.Background(), cfg, d, res); err != nil {
 		t.Fatal(err)
 	}
@@ -145,11 +147,11 @@ func TestInterruptKeepsFinished(t *testing.T) {
 	first := &fakeDevice{capPPS: 812, queue: 4, rtt: time.Millisecond}
 	one := cfg
 	one.Sizes = []int{466}
-	if err := Run(context.Background(), one, first, NewResult(Test{})); err != nil {
+	if err := Run(context.Background(), one, first, NewResult(result.RFC2544Test{})); err != nil {
 		t.Fatal(err)
 	}
 	d.stopAt = first.trials + first.trials/2 // in the middle of 1472 B's tests
-	res := NewResult(Test{})
+	res := NewResult(result.RFC2544Test{})
 	if err := Run(ctx, cfg, d, res); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
@@ -24,7 +25,7 @@ type Progress struct {
 // NewResult), size by size. When ctx ends it stops after the trial under
 // way, keeps what finished and marks res interrupted; an error from the
 // runner ends the run with what finished kept and res.Error set.
-func Run(ctx context.Context, cfg Config, r sweep.Runner, res *Result) error {
+func Run(ctx context.Context, cfg Config, r sweep.Runner, res *result.RFC2544) error {
 	cfg.defaults()
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -36,7 +37,7 @@ func Run(ctx context.Context, cfg Config, r sweep.Runner, res *Result) error {
 	b.planned = time.Duration(len(sizes)) * b.perSize()
 	var err error
 	for _, size := range sizes {
-		sr := SizeResult{Size: size, LinePPS: cfg.LinePPS(size), Latency: []LatencyPoint{}, LossCurve: []LossPoint{}, Done: []string{}, Warnings: []string{}}
+		sr := result.RFC2544Size{Size: size, LinePPS: cfg.LinePPS(size), Latency: []result.RFC2544LatencyPoint{}, LossCurve: []result.RFC2544LossPoint{}, Done: []string{}, Warnings: []string{}}
 		err = b.size(ctx, &sr)
 		if len(sr.Done) > 0 || err == nil {
 			res.Sizes = append(res.Sizes, sr)
@@ -73,17 +74,17 @@ type bench struct {
 }
 
 // size runs every test asked for on one size, in RFC 2544's order.
-func (b *bench) size(ctx context.Context, sr *SizeResult) error {
+func (b *bench) size(ctx context.Context, sr *result.RFC2544Size) error {
 	for _, t := range b.cfg.Tests {
 		var err error
 		switch t {
-		case TestThroughput:
+		case result.RFC2544TestThroughput:
 			err = b.throughput(ctx, sr)
-		case TestLatency:
+		case result.RFC2544TestLatency:
 			err = b.latency(ctx, sr)
-		case TestLoss:
+		case result.RFC2544TestLoss:
 			err = b.loss(ctx, sr)
-		case TestBackToBack:
+		case result.RFC2544TestBackToBack:
 			err = b.backToBack(ctx, sr)
 		}
 		if ctx.Err() != nil {
@@ -102,16 +103,16 @@ func (b *bench) size(ctx context.Context, sr *SizeResult) error {
 func (b *bench) estimate(test string) time.Duration {
 	s, gap := b.cfg.Schedule, b.cfg.Gap
 	switch test {
-	case TestThroughput:
+	case result.RFC2544TestThroughput:
 		return 9*(s.Search+gap) + s.Confirm + gap
-	case TestLatency:
+	case result.RFC2544TestLatency:
 		if b.cfg.Latency == "" {
 			return 0
 		}
 		return time.Duration(len(b.cfg.Loads)*s.LatencyRepeats) * (s.Latency + gap)
-	case TestLoss:
+	case result.RFC2544TestLoss:
 		return 5 * (s.Loss + gap)
-	case TestBackToBack:
+	case result.RFC2544TestBackToBack:
 		return time.Duration(s.BurstRepeats) * 14 * (gap + 300*time.Millisecond)
 	}
 	return 0
@@ -127,10 +128,10 @@ func (b *bench) perSize() time.Duration {
 
 // trial runs one trial after the gap that lets queues drain, and reports
 // progress.
-func (b *bench) trial(ctx context.Context, test string, s sweep.Spec, what func(o sweep.Outcome) string) (sweep.Outcome, error) {
+func (b *bench) trial(ctx context.Context, test string, s sweep.Spec, what func(o result.SweepOutcome) string) (result.SweepOutcome, error) {
 	if b.started {
 		if err := b.cfg.Sleep(ctx, b.cfg.Gap); err != nil {
-			return sweep.Outcome{}, err
+			return result.SweepOutcome{}, err
 		}
 	}
 	b.started = true

@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
 // throughput finds a size's NDR, then its PDR from the NDR search's trials
 // onward (sweep.Config.Prior), both confirmed by a long trial.
-func (b *bench) throughput(ctx context.Context, sr *SizeResult) error {
+func (b *bench) throughput(ctx context.Context, sr *result.RFC2544Size) error {
 	ndr, err := b.search(ctx, sr.Size, 0, nil, "NDR")
 	if err != nil || ndr == nil {
 		return err
@@ -40,18 +41,18 @@ func (b *bench) throughput(ctx context.Context, sr *SizeResult) error {
 
 // search runs sweep's search for one size under a loss criterion, seeded
 // with prior trials. It returns nil when interrupted.
-func (b *bench) search(ctx context.Context, size int, loss float64, prior []sweep.TrialRecord, name string) (*sweep.SizeResult, error) {
+func (b *bench) search(ctx context.Context, size int, loss float64, prior []result.SweepTrial, name string) (*result.SweepSize, error) {
 	s := b.cfg.Schedule
 	cfg := sweep.Config{Sizes: []int{size}, MaxPPS: b.cfg.LinePPS, LinePPS: b.cfg.LinePPS, LossPercent: loss,
 		Trial: s.Search, Confirm: s.Confirm, NoBisect: true, Gap: b.cfg.Gap, BacklogFloor: b.cfg.BacklogFloor,
 		Sleep: b.cfg.Sleep}
 	if prior != nil {
-		cfg.Prior = map[int][]sweep.TrialRecord{size: prior}
+		cfg.Prior = map[int][]result.SweepTrial{size: prior}
 	}
 	cfg.OnTrial = func(p sweep.Progress) {
-		b.progress(TestThroughput, size, fmt.Sprintf("%s trial %d at %.0f/s: %s (loss %.3f %%)", name, p.Trial, p.RatePPS, p.Verdict, sweep.LossPercent(p.Outcome)))
+		b.progress(result.RFC2544TestThroughput, size, fmt.Sprintf("%s trial %d at %.0f/s: %s (loss %.3f %%)", name, p.Trial, p.RatePPS, p.Verdict, sweep.LossPercent(p.Outcome)))
 	}
-	res := sweep.NewResult(sweep.Test{})
+	res := sweep.NewResult(result.SweepTest{})
 	err := sweep.Run(ctx, cfg, b.r, res)
 	b.started = true
 	if ctx.Err() != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
@@ -16,7 +17,7 @@ import (
 // is negative.
 type transitDevice struct{ fakeDevice }
 
-func (d *transitDevice) Trial(ctx context.Context, s sweep.Spec) (sweep.Outcome, error) {
+func (d *transitDevice) Trial(ctx context.Context, s sweep.Spec) (result.SweepOutcome, error) {
 	o, err := d.fakeDevice.Trial(ctx, s)
 	o.RTTs = nil
 	o.Transit = &result.Transit{Min: -5_000_000 + 200, P50: -5_000_000 + 300, P90: -5_000_000 + 500, P99: -5_000_000 + 900,
@@ -31,8 +32,8 @@ func (d *transitDevice) Trial(ctx context.Context, s sweep.Spec) (sweep.Outcome,
 func TestDelayVariationOnly(t *testing.T) {
 	d := &transitDevice{fakeDevice{capPPS: 812, queue: 4}}
 	cfg := fakeConfig()
-	cfg.Sizes, cfg.Tests, cfg.Latency = []int{1472}, []string{TestLatency}, LatencyDelayVariation
-	res := NewResult(Test{Mode: sweep.ModeWirebench, Clock: ClockSeparate})
+	cfg.Sizes, cfg.Tests, cfg.Latency = []int{1472}, []string{result.RFC2544TestLatency}, result.RFC2544DelayVariation
+	res := NewResult(result.RFC2544Test{Mode: sweep.ModeWirebench, Clock: result.RFC2544ClockSeparate})
 	if err := Run(context.Background(), cfg, d, res); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestDelayVariationOnly(t *testing.T) {
 		t.Fatalf("latency %+v (%s)", sr.Latency, sr.LatencyNote)
 	}
 	for _, p := range sr.Latency {
-		if p.Kind != LatencyDelayVariation || p.MinMS != 0 || p.P50MS != 0.1 || p.P99MS != 0.7 || p.MaxMS != 1 || p.MeanMS != 0 || len(p.Histogram) != 0 || p.Timed == 0 {
+		if p.Kind != result.RFC2544DelayVariation || p.MinMS != 0 || p.P50MS != 0.1 || p.P99MS != 0.7 || p.MaxMS != 1 || p.MeanMS != 0 || len(p.Histogram) != 0 || p.Timed == 0 {
 			t.Errorf("%g %%: %+v, want delay variation 0 / 0.1 / 0.7 / 1 ms, no mean, no histogram", p.LoadPercent, p)
 		}
 	}
@@ -49,11 +50,11 @@ func TestDelayVariationOnly(t *testing.T) {
 		t.Errorf("note %q", sr.LatencyNote)
 	}
 	var text bytes.Buffer
-	if err := WriteText(&text, res); err != nil || !strings.Contains(text.String(), "Delay variation at load (NOT latency") {
+	if err := report.WriteRFC2544(&text, res); err != nil || !strings.Contains(text.String(), "Delay variation at load (NOT latency") {
 		t.Errorf("text (%v):\n%s", err, text.String())
 	}
 	var csv bytes.Buffer
-	if err := WriteCSV(&csv, res); err != nil || !strings.Contains(csv.String(), "latency,1472,50,delay_variation_p50_ms,0.1") {
+	if err := report.WriteRFC2544CSV(&csv, res); err != nil || !strings.Contains(csv.String(), "latency,1472,50,delay_variation_p50_ms,0.1") {
 		t.Errorf("csv (%v):\n%s", err, csv.String())
 	}
 	b, _ := json.Marshal(res)
@@ -67,8 +68,8 @@ func TestDelayVariationOnly(t *testing.T) {
 	}
 	// The same summary taken as one-way on one clock is flagged: a
 	// negative transit means the clocks differ after all.
-	cfg.Latency = LatencyOneWay
-	res = NewResult(Test{Mode: sweep.ModeWirebench, Clock: ClockShared})
+	cfg.Latency = result.RFC2544OneWay
+	res = NewResult(result.RFC2544Test{Mode: sweep.ModeWirebench, Clock: result.RFC2544ClockShared})
 	if err := Run(context.Background(), cfg, d, res); err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestDelayVariationOnly(t *testing.T) {
 	// A size too small for the server's reply to carry the summary gets
 	// no points and a note saying why, without trials that time nothing.
 	cfg.Sizes, cfg.LatencyMinSize = []int{82}, 202
-	res = NewResult(Test{Mode: sweep.ModeWirebench})
+	res = NewResult(result.RFC2544Test{Mode: sweep.ModeWirebench})
 	if err := Run(context.Background(), cfg, d, res); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/linerate"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/rfc2544"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sweep"
@@ -42,9 +43,9 @@ func TestWirebenchOneWayLatency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := rfc2544.Config{Sizes: []int{1472}, Tests: []string{rfc2544.TestLatency}, Loads: []float64{50, 100},
-		Latency: rfc2544.LatencyOneWay, Gap: 50 * time.Millisecond,
-		Schedule: rfc2544.Schedule{Search: 200 * time.Millisecond, Confirm: 500 * time.Millisecond, Latency: 300 * time.Millisecond,
+	cfg := rfc2544.Config{Sizes: []int{1472}, Tests: []string{result.RFC2544TestLatency}, Loads: []float64{50, 100},
+		Latency: result.RFC2544OneWay, Gap: 50 * time.Millisecond,
+		Schedule: result.RFC2544Schedule{Search: 200 * time.Millisecond, Confirm: 500 * time.Millisecond, Latency: 300 * time.Millisecond,
 			LatencyRepeats: 2, Loss: 200 * time.Millisecond, BurstRepeats: 1, MaxBurst: 100},
 		LinePPS: func(size int) float64 {
 			b, err := linerate.Analyze(m, linerate.Stack{Transport: linerate.UDP}, size)
@@ -57,7 +58,7 @@ func TestWirebenchOneWayLatency(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res := rfc2544.NewResult(rfc2544.Test{Mode: sweep.ModeWirebench, Medium: "eth10"})
+	res := rfc2544.NewResult(result.RFC2544Test{Mode: sweep.ModeWirebench, Medium: "eth10"})
 	runner := sweep.SessionRunner{Base: session.ClientConfig{Host: "127.0.0.1", Port: port, Dialect: session.DialectIperf2}}
 	if err := rfc2544.Run(ctx, cfg, runner, res); err != nil {
 		t.Fatalf("run: %v", err)
@@ -74,7 +75,7 @@ func TestWirebenchOneWayLatency(t *testing.T) {
 	}
 	for _, p := range sr.Latency {
 		t.Logf("%g %%: %d timed, min %.3f p50 %.3f p99 %.3f max %.3f ms", p.LoadPercent, p.Timed, p.MinMS, p.P50MS, p.P99MS, p.MaxMS)
-		if p.Kind != rfc2544.LatencyOneWay || p.Timed < 2 || p.Repeats != 2 {
+		if p.Kind != result.RFC2544OneWay || p.Timed < 2 || p.Repeats != 2 {
 			t.Errorf("%g %%: kind %q, %d timed over %d repeats: want one_way, datagrams timed, 2 repeats", p.LoadPercent, p.Kind, p.Timed, p.Repeats)
 		}
 		if p.MinMS < 0 || !(p.MinMS <= p.P50MS && p.P50MS <= p.P90MS && p.P90MS <= p.P99MS && p.P99MS <= p.P999MS && p.P999MS <= p.MaxMS) {

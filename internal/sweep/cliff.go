@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // byteRate is a size's rate in payload bytes per second.
-func byteRate(sr *SizeResult) float64 { return sr.RatePPS * float64(sr.Size) }
+func byteRate(sr *result.SweepSize) float64 { return sr.RatePPS * float64(sr.Size) }
 
 // isCliff says whether the byte rate falls from a to b (a smaller size) by
 // more than drop. Sizes limited by this host are no evidence of a cliff.
-func isCliff(a, b *SizeResult, drop float64) bool {
+func isCliff(a, b *result.SweepSize, drop float64) bool {
 	if a.LimitedByHost || b.LimitedByHost || a.RatePPS <= 0 {
 		return false
 	}
@@ -20,12 +22,12 @@ func isCliff(a, b *SizeResult, drop float64) bool {
 }
 
 // findCliffs lists the falls between neighbouring sizes (ascending).
-func findCliffs(sizes []*SizeResult, drop float64) []Cliff {
-	var out []Cliff
+func findCliffs(sizes []*result.SweepSize, drop float64) []result.SweepCliff {
+	var out []result.SweepCliff
 	for i := 1; i < len(sizes); i++ {
 		a, b := sizes[i-1], sizes[i]
 		if isCliff(a, b, drop) {
-			out = append(out, Cliff{Below: a.Size, Above: b.Size, RateBelowPPS: a.RatePPS, RateAbovePPS: b.RatePPS})
+			out = append(out, result.SweepCliff{Below: a.Size, Above: b.Size, RateBelowPPS: a.RatePPS, RateAbovePPS: b.RatePPS})
 		}
 	}
 	return out
@@ -33,7 +35,7 @@ func findCliffs(sizes []*SizeResult, drop float64) []Cliff {
 
 // bisect narrows a cliff to the byte: the middle size is searched, and the
 // cliff moves to the half where the fall is.
-func (s *sweeper) bisect(ctx context.Context, c Cliff) (Cliff, error) {
+func (s *sweeper) bisect(ctx context.Context, c result.SweepCliff) (result.SweepCliff, error) {
 	below, above := s.done[c.Below], s.done[c.Above]
 	for above.Size-below.Size > 1 {
 		mid := (below.Size + above.Size) / 2
@@ -52,22 +54,22 @@ func (s *sweeper) bisect(ctx context.Context, c Cliff) (Cliff, error) {
 			below = sr
 		case sr.LimitedByHost:
 			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("bisection of the cliff between %d and %d B stopped at %d B: this host could not send its rate, so it tells neither side", below.Size, above.Size, mid))
-			return Cliff{Below: below.Size, Above: above.Size, RateBelowPPS: below.RatePPS, RateAbovePPS: above.RatePPS}, nil
+			return result.SweepCliff{Below: below.Size, Above: above.Size, RateBelowPPS: below.RatePPS, RateAbovePPS: above.RatePPS}, nil
 		default:
 			// The fall spreads over both halves: the cliff is not one
 			// byte wide; stop here.
 			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("the fall between %d and %d B is not a single step (%d B lies between the two rates): bisection stopped", below.Size, above.Size, mid))
-			return Cliff{Below: below.Size, Above: above.Size, RateBelowPPS: below.RatePPS, RateAbovePPS: above.RatePPS}, nil
+			return result.SweepCliff{Below: below.Size, Above: above.Size, RateBelowPPS: below.RatePPS, RateAbovePPS: above.RatePPS}, nil
 		}
 	}
-	return Cliff{Below: below.Size, Above: above.Size, RateBelowPPS: below.RatePPS, RateAbovePPS: above.RatePPS}, nil
+	return result.SweepCliff{Below: below.Size, Above: above.Size, RateBelowPPS: below.RatePPS, RateAbovePPS: above.RatePPS}, nil
 }
 
 // IP and UDP header bytes over a datagram's payload (IPv4).
 const ipUDPHeaders = 28
 
 // hint explains a cliff from the sizes and rates involved.
-func hint(c Cliff) string {
+func hint(c result.SweepCliff) string {
 	ratio := c.RateBelowPPS / c.RateAbovePPS
 	var parts []string
 	fall := 100 * (1 - c.RateAbovePPS*float64(c.Above)/(c.RateBelowPPS*float64(c.Below)))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/lab"
 	"github.com/wirebench/wirebench/internal/lab/model"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sweep"
 	"github.com/wirebench/wirebench/internal/testutil/loopback"
@@ -77,13 +78,13 @@ func TestIperf2ServerSweep(t *testing.T) {
 			t.Logf("%d B trial %d at %.0f/s: %s; sent %d (offered %.0f/s), iperf: lost %d/%d", p.Size, p.Trial, p.RatePPS, p.Verdict, p.Outcome.Sent, p.Outcome.OfferedPPS, p.Outcome.Lost, p.Outcome.Total)
 		}}
 	runner := sweep.SessionRunner{Base: session.ClientConfig{Host: "127.0.0.1", Port: int(relay.Addr().Port())}}
-	res := sweep.NewResult(sweep.Test{Mode: sweep.ModeIperf2})
+	res := sweep.NewResult(result.SweepTest{Mode: sweep.ModeIperf2})
 	if err := sweep.Run(ctx, cfg, runner, res); err != nil {
 		t.Fatalf("sweep: %v\niperf:\n%s", err, out.String())
 	}
 	time.Sleep(200 * time.Millisecond) // iperf prints its last line after sending the report
 	reports := iperfReport.FindAllStringSubmatch(out.String(), -1)
-	var trials []sweep.TrialRecord
+	var trials []result.SweepTrial
 	for _, s := range res.Sizes {
 		t.Logf("%d B: %.0f/s, loss %s %%, %d trials", s.Size, s.RatePPS, fmtLoss(s.LossPercent), s.Trials)
 		trials = append(trials, s.TrialLog...)

@@ -1,8 +1,11 @@
 package sweep
 
-import "github.com/wirebench/wirebench/internal/linerate"
+import (
+	"github.com/wirebench/wirebench/internal/linerate"
+	"github.com/wirebench/wirebench/internal/result"
+)
 
-// Point statuses (SizeResult.Status).
+// Point statuses (result.SweepSize.Status).
 const (
 	StatusOK      = linerate.StatusOK
 	StatusSuspect = linerate.StatusSuspect
@@ -11,7 +14,7 @@ const (
 // judge sets a size's status: suspect, with the reason in words and as a
 // warning, when its rate is more than 0.1 % above the medium's packet rate
 // for the size (no path made of the medium carries more); ok otherwise.
-func (sr *SizeResult) judge(medium string) {
+func judge(sr *result.SweepSize, medium string) {
 	sr.Status, sr.Reason = StatusOK, ""
 	if sr.PercentOfLine == nil {
 		return

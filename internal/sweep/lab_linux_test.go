@@ -10,6 +10,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/netlab"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sweep"
 	"github.com/wirebench/wirebench/internal/testutil/labhost"
@@ -57,7 +58,7 @@ func TestLabEth100WirebenchServer(t *testing.T) {
 		return b.PacketsPerSecond
 	}
 	runner := sweep.SessionRunner{Base: session.ClientConfig{Host: lab.B.Addr.String(), Port: srv.Port()}}
-	inA := sweep.RunnerFunc(func(ctx context.Context, s sweep.Spec) (o sweep.Outcome, err error) {
+	inA := sweep.RunnerFunc(func(ctx context.Context, s sweep.Spec) (o result.SweepOutcome, err error) {
 		err = lab.A.Do(func() (err error) {
 			o, err = runner.Trial(ctx, s)
 			return err
@@ -70,7 +71,7 @@ func TestLabEth100WirebenchServer(t *testing.T) {
 				100*p.RatePPS/line(p.Size), p.Verdict, p.Outcome.Sent, p.Outcome.Lost, p.Outcome.Total, p.Outcome.BacklogS)
 		}}
 	attempts(t, 3, func() []string {
-		res := sweep.NewResult(sweep.Test{Mode: sweep.ModeWirebench})
+		res := sweep.NewResult(result.SweepTest{Mode: sweep.ModeWirebench})
 		if err := sweep.Run(ctx, cfg, inA, res); err != nil {
 			t.Fatalf("sweep: %v", err)
 		}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // lossyDevice forwards everything up to capPPS, loses 0.4 % of what it is
@@ -15,7 +17,7 @@ type lossyDevice struct {
 	trials           int
 }
 
-func (d *lossyDevice) Trial(_ context.Context, s Spec) (Outcome, error) {
+func (d *lossyDevice) Trial(_ context.Context, s Spec) (result.SweepOutcome, error) {
 	d.trials++
 	secs := s.Duration.Seconds()
 	sent := int64(math.Round(s.RatePPS * secs))
@@ -26,7 +28,7 @@ func (d *lossyDevice) Trial(_ context.Context, s Spec) (Outcome, error) {
 	case s.RatePPS > d.capPPS:
 		lost = sent * 4 / 1000
 	}
-	return Outcome{Sent: sent, OfferedPPS: s.RatePPS, Received: sent - lost, Lost: lost, Total: sent, SendSeconds: secs, ReceiveSeconds: secs, BacklogKnown: true}, nil
+	return result.SweepOutcome{Sent: sent, OfferedPPS: s.RatePPS, Received: sent - lost, Lost: lost, Total: sent, SendSeconds: secs, ReceiveSeconds: secs, BacklogKnown: true}, nil
 }
 
 // TestPriorReusedForLooserCriterion: a 0.5 % search seeded with a 0 %
@@ -37,15 +39,15 @@ func TestPriorReusedForLooserCriterion(t *testing.T) {
 	d := &lossyDevice{capPPS: 8000, lossyTop: 9000}
 	cfg := fastConfig(512)
 	cfg.Confirm = 2 * time.Second
-	ndr := NewResult(Test{})
+	ndr := NewResult(result.SweepTest{})
 	if err := Run(context.Background(), cfg, d, ndr); err != nil {
 		t.Fatal(err)
 	}
 	within(t, "NDR", ndr.Sizes[0].TriedPPS, 8000, 0.011)
 	ran := d.trials
 	cfg.LossPercent = 0.5
-	cfg.Prior = map[int][]TrialRecord{512: ndr.Sizes[0].TrialLog}
-	pdr := NewResult(Test{})
+	cfg.Prior = map[int][]result.SweepTrial{512: ndr.Sizes[0].TrialLog}
+	pdr := NewResult(result.SweepTest{})
 	if err := Run(context.Background(), cfg, d, pdr); err != nil {
 		t.Fatal(err)
 	}
@@ -67,13 +69,13 @@ func TestPriorReusedForLooserCriterion(t *testing.T) {
 	// A sharp limit: the 0 % search's trials settle the 0.5 % one.
 	sharp := &lossyDevice{capPPS: 8000, lossyTop: 8000}
 	cfg.LossPercent, cfg.Prior = 0, nil
-	ndr = NewResult(Test{})
+	ndr = NewResult(result.SweepTest{})
 	if err := Run(context.Background(), cfg, sharp, ndr); err != nil {
 		t.Fatal(err)
 	}
-	cfg.LossPercent, cfg.Prior = 0.5, map[int][]TrialRecord{512: ndr.Sizes[0].TrialLog}
+	cfg.LossPercent, cfg.Prior = 0.5, map[int][]result.SweepTrial{512: ndr.Sizes[0].TrialLog}
 	ran = sharp.trials
-	pdr = NewResult(Test{})
+	pdr = NewResult(result.SweepTest{})
 	if err := Run(context.Background(), cfg, sharp, pdr); err != nil {
 		t.Fatal(err)
 	}
@@ -88,28 +90,28 @@ func TestPriorReusedForLooserCriterion(t *testing.T) {
 // rate (sweep's marginal rerun), settles the 0.5 % search: it runs no
 // trial and reports that rate. (It searched again below the rate before.)
 func TestPriorMarginalConfirmation(t *testing.T) {
-	ok := Outcome{Sent: 8425, OfferedPPS: 8425, Received: 8425, Total: 8425, SendSeconds: 1, BacklogKnown: true}
+	ok := result.SweepOutcome{Sent: 8425, OfferedPPS: 8425, Received: 8425, Total: 8425, SendSeconds: 1, BacklogKnown: true}
 	long := ok
 	long.Sent, long.Received, long.Total, long.SendSeconds = 84250, 84250, 84250, 10
 	backlog := long
 	backlog.BacklogS, backlog.ServicePPS = 0.1, 8340
 	over := ok
 	over.OfferedPPS, over.BacklogS, over.ServicePPS = 8762, 0.04, 8425
-	prior := []TrialRecord{
-		{Repeat: 1, RatePPS: 8425, TrialS: 1, Outcome: ok},
-		{Repeat: 1, RatePPS: 8762, TrialS: 1, Outcome: over},
-		{Repeat: 1, RatePPS: 8509, TrialS: 1, Outcome: over},
-		{Repeat: 1, RatePPS: 8425, TrialS: 10, Confirm: true, Outcome: backlog},
-		{Repeat: 1, RatePPS: 8425, TrialS: 10, Confirm: true, Outcome: long},
+	prior := []result.SweepTrial{
+		{Repeat: 1, RatePPS: 8425, TrialS: 1, SweepOutcome: ok},
+		{Repeat: 1, RatePPS: 8762, TrialS: 1, SweepOutcome: over},
+		{Repeat: 1, RatePPS: 8509, TrialS: 1, SweepOutcome: over},
+		{Repeat: 1, RatePPS: 8425, TrialS: 10, Confirm: true, SweepOutcome: backlog},
+		{Repeat: 1, RatePPS: 8425, TrialS: 10, Confirm: true, SweepOutcome: long},
 	}
-	prior[1].Outcome.Sent, prior[1].Outcome.Received, prior[1].Outcome.Total = 8762, 8762, 8762
-	prior[2].Outcome.Sent, prior[2].Outcome.Received, prior[2].Outcome.Total, prior[2].Outcome.OfferedPPS = 8509, 8509, 8509, 8509
+	prior[1].SweepOutcome.Sent, prior[1].SweepOutcome.Received, prior[1].SweepOutcome.Total = 8762, 8762, 8762
+	prior[2].SweepOutcome.Sent, prior[2].SweepOutcome.Received, prior[2].SweepOutcome.Total, prior[2].SweepOutcome.OfferedPPS = 8509, 8509, 8509, 8509
 	cfg := fastConfig(82)
 	cfg.MaxPPS = func(int) float64 { return 84459 }
 	cfg.Confirm, cfg.LossPercent = 10*time.Second, 0.5
-	cfg.Prior = map[int][]TrialRecord{82: prior}
-	res := NewResult(Test{})
-	r := RunnerFunc(func(context.Context, Spec) (Outcome, error) {
+	cfg.Prior = map[int][]result.SweepTrial{82: prior}
+	res := NewResult(result.SweepTest{})
+	r := RunnerFunc(func(context.Context, Spec) (result.SweepOutcome, error) {
 		t.Error("a trial was run")
 		return ok, nil
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/lab"
 	"github.com/wirebench/wirebench/internal/lab/model"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
@@ -44,14 +45,14 @@ func startReflector(t *testing.T, text string) int {
 
 // reflectSweep sweeps sizes against a reflector on port, starting at
 // maxPPS, with short trials.
-func reflectSweep(t *testing.T, port int, maxPPS float64, sizes ...int) *sweep.Result {
+func reflectSweep(t *testing.T, port int, maxPPS float64, sizes ...int) *result.Sweep {
 	t.Helper()
 	return reflectSweepWith(t, port, sweep.Config{Sizes: sizes, MaxPPS: func(int) float64 { return maxPPS }, Trial: 500 * time.Millisecond})
 }
 
 // reflectSweepWith runs cfg against a reflector on port, every trial and
 // size logged.
-func reflectSweepWith(t *testing.T, port int, cfg sweep.Config) *sweep.Result {
+func reflectSweepWith(t *testing.T, port int, cfg sweep.Config) *result.Sweep {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("a sweep over loopback takes tens of seconds; skipped with -short")
@@ -64,7 +65,7 @@ func reflectSweepWith(t *testing.T, port int, cfg sweep.Config) *sweep.Result {
 		t.Logf("%d B trial %d at %.0f/s: %s (sent %d, back %d, send %.3f s, served at %.0f/s while queued, backlog %.4f s, sender lag %.3f s)", p.Size, p.Trial, p.RatePPS, p.Verdict,
 			o.Sent, o.Received, o.SendSeconds, o.ServicePPS, o.BacklogS, o.MaxLagS)
 	}
-	res := sweep.NewResult(sweep.Test{Mode: sweep.ModeReflect})
+	res := sweep.NewResult(result.SweepTest{Mode: sweep.ModeReflect})
 	if err := sweep.Run(ctx, cfg, sweep.ReflectRunner{Host: "127.0.0.1", Port: port}, res); err != nil {
 		t.Fatalf("sweep: %v", err)
 	}
@@ -169,7 +170,7 @@ func modemRate(size int) float64 {
 // checkModemRates holds a sweep of the modem to issue 19's bound: every
 // size confirmed, not limited by this host, and within −1 % to +0.3 % of
 // what the model serves.
-func checkModemRates(res *sweep.Result, held float64) []string {
+func checkModemRates(res *result.Sweep, held float64) []string {
 	var bad []string
 	if len(res.Sizes) == 0 {
 		return []string{"no size finished"}

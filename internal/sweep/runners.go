@@ -33,10 +33,10 @@ type ReflectRunner struct {
 }
 
 // Trial sends one trial's datagrams and counts what came back.
-func (r ReflectRunner) Trial(ctx context.Context, s Spec) (Outcome, error) {
+func (r ReflectRunner) Trial(ctx context.Context, s Spec) (result.SweepOutcome, error) {
 	res, err := session.RunReflect(ctx, session.ReflectConfig{Host: r.Host, Port: r.Port, Length: s.Size,
 		PPS: s.RatePPS, Duration: s.Duration, Packets: s.Packets, Drain: r.Drain})
-	o := Outcome{Sent: res.Sent, SendErrors: res.SendErrors, OfferedPPS: res.OfferedPPS,
+	o := result.SweepOutcome{Sent: res.Sent, SendErrors: res.SendErrors, OfferedPPS: res.OfferedPPS,
 		Received: res.Received, Lost: res.Lost(), Total: res.Sent,
 		SendSeconds: res.SendSeconds, ReceiveSeconds: res.ReceiveSeconds, RTT: summariseRTT(res.RTTs), RTTs: res.RTTs,
 		HostDrops: max(res.HostDrops, 0)}
@@ -172,8 +172,8 @@ func envelopeFit(arr []time.Duration) (sxy, sxx float64) {
 	return sxy, sxx
 }
 
-// summariseRTT is the RTT summary in milliseconds (nil for none).
-func summariseRTT(rtts []time.Duration) *RTT {
+// summariseRTT is the result.SweepRTT summary in milliseconds (nil for none).
+func summariseRTT(rtts []time.Duration) *result.SweepRTT {
 	if len(rtts) == 0 {
 		return nil
 	}
@@ -183,7 +183,7 @@ func summariseRTT(rtts []time.Duration) *RTT {
 	}
 	slices.Sort(ms)
 	q := func(p float64) float64 { return ms[min(len(ms)-1, int(math.Ceil(p*float64(len(ms))))-1)] }
-	return &RTT{Min: ms[0], Mean: mean(ms), P50: q(0.50), P99: q(0.99), Max: ms[len(ms)-1]}
+	return &result.SweepRTT{Min: ms[0], Mean: mean(ms), P50: q(0.50), P99: q(0.99), Max: ms[len(ms)-1]}
 }
 
 // SessionRunner runs trials as iperf2-dialect UDP tests against a server
@@ -218,7 +218,7 @@ func (r SessionRunner) Config(s Spec) session.ClientConfig {
 }
 
 // Trial runs one UDP test.
-func (r SessionRunner) Trial(ctx context.Context, s Spec) (Outcome, error) {
+func (r SessionRunner) Trial(ctx context.Context, s Spec) (result.SweepOutcome, error) {
 	run := r.Run
 	if run == nil {
 		run = func(ctx context.Context, _ Spec, cfg session.ClientConfig) (*result.Result, error) {
@@ -230,7 +230,7 @@ func (r SessionRunner) Trial(ctx context.Context, s Spec) (Outcome, error) {
 		if err == nil {
 			err = errors.New("the test gave no result")
 		}
-		return Outcome{}, err
+		return result.SweepOutcome{}, err
 	}
 	o := r.outcome(res)
 	if err != nil {
@@ -243,8 +243,8 @@ func (r SessionRunner) Trial(ctx context.Context, s Spec) (Outcome, error) {
 }
 
 // outcome reads a trial's figures from its result.
-func (r SessionRunner) outcome(res *result.Result) Outcome {
-	var o Outcome
+func (r SessionRunner) outcome(res *result.Result) result.SweepOutcome {
+	var o result.SweepOutcome
 	if res.Sender != nil {
 		o.Sent, o.SendErrors, o.OfferedPPS = res.Sender.Packets, res.Sender.SendErrors, res.Sender.PacketsPerSecond
 		o.SendSeconds = res.Sender.Seconds
@@ -265,7 +265,7 @@ func (r SessionRunner) outcome(res *result.Result) Outcome {
 			o.Total = rc.Packets + rc.Lost
 		}
 		o.Unreported = max(o.Sent-o.Total, 0)
-		o.CountedBy = CountedByPeer
+		o.CountedBy = result.CountedByPeer
 		return o
 	}
 	if o.Device != nil && r.DeviceCounts != nil {
@@ -277,7 +277,7 @@ func (r SessionRunner) outcome(res *result.Result) Outcome {
 			// too, as iperf does (one, whatever it re-sent).
 			o.Received, o.Lost, o.Total = got, lost, got+lost
 			o.Unreported = max(o.Sent-1-o.Total, 0)
-			o.CountedBy = CountedByDevice
+			o.CountedBy = result.CountedByDevice
 			o.Warnings = append(o.Warnings, "no server report came back: the receive counts are the device's own, from its shell, and its report gives no receive window fine enough to check for a backlog (queueing), so only the loss judged this trial")
 			return o
 		}

@@ -38,11 +38,11 @@ func TestSessionRunnerCountedBy(t *testing.T) {
 		loss     float64
 		noReport bool
 	}{
-		{"peer report", &result.Result{Sender: sender, Device: dev, Receiver: &result.Receiver{Packets: 1001, Total: 1001, Seconds: 1}}, nil, counts, CountedByPeer, 1001, 0, false},
-		{"device counts", &result.Result{Sender: sender, Device: dev}, nil, counts, CountedByDevice, 990, 1, false},
+		{"peer report", &result.Result{Sender: sender, Device: dev, Receiver: &result.Receiver{Packets: 1001, Total: 1001, Seconds: 1}}, nil, counts, result.CountedByPeer, 1001, 0, false},
+		{"device counts", &result.Result{Sender: sender, Device: dev}, nil, counts, result.CountedByDevice, 990, 1, false},
 		{"device without counts", &result.Result{Sender: sender, Device: &result.Device{Shell: "esp-idf", Role: "server"}}, nil, counts, "", 0, 100, true},
 		{"no device reader", &result.Result{Sender: sender, Device: dev}, nil, nil, "", 0, 100, true},
-		{"device failed", &result.Result{Sender: sender, Device: dev}, devErr, counts, CountedByDevice, 990, 1, false},
+		{"device failed", &result.Result{Sender: sender, Device: dev}, devErr, counts, result.CountedByDevice, 990, 1, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var asked session.ClientConfig
@@ -64,7 +64,7 @@ func TestSessionRunnerCountedBy(t *testing.T) {
 			if o.Device == nil || len(o.Device.Transcript) != 0 || o.Device.Shell != c.res.Device.Shell {
 				t.Errorf("device %+v: want the figures without the transcript", o.Device)
 			}
-			if c.by == CountedByDevice && !strings.Contains(strings.Join(o.Warnings, "\n"), "the device's own") {
+			if c.by == result.CountedByDevice && !strings.Contains(strings.Join(o.Warnings, "\n"), "the device's own") {
 				t.Errorf("warnings %q: want the note that the device counted", o.Warnings)
 			}
 		})
@@ -80,17 +80,17 @@ func TestSessionRunnerCountedBy(t *testing.T) {
 func TestErrorKeepsFinishedAndUnfinished(t *testing.T) {
 	calls := 0
 	fail := errors.New("the device (zephyr) failed: no answer")
-	r := RunnerFunc(func(_ context.Context, s Spec) (Outcome, error) {
+	r := RunnerFunc(func(_ context.Context, s Spec) (result.SweepOutcome, error) {
 		calls++
 		if calls == 4 { // 100 B took two trials (pass, confirm), 200 B one
-			return Outcome{}, fail
+			return result.SweepOutcome{}, fail
 		}
 		n := int64(s.RatePPS * s.Duration.Seconds())
-		return Outcome{Sent: n, OfferedPPS: s.RatePPS, Received: n, Total: n, SendSeconds: s.Duration.Seconds()}, nil
+		return result.SweepOutcome{Sent: n, OfferedPPS: s.RatePPS, Received: n, Total: n, SendSeconds: s.Duration.Seconds()}, nil
 	})
 	cfg := Config{Sizes: []int{100, 200, 300}, MaxPPS: func(int) float64 { return 1000 }, Trial: time.Second,
 		Sleep: func(context.Context, time.Duration) error { return nil }}
-	res := NewResult(Test{})
+	res := NewResult(result.SweepTest{})
 	err := Run(context.Background(), cfg, r, res)
 	if !errors.Is(err, fail) || !strings.Contains(res.Error, "no answer") {
 		t.Fatalf("error %v, document error %q", err, res.Error)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // search is what one search of one size found.
@@ -13,7 +15,7 @@ type search struct {
 	// highest passing rate, tried (0: none passed); held is that trial's
 	// length in seconds.
 	rate, tried, held float64
-	confirm           *TrialRecord
+	confirm           *result.SweepTrial
 	confirmed         bool
 	atMax             bool
 	// limited: the search ended below the highest rate because this host
@@ -23,7 +25,7 @@ type search struct {
 }
 
 // Verdict judges one trial against the criteria (see the package doc).
-func (c *Config) Verdict(s Spec, o Outcome) string {
+func (c *Config) Verdict(s Spec, o result.SweepOutcome) string {
 	if o.SendErrors > 0 || o.Sent == 0 || o.OfferedPPS < 0.99*s.RatePPS || (o.HostDrops > 0 && o.Lost > 0) {
 		return VerdictHost
 	}
@@ -50,7 +52,7 @@ func (c *Config) Verdict(s Spec, o Outcome) string {
 // and caught up in a burst) can account for a failure: the burst holds
 // MaxLagS × rate datagrams, so it can add at most that much loss, and at
 // most MaxLagS of backlog. A failure beyond that is the far end's.
-func stallExplains(v string, o Outcome) bool {
+func stallExplains(v string, o result.SweepOutcome) bool {
 	if v == VerdictLoss {
 		return float64(o.Lost) <= o.MaxLagS*o.OfferedPPS
 	}
@@ -67,13 +69,13 @@ func stallExplains(v string, o Outcome) bool {
 // offered exceeds the rate the far end delivered by at most that share (or
 // by the receive window's timing resolution, BacklogFloor, in a short
 // trial).
-func (c *Config) backlogLimit(o Outcome) float64 {
+func (c *Config) backlogLimit(o result.SweepOutcome) float64 {
 	return max(c.PaceTolerance*o.SendSeconds, c.BacklogFloor.Seconds())
 }
 
 // LossPercent is the share of what we sent that the far end did not get:
 // its lost count and what its counts do not cover, over both.
-func LossPercent(o Outcome) float64 {
+func LossPercent(o result.SweepOutcome) float64 {
 	den := o.Total + o.Unreported
 	if den <= 0 {
 		if o.Sent > 0 {
@@ -94,7 +96,7 @@ func LossPercent(o Outcome) float64 {
 // not raise it above what we offered. Without a known backlog (a device's
 // own counts) it is what we offered less the loss. When this host was the
 // limit it is what we offered: the far end was not the bound.
-func delivered(v string, o Outcome) float64 {
+func delivered(v string, o result.SweepOutcome) float64 {
 	if v == VerdictHost {
 		return o.OfferedPPS
 	}
@@ -112,7 +114,7 @@ func delivered(v string, o Outcome) float64 {
 // search finds the highest passing rate of one size: start at the highest
 // rate, jump just below what the far end delivered when a trial fails,
 // gallop up from a pass, bisect what is left, and confirm.
-func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bisected bool) (search, error) {
+func (s *sweeper) search(ctx context.Context, size, rep int, sr *result.SweepSize, bisected bool) (search, error) {
 	cfg := &s.cfg
 	top := cfg.MaxPPS(size)
 	res := cfg.Resolution
@@ -130,7 +132,7 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 		saturated  float64 // the far end's rate, timed in a trial that lost (it held a full queue)
 		est        float64 // the latest failing trial's estimate of the limit
 		below      float64 // how far under est to jump
-		last       *TrialRecord
+		last       *result.SweepTrial
 	)
 	if prior := cfg.Prior[size]; len(prior) > 0 {
 		p := s.reuse(prior, rep, sr)
@@ -164,9 +166,9 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *SizeResult, bis
 		}
 		f.trials++
 		v := cfg.Verdict(spec, o)
-		rec := TrialRecord{Repeat: rep, RatePPS: rate, Confirm: confirming, TrialS: spec.Duration.Seconds(), TrialPackets: spec.Packets,
-			Verdict: v, DeliveredPPS: delivered(VerdictPass, o), Outcome: o}
-		rec.RTTs = nil // summarised in RTT; the log keeps no per-datagram times
+		rec := result.SweepTrial{Repeat: rep, RatePPS: rate, Confirm: confirming, TrialS: spec.Duration.Seconds(), TrialPackets: spec.Packets,
+			Verdict: v, DeliveredPPS: delivered(VerdictPass, o), SweepOutcome: o}
+		rec.RTTs = nil // summarised in result.SweepRTT; the log keeps no per-datagram times
 		sr.TrialLog = append(sr.TrialLog, rec)
 		last = &sr.TrialLog[len(sr.TrialLog)-1]
 		if cfg.OnTrial != nil {
@@ -276,7 +278,7 @@ func (s *sweeper) spec(size int, rate float64, confirming bool) Spec {
 
 // held is the length of the trial t in seconds: as asked, or its send
 // window when it was asked for a count of datagrams.
-func held(t *TrialRecord) float64 {
+func held(t *result.SweepTrial) float64 {
 	if t.TrialS > 0 {
 		return t.TrialS
 	}
@@ -293,7 +295,7 @@ func hostLimited(f search, hostFail, deviceFail float64) bool {
 }
 
 // passBelow is the highest rate below r that passed in repetition rep.
-func passBelow(log []TrialRecord, rep int, r float64) float64 {
+func passBelow(log []result.SweepTrial, rep int, r float64) float64 {
 	lo := 0.0
 	for _, t := range log {
 		if t.Repeat == rep && t.Verdict == VerdictPass && t.RatePPS < r {
@@ -333,7 +335,7 @@ func next(lo, hi, top, step, res float64, pass bool, d, below float64) float64 {
 }
 
 // summarise fills a size's figures from its searches.
-func summarise(sr *SizeResult, found []search) {
+func summarise(sr *result.SweepSize, found []search) {
 	rates := make([]float64, len(found))
 	tried := make([]float64, len(found))
 	confirmed, limited := true, 0
@@ -353,7 +355,7 @@ func summarise(sr *SizeResult, found []search) {
 	last := found[len(found)-1]
 	if last.confirm != nil {
 		sr.Sent = last.confirm.Sent
-		loss := LossPercent(last.confirm.Outcome)
+		loss := LossPercent(last.confirm.SweepOutcome)
 		sr.LossPercent = &loss
 		sr.RTT = last.confirm.RTT
 		sr.CountedBy, sr.Device = last.confirm.CountedBy, last.confirm.Device
@@ -398,14 +400,14 @@ func summarise(sr *SizeResult, found []search) {
 type reused struct {
 	lo, hi               float64 // highest pass, lowest fail (+Inf: none)
 	hostFail, deviceFail float64
-	est                  float64      // the far end's rate, from the lowest failing trial
-	confirm              *TrialRecord // a passing confirmation at lo, as long as ours
+	est                  float64            // the far end's rate, from the lowest failing trial
+	confirm              *result.SweepTrial // a passing confirmation at lo, as long as ours
 }
 
 // reuse judges the trials of an earlier search of the size again under
 // this search's criterion, adds them to the log marked reused, and returns
 // what they show. A trial our sender stalled in is no evidence either way.
-func (s *sweeper) reuse(prior []TrialRecord, rep int, sr *SizeResult) reused {
+func (s *sweeper) reuse(prior []result.SweepTrial, rep int, sr *result.SweepSize) reused {
 	cfg := &s.cfg
 	p := reused{hi: math.Inf(1), hostFail: math.Inf(1), deviceFail: math.Inf(1)}
 	first := len(sr.TrialLog)
@@ -415,7 +417,7 @@ func (s *sweeper) reuse(prior []TrialRecord, rep int, sr *SizeResult) reused {
 			continue
 		}
 		spec := Spec{Size: sr.Size, RatePPS: t.RatePPS, Duration: time.Duration(t.TrialS * float64(time.Second)), Packets: t.TrialPackets}
-		t.Verdict, t.Reused = cfg.Verdict(spec, t.Outcome), true
+		t.Verdict, t.Reused = cfg.Verdict(spec, t.SweepOutcome), true
 		sr.TrialLog = append(sr.TrialLog, t)
 		if t.Confirm && t.Verdict == VerdictPass {
 			heldAt = max(heldAt, t.RatePPS)
@@ -430,7 +432,7 @@ func (s *sweeper) reuse(prior []TrialRecord, rep int, sr *SizeResult) reused {
 	cut, ceil := math.Inf(1), math.Inf(1)
 	for _, t := range log {
 		if t.Confirm && t.RatePPS > heldAt && t.Verdict != VerdictPass && t.Verdict != VerdictStall {
-			d := delivered(t.Verdict, t.Outcome)
+			d := delivered(t.Verdict, t.SweepOutcome)
 			cut, ceil = min(cut, t.RatePPS, d), min(ceil, d*(1+cfg.PaceTolerance))
 		}
 	}
@@ -446,7 +448,7 @@ func (s *sweeper) reuse(prior []TrialRecord, rep int, sr *SizeResult) reused {
 			continue
 		}
 		if t.RatePPS < p.hi {
-			p.hi, p.est = t.RatePPS, delivered(t.Verdict, t.Outcome)
+			p.hi, p.est = t.RatePPS, delivered(t.Verdict, t.SweepOutcome)
 		}
 		if t.Verdict == VerdictHost {
 			p.hostFail = min(p.hostFail, t.RatePPS)

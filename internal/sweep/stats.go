@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // timeSince is time.Since, a variable so the clock is one place.
@@ -27,10 +29,10 @@ var t975 = [...]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
 	2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
 
 // confidence is the mean of rates with its 95 % confidence interval.
-func confidence(rates []float64) *Repeats {
+func confidence(rates []float64) *result.SweepRepeats {
 	n := len(rates)
 	m := mean(rates)
-	r := &Repeats{N: n, RatesPPS: rates, MeanPPS: m, CILowPPS: m, CIHighPPS: m}
+	r := &result.SweepRepeats{N: n, RatesPPS: rates, MeanPPS: m, CILowPPS: m, CIHighPPS: m}
 	if n < 2 {
 		return r
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // fakeDevice is a deterministic far end: it forwards at most capPPS(size)
@@ -17,7 +19,7 @@ type fakeDevice struct {
 	trials  []Spec
 }
 
-func (d *fakeDevice) Trial(_ context.Context, s Spec) (Outcome, error) {
+func (d *fakeDevice) Trial(_ context.Context, s Spec) (result.SweepOutcome, error) {
 	d.trials = append(d.trials, s)
 	secs := s.Duration.Seconds()
 	offered := s.RatePPS
@@ -33,7 +35,7 @@ func (d *fakeDevice) Trial(_ context.Context, s Spec) (Outcome, error) {
 	if c := d.capPPS(s.Size); offered > c {
 		got = int64(math.Floor(c * secs))
 	}
-	return Outcome{Sent: sent, OfferedPPS: offered, Received: got, Lost: sent - got, Total: sent, SendSeconds: secs, ReceiveSeconds: secs, BacklogKnown: true}, nil
+	return result.SweepOutcome{Sent: sent, OfferedPPS: offered, Received: got, Lost: sent - got, Total: sent, SendSeconds: secs, ReceiveSeconds: secs, BacklogKnown: true}, nil
 }
 
 // modem is seed 002's device: 5000 buffers/s of 2524 bytes.
@@ -56,7 +58,7 @@ func within(t *testing.T, what string, got, want, tol float64) {
 
 func TestSweepFindsCliffToTheByte(t *testing.T) {
 	d := &fakeDevice{capPPS: modem}
-	res := NewResult(Test{})
+	res := NewResult(result.SweepTest{})
 	if err := Run(context.Background(), fastConfig(1200, 1250, 1300, 1400), d, res); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +99,7 @@ func TestSweepNoCliffOnPlainLink(t *testing.T) {
 	d := &fakeDevice{capPPS: wire}
 	cfg := fastConfig(64, 512, 1200, 1472)
 	cfg.MaxPPS = func(s int) float64 { return 1.5 * wire(s) }
-	res := NewResult(Test{})
+	res := NewResult(result.SweepTest{})
 	if err := Run(context.Background(), cfg, d, res); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +120,7 @@ func TestSweepAtLineRateTakesTwoTrials(t *testing.T) {
 	cfg.MaxPPS = wire
 	line := func(s int) float64 { return wire(s) }
 	cfg.LinePPS = line
-	res := NewResult(Test{})
+	res := NewResult(result.SweepTest{})
 	if err := Run(context.Background(), cfg, d, res); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +134,7 @@ func TestSweepAtLineRateTakesTwoTrials(t *testing.T) {
 func TestSweepLimitedByHost(t *testing.T) {
 	// The device would take 20000/s; this host sends only 8000/s.
 	d := &fakeDevice{capPPS: func(int) float64 { return 20000 }, hostPPS: 8000}
-	res := NewResult(Test{})
+	res := NewResult(result.SweepTest{})
 	if err := Run(context.Background(), fastConfig(1000), d, res); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +156,7 @@ func TestSweepLimitedByHost(t *testing.T) {
 	}
 	// A device limit below what the host can send is the device's.
 	d = &fakeDevice{capPPS: func(int) float64 { return 5000 }, hostPPS: 8000}
-	res = NewResult(Test{})
+	res = NewResult(result.SweepTest{})
 	if err := Run(context.Background(), fastConfig(1000), d, res); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +170,7 @@ func TestSweepPacketsAndLossCriterion(t *testing.T) {
 	cfg := fastConfig(100)
 	cfg.Trial, cfg.Packets = 0, 100000
 	cfg.LossPercent = 10
-	res := NewResult(Test{})
+	res := NewResult(result.SweepTest{})
 	if err := Run(context.Background(), cfg, d, res); err != nil {
 		t.Fatal(err)
 	}
@@ -192,15 +194,15 @@ func TestSweepPacketsAndLossCriterion(t *testing.T) {
 func TestSweepBacklogIsNotAPass(t *testing.T) {
 	// A device with a deep queue loses nothing in a short trial but falls
 	// behind: its receive window is longer than ours.
-	r := RunnerFunc(func(_ context.Context, s Spec) (Outcome, error) {
-		o := Outcome{Sent: int64(s.RatePPS), OfferedPPS: s.RatePPS, Received: int64(s.RatePPS), Total: int64(s.RatePPS), SendSeconds: 1, ReceiveSeconds: 1, BacklogKnown: true}
+	r := RunnerFunc(func(_ context.Context, s Spec) (result.SweepOutcome, error) {
+		o := result.SweepOutcome{Sent: int64(s.RatePPS), OfferedPPS: s.RatePPS, Received: int64(s.RatePPS), Total: int64(s.RatePPS), SendSeconds: 1, ReceiveSeconds: 1, BacklogKnown: true}
 		if s.RatePPS > 5000 {
 			o.ReceiveSeconds = s.RatePPS / 5000
 			o.BacklogS = o.ReceiveSeconds - 1
 		}
 		return o, nil
 	})
-	res := NewResult(Test{})
+	res := NewResult(result.SweepTest{})
 	if err := Run(context.Background(), fastConfig(500), r, res); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +221,7 @@ func TestSweepBacklogIsNotAPass(t *testing.T) {
 func TestRepeatConfidence(t *testing.T) {
 	n := 0
 	caps := []float64{9000, 10000, 11000}
-	r := RunnerFunc(func(ctx context.Context, s Spec) (Outcome, error) {
+	r := RunnerFunc(func(ctx context.Context, s Spec) (result.SweepOutcome, error) {
 		d := &fakeDevice{capPPS: func(int) float64 { return caps[n%3] }}
 		return d.Trial(ctx, s)
 	})
@@ -230,7 +232,7 @@ func TestRepeatConfidence(t *testing.T) {
 			n++
 		}
 	}
-	res := NewResult(Test{})
+	res := NewResult(result.SweepTest{})
 	if err := Run(context.Background(), cfg, r, res); err != nil {
 		t.Fatal(err)
 	}
@@ -259,14 +261,14 @@ func TestConfidenceMath(t *testing.T) {
 func TestInterruptKeepsFinishedSizes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &fakeDevice{capPPS: wire}
-	r := RunnerFunc(func(c context.Context, s Spec) (Outcome, error) {
+	r := RunnerFunc(func(c context.Context, s Spec) (result.SweepOutcome, error) {
 		if s.Size == 1000 {
 			cancel()
-			return Outcome{}, c.Err()
+			return result.SweepOutcome{}, c.Err()
 		}
 		return d.Trial(c, s)
 	})
-	res := NewResult(Test{})
+	res := NewResult(result.SweepTest{})
 	cfg := fastConfig(100, 1000)
 	cfg.MaxPPS = wire
 	if err := Run(ctx, cfg, r, res); err != nil {
@@ -282,16 +284,16 @@ func TestStalledTrialIsRetriedThenHostLimited(t *testing.T) {
 	// far end is not blamed; the rate is tried twice, then counts as
 	// limited by this host.
 	var rates []float64
-	r := RunnerFunc(func(_ context.Context, s Spec) (Outcome, error) {
+	r := RunnerFunc(func(_ context.Context, s Spec) (result.SweepOutcome, error) {
 		rates = append(rates, s.RatePPS)
 		n := int64(s.RatePPS)
-		o := Outcome{Sent: n, OfferedPPS: s.RatePPS, Received: n, Total: n, SendSeconds: 1}
+		o := result.SweepOutcome{Sent: n, OfferedPPS: s.RatePPS, Received: n, Total: n, SendSeconds: 1}
 		if s.RatePPS > 5000 {
 			o.Received, o.Lost, o.MaxLagS = n-10, 10, 0.05
 		}
 		return o, nil
 	})
-	res := NewResult(Test{})
+	res := NewResult(result.SweepTest{})
 	if err := Run(context.Background(), fastConfig(500), r, res); err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +309,7 @@ func TestStalledTrialIsRetriedThenHostLimited(t *testing.T) {
 func TestReportCoveringPartOfTheTestIsNoPass(t *testing.T) {
 	// An iperf server reported 0/39 for a trial of 2147 datagrams: the
 	// 2108 it never counted are lost, not a clean pass.
-	o := Outcome{Sent: 2147, OfferedPPS: 4294, Received: 39, Lost: 0, Total: 39, Unreported: 2108, SendSeconds: 0.5}
+	o := result.SweepOutcome{Sent: 2147, OfferedPPS: 4294, Received: 39, Lost: 0, Total: 39, Unreported: 2108, SendSeconds: 0.5}
 	cfg := fastConfig(512)
 	cfg.defaults()
 	if v := cfg.Verdict(Spec{RatePPS: 4294, Packets: 2147}, o); v != VerdictLoss {
@@ -323,22 +325,22 @@ func TestShortSendIsHostLimited(t *testing.T) {
 	// datagrams left, each batch at the rate. Not the load asked for.
 	cfg := fastConfig(512)
 	cfg.defaults()
-	o := Outcome{Sent: 2000, OfferedPPS: 10000, Received: 2000, Total: 2000, SendSeconds: 0.2}
+	o := result.SweepOutcome{Sent: 2000, OfferedPPS: 10000, Received: 2000, Total: 2000, SendSeconds: 0.2}
 	if v := cfg.Verdict(Spec{RatePPS: 10000, Duration: time.Second}, o); v != VerdictHost {
 		t.Errorf("verdict %q, want %q", v, VerdictHost)
 	}
 }
 
 func TestHints(t *testing.T) {
-	h := hint(Cliff{Below: 1472, Above: 1473, RateBelowPPS: 8000, RateAbovePPS: 4000, Exact: true})
+	h := hint(result.SweepCliff{Below: 1472, Above: 1473, RateBelowPPS: 8000, RateAbovePPS: 4000, Exact: true})
 	if !strings.Contains(h, "MTU 1500") {
 		t.Errorf("no MTU hint at 1472/1473: %q", h)
 	}
-	h = hint(Cliff{Below: 1000, Above: 1001, RateBelowPPS: 9000, RateAbovePPS: 6000, Exact: true})
+	h = hint(result.SweepCliff{Below: 1000, Above: 1001, RateBelowPPS: 9000, RateAbovePPS: 6000, Exact: true})
 	if !strings.Contains(h, "3 datagrams of 1000 B fill 3000 bytes") || strings.Contains(h, "MTU") {
 		t.Errorf("3/2 cliff: %q", h)
 	}
-	h = hint(Cliff{Below: 1250, Above: 1300, RateBelowPPS: 10000, RateAbovePPS: 5000})
+	h = hint(result.SweepCliff{Below: 1250, Above: 1300, RateBelowPPS: 10000, RateAbovePPS: 5000})
 	if !strings.Contains(h, "not bisected") || strings.Contains(h, "MTU") {
 		t.Errorf("inexact cliff: %q", h)
 	}
@@ -350,7 +352,7 @@ func TestConfirmRunsTheLongTrial(t *testing.T) {
 	d := &fakeDevice{capPPS: func(int) float64 { return 5000 }}
 	cfg := fastConfig(1000)
 	cfg.Confirm = 10 * time.Second
-	res := NewResult(Test{})
+	res := NewResult(result.SweepTest{})
 	if err := Run(context.Background(), cfg, d, res); err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +374,7 @@ func TestConfirmRunsTheLongTrial(t *testing.T) {
 	// With --packets the confirming trial sends enough to last Confirm.
 	d = &fakeDevice{capPPS: func(int) float64 { return 5000 }}
 	cfg.Trial, cfg.Packets = 0, 1000
-	res = NewResult(Test{})
+	res = NewResult(result.SweepTest{})
 	if err := Run(context.Background(), cfg, d, res); err != nil {
 		t.Fatal(err)
 	}
@@ -387,10 +389,10 @@ func TestConfirmRunsTheLongTrial(t *testing.T) {
 func TestConfirmFailureSearchesLower(t *testing.T) {
 	// A queue that hides a 5000/s device in 1 s trials up to 5200/s, but
 	// not in 10 s: the long trial's backlog is its excess over 5000/s.
-	r := RunnerFunc(func(_ context.Context, s Spec) (Outcome, error) {
+	r := RunnerFunc(func(_ context.Context, s Spec) (result.SweepOutcome, error) {
 		secs := s.Duration.Seconds()
 		n := int64(s.RatePPS * secs)
-		o := Outcome{Sent: n, OfferedPPS: s.RatePPS, Received: n, Total: n, SendSeconds: secs, BacklogKnown: true}
+		o := result.SweepOutcome{Sent: n, OfferedPPS: s.RatePPS, Received: n, Total: n, SendSeconds: secs, BacklogKnown: true}
 		switch {
 		case s.RatePPS > 5200:
 			o.Received = int64(5000 * secs)
@@ -402,7 +404,7 @@ func TestConfirmFailureSearchesLower(t *testing.T) {
 	})
 	cfg := fastConfig(1000)
 	cfg.Confirm = 10 * time.Second
-	res := NewResult(Test{})
+	res := NewResult(result.SweepTest{})
 	if err := Run(context.Background(), cfg, r, res); err != nil {
 		t.Fatal(err)
 	}
@@ -426,16 +428,16 @@ func TestInterruptKeepsTrialsOfTheSizeUnderWay(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &fakeDevice{capPPS: modem}
 	n := 0
-	r := RunnerFunc(func(c context.Context, s Spec) (Outcome, error) {
+	r := RunnerFunc(func(c context.Context, s Spec) (result.SweepOutcome, error) {
 		if s.Size == 1300 {
 			if n++; n == 3 {
 				cancel()
-				return Outcome{}, c.Err()
+				return result.SweepOutcome{}, c.Err()
 			}
 		}
 		return d.Trial(c, s)
 	})
-	res := NewResult(Test{})
+	res := NewResult(result.SweepTest{})
 	if err := Run(ctx, fastConfig(1200, 1300), r, res); err != nil {
 		t.Fatal(err)
 	}
@@ -454,10 +456,10 @@ func TestInterruptKeepsTrialsOfTheSizeUnderWay(t *testing.T) {
 func TestMarginalConfirmationIsRunOnceMore(t *testing.T) {
 	for _, fails := range []int{1, 2} {
 		n := 0
-		r := RunnerFunc(func(_ context.Context, s Spec) (Outcome, error) {
+		r := RunnerFunc(func(_ context.Context, s Spec) (result.SweepOutcome, error) {
 			secs := s.Duration.Seconds()
 			k := int64(s.RatePPS * secs)
-			o := Outcome{Sent: k, OfferedPPS: s.RatePPS, Received: k, Total: k, SendSeconds: secs, BacklogKnown: true}
+			o := result.SweepOutcome{Sent: k, OfferedPPS: s.RatePPS, Received: k, Total: k, SendSeconds: secs, BacklogKnown: true}
 			if s.RatePPS > 5000 {
 				o.ServicePPS = 5000
 				o.BacklogS = secs * (s.RatePPS/5000 - 1)
@@ -472,7 +474,7 @@ func TestMarginalConfirmationIsRunOnceMore(t *testing.T) {
 		})
 		cfg := fastConfig(1000)
 		cfg.Confirm = 10 * time.Second
-		res := NewResult(Test{})
+		res := NewResult(result.SweepTest{})
 		if err := Run(context.Background(), cfg, r, res); err != nil {
 			t.Fatal(err)
 		}
@@ -498,9 +500,9 @@ func TestMarginalConfirmationIsRunOnceMore(t *testing.T) {
 // once more before the search goes below it.
 func TestBacklogBelowTheTimedRateIsRunOnceMore(t *testing.T) {
 	n := 0
-	r := RunnerFunc(func(_ context.Context, s Spec) (Outcome, error) {
+	r := RunnerFunc(func(_ context.Context, s Spec) (result.SweepOutcome, error) {
 		k := int64(s.RatePPS)
-		o := Outcome{Sent: k, OfferedPPS: s.RatePPS, Received: k, Total: k, SendSeconds: 1, BacklogKnown: true}
+		o := result.SweepOutcome{Sent: k, OfferedPPS: s.RatePPS, Received: k, Total: k, SendSeconds: 1, BacklogKnown: true}
 		switch {
 		case s.RatePPS > 5050:
 			o.Received, o.Lost, o.ServicePPS = 5000, k-5000, 5000
@@ -512,7 +514,7 @@ func TestBacklogBelowTheTimedRateIsRunOnceMore(t *testing.T) {
 		}
 		return o, nil
 	})
-	res := NewResult(Test{})
+	res := NewResult(result.SweepTest{})
 	if err := Run(context.Background(), fastConfig(1000), r, res); err != nil {
 		t.Fatal(err)
 	}

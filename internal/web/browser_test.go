@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/result"
 )
 
@@ -318,9 +317,9 @@ func TestSweepAndCompareInChromium(t *testing.T) {
 
 	// A matrix shows its cells; a latency run its figures.
 	f := func(v float64) *float64 { return &v }
-	mx := &matrix.Result{Schema: result.Schema, Kind: matrix.Kind, StartedAt: time.Now().UTC(), Host: "192.0.2.7", Port: 5001, Dialect: "iperf2", Duration: 2, Warnings: []string{},
-		Cells: []matrix.Cell{{Protocol: result.TCP, Direction: matrix.Upload, BitsPerSecond: f(94.276e6), Status: "ok"},
-			{Protocol: result.UDP, Direction: matrix.Download, Status: "unsupported", Reason: "the peer cannot send"}}}
+	mx := &result.Matrix{Schema: result.Schema, Kind: result.KindMatrix, StartedAt: time.Now().UTC(), Host: "192.0.2.7", Port: 5001, Dialect: "iperf2", Duration: 2, Warnings: []string{},
+		Cells: []result.MatrixCell{{Protocol: result.TCP, Direction: result.MatrixUpload, BitsPerSecond: f(94.276e6), Status: "ok"},
+			{Protocol: result.UDP, Direction: result.MatrixDownload, Status: "unsupported", Reason: "the peer cannot send"}}}
 	mxID, _ := s.memory.AddDoc(RunSummary{Kind: mx.Kind, StartedAt: mx.StartedAt, Target: "192.0.2.7:5001", Summary: "matrix"}, mx)
 	rr := &result.Latency{Schema: result.Schema, Kind: "request-response", StartedAt: time.Now().UTC(), Warnings: []string{},
 		RTTStats: result.RTTStats{Sent: 100, Received: 99, Timeouts: 1, LossPct: 1, RequestsPerSecond: 49.5,

@@ -29,7 +29,7 @@ func udpRun(peer string, bps float64, lost int64, jitter float64) *result.Result
 // and summaries) against a simulated device behind eth100: seed 002's
 // modem, which forwards 5000 buffers of 2524 bytes a second, capped by the
 // line. No sockets, no waiting: the device answers each trial at once.
-func testSweep(t testing.TB) *sweep.Result {
+func testSweep(t testing.TB) *result.Sweep {
 	t.Helper()
 	m, err := linerate.LookupMedium("eth100")
 	if err != nil {
@@ -42,7 +42,7 @@ func testSweep(t testing.TB) *sweep.Result {
 		}
 		return b.PacketsPerSecond
 	}
-	device := sweep.RunnerFunc(func(_ context.Context, s sweep.Spec) (sweep.Outcome, error) {
+	device := sweep.RunnerFunc(func(_ context.Context, s sweep.Spec) (result.SweepOutcome, error) {
 		secs := s.Duration.Seconds()
 		sent := int64(math.Round(s.RatePPS * secs))
 		capPPS := math.Min(line(s.Size), 5000*math.Floor(2524/float64(s.Size)))
@@ -50,11 +50,11 @@ func testSweep(t testing.TB) *sweep.Result {
 		if s.RatePPS > capPPS {
 			got = int64(math.Floor(capPPS * secs))
 		}
-		return sweep.Outcome{Sent: sent, OfferedPPS: s.RatePPS, Received: got, Lost: sent - got, Total: sent,
+		return result.SweepOutcome{Sent: sent, OfferedPPS: s.RatePPS, Received: got, Lost: sent - got, Total: sent,
 			SendSeconds: secs, ReceiveSeconds: secs, BacklogKnown: true}, nil
 	})
 	sizes := []int{64, 512, 1200, 1300, 1470}
-	res := sweep.NewResult(sweep.Test{Mode: "reflect", Host: "192.0.2.7", Port: 5001, Medium: m.Name, Sizes: sizes, Bisect: true, Repeat: 1, TrialS: 1})
+	res := sweep.NewResult(result.SweepTest{Mode: "reflect", Host: "192.0.2.7", Port: 5001, Medium: m.Name, Sizes: sizes, Bisect: true, Repeat: 1, TrialS: 1})
 	cfg := sweep.Config{Sizes: sizes, MaxPPS: line, LinePPS: line, Trial: time.Second,
 		Sleep: func(context.Context, time.Duration) error { return nil }}
 	if err := sweep.Run(context.Background(), cfg, device, res); err != nil {
@@ -67,7 +67,7 @@ func testSweep(t testing.TB) *sweep.Result {
 }
 
 // addSweep keeps res in the server's memory history.
-func addSweep(t testing.TB, s *Server, res *sweep.Result) int64 {
+func addSweep(t testing.TB, s *Server, res *result.Sweep) int64 {
 	t.Helper()
 	id, err := s.memory.AddDoc(RunSummary{Kind: res.Kind, StartedAt: res.StartedAt, Target: fmt.Sprintf("%s:%d", res.Test.Host, res.Test.Port),
 		Summary: fmt.Sprintf("sweep %s, %d sizes, %d cliffs", res.Test.Mode, len(res.Sizes), len(res.Cliffs)), Labels: map[string]string{"dut": "modem"}}, res)
@@ -86,15 +86,15 @@ func TestAPISweepRun(t *testing.T) {
 	srv := httptestServer(t, s)
 	var run struct {
 		RunSummary
-		Result  sweep.Result     `json:"result"`
+		Result  result.Sweep     `json:"result"`
 		Figures []compare.Metric `json:"figures"`
 	}
 	getJSON(t, fmt.Sprintf("%s/api/runs/%d", srv, id), &run)
-	if run.Kind != sweep.Kind || run.ID != id {
+	if run.Kind != result.KindSweep || run.ID != id {
 		t.Fatalf("run %d kind %q, want %d sweep", run.ID, run.Kind, id)
 	}
 	want, _ := json.Marshal(res)
-	var wantBack sweep.Result
+	var wantBack result.Sweep
 	_ = json.Unmarshal(want, &wantBack)
 	if !reflect.DeepEqual(run.Result, wantBack) {
 		t.Errorf("the sweep came back changed:\ngot  %+v\nwant %+v", run.Result, wantBack)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // chartData is what the browser reads of the charts through their hooks
@@ -92,13 +94,13 @@ func TestReportChartsCarryTheirDataInChromium(t *testing.T) {
 	if len(got.Bars) != 2 {
 		t.Fatalf("%d bars in the comparison chart, want 2: %+v", len(got.Bars), got.Bars)
 	}
-	wantRatio := usb.Receiver.BPS / eth.Receiver.BPS
+	wantRatio := usb.Receiver.BitsPerSecond / eth.Receiver.BitsPerSecond
 	for i, want := range []struct {
 		label, ratio, text string
 		mbps               float64
 	}{
-		{"link=eth", "1.000", "(baseline)", eth.Receiver.BPS / 1e6},
-		{"link=usb", fmt.Sprintf("%.3f", wantRatio), fmt.Sprintf("(%.2f× baseline)", wantRatio), usb.Receiver.BPS / 1e6},
+		{"link=eth", "1.000", "(baseline)", eth.Receiver.BitsPerSecond / 1e6},
+		{"link=usb", fmt.Sprintf("%.3f", wantRatio), fmt.Sprintf("(%.2f× baseline)", wantRatio), usb.Receiver.BitsPerSecond / 1e6},
 	} {
 		b := got.Bars[i]
 		if b.Label != want.label || b.Ratio != want.ratio || !strings.Contains(b.Text, want.text) || b.Mbps != fmt.Sprintf("%.3f", want.mbps) {
@@ -135,7 +137,7 @@ func TestReportChartsCarryTheirDataInChromium(t *testing.T) {
 		late := 0.0
 		for _, in := range v.Receiver.Intervals {
 			if in.End > v.Test.Duration {
-				late += in.BPS / 1e6 * (in.End - math.Max(in.Start, v.Test.Duration))
+				late += in.BitsPerSecond / 1e6 * (in.End - math.Max(in.Start, v.Test.Duration))
 			}
 		}
 		if i == 0 && math.Abs(mean-table) > 0.01*table {
@@ -157,7 +159,7 @@ func TestReportChartsCarryTheirDataInChromium(t *testing.T) {
 		}
 	}
 
-	var sw sweepView
+	var sw result.Sweep
 	if err := docs[2].view(&sw); err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +246,7 @@ func TestRFC2544ChartsCarryTheirDataInChromium(t *testing.T) {
 		t.Skip("starting a browser takes seconds; skipped with -short")
 	}
 	d := loadDoc(t, "rfc2544.json")
-	var v rfc2544View
+	var v result.RFC2544
 	if err := d.view(&v); err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +256,7 @@ func TestRFC2544ChartsCarryTheirDataInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reading the rfc2544 section: %v", err)
 	}
-	var latencySizes []rfcSizeView
+	var latencySizes []result.RFC2544Size
 	for _, z := range v.Sizes {
 		if len(z.Latency) > 0 {
 			latencySizes = append(latencySizes, z)

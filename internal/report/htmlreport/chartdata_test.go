@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // loadDoc decodes testdata/name.
@@ -29,9 +31,9 @@ func loadDoc(t *testing.T, name string) Document {
 	return d
 }
 
-func testViewOf(t *testing.T, d Document) *testView {
+func testViewOf(t *testing.T, d Document) *result.Result {
 	t.Helper()
-	var v testView
+	var v result.Result
 	if err := d.view(&v); err != nil {
 		t.Fatal(err)
 	}
@@ -143,11 +145,11 @@ func TestThroughputDrawsWhatTheReceiverGot(t *testing.T) {
 		received, span := meanOf(ss[1].xys)
 		// The receiver's figure counts the bytes after the end too: the
 		// drawn series, over its span, plus those, make it up.
-		want := v.Receiver.BPS / 1e6
+		want := v.Receiver.BitsPerSecond / 1e6
 		var late float64
 		for _, in := range v.Receiver.Intervals {
 			if in.End > 3 {
-				late += in.BPS / 1e6 * (in.End - 3)
+				late += in.BitsPerSecond / 1e6 * (in.End - 3)
 			}
 		}
 		if total := (received*span + late) / v.Receiver.Seconds; math.Abs(total-want) > 0.001*want {
@@ -208,7 +210,7 @@ func TestSweepChartFollowsTheDataAndMarksCliffs(t *testing.T) {
 	// sweep-cliff.json: internal/sweep's search and bisection against the
 	// simulated modem of internal/web's tests (a buffer of 2524 bytes).
 	d := loadDoc(t, "sweep-cliff.json")
-	var sw sweepView
+	var sw result.Sweep
 	if err := d.view(&sw); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // Chart is one chart of the report.
@@ -242,7 +244,7 @@ func barsChart(title, y string, labels []string, groups []bars) (*plot.Plot, err
 
 // histChart draws RTT distributions: each series' bins as a step outline
 // of the share of samples per bin, against the bin's RTT.
-func histChart(title string, names []string, binsets [][]bin) (*plot.Plot, error) {
+func histChart(title string, names []string, binsets [][]result.RTTBin) (*plot.Plot, error) {
 	var ss []series
 	for i, bs := range binsets {
 		var total int64
@@ -291,17 +293,17 @@ func histChart(title string, names []string, binsets [][]bin) (*plot.Plot, error
 // intervalSeries turns intervals into throughput-over-time series in
 // Mbit/s, one per flow: each interval's average drawn as a step across the
 // time it covers.
-func intervalSeries(prefix string, ivs []interval) []series {
+func intervalSeries(prefix string, ivs []result.Interval) []series {
 	byFlow := map[string]plotter.XYs{}
 	var order []string
 	for _, in := range ivs {
-		if in.End <= in.Start || math.IsNaN(in.BPS) {
+		if in.End <= in.Start || math.IsNaN(in.BitsPerSecond) {
 			continue
 		}
 		if _, ok := byFlow[in.Flow]; !ok {
 			order = append(order, in.Flow)
 		}
-		byFlow[in.Flow] = append(byFlow[in.Flow], plotter.XY{X: in.Start, Y: in.BPS / 1e6}, plotter.XY{X: in.End, Y: in.BPS / 1e6})
+		byFlow[in.Flow] = append(byFlow[in.Flow], plotter.XY{X: in.Start, Y: in.BitsPerSecond / 1e6}, plotter.XY{X: in.End, Y: in.BitsPerSecond / 1e6})
 	}
 	var out []series
 	for _, f := range order {

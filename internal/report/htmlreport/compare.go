@@ -7,6 +7,8 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // runLabels names each document in a comparison: a run from the results
@@ -139,28 +141,28 @@ func (b compareBars) plot(title string) (*plot.Plot, error) {
 func (r *Report) comparison(docs []Document) (*Section, error) {
 	var tdocs []Document
 	var vals []float64
-	var matrices []matrixView
+	var matrices []result.Matrix
 	var mdocs []Document
 	for _, d := range docs {
 		switch d.Kind {
 		case "test", "under-load":
-			var t testView
+			var t result.Result
 			if d.Kind == "test" {
 				if err := d.view(&t); err != nil {
 					return nil, err
 				}
 			} else {
-				var u underLoadView
+				var u result.UnderLoad
 				if err := d.view(&u); err != nil || u.Throughput == nil {
 					continue
 				}
 				t = *u.Throughput
 			}
-			if g, _ := t.goodput(); g > 0 && plottable(g) {
+			if g, _ := goodput(&t); g > 0 && plottable(g) {
 				tdocs, vals = append(tdocs, d), append(vals, g/1e6)
 			}
 		case "matrix":
-			var m matrixView
+			var m result.Matrix
 			if err := d.view(&m); err != nil {
 				return nil, err
 			}
@@ -192,7 +194,7 @@ func (r *Report) comparison(docs []Document) (*Section, error) {
 
 // compareMatrices draws the matrices' cells side by side, a bar per
 // matrix in each cell's group.
-func (r *Report) compareMatrices(s *Section, matrices []matrixView, mnames []string) error {
+func (r *Report) compareMatrices(s *Section, matrices []result.Matrix, mnames []string) error {
 	var labels []string
 	idx := map[string]int{}
 	for _, m := range matrices {
@@ -209,8 +211,8 @@ func (r *Report) compareMatrices(s *Section, matrices []matrixView, mnames []str
 		groups[i] = bars{name: mnames[i], values: make([]float64, len(labels))}
 		for _, c := range m.Cells {
 			k := strings.ToUpper(c.Protocol) + " " + shortDir(c)
-			if c.BPS != nil {
-				groups[i].values[idx[k]] = *c.BPS / 1e6
+			if c.BitsPerSecond != nil {
+				groups[i].values[idx[k]] = *c.BitsPerSecond / 1e6
 			}
 		}
 	}

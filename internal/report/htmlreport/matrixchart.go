@@ -1,6 +1,10 @@
 package htmlreport
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/wirebench/wirebench/internal/result"
+)
 
 // cellTimeChart is one protocol's throughput-over-time chart of a matrix:
 // its title, its series (one per cell and flow) and a caption saying what
@@ -18,7 +22,7 @@ type cellTimeChart struct {
 // intervals are unknown: its own intervals are then the sender's offer,
 // and its series (but a bidirectional cell's reverse flow, which this
 // side received) are named so.
-func cellSeries(c cellView) (ss []series, offerOnly bool) {
+func cellSeries(c result.MatrixCell) (ss []series, offerOnly bool) {
 	t := c.Result
 	ivs := t.Intervals
 	if t.Receiver != nil && len(t.Receiver.Intervals) > 0 {
@@ -29,7 +33,7 @@ func cellSeries(c cellView) (ss []series, offerOnly bool) {
 			offerOnly = offerOnly || (in.MeasuredBy == "sender" && in.Flow != "reverse")
 		}
 	}
-	ss = intervalSeries(c.name(), clipIntervals(ivs, testEnd(t)))
+	ss = intervalSeries(c.Name(), clipIntervals(ivs, testEnd(t)))
 	drawnOffer := false
 	for i := range ss {
 		switch {
@@ -50,12 +54,12 @@ func cellSeries(c cellView) (ss []series, offerOnly bool) {
 // protocol (TCP and UDP rates can be orders of magnitude apart: UDP is
 // paced at -b). A chart with a cell whose receiver's intervals are
 // unknown says so in its title and names those cells in its caption.
-func matrixTimeCharts(m *matrixView) []cellTimeChart {
+func matrixTimeCharts(m *result.Matrix) []cellTimeChart {
 	var charts []cellTimeChart
 	for _, proto := range []string{"tcp", "udp"} {
 		ch := cellTimeChart{title: "Throughput over time, " + strings.ToUpper(proto) + " cells"}
 		var offerOnly []string
-		seen := map[*testView]bool{}
+		seen := map[*result.Result]bool{}
 		for _, c := range m.Cells {
 			if c.Protocol != proto || c.Result == nil || seen[c.Result] {
 				continue
@@ -64,7 +68,7 @@ func matrixTimeCharts(m *matrixView) []cellTimeChart {
 			ss, offer := cellSeries(c)
 			ch.ss = append(ch.ss, ss...)
 			if offer {
-				offerOnly = append(offerOnly, c.name())
+				offerOnly = append(offerOnly, c.Name())
 			}
 		}
 		if len(offerOnly) > 0 {

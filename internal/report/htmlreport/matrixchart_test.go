@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // mixedMatrix is testdata/matrix.json (an iperf2-dialect matrix over
@@ -15,7 +17,7 @@ import (
 // upload cell's result replaced by client-iperf3-20M-tbf16M.json, a 3 s
 // upload whose receiver reported its intervals (it got ~15.5 of the 20
 // Mbit/s offered, and its last interval starts at the end).
-func mixedMatrix(t *testing.T) (Document, *matrixView) {
+func mixedMatrix(t *testing.T) (Document, *result.Matrix) {
 	t.Helper()
 	read := func(name string) []byte {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
@@ -50,7 +52,7 @@ func mixedMatrix(t *testing.T) (Document, *matrixView) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m matrixView
+	var m result.Matrix
 	if err := d.view(&m); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func mixedMatrix(t *testing.T) (Document, *matrixView) {
 }
 
 // cellOf is the cell of m with protocol and direction.
-func cellOf(t *testing.T, m *matrixView, proto, dir string) cellView {
+func cellOf(t *testing.T, m *result.Matrix, proto, dir string) result.MatrixCell {
 	t.Helper()
 	for _, c := range m.Cells {
 		if c.Protocol == proto && c.Direction == dir && c.Result != nil {
@@ -66,7 +68,7 @@ func cellOf(t *testing.T, m *matrixView, proto, dir string) cellView {
 		}
 	}
 	t.Fatalf("no %s %s cell with a result", proto, dir)
-	return cellView{}
+	return result.MatrixCell{}
 }
 
 // seriesNamed is the series of ss called name.
@@ -87,9 +89,9 @@ func seriesNamed(t *testing.T, ss []series, name string) series {
 
 // wantSteps checks that s draws exactly the intervals of ivs that start
 // before end, each as a step, the last cut at end.
-func wantSteps(t *testing.T, s series, ivs []interval, end float64) {
+func wantSteps(t *testing.T, s series, ivs []result.Interval, end float64) {
 	t.Helper()
-	var want []interval
+	var want []result.Interval
 	for _, in := range ivs {
 		if in.Start < end {
 			want = append(want, in)
@@ -100,7 +102,7 @@ func wantSteps(t *testing.T, s series, ivs []interval, end float64) {
 	}
 	for i, in := range want {
 		a, b := s.xys[2*i], s.xys[2*i+1]
-		y := in.BPS / 1e6
+		y := in.BitsPerSecond / 1e6
 		if a.X != in.Start || b.X != math.Min(in.End, end) || a.Y != y || b.Y != y {
 			t.Errorf("%s: step %d is (%g, %g)–(%g, %g), want %g–%g s at %g Mbit/s", s.name, i, a.X, a.Y, b.X, b.Y, in.Start, math.Min(in.End, end), y)
 		}

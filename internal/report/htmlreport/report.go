@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gonum.org/v1/plot"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // Report is a built report: its sections and charts, ready to write as
@@ -132,7 +134,7 @@ func optNum(v *float64, format string) string {
 }
 
 func (r *Report) testSection(s *Section, d Document) error {
-	var t testView
+	var t result.Result
 	if err := d.view(&t); err != nil {
 		return err
 	}
@@ -144,27 +146,29 @@ func (r *Report) testSection(s *Section, d Document) error {
 	return r.addNoted(s, "Throughput over time", note, p, err)
 }
 
-func testSummary(t *testView) *Table {
+func testSummary(t *result.Result) *Table {
 	tb := &Table{Head: []string{"flow", "Mbit/s", "bytes", "packets", "lost", "jitter (ms)", "% of line"}}
 	line := "–"
 	if t.Link != nil {
-		line = fmt.Sprintf("%.2f (%s)", t.Link.Percent, t.Link.Medium)
+		line = fmt.Sprintf("%.2f (%s)", t.Link.PercentOfTheoretical, t.Link.Medium)
 		if t.Link.Status != "" && t.Link.Status != "ok" {
 			line += " " + strings.ToUpper(t.Link.Status) // above what the medium allows
 		}
 	}
 	udp := t.Test.Protocol == "udp"
-	row := func(name string, f *flowFigures, line string) {
+	if f := t.Sender; f != nil {
+		tb.Rows = append(tb.Rows, []string{"sender", mbps(f.BitsPerSecond), strconv.FormatInt(f.Bytes, 10), strconv.FormatInt(f.Packets, 10), "–", "–", "–"})
+	}
+	row := func(name string, f *result.Receiver, line string) {
 		if f == nil {
 			return
 		}
 		lost, jitter := "–", "–"
-		if udp && name != "sender" {
+		if udp {
 			lost, jitter = strconv.FormatInt(f.Lost, 10), fmt.Sprintf("%.3f", f.JitterMS)
 		}
-		tb.Rows = append(tb.Rows, []string{name, mbps(f.BPS), strconv.FormatInt(f.Bytes, 10), strconv.FormatInt(f.Packets, 10), lost, jitter, line})
+		tb.Rows = append(tb.Rows, []string{name, mbps(f.BitsPerSecond), strconv.FormatInt(f.Bytes, 10), strconv.FormatInt(f.Packets, 10), lost, jitter, line})
 	}
-	row("sender", t.Sender, "–")
 	row("receiver", t.Receiver, line)
 	if t.Reverse != nil {
 		row("reverse receiver", t.Reverse.Receiver, "–")
@@ -173,7 +177,7 @@ func testSummary(t *testView) *Table {
 }
 
 func (r *Report) matrixSection(s *Section, d Document) error {
-	var m matrixView
+	var m result.Matrix
 	if err := d.view(&m); err != nil {
 		return err
 	}
@@ -191,10 +195,10 @@ func (r *Report) matrixSection(s *Section, d Document) error {
 			dir += " (bidir)"
 		}
 		bpsText := "–"
-		if c.BPS != nil {
-			bpsText = mbps(*c.BPS)
+		if c.BitsPerSecond != nil {
+			bpsText = mbps(*c.BitsPerSecond)
 			labels = append(labels, strings.ToUpper(c.Protocol)+" "+shortDir(c))
-			values = append(values, *c.BPS/1e6)
+			values = append(values, *c.BitsPerSecond/1e6)
 		}
 		s.Summary.Rows = append(s.Summary.Rows, []string{c.Protocol, dir, c.Method, bpsText, optNum(c.LossPercent, "%.3f"),
 			optNum(c.JitterMS, "%.3f"), optNum(c.PercentOfLine, "%.2f"), c.Basis, c.Status, c.Reason})
@@ -214,7 +218,7 @@ func (r *Report) matrixSection(s *Section, d Document) error {
 	return nil
 }
 
-func shortDir(c cellView) string {
+func shortDir(c result.MatrixCell) string {
 	d := map[string]string{"upload": "up", "download": "down"}[c.Direction]
 	if d == "" {
 		d = c.Direction
@@ -226,9 +230,12 @@ func shortDir(c cellView) string {
 }
 
 func (r *Report) pingSection(s *Section, d Document) error {
-	var pv pingView
+	var pv result.Ping
 	if err := d.view(&pv); err != nil {
 		return err
+	}
+	if pv.PingRun == nil { // a document with none of a run's keys
+		pv.PingRun = &result.PingRun{}
 	}
 	s.Subtitle = "ping " + pv.Target
 	s.Warnings = warningsOf(pv.Warnings)
@@ -239,13 +246,13 @@ func (r *Report) pingSection(s *Section, d Document) error {
 		groups[i].name = names[i]
 	}
 	var labels []string
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 	for _, z := range pv.Sizes {
-		row := []string{strconv.Itoa(z.Size), strconv.FormatInt(z.Sent, 10), strconv.FormatInt(z.Received, 10), fmt.Sprintf("%.2f", z.LossPct)}
-		if z.RTT == nil {
-			s.Summary.Rows = append(s.Summary.Rows, append(row, "–", "–", "–", "–", "–"))
+		if z == nil {
 			continue
 		}
-		vals := []float64{z.RTT.Min, z.RTT.P50, z.RTT.P90, z.RTT.P99, z.RTT.Max}
+		row := []string{strconv.Itoa(z.Size), strconv.Itoa(z.Sent), strconv.Itoa(z.Received), fmt.Sprintf("%.2f", z.LossPct)}
+		vals := []float64{ms(z.RTT.Min), ms(z.RTT.P50), ms(z.RTT.P90), ms(z.RTT.P99), ms(z.RTT.Max)}
 		for i, v := range vals {
 			groups[i].values = append(groups[i].values, v)
 			row = append(row, fmt.Sprintf("%.3f", v))
@@ -260,7 +267,7 @@ func (r *Report) pingSection(s *Section, d Document) error {
 	return r.add(s, "RTT", p, err)
 }
 
-func rttRow(name string, x rttSummary) []string {
+func rttRow(name string, x result.RTTSummary) []string {
 	return []string{name, strconv.FormatInt(x.Count, 10), fmt.Sprintf("%.3f", x.Min), fmt.Sprintf("%.3f", x.P50),
 		fmt.Sprintf("%.3f", x.P99), fmt.Sprintf("%.3f", x.Max)}
 }
@@ -268,26 +275,26 @@ func rttRow(name string, x rttSummary) []string {
 var rttHead = []string{"", "count", "min", "p50", "p99", "max (ms)"}
 
 func (r *Report) latencySection(s *Section, d Document) error {
-	var l latencyView
+	var l result.Latency
 	if err := d.view(&l); err != nil {
 		return err
 	}
 	s.Subtitle = fmt.Sprintf("%s request/response latency to %s", l.Test.Proto, l.Test.Peer)
 	s.Warnings = append(warningsOf(l.Warnings), errorOf(l.Error)...)
 	s.Summary = &Table{Head: rttHead, Rows: [][]string{rttRow("rtt", l.RTT)}}
-	p, err := histChart("RTT distribution", []string{"rtt"}, [][]bin{l.RTT.Bins})
+	p, err := histChart("RTT distribution", []string{"rtt"}, [][]result.RTTBin{l.RTT.Bins})
 	return r.add(s, "RTT distribution", p, err)
 }
 
 func (r *Report) underLoadSection(s *Section, d Document) error {
-	var u underLoadView
+	var u result.UnderLoad
 	if err := d.view(&u); err != nil {
 		return err
 	}
 	s.Subtitle = fmt.Sprintf("latency under load: %s probe to %s", u.Probe.Proto, u.Probe.Peer)
 	s.Warnings = append(warningsOf(u.Warnings), errorOf(u.Error)...)
 	s.Summary = &Table{Head: rttHead, Rows: [][]string{rttRow("idle", u.Idle.RTT), rttRow("loaded", u.Loaded.RTT)}}
-	p, err := histChart("RTT distribution, idle and under load", []string{"idle", "loaded"}, [][]bin{u.Idle.RTT.Bins, u.Loaded.RTT.Bins})
+	p, err := histChart("RTT distribution, idle and under load", []string{"idle", "loaded"}, [][]result.RTTBin{u.Idle.RTT.Bins, u.Loaded.RTT.Bins})
 	if err := r.add(s, "RTT distribution", p, err); err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // An RFC 2544 run's charts: the throughput per size (NDR, PDR and the
@@ -19,10 +21,10 @@ import (
 // unless it lies more than limitOffScale above the highest rate measured
 // (a slow device on a fast medium): then the axis follows the data, the
 // line is left out and note says where it is.
-func rfcThroughputSeries(v *rfc2544View) (ss []series, note string) {
+func rfcThroughputSeries(v *result.RFC2544) (ss []series, note string) {
 	var ndr, pdr, line plotter.XYs
 	for _, z := range v.Sizes {
-		if !z.done(rfcThroughput) {
+		if !rfcDone(z, result.RFC2544TestThroughput) {
 			continue
 		}
 		// A size where no rate passed has no point: its 0 is "below the
@@ -35,7 +37,7 @@ func rfcThroughputSeries(v *rfc2544View) (ss []series, note string) {
 			pdr = append(pdr, plotter.XY{X: x, Y: z.PDRBPS / 1e6})
 		}
 		if z.LinePPS > 0 {
-			line = append(line, plotter.XY{X: x, Y: z.lineBPS() / 1e6})
+			line = append(line, plotter.XY{X: x, Y: rfcLineBPS(z) / 1e6})
 		}
 	}
 	lineName := "line rate"
@@ -56,10 +58,10 @@ func rfcThroughputSeries(v *rfc2544View) (ss []series, note string) {
 
 // rfcLossSeries is the frame loss curve: one series per size, the loss
 // against the offered share of the medium's maximum rate, ascending.
-func rfcLossSeries(v *rfc2544View) []series {
+func rfcLossSeries(v *result.RFC2544) []series {
 	var out []series
 	for _, z := range v.Sizes {
-		if !z.done(rfcLoss) || len(z.LossCurve) == 0 {
+		if !rfcDone(z, result.RFC2544TestLoss) || len(z.LossCurve) == 0 {
 			continue
 		}
 		var xys plotter.XYs
@@ -75,9 +77,9 @@ func rfcLossSeries(v *rfc2544View) []series {
 // rfcLatencySeries is one size's latency against the load (a share of its
 // NDR): p50 and p99 with points, min and max as the dashed edges of the
 // band every datagram fell in.
-func rfcLatencySeries(z rfcSizeView) []series {
+func rfcLatencySeries(z result.RFC2544Size) []series {
 	var lo, p50, p99, hi plotter.XYs
-	pts := append([]rfcLatencyView(nil), z.Latency...)
+	pts := append([]result.RFC2544LatencyPoint(nil), z.Latency...)
 	sort.SliceStable(pts, func(i, j int) bool { return pts[i].LoadPercent < pts[j].LoadPercent })
 	for _, p := range pts {
 		x := p.LoadPercent
@@ -98,7 +100,7 @@ func rfcLatencySeries(z rfcSizeView) []series {
 }
 
 func (r *Report) rfc2544Section(s *Section, d Document) error {
-	var v rfc2544View
+	var v result.RFC2544
 	if err := d.view(&v); err != nil {
 		return err
 	}
@@ -128,7 +130,7 @@ func (r *Report) rfc2544Section(s *Section, d Document) error {
 	s.Warnings = append(s.Warnings, errorOf(v.Error)...)
 	s.Tables = rfcTables(&v)
 
-	if has(t.Tests, rfcThroughput) {
+	if has(t.Tests, result.RFC2544TestThroughput) {
 		ss, note := rfcThroughputSeries(&v)
 		caption := "the rate the far end delivered, held for the confirming trial; dashed, the medium's maximum"
 		if note != "" {
@@ -139,15 +141,15 @@ func (r *Report) rfc2544Section(s *Section, d Document) error {
 			return err
 		}
 	}
-	if has(t.Tests, rfcLoss) {
+	if has(t.Tests, result.RFC2544TestLoss) {
 		p, err := linesChart("Frame loss rate", "offered load (% of the medium's maximum rate)", "frames lost (%)", rfcLossSeries(&v))
 		if err := r.addNoted(s, "Frame loss rate", "one line per frame size; steps below two that lost nothing are not run", p, err); err != nil {
 			return err
 		}
 	}
-	if has(t.Tests, rfcLatency) {
+	if has(t.Tests, result.RFC2544TestLatency) {
 		for _, z := range v.Sizes {
-			if !z.done(rfcLatency) {
+			if !rfcDone(z, result.RFC2544TestLatency) {
 				continue
 			}
 			w := rfcLatencyWordsFor(z.Latency)
@@ -172,18 +174,18 @@ func has(ss []string, s string) bool {
 
 // rfcTables are RFC 2544's report layout: one table per test run, the
 // sizes as rows.
-func rfcTables(v *rfc2544View) []*Table {
+func rfcTables(v *result.RFC2544) []*Table {
 	var out []*Table
-	if has(v.Test.Tests, rfcThroughput) {
+	if has(v.Test.Tests, result.RFC2544TestThroughput) {
 		out = append(out, rfcThroughputTable(v))
 	}
-	if has(v.Test.Tests, rfcLatency) {
+	if has(v.Test.Tests, result.RFC2544TestLatency) {
 		out = append(out, rfcLatencyTable(v))
 	}
-	if has(v.Test.Tests, rfcLoss) {
+	if has(v.Test.Tests, result.RFC2544TestLoss) {
 		out = append(out, rfcLossTable(v))
 	}
-	if has(v.Test.Tests, rfcBackToBack) {
+	if has(v.Test.Tests, result.RFC2544TestBackToBack) {
 		out = append(out, rfcBackToBackTable(v))
 	}
 	return out
@@ -191,12 +193,12 @@ func rfcTables(v *rfc2544View) []*Table {
 
 func f3(v float64) string { return fmt.Sprintf("%.3f", v) }
 
-func rfcThroughputTable(v *rfc2544View) *Table {
-	tb := &Table{Name: rfcThroughput,
+func rfcThroughputTable(v *result.RFC2544) *Table {
+	tb := &Table{Name: result.RFC2544TestThroughput,
 		Title: fmt.Sprintf("Throughput (NDR: no loss; PDR: loss ≤ %g %%; the rate the far end delivered)", v.Test.PDRPercent),
 		Head:  []string{"size (B)", "NDR pkt/s", "NDR Mbit/s", "% of line", "PDR pkt/s", "PDR Mbit/s", "PDR loss %", "line pkt/s", "held (s)"}}
 	for _, z := range v.Sizes {
-		if !z.done(rfcThroughput) {
+		if !rfcDone(z, result.RFC2544TestThroughput) {
 			continue
 		}
 		pct, loss, held := "–", "–", "–"
@@ -204,7 +206,11 @@ func rfcThroughputTable(v *rfc2544View) *Table {
 			pct = fmt.Sprintf("%.1f", 100*z.NDRPPS/z.LinePPS)
 		}
 		if z.PDR != nil {
-			loss = f3(z.PDR.LossPercent)
+			l := 0.0 // null (no rate passed) reads 0.000, as before
+			if z.PDR.LossPercent != nil {
+				l = *z.PDR.LossPercent
+			}
+			loss = f3(l)
 		}
 		if z.NDR != nil {
 			held = strconv.FormatFloat(z.NDR.HeldS, 'g', -1, 64)
@@ -225,7 +231,7 @@ func rfcThroughputTable(v *rfc2544View) *Table {
 }
 
 // rfcLatencyWords name what an RFC 2544 run's latency points measured,
-// by their kind (rfc2544.LatencyPoint.Kind).
+// by their kind (result.RFC2544LatencyPoint.Kind).
 type rfcLatencyWords struct{ what, axis, note, table string }
 
 var rfcLatencyKinds = map[string]rfcLatencyWords{
@@ -238,7 +244,7 @@ var rfcLatencyKinds = map[string]rfcLatencyWords{
 }
 
 // rfcLatencyWordsFor is the words for pts (round trip when they are none).
-func rfcLatencyWordsFor(pts []rfcLatencyView) rfcLatencyWords {
+func rfcLatencyWordsFor(pts []result.RFC2544LatencyPoint) rfcLatencyWords {
 	if len(pts) > 0 {
 		if w, ok := rfcLatencyKinds[pts[0].Kind]; ok {
 			return w
@@ -248,17 +254,17 @@ func rfcLatencyWordsFor(pts []rfcLatencyView) rfcLatencyWords {
 }
 
 // rfcLatencyTable has a column per load: "p50 / p99 / max" in ms.
-func rfcLatencyTable(v *rfc2544View) *Table {
-	var pts []rfcLatencyView
+func rfcLatencyTable(v *result.RFC2544) *Table {
+	var pts []result.RFC2544LatencyPoint
 	for _, z := range v.Sizes {
 		pts = append(pts, z.Latency...)
 	}
-	tb := &Table{Name: rfcLatency, Title: rfcLatencyWordsFor(pts).table, Head: []string{"size (B)"}}
+	tb := &Table{Name: result.RFC2544TestLatency, Title: rfcLatencyWordsFor(pts).table, Head: []string{"size (B)"}}
 	for _, l := range v.Test.Loads {
 		tb.Head = append(tb.Head, fmt.Sprintf("%g %%", l))
 	}
 	for _, z := range v.Sizes {
-		if !z.done(rfcLatency) {
+		if !rfcDone(z, result.RFC2544TestLatency) {
 			continue
 		}
 		row := []string{strconv.Itoa(z.Size)}
@@ -285,14 +291,14 @@ func rfcLatencyTable(v *rfc2544View) *Table {
 }
 
 // rfcLossTable has a column per step, 100 % of the medium's rate first.
-func rfcLossTable(v *rfc2544View) *Table {
-	tb := &Table{Name: rfcLoss, Title: "Frame loss rate (% lost at each share of the medium's maximum rate; * this host sent less than asked; – not run)",
+func rfcLossTable(v *result.RFC2544) *Table {
+	tb := &Table{Name: result.RFC2544TestLoss, Title: "Frame loss rate (% lost at each share of the medium's maximum rate; * this host sent less than asked; – not run)",
 		Head: []string{"size (B)"}}
 	for s := 100; s >= 10; s -= 10 {
 		tb.Head = append(tb.Head, fmt.Sprintf("%d %%", s))
 	}
 	for _, z := range v.Sizes {
-		if !z.done(rfcLoss) {
+		if !rfcDone(z, result.RFC2544TestLoss) {
 			continue
 		}
 		row := []string{strconv.Itoa(z.Size)}
@@ -313,12 +319,12 @@ func rfcLossTable(v *rfc2544View) *Table {
 	return tb
 }
 
-func rfcBackToBackTable(v *rfc2544View) *Table {
-	tb := &Table{Name: rfcBackToBack, Title: "Back-to-back frames (longest burst at line rate with no loss)",
+func rfcBackToBackTable(v *result.RFC2544) *Table {
+	tb := &Table{Name: result.RFC2544TestBackToBack, Title: "Back-to-back frames (longest burst at line rate with no loss)",
 		Head: []string{"size (B)", "frames", "line time (µs)", "min", "max", "searches", "at line rate"}}
 	for _, z := range v.Sizes {
 		bb := z.BackToBack
-		if !z.done(rfcBackToBack) || bb == nil {
+		if !rfcDone(z, result.RFC2544TestBackToBack) || bb == nil {
 			continue
 		}
 		at := "yes"

@@ -5,6 +5,8 @@ import (
 	"html/template"
 	"strings"
 	"testing"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // handRFC2544 is an RFC 2544 document written by hand in the keys the
@@ -30,13 +32,13 @@ const handRFC2544 = `{"schema":"wirebench/1","kind":"rfc2544","seconds":42,
    "done":["throughput","loss"]}
  ],"interrupted":true,"warnings":["a warning of the run","1518 B: a warning the run lists"]}`
 
-func handRFCView(t *testing.T) (Document, *rfc2544View) {
+func handRFCView(t *testing.T) (Document, *result.RFC2544) {
 	t.Helper()
 	d, err := Decode("rfc.json", []byte(handRFC2544))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v rfc2544View
+	var v result.RFC2544
 	if err := d.view(&v); err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +165,7 @@ func TestRFC2544SVGHooks(t *testing.T) {
 // the axis on its rates, leaves the line out and says where it is.
 func TestRFC2544LineRateOffScale(t *testing.T) {
 	d := loadDoc(t, "rfc2544.json")
-	var v rfc2544View
+	var v result.RFC2544
 	if err := d.view(&v); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wirebench/wirebench/internal/result"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 )
@@ -36,12 +37,10 @@ type sweepChart struct {
 	title, unit string
 }
 
-// theoreticalBPS is a size's limit: as written, else from the share of
-// the line, else from the line's packet rate.
-func theoreticalBPS(size int, rateBPS float64, pct, th *float64, linePPS float64) float64 {
+// theoreticalBPS is a size's limit: from the share of the line, else
+// from the line's packet rate.
+func theoreticalBPS(size int, rateBPS float64, pct *float64, linePPS float64) float64 {
 	switch {
-	case th != nil:
-		return *th
 	case pct != nil && *pct > 0:
 		return rateBPS * 100 / *pct
 	case linePPS > 0:
@@ -51,13 +50,13 @@ func theoreticalBPS(size int, rateBPS float64, pct, th *float64, linePPS float64
 }
 
 // newSweepChart reads the sweep's sizes (sorted by size) and cliffs.
-func newSweepChart(sw *sweepView) sweepChart {
-	sc := sweepChart{medium: firstOf(sw.Test.Medium, sw.Medium)}
+func newSweepChart(sw *result.Sweep) sweepChart {
+	sc := sweepChart{medium: sw.Test.Medium}
 	for _, z := range sw.Sizes {
 		if z.RateBPS > 0 { // no point where no rate passed: it was never 0
 			sc.measured = append(sc.measured, plotter.XY{X: float64(z.Size), Y: z.RateBPS / 1e6})
 		}
-		if th := theoreticalBPS(z.Size, z.RateBPS, z.PercentOfLine, z.TheoreticalBPS, z.LinePPS); plottable(th) {
+		if th := theoreticalBPS(z.Size, z.RateBPS, z.PercentOfLine, z.LinePPS); plottable(th) {
 			sc.limit = append(sc.limit, plotter.XY{X: float64(z.Size), Y: th / 1e6})
 		}
 	}
@@ -127,15 +126,15 @@ func (sc sweepChart) plot() (*plot.Plot, error) {
 }
 
 func (r *Report) sweepSection(s *Section, d Document) error {
-	var sw sweepView
+	var sw result.Sweep
 	if err := d.view(&sw); err != nil {
 		return err
 	}
 	s.Subtitle = "sweep"
-	if h := firstOf(sw.Test.Host, sw.Host); h != "" {
+	if h := sw.Test.Host; h != "" {
 		s.Subtitle += " against " + h
 	}
-	if m := firstOf(sw.Test.Medium, sw.Medium); m != "" {
+	if m := sw.Test.Medium; m != "" {
 		s.Subtitle += ", medium " + m
 	}
 	s.Warnings = warningsOf(sw.Warnings)
@@ -143,7 +142,7 @@ func (r *Report) sweepSection(s *Section, d Document) error {
 	sort.SliceStable(sw.Sizes, func(i, j int) bool { return sw.Sizes[i].Size < sw.Sizes[j].Size })
 	for _, z := range sw.Sizes {
 		thText := "–"
-		if th := theoreticalBPS(z.Size, z.RateBPS, z.PercentOfLine, z.TheoreticalBPS, z.LinePPS); !math.IsNaN(th) {
+		if th := theoreticalBPS(z.Size, z.RateBPS, z.PercentOfLine, z.LinePPS); !math.IsNaN(th) {
 			thText = mbps(th)
 		}
 		pct := optNum(z.PercentOfLine, "%.2f")

@@ -7,6 +7,8 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // Series roles in a throughput chart (the data-role of its SVG hooks).
@@ -25,7 +27,7 @@ const noReceiverIntervals = "the receiver's intervals are unknown (the peer sent
 
 // testEnd is when the test's traffic ended, in seconds from its start
 // (+Inf when it ran by amount).
-func testEnd(t *testView) float64 {
+func testEnd(t *result.Result) float64 {
 	if t.Test.Duration > 0 {
 		return t.Test.Omit + t.Test.Duration
 	}
@@ -34,14 +36,14 @@ func testEnd(t *testView) float64 {
 
 // steps draws intervals as steps in Mbit/s, none past end: an interval
 // starting at or after it is left out, one running over it ends there.
-func steps(ivs []interval, end float64) plotter.XYs {
+func steps(ivs []result.Interval, end float64) plotter.XYs {
 	var xys plotter.XYs
 	for _, in := range ivs {
 		e := math.Min(in.End, end)
-		if e <= in.Start || math.IsNaN(in.BPS) {
+		if e <= in.Start || math.IsNaN(in.BitsPerSecond) {
 			continue
 		}
-		xys = append(xys, plotter.XY{X: in.Start, Y: in.BPS / 1e6}, plotter.XY{X: e, Y: in.BPS / 1e6})
+		xys = append(xys, plotter.XY{X: in.Start, Y: in.BitsPerSecond / 1e6}, plotter.XY{X: e, Y: in.BitsPerSecond / 1e6})
 	}
 	return xys
 }
@@ -52,9 +54,9 @@ func steps(ivs []interval, end float64) plotter.XYs {
 // offer as a second series, a reverse flow, and the medium's line. When
 // this side sent and the receiver's intervals are unknown, it draws the
 // offer and the receiver's whole-test figure, and note says so.
-func throughputSeries(t *testView) (ss []series, note string) {
+func throughputSeries(t *result.Result) (ss []series, note string) {
 	end := testEnd(t)
-	var main, rev []interval
+	var main, rev []result.Interval
 	sentHere := t.Test.Direction == "send"
 	for _, in := range t.Intervals {
 		if in.Flow == "reverse" {
@@ -64,7 +66,7 @@ func throughputSeries(t *testView) (ss []series, note string) {
 		main = append(main, in)
 		sentHere = sentHere || in.MeasuredBy == "sender"
 	}
-	var received []interval
+	var received []result.Interval
 	switch {
 	case t.Receiver != nil && len(t.Receiver.Intervals) > 0:
 		received = t.Receiver.Intervals
@@ -77,8 +79,8 @@ func throughputSeries(t *testView) (ss []series, note string) {
 			ss = append(ss, series{name: "offered (sender)", xys: xys, bare: true, role: roleOffered})
 			if len(received) == 0 {
 				note = noReceiverIntervals
-				if t.Receiver != nil && t.Receiver.BPS > 0 {
-					ss = append(ss, flatRole("received, whole-test average (receiver's report)", t.Receiver.BPS/1e6, ss, roleReceivedAvg))
+				if t.Receiver != nil && t.Receiver.BitsPerSecond > 0 {
+					ss = append(ss, flatRole("received, whole-test average (receiver's report)", t.Receiver.BitsPerSecond/1e6, ss, roleReceivedAvg))
 				}
 			}
 		}
@@ -108,15 +110,15 @@ func throughputSeries(t *testView) (ss []series, note string) {
 
 // lateShare is the percentage of the bytes of ivs that arrived after end
 // (0 when none did).
-func lateShare(ivs []interval, end float64) float64 {
+func lateShare(ivs []result.Interval, end float64) float64 {
 	var all, late float64
 	for _, in := range ivs {
-		if in.End <= in.Start || !plottable(in.BPS) {
+		if in.End <= in.Start || !plottable(in.BitsPerSecond) {
 			continue
 		}
-		all += in.BPS * (in.End - in.Start)
+		all += in.BitsPerSecond * (in.End - in.Start)
 		if in.End > end {
-			late += in.BPS * (in.End - math.Max(in.Start, end))
+			late += in.BitsPerSecond * (in.End - math.Max(in.Start, end))
 		}
 	}
 	if all <= 0 || late <= 0 {
@@ -141,7 +143,7 @@ func flatRole(name string, y float64, ss []series, role string) series {
 
 // throughputPlot is a test's throughput chart (throughputSeries), and the
 // caption saying what it cannot show.
-func throughputPlot(t *testView) (*plot.Plot, string, error) {
+func throughputPlot(t *result.Result) (*plot.Plot, string, error) {
 	ss, note := throughputSeries(t)
 	title := "Throughput over time"
 	if strings.HasPrefix(note, noReceiverIntervals) {
@@ -152,8 +154,8 @@ func throughputPlot(t *testView) (*plot.Plot, string, error) {
 }
 
 // clipIntervals leaves out what lies past end (see steps).
-func clipIntervals(ivs []interval, end float64) []interval {
-	var out []interval
+func clipIntervals(ivs []result.Interval, end float64) []result.Interval {
+	var out []result.Interval
 	for _, in := range ivs {
 		if in.Start < end {
 			in.End = math.Min(in.End, end)

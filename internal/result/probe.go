@@ -1,39 +1,32 @@
-package probe
+package result
 
-import (
-	"time"
+import "time"
 
-	"github.com/wirebench/wirebench/internal/result"
-)
+// KindProbe is the "kind" of a probe's document (Probe, docs/probe.md).
+const KindProbe = "probe"
 
-// Schema and Kind name the JSON document of this package (docs/probe.md).
+// ProbeSupport is a tri-state answer about an optional feature.
+type ProbeSupport string
+
+// ProbeSupport values.
 const (
-	Schema = result.Schema
-	Kind   = "probe"
+	ProbeYes      ProbeSupport = "yes"
+	ProbeNo       ProbeSupport = "no"
+	ProbeUntested ProbeSupport = "untested"
 )
 
-// Support is a tri-state answer about an optional feature.
-type Support string
-
-// Support values.
+// Dialect names used in Probe.Dialects.
 const (
-	Yes      Support = "yes"
-	No       Support = "no"
-	Untested Support = "untested"
+	ProbeDialectIperf2TCP    = "iperf2-tcp"        // iperf 2.1+ TCP (CLIENTHDRACK seen)
+	ProbeDialectTCPSink      = "tcp-sink"          // TCP accepting data silently (2.0.x, lwiperf, zperf, ESP-IDF)
+	ProbeDialectIperf2UDP    = "iperf2-udp"        // iperf2 UDP with a modern (offset 16) report
+	ProbeDialectIperf2UDPOld = "iperf2-udp-legacy" // iperf2 UDP with a legacy (offset 12) report
+	ProbeDialectIperf3       = "iperf3"
+	ProbeDialectWirebench    = "wirebench"
 )
 
-// Dialect names used in Result.Dialects.
-const (
-	DialectIperf2TCP    = "iperf2-tcp"        // iperf 2.1+ TCP (CLIENTHDRACK seen)
-	DialectTCPSink      = "tcp-sink"          // TCP accepting data silently (2.0.x, lwiperf, zperf, ESP-IDF)
-	DialectIperf2UDP    = "iperf2-udp"        // iperf2 UDP with a modern (offset 16) report
-	DialectIperf2UDPOld = "iperf2-udp-legacy" // iperf2 UDP with a legacy (offset 12) report
-	DialectIperf3       = "iperf3"
-	DialectWirebench    = "wirebench"
-)
-
-// Result is one probe (JSON schema wirebench/1, kind "probe").
-type Result struct {
+// Probe is one probe of a peer (JSON schema wirebench/1, kind KindProbe).
+type Probe struct {
 	Schema    string    `json:"schema"`
 	Kind      string    `json:"kind"`
 	Version   string    `json:"version"` // wirebench's own version
@@ -43,52 +36,52 @@ type Result struct {
 	ElapsedMs float64   `json:"elapsed_ms"`
 	// Answered is false when nothing on the port answered any step.
 	Answered bool `json:"answered"`
-	// Dialects lists what answered (Dialect* constants), strongest first.
+	// Dialects lists what answered (ProbeDialect* constants), strongest first.
 	Dialects []string `json:"dialects"`
 	Summary  string   `json:"summary"`
 
-	TCP       TCPInfo       `json:"tcp"`
-	Iperf2    Iperf2Info    `json:"iperf2"`
-	Iperf3    Iperf3Info    `json:"iperf3"`
-	Wirebench WirebenchInfo `json:"wirebench"`
-	Steps     []Step        `json:"steps"`
+	TCP       ProbeTCPPort   `json:"tcp"`
+	Iperf2    ProbeIperf2    `json:"iperf2"`
+	Iperf3    ProbeIperf3    `json:"iperf3"`
+	Wirebench ProbeWirebench `json:"wirebench"`
+	Steps     []ProbeStep    `json:"steps"`
 }
 
-// TCPInfo is what the TCP port did.
-type TCPInfo struct {
+// ProbeTCPPort is what the TCP port did.
+type ProbeTCPPort struct {
 	// Open is true when a TCP connection was accepted.
 	Open bool `json:"open"`
-	// Opening is the verdict of the first exchange (OpeningKind values).
+	// Opening is the verdict of the first exchange (probe.OpeningKind values).
 	Opening string `json:"opening"`
 	// LaterRefused is set when a later connection was refused after an
 	// earlier one was accepted (single-connection servers such as lwiperf).
 	LaterRefused bool `json:"later_refused,omitempty"`
 }
 
-// Iperf2Info is what the iperf2 steps found.
-type Iperf2Info struct {
+// ProbeIperf2 is what the iperf2 steps found.
+type ProbeIperf2 struct {
 	TCP bool `json:"tcp"` // a CLIENTHDRACK arrived (iperf 2.1+ TCP)
 	// TCPNoAck is set when TCP accepted data but never acked (2.0.x,
 	// lwiperf, zperf, ESP-IDF, or any plain sink).
 	TCPNoAck bool `json:"tcp_no_ack"`
 	// Version is from the CLIENTHDRACK version words, e.g. "2.1.8".
-	Version     string  `json:"version,omitempty"`
-	Reverse     Support `json:"reverse"`      // -R on the same connection
-	ConnectBack Support `json:"connect_back"` // -d: the server connects to our port
+	Version     string       `json:"version,omitempty"`
+	Reverse     ProbeSupport `json:"reverse"`      // -R on the same connection
+	ConnectBack ProbeSupport `json:"connect_back"` // -d: the server connects to our port
 
 	UDP bool `json:"udp"` // a server report arrived
 	// UDPLayout is "modern" (report at 16) or "legacy" (report at 12).
-	UDPLayout    string     `json:"udp_layout,omitempty"`
-	ServerReport Support    `json:"server_report"`
-	Report       *UDPReport `json:"report,omitempty"`
+	UDPLayout    string          `json:"udp_layout,omitempty"`
+	ServerReport ProbeSupport    `json:"server_report"`
+	Report       *ProbeUDPReport `json:"report,omitempty"`
 	// EchoReplies counts replies that were echoes of our own FIN (the 2.1.8
 	// re-send quirk); they are not taken as reports.
 	EchoReplies int `json:"echo_replies,omitempty"`
 }
 
-// UDPReport is the server report of the probe's tiny UDP test, next to what
+// ProbeUDPReport is the server report of the probe's tiny UDP test, next to what
 // the probe sent, so the two can be compared.
-type UDPReport struct {
+type ProbeUDPReport struct {
 	Flags      string  `json:"flags"` // hex, e.g. "88000000"
 	Bytes      uint64  `json:"bytes"`
 	Datagrams  uint64  `json:"datagrams"`
@@ -101,8 +94,8 @@ type UDPReport struct {
 	SentBytes  int     `json:"sent_bytes"`     // bytes of the data datagrams and the first FIN
 }
 
-// Iperf3Info is what the iperf3 steps found.
-type Iperf3Info struct {
+// ProbeIperf3 is what the iperf3 steps found.
+type ProbeIperf3 struct {
 	Answered bool `json:"answered"` // PARAM_EXCHANGE or ACCESS_DENIED came back
 	Busy     bool `json:"busy"`     // ACCESS_DENIED (0xFF): a test is running
 	// TestCompleted is set when the tiny test ran to IPERF_DONE.
@@ -113,12 +106,12 @@ type Iperf3Info struct {
 	// Version stays empty: an iperf3 server does not send its version.
 	Version string `json:"version,omitempty"`
 	// Reverse is yes for every iperf3 server (-R is in the base protocol).
-	Reverse Support `json:"reverse"`
-	Error   string  `json:"error,omitempty"`
+	Reverse ProbeSupport `json:"reverse"`
+	Error   string       `json:"error,omitempty"`
 }
 
-// WirebenchInfo is what identified a wirebench peer.
-type WirebenchInfo struct {
+// ProbeWirebench is what identified a wirebench peer.
+type ProbeWirebench struct {
 	EchoTCP bool `json:"echo_tcp"`
 	EchoUDP bool `json:"echo_udp"`
 	// EchoVersion is the echo format version of the reply.
@@ -128,10 +121,19 @@ type WirebenchInfo struct {
 	Agent     string `json:"agent,omitempty"`
 }
 
-// Step records one exchange: what was tried, the verdict and its duration.
-type Step struct {
+// ProbeStep records one exchange: what was tried, the verdict and its duration.
+type ProbeStep struct {
 	Name      string  `json:"name"`
 	Verdict   string  `json:"verdict"`
 	Detail    string  `json:"detail,omitempty"`
 	ElapsedMs float64 `json:"elapsed_ms"`
+}
+
+// ProbeVersionText is an iperf 2.1+ version as the probe words it: the
+// version the CLIENTHDRACK carried, or that it carried none.
+func ProbeVersionText(v string) string {
+	if v == "" {
+		return "2.1+ (version unknown)"
+	}
+	return v
 }

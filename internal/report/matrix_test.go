@@ -1,19 +1,20 @@
-package matrix
+package report
 
 import (
 	"encoding/csv"
+	"github.com/wirebench/wirebench/internal/result"
 	"strings"
 	"testing"
 )
 
-func reportFixture() *Result {
+func matrixFixture() *result.Matrix {
 	up, jit, loss := 93.5e6, 0.25, 0.5
 	sent := 40e6
-	return &Result{Host: "192.0.2.1", Port: 5001, Dialect: "iperf2", Duration: 2.5, RatePPS: 1000, Medium: "eth100",
-		Cells: []Cell{
-			{Protocol: "tcp", Direction: Upload, Method: "client sends", BitsPerSecond: &up, Basis: "receiver", Status: StatusOK},
-			{Protocol: "udp", Direction: Upload, Method: "client sends", BitsPerSecond: &sent, LossPercent: &loss, JitterMS: &jit, Basis: "sender", Status: StatusOK},
-			{Protocol: "udp", Direction: Download, Status: StatusUnsupported, Reason: "no header"},
+	return &result.Matrix{Host: "192.0.2.1", Port: 5001, Dialect: "iperf2", Duration: 2.5, RatePPS: 1000, Medium: "eth100",
+		Cells: []result.MatrixCell{
+			{Protocol: "tcp", Direction: result.MatrixUpload, Method: "client sends", BitsPerSecond: &up, Basis: "receiver", Status: "ok"},
+			{Protocol: "udp", Direction: result.MatrixUpload, Method: "client sends", BitsPerSecond: &sent, LossPercent: &loss, JitterMS: &jit, Basis: "sender", Status: "ok"},
+			{Protocol: "udp", Direction: result.MatrixDownload, Status: "unsupported", Reason: "no header"},
 		},
 		Warnings: []string{"a warning"}}
 }
@@ -21,9 +22,9 @@ func reportFixture() *Result {
 // The text shows the run's head, a line per cell (dashes for what is
 // absent), the grid with "-" for a cell never planned, the sender's count
 // marked, and the warnings.
-func TestWriteText(t *testing.T) {
+func TestWriteMatrix(t *testing.T) {
 	var b strings.Builder
-	if err := WriteText(&b, reportFixture()); err != nil {
+	if err := WriteMatrix(&b, matrixFixture()); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -44,9 +45,9 @@ func TestWriteText(t *testing.T) {
 }
 
 // The CSV has a row per cell and leaves absent figures empty, never 0.
-func TestWriteCSV(t *testing.T) {
+func TestWriteMatrixCSV(t *testing.T) {
 	var b strings.Builder
-	if err := WriteCSV(&b, reportFixture()); err != nil {
+	if err := WriteMatrixCSV(&b, matrixFixture()); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()

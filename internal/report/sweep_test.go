@@ -1,10 +1,13 @@
-package sweep
+package report
 
 import (
 	"encoding/csv"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/wirebench/wirebench/internal/linerate"
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // TestReportNoRatePassed: a size where no rate passed reads "none" in the
@@ -14,12 +17,12 @@ import (
 func TestReportNoRatePassed(t *testing.T) {
 	loss := 0.0
 	pct := 50.0
-	r := &Result{Sizes: []SizeResult{
-		{Size: 64, Trials: 6, TriedPPS: 100, Confirmed: true, Status: StatusOK},
-		{Size: 1470, Sent: 5000, RatePPS: 500, RateBPS: 5.88e6, Found: true, LossPercent: &loss, PercentOfLine: &pct, HeldS: 10, Trials: 7, Confirmed: true, Status: StatusOK},
+	r := &result.Sweep{Sizes: []result.SweepSize{
+		{Size: 64, Trials: 6, TriedPPS: 100, Confirmed: true, Status: linerate.StatusOK},
+		{Size: 1470, Sent: 5000, RatePPS: 500, RateBPS: 5.88e6, Found: true, LossPercent: &loss, PercentOfLine: &pct, HeldS: 10, Trials: 7, Confirmed: true, Status: linerate.StatusOK},
 	}}
 	var text strings.Builder
-	if err := WriteText(&text, r); err != nil {
+	if err := WriteSweep(&text, r); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range strings.Split(text.String(), "\n") {
@@ -50,7 +53,7 @@ func TestReportNoRatePassed(t *testing.T) {
 		t.Errorf("JSON of a size where no rate passed: %s; want found false, no rate_pps, loss_percent null", b)
 	}
 	var csvOut strings.Builder
-	if err := WriteCSV(&csvOut, r); err != nil {
+	if err := WriteSweepCSV(&csvOut, r); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(strings.NewReader(csvOut.String())).ReadAll()

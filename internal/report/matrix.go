@@ -1,8 +1,9 @@
-package matrix
+package report
 
 import (
 	"encoding/csv"
 	"fmt"
+	"github.com/wirebench/wirebench/internal/result"
 	"io"
 	"slices"
 	"strconv"
@@ -11,9 +12,9 @@ import (
 	"github.com/wirebench/wirebench/internal/units"
 )
 
-// WriteText prints the matrix: one line per cell, then the grid of
+// WriteMatrix prints the matrix: one line per cell, then the grid of
 // direction × protocol, then the warnings.
-func WriteText(w io.Writer, m *Result) error {
+func WriteMatrix(w io.Writer, m *result.Matrix) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "matrix: %s port %d, %s dialect, %s s per cell", m.Host, m.Port, m.Dialect, strconv.FormatFloat(m.Duration, 'f', -1, 64))
 	switch {
@@ -40,11 +41,11 @@ func WriteText(w io.Writer, m *Result) error {
 			status += ": " + c.Reason
 		}
 		fmt.Fprintf(&b, "%-8s %-18s %-14s %12s %9s %11s %8s  %s\n", strings.ToUpper(c.Protocol), dir, c.Method,
-			optFmt(c.BitsPerSecond, 1e-6, "%.2f"), optFmt(c.LossPercent, 1, "%.2f %%"), optFmt(c.JitterMS, 1, "%.3f ms"),
-			optFmt(c.PercentOfLine, 1, "%.1f"), status)
+			matrixOpt(c.BitsPerSecond, 1e-6, "%.2f"), matrixOpt(c.LossPercent, 1, "%.2f %%"), matrixOpt(c.JitterMS, 1, "%.3f ms"),
+			matrixOpt(c.PercentOfLine, 1, "%.1f"), status)
 	}
 	b.WriteString("\n")
-	writeGrid(&b, m)
+	writeMatrixGrid(&b, m)
 	for _, wng := range m.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", wng)
 	}
@@ -52,20 +53,20 @@ func WriteText(w io.Writer, m *Result) error {
 	return err
 }
 
-// writeGrid prints the TCP/UDP × upload/download summary: a row per direction, a column per
+// writeMatrixGrid prints the TCP/UDP × upload/download summary: a row per direction, a column per
 // protocol, Mbit/s in each.
-func writeGrid(b *strings.Builder, m *Result) {
+func writeMatrixGrid(b *strings.Builder, m *result.Matrix) {
 	var protos []string
 	type rowKey struct {
 		dir  string
 		both bool
 	}
 	var rows []rowKey
-	cells := map[rowKey]map[string]Cell{}
+	cells := map[rowKey]map[string]result.MatrixCell{}
 	for _, c := range m.Cells {
 		k := rowKey{c.Direction, c.Simultaneous}
 		if cells[k] == nil {
-			cells[k] = map[string]Cell{}
+			cells[k] = map[string]result.MatrixCell{}
 			rows = append(rows, k)
 		}
 		if !slices.Contains(protos, c.Protocol) {
@@ -79,7 +80,7 @@ func writeGrid(b *strings.Builder, m *Result) {
 	}
 	b.WriteString("\n")
 	for _, k := range rows {
-		label := map[string]string{Upload: "upload (we send, peer receives)", Download: "download (peer sends, we receive)"}[k.dir]
+		label := map[string]string{result.MatrixUpload: "upload (we send, peer receives)", result.MatrixDownload: "download (peer sends, we receive)"}[k.dir]
 		if k.both {
 			label = k.dir + ", both at once"
 		}
@@ -109,16 +110,16 @@ func writeGrid(b *strings.Builder, m *Result) {
 	}
 }
 
-// optFmt formats an optional figure scaled by k, or "-" when absent.
-func optFmt(v *float64, k float64, format string) string {
+// matrixOpt formats an optional figure scaled by k, or "-" when absent.
+func matrixOpt(v *float64, k float64, format string) string {
 	if v == nil {
 		return "-"
 	}
 	return fmt.Sprintf(format, *v*k)
 }
 
-// WriteCSV prints the matrix as CSV: a header, then one row per cell.
-func WriteCSV(w io.Writer, m *Result) error {
+// WriteMatrixCSV prints the matrix as CSV: a header, then one row per cell.
+func WriteMatrixCSV(w io.Writer, m *result.Matrix) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"protocol", "direction", "simultaneous", "method", "bits_per_second", "loss_percent", "jitter_ms",
 		"percent_of_line", "basis", "status", "reason"})

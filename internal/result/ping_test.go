@@ -1,4 +1,4 @@
-package ping
+package result
 
 import (
 	"encoding/json"
@@ -6,15 +6,15 @@ import (
 	"time"
 )
 
-// TestRTTStatsJSONRoundTrip: the milliseconds a result is saved with decode
+// TestPingRTTJSONRoundTrip: the milliseconds a result is saved with decode
 // back to the very durations it printed (show re-prints a saved run).
-func TestRTTStatsJSONRoundTrip(t *testing.T) {
-	in := RTTStats{Min: 1, Avg: 12_345_678, Max: 3*time.Second + 7, Mdev: 999_999, P50: 53_001, P90: 110_017, P99: 185_123}
-	b, err := json.Marshal(SizeResult{Size: 56, RTT: in})
+func TestPingRTTJSONRoundTrip(t *testing.T) {
+	in := PingRTT{Min: 1, Avg: 12_345_678, Max: 3*time.Second + 7, Mdev: 999_999, P50: 53_001, P90: 110_017, P99: 185_123}
+	b, err := json.Marshal(PingSize{Size: 56, RTT: in})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out SizeResult
+	var out PingSize
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatal(err)
 	}

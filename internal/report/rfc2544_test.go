@@ -1,4 +1,4 @@
-package rfc2544
+package report
 
 import (
 	"encoding/csv"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wirebench/wirebench/internal/sweep"
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // TestThroughputTableSaysNoneAndUnconfirmed: a size where no rate passed
@@ -14,12 +14,12 @@ import (
 // zero), and a rate that never held for the confirming trial carries a
 // "*" and the footnote that says why.
 func TestThroughputTableSaysNoneAndUnconfirmed(t *testing.T) {
-	r := &Result{Test: Test{PDRPercent: 0.5, Schedule: Schedule{ConfirmS: 10}}, Sizes: []SizeResult{
-		{Size: 466, LinePPS: 25000, NDR: &sweep.SizeResult{HeldS: 0}, PDRPPS: 952, PDRBPS: 3.55e6, PDR: &sweep.SizeResult{HeldS: 1, LossPercent: ptr(0.212)}, Done: []string{TestThroughput}},
-		{Size: 1472, LinePPS: 8000, NDRPPS: 812, NDRBPS: 9.56e6, NDR: &sweep.SizeResult{HeldS: 10}, PDRPPS: 812, PDRBPS: 9.56e6, PDR: &sweep.SizeResult{HeldS: 10}, Done: []string{TestThroughput}},
+	r := &result.RFC2544{Test: result.RFC2544Test{PDRPercent: 0.5, Schedule: result.RFC2544Schedule{ConfirmS: 10}}, Sizes: []result.RFC2544Size{
+		{Size: 466, LinePPS: 25000, NDR: &result.SweepSize{HeldS: 0}, PDRPPS: 952, PDRBPS: 3.55e6, PDR: &result.SweepSize{HeldS: 1, LossPercent: ptr(0.212)}, Done: []string{result.RFC2544TestThroughput}},
+		{Size: 1472, LinePPS: 8000, NDRPPS: 812, NDRBPS: 9.56e6, NDR: &result.SweepSize{HeldS: 10}, PDRPPS: 812, PDRBPS: 9.56e6, PDR: &result.SweepSize{HeldS: 10}, Done: []string{result.RFC2544TestThroughput}},
 	}}
 	var b strings.Builder
-	writeThroughput(&b, r)
+	writeRFCThroughput(&b, r)
 	out := b.String()
 	lines := strings.Split(out, "\n")
 	var row466, row1472 string
@@ -50,7 +50,7 @@ func TestThroughputTableSaysNoneAndUnconfirmed(t *testing.T) {
 // or ndr_bps in its JSON (ndr_found false) and an empty value in the CSV;
 // a found rate keeps its figures.
 func TestRateNotFoundIsLeftOut(t *testing.T) {
-	sr := SizeResult{Size: 466, LinePPS: 25000, PDRPPS: 952, PDRBPS: 3.55e6, PDRFound: true, Done: []string{TestThroughput}}
+	sr := result.RFC2544Size{Size: 466, LinePPS: 25000, PDRPPS: 952, PDRBPS: 3.55e6, PDRFound: true, Done: []string{result.RFC2544TestThroughput}}
 	b, err := json.Marshal(sr)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestRateNotFoundIsLeftOut(t *testing.T) {
 		t.Errorf("JSON %s: want ndr_found false, pdr_pps 952, pdr_found true", b)
 	}
 	var csvOut strings.Builder
-	if err := WriteCSV(&csvOut, &Result{Sizes: []SizeResult{sr}}); err != nil {
+	if err := WriteRFC2544CSV(&csvOut, &result.RFC2544{Sizes: []result.RFC2544Size{sr}}); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(strings.NewReader(csvOut.String())).ReadAll()

@@ -1,19 +1,20 @@
-package rfc2544
+package report
 
 import (
 	"encoding/csv"
 	"fmt"
-	"github.com/wirebench/wirebench/internal/sweep"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
-// WriteText prints RFC 2544's report layout: one table per test, the
+// WriteRFC2544 prints RFC 2544's report layout: one table per test, the
 // sizes as rows, then the warnings.
-func WriteText(w io.Writer, r *Result) error {
+func WriteRFC2544(w io.Writer, r *result.RFC2544) error {
 	t := r.Test
 	fmt.Fprintf(w, "RFC 2544 benchmark of %s (%s), medium %s, %d sizes", t.Host, t.Mode, t.Medium, len(r.Sizes))
 	if t.Strict {
@@ -21,17 +22,17 @@ func WriteText(w io.Writer, r *Result) error {
 	}
 	fmt.Fprintf(w, ", %.0f s\n", r.Seconds)
 	tests := t.Tests
-	if slices.Contains(tests, TestThroughput) {
-		writeThroughput(w, r)
+	if slices.Contains(tests, result.RFC2544TestThroughput) {
+		writeRFCThroughput(w, r)
 	}
-	if slices.Contains(tests, TestLatency) {
-		writeLatency(w, r)
+	if slices.Contains(tests, result.RFC2544TestLatency) {
+		writeRFCLatency(w, r)
 	}
-	if slices.Contains(tests, TestLoss) {
-		writeLoss(w, r)
+	if slices.Contains(tests, result.RFC2544TestLoss) {
+		writeRFCLoss(w, r)
 	}
-	if slices.Contains(tests, TestBackToBack) {
-		writeBackToBack(w, r)
+	if slices.Contains(tests, result.RFC2544TestBackToBack) {
+		writeRFCBackToBack(w, r)
 	}
 	if r.Interrupted {
 		fmt.Fprintln(w, "\nInterrupted: only what is shown was finished.")
@@ -48,23 +49,23 @@ func WriteText(w io.Writer, r *Result) error {
 	return nil
 }
 
-func table(w io.Writer, title string) *tabwriter.Writer {
+func rfcTable(w io.Writer, title string) *tabwriter.Writer {
 	fmt.Fprintf(w, "\n%s\n", title)
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 }
 
-func done(sr SizeResult, test string) bool { return slices.Contains(sr.Done, test) }
+func rfcDone(sr result.RFC2544Size, test string) bool { return slices.Contains(sr.Done, test) }
 
-func writeThroughput(w io.Writer, r *Result) {
-	tw := table(w, fmt.Sprintf("Throughput (NDR: no loss; PDR: loss <= %g %%; the rate the far end delivered, held for the confirming trial)", r.Test.PDRPercent))
+func writeRFCThroughput(w io.Writer, r *result.RFC2544) {
+	tw := rfcTable(w, fmt.Sprintf("Throughput (NDR: no loss; PDR: loss <= %g %%; the rate the far end delivered, held for the confirming trial)", r.Test.PDRPercent))
 	fmt.Fprintln(tw, "size B\tNDR pkt/s\tNDR Mbit/s\t% of line\tPDR pkt/s\tPDR Mbit/s\tPDR loss %\theld s\t")
 	unconfirmed := false
 	for _, sr := range r.Sizes {
-		if !done(sr, TestThroughput) {
+		if !rfcDone(sr, result.RFC2544TestThroughput) {
 			continue
 		}
-		ndr := rateCells(sr.NDRPPS, sr.NDRBPS, sr.LinePPS, sr.NDR, r.Test.Schedule.ConfirmS, &unconfirmed)
-		pdr := rateCells(sr.PDRPPS, sr.PDRBPS, 0, sr.PDR, r.Test.Schedule.ConfirmS, &unconfirmed)
+		ndr := rfcRateCells(sr.NDRPPS, sr.NDRBPS, sr.LinePPS, sr.NDR, r.Test.Schedule.ConfirmS, &unconfirmed)
+		pdr := rfcRateCells(sr.PDRPPS, sr.PDRBPS, 0, sr.PDR, r.Test.Schedule.ConfirmS, &unconfirmed)
 		loss, held := "-", "-"
 		if sr.PDR != nil && sr.PDRPPS > 0 && sr.PDR.LossPercent != nil {
 			loss = fmt.Sprintf("%.3f", *sr.PDR.LossPercent)
@@ -80,11 +81,11 @@ func writeThroughput(w io.Writer, r *Result) {
 	}
 }
 
-// rateCells formats a throughput rate's packet rate, Mbit/s and share of
+// rfcRateCells formats a throughput rate's packet rate, Mbit/s and share of
 // the line: "none" when no rate passed (not 0: the rate is below the lowest
 // tried, not zero), and a "*" on a rate that did not hold for a confirming
 // trial of confirmS.
-func rateCells(pps, bps, linePPS float64, sr *sweep.SizeResult, confirmS float64, unconfirmed *bool) [3]string {
+func rfcRateCells(pps, bps, linePPS float64, sr *result.SweepSize, confirmS float64, unconfirmed *bool) [3]string {
 	if sr == nil || !(pps > 0) {
 		return [3]string{"none", "-", "-"}
 	}
@@ -99,22 +100,22 @@ func rateCells(pps, bps, linePPS float64, sr *sweep.SizeResult, confirmS float64
 	return [3]string{fmt.Sprintf("%.0f%s", pps, mark), fmt.Sprintf("%.3f%s", bps/1e6, mark), pct}
 }
 
-// latencyTitles name what the latency table holds, by kind.
-var latencyTitles = map[string]string{
-	LatencyRoundTrip:      "Latency at load (round trip, ms: p50 / p99 / max at each share of the NDR)",
-	LatencyOneWay:         "Latency at load (one way, same clock, ms: p50 / p99 / max at each share of the NDR)",
-	LatencyDelayVariation: "Delay variation at load (NOT latency: ms above each trial's fastest datagram, clocks not shared: p50 / p99 / max at each share of the NDR)",
+// rfcLatencyTitles name what the latency table holds, by kind.
+var rfcLatencyTitles = map[string]string{
+	result.RFC2544RoundTrip:      "Latency at load (round trip, ms: p50 / p99 / max at each share of the NDR)",
+	result.RFC2544OneWay:         "Latency at load (one way, same clock, ms: p50 / p99 / max at each share of the NDR)",
+	result.RFC2544DelayVariation: "Delay variation at load (NOT latency: ms above each trial's fastest datagram, clocks not shared: p50 / p99 / max at each share of the NDR)",
 }
 
-func writeLatency(w io.Writer, r *Result) {
-	title := latencyTitles[LatencyRoundTrip]
+func writeRFCLatency(w io.Writer, r *result.RFC2544) {
+	title := rfcLatencyTitles[result.RFC2544RoundTrip]
 	for _, sr := range r.Sizes {
 		if len(sr.Latency) > 0 {
-			title = latencyTitles[sr.Latency[0].Kind]
+			title = rfcLatencyTitles[sr.Latency[0].Kind]
 			break
 		}
 	}
-	tw := table(w, title)
+	tw := rfcTable(w, title)
 	head := "size B\t"
 	for _, l := range r.Test.Loads {
 		head += fmt.Sprintf("%g %%\t", l)
@@ -122,14 +123,14 @@ func writeLatency(w io.Writer, r *Result) {
 	fmt.Fprintln(tw, head)
 	var notes []string
 	for _, sr := range r.Sizes {
-		if !done(sr, TestLatency) {
+		if !rfcDone(sr, result.RFC2544TestLatency) {
 			continue
 		}
 		if len(sr.Latency) == 0 {
 			notes = append(notes, fmt.Sprintf("%d B: %s", sr.Size, sr.LatencyNote))
 			continue
 		}
-		if sr.Latency[0].Kind != LatencyRoundTrip {
+		if sr.Latency[0].Kind != result.RFC2544RoundTrip {
 			notes = append(notes, sr.LatencyNote)
 		}
 		row := strconv.Itoa(sr.Size) + "\t"
@@ -144,15 +145,15 @@ func writeLatency(w io.Writer, r *Result) {
 	}
 }
 
-func writeLoss(w io.Writer, r *Result) {
-	tw := table(w, "Frame loss rate (% lost at each share of the medium's maximum rate)")
+func writeRFCLoss(w io.Writer, r *result.RFC2544) {
+	tw := rfcTable(w, "Frame loss rate (% lost at each share of the medium's maximum rate)")
 	head := "size B\t"
 	for s := 100; s >= 10; s -= 10 {
 		head += fmt.Sprintf("%d %%\t", s)
 	}
 	fmt.Fprintln(tw, head)
 	for _, sr := range r.Sizes {
-		if !done(sr, TestLoss) {
+		if !rfcDone(sr, result.RFC2544TestLoss) {
 			continue
 		}
 		row := strconv.Itoa(sr.Size) + "\t"
@@ -174,11 +175,11 @@ func writeLoss(w io.Writer, r *Result) {
 	fmt.Fprintln(w, "  (* this host sent less than asked: the loss is at the rate it offered; - not run: two steps above lost nothing)")
 }
 
-func writeBackToBack(w io.Writer, r *Result) {
-	tw := table(w, "Back-to-back frames (longest burst at line rate with no loss)")
+func writeRFCBackToBack(w io.Writer, r *result.RFC2544) {
+	tw := rfcTable(w, "Back-to-back frames (longest burst at line rate with no loss)")
 	fmt.Fprintln(tw, "size B\tframes\tline time us\tmin\tmax\tsearches\tat line rate\t")
 	for _, sr := range r.Sizes {
-		if !done(sr, TestBackToBack) || sr.BackToBack == nil {
+		if !rfcDone(sr, result.RFC2544TestBackToBack) || sr.BackToBack == nil {
 			continue
 		}
 		bb := sr.BackToBack
@@ -195,9 +196,9 @@ func writeBackToBack(w io.Writer, r *Result) {
 	tw.Flush()
 }
 
-// WriteCSV prints one row per figure: test, size, the point (a load or an
+// WriteRFC2544CSV prints one row per figure: test, size, the point (a load or an
 // offered share, empty for none), the metric and its value.
-func WriteCSV(w io.Writer, r *Result) error {
+func WriteRFC2544CSV(w io.Writer, r *result.RFC2544) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"test", "size", "point_percent", "metric", "value"})
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
@@ -205,15 +206,15 @@ func WriteCSV(w io.Writer, r *Result) error {
 		_ = cw.Write([]string{test, strconv.Itoa(size), point, metric, f(v)})
 	}
 	for _, sr := range r.Sizes {
-		if done(sr, TestThroughput) {
+		if rfcDone(sr, result.RFC2544TestThroughput) {
 			// A rate not found has an empty value: no rate tried
 			// passed, and 0 was never measured.
 			rate := func(metric string, v float64, found bool) {
 				if !found {
-					_ = cw.Write([]string{TestThroughput, strconv.Itoa(sr.Size), "", metric, ""})
+					_ = cw.Write([]string{result.RFC2544TestThroughput, strconv.Itoa(sr.Size), "", metric, ""})
 					return
 				}
-				row(TestThroughput, sr.Size, "", metric, v)
+				row(result.RFC2544TestThroughput, sr.Size, "", metric, v)
 			}
 			rate("ndr_pps", sr.NDRPPS, sr.NDRFound)
 			rate("ndr_bps", sr.NDRBPS, sr.NDRFound)
@@ -224,31 +225,31 @@ func WriteCSV(w io.Writer, r *Result) error {
 			// One-way and delay-variation figures are named for what
 			// they are; round trips keep the plain names.
 			pre := ""
-			if p.Kind != LatencyRoundTrip {
+			if p.Kind != result.RFC2544RoundTrip {
 				pre = p.Kind + "_"
 			}
 			for _, m := range []struct {
 				n string
 				v float64
 			}{{"min_ms", p.MinMS}, {"p50_ms", p.P50MS}, {"p90_ms", p.P90MS}, {"p99_ms", p.P99MS}, {"p99_9_ms", p.P999MS}, {"max_ms", p.MaxMS}} {
-				row(TestLatency, sr.Size, f(p.LoadPercent), pre+m.n, m.v)
+				row(result.RFC2544TestLatency, sr.Size, f(p.LoadPercent), pre+m.n, m.v)
 			}
 		}
 		for _, p := range sr.LossCurve {
-			row(TestLoss, sr.Size, f(p.OfferedPercent), "offered_pps", p.OfferedPPS)
-			row(TestLoss, sr.Size, f(p.OfferedPercent), "loss_percent", p.LossPercent)
+			row(result.RFC2544TestLoss, sr.Size, f(p.OfferedPercent), "offered_pps", p.OfferedPPS)
+			row(result.RFC2544TestLoss, sr.Size, f(p.OfferedPercent), "loss_percent", p.LossPercent)
 		}
 		if sr.BackToBack != nil {
-			row(TestBackToBack, sr.Size, "", "frames", sr.BackToBackFrames)
-			row(TestBackToBack, sr.Size, "", "us", sr.BackToBackUS)
+			row(result.RFC2544TestBackToBack, sr.Size, "", "frames", sr.BackToBackFrames)
+			row(result.RFC2544TestBackToBack, sr.Size, "", "us", sr.BackToBackUS)
 		}
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
-// Summary is the one line the results store's history shows.
-func Summary(r *Result) string {
+// RFC2544Summary is the one line the results store's history shows.
+func RFC2544Summary(r *result.RFC2544) string {
 	s := fmt.Sprintf("rfc2544 %s, %d sizes, %s", r.Test.Mode, len(r.Sizes), strings.Join(r.Test.Tests, ","))
 	if r.Interrupted {
 		s += ", interrupted"

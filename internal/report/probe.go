@@ -1,17 +1,19 @@
-package probe
+package report
 
 import (
 	"fmt"
 	"io"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
-// WriteText prints r for a person: the summary, the findings per dialect,
+// WriteProbe prints a probe for a person: the summary, the findings per dialect,
 // then every step with its verdict and duration.
-func WriteText(w io.Writer, r *Result) error {
-	ew := &errWriter{w: w}
+func WriteProbe(w io.Writer, r *result.Probe) error {
+	ew := &probeWriter{w: w}
 	ew.printf("%s\n", r.Summary)
 	if r.Iperf2.TCP || r.Iperf2.TCPNoAck {
-		ack := "CLIENTHDRACK, version " + orUnknown(r.Iperf2.Version)
+		ack := "CLIENTHDRACK, version " + result.ProbeVersionText(r.Iperf2.Version)
 		if !r.Iperf2.TCP {
 			ack = "no CLIENTHDRACK"
 		}
@@ -45,13 +47,13 @@ func WriteText(w io.Writer, r *Result) error {
 	return ew.err
 }
 
-// errWriter keeps the first write error.
-type errWriter struct {
+// probeWriter keeps the first write error.
+type probeWriter struct {
 	w   io.Writer
 	err error
 }
 
-func (e *errWriter) printf(format string, args ...any) {
+func (e *probeWriter) printf(format string, args ...any) {
 	if e.err == nil {
 		_, e.err = fmt.Fprintf(e.w, format, args...)
 	}

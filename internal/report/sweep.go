@@ -1,4 +1,4 @@
-package sweep
+package report
 
 import (
 	"encoding/csv"
@@ -7,11 +7,14 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/wirebench/wirebench/internal/linerate"
+	"github.com/wirebench/wirebench/internal/result"
 )
 
-// WriteText prints a sweep as a table per size, with the cliffs and
+// WriteSweep prints a sweep as a table per size, with the cliffs and
 // warnings under it.
-func WriteText(w io.Writer, r *Result) error {
+func WriteSweep(w io.Writer, r *result.Sweep) error {
 	var b strings.Builder
 	t := r.Test
 	fmt.Fprintf(&b, "sweep: %s at %s port %d, medium %s, loss ≤ %g %%, ", t.Mode, t.Host, t.Port, t.Medium, t.LossPercent)
@@ -58,10 +61,10 @@ func WriteText(w io.Writer, r *Result) error {
 			loss = fmt.Sprintf("%.3f%%", *s.LossPercent)
 		}
 		fmt.Fprintf(&b, "%-7d %-12d %-22s %-13s %-10s %-9s %-8s %-6d %-9s %s\n", s.Size, s.Sent, rt, mb, pct,
-			loss, heldFor(s.HeldS), s.Trials, rtt, sizeNote(s))
+			loss, sweepHeldFor(s.HeldS), s.Trials, rtt, sweepSizeNote(s))
 	}
 	for _, s := range r.Sizes {
-		if s.Status == StatusSuspect {
+		if s.Status == linerate.StatusSuspect {
 			fmt.Fprintf(&b, "suspect: %d B: %s\n", s.Size, s.Reason)
 		}
 	}
@@ -76,7 +79,7 @@ func WriteText(w io.Writer, r *Result) error {
 		if len(u.TrialLog) == 1 {
 			n = "1 trial"
 		}
-		fmt.Fprintf(&b, "interrupted: %d B, after %s, its search not finished (no result): %s\n", u.Size, n, trialList(u.TrialLog))
+		fmt.Fprintf(&b, "interrupted: %d B, after %s, its search not finished (no result): %s\n", u.Size, n, sweepTrialList(u.TrialLog))
 	} else if u != nil {
 		fmt.Fprintf(&b, "unfinished: %d B, after %d trials: %s\n", u.Size, len(u.TrialLog), r.Error)
 	}
@@ -87,16 +90,16 @@ func WriteText(w io.Writer, r *Result) error {
 	return err
 }
 
-// heldFor prints the trial length a rate held for ("10 s"; "-": none).
-func heldFor(s float64) string {
+// sweepHeldFor prints the trial length a rate held for ("10 s"; "-": none).
+func sweepHeldFor(s float64) string {
 	if s <= 0 {
 		return "-"
 	}
 	return strconv.FormatFloat(math.Round(s*1000)/1000, 'f', -1, 64) + " s"
 }
 
-// trialList lists trials as "rate/s verdict (delivered/s, length)".
-func trialList(log []TrialRecord) string {
+// sweepTrialList lists trials as "rate/s verdict (delivered/s, length)".
+func sweepTrialList(log []result.SweepTrial) string {
 	var parts []string
 	for _, t := range log {
 		what := fmt.Sprintf("%.0f/s %s", t.RatePPS, t.Verdict)
@@ -112,10 +115,10 @@ func trialList(log []TrialRecord) string {
 	return strings.Join(parts, "; ")
 }
 
-// sizeNote is a size's note column.
-func sizeNote(s SizeResult) string {
+// sweepSizeNote is a size's note column.
+func sweepSizeNote(s result.SweepSize) string {
 	var n []string
-	if s.Status == StatusSuspect {
+	if s.Status == linerate.StatusSuspect {
 		n = append(n, "SUSPECT: above what the medium allows")
 	}
 	if s.LimitedByHost {
@@ -136,8 +139,8 @@ func sizeNote(s SizeResult) string {
 	return strings.Join(n, ", ")
 }
 
-// WriteCSV prints a sweep as CSV: a header, then one row per size.
-func WriteCSV(w io.Writer, r *Result) error {
+// WriteSweepCSV prints a sweep as CSV: a header, then one row per size.
+func WriteSweepCSV(w io.Writer, r *result.Sweep) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"size", "sent", "rate_pps", "rate_bps", "percent_of_line", "loss_percent", "trials", "rtt_ms",
 		"limited_by_host", "confirmed", "bisected", "ci95_low_pps", "ci95_high_pps", "unstable",
