@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/result"
 )
 
@@ -144,9 +143,9 @@ func TestAPIRunCharts(t *testing.T) {
 	sw := testSweep(t)
 	sweepID := addSweep(t, s, sw)
 	f := func(v float64) *float64 { return &v }
-	mx := &matrix.Result{Schema: result.Schema, Kind: matrix.Kind, StartedAt: time.Now().UTC(), Host: "192.0.2.7", Port: 5001, Dialect: "iperf2", Duration: 2, Warnings: []string{},
-		Cells: []matrix.Cell{{Protocol: result.TCP, Direction: matrix.Upload, BitsPerSecond: f(94.276e6), Status: "ok"},
-			{Protocol: result.UDP, Direction: matrix.Download, BitsPerSecond: f(9.9e6), Status: "ok"}}}
+	mx := &result.Matrix{Schema: result.Schema, Kind: result.KindMatrix, StartedAt: time.Now().UTC(), Host: "192.0.2.7", Port: 5001, Dialect: "iperf2", Duration: 2, Warnings: []string{},
+		Cells: []result.MatrixCell{{Protocol: result.TCP, Direction: result.MatrixUpload, BitsPerSecond: f(94.276e6), Status: "ok"},
+			{Protocol: result.UDP, Direction: result.MatrixDownload, BitsPerSecond: f(9.9e6), Status: "ok"}}}
 	mxID, _ := s.memory.AddDoc(RunSummary{Kind: mx.Kind, StartedAt: mx.StartedAt, Target: "192.0.2.7:5001", Summary: "matrix"}, mx)
 	base := httptestServer(t, s)
 
