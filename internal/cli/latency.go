@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
+
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/report"
@@ -195,7 +197,7 @@ func (l *latencyFlags) probe(port int) (*echo.LoadProbeConfig, error) {
 // runClient runs the client test, beside the latency probe when asked.
 func (l *latencyFlags) runClient(e *env, cfg session.ClientConfig, format outputFormat) (*result.Result, *result.UnderLoad, error) {
 	if l.latency == "" {
-		r, err := session.RunClient(e.ctx, cfg)
+		r, err := dialect.RunClient(e.ctx, cfg)
 		return r, nil, err
 	}
 	probe, err := l.probe(cfg.Port)

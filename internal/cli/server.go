@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/session/iperf3"
+
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/admit"
 	"github.com/wirebench/wirebench/internal/echo"
@@ -326,14 +328,14 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 		return err
 	}
 	echo.Register(srv, ecfg)
-	i3 := session.Iperf3Config{Port: f.iperf3Port, MaxRate: maxRate, Auth: auth}
+	i3 := iperf3.Config{Port: f.iperf3Port, MaxRate: maxRate, Auth: auth}
 	if auth != nil {
 		e.logf("%s", f.auth.describe(auth))
 	}
 	if f.iperf3Port == srv.Port() {
 		i3.Port = 0 // iperf3 is recognised on the main port anyway
 	}
-	i3port, err := srv.EnableIperf3(e.ctx, i3)
+	i3port, err := iperf3.Enable(e.ctx, srv, i3)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return fmt.Errorf("%w (is an iperf3 server running? --iperf3-port 0 answers iperf3 clients on port %d only, or pick another port)", err, srv.Port())

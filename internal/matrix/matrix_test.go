@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/session/iperf3"
+
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 )
@@ -232,7 +234,7 @@ func TestRunSenderBasisWhenPeerReportsNothing(t *testing.T) {
 func TestRunRetriesBusyIperf3Server(t *testing.T) {
 	f := &fakeSession{reply: func(cfg session.ClientConfig, call int) (*result.Result, error) {
 		if call == 2 {
-			return nil, session.ErrIperf3Busy
+			return nil, iperf3.ErrBusy
 		}
 		return fakeResult(cfg, 10e6, 0, 100), nil
 	}}

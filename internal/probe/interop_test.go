@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/session/iperf3"
+
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/testutil/loopback"
@@ -168,7 +170,7 @@ func TestProbeWirebench(t *testing.T) {
 			}
 			echo.Register(srv, echo.ServerConfig{IdleTimeout: time.Second})
 			if withIperf3 {
-				if _, err := srv.EnableIperf3(ctx, session.Iperf3Config{}); err != nil {
+				if _, err := iperf3.Enable(ctx, srv, iperf3.Config{}); err != nil {
 					cancel()
 					t.Fatal(err)
 				}

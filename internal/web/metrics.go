@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -42,9 +44,6 @@ type Metrics struct {
 	echoLastEnd  *prometheus.GaugeVec
 	echoLastRTT  *prometheus.GaugeVec
 }
-
-// knownDialects bound the dialect label.
-var knownDialects = map[string]bool{"iperf2": true, "iperf2-legacy": true, "raw": true, "iperf3": true}
 
 // NewMetrics returns the metrics of a server whose number of tests in
 // progress active reports, registered with the Go runtime and process
@@ -108,7 +107,7 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 func dialectLabel(d string) string {
-	if knownDialects[d] {
+	if dialect.Known(d) { // the table bounds the dialect label
 		return d
 	}
 	return "other"

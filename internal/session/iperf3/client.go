@@ -1,4 +1,4 @@
-package session
+package iperf3
 
 import (
 	"context"
@@ -12,10 +12,11 @@ import (
 	"github.com/wirebench/wirebench/internal/cpuuse"
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/udpio"
 	"github.com/wirebench/wirebench/internal/version"
-	"github.com/wirebench/wirebench/internal/wire/iperf3"
+	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
 // i3ClientStream is one data stream of our iperf3 client.
@@ -46,14 +47,14 @@ func (s *i3ClientStream) close() {
 // i3Client is one test of our iperf3 client.
 type i3Client struct {
 	cpu0    cpuuse.Sample // the process's CPU time when the test began
-	cfg     *ClientConfig
+	cfg     *session.ClientConfig
 	r       *result.Result
 	ctrl    net.Conn
-	conn    *iperf3.Conn
-	m       *iperf3.Machine
+	conn    *i3wire.Conn
+	m       *i3wire.Machine
 	mMu     sync.Mutex // guards m while the control reader runs
-	cookie  iperf3.Cookie
-	params  *iperf3.Params
+	cookie  i3wire.Cookie
+	params  *i3wire.Params
 	streams []*i3ClientStream
 	start   time.Time
 	end     time.Time
@@ -63,19 +64,30 @@ type i3Client struct {
 	started time.Time
 	// hold holds the TCP receivers while TEST_END goes out (see run).
 	hold    engine.Hold
-	peer    *iperf3.Results
+	peer    *i3wire.Results
 	perIv   []result.Interval
 	omitted map[string]result.Interval // -O: each stream's counts in the omitted period, by id
-	sent    *iperf3.Results
+	sent    *i3wire.Results
+}
+
+// Prepare applies iperf3's defaults to a client config and checks it the
+// way RunClient will (errors are session.ConfigError); the returned config
+// is what would run.
+func Prepare(cfg session.ClientConfig) (session.ClientConfig, error) {
+	i3ClientDefaults(&cfg)
+	if err := i3ClientValidate(&cfg); err != nil {
+		return cfg, session.ConfigError{Err: err}
+	}
+	return cfg, nil
 }
 
 // i3ClientDefaults applies iperf3's defaults to a client config.
-func i3ClientDefaults(c *ClientConfig) {
-	c.defaults(DefaultIperf3Port, i3DefaultUDP, i3DefaultRate)
+func i3ClientDefaults(c *session.ClientConfig) {
+	c.Defaults(session.DefaultIperf3Port, i3DefaultUDP, i3DefaultRate)
 }
 
 // i3ClientValidate checks an iperf3 client config after defaults.
-func i3ClientValidate(c *ClientConfig) error {
+func i3ClientValidate(c *session.ClientConfig) error {
 	switch {
 	case c.Host == "":
 		return errors.New("no host given")
@@ -85,41 +97,41 @@ func i3ClientValidate(c *ClientConfig) error {
 		return fmt.Errorf("parallel streams %d out of range 1-%d", c.Parallel, i3StreamsLimit)
 	case c.Duration < 0 || c.Bytes < 0:
 		return errors.New("duration and byte count must not be negative")
-	case c.Duration > iperf3.MaxTime*time.Second:
-		return fmt.Errorf("duration above iperf3's limit of %d s", iperf3.MaxTime)
-	case validateOmit(c.Omit, c.Bytes) != nil:
-		return validateOmit(c.Omit, c.Bytes)
+	case c.Duration > i3wire.MaxTime*time.Second:
+		return fmt.Errorf("duration above iperf3's limit of %d s", i3wire.MaxTime)
+	case session.ValidateOmit(c.Omit, c.Bytes) != nil:
+		return session.ValidateOmit(c.Omit, c.Bytes)
 	case c.Reverse && c.Bidir:
 		return errors.New("choose one of -R and --bidir")
 	case c.FullDuplex || c.Tradeoff || c.Dual:
 		return errors.New("--full-duplex, -r and -d are iperf2 modes; iperf3 has -R and --bidir")
 	}
-	if err := c.Auth.validate(); err != nil {
+	if err := c.Auth.Validate(); err != nil {
 		return err
 	}
 	if c.UDP {
-		min := iperf3.UDPHeaderSize(c.UDPCounters64Bit)
-		if c.Length < min || c.Length > iperf3.MaxUDPBlockSize {
-			return fmt.Errorf("UDP length %d out of range %d-%d for iperf3", c.Length, min, iperf3.MaxUDPBlockSize)
+		min := i3wire.UDPHeaderSize(c.UDPCounters64Bit)
+		if c.Length < min || c.Length > i3wire.MaxUDPBlockSize {
+			return fmt.Errorf("UDP length %d out of range %d-%d for iperf3", c.Length, min, i3wire.MaxUDPBlockSize)
 		}
-	} else if c.Length < 1 || c.Length > iperf3.MaxBlockSize {
-		return fmt.Errorf("TCP length %d out of range 1 byte to %d for iperf3", c.Length, iperf3.MaxBlockSize)
+	} else if c.Length < 1 || c.Length > i3wire.MaxBlockSize {
+		return fmt.Errorf("TCP length %d out of range 1 byte to %d for iperf3", c.Length, i3wire.MaxBlockSize)
 	}
-	return c.validateSockets()
+	return c.ValidateSockets()
 }
 
-// runIperf3 is RunClient for the iperf3 dialect.
-func runIperf3(ctx context.Context, cfg ClientConfig) (*result.Result, error) {
-	r, _, err := RunIperf3Client(ctx, cfg)
+// Run is RunClient without the -J document: the dialect table's runner.
+func Run(ctx context.Context, cfg session.ClientConfig) (*result.Result, error) {
+	r, _, err := RunClient(ctx, cfg)
 	return r, err
 }
 
-// RunIperf3Client runs one iperf3 client test (cfg.Dialect is taken as
+// RunClient runs one iperf3 client test (cfg.Dialect is taken as
 // iperf3) and also returns the test as iperf3's -J document. Errors follow
 // RunClient: an error when the test could not start (including a server's
 // refusal), else a result with Error set when it failed midway.
-func RunIperf3Client(ctx context.Context, cfg ClientConfig) (*result.Result, *iperf3.Report, error) {
-	cfg.Dialect = DialectIperf3
+func RunClient(ctx context.Context, cfg session.ClientConfig) (*result.Result, *i3wire.Report, error) {
+	cfg.Dialect = session.DialectIperf3
 	cfg, err := Prepare(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -127,7 +139,7 @@ func RunIperf3Client(ctx context.Context, cfg ClientConfig) (*result.Result, *ip
 	// The omitted seconds come first, then the test asked for, as
 	// iperf3's client runs it.
 	cfg.Duration += cfg.Omit
-	cl := &i3Client{cfg: &cfg, m: iperf3.NewMachine(iperf3.RoleClient)}
+	cl := &i3Client{cfg: &cfg, m: i3wire.NewMachine(i3wire.RoleClient)}
 	cl.r = cl.newResult()
 	defer cl.close()
 	cl.cpu0 = cpuuse.Now()
@@ -139,7 +151,7 @@ func RunIperf3Client(ctx context.Context, cfg ClientConfig) (*result.Result, *ip
 		cl.r.CPU = &result.CPU{Remote: &result.RemoteCPU{Percent: cl.peer.CPUUtilTotal,
 			UserPercent: cl.peer.CPUUtilUser, SystemPercent: cl.peer.CPUUtilSystem}}
 	}
-	fillCPU(cl.r, cl.cpu0)
+	session.FillCPU(cl.r, cl.cpu0)
 	return cl.r, cl.report(), nil
 }
 
@@ -147,7 +159,7 @@ func (cl *i3Client) newResult() *result.Result {
 	cfg := cl.cfg
 	r := result.New("client")
 	r.Version = version.String()
-	r.Test = result.Test{Protocol: result.TCP, Direction: result.DirSend, Dialect: DialectIperf3, Host: cfg.Host, Port: cfg.Port,
+	r.Test = result.Test{Protocol: result.TCP, Direction: result.DirSend, Dialect: session.DialectIperf3, Host: cfg.Host, Port: cfg.Port,
 		Duration: (cfg.Duration - cfg.Omit).Seconds(), Bytes: cfg.Bytes, Length: cfg.Length, Streams: cfg.Parallel}
 	switch {
 	case cfg.Reverse:
@@ -160,8 +172,8 @@ func (cl *i3Client) newResult() *result.Result {
 	}
 	if cfg.UDP {
 		r.Test.Protocol = result.UDP
-		r.Test.RatePPS = cfg.pps()
-		r.Test.RateBPS = cfg.pps() * float64(cfg.Length*8)
+		r.Test.RatePPS = cfg.PPS()
+		r.Test.RateBPS = cfg.PPS() * float64(cfg.Length*8)
 	}
 	return r
 }
@@ -181,14 +193,14 @@ func step(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // buildParams is what we ask of the server.
-func (cl *i3Client) buildParams() *iperf3.Params {
+func (cl *i3Client) buildParams() *i3wire.Params {
 	cfg := cl.cfg
-	p := &iperf3.Params{Protocol: iperf3.ProtoTCP, Parallel: int64(cfg.Parallel), Reverse: cfg.Reverse, Bidirectional: cfg.Bidir,
+	p := &i3wire.Params{Protocol: i3wire.ProtoTCP, Parallel: int64(cfg.Parallel), Reverse: cfg.Reverse, Bidirectional: cfg.Bidir,
 		Len: int64(cfg.Length), PacingTimer: 1000, UDPCounters64Bit: cfg.UDP && cfg.UDPCounters64Bit,
-		WB: &iperf3.WBParams{Version: iperf3.WBVersion, Agent: "wirebench/" + version.String(), Duplicates: true,
+		WB: &i3wire.WBParams{Version: i3wire.WBVersion, Agent: "wirebench/" + version.String(), Duplicates: true,
 			IntervalMs: max(cfg.Interval.Milliseconds(), 0)}}
 	// The peer applies these to its end of each stream, as iperf3 does.
-	so := cfg.socketOptions()
+	so := cfg.SocketOptions()
 	p.MSS, p.Window, p.NoDelay, p.Congestion = int64(so.MSS), int64(so.Buffer), so.NoDelay, so.Congestion
 	p.ZeroCopy = cfg.ZeroCopy
 	if so.SetTOS {
@@ -201,8 +213,8 @@ func (cl *i3Client) buildParams() *iperf3.Params {
 		p.Omit = int64(cfg.Omit / time.Second)
 	}
 	if cfg.UDP {
-		p.Protocol = iperf3.ProtoUDP
-		p.Bandwidth = int64(cfg.pps() * float64(cfg.Length*8) / float64(cfg.Parallel))
+		p.Protocol = i3wire.ProtoUDP
+		p.Bandwidth = int64(cfg.PPS() * float64(cfg.Length*8) / float64(cfg.Parallel))
 	}
 	return p
 }
@@ -213,24 +225,24 @@ func (cl *i3Client) setUp(ctx context.Context) error {
 	cfg := cl.cfg
 	d := net.Dialer{}
 	if cfg.BindHost != "" {
-		a, err := net.ResolveTCPAddr(cfg.network(false), net.JoinHostPort(cfg.BindHost, "0"))
+		a, err := net.ResolveTCPAddr(cfg.Network(false), net.JoinHostPort(cfg.BindHost, "0"))
 		if err != nil {
 			return fmt.Errorf("resolving the bind address %q: %w", cfg.BindHost, err)
 		}
 		d.LocalAddr = a
 	}
-	c, err := d.DialContext(ctx, cfg.network(false), cfg.addr())
+	c, err := d.DialContext(ctx, cfg.Network(false), cfg.Addr())
 	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", cfg.addr(), err)
+		return fmt.Errorf("connecting to %s: %w", cfg.Addr(), err)
 	}
 	cl.ctrl = c
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
 	cl.r.Test.Peer = c.RemoteAddr().String()
-	cfg.connected(c.LocalAddr(), cl.r.Test.Peer)
-	cl.conn = iperf3.NewConn(c)
-	if cl.cookie, err = iperf3.NewCookie(nil); err != nil {
+	cfg.Connected(c.LocalAddr(), cl.r.Test.Peer)
+	cl.conn = i3wire.NewConn(c)
+	if cl.cookie, err = i3wire.NewCookie(nil); err != nil {
 		return fmt.Errorf("making a cookie: %w", err)
 	}
 	sctx, cancel := step(ctx)
@@ -238,37 +250,37 @@ func (cl *i3Client) setUp(ctx context.Context) error {
 	if err := cl.conn.WriteCookie(sctx, cl.cookie); err != nil {
 		return fmt.Errorf("sending the iperf3 cookie: %w", err)
 	}
-	if err := cl.expect(sctx, iperf3.ParamExchange); err != nil {
+	if err := cl.expect(sctx, i3wire.ParamExchange); err != nil {
 		return err
 	}
 	cl.params = cl.buildParams()
-	if err := cfg.Auth.apply(cl.params, cl.cookie, time.Now()); err != nil {
-		return ConfigError{err}
+	if err := cfg.Auth.Apply(cl.params, cl.cookie, time.Now()); err != nil {
+		return session.ConfigError{Err: err}
 	}
 	if err := cl.conn.WriteParams(sctx, cl.params); err != nil {
 		return fmt.Errorf("sending the iperf3 parameters: %w", err)
 	}
-	if err := cl.expect(sctx, iperf3.CreateStreams); err != nil {
+	if err := cl.expect(sctx, i3wire.CreateStreams); err != nil {
 		return err
 	}
 	if err := cl.openStreams(sctx); err != nil {
 		return err
 	}
-	if err := cl.expect(sctx, iperf3.TestStart); err != nil {
+	if err := cl.expect(sctx, i3wire.TestStart); err != nil {
 		return err
 	}
 	cl.started = time.Now()
-	return cl.expect(sctx, iperf3.TestRunning)
+	return cl.expect(sctx, i3wire.TestRunning)
 }
 
-// ErrIperf3Busy is the error of a test an iperf3 server refused because it
+// ErrBusy is the error of a test an iperf3 server refused because it
 // was still running another (ACCESS_DENIED): a real iperf3 server takes a
 // moment after a test ends before it accepts the next.
-var ErrIperf3Busy = errors.New("the iperf3 server is busy running a test (access denied)")
+var ErrBusy = errors.New("the iperf3 server is busy running a test (access denied)")
 
 // expect reads the next state and checks it is want; a SERVER_ERROR or
 // ACCESS_DENIED becomes the error.
-func (cl *i3Client) expect(ctx context.Context, want iperf3.State) error {
+func (cl *i3Client) expect(ctx context.Context, want i3wire.State) error {
 	st, err := cl.readState(ctx)
 	if err != nil {
 		return err
@@ -281,7 +293,7 @@ func (cl *i3Client) expect(ctx context.Context, want iperf3.State) error {
 
 // readState reads and validates one state byte, turning error states into
 // errors.
-func (cl *i3Client) readState(ctx context.Context) (iperf3.State, error) {
+func (cl *i3Client) readState(ctx context.Context) (i3wire.State, error) {
 	st, err := cl.conn.ReadState(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("reading the iperf3 control connection: %w", err)
@@ -293,15 +305,15 @@ func (cl *i3Client) readState(ctx context.Context) (iperf3.State, error) {
 		return st, fmt.Errorf("iperf3 server: %w", err)
 	}
 	switch st {
-	case iperf3.AccessDenied:
-		return st, ErrIperf3Busy
-	case iperf3.ServerError:
+	case i3wire.AccessDenied:
+		return st, ErrBusy
+	case i3wire.ServerError:
 		se, err := cl.conn.ReadServerErr(ctx)
 		if err != nil {
 			return st, fmt.Errorf("the iperf3 server reported an error, then: %w", err)
 		}
 		return st, fmt.Errorf("the iperf3 server refused: %w", se)
-	case iperf3.ServerTerminate:
+	case i3wire.ServerTerminate:
 		return st, errors.New("the iperf3 server was terminated")
 	}
 	return st, nil
@@ -332,33 +344,33 @@ func (cl *i3Client) openStreams(ctx context.Context) error {
 }
 
 func (cl *i3Client) openTCP(ctx context.Context, s *i3ClientStream) error {
-	c, err := cl.cfg.dialTCP(ctx, len(cl.streams)-1)
+	c, err := cl.cfg.DialTCP(ctx, len(cl.streams)-1)
 	if err != nil {
 		return err
 	}
 	s.tcp = c
 	if len(cl.streams) == 1 {
-		cl.cfg.recordSocket(cl.r, c, nil)
+		cl.cfg.RecordSocket(cl.r, c, nil)
 	}
-	return iperf3.NewConn(c).WriteCookie(ctx, cl.cookie)
+	return i3wire.NewConn(c).WriteCookie(ctx, cl.cookie)
 }
 
 // openUDP runs the UDP connect handshake: "9876" out, any known reply form
 // back (data datagrams that overtake the reply in reverse mode are skipped).
 func (cl *i3Client) openUDP(ctx context.Context, s *i3ClientStream) error {
-	c, err := cl.cfg.dialUDP(ctx, len(cl.streams)-1)
+	c, err := cl.cfg.DialUDP(ctx, len(cl.streams)-1)
 	if err != nil {
 		return err
 	}
 	s.udp = c
 	if len(cl.streams) == 1 {
 		caps := c.Capabilities()
-		cl.cfg.recordSocket(cl.r, nil, &caps)
+		cl.cfg.RecordSocket(cl.r, nil, &caps)
 	}
 	if !s.send {
 		s.urx = newI3UDPRecv(cl.cfg.UDPCounters64Bit)
 	}
-	if _, err := c.WriteBatch([]udpio.Message{{Buf: []byte(iperf3.UDPConnectMsg)}}); err != nil {
+	if _, err := c.WriteBatch([]udpio.Message{{Buf: []byte(i3wire.UDPConnectMsg)}}); err != nil {
 		return fmt.Errorf("sending the udp connect message: %w", err)
 	}
 	dl, _ := ctx.Deadline()
@@ -369,7 +381,7 @@ func (cl *i3Client) openUDP(ctx context.Context, s *i3ClientStream) error {
 		if _, err := c.ReadBatch(msgs); err != nil {
 			return fmt.Errorf("waiting for the udp connect reply: %w", err)
 		}
-		if msgs[0].N == 4 && iperf3.ClassifyUDPReply(msgs[0].Buf[:4]) != iperf3.UDPReplyInvalid {
+		if msgs[0].N == 4 && i3wire.ClassifyUDPReply(msgs[0].Buf[:4]) != i3wire.UDPReplyInvalid {
 			return nil
 		}
 		if s.urx != nil {
@@ -441,16 +453,16 @@ func (cl *i3Client) run(ctx context.Context) {
 			// cut short consumed nothing): read on, on wrap.
 			st, err = cl.readState(wrap)
 		}
-		if err == nil && st != iperf3.ExchangeResults {
+		if err == nil && st != i3wire.ExchangeResults {
 			err = fmt.Errorf("iperf3 server sent %v during the test", st)
 		}
 		ctrlMsg <- err
 	}()
 
-	var drops *sendPathDrops // a UDP test we send (its Receiver is the server's count of it)
+	var drops *session.SendPathDrops // a UDP test we send (its Receiver is the server's count of it)
 	for _, s := range cl.streams {
 		if s.send && s.udp != nil && drops == nil && !cfg.Bidir {
-			drops = watchSendPathDrops(s.udp.RemoteAddr().Addr())
+			drops = session.WatchSendPathDrops(s.udp.RemoteAddr().Addr())
 		}
 	}
 
@@ -503,11 +515,11 @@ func (cl *i3Client) run(ctx context.Context) {
 		// The state machine moves first: the server's EXCHANGE_RESULTS
 		// may be read before WriteState returns.
 		cl.mMu.Lock()
-		err := cl.m.Send(iperf3.TestEnd)
+		err := cl.m.Send(i3wire.TestEnd)
 		cl.mMu.Unlock()
 		if err == nil {
 			wctx, cancel := step(wrap)
-			err = cl.conn.WriteState(wctx, iperf3.TestEnd)
+			err = cl.conn.WriteState(wctx, i3wire.TestEnd)
 			cancel()
 		}
 		cl.hold.Resume()
@@ -525,9 +537,9 @@ func (cl *i3Client) run(ctx context.Context) {
 	}
 	stopSend()
 	sendWG.Wait()
-	var local localDrops
+	var local session.LocalDrops
 	if drops != nil {
-		local = drops.done()
+		local = drops.Done()
 	}
 	stopRecv()
 	recvWG.Wait()
@@ -540,7 +552,7 @@ func (cl *i3Client) run(ctx context.Context) {
 	// read after it (sent before it) is in the last row.
 	cl.r.Intervals = iv.Stop(cl.end)
 	cl.perIv = per.Stop(cl.end)
-	cl.omitted = streamOmits(iv, cfg.Omit, ids, allC)
+	cl.omitted = session.StreamOmits(iv, cfg.Omit, ids, allC)
 	if ctrlErr == nil {
 		ctrlErr = cl.exchange(wrap)
 	} else {
@@ -549,22 +561,22 @@ func (cl *i3Client) run(ctx context.Context) {
 			// The server's own error, read before we closed, is the
 			// cause of whatever failed on our side (a stream it reset,
 			// a TEST_END our state machine no longer allowed).
-			var se *iperf3.ServerErr
+			var se *i3wire.ServerErr
 			if m := <-ctrlMsg; errors.As(m, &se) {
 				ctrlErr = m
 			}
 		}
 	}
 	cl.fill()
-	applyOmit(cl.r, cfg.Omit, cl.omitted, true)
+	session.ApplyOmit(cl.r, cfg.Omit, cl.omitted, true)
 	warnPeerShort(cl.r, cfg.UDP)
 	if drops != nil {
-		local.apply(cl.r, len(cl.streams) > 0 && cl.streams[0].udp != nil && cl.streams[0].udp.Capabilities().GSO)
+		local.Apply(cl.r, len(cl.streams) > 0 && cl.streams[0].udp != nil && cl.streams[0].udp.Capabilities().GSO)
 	}
-	warnInterrupted(ctx, cl.r)
+	session.WarnInterrupted(ctx, cl.r)
 	// The server's own error is the cause; a stream it then reset is
 	// only the consequence.
-	var se *iperf3.ServerErr
+	var se *i3wire.ServerErr
 	if ctrlErr != nil && (cl.r.Error == "" || errors.As(ctrlErr, &se)) {
 		cl.r.Error = ctrlErr.Error()
 	}
@@ -624,7 +636,7 @@ func (cl *i3Client) sendStream(ctx context.Context, s *i3ClientStream, wrote fun
 	}
 	if cfg.UDP {
 		s.udpRes, s.err = engine.SendUDP(ctx, s.udp, engine.UDPSendConfig{Template: i3Payload(cfg.Length),
-			Stamp: i3Stamp(cfg.UDPCounters64Bit), PPS: cfg.pps() / float64(cfg.Parallel), Duration: cfg.Duration, Bytes: per, FirstID: 1}, &s.c)
+			Stamp: i3Stamp(cfg.UDPCounters64Bit), PPS: cfg.PPS() / float64(cfg.Parallel), Duration: cfg.Duration, Bytes: per, FirstID: 1}, &s.c)
 		return
 	}
 	// No FIN (an iperf3 server stops reading at TEST_END, not at EOF),
@@ -635,13 +647,15 @@ func (cl *i3Client) sendStream(ctx context.Context, s *i3ClientStream, wrote fun
 	if cfg.Duration > 0 {
 		scfg.End = cl.start.Add(cfg.Duration)
 	}
-	sent := sendTCPDelivered(ctx, s.tcp, cfg.ZeroCopy, scfg, &s.c, false, wrote, engine.DrainOptions{Brief: true, Preamble: iperf3.CookieSize})
-	s.tcpRes, s.tcpDel, s.err = sent.res, sent.del, sent.err
+	sent := session.SendTCPDelivered(ctx, s.tcp, cfg.ZeroCopy, scfg, &s.c, false, wrote, engine.DrainOptions{Brief: true, Preamble: i3wire.CookieSize})
+	s.tcpRes, s.tcpDel, s.err = sent.Res, sent.Del, sent.Err
 	s.retr.read(s.tcp)
 }
 
 // sent is a TCP sending stream's figures.
-func (s *i3ClientStream) sent() tcpSent { return tcpSent{res: s.tcpRes, del: s.tcpDel, err: s.err} }
+func (s *i3ClientStream) sent() session.TCPSent {
+	return session.TCPSent{Res: s.tcpRes, Del: s.tcpDel, Err: s.err}
+}
 
 func (cl *i3Client) recvStream(ctx context.Context, s *i3ClientStream) {
 	if s.udp != nil {
@@ -668,18 +682,18 @@ func (cl *i3Client) exchange(ctx context.Context) error {
 		return fmt.Errorf("reading the iperf3 server's results: %w", err)
 	}
 	cl.peer = res
-	if err := cl.expect(sctx, iperf3.DisplayResults); err != nil {
+	if err := cl.expect(sctx, i3wire.DisplayResults); err != nil {
 		return err
 	}
-	if err := cl.conn.WriteState(sctx, iperf3.IperfDone); err != nil {
+	if err := cl.conn.WriteState(sctx, i3wire.IperfDone); err != nil {
 		return fmt.Errorf("sending IPERF_DONE: %w", err)
 	}
-	return cl.m.Send(iperf3.IperfDone)
+	return cl.m.Send(i3wire.IperfDone)
 }
 
 // ourResults is our side's results JSON.
-func (cl *i3Client) ourResults() *iperf3.Results {
-	res := &iperf3.Results{}
+func (cl *i3Client) ourResults() *i3wire.Results {
+	res := &i3wire.Results{}
 	var send []bool
 	var retr []i3Retr
 	if u, ok := cpuuse.Between(cl.cpu0, cpuuse.Now()); ok {
@@ -687,13 +701,13 @@ func (cl *i3Client) ourResults() *iperf3.Results {
 	}
 	for _, s := range cl.streams {
 		send, retr = append(send, s.send), append(retr, s.retr)
-		sr := iperf3.StreamResult{ID: s.id}
+		sr := i3wire.StreamResult{ID: s.id}
 		switch {
 		case s.send && s.udp != nil:
 			sr.Bytes, sr.Packets = s.udpRes.Bytes, s.udpRes.Packets
 			sr.StartTime, sr.EndTime = 0, s.udpRes.End.Sub(cl.start).Seconds()
 		case s.send:
-			sd := s.sent().sender()
+			sd := s.sent().Sender()
 			if sd.TCP != nil {
 				sr.Retransmits, res.SenderHasRetransmits = sd.TCP.Retransmits, 1
 			}
@@ -733,8 +747,8 @@ func (cl *i3Client) fill() {
 			var a, b time.Time
 			if !udp {
 				sent := s.sent()
-				sd = sent.sender()
-				warnDelivery(r, sent)
+				sd = sent.Sender()
+				session.WarnDelivery(r, sent)
 				a, b = s.tcpRes.Start, s.tcpRes.Start.Add(time.Duration(sd.Seconds*float64(time.Second)))
 			} else {
 				sd = &result.Sender{Bytes: s.udpRes.Bytes, Packets: s.udpRes.Packets, SendErrors: s.udpRes.Errors,
@@ -745,12 +759,12 @@ func (cl *i3Client) fill() {
 				first = a
 			}
 			last = later(last, b)
-			rateOf(sd)
+			session.RateOf(sd)
 			if !udp {
 				sd.PacketsPerSecond = 0
 			}
 			snd.Bytes += sd.Bytes
-			addTCPFigures(&snd, sd)
+			session.AddTCPFigures(&snd, sd)
 			snd.Packets += sd.Packets
 			snd.SendErrors += sd.SendErrors
 			st.Sender = sd
@@ -763,7 +777,7 @@ func (cl *i3Client) fill() {
 				rr = &result.Receiver{Bytes: s.tcpRes.Bytes, Seconds: cl.end.Sub(cl.start).Seconds(), Source: "local"}
 				i3Rates(rr, false)
 			}
-			sumReceiver(&rcv, rr)
+			session.SumReceiver(&rcv, rr)
 			st.Receiver = rr
 			if cfg.Bidir {
 				st.Flow = "reverse"
@@ -779,16 +793,16 @@ func (cl *i3Client) fill() {
 	}
 	var peerRcv *result.Receiver
 	if len(sendIDs) > 0 {
-		settleWritten(&snd)
+		session.SettleWritten(&snd)
 		snd.Seconds = last.Sub(first).Seconds()
-		rateOf(&snd)
+		session.RateOf(&snd)
 		if !udp {
 			snd.PacketsPerSecond = 0
 		}
 		if cl.peer != nil {
 			sum, per, lossWhole, err := i3PeerReceiver(cl.peer, sendIDs, udp, cfg.Omit, cl.omitted)
 			if lossWhole {
-				r.Warn(omitLossWarning)
+				r.Warn(session.OmitLossWarning)
 			}
 			if err != nil {
 				r.Warn("the server's results do not match our streams: " + err.Error())
@@ -802,7 +816,7 @@ func (cl *i3Client) fill() {
 			r.Warn("no results came back from the iperf3 server: the receiver's counts are unknown")
 		}
 		if udp {
-			warnSender(r, cfg, &snd, 0)
+			session.WarnSender(r, cfg, &snd, 0)
 		}
 	}
 	switch {

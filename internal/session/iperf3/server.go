@@ -1,4 +1,4 @@
-package session
+package iperf3
 
 import (
 	"bytes"
@@ -17,15 +17,16 @@ import (
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sockopt"
 	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/udpio"
-	"github.com/wirebench/wirebench/internal/wire/iperf3"
+	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
-// Iperf3Config configures the iperf3 side of a Server.
-type Iperf3Config struct {
-	// Port is iperf3's own port (TCP and UDP), usually DefaultIperf3Port;
+// Config configures the iperf3 side of a Server.
+type Config struct {
+	// Port is iperf3's own port (TCP and UDP), usually session.DefaultIperf3Port;
 	// 0 serves iperf3 only on the iperf2 port, -1 picks an ephemeral port.
 	Port int
 	// MaxRate caps a test's total rate in bit/s (0 = no cap): a test asking
@@ -34,38 +35,38 @@ type Iperf3Config struct {
 	MaxRate float64
 	// Auth, when set, is asked before each test runs; a test it refuses
 	// gets iperf3's IEAUTHTEST (142), "test authorization failed".
-	Auth *Iperf3Auth
+	Auth *Auth
 }
 
-// EnableIperf3 makes s answer iperf3 clients as well: on its own port (when
+// Enable makes s answer iperf3 clients as well: on its own port (when
 // cfg.Port is not 0) and on the iperf2 port, where iperf3 control and data
 // connections are told apart by their cookie characters and UDP streams by
 // the 4-byte connect message. Each control connection is its own test;
 // --max-tests (ServerConfig.MaxTests) bounds how many run at once. Call it
 // after Listen and before Serve; it returns the iperf3 port (0 when none).
-func (s *Server) EnableIperf3(ctx context.Context, cfg Iperf3Config) (int, error) {
-	hub := &i3Hub{s: s, cfg: cfg, tests: map[iperf3.Cookie]*i3Test{}}
-	main := &i3Demux{hub: hub, conn: s.udp, streams: map[netip.AddrPort]*i3SrvStream{}}
-	s.AddTCPProtocol(TCPProtocol{Name: "iperf3", Match: iperf3.LooksLikeCookie, Serve: hub.serveConn})
-	s.AddUDPProtocol(UDPProtocol{Name: "iperf3", Match: main.match, Datagram: main.datagram, Done: main.done})
+func Enable(ctx context.Context, s *session.Server, cfg Config) (int, error) {
+	hub := &i3Hub{s: s, cfg: cfg, tests: map[i3wire.Cookie]*i3Test{}}
+	main := &i3Demux{hub: hub, conn: s.UDPConn(), streams: map[netip.AddrPort]*i3SrvStream{}}
+	s.AddTCPProtocol(session.TCPProtocol{Name: "iperf3", Match: i3wire.LooksLikeCookie, Serve: hub.serveConn})
+	s.AddUDPProtocol(session.UDPProtocol{Name: "iperf3", Match: main.match, Datagram: main.datagram, Done: main.done})
 	if cfg.Port == 0 {
 		return 0, nil
 	}
 	port := max(cfg.Port, 0)
-	ln, err := s.listenTCP(ctx, port)
+	ln, err := s.ListenTCP(ctx, port)
 	if err != nil {
 		return 0, fmt.Errorf("for iperf3: %w", err)
 	}
 	port = ln.Addr().(*net.TCPAddr).Port
-	uaddr := net.JoinHostPort(s.cfg.Bind, strconv.Itoa(port))
-	uc, err := udpio.Listen(ctx, s.network("udp"), uaddr, s.udpOptions(true))
+	uaddr := net.JoinHostPort(s.Config().Bind, strconv.Itoa(port))
+	uc, err := udpio.Listen(ctx, s.Network("udp"), uaddr, s.UDPOptions(true))
 	if err != nil {
 		ln.Close()
 		return 0, fmt.Errorf("listening on udp %s for iperf3: %w", uaddr, err)
 	}
-	s.ownPort(port)
-	own := &i3Demux{hub: hub, conn: &lockedConn{Conn: uc}, streams: map[netip.AddrPort]*i3SrvStream{}}
-	s.extra = append(s.extra, func(ctx context.Context) {
+	s.OwnPort(port)
+	own := &i3Demux{hub: hub, conn: &session.LockedConn{Conn: uc}, streams: map[netip.AddrPort]*i3SrvStream{}}
+	s.AddListener(func(ctx context.Context) {
 		stop := context.AfterFunc(ctx, func() { ln.Close(); uc.Close() })
 		defer stop()
 		var wg sync.WaitGroup
@@ -80,11 +81,11 @@ func (s *Server) EnableIperf3(ctx context.Context, cfg Iperf3Config) (int, error
 
 // i3Hub holds the iperf3 tests of one server, by cookie.
 type i3Hub struct {
-	s   *Server
-	cfg Iperf3Config
+	s   *session.Server
+	cfg Config
 
 	mu    sync.Mutex
-	tests map[iperf3.Cookie]*i3Test
+	tests map[i3wire.Cookie]*i3Test
 	order []*i3Test // registration order, for matching UDP streams
 }
 
@@ -96,12 +97,12 @@ func (h *i3Hub) accept(ctx context.Context, ln net.Listener) {
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return
 			}
-			h.s.logs.log("i3-accept", fmt.Sprintf("iperf3: accepting a connection: %v", err))
+			h.s.Log("i3-accept", fmt.Sprintf("iperf3: accepting a connection: %v", err))
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
-		forget := h.s.noteAccept(c)
-		h.s.goTest("iperf3: "+c.RemoteAddr().String(), func() {
+		forget := h.s.NoteAccept(c)
+		h.s.Go("iperf3: "+c.RemoteAddr().String(), func() {
 			defer forget()
 			defer c.Close()
 			h.serveConn(ctx, c, nil)
@@ -113,18 +114,18 @@ func (h *i3Hub) accept(ctx context.Context, ln net.Listener) {
 // already read) and treats it as a data stream of a test waiting for
 // streams, or as a new control connection.
 func (h *i3Hub) serveConn(ctx context.Context, c net.Conn, first []byte) {
-	peer := peerOf(c)
-	buf := make([]byte, iperf3.CookieSize)
+	peer := session.PeerOf(c)
+	buf := make([]byte, i3wire.CookieSize)
 	n := copy(buf, first)
-	_ = c.SetReadDeadline(time.Now().Add(h.s.cfg.HeaderTimeout))
+	_ = c.SetReadDeadline(time.Now().Add(h.s.Config().HeaderTimeout))
 	if _, err := io.ReadFull(c, buf[n:]); err != nil {
-		h.s.logs.log("i3-cookie", fmt.Sprintf("iperf3: %s: reading the cookie: %v", peer, err))
+		h.s.Log("i3-cookie", fmt.Sprintf("iperf3: %s: reading the cookie: %v", peer, err))
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
-	ck, err := iperf3.ParseCookie(buf)
+	ck, err := i3wire.ParseCookie(buf)
 	if err != nil {
-		h.s.logs.log("i3-cookie", fmt.Sprintf("iperf3: %s: %v", peer, err))
+		h.s.Log("i3-cookie", fmt.Sprintf("iperf3: %s: %v", peer, err))
 		return
 	}
 	h.mu.Lock()
@@ -141,7 +142,7 @@ func (h *i3Hub) serveConn(ctx context.Context, c net.Conn, first []byte) {
 func (h *i3Hub) register(t *i3Test) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if len(h.tests) >= h.s.cfg.MaxTests || h.tests[t.cookie] != nil {
+	if len(h.tests) >= h.s.Config().MaxTests || h.tests[t.cookie] != nil {
 		return false
 	}
 	h.tests[t.cookie] = t
@@ -169,8 +170,8 @@ func (h *i3Hub) unregister(t *i3Test) {
 // source address: a UDP test waits (up to i3StepTimeout) while another UDP
 // test from the same address is taking streams, so that two tests from one
 // host never share them out between each other.
-func (h *i3Hub) startAccepting(ctx context.Context, t *i3Test, p *iperf3.Params) error {
-	udp := p.Protocol == iperf3.ProtoUDP
+func (h *i3Hub) startAccepting(ctx context.Context, t *i3Test, p *i3wire.Params) error {
+	udp := p.Protocol == i3wire.ProtoUDP
 	deadline := time.Now().Add(i3StepTimeout)
 	for {
 		h.mu.Lock()
@@ -203,9 +204,9 @@ func (h *i3Hub) pendingUDPLocked(addr netip.Addr) *i3Test {
 // i3Test is one iperf3 test on the server.
 type i3Test struct {
 	hub    *i3Hub
-	cookie iperf3.Cookie
+	cookie i3wire.Cookie
 	peer   netip.AddrPort
-	p      *iperf3.Params
+	p      *i3wire.Params
 	udp    bool
 
 	// Guarded by hub.mu while streams are being created.
@@ -290,12 +291,12 @@ func (t *i3Test) attachTCP(ctx context.Context, c net.Conn) {
 	h.mu.Lock()
 	ok = ok && t.accepting
 	if ok {
-		t.addStreamLocked(&i3SrvStream{tcp: c, seq: h.s.acceptOrder(c)})
+		t.addStreamLocked(&i3SrvStream{tcp: c, seq: h.s.AcceptOrder(c)})
 	}
 	h.mu.Unlock()
 	if !ok {
 		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-		_, _ = c.Write([]byte{iperf3.AccessDenied.Byte()})
+		_, _ = c.Write([]byte{i3wire.AccessDenied.Byte()})
 		return
 	}
 	select {
@@ -305,44 +306,44 @@ func (t *i3Test) attachTCP(ctx context.Context, c net.Conn) {
 }
 
 // i3Refusal is a test refused after its parameters.
-func (h *i3Hub) refusal(p *iperf3.Params) *iperf3.ServerErr {
+func (h *i3Hub) refusal(p *i3wire.Params) *i3wire.ServerErr {
 	if err := p.Validate(); err != nil {
-		var se *iperf3.ServerErr
+		var se *i3wire.ServerErr
 		if errors.As(err, &se) {
 			return se
 		}
-		return &iperf3.ServerErr{IErrno: iperf3.ErrnoRecvParams}
+		return &i3wire.ServerErr{IErrno: i3wire.ErrnoRecvParams}
 	}
-	if p.Time > 0 && time.Duration(p.Time)*time.Second > h.s.cfg.MaxDuration {
-		return &iperf3.ServerErr{IErrno: iperf3.ErrnoMaxDuration}
+	if p.Time > 0 && time.Duration(p.Time)*time.Second > h.s.Config().MaxDuration {
+		return &i3wire.ServerErr{IErrno: i3wire.ErrnoMaxDuration}
 	}
 	if h.cfg.MaxRate > 0 && p.Bandwidth > 0 && float64(p.Bandwidth)*float64(p.TotalStreams()) > h.cfg.MaxRate {
-		return &iperf3.ServerErr{IErrno: iperf3.ErrnoTotalRate}
+		return &i3wire.ServerErr{IErrno: i3wire.ErrnoTotalRate}
 	}
 	return nil
 }
 
 // ctrlMsg is one state read by the control reader, or its error.
 type ctrlMsg struct {
-	st  iperf3.State
+	st  i3wire.State
 	err error
 }
 
 // control runs one iperf3 test from its control connection.
-func (h *i3Hub) control(ctx context.Context, c net.Conn, ck iperf3.Cookie, peer netip.AddrPort) {
+func (h *i3Hub) control(ctx context.Context, c net.Conn, ck i3wire.Cookie, peer netip.AddrPort) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	conn := iperf3.NewConn(c)
+	conn := i3wire.NewConn(c)
 	t := &i3Test{hub: h, cookie: ck, peer: peer, ready: make(chan struct{}), done: make(chan struct{})}
-	release, admitted := h.s.admitSource("iperf3", peer.Addr())
+	release, admitted := h.s.AdmitSource("iperf3", peer.Addr())
 	if !admitted || !h.register(t) {
 		sctx, cancel := step(ctx)
-		_ = conn.WriteState(sctx, iperf3.AccessDenied)
+		_ = conn.WriteState(sctx, i3wire.AccessDenied)
 		cancel()
 		if admitted {
 			release()
-			h.s.logs.log("i3-busy", fmt.Sprintf("iperf3: %s: busy (%d tests running, --max-tests)", peer, h.s.cfg.MaxTests))
+			h.s.Log("i3-busy", fmt.Sprintf("iperf3: %s: busy (%d tests running, --max-tests)", peer, h.s.Config().MaxTests))
 		}
 		return
 	}
@@ -352,26 +353,26 @@ func (h *i3Hub) control(ctx context.Context, c net.Conn, ck iperf3.Cookie, peer 
 		t.ended.Store(true)
 		close(t.done)
 	}()
-	sv := &i3ServerTest{t: t, conn: conn, ctrl: c, m: iperf3.NewMachine(iperf3.RoleServer)}
+	sv := &i3ServerTest{t: t, conn: conn, ctrl: c, m: i3wire.NewMachine(i3wire.RoleServer)}
 	defer func() {
 		if v := recover(); v != nil {
-			h.s.logPanic("iperf3: "+peer.String(), v)
+			h.s.LogPanic("iperf3: "+peer.String(), v)
 			if sv.r != nil && !sv.reported {
 				_ = fail(sv, fmt.Errorf("internal error (panic: %v); see the server log", v))
 			}
 		}
 	}()
 	if err := sv.run(ctx); err != nil {
-		h.s.logs.log("i3-test", fmt.Sprintf("iperf3: %s: %v", peer, err))
+		h.s.Log("i3-test", fmt.Sprintf("iperf3: %s: %v", peer, err))
 	}
 }
 
 // i3ServerTest is the control side of one server test.
 type i3ServerTest struct {
 	t     *i3Test
-	conn  *iperf3.Conn
+	conn  *i3wire.Conn
 	ctrl  net.Conn
-	m     *iperf3.Machine
+	m     *i3wire.Machine
 	r     *result.Result
 	id    int
 	start time.Time
@@ -392,10 +393,10 @@ func (sv *i3ServerTest) finish() {
 	if sv.quiet {
 		return
 	}
-	sv.t.hub.s.finished(sv.id, sv.r)
+	sv.t.hub.s.Finished(sv.id, sv.r)
 }
 
-func (sv *i3ServerTest) send(ctx context.Context, st iperf3.State) error {
+func (sv *i3ServerTest) send(ctx context.Context, st i3wire.State) error {
 	sctx, cancel := step(ctx)
 	defer cancel()
 	if err := sv.m.Send(st); err != nil {
@@ -407,7 +408,7 @@ func (sv *i3ServerTest) send(ctx context.Context, st iperf3.State) error {
 	return nil
 }
 
-func (sv *i3ServerTest) refuse(ctx context.Context, se *iperf3.ServerErr) error {
+func (sv *i3ServerTest) refuse(ctx context.Context, se *i3wire.ServerErr) error {
 	sctx, cancel := step(ctx)
 	defer cancel()
 	_ = sv.conn.WriteServerErr(sctx, se)
@@ -417,25 +418,25 @@ func (sv *i3ServerTest) refuse(ctx context.Context, se *iperf3.ServerErr) error 
 // run is the server's side of the conversation.
 func (sv *i3ServerTest) run(ctx context.Context) error {
 	t, h := sv.t, sv.t.hub
-	if err := sv.send(ctx, iperf3.ParamExchange); err != nil {
+	if err := sv.send(ctx, i3wire.ParamExchange); err != nil {
 		return err
 	}
 	sctx, cancel := step(ctx)
 	p, err := sv.conn.ReadParams(sctx)
 	cancel()
 	if err != nil {
-		if errors.Is(err, iperf3.ErrBadParams) || errors.Is(err, iperf3.ErrInvalidJSON) || errors.Is(err, iperf3.ErrJSONTooLarge) {
-			_ = sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoRecvParams})
+		if errors.Is(err, i3wire.ErrBadParams) || errors.Is(err, i3wire.ErrInvalidJSON) || errors.Is(err, i3wire.ErrJSONTooLarge) {
+			_ = sv.refuse(ctx, &i3wire.ServerErr{IErrno: i3wire.ErrnoRecvParams})
 		}
 		return fmt.Errorf("reading the parameters: %w", err)
 	}
 	if h.cfg.Auth != nil {
 		who, err := h.cfg.Auth.authorize(t.cookie, p)
 		if err != nil {
-			_ = sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoAuthTest})
+			_ = sv.refuse(ctx, &i3wire.ServerErr{IErrno: i3wire.ErrnoAuthTest})
 			return fmt.Errorf("test authorization failed: %w", err)
 		}
-		h.s.logs.log("i3-auth", fmt.Sprintf("iperf3: %s: authenticated (%s)", t.peer, who))
+		h.s.Log("i3-auth", fmt.Sprintf("iperf3: %s: authenticated (%s)", t.peer, who))
 	}
 	if se := h.refusal(p); se != nil {
 		return sv.refuse(ctx, se)
@@ -444,9 +445,9 @@ func (sv *i3ServerTest) run(ctx context.Context) error {
 		return err
 	}
 	if err := h.startAccepting(ctx, t, p); err != nil {
-		return sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoStreamAccept})
+		return sv.refuse(ctx, &i3wire.ServerErr{IErrno: i3wire.ErrnoStreamAccept})
 	}
-	if err := sv.send(ctx, iperf3.CreateStreams); err != nil {
+	if err := sv.send(ctx, i3wire.CreateStreams); err != nil {
 		return err
 	}
 	// One goroutine reads the control connection until the test's end
@@ -457,8 +458,8 @@ func (sv *i3ServerTest) run(ctx context.Context) error {
 	rd.Add(1)
 	go func() {
 		defer rd.Done()
-		var st iperf3.State
-		err := h.s.catch("iperf3: reading the control connection of "+t.peer.String(), func() (err error) {
+		var st i3wire.State
+		err := h.s.Catch("iperf3: reading the control connection of "+t.peer.String(), func() (err error) {
 			st, err = sv.conn.ReadState(ctx)
 			return err
 		})
@@ -475,18 +476,18 @@ func (sv *i3ServerTest) run(ctx context.Context) error {
 		return sv.badMsg(m, "while waiting for the data streams")
 	case <-timer.C:
 		h.closeStreams(t)
-		return sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoStreamAccept})
+		return sv.refuse(ctx, &i3wire.ServerErr{IErrno: i3wire.ErrnoStreamAccept})
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if err := sv.send(ctx, iperf3.TestStart); err != nil {
+	if err := sv.send(ctx, i3wire.TestStart); err != nil {
 		return err
 	}
 	// The test's clock starts before TEST_RUNNING goes: the client sends
 	// as soon as it reads it, and bytes that arrive while this side
 	// still sets up must fall inside the test's time.
 	start := time.Now()
-	if err := sv.send(ctx, iperf3.TestRunning); err != nil {
+	if err := sv.send(ctx, i3wire.TestRunning); err != nil {
 		return err
 	}
 	m, err := sv.runData(ctx, start, msgs)
@@ -505,12 +506,12 @@ func (sv *i3ServerTest) run(ctx context.Context) error {
 // has for a test the server will not run for this client, followed by the
 // reason in words, which a wirebench client shows (iperf3 ignores it). TCP
 // tests send on connections the client opened and are not refused.
-func (sv *i3ServerTest) refuseReverse(ctx context.Context, p *iperf3.Params) error {
+func (sv *i3ServerTest) refuseReverse(ctx context.Context, p *i3wire.Params) error {
 	t, h := sv.t, sv.t.hub
-	if p.Protocol != iperf3.ProtoUDP || !p.Reverse && !p.Bidirectional {
+	if p.Protocol != i3wire.ProtoUDP || !p.Reverse && !p.Bidirectional {
 		return nil
 	}
-	why := h.s.reverse.Check(t.peer.Addr())
+	why := h.s.CheckReverse(t.peer.Addr())
 	if why == nil {
 		return nil
 	}
@@ -518,8 +519,8 @@ func (sv *i3ServerTest) refuseReverse(ctx context.Context, p *iperf3.Params) err
 	t.p, t.udp = p, true // not accepting: no stream can find it
 	h.mu.Unlock()
 	sv.start = time.Now()
-	h.s.refuseTest(sv.newResult(), why)
-	_ = sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoAuthTest, Text: why.Error()})
+	h.s.RefuseTest(sv.newResult(), why)
+	_ = sv.refuse(ctx, &i3wire.ServerErr{IErrno: i3wire.ErrnoAuthTest, Text: why.Error()})
 	return why
 }
 
@@ -565,11 +566,11 @@ func (sv *i3ServerTest) runData(ctx context.Context, start time.Time, msgs chan 
 	sv.start = start
 	sv.r = sv.newResult()
 	if sv.quiet = p.WB != nil && p.WB.Probe; sv.quiet {
-		sv.id = h.s.quietTest()
+		sv.id = h.s.QuietTest()
 	} else {
-		sv.id = h.s.newTest(sv.r)
+		sv.id = h.s.NewTest(sv.r)
 	}
-	hook("iperf3-test", t.peer)
+	session.Hook("iperf3-test", t.peer)
 	var recvC, sendC, allC []*stats.Counters
 	var recvTCP []net.Conn
 	var ids []int64
@@ -587,15 +588,15 @@ func (sv *i3ServerTest) runData(ctx context.Context, start time.Time, msgs chan 
 	// The client's -O: the first seconds are shown, marked, and left out
 	// of the summary; the client runs them before its -t.
 	omit := time.Duration(p.Omit) * time.Second
-	onIv := h.s.interval(sv.id)
+	onIv := h.s.Interval(sv.id)
 	if sv.quiet {
 		onIv = nil
 	}
-	iv := engine.NewIntervals(sv.start, h.s.cfg.Interval, onIv, directionFlows(recvC, sendC, false)...)
+	iv := engine.NewIntervals(sv.start, h.s.Config().Interval, onIv, directionFlows(recvC, sendC, false)...)
 	iv.SetOmit(omit)
 	ivCtx, ivEnd := context.WithCancel(ctx) // ends the reports should this test panic before Stop
 	defer ivEnd()
-	backstop := h.s.cfg.MaxDuration
+	backstop := h.s.Config().MaxDuration
 	if p.Time > 0 {
 		backstop = min(backstop, time.Duration(p.Time)*time.Second+omit)
 	}
@@ -632,7 +633,7 @@ func (sv *i3ServerTest) runData(ctx context.Context, start time.Time, msgs chan 
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := h.s.catch(fmt.Sprintf("iperf3: stream %d of %s", st.id, t.peer), func() error {
+				if err := h.s.Catch(fmt.Sprintf("iperf3: stream %d of %s", st.id, t.peer), func() error {
 					sv.stream(c, st, backstop, payload)
 					return nil
 				}); err != nil {
@@ -656,11 +657,11 @@ wait:
 			}
 			break wait
 		case <-limit.C:
-			err = sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoServerExpired})
+			err = sv.refuse(ctx, &i3wire.ServerErr{IErrno: i3wire.ErrnoServerExpired})
 			break wait
 		case now := <-check.C:
 			if h.cfg.MaxRate > 0 && sv.rate(allC, now) > h.cfg.MaxRate {
-				err = sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoTotalRate})
+				err = sv.refuse(ctx, &i3wire.ServerErr{IErrno: i3wire.ErrnoTotalRate})
 				break wait
 			}
 		case <-ctx.Done():
@@ -668,7 +669,7 @@ wait:
 			break wait
 		}
 	}
-	if err == nil && m.st != iperf3.TestEnd {
+	if err == nil && m.st != i3wire.TestEnd {
 		err = sv.badMsg(m, "during the test")
 	}
 	stopSend()
@@ -690,9 +691,9 @@ wait:
 	wg.Wait()
 	sv.r.Intervals = iv.Stop(sv.end)
 	sv.perIv = per.Stop(sv.end)
-	sv.omitted = streamOmits(iv, omit, ids, allC)
+	sv.omitted = session.StreamOmits(iv, omit, ids, allC)
 	sv.fill()
-	applyOmit(sv.r, omit, sv.omitted, true)
+	session.ApplyOmit(sv.r, omit, sv.omitted, true)
 	if err != nil {
 		sv.r.Error = err.Error()
 		sv.finish()
@@ -747,7 +748,7 @@ func drain(ctx context.Context, cs []*stats.Counters, tcp []net.Conn) {
 	}
 	queued := func() bool {
 		for _, c := range tcp {
-			if queuedBytes(c) > 0 {
+			if session.QueuedBytes(c) > 0 {
 				return true
 			}
 		}
@@ -787,7 +788,7 @@ func (sv *i3ServerTest) blockLen() int {
 	if sv.t.udp {
 		return i3DefaultUDP
 	}
-	return DefaultTCPLength
+	return session.DefaultTCPLength
 }
 
 // stream runs one TCP stream, or one UDP stream the server sends on (UDP
@@ -809,9 +810,9 @@ func (sv *i3ServerTest) stream(ctx context.Context, st *i3SrvStream, backstop ti
 			pps = float64(p.Bandwidth) / float64(length*8)
 		}
 		st.udpRes, st.err = engine.SendUDP(ctx, st.uconn, engine.UDPSendConfig{Template: payload, Stamp: i3Stamp(p.UDPCounters64Bit),
-			PPS: pps, Duration: backstop, Bytes: per, FirstID: 1, Dst: st.dst, Batch: serverSendBatch(length)}, &st.c)
+			PPS: pps, Duration: backstop, Bytes: per, FirstID: 1, Dst: st.dst, Batch: session.ServerSendBatch(length)}, &st.c)
 	case st.send:
-		st.tcpRes, st.err = sendTCP(ctx, st.tcp, p.ZeroCopy, engine.TCPSendConfig{Buffer: payload, Duration: backstop, Bytes: per}, &st.c)
+		st.tcpRes, st.err = session.SendTCP(ctx, st.tcp, p.ZeroCopy, engine.TCPSendConfig{Buffer: payload, Duration: backstop, Bytes: per}, &st.c)
 	default:
 		st.tcpRes, st.err = engine.ReceiveTCP(ctx, st.tcp, max(length, 128*1024), 0, nil, &st.c)
 	}
@@ -826,8 +827,8 @@ func (sv *i3ServerTest) newResult() *result.Result {
 	if t.udp {
 		proto = result.UDP
 	}
-	r := newServerResult(proto, DialectIperf3, t.peer, sv.ctrl.LocalAddr().(*net.TCPAddr).Port)
-	r.Version = versionString()
+	r := session.NewServerResult(proto, session.DialectIperf3, t.peer, sv.ctrl.LocalAddr().(*net.TCPAddr).Port)
+	r.Version = session.VersionString()
 	r.StartedAt = sv.start.UTC()
 	r.Test.PeerVersion = p.ClientVersion
 	t.recordSocket(r)
@@ -864,7 +865,7 @@ func (sv *i3ServerTest) fill() {
 				sd = &result.Sender{Bytes: st.udpRes.Bytes, Packets: st.udpRes.Packets, SendErrors: st.udpRes.Errors,
 					Seconds: st.udpRes.End.Sub(st.udpRes.Start).Seconds()}
 			}
-			rateOf(sd)
+			session.RateOf(sd)
 			snd.Bytes += sd.Bytes
 			snd.Packets += sd.Packets
 			snd.SendErrors += sd.SendErrors
@@ -882,7 +883,7 @@ func (sv *i3ServerTest) fill() {
 				rr = &result.Receiver{Bytes: st.tcpRes.Bytes, Seconds: sv.end.Sub(sv.start).Seconds(), Source: "local"}
 				i3Rates(rr, false)
 			}
-			sumReceiver(&rcv, rr)
+			session.SumReceiver(&rcv, rr)
 			rs.Receiver = rr
 		}
 		if st.err != nil && r.Error == "" {
@@ -892,7 +893,7 @@ func (sv *i3ServerTest) fill() {
 			r.Streams = append(r.Streams, rs)
 		}
 	}
-	rateOf(&snd)
+	session.RateOf(&snd)
 	if !udp {
 		snd.PacketsPerSecond, rcv.PacketsPerSecond = 0, 0
 	}
@@ -909,16 +910,16 @@ func (sv *i3ServerTest) fill() {
 }
 
 // ourResults is the server's results JSON.
-func (sv *i3ServerTest) ourResults() *iperf3.Results {
+func (sv *i3ServerTest) ourResults() *i3wire.Results {
 	p := sv.t.p
-	res := &iperf3.Results{}
-	res.CPUUtilTotal, res.CPUUtilUser, res.CPUUtilSystem = sv.t.hub.s.cpuSoFar(sv.id)
+	res := &i3wire.Results{}
+	res.CPUUtilTotal, res.CPUUtilUser, res.CPUUtilSystem = sv.t.hub.s.CPUSoFar(sv.id)
 	endT := sv.end.Sub(sv.start).Seconds()
 	var send []bool
 	var retr []i3Retr
 	for _, st := range sv.t.streams {
 		send, retr = append(send, st.send), append(retr, st.retr)
-		sr := iperf3.StreamResult{ID: st.id, EndTime: endT}
+		sr := i3wire.StreamResult{ID: st.id, EndTime: endT}
 		switch {
 		case st.uconn != nil:
 			sr.Bytes, sr.Packets = st.udpRes.Bytes, st.udpRes.Packets
@@ -935,13 +936,13 @@ func (sv *i3ServerTest) ourResults() *iperf3.Results {
 	i3SetRetrans(res, sv.t.udp, send, retr)
 	omitStreamResults(res, sv.omitted, time.Duration(p.Omit)*time.Second)
 	if p.WB != nil {
-		wb := &iperf3.WBResults{Version: iperf3.WBVersion, Agent: "wirebench/" + versionString()}
+		wb := &i3wire.WBResults{Version: i3wire.WBVersion, Agent: "wirebench/" + session.VersionString()}
 		ivs := i3WBIntervals(sv.perIv)
 		for _, st := range sv.t.streams {
 			if st.send {
 				continue
 			}
-			ws := iperf3.WBStream{ID: st.id, Intervals: ivs[st.id]}
+			ws := i3wire.WBStream{ID: st.id, Intervals: ivs[st.id]}
 			if st.urx != nil {
 				ws.Duplicates, ws.OutOfOrder = st.totals.dups, st.totals.ooo
 			}
@@ -970,14 +971,14 @@ func (sv *i3ServerTest) text() string {
 // exchange runs EXCHANGE_RESULTS to IPERF_DONE and reports the result.
 func (sv *i3ServerTest) exchange(ctx context.Context) error {
 	fail := func(err error) error { return fail(sv, err) }
-	if err := sv.send(ctx, iperf3.ExchangeResults); err != nil {
+	if err := sv.send(ctx, i3wire.ExchangeResults); err != nil {
 		return fail(err)
 	}
 	sctx, cancel := step(ctx)
 	defer cancel()
 	peer, err := sv.conn.ReadResults(sctx)
 	if err != nil {
-		_ = sv.refuse(ctx, &iperf3.ServerErr{IErrno: iperf3.ErrnoRecvResults})
+		_ = sv.refuse(ctx, &i3wire.ServerErr{IErrno: i3wire.ErrnoRecvResults})
 		return fail(fmt.Errorf("reading the client's results: %w", err))
 	}
 	sv.peerCounts(peer)
@@ -986,14 +987,14 @@ func (sv *i3ServerTest) exchange(ctx context.Context) error {
 	if err := sv.conn.WriteResults(sctx, sv.ourResults()); err != nil {
 		return fail(fmt.Errorf("sending our results: %w", err))
 	}
-	if err := sv.send(ctx, iperf3.DisplayResults); err != nil {
+	if err := sv.send(ctx, i3wire.DisplayResults); err != nil {
 		return fail(err)
 	}
 	st, err := sv.conn.ReadState(sctx)
 	if err == nil {
 		err = sv.m.Recv(st)
 	}
-	if err == nil && st != iperf3.IperfDone {
+	if err == nil && st != i3wire.IperfDone {
 		err = fmt.Errorf("the client sent %v instead of IPERF_DONE", st)
 	}
 	if err != nil {
@@ -1005,7 +1006,7 @@ func (sv *i3ServerTest) exchange(ctx context.Context) error {
 
 // peerCounts takes the receive counts of the streams we sent on from the
 // client's results.
-func (sv *i3ServerTest) peerCounts(peer *iperf3.Results) {
+func (sv *i3ServerTest) peerCounts(peer *i3wire.Results) {
 	var ids []int64
 	for _, st := range sv.t.streams {
 		if st.send {
@@ -1017,7 +1018,7 @@ func (sv *i3ServerTest) peerCounts(peer *iperf3.Results) {
 	}
 	sum, per, lossWhole, err := i3PeerReceiver(peer, ids, sv.t.udp, time.Duration(sv.t.p.Omit)*time.Second, sv.omitted)
 	if lossWhole {
-		sv.r.Warn(omitLossWarning)
+		sv.r.Warn(session.OmitLossWarning)
 	}
 	if err != nil {
 		sv.r.Warn("the client's results do not match our streams: " + err.Error())
@@ -1050,7 +1051,7 @@ type i3Demux struct {
 // match reports whether a new source's first datagram is an iperf3 UDP
 // connect message for a test waiting for streams from its address.
 func (d *i3Demux) match(b []byte) bool {
-	return len(b) == 4 && iperf3.IsUDPConnectMsg(b)
+	return len(b) == 4 && i3wire.IsUDPConnectMsg(b)
 }
 
 // datagram handles one datagram. A connect message that opens a stream is
@@ -1066,7 +1067,7 @@ func (d *i3Demux) datagram(src netip.AddrPort, b []byte, at time.Time) []byte {
 		}
 		return nil
 	}
-	if len(b) != 4 || !iperf3.IsUDPConnectMsg(b) {
+	if len(b) != 4 || !i3wire.IsUDPConnectMsg(b) {
 		return nil
 	}
 	h := d.hub
@@ -1077,8 +1078,8 @@ func (d *i3Demux) datagram(src netip.AddrPort, b []byte, at time.Time) []byte {
 		// the test, and a 3.12 client that reads one of our data
 		// datagrams where it waits for this reply gives up ("unable to
 		// read from stream socket"; seen in 3 of 30 UDP --bidir runs).
-		if _, err := d.conn.WriteBatch([]udpio.Message{{Buf: []byte(iperf3.UDPConnectReply), Addr: src}}); err != nil {
-			h.s.logs.log("i3-reply", fmt.Sprintf("iperf3: udp connect reply to %s: %v", src, err))
+		if _, err := d.conn.WriteBatch([]udpio.Message{{Buf: []byte(i3wire.UDPConnectReply), Addr: src}}); err != nil {
+			h.s.Log("i3-reply", fmt.Sprintf("iperf3: udp connect reply to %s: %v", src, err))
 		}
 		st = &i3SrvStream{uconn: d.conn, dst: src}
 		t.addStreamLocked(st)
@@ -1088,7 +1089,7 @@ func (d *i3Demux) datagram(src netip.AddrPort, b []byte, at time.Time) []byte {
 	}
 	h.mu.Unlock()
 	if t == nil {
-		h.s.logs.log("i3-udp", fmt.Sprintf("iperf3: ignored a udp connect from %s: no test from that address waits for streams", src))
+		h.s.Log("i3-udp", fmt.Sprintf("iperf3: ignored a udp connect from %s: no test from that address waits for streams", src))
 		return nil
 	}
 	d.mu.Lock()
@@ -1121,21 +1122,21 @@ func (d *i3Demux) serve(ctx context.Context) {
 		d.mu.Unlock()
 		return true
 	}
-	err := engine.ReceiveUDP(ctx, d.conn, engine.UDPReceiveConfig{Batch: 64, Tick: sweepEvery, OnTick: sweep}, func(m *udpio.Message) bool {
+	err := engine.ReceiveUDP(ctx, d.conn, engine.UDPReceiveConfig{Batch: 64, Tick: session.SweepEvery, OnTick: sweep}, func(m *udpio.Message) bool {
 		defer func() {
 			// The name is built only on a panic: not per datagram.
 			if v := recover(); v != nil {
-				d.hub.s.logPanic("iperf3: udp from "+m.Addr.String(), v)
+				d.hub.s.LogPanic("iperf3: udp from "+m.Addr.String(), v)
 			}
 		}()
 		if reply := d.datagram(m.Addr, m.Buf[:m.N], m.Time); reply != nil {
 			if _, err := d.conn.WriteBatch([]udpio.Message{{Buf: reply, Addr: m.Addr}}); err != nil {
-				d.hub.s.logs.log("i3-reply", fmt.Sprintf("iperf3: udp connect reply to %s: %v", m.Addr, err))
+				d.hub.s.Log("i3-reply", fmt.Sprintf("iperf3: udp connect reply to %s: %v", m.Addr, err))
 			}
 		}
 		return true
 	})
 	if err != nil && ctx.Err() == nil {
-		d.hub.s.logs.log("i3-udp-read", fmt.Sprintf("iperf3: reading the udp socket: %v", err))
+		d.hub.s.Log("i3-udp-read", fmt.Sprintf("iperf3: reading the udp socket: %v", err))
 	}
 }
