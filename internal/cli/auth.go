@@ -5,10 +5,9 @@ import (
 	"os"
 	"strings"
 
-	iperf3session "github.com/wirebench/wirebench/internal/session/iperf3"
-
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/session"
+	iperf3session "github.com/wirebench/wirebench/internal/session/iperf3"
 	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 

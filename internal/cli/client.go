@@ -7,14 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wirebench/wirebench/internal/dialect"
-	iperf3session "github.com/wirebench/wirebench/internal/session/iperf3"
-
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	iperf3session "github.com/wirebench/wirebench/internal/session/iperf3"
 	"github.com/wirebench/wirebench/internal/units"
 	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )

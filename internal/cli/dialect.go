@@ -7,10 +7,9 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/dialect"
-	"github.com/wirebench/wirebench/internal/session/iperf3"
-
 	"github.com/wirebench/wirebench/internal/probe"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf3"
 )
 
 // dialectAuto is the --dialect value that probes the peer first.

@@ -9,9 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wirebench/wirebench/internal/dialect"
-
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"

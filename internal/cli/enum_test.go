@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/wirebench/wirebench/internal/dialect"
-
 	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/sweep"
 	"github.com/wirebench/wirebench/internal/units"

@@ -10,9 +10,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/wirebench/wirebench/internal/dialect"
-
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"

@@ -7,9 +7,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/wirebench/wirebench/internal/dialect"
-
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"

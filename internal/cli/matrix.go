@@ -11,9 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wirebench/wirebench/internal/dialect"
-
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"

@@ -11,14 +11,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wirebench/wirebench/internal/session/iperf3"
-
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/admit"
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf3"
 	"github.com/wirebench/wirebench/internal/units"
 	"github.com/wirebench/wirebench/internal/web"
 )

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/dialect"
-
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/units"

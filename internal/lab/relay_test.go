@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/dialect"
-
 	"github.com/wirebench/wirebench/internal/lab"
 	"github.com/wirebench/wirebench/internal/lab/model"
 	"github.com/wirebench/wirebench/internal/result"

@@ -16,12 +16,11 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/dialect"
-	"github.com/wirebench/wirebench/internal/session/iperf3"
-
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf3"
 	"github.com/wirebench/wirebench/internal/version"
 )
 

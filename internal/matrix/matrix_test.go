@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirebench/wirebench/internal/session/iperf3"
-
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf3"
 )
 
 // fakeSession answers each test from a table keyed by what the config asks

@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirebench/wirebench/internal/session/iperf3"
-
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf3"
 	"github.com/wirebench/wirebench/internal/testutil/loopback"
 	"github.com/wirebench/wirebench/internal/testutil/standin"
 )

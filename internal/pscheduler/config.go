@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/dialect"
-
 	"github.com/wirebench/wirebench/internal/session"
 )
 

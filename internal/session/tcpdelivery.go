@@ -1,11 +1,10 @@
 package session
 
 import (
-	"time"
-
 	"context"
 	"net"
 	"slices"
+	"time"
 
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/dialect"
-
 	"github.com/wirebench/wirebench/internal/session"
 )
 

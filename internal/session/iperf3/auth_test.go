@@ -12,9 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirebench/wirebench/internal/session"
-
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/testutil/authkeys"
 	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )

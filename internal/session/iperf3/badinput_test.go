@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirebench/wirebench/internal/session"
-
 	"go.uber.org/goleak"
 
+	"github.com/wirebench/wirebench/internal/session"
 	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/wirebench/wirebench/internal/session"
-
 	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 

@@ -13,12 +13,11 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/dialect"
-	"github.com/wirebench/wirebench/internal/session/iperf3"
-
 	"github.com/wirebench/wirebench/internal/hostdrops"
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf3"
 	"github.com/wirebench/wirebench/internal/units"
 )
 
