@@ -65,7 +65,7 @@ func startI3Server(t *testing.T, cfg ServerConfig, i3 Iperf3Config) *i3TestServe
 	p3, err := enableIperf3(ctx, srv, i3)
 	if err != nil {
 		cancel()
-		t.Fatalf("EnableIperf3: %v", err)
+		t.Fatalf("iperf3.Enable: %v", err)
 	}
 	ts.srv, ts.cancel, ts.port, ts.i3port = srv, cancel, srv.Port(), p3
 	go func() { ts.done <- srv.Serve(ctx) }()

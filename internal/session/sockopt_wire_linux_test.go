@@ -141,7 +141,7 @@ func listenAt(t *testing.T, bind string, cfg ServerConfig) int {
 	}
 	if _, err := enableIperf3(ctx, srv, Iperf3Config{}); err != nil {
 		cancel()
-		t.Fatalf("EnableIperf3: %v", err)
+		t.Fatalf("iperf3.Enable: %v", err)
 	}
 	done := make(chan struct{})
 	go func() { _ = srv.Serve(ctx); close(done) }()
