@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/session"
+	iperf3session "github.com/wirebench/wirebench/internal/session/iperf3"
 	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
@@ -107,11 +108,11 @@ func (f *serverAuthFlags) register(cmd *cobra.Command) {
 }
 
 // resolve builds the server's authentication (nil when none).
-func (f *serverAuthFlags) resolve(cmd *cobra.Command) (*session.Iperf3Auth, error) {
+func (f *serverAuthFlags) resolve(cmd *cobra.Command) (*iperf3session.Auth, error) {
 	if cmd.Flags().Changed("time-skew-threshold") && f.skew <= 0 {
 		return nil, usagef("invalid --time-skew-threshold %d: want seconds > 0", f.skew)
 	}
-	a, err := session.NewIperf3Auth(session.Iperf3AuthConfig{
+	a, err := iperf3session.NewAuth(iperf3session.AuthConfig{
 		PrivateKeyPath: f.privKey, UsersPath: f.users, SkewThreshold: int64(f.skew), Secret: f.value(),
 	})
 	if err != nil {
@@ -124,7 +125,7 @@ func (f *serverAuthFlags) resolve(cmd *cobra.Command) (*session.Iperf3Auth, erro
 }
 
 // describe says what the server's authentication covers, for its log.
-func (f *serverAuthFlags) describe(a *session.Iperf3Auth) string {
+func (f *serverAuthFlags) describe(a *iperf3session.Auth) string {
 	if a == nil {
 		return ""
 	}

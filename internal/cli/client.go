@@ -4,15 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	iperf3session "github.com/wirebench/wirebench/internal/session/iperf3"
 	"github.com/wirebench/wirebench/internal/units"
 	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
@@ -274,7 +275,7 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 		return runClientIperf3JSON(e, cfg, choice, format, &f.saving)
 	}
 	// Every usage error before the banner; the banner says what will run.
-	prepared, err := session.Prepare(cfg)
+	prepared, err := dialect.Prepare(cfg)
 	if err != nil {
 		return choice.explain(usageOrRun(err))
 	}
@@ -452,7 +453,7 @@ func runClientIperf3JSON(e *env, cfg session.ClientConfig, choice dialectChoice,
 		rep *iperf3.Report
 	}
 	got, err := afterProbe(e, choice, func() (ran, error) {
-		r, rep, err := session.RunIperf3Client(e.ctx, cfg)
+		r, rep, err := iperf3session.RunClient(e.ctx, cfg)
 		return ran{r, rep}, err
 	})
 	if err != nil {
@@ -475,4 +476,4 @@ func runClientIperf3JSON(e *env, cfg session.ClientConfig, choice dialectChoice,
 
 // dialectNames are the values --dialect takes: the session's dialects and
 // auto (probe the peer first).
-func dialectNames() []string { return append(slices.Clone(session.Dialects), dialectAuto) }
+func dialectNames() []string { return append(dialect.Names(), dialectAuto) }

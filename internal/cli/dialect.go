@@ -6,8 +6,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/probe"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf3"
 )
 
 // dialectAuto is the --dialect value that probes the peer first.
@@ -61,12 +63,12 @@ func chooseDialect(e *env, host string, port int, value string, given bool) dial
 // dialects the probe may choose (that of iperf2 is returned).
 func precheck(cfg session.ClientConfig) error {
 	cfg.Dialect = session.DialectIperf2
-	_, err := session.Prepare(cfg)
+	_, err := dialect.Prepare(cfg)
 	if err == nil {
 		return nil
 	}
 	cfg.Dialect = session.DialectIperf3
-	if _, err3 := session.Prepare(cfg); err3 == nil {
+	if _, err3 := dialect.Prepare(cfg); err3 == nil {
 		return nil
 	}
 	return err
@@ -123,7 +125,7 @@ const (
 // retryable says a test that failed with err never started and the peer
 // may still be winding down the probe.
 func retryable(err error) bool {
-	return errors.Is(err, session.ErrIperf3Busy) || errors.Is(err, syscall.ECONNREFUSED) ||
+	return errors.Is(err, iperf3.ErrBusy) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.ECONNRESET)
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -151,7 +152,7 @@ func (f *dutFlags) runClientDUT(e *env, cfg session.ClientConfig, s *dut.Session
 	if err != nil {
 		return nil, err
 	}
-	client := func(ctx context.Context) (*result.Result, error) { return session.RunClient(ctx, cfg) }
+	client := func(ctx context.Context) (*result.Result, error) { return dialect.RunClient(ctx, cfg) }
 	var r *result.Result
 	if openErr != nil {
 		r, err = dut.WithoutDevice(e.ctx, dut.RoleServer, f.shell, openErr, s, client)

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/dut"
-	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sweep"
 	"github.com/wirebench/wirebench/internal/units"
 )
@@ -28,8 +28,8 @@ func TestEnumFlagsInvalid(t *testing.T) {
 		{append([]string{"sweep", "--mode", "tcp"}, host...), `invalid --mode "tcp": ` + list(sweep.Modes...)},
 		{append([]string{"matrix", "--proto", "sctp"}, host...), `invalid --proto "sctp": ` + list("tcp", "udp", "both")},
 		{append([]string{"matrix", "--latency=tcp"}, host...), `invalid --latency "tcp": ` + list("udp", "icmp")},
-		{append([]string{"matrix", "--dialect", "iperf9"}, host...), `invalid --dialect "iperf9": ` + list(session.Dialects...)},
-		{append([]string{"client", "--dialect", "iperf9"}, host...), `invalid --dialect "iperf9": ` + list(session.Dialects...)},
+		{append([]string{"matrix", "--dialect", "iperf9"}, host...), `invalid --dialect "iperf9": ` + list(dialect.Names()...)},
+		{append([]string{"client", "--dialect", "iperf9"}, host...), `invalid --dialect "iperf9": ` + list(dialect.Names()...)},
 		{append([]string{"client", "-f", "x"}, host...), `invalid -f "x": ` + list(strings.Split(units.Formats, "")...)},
 		{append([]string{"client", "--dut-shell", "vxworks"}, host...), `invalid --dut-shell "vxworks": ` + list(dut.Shells()...)},
 		{append([]string{"client", "--dut", "cmd:true", "--dut-shell", "vxworks"}, host...), `invalid --dut-shell "vxworks": ` + list(dut.Shells()...)},

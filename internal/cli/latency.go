@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
@@ -195,7 +196,7 @@ func (l *latencyFlags) probe(port int) (*echo.LoadProbeConfig, error) {
 // runClient runs the client test, beside the latency probe when asked.
 func (l *latencyFlags) runClient(e *env, cfg session.ClientConfig, format outputFormat) (*result.Result, *result.UnderLoad, error) {
 	if l.latency == "" {
-		r, err := session.RunClient(e.ctx, cfg)
+		r, err := dialect.RunClient(e.ctx, cfg)
 		return r, nil, err
 	}
 	probe, err := l.probe(cfg.Port)

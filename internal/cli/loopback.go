@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -71,11 +72,11 @@ func runLoopback(e *env, d time.Duration, rate units.Rate, json bool) error {
 		if !json {
 			cfg.OnInterval = func(in result.Interval) { text.Interval(fmt.Sprint(i+1), in, cfg.UDP, false) }
 			cfg.OnConnected = text.Connected
-			if p, err := session.Prepare(cfg); err == nil {
+			if p, err := dialect.Prepare(cfg); err == nil {
 				text.Header(previewTest(p), "client", "", "")
 			}
 		}
-		r, err := session.RunClient(ctx, cfg)
+		r, err := dialect.RunClient(ctx, cfg)
 		if err != nil {
 			failed = errors.Join(failed, err)
 			continue

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
@@ -251,7 +252,7 @@ func (f *matrixFlags) chooseDialect(e *env, cmd *cobra.Command, host string, bas
 		if e.ctx.Err() != nil {
 			return c, fmt.Errorf("interrupted while probing %s for its dialect: no cell ran", host)
 		}
-		if _, err := session.Prepare(prepCheckBase(withDialect(base, c.dialect))); err != nil {
+		if _, err := dialect.Prepare(prepCheckBase(withDialect(base, c.dialect))); err != nil {
 			return c, c.explain(usageOrRun(err))
 		}
 		if format == formatText {

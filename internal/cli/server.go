@@ -17,6 +17,7 @@ import (
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf3"
 	"github.com/wirebench/wirebench/internal/units"
 	"github.com/wirebench/wirebench/internal/web"
 )
@@ -326,14 +327,14 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 		return err
 	}
 	echo.Register(srv, ecfg)
-	i3 := session.Iperf3Config{Port: f.iperf3Port, MaxRate: maxRate, Auth: auth}
+	i3 := iperf3.Config{Port: f.iperf3Port, MaxRate: maxRate, Auth: auth}
 	if auth != nil {
 		e.logf("%s", f.auth.describe(auth))
 	}
 	if f.iperf3Port == srv.Port() {
 		i3.Port = 0 // iperf3 is recognised on the main port anyway
 	}
-	i3port, err := srv.EnableIperf3(e.ctx, i3)
+	i3port, err := iperf3.Enable(e.ctx, srv, i3)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return fmt.Errorf("%w (is an iperf3 server running? --iperf3-port 0 answers iperf3 clients on port %d only, or pick another port)", err, srv.Port())

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -69,7 +70,7 @@ func (f *dutFlags) openSweepDUT(e *env, setup *sweepSetup, mode string, packets 
 // be missing from every later trial.
 func (d *sweepDUT) trial(ctx context.Context, _ sweep.Spec, cfg session.ClientConfig) (*result.Result, error) {
 	r, err := runOnDeviceServer(ctx, d.s, cfg, d.iface, func(ctx context.Context) (*result.Result, error) {
-		return session.RunClient(ctx, cfg)
+		return dialect.RunClient(ctx, cfg)
 	})
 	if r != nil && r.Device != nil && r.Device.Error != "" && ctx.Err() == nil {
 		d.failed = fmt.Errorf("the device (%s) failed: %s", d.s.Shell(), r.Device.Error)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/units"
@@ -68,7 +69,7 @@ func runCell(t *testing.T, ctx context.Context, c cell, mode string, o Options) 
 		if cfg.UDP {
 			cfg.Rate, cfg.Length = units.Rate{Value: 2e6}, 1000
 		}
-		r, err := s.RunDeviceServer(ctx, test, func(ctx context.Context) (*result.Result, error) { return session.RunClient(ctx, cfg) })
+		r, err := s.RunDeviceServer(ctx, test, func(ctx context.Context) (*result.Result, error) { return dialect.RunClient(ctx, cfg) })
 		return r, b, s, err
 	}
 	port, run, err := ListenOne(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1, IdleTimeout: time.Second})
@@ -201,7 +202,7 @@ func TestDeviceFailures(t *testing.T) {
 				}
 				port := freePort(t)
 				cfg := session.ClientConfig{Host: "127.0.0.1", Port: port, UDP: true, Duration: time.Second, Rate: units.Rate{Value: 2e6}}
-				r, err = WithoutDevice(ctx, RoleServer, "zephyr", err, s, func(ctx context.Context) (*result.Result, error) { return session.RunClient(ctx, cfg) })
+				r, err = WithoutDevice(ctx, RoleServer, "zephyr", err, s, func(ctx context.Context) (*result.Result, error) { return dialect.RunClient(ctx, cfg) })
 			}
 			el := time.Since(start)
 			var de *DeviceError
@@ -247,7 +248,7 @@ func TestDeviceServerRefusedAtFirst(t *testing.T) {
 		if calls <= 2 {
 			return nil, fmt.Errorf("connecting to 127.0.0.1:%d: %w", test.Port, syscall.ECONNREFUSED)
 		}
-		return session.RunClient(ctx, cfg)
+		return dialect.RunClient(ctx, cfg)
 	})
 	if err != nil {
 		t.Fatalf("after %d tries: %v", calls, err)

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf3"
 )
 
 // Runner runs wirebench's side of one test and returns its result: a
@@ -178,10 +180,11 @@ func ListenOne(ctx context.Context, cfg session.ServerConfig) (int, Runner, erro
 // iperf3 (zephyr-iperf3) finds our server answering iperf3 on the same
 // port, told apart by its first bytes.
 func (s *Session) ListenOne(ctx context.Context, cfg session.ServerConfig) (int, Runner, error) {
-	return listenOne(ctx, cfg, s.a.Dialect == session.DialectIperf3)
+	d, _ := dialect.Lookup(s.a.Dialect)
+	return listenOne(ctx, cfg, d.Server == dialect.ServerIperf3)
 }
 
-func listenOne(ctx context.Context, cfg session.ServerConfig, iperf3 bool) (int, Runner, error) {
+func listenOne(ctx context.Context, cfg session.ServerConfig, withIperf3 bool) (int, Runner, error) {
 	cfg.OneShot = true
 	got := make(chan *result.Result, 1)
 	prev := cfg.OnResult
@@ -200,8 +203,8 @@ func listenOne(ctx context.Context, cfg session.ServerConfig, iperf3 bool) (int,
 		cancel()
 		return 0, nil, err
 	}
-	if iperf3 {
-		if _, err := srv.EnableIperf3(sctx, session.Iperf3Config{}); err != nil {
+	if withIperf3 {
+		if _, err := iperf3.Enable(sctx, srv, iperf3.Config{}); err != nil {
 			cancel()
 			return 0, nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/testutil/zshell"
@@ -50,7 +51,7 @@ func runZCell(t *testing.T, ctx context.Context, s *Session, proto string, role 
 		if cfg.UDP {
 			cfg.Rate, cfg.Length = units.Rate{Value: 2e6}, 1000
 		}
-		return s.RunDeviceServer(ctx, test, func(ctx context.Context) (*result.Result, error) { return session.RunClient(ctx, cfg) })
+		return s.RunDeviceServer(ctx, test, func(ctx context.Context) (*result.Result, error) { return dialect.RunClient(ctx, cfg) })
 	}
 	port, run, err := s.ListenOne(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1, IdleTimeout: time.Second})
 	if err != nil {
@@ -242,7 +243,7 @@ func TestZephyrServerLeftOver(t *testing.T) {
 			test := Test{Proto: "udp", Port: port, Duration: time.Second}
 			cfg := session.ClientConfig{Host: "127.0.0.1", Port: port, UDP: true, Duration: time.Second, Dialect: s.Dialect(),
 				Rate: units.Rate{Value: 2e6}, Length: 1000}
-			r, err := s.RunDeviceServer(ctx, test, func(ctx context.Context) (*result.Result, error) { return session.RunClient(ctx, cfg) })
+			r, err := s.RunDeviceServer(ctx, test, func(ctx context.Context) (*result.Result, error) { return dialect.RunClient(ctx, cfg) })
 			tr := transcriptOf(s)
 			if err != nil || r.Device == nil || r.Device.Packets == nil {
 				t.Fatalf("%v\n%s", err, tr)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 )
@@ -91,7 +92,7 @@ func TestLoopbackIperfStillWorks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for _, udp := range []bool{true, false} {
-		r, err := session.RunClient(ctx, session.ClientConfig{Host: "127.0.0.1", Port: port, UDP: udp, Duration: 300 * time.Millisecond})
+		r, err := dialect.RunClient(ctx, session.ClientConfig{Host: "127.0.0.1", Port: port, UDP: udp, Duration: 300 * time.Millisecond})
 		if err != nil || r.Error != "" {
 			t.Fatalf("iperf2 client (udp %v): %v %+v", udp, err, r)
 		}
@@ -155,7 +156,7 @@ func TestLoopbackUnderLoad(t *testing.T) {
 	var tr *result.Result
 	r, err := UnderLoad(ctx, LoadProbeConfig{Host: "127.0.0.1", Port: port, Idle: 200 * time.Millisecond}, func(ctx context.Context) {
 		var err error
-		tr, err = session.RunClient(ctx, session.ClientConfig{Host: "127.0.0.1", Port: port, Duration: 500 * time.Millisecond})
+		tr, err = dialect.RunClient(ctx, session.ClientConfig{Host: "127.0.0.1", Port: port, Duration: 500 * time.Millisecond})
 		if err != nil {
 			t.Errorf("load: %v", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/ping"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -250,7 +251,7 @@ func (c *icmpPhases) phase(ctx context.Context, d time.Duration, stop *atomic.Bo
 	return st, err
 }
 
-// ClientUnderLoad runs one client test (session.RunClient) beside an RTT
+// ClientUnderLoad runs one client test (dialect.RunClient) beside an RTT
 // probe of the same host (UnderLoad). A probe that fails once the test has
 // run costs only the latency figures: the test's result comes back with a
 // warning saying why, and a nil latency result. When the probe cannot
@@ -260,7 +261,7 @@ func ClientUnderLoad(ctx context.Context, cfg session.ClientConfig, probe LoadPr
 	var r *result.Result
 	var rerr error
 	probe.Host = cfg.Host
-	lat, err := UnderLoad(ctx, probe, func(ctx context.Context) { r, rerr = session.RunClient(ctx, cfg) })
+	lat, err := UnderLoad(ctx, probe, func(ctx context.Context) { r, rerr = dialect.RunClient(ctx, cfg) })
 	if err != nil {
 		if r == nil {
 			return nil, nil, errors.Join(rerr, err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/lab"
 	"github.com/wirebench/wirebench/internal/lab/model"
 	"github.com/wirebench/wirebench/internal/result"
@@ -94,7 +95,7 @@ func udpTest(t *testing.T, rr *relayRun, results <-chan *result.Result, pps floa
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d+guard)
 	defer cancel()
-	client, err := session.RunClient(ctx, session.ClientConfig{Host: "127.0.0.1", Port: int(rr.r.Addr().Port()), UDP: true,
+	client, err := dialect.RunClient(ctx, session.ClientConfig{Host: "127.0.0.1", Port: int(rr.r.Addr().Port()), UDP: true,
 		Rate: units.Rate{Value: pps, PPS: true}, Length: length, Duration: d})
 	if err != nil {
 		t.Fatalf("client: %v", err)
@@ -262,7 +263,7 @@ func TestRelayFINDroppedExact(t *testing.T) {
 		n := finDroppedAfter(t, spec, 400)
 		rr := startRelay(t, port, spec)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second+guard)
-		client, err := session.RunClient(ctx, session.ClientConfig{Host: "127.0.0.1", Port: int(rr.r.Addr().Port()), UDP: true,
+		client, err := dialect.RunClient(ctx, session.ClientConfig{Host: "127.0.0.1", Port: int(rr.r.Addr().Port()), UDP: true,
 			Rate: units.Rate{Value: 2000, PPS: true}, Length: 1470, Bytes: n * 1470})
 		cancel()
 		if err != nil {

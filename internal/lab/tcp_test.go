@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/lab"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -18,7 +19,7 @@ func TestRelayTCP(t *testing.T) {
 	rr := startRelay(t, port, "rate=20mbit,delay=5ms", func(c *lab.RelayConfig) { c.TCP = true })
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
-	client, err := session.RunClient(ctx, session.ClientConfig{Host: "127.0.0.1", Port: int(rr.r.Addr().Port()), Duration: 2 * time.Second})
+	client, err := dialect.RunClient(ctx, session.ClientConfig{Host: "127.0.0.1", Port: int(rr.r.Addr().Port()), Duration: 2 * time.Second})
 	if err != nil {
 		t.Fatalf("client: %v", err)
 	}

@@ -15,10 +15,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf3"
 	"github.com/wirebench/wirebench/internal/version"
 )
 
@@ -132,15 +134,32 @@ func plans(cfg Config) []plan {
 // and returns the download cell (marked unsupported where it cannot).
 func planDownload(base session.ClientConfig, down *session.ClientConfig) result.MatrixCell {
 	c := result.MatrixCell{Protocol: protoOf(base), Direction: result.MatrixDownload}
-	switch dialectOf(base) {
-	case session.DialectIperf2, session.DialectIperf3:
-		down.Reverse, c.Method = true, "-R"
-	case session.DialectIperf2Legacy:
-		down.Tradeoff, c.Method = true, "-r"
-	default:
+	d, _ := dialect.Lookup(base.Dialect)
+	c.Method = d.Download
+	if !ask(down, d.Download) {
 		c.Status, c.Reason = StatusUnsupported, "the raw dialect (zperf, ESP-IDF) carries no test header, so the peer cannot be asked to send: run the device's own client against `wirebench server` for this cell, or drive its shell with --dut"
 	}
 	return c
+}
+
+// ask sets cfg to ask the peer to send as method (a dialect.Ask… flag)
+// says; false when method is "" (the dialect has no way to ask).
+func ask(cfg *session.ClientConfig, method string) bool {
+	switch method {
+	case dialect.AskReverse:
+		cfg.Reverse = true
+	case dialect.AskTradeoff:
+		cfg.Tradeoff = true
+	case dialect.AskDual:
+		cfg.Dual = true
+	case dialect.AskFullDuplex:
+		cfg.FullDuplex = true
+	case dialect.AskBidir:
+		cfg.Bidir = true
+	default:
+		return false
+	}
+	return true
 }
 
 func protoOf(c session.ClientConfig) string {
@@ -155,18 +174,12 @@ func bidirPlan(base session.ClientConfig, proto string) plan {
 	both := base
 	up := result.MatrixCell{Protocol: proto, Direction: result.MatrixUpload, Simultaneous: true}
 	dn := result.MatrixCell{Protocol: proto, Direction: result.MatrixDownload, Simultaneous: true}
-	switch dialectOf(base) {
-	case session.DialectIperf3:
-		both.Bidir, up.Method = true, "--bidir"
-	case session.DialectIperf2:
-		if base.UDP {
-			both.Dual, up.Method = true, "-d"
-		} else {
-			both.FullDuplex, up.Method = true, "--full-duplex"
-		}
-	case session.DialectIperf2Legacy:
-		both.Dual, up.Method = true, "-d"
-	default:
+	d, _ := dialect.Lookup(base.Dialect)
+	up.Method = d.BidirTCP
+	if base.UDP {
+		up.Method = d.BidirUDP
+	}
+	if !ask(&both, up.Method) {
 		up.Status, up.Reason = StatusUnsupported, "the raw dialect carries no test header, so the peer cannot be asked to send back"
 		dn.Status, dn.Reason = up.Status, up.Reason
 	}
@@ -176,7 +189,7 @@ func bidirPlan(base session.ClientConfig, proto string) plan {
 
 func dialectOf(c session.ClientConfig) string {
 	if c.Dialect == "" {
-		return session.DialectIperf2
+		return dialect.Default
 	}
 	return c.Dialect
 }
@@ -188,7 +201,7 @@ func dialectOf(c session.ClientConfig) string {
 // The error is non-nil only when no cell could run at all because the
 // config is wrong.
 func Run(ctx context.Context, s Session, cfg Config) (*result.Matrix, error) {
-	if _, err := session.Prepare(prepCheck(cfg.Base)); err != nil {
+	if _, err := dialect.Prepare(prepCheck(cfg.Base)); err != nil {
 		return nil, err
 	}
 	m := &result.Matrix{Schema: result.Schema, Kind: result.KindMatrix, Version: version.String(), StartedAt: time.Now().UTC(),
@@ -340,7 +353,7 @@ const (
 func runRetryBusy(ctx context.Context, s Session, cfg session.ClientConfig, answered bool) (*result.Result, *result.UnderLoad, error) {
 	for i := 0; ; i++ {
 		r, lat, err := s.Run(ctx, cfg)
-		busy := errors.Is(err, session.ErrIperf3Busy) || errors.Is(err, syscall.ECONNRESET) ||
+		busy := errors.Is(err, iperf3.ErrBusy) || errors.Is(err, syscall.ECONNRESET) ||
 			answered && errors.Is(err, syscall.ECONNREFUSED)
 		if !busy || i == busyRetries {
 			return r, lat, err
@@ -482,7 +495,7 @@ func flowOf(r *result.Result, dir string) (*result.Receiver, *result.Sender) {
 func ptr(v float64) *float64 { return &v }
 
 // ClientSessions is the Session that runs real client tests
-// (session.RunClient), each beside a latency probe when Latency is set.
+// (dialect.RunClient), each beside a latency probe when Latency is set.
 type ClientSessions struct {
 	// Latency, when set, probes the RTT before and during each test.
 	Latency *echo.LoadProbeConfig
@@ -491,7 +504,7 @@ type ClientSessions struct {
 // Run runs one client test, beside the latency probe when set.
 func (s ClientSessions) Run(ctx context.Context, cfg session.ClientConfig) (*result.Result, *result.UnderLoad, error) {
 	if s.Latency == nil {
-		r, err := session.RunClient(ctx, cfg)
+		r, err := dialect.RunClient(ctx, cfg)
 		return r, nil, err
 	}
 	r, lat, err := echo.ClientUnderLoad(ctx, cfg, *s.Latency)

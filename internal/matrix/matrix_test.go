@@ -12,6 +12,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf3"
 )
 
 // fakeSession answers each test from a table keyed by what the config asks
@@ -232,7 +233,7 @@ func TestRunSenderBasisWhenPeerReportsNothing(t *testing.T) {
 func TestRunRetriesBusyIperf3Server(t *testing.T) {
 	f := &fakeSession{reply: func(cfg session.ClientConfig, call int) (*result.Result, error) {
 		if call == 2 {
-			return nil, session.ErrIperf3Busy
+			return nil, iperf3.ErrBusy
 		}
 		return fakeResult(cfg, 10e6, 0, 100), nil
 	}}

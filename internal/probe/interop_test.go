@@ -13,6 +13,7 @@ import (
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf3"
 	"github.com/wirebench/wirebench/internal/testutil/loopback"
 	"github.com/wirebench/wirebench/internal/testutil/standin"
 )
@@ -169,7 +170,7 @@ func TestProbeWirebench(t *testing.T) {
 			}
 			echo.Register(srv, echo.ServerConfig{IdleTimeout: time.Second})
 			if withIperf3 {
-				if _, err := srv.EnableIperf3(ctx, session.Iperf3Config{}); err != nil {
+				if _, err := iperf3.Enable(ctx, srv, iperf3.Config{}); err != nil {
 					cancel()
 					t.Fatal(err)
 				}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/session"
 )
 
@@ -78,10 +79,8 @@ func (c Config) Validate() error {
 		}
 	}
 	for i, d := range c.Devices {
-		switch d.Dialect {
-		case session.DialectIperf2, session.DialectIperf2Legacy, session.DialectRaw, session.DialectIperf3:
-		default:
-			return fmt.Errorf("devices[%d]: unknown dialect %q (want iperf2, iperf2-legacy, raw or iperf3)", i, d.Dialect)
+		if !dialect.Known(d.Dialect) {
+			return fmt.Errorf("devices[%d]: unknown dialect %q (want %s)", i, d.Dialect, dialect.OneOf(dialect.Names()...))
 		}
 		if d.Dest == "" {
 			return fmt.Errorf("devices[%d]: no dest", i)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sockopt"
@@ -68,12 +69,12 @@ func throughputDuration(s ThroughputSpec, cfg Config) (time.Duration, error) {
 // host (the spec's dest when host is ""), in the dialect the configuration
 // gives for the dest (iperf2 when none: a wirebench or iperf 2 server).
 func clientConfig(s ThroughputSpec, cfg Config, host string) (session.ClientConfig, error) {
-	dev, dialect := cfg.dialectFor(s.Dest)
+	dev, name := cfg.dialectFor(s.Dest)
 	if !s.SingleEnded {
-		dialect, dev = session.DialectIperf2, Device{}
+		name, dev = session.DialectIperf2, Device{}
 	}
 	c := session.ClientConfig{
-		Host: host, Dialect: dialect, Port: dev.Port, UDP: s.UDP, Parallel: s.Parallel,
+		Host: host, Dialect: name, Port: dev.Port, UDP: s.UDP, Parallel: s.Parallel,
 		Length: s.BufferLength, Reverse: s.Reverse, Congestion: s.Congestion, ZeroCopy: s.ZeroCopy,
 		BindHost: s.LocalAddress, IPv6: s.IPVersion == 6,
 	}
@@ -115,7 +116,7 @@ func clientConfig(s ThroughputSpec, cfg Config, host string) (session.ClientConf
 	if s.IPVersion == 4 && strings.Contains(c.Host, ":") {
 		return c, fmt.Errorf("ip-version 4 with the IPv6 dest %s", c.Host)
 	}
-	prepared, err := session.Prepare(c)
+	prepared, err := dialect.Prepare(c)
 	if err != nil {
 		return c, fmt.Errorf("wirebench cannot run this test: %w", err)
 	}
@@ -177,7 +178,7 @@ func runClient(ctx context.Context, c session.ClientConfig, s ThroughputSpec) Th
 	defer cancel()
 	diags := describeClient(c)
 	r, err := session.RetryWhileRefused(ctx, refusedRetryTime, func(ctx context.Context) (*result.Result, error) {
-		return session.RunClient(ctx, c)
+		return dialect.RunClient(ctx, c)
 	})
 	if err != nil {
 		return failed(fmt.Sprintf("wirebench client: %v", err), diags)

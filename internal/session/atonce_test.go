@@ -20,8 +20,8 @@ import (
 func TestEndedAtOnceHint(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	reset := fmt.Errorf("write tcp 127.0.0.1:1->127.0.0.1:2: write: %w", syscall.ECONNRESET)
-	sentFor := func(d time.Duration, err error) tcpSent {
-		return tcpSent{res: engine.TCPResult{Bytes: 60, Start: t0, End: t0.Add(d)}, err: err}
+	sentFor := func(d time.Duration, err error) TCPSent {
+		return TCPSent{Res: engine.TCPResult{Bytes: 60, Start: t0, End: t0.Add(d)}, Err: err}
 	}
 	for _, tc := range []struct {
 		name      string
@@ -34,7 +34,7 @@ func TestEndedAtOnceHint(t *testing.T) {
 			tcpStreamOutcome{sent: sentFor(300*time.Millisecond, reset)}, false,
 			"the peer reset the connection at once (0.30 s into the test): " + Iperf3Hint + " (write tcp"},
 		{"reset of the header", ClientConfig{Duration: 10 * time.Second},
-			tcpStreamOutcome{sent: tcpSent{err: fmt.Errorf("sending the test header: %w", syscall.EPIPE)}}, false,
+			tcpStreamOutcome{sent: TCPSent{Err: fmt.Errorf("sending the test header: %w", syscall.EPIPE)}}, false,
 			"the peer reset the connection at once (0.00 s into the test): " + Iperf3Hint},
 		{"reset late", ClientConfig{Duration: 10 * time.Second},
 			tcpStreamOutcome{sent: sentFor(5*time.Second, reset)}, false, ""},

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/units"
@@ -52,7 +53,7 @@ func benchUDPReceive(b *testing.B, size int) {
 	}()
 
 	b.ResetTimer()
-	cr, err := session.RunClient(ctx, session.ClientConfig{
+	cr, err := dialect.RunClient(ctx, session.ClientConfig{
 		Host: "127.0.0.1", Port: srv.Port(), UDP: true, Length: size,
 		Rate:  units.Rate{Value: 2e6, PPS: true},
 		Bytes: int64(b.N) * int64(size), Duration: time.Minute, // whichever comes first

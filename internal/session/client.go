@@ -97,21 +97,15 @@ func (c *ClientConfig) connected(local fmt.Stringer, peer string) {
 	}
 }
 
-// Prepare applies the defaults of cfg's dialect and checks it the way
-// RunClient will, so that a caller can reject a config (a ConfigError)
-// before it prints anything. The returned config is what would run.
-func Prepare(cfg ClientConfig) (ClientConfig, error) {
-	if cfg.Dialect == DialectIperf3 {
-		i3ClientDefaults(&cfg)
-		if err := i3ClientValidate(&cfg); err != nil {
-			return cfg, ConfigError{err}
-		}
-		return cfg, nil
-	}
+// PrepareIperf2 applies the defaults of an iperf2-family dialect (iperf2,
+// iperf2-legacy, raw) and checks cfg the way RunIperf2Client will, so that
+// a caller can reject a config (a ConfigError) before it prints anything.
+// The returned config is what would run.
+func PrepareIperf2(cfg ClientConfig) (ClientConfig, error) {
 	if cfg.Bidir || cfg.UDPCounters64Bit {
 		return cfg, ConfigError{errors.New("--bidir and --udp-counters-64bit need the iperf3 dialect")}
 	}
-	if cfg.Auth.enabled() {
+	if cfg.Auth.Enabled() {
 		return cfg, ConfigError{errors.New("authentication (--username, --auth-secret) is carried only by the iperf3 dialect; iperf2 has none")}
 	}
 	cfg.applyDefaults()
@@ -179,7 +173,7 @@ func (c *ClientConfig) Validate() error {
 	if c.Duration < 0 || c.Bytes < 0 {
 		return errors.New("duration and byte count must not be negative")
 	}
-	if err := validateOmit(c.Omit, c.Bytes); err != nil {
+	if err := ValidateOmit(c.Omit, c.Bytes); err != nil {
 		return err
 	}
 	modes := 0
@@ -251,7 +245,9 @@ func IsConfigError(err error) bool {
 	return errors.As(err, &ce)
 }
 
-// RunClient runs one client test. It returns an error when the test could
+// RunIperf2Client runs one client test in an iperf2-family dialect
+// (iperf2, iperf2-legacy, raw; internal/dialect picks the runner of each
+// dialect). It returns an error when the test could
 // not start (bad config, peer unreachable); a test that started and then
 // failed returns its partial result with Result.Error set, and a nil error.
 //
@@ -260,11 +256,8 @@ func IsConfigError(err error) bool {
 // or iperf3's TEST_END go out, and the peer's report is awaited for a
 // bounded time (about 2.5 s for UDP) that ctx does not cut short. The
 // result then carries a warning that the test was stopped early.
-func RunClient(ctx context.Context, cfg ClientConfig) (*result.Result, error) {
-	if cfg.Dialect == DialectIperf3 {
-		return runIperf3(ctx, cfg)
-	}
-	cfg, err := Prepare(cfg)
+func RunIperf2Client(ctx context.Context, cfg ClientConfig) (*result.Result, error) {
+	cfg, err := PrepareIperf2(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -293,16 +286,16 @@ func RunClient(ctx context.Context, cfg ClientConfig) (*result.Result, error) {
 	cfg.Duration += cfg.Omit
 	r, err = run(ctx, &cfg, r)
 	if r != nil {
-		applyOmit(r, cfg.Omit, nil, false)
-		fillCPU(r, cpu0)
+		ApplyOmit(r, cfg.Omit, nil, false)
+		FillCPU(r, cpu0)
 	}
 	return r, err
 }
 
-// warnInterrupted says so when ctx ended the test before its duration or
+// WarnInterrupted says so when ctx ended the test before its duration or
 // byte count (the first Ctrl-C): the test still ended the proper way, and
 // its figures cover the time it ran.
-func warnInterrupted(ctx context.Context, r *result.Result) {
+func WarnInterrupted(ctx context.Context, r *result.Result) {
 	if ctx.Err() == nil {
 		return
 	}

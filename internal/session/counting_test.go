@@ -67,7 +67,7 @@ func TestClientReadsZperfReceived(t *testing.T) {
 	addr, stop := startTestRelay(t, srv.Addr().String(), "loss=3%,seed=7")
 	cfg := clientCfg(mustAddr(t, addr), DialectIperf2Legacy, true)
 	cfg.Rate, cfg.Bytes, cfg.Duration = units.Rate{Value: 3000, PPS: true}, 300*1470, 0
-	r, err := RunClient(ctx, cfg)
+	r, err := runClient(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,10 @@ import (
 	"github.com/wirebench/wirebench/internal/result"
 )
 
-// fillCPU sets r.CPU to the process's CPU use since a, and warns when this
+// FillCPU sets r.CPU to the process's CPU use since a, and warns when this
 // host's CPU was the limit of the test. Nothing is set when the platform
 // cannot say.
-func fillCPU(r *result.Result, a cpuuse.Sample) {
+func FillCPU(r *result.Result, a cpuuse.Sample) {
 	u, ok := cpuuse.Between(a, cpuuse.Now())
 	if !ok {
 		return
@@ -159,7 +159,7 @@ func (s *Server) fillTestCPU(id int, r *result.Result) {
 	if !ok {
 		return
 	}
-	fillCPU(r, st.at)
+	FillCPU(r, st.at)
 	if r.CPU != nil {
 		r.CPU.OtherTests = others
 	}

@@ -87,7 +87,7 @@ func TestDiagnosisTimerBound(t *testing.T) {
 // expects no diagnosis.
 func TestDiagnosisQuietOnSmoothStream(t *testing.T) {
 	port, results := startDiagServer(t)
-	cr, err := RunClient(context.Background(), ClientConfig{Host: "127.0.0.1", Port: port, UDP: true,
+	cr, err := runClient(context.Background(), ClientConfig{Host: "127.0.0.1", Port: port, UDP: true,
 		Rate: units.Rate{Value: 7000, PPS: true}, Duration: 1500 * time.Millisecond, Length: 1470})
 	if err != nil {
 		t.Fatal(err)

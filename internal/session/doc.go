@@ -1,12 +1,19 @@
-// Package session runs tests from start to end in one dialect: it ties a
-// wire codec (internal/wire/...) to the traffic engine and produces a
-// result.Result. RunClient drives one test as a client; Server answers any
-// number of tests at once on one port, telling the dialects apart by what
-// arrives.
+// Package session is what every dialect shares, and the iperf2 family.
 //
-// iperf2 (wire-protocols.md §1–3, §7) is spoken in three flavours, chosen
-// with ClientConfig.Dialect on the client and detected per test on the
-// server:
+// Shared: ClientConfig (one client test, any dialect) with its socket
+// set-up; Server, which listens on one port for TCP and UDP, tells the
+// protocols of new connections and sources apart by their first bytes
+// (AddTCPProtocol, AddUDPProtocol: iperf3 in internal/session/iperf3, the
+// wirebench echo in internal/echo register there), admits tests per
+// source, numbers them and hands their results on; CPU, omit (-O) and
+// delivery accounting; errors and retries. The dialects above it reach the
+// server's bookkeeping through the methods in host.go. Callers go through
+// internal/dialect, whose table says which package runs each dialect.
+//
+// iperf2 (wire-protocols.md §1–3, §7) is still spoken here, in three
+// flavours, chosen with ClientConfig.Dialect on the client
+// (RunIperf2Client) and detected per test on the server, which answers it
+// on its port when no registered protocol claims a connection or source:
 //
 //	iperf2         2.1-style: 16-byte UDP header, ids from 1, FIN −(n+1)
 //	               re-sent every 10 ms; 60-byte TCP header.
@@ -25,6 +32,9 @@ const (
 	DialectRaw          = "raw"
 )
 
-// Dialects lists the dialect names a client takes (--dialect), the
-// default first.
-var Dialects = []string{DialectIperf2, DialectIperf2Legacy, DialectRaw, DialectIperf3}
+// DialectIperf3 is the iperf3 control protocol (wire-protocols.md §4),
+// spoken by internal/session/iperf3.
+const DialectIperf3 = "iperf3"
+
+// DefaultIperf3Port is iperf3's port.
+const DefaultIperf3Port = 5201

@@ -88,7 +88,7 @@ func (r *tcpRig) server(ctx context.Context) *fuzzServer {
 		}
 	}
 	cfg.OnInterval = func(int, result.Interval) {}
-	s := &Server{cfg: cfg, tcp: r.ln, udp: &lockedConn{Conn: &fakeConn{}}, port: r.port, oneShot: make(chan struct{}),
+	s := &Server{cfg: cfg, tcp: r.ln, udp: &LockedConn{Conn: &fakeConn{}}, port: r.port, oneShot: make(chan struct{}),
 		logs: newRateLog(func(msg string) {
 			if strings.Contains(msg, "internal error") {
 				panic("a recovered panic: " + msg) // a bug all the same: fail the input
@@ -99,7 +99,7 @@ func (r *tcpRig) server(ctx context.Context) *fuzzServer {
 		var d net.Dialer
 		return d.DialContext(ctx, "tcp", sinkAddr)
 	}
-	if _, err := s.EnableIperf3(ctx, Iperf3Config{}); err != nil {
+	if _, err := enableIperf3(ctx, s, Iperf3Config{}); err != nil {
 		panic(err)
 	}
 	fs.Server = s

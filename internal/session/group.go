@@ -361,7 +361,7 @@ func (g *streamGroup) result() *result.Result {
 		mr := m.res
 		r.Streams = append(r.Streams, result.Stream{ID: m.id, Receiver: mr.Receiver})
 		if mr.Receiver != nil {
-			sumReceiver(&sum, mr.Receiver)
+			SumReceiver(&sum, mr.Receiver)
 			hostDrops = max(hostDrops, mr.Receiver.HostDrops)
 		}
 		for _, w := range mr.Warnings {

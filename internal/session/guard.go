@@ -55,8 +55,8 @@ func (s *Server) goTest(what string, f func()) {
 // stay inside one test.
 var testHook atomic.Pointer[func(point string, peer netip.AddrPort)]
 
-// hook calls testHook, if set.
-func hook(point string, peer netip.AddrPort) {
+// Hook calls testHook, if set.
+func Hook(point string, peer netip.AddrPort) {
 	if f := testHook.Load(); f != nil {
 		(*f)(point, peer)
 	}

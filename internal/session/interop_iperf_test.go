@@ -42,7 +42,7 @@ func runOurClient(t *testing.T, cfg ClientConfig) *result.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	r, err := RunClient(ctx, cfg)
+	r, err := runClient(ctx, cfg)
 	if err != nil {
 		t.Fatalf("RunClient: %v", err)
 	}

@@ -55,7 +55,7 @@ func TestNoIntervalPastTheEnd(t *testing.T) {
 	cfg := ClientConfig{Host: "127.0.0.1", Port: addr.Port, UDP: true, Rate: units.Rate{Value: 500, PPS: true}, Length: 1000,
 		Duration: time.Second, Interval: 250 * time.Millisecond,
 		OnInterval: func(in result.Interval) { mu.Lock(); printed = append(printed, in); mu.Unlock() }}
-	r, err := RunClient(deadlineCtx(t), cfg)
+	r, err := runClient(deadlineCtx(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestPrintedIntervalsAreKept(t *testing.T) {
 				cfg.Duration = time.Second
 			}
 			cfg.OnInterval = func(in result.Interval) { cli.add(0, in) }
-			r, err := RunClient(deadlineCtx(t), cfg)
+			r, err := runClient(deadlineCtx(t), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

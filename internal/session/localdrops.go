@@ -8,29 +8,29 @@ import (
 	"github.com/wirebench/wirebench/internal/result"
 )
 
-// sendPathDrops watches this host's send-path drop counters (hostdrops)
+// SendPathDrops watches this host's send-path drop counters (hostdrops)
 // over a UDP test to peer: a full egress qdisc drops our datagrams after
 // the send call succeeded, and the receiver then counts them lost as if
 // the path had lost them.
-type sendPathDrops struct {
+type SendPathDrops struct {
 	peer   netip.Addr
 	before hostdrops.Counters
 }
 
-// watchSendPathDrops reads the counters at the start of the test.
-func watchSendPathDrops(peer netip.Addr) *sendPathDrops {
-	return &sendPathDrops{peer: peer, before: hostdrops.Read(peer)}
+// WatchSendPathDrops reads the counters at the start of the test.
+func WatchSendPathDrops(peer netip.Addr) *SendPathDrops {
+	return &SendPathDrops{peer: peer, before: hostdrops.Read(peer)}
 }
 
 // done reads the counters at the end of the test (after the FINs) and
 // returns what changed.
-func (d *sendPathDrops) done() localDrops {
-	return localDrops(hostdrops.Delta(d.before, hostdrops.Read(d.peer)))
+func (d *SendPathDrops) done() LocalDrops {
+	return LocalDrops(hostdrops.Delta(d.before, hostdrops.Read(d.peer)))
 }
 
-// localDrops is what this host's send-path drop counters counted over a
+// LocalDrops is what this host's send-path drop counters counted over a
 // test.
-type localDrops hostdrops.Drops
+type LocalDrops hostdrops.Drops
 
 // apply fills r: the sender's local drops and their counters, the
 // receiver's path loss (its loss minus the local drops), and a warning when
@@ -38,7 +38,7 @@ type localDrops hostdrops.Drops
 // could not be read. gso says our sockets sent with UDP segmentation
 // offload: a qdisc that drops a whole GSO packet counts it once, however
 // many datagrams it held, so the count is then a lower bound.
-func (ld localDrops) apply(r *result.Result, gso bool) {
+func (ld LocalDrops) apply(r *result.Result, gso bool) {
 	if r.Sender == nil {
 		return
 	}

@@ -8,14 +8,13 @@ import (
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/stats"
-	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
 // MaxOmit is the longest -O/--omit accepted, as iperf3 3.12 has it.
 const MaxOmit = 60 * time.Second
 
-// validateOmit checks -O against the rest of the test.
-func validateOmit(omit time.Duration, bytes int64) error {
+// ValidateOmit checks -O against the rest of the test.
+func ValidateOmit(omit time.Duration, bytes int64) error {
 	switch {
 	case omit < 0 || omit > MaxOmit:
 		return fmt.Errorf("-O/--omit %v out of range 0-%v", omit, MaxOmit)
@@ -61,7 +60,7 @@ func omitSender(s *result.Sender, o result.Interval, omit float64) {
 	s.Seconds = max(s.Seconds-omit, 0)
 	pps := s.PacketsPerSecond != 0
 	s.BitsPerSecond, s.PacketsPerSecond = 0, 0
-	rateOf(s)
+	RateOf(s)
 	if !pps {
 		s.PacketsPerSecond = 0
 	}
@@ -86,10 +85,10 @@ func omitReceiver(rr *result.Receiver, o result.Interval, omit float64) {
 	rr.Seconds = max(rr.Seconds-omit, 0)
 	pps := rr.PacketsPerSecond != 0
 	rr.BitsPerSecond, rr.PacketsPerSecond = 0, 0
-	i3Rates(rr, pps)
+	SetReceiverRates(rr, pps)
 }
 
-// applyOmit takes the omitted period (-O) out of the figures this side
+// ApplyOmit takes the omitted period (-O) out of the figures this side
 // counted, from the intervals the reporter marked Omitted: the main flow's
 // ("" or "forward") from Sender and a local Receiver, the "reverse" flow's
 // from Reverse. perStream, when not nil, are the streams' omitted counts
@@ -97,7 +96,7 @@ func omitReceiver(rr *result.Receiver, o result.Interval, omit float64) {
 // and a warning says so. A receiver count reported by the peer
 // is left as it came: peerOmits says the peer left the period out itself
 // (iperf3); otherwise a warning says its figure includes the period.
-func applyOmit(r *result.Result, omit time.Duration, perStream map[string]result.Interval, peerOmits bool) {
+func ApplyOmit(r *result.Result, omit time.Duration, perStream map[string]result.Interval, peerOmits bool) {
 	if omit <= 0 {
 		return
 	}
@@ -155,34 +154,14 @@ func reverseReceiver(r *result.Result) *result.Receiver {
 	return r.Reverse.Receiver
 }
 
-// omitLossWarning says a peer's UDP loss count includes the omitted period.
-const omitLossWarning = "the peer's UDP loss count covers the omitted seconds (-O) too: iperf3 sends it whole, and only a wirebench peer's intervals tell the omitted part apart"
+// OmitLossWarning says a peer's UDP loss count includes the omitted period.
+const OmitLossWarning = "the peer's UDP loss count covers the omitted seconds (-O) too: iperf3 sends it whole, and only a wirebench peer's intervals tell the omitted part apart"
 
-// omitStreamResults takes the omitted period out of the per-stream results
-// we send an iperf3 peer, as iperf3 3.12 does when the period ends: the
-// bytes each stream counted in the omitted period come
-// off, and its times run from the end of the period. UDP "packets" and
-// "errors" stay whole, as iperf3 sends them: the peer takes its own
-// omitted count off. per holds the streams' omitted counts by id.
-func omitStreamResults(res *iperf3.Results, per map[string]result.Interval, omit time.Duration) {
-	if omit <= 0 {
-		return
-	}
-	secs := omit.Seconds()
-	for i := range res.Streams {
-		sr := &res.Streams[i]
-		o := per[strconv.FormatInt(sr.ID, 10)]
-		sr.Bytes = max(sr.Bytes-o.Bytes, 0)
-		sr.StartTime = max(sr.StartTime-secs, 0)
-		sr.EndTime = max(sr.EndTime-secs, 0)
-	}
-}
-
-// streamOmits reads what each stream's counters had counted when the
+// StreamOmits reads what each stream's counters had counted when the
 // omitted period ended, from iv (the reporter whose omitted intervals
 // the summary subtracts, so per-stream figures add up to it), by stream
 // id; nil without an omitted period.
-func streamOmits(iv *engine.Intervals, omit time.Duration, ids []int64, cs []*stats.Counters) map[string]result.Interval {
+func StreamOmits(iv *engine.Intervals, omit time.Duration, ids []int64, cs []*stats.Counters) map[string]result.Interval {
 	if omit <= 0 {
 		return nil
 	}
@@ -194,4 +173,15 @@ func streamOmits(iv *engine.Intervals, omit time.Duration, ids []int64, cs []*st
 		}
 	}
 	return out
+}
+
+// SetReceiverRates fills a receiver's rates from its bytes, packets (udp)
+// and seconds.
+func SetReceiverRates(rr *result.Receiver, udp bool) {
+	if rr.Seconds > 0 {
+		rr.BitsPerSecond = float64(rr.Bytes) * 8 / rr.Seconds
+		if udp {
+			rr.PacketsPerSecond = float64(rr.Packets) / rr.Seconds
+		}
+	}
 }

@@ -14,15 +14,15 @@ func fillPattern(b []byte) {
 	}
 }
 
-// lockedConn serialises writes to a UDP socket shared by the server's
+// LockedConn serialises writes to a UDP socket shared by the server's
 // reader (which sends reports) and the senders of reverse tests.
-type lockedConn struct {
+type LockedConn struct {
 	udpio.Conn
 	mu sync.Mutex
 }
 
 // WriteBatch sends under the lock.
-func (c *lockedConn) WriteBatch(msgs []udpio.Message) (int, error) {
+func (c *LockedConn) WriteBatch(msgs []udpio.Message) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.Conn.WriteBatch(msgs)

@@ -24,7 +24,7 @@ func TestServerCapsReverseRate(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(ctx) }()
 	defer func() { cancel(); <-done }()
-	cr, err := RunClient(ctx, ClientConfig{Host: "127.0.0.1", Port: srv.Port(), UDP: true, Reverse: true,
+	cr, err := runClient(ctx, ClientConfig{Host: "127.0.0.1", Port: srv.Port(), UDP: true, Reverse: true,
 		Rate: units.Rate{Value: 20e6}, Duration: time.Second, Length: 1000})
 	if err != nil {
 		t.Fatal(err)

@@ -506,13 +506,13 @@ func runServerDatagrams(t *testing.T, seq []fuzzDatagram, withIperf3 bool) {
 	fc := &fakeConn{}
 	cfg := ServerConfig{MaxTests: 2, MaxDuration: time.Second}
 	cfg.applyDefaults()
-	s := &Server{cfg: cfg, udp: &lockedConn{Conn: fc}, port: 5001, oneShot: make(chan struct{}), logs: newRateLog(func(msg string) {
+	s := &Server{cfg: cfg, udp: &LockedConn{Conn: fc}, port: 5001, oneShot: make(chan struct{}), logs: newRateLog(func(msg string) {
 		if strings.Contains(msg, "internal error") {
 			t.Errorf("a recovered panic: %s", msg)
 		}
 	}), ctx: ctx}
 	if withIperf3 {
-		if _, err := s.EnableIperf3(ctx, Iperf3Config{}); err != nil {
+		if _, err := enableIperf3(ctx, s, Iperf3Config{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -541,7 +541,7 @@ func runServerDatagrams(t *testing.T, seq []fuzzDatagram, withIperf3 bool) {
 	for _, d := range seq {
 		src := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(40000+d.src))
 		at := now.Add(d.at)
-		if at.Sub(last) >= sweepEvery {
+		if at.Sub(last) >= SweepEvery {
 			s.sweepUDP(ctx, tests, at, true)
 			last = at
 		}

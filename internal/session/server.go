@@ -125,7 +125,7 @@ func (c *ServerConfig) applyDefaults() {
 type Server struct {
 	cfg  ServerConfig
 	tcp  net.Listener
-	udp  *lockedConn
+	udp  *LockedConn
 	port int
 
 	nextID  atomic.Int64
@@ -239,7 +239,7 @@ func (s *Server) listen(ctx context.Context) error {
 		ln.Close()
 		return fmt.Errorf("listening on udp %s: %w", uaddr, err)
 	}
-	s.tcp, s.port, s.udp = ln, port, &lockedConn{Conn: uc}
+	s.tcp, s.port, s.udp = ln, port, &LockedConn{Conn: uc}
 	s.ownPort(port)
 	return nil
 }
@@ -341,18 +341,19 @@ func (s *Server) serveTCP(ctx context.Context) error {
 	}
 }
 
-// peerOf returns a connection's remote address.
-func peerOf(c net.Conn) netip.AddrPort {
+// PeerOf returns a connection's remote address.
+func PeerOf(c net.Conn) netip.AddrPort {
 	ap, _ := netip.ParseAddrPort(c.RemoteAddr().String())
 	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 }
 
-// newServerResult starts a server-side result.
-func newServerResult(proto, dialect string, peer netip.AddrPort, port int) *result.Result {
+// NewServerResult starts a server-side result.
+func NewServerResult(proto, dialect string, peer netip.AddrPort, port int) *result.Result {
 	r := result.New("server")
 	r.Test = result.Test{Protocol: proto, Direction: result.DirReceive, Dialect: dialect, Host: peer.Addr().String(),
 		Port: port, Peer: peer.String(), Streams: 1}
 	return r
 }
 
-func versionString() string { return version.String() }
+// VersionString is this build's version, for results.
+func VersionString() string { return version.String() }

@@ -11,7 +11,6 @@ import (
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sockopt"
 	"github.com/wirebench/wirebench/internal/udpio"
-	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
 // socketOptions are the options for the client's data sockets, -C
@@ -105,7 +104,7 @@ func (c *ClientConfig) dialUDP(ctx context.Context, i int) (udpio.Conn, error) {
 // the buffer sizes the kernel reported for conn (a TCP connection; nil for
 // UDP, whose sizes come from udpio) with a warning when they fell short.
 func (c *ClientConfig) recordSocket(r *result.Result, conn net.Conn, caps *udpio.Capabilities) {
-	r.Test.Socket = describeSocket(c.Socket, c.localAddr(0))
+	r.Test.Socket = DescribeSocket(c.Socket, c.localAddr(0))
 	if r.Test.Socket == nil || c.Socket.Buffer == 0 {
 		return
 	}
@@ -130,9 +129,9 @@ func (c *ClientConfig) recordSocket(r *result.Result, conn net.Conn, caps *udpio
 	}
 }
 
-// describeSocket is the result's record of the options; nil when none was
+// DescribeSocket is the result's record of the options; nil when none was
 // chosen.
-func describeSocket(o sockopt.Options, bind string) *result.Socket {
+func DescribeSocket(o sockopt.Options, bind string) *result.Socket {
 	if o.IsZero() && bind == "" {
 		return nil
 	}
@@ -191,56 +190,3 @@ func (s *Server) recordSocket(r *result.Result, conn net.Conn, caps *udpio.Capab
 }
 
 // clientSocket is what an iperf3 client asks of the server's end of each
-// stream (MSS, window, TOS, nodelay, congestion), as iperf3 applies it.
-func clientSocket(p *iperf3.Params) sockopt.Options {
-	o := sockopt.Options{Buffer: int(p.Window), MSS: int(p.MSS), NoDelay: p.NoDelay, Congestion: p.Congestion}
-	if p.TOS != 0 {
-		o.TOS, o.SetTOS = int(p.TOS), true
-	}
-	return o
-}
-
-// applySocket sets what the client asked for on a TCP data stream; an MSS
-// set here limits our segments but no longer changes what our SYN-ACK
-// announced (the client's own MSS in its SYN bounds both directions).
-// Failures become warnings of the test's result.
-func (t *i3Test) applySocket(c net.Conn) {
-	o := clientSocket(t.p)
-	if o.IsZero() {
-		return
-	}
-	var warn string
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return
-	}
-	if err := o.Apply(sc); err != nil {
-		warn = fmt.Sprintf("applying the client's socket options: %v", err)
-	}
-	b, _ := sockopt.Granted(sc)
-	t.hub.mu.Lock()
-	defer t.hub.mu.Unlock()
-	if warn != "" {
-		t.sockWarn = append(t.sockWarn, warn)
-	}
-	if t.sockBufs == (sockopt.Buffers{}) {
-		t.sockBufs = b
-	}
-}
-
-// recordSocket puts what the client asked for and what was applied into r.
-func (t *i3Test) recordSocket(r *result.Result) {
-	o := clientSocket(t.p)
-	r.Test.Socket = describeSocket(o, "")
-	t.hub.mu.Lock()
-	defer t.hub.mu.Unlock()
-	for _, w := range t.sockWarn {
-		r.Warn(w)
-	}
-	if r.Test.Socket != nil && o.Buffer > 0 && !t.udp {
-		r.Test.Socket.SendBuffer, r.Test.Socket.ReceiveBuffer = t.sockBufs.Send, t.sockBufs.Receive
-		if w := t.sockBufs.Shortfall(o.Buffer); w != "" {
-			r.Warn(w)
-		}
-	}
-}

@@ -139,9 +139,9 @@ func listenAt(t *testing.T, bind string, cfg ServerConfig) int {
 		cancel()
 		t.Fatalf("Listen: %v", err)
 	}
-	if _, err := srv.EnableIperf3(ctx, Iperf3Config{}); err != nil {
+	if _, err := enableIperf3(ctx, srv, Iperf3Config{}); err != nil {
 		cancel()
-		t.Fatalf("EnableIperf3: %v", err)
+		t.Fatalf("iperf3.Enable: %v", err)
 	}
 	done := make(chan struct{})
 	go func() { _ = srv.Serve(ctx); close(done) }()
@@ -286,7 +286,7 @@ func TestWindowSetsBothSides(t *testing.T) {
 			defer cancel()
 			done := make(chan *result.Result, 1)
 			go func() {
-				r, err := RunClient(ctx, ClientConfig{Host: "127.0.0.1", Port: port, Dialect: c.dialect, CPort: cport,
+				r, err := runClient(ctx, ClientConfig{Host: "127.0.0.1", Port: port, Dialect: c.dialect, CPort: cport,
 					Duration: 1500 * time.Millisecond, Socket: sockopt.Options{Buffer: w}})
 				if err != nil {
 					t.Error(err)

@@ -7,9 +7,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// queuedBytes returns how many received bytes wait unread in c's socket
+// QueuedBytes returns how many received bytes wait unread in c's socket
 // (SIOCINQ), 0 when that cannot be read.
-func queuedBytes(c net.Conn) int {
+func QueuedBytes(c net.Conn) int {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return 0

@@ -4,5 +4,5 @@ package session
 
 import "net"
 
-// queuedBytes cannot tell here: it returns 0 (nothing known to wait).
-func queuedBytes(net.Conn) int { return 0 }
+// QueuedBytes cannot tell here: it returns 0 (nothing known to wait).
+func QueuedBytes(net.Conn) int { return 0 }

@@ -332,7 +332,7 @@ func TestClientToStandinUDPServers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := RunClient(ctx, clientCfg(srv.Addr(), DialectIperf2Legacy, true))
+		r, err := runClient(ctx, clientCfg(srv.Addr(), DialectIperf2Legacy, true))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -356,7 +356,7 @@ func TestClientToStandinUDPServers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := RunClient(ctx, clientCfg(srv.Addr(), DialectIperf2Legacy, true))
+		r, err := runClient(ctx, clientCfg(srv.Addr(), DialectIperf2Legacy, true))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -377,7 +377,7 @@ func TestClientToStandinUDPServers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := RunClient(ctx, clientCfg(srv.Addr(), DialectIperf2, true))
+		r, err := runClient(ctx, clientCfg(srv.Addr(), DialectIperf2, true))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -399,7 +399,7 @@ func TestClientToStandinTCPServers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := RunClient(ctx, clientCfg(srv.Addr(), DialectIperf2Legacy, false))
+		r, err := runClient(ctx, clientCfg(srv.Addr(), DialectIperf2Legacy, false))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -421,7 +421,7 @@ func TestClientToStandinTCPServers(t *testing.T) {
 			}
 			cfg := clientCfg(srv.Addr(), DialectIperf2Legacy, false)
 			cfg.Tradeoff, cfg.Dual, cfg.ListenPort = mode.tradeoff, mode.dual, loopback.FreePort(t)
-			r, err := RunClient(ctx, cfg)
+			r, err := runClient(ctx, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -446,7 +446,7 @@ func TestClientToStandinTCPServers(t *testing.T) {
 		}
 		cfg := clientCfg(srv.Addr(), DialectRaw, false)
 		cfg.Length = 1000
-		r, err := RunClient(ctx, cfg)
+		r, err := runClient(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -56,7 +56,7 @@ const stateBytesOnly = 16
 
 // tcpStreamOutcome is one TCP stream's figures.
 type tcpStreamOutcome struct {
-	sent    tcpSent
+	sent    TCPSent
 	recv    engine.TCPResult
 	recvErr error
 	// recvEnded is when the receive ended, from the test's start;
@@ -155,7 +155,7 @@ func runTCPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	}
 	r.Intervals = iv.Stop(end)
 	fillTCPClientResult(r, cfg, outs, sending, receiving)
-	warnInterrupted(ctx, r)
+	WarnInterrupted(ctx, r)
 	if back != nil {
 		r.Reverse = backFlow
 		r.Warnings = append(r.Warnings, back.warnings...)
@@ -178,7 +178,7 @@ func closedAtOnce(cfg *ClientConfig, o tcpStreamOutcome) bool {
 func countingEnd(outs []tcpStreamOutcome, fallback time.Time) time.Time {
 	var ends []time.Time
 	for _, o := range outs {
-		ends = append(ends, o.sent.res.End, o.recv.End)
+		ends = append(ends, o.sent.Res.End, o.recv.End)
 	}
 	return countedUntil(fallback, ends...)
 }
@@ -186,7 +186,7 @@ func countingEnd(outs []tcpStreamOutcome, fallback time.Time) time.Time {
 // resetAny reports whether the peer reset any of the streams.
 func resetAny(outs []tcpStreamOutcome) bool {
 	for _, o := range outs {
-		if resetByPeer(o.sent.err) || resetByPeer(o.recvErr) {
+		if resetByPeer(o.sent.Err) || resetByPeer(o.recvErr) {
 			return true
 		}
 	}
@@ -214,7 +214,7 @@ func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, start time
 		n, err := c.Write(hdr)
 		sc.Bytes.Store(int64(n))
 		if err != nil {
-			o.sent.err = fmt.Errorf("sending the test header: %w", err)
+			o.sent.Err = fmt.Errorf("sending the test header: %w", err)
 			return o
 		}
 	}
@@ -260,7 +260,7 @@ func runTCPStream(ctx context.Context, cfg *ClientConfig, c net.Conn, start time
 		if cfg.Duration > 0 {
 			scfg.End = start.Add(cfg.Duration)
 		}
-		o.sent = sendTCPDelivered(ctx, c, cfg.ZeroCopy, scfg, sc, true, nil, engine.DrainOptions{})
+		o.sent = SendTCPDelivered(ctx, c, cfg.ZeroCopy, scfg, sc, true, nil, engine.DrainOptions{})
 	}
 	if !receiving {
 		// The server closes after reading our FIN (and sending its
@@ -279,9 +279,9 @@ func fillTCPClientResult(r *result.Result, cfg *ClientConfig, outs []tcpStreamOu
 	for i, o := range outs {
 		st := result.Stream{ID: i + 1}
 		if sending {
-			st.Sender = o.sent.sender()
+			st.Sender = o.sent.Sender()
 			addSender(&snd, st.Sender)
-			warnDelivery(r, o.sent)
+			WarnDelivery(r, o.sent)
 		}
 		var rr *result.Receiver
 		switch {
@@ -296,13 +296,13 @@ func fillTCPClientResult(r *result.Result, cfg *ClientConfig, outs []tcpStreamOu
 				rr.BitsPerSecond = float64(rr.Bytes) * 8 / rr.Seconds
 			}
 			st.Receiver = rr
-			sumReceiver(&rcv, rr)
+			SumReceiver(&rcv, rr)
 			rcv.PacketsPerSecond = 0
 		}
 		for _, e := range []struct {
 			err error
 			ran engine.TCPResult
-		}{{o.sent.err, o.sent.res}, {o.recvErr, o.recv}} {
+		}{{o.sent.Err, o.sent.Res}, {o.recvErr, o.recv}} {
 			if e.err != nil && r.Error == "" {
 				r.Error = e.err.Error()
 				if resetByPeer(e.err) && !cfg.Tradeoff && !cfg.Dual { // -r/-d: see runTCPClient
@@ -332,7 +332,7 @@ func fillTCPClientResult(r *result.Result, cfg *ClientConfig, outs []tcpStreamOu
 		}
 	}
 	if sending {
-		settleWritten(&snd)
+		SettleWritten(&snd)
 		r.Sender = &snd
 	}
 	switch {

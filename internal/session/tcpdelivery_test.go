@@ -8,8 +8,8 @@ import (
 
 func TestAddTCPFiguresMixedBasis(t *testing.T) {
 	var total result.Sender
-	addTCPFigures(&total, &result.Sender{Bytes: 10, Basis: result.BasisWritten})
-	addTCPFigures(&total, &result.Sender{Bytes: 10, Basis: result.BasisAcknowledged})
+	AddTCPFigures(&total, &result.Sender{Bytes: 10, Basis: result.BasisWritten})
+	AddTCPFigures(&total, &result.Sender{Bytes: 10, Basis: result.BasisAcknowledged})
 	if total.Basis != result.BasisWritten {
 		t.Fatalf("basis %q for a sum with a stream counted from bytes written", total.Basis)
 	}

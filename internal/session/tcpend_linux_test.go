@@ -36,7 +36,7 @@ func TestIperf2ClientStalledPeerEndsOnTime(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cfg := ClientConfig{Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port, Dialect: DialectIperf2, Duration: d, Socket: sockopt.Options{Buffer: 128 << 10}}
-	r, err := RunClient(ctx, cfg)
+	r, err := runClient(ctx, cfg)
 	if err != nil {
 		t.Fatalf("RunClient: %v", err)
 	}

@@ -47,7 +47,7 @@ type tcpTest struct {
 // receive, send or both as the header asks.
 func (s *Server) handleTCP(ctx context.Context, c net.Conn, accepted time.Time) {
 	defer c.Close()
-	t := &tcpTest{c: c, peer: peerOf(c), accepted: accepted}
+	t := &tcpTest{c: c, peer: PeerOf(c), accepted: accepted}
 	defer func() {
 		if v := recover(); v != nil {
 			s.logPanic("tcp: "+t.peer.String(), v)
@@ -72,9 +72,9 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn, accepted time.Time) 
 			dialect = DialectIperf2
 		}
 	}
-	t.res = newServerResult(result.TCP, dialect, t.peer, s.port)
+	t.res = NewServerResult(result.TCP, dialect, t.peer, s.port)
 	s.recordSocket(t.res, c, nil)
-	t.res.Version = versionString()
+	t.res.Version = VersionString()
 	h := t.hdr
 	reverse := t.hasHdr && h.Flags&iperf2.FlagVersion2 != 0 && h.UpperFlags&iperf2.UpperReverse != 0
 	fullDuplex := t.hasHdr && h.Flags&iperf2.FlagVersion2 != 0 && h.UpperFlags&iperf2.UpperFullDuplex != 0
@@ -122,7 +122,7 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn, accepted time.Time) 
 		t.res.Warn("the client's header asked for both reverse (-R) and full duplex; ran full duplex")
 	}
 	t.id = s.newTest(t.res)
-	hook("tcp-test", t.peer)
+	Hook("tcp-test", t.peer)
 	if t.hasHdr && iperf2.NeedsClientHdrAck(h.Flags) {
 		_ = c.SetWriteDeadline(time.Now().Add(s.cfg.HeaderTimeout))
 		if _, err := c.Write(iperf2.AppendClientHdrAck(nil)); err != nil {
@@ -172,16 +172,16 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn, accepted time.Time) 
 			back = s.connectBackTCP(ctx, t)
 		}()
 	}
-	var sent tcpSent
+	var sent TCPSent
 	if reverse || fullDuplex {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if err := s.catch("tcp send to "+t.peer.String(), func() error {
-				sent = s.sendTCP(ctx, t, reverse, true, start.Add(s.sendDuration(t)))
-				return sent.err
-			}); err != nil && sent.err == nil {
-				sent.err = err
+				sent = s.SendTCP(ctx, t, reverse, true, start.Add(s.sendDuration(t)))
+				return sent.Err
+			}); err != nil && sent.Err == nil {
+				sent.Err = err
 			}
 		}()
 	}
@@ -218,7 +218,7 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn, accepted time.Time) 
 	if !stopped {
 		// The intervals end when the counting did (the last byte read,
 		// the last write), not after what the test's end waited for.
-		intervals = iv.Stop(countedUntil(time.Now(), got.End, sent.res.End))
+		intervals = iv.Stop(countedUntil(time.Now(), got.End, sent.Res.End))
 	}
 	r.Intervals = intervals
 	if !reverse {
@@ -237,10 +237,10 @@ func (s *Server) handleTCP(ctx context.Context, c net.Conn, accepted time.Time) 
 		}
 	}
 	if reverse || fullDuplex {
-		r.Sender = sent.sender()
-		warnDelivery(r, sent)
-		if sent.err != nil && r.Error == "" {
-			r.Error = "sending: " + sent.err.Error()
+		r.Sender = sent.Sender()
+		WarnDelivery(r, sent)
+		if sent.Err != nil && r.Error == "" {
+			r.Error = "sending: " + sent.Err.Error()
 		}
 	}
 	if back != nil {
@@ -350,13 +350,13 @@ var tcpPattern = sync.OnceValue(func() []byte {
 	return b
 })
 
-// sendTCP sends the digit pattern on the test's connection (-R,
+// SendTCP sends the digit pattern on the test's connection (-R,
 // --full-duplex, or a connect-back), shuts the write side down when
 // closeWrite is set, and waits for the client to acknowledge it; accepted
 // is false for a connect-back, which we opened. No write runs past end
 // (the test's clock, which started before this sender), or when end is
 // zero, past the sender's own start plus the test's duration.
-func (s *Server) sendTCP(ctx context.Context, t *tcpTest, closeWrite, accepted bool, end time.Time) tcpSent {
+func (s *Server) SendTCP(ctx context.Context, t *tcpTest, closeWrite, accepted bool, end time.Time) TCPSent {
 	// The header may ask for writes of up to 2 GiB: clamp. The writes
 	// come from the one shared pattern, never a buffer of their own.
 	n := DefaultTCPLength
@@ -367,7 +367,7 @@ func (s *Server) sendTCP(ctx context.Context, t *tcpTest, closeWrite, accepted b
 	if n, ok := t.hdr.ByteCount(); ok {
 		cfg.Bytes = n
 	}
-	return sendTCPDelivered(ctx, t.c, false, cfg, &t.tx, closeWrite, nil, engine.DrainOptions{Accepted: accepted})
+	return SendTCPDelivered(ctx, t.c, false, cfg, &t.tx, closeWrite, nil, engine.DrainOptions{Accepted: accepted})
 }
 
 // connectBackTCP runs the legacy -r/-d connect-back: a new connection to
@@ -397,16 +397,16 @@ func (s *Server) connectBackTCP(ctx context.Context, t *tcpTest) *result.Flow {
 	}
 	defer c.Close()
 	bt := &tcpTest{c: c, hdr: t.hdr}
-	sent := s.sendTCP(ctx, bt, true, false, time.Time{}) // its own clock: -r runs it after the test
+	sent := s.SendTCP(ctx, bt, true, false, time.Time{}) // its own clock: -r runs it after the test
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetReadDeadline(time.Now().Add(2 * time.Second))
 		_, _ = io.Copy(io.Discard, tc)
 	}
-	warnDelivery(t.res, sent)
-	if sent.err != nil {
-		t.res.Warn("connect-back stream: " + sent.err.Error())
+	WarnDelivery(t.res, sent)
+	if sent.Err != nil {
+		t.res.Warn("connect-back stream: " + sent.Err.Error())
 	}
-	return &result.Flow{Direction: result.DirSend, Sender: sent.sender()}
+	return &result.Flow{Direction: result.DirSend, Sender: sent.Sender()}
 }
 
 // connectBackRetry is how long a refused connect-back is retried: an

@@ -18,7 +18,7 @@ import (
 // here depends on how long a transit took.
 func TestUDPTransitSummary(t *testing.T) {
 	ts := startServer(t, ServerConfig{})
-	cr, err := RunClient(context.Background(), ClientConfig{Host: "127.0.0.1", Port: ts.srv.Port(), UDP: true,
+	cr, err := runClient(context.Background(), ClientConfig{Host: "127.0.0.1", Port: ts.srv.Port(), UDP: true,
 		Rate: units.Rate{Value: 2000, PPS: true}, Duration: 300 * time.Millisecond, Length: 1470})
 	if err != nil {
 		t.Fatal(err)

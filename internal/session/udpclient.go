@@ -96,7 +96,7 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	if back != nil {
 		back.start(ctx, iv, cfg.Dual)
 	}
-	drops := watchSendPathDrops(conns[0].RemoteAddr().Addr())
+	drops := WatchSendPathDrops(conns[0].RemoteAddr().Addr())
 	outs := make([]streamOutcome, cfg.Parallel)
 	var wg sync.WaitGroup
 	for i := range conns {
@@ -119,7 +119,7 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 		}()
 	}
 	wg.Wait()
-	localDrops := drops.done()
+	LocalDrops := drops.done()
 	if back != nil && cfg.Tradeoff {
 		back.release()
 	}
@@ -143,8 +143,8 @@ func runUDPClient(ctx context.Context, cfg *ClientConfig, r *result.Result) (*re
 	}
 	r.Intervals = iv.Stop(end)
 	fillUDPClientResult(r, cfg, outs)
-	localDrops.apply(r, conns[0].Capabilities().GSO)
-	warnInterrupted(ctx, r)
+	LocalDrops.apply(r, conns[0].Capabilities().GSO)
+	WarnInterrupted(ctx, r)
 	if back != nil {
 		r.Reverse = backFlow
 		r.Warnings = append(r.Warnings, back.warnings...)
@@ -220,7 +220,7 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 			if rcv == nil {
 				rcv = &result.Receiver{}
 			}
-			sumReceiver(rcv, rr)
+			SumReceiver(rcv, rr)
 		} else {
 			noReport++
 			noReportFINs += o.fin.fins
@@ -239,7 +239,7 @@ func fillUDPClientResult(r *result.Result, cfg *ClientConfig, outs []streamOutco
 	if rcv != nil {
 		r.Receiver = rcv
 	}
-	warnSender(r, cfg, snd, maxLag)
+	WarnSender(r, cfg, snd, maxLag)
 	if badReport {
 		r.Warn(implausibleReport)
 	}
@@ -355,15 +355,16 @@ func offeredRate(s *result.Sender, send engine.UDPSendResult, length int) {
 	s.BitsPerSecond = s.PacketsPerSecond * float64(length*8)
 }
 
-func rateOf(s *result.Sender) {
+// RateOf fills a sender's bit rate from its bytes and seconds.
+func RateOf(s *result.Sender) {
 	if s.Seconds > 0 {
 		s.BitsPerSecond = float64(s.Bytes) * 8 / s.Seconds
 		s.PacketsPerSecond = float64(s.Packets) / s.Seconds
 	}
 }
 
-// warnSender says when the sender did not offer what was asked.
-func warnSender(r *result.Result, cfg *ClientConfig, snd *result.Sender, maxLag time.Duration) {
+// WarnSender says when the sender did not offer what was asked.
+func WarnSender(r *result.Result, cfg *ClientConfig, snd *result.Sender, maxLag time.Duration) {
 	if snd.SendErrors > 0 {
 		r.Warn(fmt.Sprintf("our host refused %d datagrams (socket send errors): they were not sent and are not in the counts", snd.SendErrors))
 	}
@@ -428,7 +429,7 @@ func runUDPReverse(ctx context.Context, cfg *ClientConfig, conns []udpio.Conn, r
 		if cfg.Parallel > 1 {
 			r.Streams = append(r.Streams, result.Stream{ID: i + 1, Receiver: rr})
 		}
-		sumReceiver(&rcv, rr)
+		SumReceiver(&rcv, rr)
 		for _, w := range rv.warnings() {
 			if !rv.idleEnded {
 				r.Warn(w)
@@ -492,8 +493,8 @@ func receiveReverse(ctx context.Context, c udpio.Conn, hdr []byte, length int, r
 	})
 }
 
-// sumReceiver adds one stream's counts into a sum.
-func sumReceiver(sum *result.Receiver, rr *result.Receiver) {
+// SumReceiver adds one stream's counts into a sum.
+func SumReceiver(sum *result.Receiver, rr *result.Receiver) {
 	first := sum.Source == ""
 	sum.Source = rr.Source
 	if first {

@@ -338,7 +338,7 @@ func (t *udpRecv) receiver() *result.Receiver {
 	r := &result.Receiver{
 		Bytes: t.rx.Bytes(), Packets: s.Received(), Lost: s.Lost(), OutOfOrder: s.OutOfOrder(),
 		Duplicates: result.Count(s.Duplicates()), JitterMS: float64(t.rx.Jitter.Value()) / 1e6, Seconds: secs,
-		Total: max(s.Max(), 0), Source: "local", JitterMethod: jitterMethod(t.gro), Transit: t.transit(),
+		Total: max(s.Max(), 0), Source: "local", JitterMethod: JitterMethod(t.gro), Transit: t.transit(),
 	}
 	// The rate is the data datagrams' own: after the first, over the
 	// span from the first to the last. Bytes over the whole duration would
@@ -355,8 +355,8 @@ func (t *udpRecv) receiver() *result.Receiver {
 	return r
 }
 
-// jitterMethod names how a local receiver's jitter was measured.
-func jitterMethod(gro bool) string {
+// JitterMethod names how a local receiver's jitter was measured.
+func JitterMethod(gro bool) string {
 	if gro {
 		return result.JitterPerBatch
 	}

@@ -24,9 +24,9 @@ const maxUDPPayload = 65507
 // datagrams must not cost 2 MiB per test.
 const serverSendBuffer = 128 << 10
 
-// serverSendBatch is the send batch for length-byte datagrams: 32, fewer
+// ServerSendBatch is the send batch for length-byte datagrams: 32, fewer
 // for long ones.
-func serverSendBatch(length int) int { return min(32, max(1, serverSendBuffer/max(length, 1))) }
+func ServerSendBatch(length int) int { return min(32, max(1, serverSendBuffer/max(length, 1))) }
 
 // finishedKeep is how long a finished UDP test still answers late FINs.
 const finishedKeep = 10 * time.Second
@@ -66,14 +66,14 @@ func (s *Server) serveUDP(ctx context.Context) error {
 	// then, and no test is ended as idle on such a tick. Receive times are
 	// always sound: the socket queues datagrams in arrival order.
 	sweep := func(now time.Time, tick bool) {
-		idleOK := !tick || now.Sub(lastEvent) <= sweepEvery+sweepLate
+		idleOK := !tick || now.Sub(lastEvent) <= SweepEvery+sweepLate
 		lastEvent = now
-		if now.Sub(lastSweep) >= sweepEvery {
+		if now.Sub(lastSweep) >= SweepEvery {
 			s.sweepUDP(ctx, tests, now, idleOK)
 			lastSweep = now
 		}
 	}
-	cfg := engine.UDPReceiveConfig{Batch: 64, Tick: sweepEvery, OnTick: func(now time.Time) bool { sweep(now, true); return true },
+	cfg := engine.UDPReceiveConfig{Batch: 64, Tick: SweepEvery, OnTick: func(now time.Time) bool { sweep(now, true); return true },
 		OnBatch: s.flushReports}
 	err := engine.ReceiveUDP(ctx, s.udp, cfg, func(m *udpio.Message) bool {
 		sweep(m.Time, false) // the receive time: no clock read per datagram
@@ -95,8 +95,8 @@ func (s *Server) serveUDP(ctx context.Context) error {
 // reader is behind.
 const finLagWarn = 500 * time.Millisecond
 
-// sweepEvery is how often the server looks for silent and expired tests.
-const sweepEvery = 250 * time.Millisecond
+// SweepEvery is how often the server looks for silent and expired tests.
+const SweepEvery = 250 * time.Millisecond
 
 // safeDatagram handles one arriving datagram; a panic while doing so ends
 // the test of its source (if it has one) with an error, and the reader
@@ -121,7 +121,7 @@ func (s *Server) safeDatagram(ctx context.Context, tests map[netip.AddrPort]*udp
 
 // sweepLate is how much later than sweepEvery after the last event a tick
 // may come before it counts as late (see serveUDP).
-const sweepLate = sweepEvery / 2
+const sweepLate = SweepEvery / 2
 
 // datagram handles one arriving datagram.
 func (s *Server) datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest, m *udpio.Message) {
@@ -182,7 +182,7 @@ func (s *Server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 		t.expiresAt = at.Add(finishedKeep)
 		return
 	}
-	hook("udp-datagram", src)
+	Hook("udp-datagram", src)
 	if t.reverse {
 		return // the client's hellos while we send
 	}
@@ -295,10 +295,10 @@ func (s *Server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 	if rx.hdrErr != nil {
 		s.logs.log("udp-header", fmt.Sprintf("udp: %s announced a test header but sent it cut short (%v); counting its datagrams as header-less data", src, rx.hdrErr))
 	}
-	r := newServerResult(result.UDP, rx.dialect, src, s.port)
+	r := NewServerResult(result.UDP, rx.dialect, src, s.port)
 	caps := s.udp.Capabilities()
 	s.recordSocket(r, nil, &caps)
-	r.Version = versionString()
+	r.Version = VersionString()
 	if rx.hasHdr {
 		r.Test.PeerVersion = iperf2.VersionString(rx.hdr.VersionU, rx.hdr.VersionL)
 		if d, ok := rx.hdr.Duration(); ok {
@@ -414,7 +414,7 @@ func (s *Server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst n
 		bytes, d = n, s.cfg.MaxDuration
 	}
 	spec := &udpStream{layout: iperf2.LayoutModern, length: length, pps: pps, duration: d, bytes: bytes, fin: fin,
-		batch: serverSendBatch(length)}
+		batch: ServerSendBatch(length)}
 	tmpl := spec.template()
 	snd, err := spec.send(ctx, conn, dst, tmpl, &t.tx)
 	out, ferr := spec.finish(ctx, conn, dst, tmpl, snd.Packets)
@@ -430,7 +430,7 @@ func (s *Server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst n
 		t.res.Warn("the client sent no report for the connect-back test: its receive counts are unknown")
 	}
 	sd := &result.Sender{Bytes: snd.Bytes + fins*int64(length), Packets: snd.Packets + fins, SendErrors: snd.Errors, Seconds: snd.End.Sub(snd.Start).Seconds()}
-	rateOf(sd)
+	RateOf(sd)
 	flow.Sender = sd
 	if err == nil {
 		err = ferr

@@ -74,8 +74,8 @@ func (z *zeroCopyConn) Write(b []byte) (int, error) {
 	return sent, nil
 }
 
-// sendTCP is engine.SendTCP, through sendfile when zeroCopy (-Z) is set.
-func sendTCP(ctx context.Context, c net.Conn, zeroCopy bool, cfg engine.TCPSendConfig, counters *stats.Counters) (engine.TCPResult, error) {
+// SendTCP is engine.SendTCP, through sendfile when zeroCopy (-Z) is set.
+func SendTCP(ctx context.Context, c net.Conn, zeroCopy bool, cfg engine.TCPSendConfig, counters *stats.Counters) (engine.TCPResult, error) {
 	if !zeroCopy {
 		return engine.SendTCP(ctx, c, cfg, counters)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/units"
@@ -194,7 +195,7 @@ func summariseRTT(rtts []time.Duration) *result.SweepRTT {
 // each trial sets the rate, length and length of the test.
 type SessionRunner struct {
 	Base session.ClientConfig
-	// Run runs one trial's test (nil: session.RunClient). The --dut runner
+	// Run runs one trial's test (nil: dialect.RunClient). The --dut runner
 	// wraps the client in the device's server; a result it returns with
 	// an error is the trial's figures, the error ends the sweep.
 	Run func(ctx context.Context, s Spec, cfg session.ClientConfig) (*result.Result, error)
@@ -222,7 +223,7 @@ func (r SessionRunner) Trial(ctx context.Context, s Spec) (result.SweepOutcome, 
 	run := r.Run
 	if run == nil {
 		run = func(ctx context.Context, _ Spec, cfg session.ClientConfig) (*result.Result, error) {
-			return session.RunClient(ctx, cfg)
+			return dialect.RunClient(ctx, cfg)
 		}
 	}
 	res, err := run(ctx, s, r.Config(s))

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -73,7 +74,7 @@ func (ts *testServer) udpTest(t testing.TB, d time.Duration, rate float64) *resu
 	cfg.Rate.Value = rate
 	ctx, cancel := context.WithTimeout(context.Background(), d+30*time.Second)
 	defer cancel()
-	if _, err := session.RunClient(ctx, cfg); err != nil {
+	if _, err := dialect.RunClient(ctx, cfg); err != nil {
 		t.Fatalf("udp test: %v", err)
 	}
 	return ts.next(t)

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/result"
 )
@@ -42,9 +43,6 @@ type Metrics struct {
 	echoLastEnd  *prometheus.GaugeVec
 	echoLastRTT  *prometheus.GaugeVec
 }
-
-// knownDialects bound the dialect label.
-var knownDialects = map[string]bool{"iperf2": true, "iperf2-legacy": true, "raw": true, "iperf3": true}
 
 // NewMetrics returns the metrics of a server whose number of tests in
 // progress active reports, registered with the Go runtime and process
@@ -108,7 +106,7 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 func dialectLabel(d string) string {
-	if knownDialects[d] {
+	if dialect.Known(d) { // the table bounds the dialect label
 		return d
 	}
 	return "other"

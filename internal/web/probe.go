@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/units"
@@ -33,7 +34,7 @@ type ProbeConfig struct {
 	// MaxConcurrent bounds the probes running at once (default 2); more
 	// are answered 429.
 	MaxConcurrent int
-	// Run runs the test (default session.RunClient) and Resolve looks a
+	// Run runs the test (default dialect.RunClient) and Resolve looks a
 	// target's name up (default the system resolver); seams for tests.
 	Run     func(ctx context.Context, cfg session.ClientConfig) (*result.Result, error)
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
@@ -60,7 +61,7 @@ func (c *ProbeConfig) applyDefaults() {
 		c.MaxConcurrent = 2
 	}
 	if c.Run == nil {
-		c.Run = session.RunClient
+		c.Run = dialect.RunClient
 	}
 	if c.Resolve == nil {
 		c.Resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
@@ -145,7 +146,7 @@ func (c *ProbeConfig) probeRequest(ctx context.Context, q map[string][]string) (
 		return cfg, err
 	}
 	cfg.Host = addr.String()
-	out, err := session.Prepare(cfg)
+	out, err := dialect.Prepare(cfg)
 	if err != nil {
 		return cfg, refuse(http.StatusBadRequest, "%v", err)
 	}

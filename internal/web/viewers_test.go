@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/session"
 )
 
@@ -64,7 +65,7 @@ func TestFiftyViewersMemoryBounded(t *testing.T) {
 			for n := 0; n < 1000 && time.Now().Add(2*time.Second).Before(end); n++ {
 				cfg := session.ClientConfig{Host: "127.0.0.1", Port: ts.port, UDP: true, Duration: 2 * time.Second}
 				cfg.Rate.Value = 5e6
-				if _, err := session.RunClient(ctx, cfg); err != nil {
+				if _, err := dialect.RunClient(ctx, cfg); err != nil {
 					t.Errorf("udp test: %v", err)
 					return
 				}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -133,7 +134,7 @@ func checkDelivered(t *testing.T, try int, cr, sr *result.Result, reverse bool, 
 func runLabClient(ctx context.Context, lab *netlab.Lab, port int, cfg session.ClientConfig) (r *result.Result, err error) {
 	cfg.Host, cfg.Port = lab.B.Addr.String(), port
 	err = lab.A.Do(func() (err error) {
-		r, err = session.RunClient(ctx, cfg)
+		r, err = dialect.RunClient(ctx, cfg)
 		return err
 	})
 	if err == nil && r.Error != "" {

@@ -38,6 +38,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/result"
@@ -123,7 +124,7 @@ func serveUntilCleanup(t *testing.T, ctx context.Context, srv *session.Server) {
 func (ls *labServer) runClient(ctx context.Context, lab *netlab.Lab, cfg session.ClientConfig) (client, server *result.Result, err error) {
 	cfg.Host, cfg.Port = lab.B.Addr.String(), ls.port
 	err = lab.A.Do(func() (err error) {
-		client, err = session.RunClient(ctx, cfg)
+		client, err = dialect.RunClient(ctx, cfg)
 		return err
 	})
 	if err != nil {

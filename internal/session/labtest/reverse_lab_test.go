@@ -12,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/hostdrops"
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf3"
 	"github.com/wirebench/wirebench/internal/units"
 )
 
@@ -60,7 +62,7 @@ func startGuardedServer(t *testing.T, ctx context.Context, lab *netlab.Lab, deny
 		if err != nil {
 			return err
 		}
-		gs.i3port, err = srv.EnableIperf3(ctx, session.Iperf3Config{Port: -1})
+		gs.i3port, err = iperf3.Enable(ctx, srv, iperf3.Config{Port: -1})
 		return err
 	})
 	if err != nil {
@@ -214,7 +216,7 @@ func TestLabReverseRefusedOutsideLocalNetworks(t *testing.T) {
 			before = udpInDatagrams(t, ctx, lab.A)
 			var cr *result.Result
 			cerr := lab.A.Do(func() (err error) {
-				cr, err = session.RunClient(ctx, session.ClientConfig{Host: dst, Port: gs.port, UDP: true, Reverse: true,
+				cr, err = dialect.RunClient(ctx, session.ClientConfig{Host: dst, Port: gs.port, UDP: true, Reverse: true,
 					Duration: time.Second, Rate: units.Rate{Value: 1e6}, Length: 1470})
 				return err
 			})
@@ -239,7 +241,7 @@ func TestLabReverseRefusedOutsideLocalNetworks(t *testing.T) {
 
 			// Our own client, iperf3 UDP -R: the server's reason in its words.
 			cerr = lab.A.Do(func() (err error) {
-				cr, err = session.RunClient(ctx, session.ClientConfig{Host: dst, Port: gs.i3port, Dialect: session.DialectIperf3,
+				cr, err = dialect.RunClient(ctx, session.ClientConfig{Host: dst, Port: gs.i3port, Dialect: session.DialectIperf3,
 					UDP: true, Reverse: true, Duration: time.Second, Rate: units.Rate{Value: 1e6}})
 				return err
 			})
@@ -291,7 +293,7 @@ func TestLabReverseRefusedOutsideLocalNetworks(t *testing.T) {
 			// Our own client, TCP -d: the reset names the policy, not only
 			// a dialect mismatch.
 			cerr = lab.A.Do(func() (err error) {
-				cr, err = session.RunClient(ctx, session.ClientConfig{Host: dst, Port: gs.port, Dual: true, Duration: time.Second})
+				cr, err = dialect.RunClient(ctx, session.ClientConfig{Host: dst, Port: gs.port, Dual: true, Duration: time.Second})
 				return err
 			})
 			refusedWhy(gs.result(t, session.DialectIperf2, "dual"))

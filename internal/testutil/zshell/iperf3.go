@@ -6,8 +6,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf3"
 	"github.com/wirebench/wirebench/internal/units"
 )
 
@@ -101,7 +103,7 @@ func (s *Shell) listen3(port string) (*i3Server, error) {
 		cancel()
 		return nil, err
 	}
-	if _, err := ls.EnableIperf3(ctx, session.Iperf3Config{}); err != nil {
+	if _, err := iperf3.Enable(ctx, ls, iperf3.Config{}); err != nil {
 		cancel()
 		return nil, err
 	}
@@ -153,7 +155,7 @@ func (s *Shell) upload3(ctx context.Context, proto, host string, port int, d tim
 		cfg.Rate = units.Rate{Value: bps}
 	}
 	start := time.Now()
-	r, err := session.RunClient(ctx, cfg)
+	r, err := dialect.RunClient(ctx, cfg)
 	el := time.Since(start)
 	if err != nil || r == nil || r.Sender == nil {
 		if proto == "udp" {

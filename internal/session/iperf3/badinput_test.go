@@ -1,4 +1,4 @@
-package session
+package iperf3
 
 import (
 	"context"
@@ -13,7 +13,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/wirebench/wirebench/internal/wire/iperf3"
+	"github.com/wirebench/wirebench/internal/session"
+	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
 // TestIperf3ServerBadInput feeds the server's control channel what no
@@ -23,7 +24,7 @@ import (
 // that no goroutine is left once the server stopped.
 func TestIperf3ServerBadInput(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	ts := startI3Server(t, ServerConfig{HeaderTimeout: 500 * time.Millisecond}, Iperf3Config{})
+	ts := startI3Server(t, session.ServerConfig{HeaderTimeout: 500 * time.Millisecond}, Config{})
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ts.i3port))
 	validParams := []byte(`{"tcp":true,"omit":0,"time":1,"num":0,"blockcount":0,"parallel":1,"len":1000}`)
 	frame := func(body []byte) []byte {
@@ -31,7 +32,7 @@ func TestIperf3ServerBadInput(t *testing.T) {
 		return append(b, body...)
 	}
 	cookie := func() []byte {
-		ck, err := iperf3.NewCookie(nil)
+		ck, err := i3wire.NewCookie(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,26 +45,26 @@ func TestIperf3ServerBadInput(t *testing.T) {
 		send [][]byte
 		// want is the last state the server must send (0: nothing checked
 		// beyond a clean close).
-		want iperf3.State
+		want i3wire.State
 		// errno, when want is SERVER_ERROR.
-		errno iperf3.Errno
+		errno i3wire.Errno
 	}{
 		{name: "wrong cookie", send: [][]byte{[]byte("abcdefghijklmnopqrstuvwxyz234567abc!\x00")}},
 		{name: "cookie without NUL", send: [][]byte{[]byte(strings.Repeat("a", 37))}},
-		{name: "vanish after cookie", send: [][]byte{cookie()}, want: iperf3.ParamExchange},
-		{name: "vanish mid length", send: [][]byte{cookie(), {0, 0}}, want: iperf3.ParamExchange},
+		{name: "vanish after cookie", send: [][]byte{cookie()}, want: i3wire.ParamExchange},
+		{name: "vanish mid length", send: [][]byte{cookie(), {0, 0}}, want: i3wire.ParamExchange},
 		{name: "json length over 1 MiB", send: [][]byte{cookie(), binary.BigEndian.AppendUint32(nil, 1<<20+1)},
-			want: iperf3.ServerError, errno: iperf3.ErrnoRecvParams},
-		{name: "invalid json", send: [][]byte{cookie(), frame([]byte(`{"tcp":tru`))}, want: iperf3.ServerError, errno: iperf3.ErrnoRecvParams},
-		{name: "json not an object", send: [][]byte{cookie(), frame([]byte(`[1,2]`))}, want: iperf3.ServerError, errno: iperf3.ErrnoRecvParams},
+			want: i3wire.ServerError, errno: i3wire.ErrnoRecvParams},
+		{name: "invalid json", send: [][]byte{cookie(), frame([]byte(`{"tcp":tru`))}, want: i3wire.ServerError, errno: i3wire.ErrnoRecvParams},
+		{name: "json not an object", send: [][]byte{cookie(), frame([]byte(`[1,2]`))}, want: i3wire.ServerError, errno: i3wire.ErrnoRecvParams},
 		{name: "too many streams", send: [][]byte{cookie(), frame([]byte(`{"tcp":true,"time":1,"parallel":129}`))},
-			want: iperf3.ServerError, errno: iperf3.ErrnoNumStreams},
+			want: i3wire.ServerError, errno: i3wire.ErrnoNumStreams},
 		{name: "above max duration", send: [][]byte{cookie(), frame([]byte(`{"tcp":true,"time":7200,"parallel":1}`))},
-			want: iperf3.ServerError, errno: iperf3.ErrnoMaxDuration},
-		{name: "vanish in CREATE_STREAMS", send: [][]byte{cookie(), frame(validParams)}, want: iperf3.CreateStreams},
-		{name: "unknown state byte in CREATE_STREAMS", send: [][]byte{cookie(), frame(validParams), {0x63}}, want: iperf3.CreateStreams},
-		{name: "CLIENT_TERMINATE in CREATE_STREAMS", send: [][]byte{cookie(), frame(validParams), {byte(iperf3.ClientTerminate)}},
-			want: iperf3.CreateStreams},
+			want: i3wire.ServerError, errno: i3wire.ErrnoMaxDuration},
+		{name: "vanish in CREATE_STREAMS", send: [][]byte{cookie(), frame(validParams)}, want: i3wire.CreateStreams},
+		{name: "unknown state byte in CREATE_STREAMS", send: [][]byte{cookie(), frame(validParams), {0x63}}, want: i3wire.CreateStreams},
+		{name: "CLIENT_TERMINATE in CREATE_STREAMS", send: [][]byte{cookie(), frame(validParams), {byte(i3wire.ClientTerminate)}},
+			want: i3wire.CreateStreams},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,19 +88,19 @@ func TestIperf3ServerBadInput(t *testing.T) {
 				}
 				return
 			}
-			if cw, ok := c.(*net.TCPConn); ok && tc.want != iperf3.ServerError {
+			if cw, ok := c.(*net.TCPConn); ok && tc.want != i3wire.ServerError {
 				_ = cw.CloseWrite() // the client vanishes (half-close: we still read)
 			}
 			got, err := io.ReadAll(c)
 			if err != nil && !errors.Is(err, net.ErrClosed) && !strings.Contains(err.Error(), "reset") {
 				t.Fatalf("reading: %v", err)
 			}
-			var states []iperf3.State
+			var states []i3wire.State
 			for i := 0; i < len(got); i++ {
-				st := iperf3.State(int8(got[i]))
+				st := i3wire.State(int8(got[i]))
 				states = append(states, st)
-				if st == iperf3.ServerError {
-					se, err := iperf3.DecodeServerErrBody(got[i+1:])
+				if st == i3wire.ServerError {
+					se, err := i3wire.DecodeServerErrBody(got[i+1:])
 					if err != nil {
 						t.Fatalf("SERVER_ERROR body: %v", err)
 					}
@@ -125,7 +126,7 @@ func TestIperf3ServerBadInput(t *testing.T) {
 		ck := cookie()
 		_, _ = ctrl.Write(ck)
 		one := make([]byte, 1)
-		if _, err := io.ReadFull(ctrl, one); err != nil || iperf3.State(int8(one[0])) != iperf3.ParamExchange {
+		if _, err := io.ReadFull(ctrl, one); err != nil || i3wire.State(int8(one[0])) != i3wire.ParamExchange {
 			t.Fatalf("got %x %v", one, err)
 		}
 		data, err := net.DialTimeout("tcp", addr, time.Second)
@@ -136,13 +137,13 @@ func TestIperf3ServerBadInput(t *testing.T) {
 		_ = data.SetDeadline(time.Now().Add(guard))
 		_, _ = data.Write(ck)
 		b, _ := io.ReadAll(data)
-		if len(b) != 1 || iperf3.State(int8(b[0])) != iperf3.AccessDenied {
+		if len(b) != 1 || i3wire.State(int8(b[0])) != i3wire.AccessDenied {
 			t.Errorf("data stream got %x, want ACCESS_DENIED", b)
 		}
 	})
 	// --max-tests reached: the next control connection gets ACCESS_DENIED.
 	t.Run("busy at max tests", func(t *testing.T) {
-		busy := startI3Server(t, ServerConfig{MaxTests: 1}, Iperf3Config{})
+		busy := startI3Server(t, session.ServerConfig{MaxTests: 1}, Config{})
 		a := net.JoinHostPort("127.0.0.1", strconv.Itoa(busy.i3port))
 		first, err := net.DialTimeout("tcp", a, time.Second)
 		if err != nil {
@@ -162,7 +163,7 @@ func TestIperf3ServerBadInput(t *testing.T) {
 		_ = second.SetDeadline(time.Now().Add(guard))
 		_, _ = second.Write(cookie())
 		b, _ := io.ReadAll(second)
-		if len(b) != 1 || iperf3.State(int8(b[0])) != iperf3.AccessDenied {
+		if len(b) != 1 || i3wire.State(int8(b[0])) != i3wire.AccessDenied {
 			t.Errorf("second client got %x, want ACCESS_DENIED", b)
 		}
 		first.Close()
@@ -179,14 +180,14 @@ func TestIperf3ServerBadInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			conn := iperf3.NewConn(c)
-			ck, _ := iperf3.NewCookie(nil)
+			conn := i3wire.NewConn(c)
+			ck, _ := i3wire.NewCookie(nil)
 			_ = conn.WriteCookie(ctx, ck)
-			if st, err := conn.ReadState(ctx); err != nil || st != iperf3.ParamExchange {
+			if st, err := conn.ReadState(ctx); err != nil || st != i3wire.ParamExchange {
 				t.Fatalf("%v %v", st, err)
 			}
 			_ = conn.WriteJSON(ctx, validParams)
-			if st, err := conn.ReadState(ctx); err != nil || st != iperf3.CreateStreams {
+			if st, err := conn.ReadState(ctx); err != nil || st != i3wire.CreateStreams {
 				t.Fatalf("%v %v", st, err)
 			}
 			d, err := net.DialTimeout("tcp", addr, time.Second)
@@ -194,8 +195,8 @@ func TestIperf3ServerBadInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer d.Close()
-			_ = iperf3.NewConn(d).WriteCookie(ctx, ck)
-			for _, want := range []iperf3.State{iperf3.TestStart, iperf3.TestRunning} {
+			_ = i3wire.NewConn(d).WriteCookie(ctx, ck)
+			for _, want := range []i3wire.State{i3wire.TestStart, i3wire.TestRunning} {
 				if st, err := conn.ReadState(ctx); err != nil || st != want {
 					t.Fatalf("%v %v, want %v", st, err, want)
 				}

@@ -1,4 +1,4 @@
-package session
+package iperf3
 
 import (
 	"bytes"
@@ -13,9 +13,10 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/testutil/loopback"
 	"github.com/wirebench/wirebench/internal/units"
-	"github.com/wirebench/wirebench/internal/wire/iperf3"
+	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
 // iperf3Bin returns the real iperf3 binary, or skips the test.
@@ -31,10 +32,10 @@ func iperf3Bin(t *testing.T) string {
 // realIperf3Server runs `iperf3 -s -1 -J` on a loopback port until one
 // test ended, and returns its port and a function that waits for its -J
 // report.
-func realIperf3Server(t *testing.T) (int, func() *iperf3.Report) {
+func realIperf3Server(t *testing.T) (int, func() *i3wire.Report) {
 	t.Helper()
 	port, reports := realIperf3ServerReports(t)
-	return port, func() *iperf3.Report {
+	return port, func() *i3wire.Report {
 		t.Helper()
 		reps := reports()
 		if len(reps) != 1 {
@@ -83,7 +84,7 @@ const bindGrace = 100 * time.Millisecond
 // function it returns gives every -J document the server printed: 3.12
 // prints one for each test refused at authentication, which does not count
 // as its one test, before the one that ran.
-func realIperf3ServerReports(t *testing.T, extra ...string) (int, func() []*iperf3.Report) {
+func realIperf3ServerReports(t *testing.T, extra ...string) (int, func() []*i3wire.Report) {
 	t.Helper()
 	bin := iperf3Bin(t)
 	// The port is free when FreePort returns, but on a shared machine
@@ -116,14 +117,14 @@ func realIperf3ServerReports(t *testing.T, extra ...string) (int, func() []*iper
 		}
 		t.Logf("iperf3 -s exited before listening on port %d (%s): trying another port", port, strings.TrimSpace(out.String()+errb.String()))
 	}
-	return port, func() []*iperf3.Report {
+	return port, func() []*i3wire.Report {
 		t.Helper()
 		select {
 		case <-done:
 		case <-time.After(guard):
 			t.Fatalf("iperf3 -s did not end after the test")
 		}
-		var reps []*iperf3.Report
+		var reps []*i3wire.Report
 		// 3.12's server prints its sender sums before the client's
 		// results arrive: with -O, UDP packets 0 minus its omitted
 		// count, as 2^64−n.
@@ -132,7 +133,7 @@ func realIperf3ServerReports(t *testing.T, extra ...string) (int, func() []*iper
 			return []byte(strconv.FormatInt(int64(u), 10))
 		})
 		for dec := json.NewDecoder(bytes.NewReader(body)); dec.More(); {
-			var rep iperf3.Report
+			var rep i3wire.Report
 			if err := dec.Decode(&rep); err != nil {
 				t.Fatalf("decoding iperf3 -s -J output: %v\n%s\nstderr: %s", err, out.String(), errb.String())
 			}
@@ -143,7 +144,7 @@ func realIperf3ServerReports(t *testing.T, extra ...string) (int, func() []*iper
 }
 
 // sumReceivedBytes is what a real iperf3 server counted as received.
-func sumReceivedBytes(rep *iperf3.Report) int64 {
+func sumReceivedBytes(rep *i3wire.Report) int64 {
 	switch {
 	case rep.End.SumReceived != nil:
 		return rep.End.SumReceived.Bytes
@@ -156,16 +157,16 @@ func sumReceivedBytes(rep *iperf3.Report) int64 {
 func TestIperf3ClientAgainstRealServer(t *testing.T) {
 	cases := []struct {
 		name string
-		cfg  ClientConfig
+		cfg  session.ClientConfig
 	}{
-		{"tcp 2s", ClientConfig{Duration: 2 * time.Second}},
-		{"udp 1M 200B", ClientConfig{UDP: true, Rate: units.Rate{Value: 1e6}, Length: 200, Duration: time.Second}},
-		{"udp 64-bit counters", ClientConfig{UDP: true, Rate: units.Rate{Value: 1e6}, Length: 200, Duration: time.Second, UDPCounters64Bit: true}},
-		{"tcp -R", ClientConfig{Duration: time.Second, Reverse: true}},
-		{"udp -R", ClientConfig{UDP: true, Rate: units.Rate{Value: 2e6}, Length: 400, Duration: time.Second, Reverse: true}},
-		{"tcp --bidir -P 2", ClientConfig{Duration: time.Second, Bidir: true, Parallel: 2}},
-		{"udp --bidir -P 2", ClientConfig{UDP: true, Rate: units.Rate{Value: 2e6}, Length: 300, Duration: time.Second, Bidir: true, Parallel: 2}},
-		{"tcp -n", ClientConfig{Bytes: 50 << 20}},
+		{"tcp 2s", session.ClientConfig{Duration: 2 * time.Second}},
+		{"udp 1M 200B", session.ClientConfig{UDP: true, Rate: units.Rate{Value: 1e6}, Length: 200, Duration: time.Second}},
+		{"udp 64-bit counters", session.ClientConfig{UDP: true, Rate: units.Rate{Value: 1e6}, Length: 200, Duration: time.Second, UDPCounters64Bit: true}},
+		{"tcp -R", session.ClientConfig{Duration: time.Second, Reverse: true}},
+		{"udp -R", session.ClientConfig{UDP: true, Rate: units.Rate{Value: 2e6}, Length: 400, Duration: time.Second, Reverse: true}},
+		{"tcp --bidir -P 2", session.ClientConfig{Duration: time.Second, Bidir: true, Parallel: 2}},
+		{"udp --bidir -P 2", session.ClientConfig{UDP: true, Rate: units.Rate{Value: 2e6}, Length: 300, Duration: time.Second, Bidir: true, Parallel: 2}},
+		{"tcp -n", session.ClientConfig{Bytes: 50 << 20}},
 	}
 	var runs []protocolCase
 	for _, tc := range cases {
@@ -186,13 +187,13 @@ func TestIperf3ClientAgainstRealServer(t *testing.T) {
 // runAgainstRealIperf3 runs our iperf3 client with cfg (host, port and
 // dialect filled in) against a real `iperf3 -s -1 -J` and returns our
 // result and the server's report; a failed test is fatal.
-func runAgainstRealIperf3(t *testing.T, cfg *ClientConfig) (*result.Result, *iperf3.Report) {
+func runAgainstRealIperf3(t *testing.T, cfg *session.ClientConfig) (*result.Result, *i3wire.Report) {
 	t.Helper()
 	port, report := realIperf3Server(t)
-	cfg.Host, cfg.Port, cfg.Dialect = "127.0.0.1", port, DialectIperf3
+	cfg.Host, cfg.Port, cfg.Dialect = "127.0.0.1", port, session.DialectIperf3
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
-	r, err := RunClient(ctx, *cfg)
+	r, err := runClient(ctx, *cfg)
 	if err != nil {
 		t.Fatalf("RunClient: %v", err)
 	}
@@ -205,9 +206,9 @@ func runAgainstRealIperf3(t *testing.T, cfg *ClientConfig) (*result.Result, *ipe
 
 // checkAgainstIperf3Server compares our client's result with what the
 // real iperf3 server printed with -J.
-func checkAgainstIperf3Server(t *testing.T, cfg *ClientConfig, r *result.Result, rep *iperf3.Report) {
+func checkAgainstIperf3Server(t *testing.T, cfg *session.ClientConfig, r *result.Result, rep *i3wire.Report) {
 	t.Helper()
-	if r.Test.Dialect != DialectIperf3 {
+	if r.Test.Dialect != session.DialectIperf3 {
 		t.Errorf("dialect %q", r.Test.Dialect)
 	}
 	// The server's per-stream figures by role.
@@ -339,19 +340,19 @@ func TestIperf3JSONMatchesRealStructure(t *testing.T) {
 				t.Fatalf("iperf3 -c: %v", err)
 			}
 			report()
-			var realRep iperf3.Report
+			var realRep i3wire.Report
 			if err := json.Unmarshal(wrapRe.ReplaceAll(out, []byte("0")), &realRep); err != nil {
 				t.Fatalf("real -J does not decode into Report: %v", err)
 			}
 			// Our client against a real server.
 			port2, report2 := realIperf3Server(t)
-			cfg := ClientConfig{Host: "127.0.0.1", Port: port2, Duration: time.Second, UDP: udp, Length: 200, Rate: units.Rate{Value: 1e6}}
+			cfg := session.ClientConfig{Host: "127.0.0.1", Port: port2, Duration: time.Second, UDP: udp, Length: 200, Rate: units.Rate{Value: 1e6}}
 			if !udp {
 				cfg.Length, cfg.Rate = 0, units.Rate{}
 			}
 			gctx, gcancel := context.WithTimeout(context.Background(), guard)
 			defer gcancel()
-			_, rep, err := RunIperf3Client(gctx, cfg)
+			_, rep, err := RunClient(gctx, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -401,17 +402,17 @@ func TestIperf3ClientServerEndsTestEarly(t *testing.T) {
 			return
 		}
 		defer ctrl.Close()
-		c := iperf3.NewConn(ctrl)
+		c := i3wire.NewConn(ctrl)
 		if _, err := c.ReadCookie(ctx); err != nil {
 			return
 		}
-		if c.WriteState(ctx, iperf3.ParamExchange) != nil {
+		if c.WriteState(ctx, i3wire.ParamExchange) != nil {
 			return
 		}
 		if _, err := c.ReadParams(ctx); err != nil {
 			return
 		}
-		if c.WriteState(ctx, iperf3.CreateStreams) != nil {
+		if c.WriteState(ctx, i3wire.CreateStreams) != nil {
 			return
 		}
 		data, err := ln.Accept()
@@ -419,10 +420,10 @@ func TestIperf3ClientServerEndsTestEarly(t *testing.T) {
 			return
 		}
 		defer data.Close()
-		if _, err := iperf3.NewConn(data).ReadCookie(ctx); err != nil {
+		if _, err := i3wire.NewConn(data).ReadCookie(ctx); err != nil {
 			return
 		}
-		for _, st := range []iperf3.State{iperf3.TestStart, iperf3.TestRunning, iperf3.ServerTerminate} {
+		for _, st := range []i3wire.State{i3wire.TestStart, i3wire.TestRunning, i3wire.ServerTerminate} {
 			if c.WriteState(ctx, st) != nil {
 				return
 			}
@@ -435,8 +436,8 @@ func TestIperf3ClientServerEndsTestEarly(t *testing.T) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		r, err := RunClient(ctx, ClientConfig{Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port,
-			Dialect: DialectIperf3, Duration: 5 * time.Second})
+		r, err := runClient(ctx, session.ClientConfig{Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port,
+			Dialect: session.DialectIperf3, Duration: 5 * time.Second})
 		done <- outcome{r, err}
 	}()
 	select {

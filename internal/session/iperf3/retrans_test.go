@@ -1,4 +1,4 @@
-package session
+package iperf3
 
 import (
 	"regexp"
@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wirebench/wirebench/internal/wire/iperf3"
+	"github.com/wirebench/wirebench/internal/session"
+	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
 // i3SummaryRe matches a summary line of real iperf3's text output:
@@ -20,7 +21,7 @@ var i3SummaryRe = regexp.MustCompile(`^\[\s*(\d+|SUM)\](\[[A-Z]+-[CS]\])?\s+[\d.
 // receiver lines must be about the same stream (the server numbers its
 // streams in the order the client connected them).
 func TestIperf3RealClientRetrColumn(t *testing.T) {
-	ts := startI3Server(t, ServerConfig{}, Iperf3Config{})
+	ts := startI3Server(t, session.ServerConfig{}, Config{})
 	for _, args := range [][]string{{"-t", "1", "-R"}, {"-t", "1", "--bidir"}, {"-t", "1", "--bidir", "-P", "2"}, {"-t", "1", "-R", "-P", "2"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			t.Parallel()
@@ -90,7 +91,7 @@ func TestI3SetRetrans(t *testing.T) {
 		{"no tcp_info", false, []bool{true}, []i3Retr{unknown}, 0, []int64{-1}},
 		{"sends udp", true, []bool{true}, []i3Retr{unknown}, 0, []int64{-1}},
 	} {
-		res := &iperf3.Results{Streams: make([]iperf3.StreamResult, len(tt.send))}
+		res := &i3wire.Results{Streams: make([]i3wire.StreamResult, len(tt.send))}
 		i3SetRetrans(res, tt.udp, tt.send, tt.retr)
 		if res.SenderHasRetransmits != tt.has {
 			t.Errorf("%s: sender_has_retransmits %d, want %d", tt.name, res.SenderHasRetransmits, tt.has)

@@ -1,11 +1,12 @@
-package session
+package iperf3
 
 import (
 	"testing"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
-	"github.com/wirebench/wirebench/internal/wire/iperf3"
+	"github.com/wirebench/wirebench/internal/session"
+	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
 // The sums of a two-stream UDP iperf3 report (per interval and at the end)
@@ -14,7 +15,7 @@ import (
 func TestIperf3ReportSumsLeaveStreamsAlone(t *testing.T) {
 	start := time.Now()
 	cl := &i3Client{
-		cfg:     &ClientConfig{UDP: true},
+		cfg:     &session.ClientConfig{UDP: true},
 		r:       &result.Result{},
 		streams: []*i3ClientStream{{id: 1}, {id: 3}},
 		start:   start,
@@ -23,7 +24,7 @@ func TestIperf3ReportSumsLeaveStreamsAlone(t *testing.T) {
 			{Start: 0, End: 1, Bytes: 1000, Packets: 100, Lost: 1, Flow: "1"},
 			{Start: 0, End: 1, Bytes: 500, Packets: 50, Lost: 2, Flow: "3"},
 		},
-		sent: &iperf3.Results{Streams: []iperf3.StreamResult{
+		sent: &i3wire.Results{Streams: []i3wire.StreamResult{
 			{ID: 1, Bytes: 1000, Packets: 101, Errors: 1, EndTime: 1},
 			{ID: 3, Bytes: 500, Packets: 52, Errors: 2, EndTime: 1},
 		}},
@@ -46,7 +47,7 @@ func TestIperf3ReportSumsLeaveStreamsAlone(t *testing.T) {
 		t.Errorf("interval sum lost %% = %v, want %v", got, want)
 	}
 
-	var end iperf3.ReportEnd
+	var end i3wire.ReportEnd
 	cl.reportEnd(&end)
 	if len(end.Streams) != 2 || end.SumReceived == nil || end.Sum == nil {
 		t.Fatalf("end %+v", end)
@@ -64,7 +65,7 @@ func TestIperf3ReportSumsLeaveStreamsAlone(t *testing.T) {
 
 func TestReportSummaryCloneSharesNothing(t *testing.T) {
 	p, j := int64(5), 1.5
-	s := iperf3.ReportSummary{Packets: &p, JitterMs: &j}
+	s := i3wire.ReportSummary{Packets: &p, JitterMs: &j}
 	c := s.Clone()
 	*c.Packets, *c.JitterMs = 7, 2.5
 	if *s.Packets != 5 || *s.JitterMs != 1.5 {

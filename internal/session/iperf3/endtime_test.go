@@ -1,4 +1,4 @@
-package session
+package iperf3
 
 import (
 	"errors"
@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/units"
-	"github.com/wirebench/wirebench/internal/wire/iperf3"
+	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
 // TestIperf3ClientEndsWithItsData (issue 9 "Must show"): a 2 s test from
@@ -20,20 +21,20 @@ import (
 // server measured 2.20 s (a 200 ms pause before TEST_END).
 func TestIperf3ClientEndsWithItsData(t *testing.T) {
 	const d = 2 * time.Second
-	udp := func(c ClientConfig) ClientConfig {
+	udp := func(c session.ClientConfig) session.ClientConfig {
 		c.UDP, c.Rate, c.Length = true, units.Rate{Value: 10e6}, 1400
 		return c
 	}
 	for _, tc := range []struct {
 		name string
-		cfg  ClientConfig
+		cfg  session.ClientConfig
 	}{
-		{"tcp", ClientConfig{}},
-		{"udp", udp(ClientConfig{})},
-		{"tcp -R", ClientConfig{Reverse: true}},
-		{"udp -R", udp(ClientConfig{Reverse: true})},
-		{"tcp --bidir", ClientConfig{Bidir: true}},
-		{"udp --bidir", udp(ClientConfig{Bidir: true})},
+		{"tcp", session.ClientConfig{}},
+		{"udp", udp(session.ClientConfig{})},
+		{"tcp -R", session.ClientConfig{Reverse: true}},
+		{"udp -R", udp(session.ClientConfig{Reverse: true})},
+		{"tcp --bidir", session.ClientConfig{Bidir: true}},
+		{"udp --bidir", udp(session.ClientConfig{Bidir: true})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.cfg.UDP {
@@ -72,13 +73,13 @@ const i3EndAttempts = 5
 
 // checkEndsWithData checks one run: the server's measured time and, one
 // way, its receiver figure against our sender figure.
-func checkEndsWithData(t *testing.T, cfg *ClientConfig, r *result.Result, rep *iperf3.Report) error {
+func checkEndsWithData(t *testing.T, cfg *session.ClientConfig, r *result.Result, rep *i3wire.Report) error {
 	t.Helper()
 	d := cfg.Duration.Seconds()
 	// The server's own summaries: how long it measured, and what it
 	// received of our data.
-	var sums []*iperf3.ReportSummary
-	for _, s := range []*iperf3.ReportSummary{rep.End.Sum, rep.End.SumSent, rep.End.SumReceived,
+	var sums []*i3wire.ReportSummary
+	for _, s := range []*i3wire.ReportSummary{rep.End.Sum, rep.End.SumSent, rep.End.SumReceived,
 		rep.End.SumBidirReverse, rep.End.SumSentBidirReverse, rep.End.SumReceivedBidirReverse} {
 		if s != nil {
 			sums = append(sums, s)

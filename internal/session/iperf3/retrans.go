@@ -1,11 +1,11 @@
-package session
+package iperf3
 
 import (
 	"net"
 	"syscall"
 
 	"github.com/wirebench/wirebench/internal/tcpinfo"
-	"github.com/wirebench/wirebench/internal/wire/iperf3"
+	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
 // i3Retr is the retransmission count of one TCP stream we send on, as
@@ -37,7 +37,7 @@ func (r *i3Retr) read(c net.Conn) {
 // count when we send on it and the flag is 1, −1 otherwise. The peer
 // prints a "Retr" column from these when the flag is non-zero, so −1 there
 // would print as 4294967295. res.Streams, send and retr are index-aligned.
-func i3SetRetrans(res *iperf3.Results, udp bool, send []bool, retr []i3Retr) {
+func i3SetRetrans(res *i3wire.Results, udp bool, send []bool, retr []i3Retr) {
 	sends, known := false, true
 	for k, s := range send {
 		if s {

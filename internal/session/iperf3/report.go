@@ -1,4 +1,4 @@
-package session
+package iperf3
 
 import (
 	"net"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/version"
-	"github.com/wirebench/wirebench/internal/wire/iperf3"
+	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
 // report builds iperf3's -J document from the client test: our own
@@ -22,9 +22,9 @@ import (
 // process's over the test (cpuuse), the remote CPU figures are the peer's own.
 // "socket" numbers are labels (stream index + 5, as iperf3's first data
 // socket usually is), not file descriptors.
-func (cl *i3Client) report() *iperf3.Report {
+func (cl *i3Client) report() *i3wire.Report {
 	cfg := cl.cfg
-	rep := &iperf3.Report{Intervals: []iperf3.ReportInterval{}}
+	rep := &i3wire.Report{Intervals: []i3wire.ReportInterval{}}
 	proto := "TCP"
 	if cfg.UDP {
 		proto = "UDP"
@@ -32,14 +32,14 @@ func (cl *i3Client) report() *iperf3.Report {
 	st := &rep.Start
 	st.Version = "wirebench " + version.String()
 	st.SystemInfo = runtime.GOOS + " " + runtime.GOARCH
-	st.Timestamp = iperf3.ReportTimestamp{Time: cl.start.UTC().Format(time.RFC1123), TimeSecs: cl.start.Unix()}
-	st.ConnectingTo = &iperf3.ReportHostPort{Host: cfg.Host, Port: int64(cfg.Port)}
+	st.Timestamp = i3wire.ReportTimestamp{Time: cl.start.UTC().Format(time.RFC1123), TimeSecs: cl.start.Unix()}
+	st.ConnectingTo = &i3wire.ReportHostPort{Host: cfg.Host, Port: int64(cfg.Port)}
 	st.Cookie = cl.cookie.String()
-	st.Connected = []iperf3.ReportConnection{}
+	st.Connected = []i3wire.ReportConnection{}
 	if cl.params != nil {
 		rate := cl.params.Bandwidth
 		st.TargetBitrate = &rate
-		ts := &iperf3.ReportTestStart{Protocol: proto, NumStreams: int64(cfg.Parallel), BlkSize: int64(cfg.Length),
+		ts := &i3wire.ReportTestStart{Protocol: proto, NumStreams: int64(cfg.Parallel), BlkSize: int64(cfg.Length),
 			Duration: cl.params.Time, Bytes: cl.params.Num, TargetBitrate: rate, Omit: cl.params.Omit}
 		if cfg.Reverse {
 			ts.Reverse = 1
@@ -51,7 +51,7 @@ func (cl *i3Client) report() *iperf3.Report {
 		st.TestStart = ts
 	}
 	for k, s := range cl.streams {
-		c := iperf3.ReportConnection{Socket: int64(k + 5)}
+		c := i3wire.ReportConnection{Socket: int64(k + 5)}
 		var la, ra string
 		if s.tcp != nil {
 			la, ra = s.tcp.LocalAddr().String(), s.tcp.RemoteAddr().String()
@@ -85,8 +85,8 @@ func splitHostPort(a string) (string, int64) {
 }
 
 // summary is one ReportSummary over [start, end] seconds.
-func summary(start, end float64, bytes int64, sender bool) iperf3.ReportSummary {
-	s := iperf3.ReportSummary{Start: start, End: end, Seconds: end - start, Bytes: bytes, Sender: sender}
+func summary(start, end float64, bytes int64, sender bool) i3wire.ReportSummary {
+	s := i3wire.ReportSummary{Start: start, End: end, Seconds: end - start, Bytes: bytes, Sender: sender}
 	if s.Seconds > 0 {
 		s.BitsPerSecond = float64(bytes) * 8 / s.Seconds
 	}
@@ -104,7 +104,7 @@ func pct(a, b int64) float64 {
 }
 
 // reportIntervals turns our per-stream intervals into iperf3's.
-func (cl *i3Client) reportIntervals() []iperf3.ReportInterval {
+func (cl *i3Client) reportIntervals() []i3wire.ReportInterval {
 	type key struct{ s, e float64 }
 	by := map[key][]result.Interval{}
 	var keys []key
@@ -122,10 +122,10 @@ func (cl *i3Client) reportIntervals() []iperf3.ReportInterval {
 		id := strconv.FormatInt(s.id, 10)
 		send[id], sock[id] = s.send, int64(k+5)
 	}
-	out := []iperf3.ReportInterval{}
+	out := []i3wire.ReportInterval{}
 	for _, k := range keys {
-		ri := iperf3.ReportInterval{Streams: []iperf3.ReportSummary{}}
-		var fwd, rev *iperf3.ReportSummary
+		ri := i3wire.ReportInterval{Streams: []i3wire.ReportSummary{}}
+		var fwd, rev *i3wire.ReportSummary
 		for _, in := range by[k] {
 			sm := summary(in.Start, in.End, in.Bytes, send[in.Flow])
 			sm.Socket = i64(sock[in.Flow])
@@ -165,7 +165,7 @@ func (cl *i3Client) reportIntervals() []iperf3.ReportInterval {
 				}
 			}
 		}
-		for _, a := range []*iperf3.ReportSummary{fwd, rev} {
+		for _, a := range []*i3wire.ReportSummary{fwd, rev} {
 			if a != nil && a.LostPackets != nil && a.Packets != nil {
 				a.LostPercent = f64(pct(*a.LostPackets, *a.Packets+*a.LostPackets))
 			}
@@ -178,11 +178,11 @@ func (cl *i3Client) reportIntervals() []iperf3.ReportInterval {
 
 // reportEnd fills the end section: per stream, the sender and receiver
 // figures of both ends; then the sums.
-func (cl *i3Client) reportEnd(end *iperf3.ReportEnd) {
+func (cl *i3Client) reportEnd(end *i3wire.ReportEnd) {
 	udp := cl.cfg.UDP
 	dur := cl.end.Sub(cl.start).Seconds()
-	var sent, recv, sentRev, recvRev *iperf3.ReportSummary
-	add := func(dst **iperf3.ReportSummary, s iperf3.ReportSummary) {
+	var sent, recv, sentRev, recvRev *i3wire.ReportSummary
+	add := func(dst **i3wire.ReportSummary, s i3wire.ReportSummary) {
 		s = s.Clone()
 		s.Socket = nil
 		if *dst == nil {
@@ -209,13 +209,13 @@ func (cl *i3Client) reportEnd(end *iperf3.ReportEnd) {
 		}
 	}
 	for k, s := range cl.streams {
-		ours := iperf3.StreamResult{ID: s.id}
+		ours := i3wire.StreamResult{ID: s.id}
 		if cl.sent != nil {
 			if r := cl.sent.Stream(s.id); r != nil {
 				ours = *r
 			}
 		}
-		var theirs *iperf3.StreamResult
+		var theirs *i3wire.StreamResult
 		if cl.peer != nil {
 			theirs = cl.peer.Stream(s.id)
 		}
@@ -223,7 +223,7 @@ func (cl *i3Client) reportEnd(end *iperf3.ReportEnd) {
 		if !s.send {
 			sndR, rcvR = theirs, &ours
 		}
-		mk := func(r *iperf3.StreamResult, sender bool) iperf3.ReportSummary {
+		mk := func(r *i3wire.StreamResult, sender bool) i3wire.ReportSummary {
 			if r == nil {
 				return summary(0, dur, 0, sender)
 			}
@@ -247,9 +247,9 @@ func (cl *i3Client) reportEnd(end *iperf3.ReportEnd) {
 			u := rcv.Clone()
 			u.Sender = s.send
 			u.OutOfOrder = i64(s.totals.ooo)
-			end.Streams = append(end.Streams, iperf3.ReportEndStream{UDP: &u})
+			end.Streams = append(end.Streams, i3wire.ReportEndStream{UDP: &u})
 		} else {
-			end.Streams = append(end.Streams, iperf3.ReportEndStream{Sender: &snd, Receiver: &rcv})
+			end.Streams = append(end.Streams, i3wire.ReportEndStream{Sender: &snd, Receiver: &rcv})
 		}
 		if cl.cfg.Bidir && !s.send {
 			add(&sentRev, snd)
@@ -269,7 +269,7 @@ func (cl *i3Client) reportEnd(end *iperf3.ReportEnd) {
 			end.SumBidirReverse = &r
 		}
 	}
-	cpu := &iperf3.ReportCPU{}
+	cpu := &i3wire.ReportCPU{}
 	if c := cl.r.CPU; c != nil {
 		cpu.HostTotal, cpu.HostUser, cpu.HostSystem = c.Percent, c.UserPercent, c.SystemPercent
 	}

@@ -1,4 +1,4 @@
-package session
+package iperf3
 
 import (
 	"bytes"
@@ -14,15 +14,16 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/units"
-	"github.com/wirebench/wirebench/internal/wire/iperf3"
+	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
 // i3TestServer is an in-process server with iperf3 enabled on an
 // ephemeral port of its own and on the iperf2 port.
 type i3TestServer struct {
 	t        *testing.T
-	srv      *Server
+	srv      *session.Server
 	port     int // iperf2 port (iperf3 is sniffed there too)
 	i3port   int
 	cancel   context.CancelFunc
@@ -34,7 +35,7 @@ type i3TestServer struct {
 	stopOnce sync.Once
 }
 
-func startI3Server(t *testing.T, cfg ServerConfig, i3 Iperf3Config) *i3TestServer {
+func startI3Server(t *testing.T, cfg session.ServerConfig, i3 Config) *i3TestServer {
 	t.Helper()
 	ts := &i3TestServer{t: t, done: make(chan error, 1), changed: make(chan struct{})}
 	cfg.Bind, cfg.Port = "127.0.0.1", -1
@@ -51,7 +52,7 @@ func startI3Server(t *testing.T, cfg ServerConfig, i3 Iperf3Config) *i3TestServe
 		ts.mu.Unlock()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := Listen(ctx, cfg)
+	srv, err := session.Listen(ctx, cfg)
 	if err != nil {
 		cancel()
 		t.Fatalf("Listen: %v", err)
@@ -59,10 +60,10 @@ func startI3Server(t *testing.T, cfg ServerConfig, i3 Iperf3Config) *i3TestServe
 	if i3.Port == 0 {
 		i3.Port = -1
 	}
-	p3, err := srv.EnableIperf3(ctx, i3)
+	p3, err := Enable(ctx, srv, i3)
 	if err != nil {
 		cancel()
-		t.Fatalf("EnableIperf3: %v", err)
+		t.Fatalf("Enable: %v", err)
 	}
 	ts.srv, ts.cancel, ts.port, ts.i3port = srv, cancel, srv.Port(), p3
 	go func() { ts.done <- srv.Serve(ctx) }()
@@ -114,7 +115,7 @@ func (ts *i3TestServer) waitResults(n int) []*result.Result {
 
 // runIperf3Client runs the real iperf3 client with args and -J, and
 // returns its report and its text output (stderr included).
-func runIperf3Client(t *testing.T, port int, args ...string) (*iperf3.Report, string) {
+func runIperf3Client(t *testing.T, port int, args ...string) (*i3wire.Report, string) {
 	t.Helper()
 	bin := iperf3Bin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
@@ -133,7 +134,7 @@ func runIperf3Client(t *testing.T, port int, args ...string) (*iperf3.Report, st
 	if err != nil {
 		t.Fatalf("iperf3 %v: %v\n%s", all, err, text)
 	}
-	var rep iperf3.Report
+	var rep i3wire.Report
 	if slicesContain(args, "-J") {
 		// 3.12 prints a peer's −1 (unknown retransmits, as iperf3 itself
 		// sends them) as 2^64−1, and sums of them as 2^64−n.
@@ -189,7 +190,7 @@ func TestIperf3RealClientsAgainstOurServer(t *testing.T) {
 	var runs []protocolCase
 	for _, tc := range cases {
 		runs = append(runs, protocolCase{tc.name, tc.udp, func(t *testing.T) {
-			ts := startI3Server(t, ServerConfig{}, Iperf3Config{})
+			ts := startI3Server(t, session.ServerConfig{}, Config{})
 			port := ts.i3port
 			if tc.onIperf {
 				port = ts.port
@@ -215,7 +216,7 @@ func TestIperf3RealClientsAgainstOurServer(t *testing.T) {
 
 // checkRealClient compares the real client's -J figures with our server's
 // result.
-func checkRealClient(t *testing.T, args []string, udp bool, rep *iperf3.Report, r *result.Result) {
+func checkRealClient(t *testing.T, args []string, udp bool, rep *i3wire.Report, r *result.Result) {
 	t.Helper()
 	if rep.End.SumReceived == nil || rep.End.SumSent == nil {
 		t.Fatalf("no sums in the client's -J: %+v", rep.End)
@@ -261,7 +262,7 @@ func checkRealClient(t *testing.T, args []string, udp bool, rep *iperf3.Report, 
 // TestIperf3FourClientsAtOnce runs four real iperf3 clients against one
 // server at the same time.
 func TestIperf3FourClientsAtOnce(t *testing.T) {
-	ts := startI3Server(t, ServerConfig{}, Iperf3Config{})
+	ts := startI3Server(t, session.ServerConfig{}, Config{})
 	args := [][]string{
 		{"-t", "1", "-J"},
 		{"-u", "-b", "1M", "-l", "200", "-t", "1", "-J"},
@@ -292,15 +293,15 @@ func TestIperf3FourClientsAtOnce(t *testing.T) {
 // TestIperf3OurClientOurServer checks the wirebench extension: per-interval
 // receiver counts and duplicates reach our client.
 func TestIperf3OurClientOurServer(t *testing.T) {
-	ts := startI3Server(t, ServerConfig{}, Iperf3Config{})
+	ts := startI3Server(t, session.ServerConfig{}, Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
-	for _, cfg := range []ClientConfig{
+	for _, cfg := range []session.ClientConfig{
 		{UDP: true, Rate: units.Rate{Value: 2e6}, Length: 500, Duration: time.Second, Interval: 250 * time.Millisecond},
 		{Duration: time.Second, Bidir: true},
 	} {
-		cfg.Host, cfg.Port, cfg.Dialect = "127.0.0.1", ts.i3port, DialectIperf3
-		r, rep, err := RunIperf3Client(ctx, cfg)
+		cfg.Host, cfg.Port, cfg.Dialect = "127.0.0.1", ts.i3port, session.DialectIperf3
+		r, rep, err := RunClient(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -330,7 +331,7 @@ func TestIperf3OurClientOurServer(t *testing.T) {
 func TestIperf3UDPTestsFromOneHostTakeTurns(t *testing.T) {
 	h := &i3Hub{}
 	peer := netip.MustParseAddrPort("127.0.0.1:40000")
-	udp := &iperf3.Params{Protocol: iperf3.ProtoUDP, Parallel: 1}
+	udp := &i3wire.Params{Protocol: i3wire.ProtoUDP, Parallel: 1}
 	first := &i3Test{hub: h, peer: peer, ready: make(chan struct{})}
 	second := &i3Test{hub: h, peer: netip.MustParseAddrPort("127.0.0.1:40001"), ready: make(chan struct{})}
 	other := &i3Test{hub: h, peer: netip.MustParseAddrPort("127.0.0.2:40000"), ready: make(chan struct{})}
@@ -344,7 +345,7 @@ func TestIperf3UDPTestsFromOneHostTakeTurns(t *testing.T) {
 	if err := h.startAccepting(ctx, other, udp); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.startAccepting(ctx, tcp, &iperf3.Params{Protocol: iperf3.ProtoTCP, Parallel: 1}); err != nil {
+	if err := h.startAccepting(ctx, tcp, &i3wire.Params{Protocol: i3wire.ProtoTCP, Parallel: 1}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -379,7 +380,7 @@ func TestIperf3UDPTestsFromOneHostTakeTurns(t *testing.T) {
 // 127.0.0.1 started together; each test's streams are its own, so each
 // server result holds exactly its client's datagrams.
 func TestIperf3UDPClientsAtOnceFromOneHost(t *testing.T) {
-	ts := startI3Server(t, ServerConfig{}, Iperf3Config{})
+	ts := startI3Server(t, session.ServerConfig{}, Config{})
 	args := [][]string{
 		{"-u", "-b", "1M", "-l", "200", "-t", "1", "-J"},
 		{"-u", "-b", "2M", "-l", "300", "-t", "1", "-J"},
@@ -407,9 +408,9 @@ func TestIperf3UDPClientsAtOnceFromOneHost(t *testing.T) {
 // runIperf3ClientsAtOnce starts one real iperf3 client per argument list
 // against port, all together, and returns their -J reports (nil for a
 // client that gave none).
-func runIperf3ClientsAtOnce(t *testing.T, port int, args [][]string) []*iperf3.Report {
+func runIperf3ClientsAtOnce(t *testing.T, port int, args [][]string) []*i3wire.Report {
 	t.Helper()
-	reps := make([]*iperf3.Report, len(args))
+	reps := make([]*i3wire.Report, len(args))
 	var wg sync.WaitGroup
 	for i, a := range args {
 		wg.Add(1)

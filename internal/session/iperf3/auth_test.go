@@ -1,4 +1,4 @@
-package session
+package iperf3
 
 import (
 	"bytes"
@@ -13,8 +13,9 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/testutil/authkeys"
-	"github.com/wirebench/wirebench/internal/wire/iperf3"
+	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
 // authFiles are the key and users files of an authenticating server.
@@ -22,17 +23,17 @@ type authFiles struct{ authkeys.Files }
 
 func newAuthFiles(t *testing.T) authFiles { return authFiles{authkeys.Write(t)} }
 
-func (f authFiles) server(t *testing.T, secret []byte) *Iperf3Auth {
+func (f authFiles) server(t *testing.T, secret []byte) *Auth {
 	t.Helper()
-	a, err := NewIperf3Auth(Iperf3AuthConfig{PrivateKeyPath: f.Private, UsersPath: f.Users, Secret: secret})
+	a, err := NewAuth(AuthConfig{PrivateKeyPath: f.Private, UsersPath: f.Users, Secret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return a
 }
 
-func (f authFiles) client(user, password string) Iperf3ClientAuth {
-	return Iperf3ClientAuth{Username: user, Password: password, PublicKey: &f.Key.PublicKey}
+func (f authFiles) client(user, password string) session.Iperf3ClientAuth {
+	return session.Iperf3ClientAuth{Username: user, Password: password, PublicKey: &f.Key.PublicKey}
 }
 
 // logsHave reports whether a server log line contains sub, waiting for it
@@ -75,7 +76,7 @@ func runRefusedIperf3(t *testing.T, port int, password string, args ...string) s
 func TestIperf3AuthRealClientAgainstOurServer(t *testing.T) {
 	iperf3Bin(t)
 	f := newAuthFiles(t)
-	ts := startI3Server(t, ServerConfig{}, Iperf3Config{Auth: f.server(t, nil)})
+	ts := startI3Server(t, session.ServerConfig{}, Config{Auth: f.server(t, nil)})
 	cred := []string{"--username", "alice", "--rsa-public-key-path", f.Public}
 
 	t.Setenv("IPERF3_PASSWORD", "secret")
@@ -111,11 +112,11 @@ func TestIperf3AuthRealClientAgainstOurServer(t *testing.T) {
 
 	// A server with only the shared secret refuses real iperf3, which
 	// cannot carry it, even with valid RSA credentials.
-	secretAuth, err := NewIperf3Auth(Iperf3AuthConfig{Secret: []byte("s")})
+	secretAuth, err := NewAuth(AuthConfig{Secret: []byte("s")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	secretOnly := startI3Server(t, ServerConfig{}, Iperf3Config{Auth: secretAuth})
+	secretOnly := startI3Server(t, session.ServerConfig{}, Config{Auth: secretAuth})
 	if out := runRefusedIperf3(t, secretOnly.i3port, "secret", cred...); !strings.Contains(out, "iperf3: error - test authorization failed") {
 		t.Errorf("secret-only server: iperf3 printed:\n%s", out)
 	}
@@ -129,15 +130,15 @@ func TestIperf3AuthOurClientAgainstRealServer(t *testing.T) {
 	port, reports := realIperf3ServerReports(t, "--rsa-private-key-path", f.Private, "--authorized-users-path", f.Users)
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
-	cfg := ClientConfig{Host: "127.0.0.1", Port: port, Dialect: DialectIperf3, Duration: time.Second}
+	cfg := session.ClientConfig{Host: "127.0.0.1", Port: port, Dialect: session.DialectIperf3, Duration: time.Second}
 
 	// 3.12's -1 does not count a test refused at authentication: the
 	// wrong password goes first, and the server still runs the next test.
 	bad := cfg
 	bad.Auth = f.client("alice", "wrong")
-	_, err := RunClient(ctx, bad)
-	var se *iperf3.ServerErr
-	if !errors.As(err, &se) || se.IErrno != iperf3.ErrnoAuthTest || !strings.Contains(err.Error(), "test authorization failed") {
+	_, err := runClient(ctx, bad)
+	var se *i3wire.ServerErr
+	if !errors.As(err, &se) || se.IErrno != i3wire.ErrnoAuthTest || !strings.Contains(err.Error(), "test authorization failed") {
 		t.Fatalf("wrong password: RunClient = %v, want iperf3's IEAUTHTEST (142) refusal", err)
 	}
 
@@ -146,7 +147,7 @@ func TestIperf3AuthOurClientAgainstRealServer(t *testing.T) {
 	cfg.Auth = f.client("alice", "secret")
 	var r *result.Result
 	for try := 0; ; try++ {
-		r, err = RunClient(ctx, cfg)
+		r, err = runClient(ctx, cfg)
 		if err == nil || try == 50 || !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, syscall.ECONNREFUSED) {
 			break
 		}
@@ -174,44 +175,44 @@ func TestIperf3AuthOurClientAgainstRealServer(t *testing.T) {
 func TestIperf3AuthOurClientOurServer(t *testing.T) {
 	f := newAuthFiles(t)
 	secret := []byte("lab-secret")
-	rsaOnly := startI3Server(t, ServerConfig{}, Iperf3Config{Auth: f.server(t, nil)})
-	both := startI3Server(t, ServerConfig{}, Iperf3Config{Auth: f.server(t, secret)})
-	secretAuth, err := NewIperf3Auth(Iperf3AuthConfig{Secret: secret})
+	rsaOnly := startI3Server(t, session.ServerConfig{}, Config{Auth: f.server(t, nil)})
+	both := startI3Server(t, session.ServerConfig{}, Config{Auth: f.server(t, secret)})
+	secretAuth, err := NewAuth(AuthConfig{Secret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}
-	secretOnly := startI3Server(t, ServerConfig{}, Iperf3Config{Auth: secretAuth})
+	secretOnly := startI3Server(t, session.ServerConfig{}, Config{Auth: secretAuth})
 	oaep := f.client("bob", "hunter2")
-	oaep.Padding = iperf3.PaddingOAEP
+	oaep.Padding = i3wire.PaddingOAEP
 
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
 	for _, tc := range []struct {
 		name string
 		srv  *i3TestServer
-		auth Iperf3ClientAuth
+		auth session.Iperf3ClientAuth
 		ok   bool
 	}{
 		{"rsa pkcs1", rsaOnly, f.client("alice", "secret"), true},
 		{"rsa oaep", rsaOnly, oaep, true},
 		{"rsa wrong password", rsaOnly, f.client("alice", "hunter2"), false},
 		{"rsa unknown user", rsaOnly, f.client("carol", "secret"), false},
-		{"rsa none", rsaOnly, Iperf3ClientAuth{}, false},
-		{"rsa server, secret only", rsaOnly, Iperf3ClientAuth{Secret: secret}, false},
-		{"secret", secretOnly, Iperf3ClientAuth{Secret: secret}, true},
-		{"secret wrong", secretOnly, Iperf3ClientAuth{Secret: []byte("lab-secreT")}, false},
-		{"secret none", secretOnly, Iperf3ClientAuth{}, false},
+		{"rsa none", rsaOnly, session.Iperf3ClientAuth{}, false},
+		{"rsa server, secret only", rsaOnly, session.Iperf3ClientAuth{Secret: secret}, false},
+		{"secret", secretOnly, session.Iperf3ClientAuth{Secret: secret}, true},
+		{"secret wrong", secretOnly, session.Iperf3ClientAuth{Secret: []byte("lab-secreT")}, false},
+		{"secret none", secretOnly, session.Iperf3ClientAuth{}, false},
 		{"secret server, rsa only", secretOnly, f.client("alice", "secret"), false},
 		{"either: rsa", both, f.client("alice", "secret"), true},
-		{"either: secret", both, Iperf3ClientAuth{Secret: secret}, true},
-		{"either: wrong both", both, Iperf3ClientAuth{Username: "alice", Password: "x", PublicKey: &f.Key.PublicKey, Secret: []byte("x")}, false},
+		{"either: secret", both, session.Iperf3ClientAuth{Secret: secret}, true},
+		{"either: wrong both", both, session.Iperf3ClientAuth{Username: "alice", Password: "x", PublicKey: &f.Key.PublicKey, Secret: []byte("x")}, false},
 	} {
 		before := tc.srv.count()
-		cfg := ClientConfig{Host: "127.0.0.1", Port: tc.srv.i3port, Dialect: DialectIperf3, Duration: 200 * time.Millisecond, Auth: tc.auth}
-		r, err := RunClient(ctx, cfg)
+		cfg := session.ClientConfig{Host: "127.0.0.1", Port: tc.srv.i3port, Dialect: session.DialectIperf3, Duration: 200 * time.Millisecond, Auth: tc.auth}
+		r, err := runClient(ctx, cfg)
 		if !tc.ok {
-			var se *iperf3.ServerErr
-			if !errors.As(err, &se) || se.IErrno != iperf3.ErrnoAuthTest {
+			var se *i3wire.ServerErr
+			if !errors.As(err, &se) || se.IErrno != i3wire.ErrnoAuthTest {
 				t.Errorf("%s: RunClient = %v, want an IEAUTHTEST refusal", tc.name, err)
 			}
 			continue
@@ -234,27 +235,27 @@ func TestIperf3AuthorizeRefusals(t *testing.T) {
 	a := f.server(t, []byte("s"))
 	now := time.Unix(1_800_000_000, 0)
 	a.now = func() time.Time { return now }
-	ck, err := iperf3.NewCookie(nil)
+	ck, err := i3wire.NewCookie(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	token := func(user, pw string, ts time.Time) *iperf3.Params {
+	token := func(user, pw string, ts time.Time) *i3wire.Params {
 		c := f.client(user, pw)
-		p := &iperf3.Params{}
-		if err := c.apply(p, ck, ts); err != nil {
+		p := &i3wire.Params{}
+		if err := c.Apply(p, ck, ts); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	secret := func(s string, ts time.Time) *iperf3.Params {
-		p := &iperf3.Params{}
-		c := Iperf3ClientAuth{Secret: []byte(s)}
-		if err := c.apply(p, ck, ts); err != nil {
+	secret := func(s string, ts time.Time) *i3wire.Params {
+		p := &i3wire.Params{}
+		c := session.Iperf3ClientAuth{Secret: []byte(s)}
+		if err := c.Apply(p, ck, ts); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	check := func(name string, p *iperf3.Params, want string) {
+	check := func(name string, p *i3wire.Params, want string) {
 		t.Helper()
 		who, err := a.authorize(ck, p)
 		switch {
@@ -269,7 +270,7 @@ func TestIperf3AuthorizeRefusals(t *testing.T) {
 	check("the same token again", fresh, "replay")
 	check("11 s old", token("alice", "secret", now.Add(-11*time.Second)), "threshold 10 s")
 	check("11 s ahead", token("alice", "secret", now.Add(11*time.Second)), "threshold 10 s")
-	check("garbage token", &iperf3.Params{AuthToken: "AAAA"}, "token of 3 bytes")
+	check("garbage token", &i3wire.Params{AuthToken: "AAAA"}, "token of 3 bytes")
 	mac := secret("s", now.Add(5*time.Second))
 	check("secret 5 s ahead", mac, "")
 	check("the same MAC again", mac, "replay")
@@ -277,7 +278,7 @@ func TestIperf3AuthorizeRefusals(t *testing.T) {
 
 	// The file is read for every test, as iperf3 does: a user removed
 	// from it is refused at once.
-	if err := os.WriteFile(f.Users, []byte("bob,"+iperf3.PasswordHash("bob", "hunter2")+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(f.Users, []byte("bob,"+i3wire.PasswordHash("bob", "hunter2")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	check("alice removed", token("alice", "secret", now), `unknown user "alice"`)
@@ -290,10 +291,10 @@ func TestIperf3AuthorizeRefusals(t *testing.T) {
 
 func TestNewIperf3AuthConfig(t *testing.T) {
 	f := newAuthFiles(t)
-	if a, err := NewIperf3Auth(Iperf3AuthConfig{}); a != nil || err != nil {
+	if a, err := NewAuth(AuthConfig{}); a != nil || err != nil {
 		t.Errorf("nothing configured: %v, %v; want nil, nil", a, err)
 	}
-	for name, cfg := range map[string]Iperf3AuthConfig{
+	for name, cfg := range map[string]AuthConfig{
 		"key without users":   {PrivateKeyPath: f.Private},
 		"users without key":   {UsersPath: f.Users},
 		"public key as key":   {PrivateKeyPath: f.Public, UsersPath: f.Users},
@@ -303,16 +304,16 @@ func TestNewIperf3AuthConfig(t *testing.T) {
 		"negative skew":       {PrivateKeyPath: f.Private, UsersPath: f.Users, SkewThreshold: -1},
 		"users file is a key": {PrivateKeyPath: f.Private, UsersPath: f.Private},
 	} {
-		if _, err := NewIperf3Auth(cfg); !IsConfigError(err) {
-			t.Errorf("%s: NewIperf3Auth = %v, want a config error", name, err)
+		if _, err := NewAuth(cfg); !session.IsConfigError(err) {
+			t.Errorf("%s: NewAuth = %v, want a config error", name, err)
 		}
 	}
-	for name, cfg := range map[string]ClientConfig{
-		"iperf2 with secret":   {Host: "127.0.0.1", Auth: Iperf3ClientAuth{Secret: []byte("x")}},
-		"username without key": {Host: "127.0.0.1", Dialect: DialectIperf3, Auth: Iperf3ClientAuth{Username: "a", Password: "b"}},
-		"space in password":    {Host: "127.0.0.1", Dialect: DialectIperf3, Auth: f.client("alice", "two words")},
+	for name, cfg := range map[string]session.ClientConfig{
+		"iperf2 with secret":   {Host: "127.0.0.1", Auth: session.Iperf3ClientAuth{Secret: []byte("x")}},
+		"username without key": {Host: "127.0.0.1", Dialect: session.DialectIperf3, Auth: session.Iperf3ClientAuth{Username: "a", Password: "b"}},
+		"space in password":    {Host: "127.0.0.1", Dialect: session.DialectIperf3, Auth: f.client("alice", "two words")},
 	} {
-		if _, err := RunClient(context.Background(), cfg); !IsConfigError(err) {
+		if _, err := runClient(context.Background(), cfg); !session.IsConfigError(err) {
 			t.Errorf("%s: RunClient = %v, want a config error", name, err)
 		}
 	}
@@ -322,7 +323,7 @@ func TestNewIperf3AuthConfig(t *testing.T) {
 // maxSeenProofs proofs, refuses more while they are fresh, and forgets them
 // after twice the skew threshold.
 func TestIperf3AuthReplayGuardBounded(t *testing.T) {
-	a, err := NewIperf3Auth(Iperf3AuthConfig{Secret: []byte("s")})
+	a, err := NewAuth(AuthConfig{Secret: []byte("s")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package session
+package iperf3
 
 import (
 	"crypto/rand"
@@ -9,16 +9,11 @@ import (
 
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/udpio"
-	"github.com/wirebench/wirebench/internal/wire/iperf3"
+	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
-
-// DialectIperf3 is the iperf3 control protocol (wire-protocols.md §4).
-const DialectIperf3 = "iperf3"
-
-// DefaultIperf3Port is iperf3's port.
-const DefaultIperf3Port = 5201
 
 // iperf3 timing: how long one control step may take before the test is
 // given up, and how long a sender waits after its last write before it ends
@@ -28,7 +23,7 @@ const (
 	i3StepTimeout  = 10 * time.Second
 	i3DefaultUDP   = 1460 // iperf3's fallback datagram length
 	i3DefaultRate  = 1_000_000
-	i3StreamsLimit = iperf3.MaxStreams
+	i3StreamsLimit = i3wire.MaxStreams
 )
 
 // i3StreamID returns the iperf3 id of the k-th stream (0-based): 1, 3, 4, 5, …
@@ -42,7 +37,7 @@ func i3StreamID(k int) int64 {
 // i3Stamp returns the stamper that writes iperf3's UDP header.
 func i3Stamp(c64 bool) engine.Stamper {
 	return func(b []byte, id int64, now time.Time) {
-		h := iperf3.UDPHeader{Sec: uint32(now.Unix()), Usec: uint32(now.Nanosecond() / 1000), Seq: uint64(id)}
+		h := i3wire.UDPHeader{Sec: uint32(now.Unix()), Usec: uint32(now.Nanosecond() / 1000), Seq: uint64(id)}
 		_, _ = h.Put(b, c64)
 	}
 }
@@ -74,7 +69,7 @@ func (u *i3UDPRecv) feed(b []byte, at time.Time) {
 	if u.stopped {
 		return
 	}
-	h, err := iperf3.DecodeUDPHeader(b, u.c64)
+	h, err := i3wire.DecodeUDPHeader(b, u.c64)
 	if err != nil || h.Seq == 0 || h.Seq > 1<<62 {
 		if len(b) != 4 {
 			u.bad++
@@ -112,14 +107,14 @@ func (u *i3UDPRecv) stop() i3UDPTotals {
 
 // i3FlowIntervals splits per-stream intervals (flows named by stream id)
 // into wirebench extension intervals.
-func i3WBIntervals(ivs []result.Interval) map[int64][]iperf3.WBInterval {
-	out := map[int64][]iperf3.WBInterval{}
+func i3WBIntervals(ivs []result.Interval) map[int64][]i3wire.WBInterval {
+	out := map[int64][]i3wire.WBInterval{}
 	for _, in := range ivs {
 		id, err := strconv.ParseInt(in.Flow, 10, 64)
 		if err != nil {
 			continue
 		}
-		out[id] = append(out[id], iperf3.WBInterval{Start: in.Start, End: in.End, Bytes: in.Bytes, Packets: in.Packets,
+		out[id] = append(out[id], i3wire.WBInterval{Start: in.Start, End: in.End, Bytes: in.Bytes, Packets: in.Packets,
 			Lost: in.Lost, OutOfOrder: in.OutOfOrder, Duplicates: in.Duplicates})
 	}
 	return out
@@ -135,7 +130,7 @@ func i3WBIntervals(ivs []result.Interval) map[int64][]iperf3.WBInterval {
 // stream sent in the period (omitted, by stream id). The loss
 // in the period comes off only where a wirebench peer reported its
 // intervals; the second result says some of it may be in Lost.
-func i3PeerReceiver(res *iperf3.Results, ids []int64, udp bool, omit time.Duration, omitted map[string]result.Interval) (*result.Receiver, []*result.Receiver, bool, error) {
+func i3PeerReceiver(res *i3wire.Results, ids []int64, udp bool, omit time.Duration, omitted map[string]result.Interval) (*result.Receiver, []*result.Receiver, bool, error) {
 	sum := &result.Receiver{Source: "peer-report"}
 	per := make([]*result.Receiver, len(ids))
 	lossWhole := false
@@ -179,7 +174,7 @@ func i3PeerReceiver(res *iperf3.Results, ids []int64, udp bool, omit time.Durati
 		}
 		i3Rates(rr, udp)
 		per[i] = rr
-		sumReceiver(sum, rr)
+		session.SumReceiver(sum, rr)
 	}
 	if !udp {
 		sum.PacketsPerSecond = 0
@@ -189,7 +184,7 @@ func i3PeerReceiver(res *iperf3.Results, ids []int64, udp bool, omit time.Durati
 }
 
 // i3PeerIntervals turns a wirebench peer's receiver intervals into ours.
-func i3PeerIntervals(ws []iperf3.WBInterval) []result.Interval {
+func i3PeerIntervals(ws []i3wire.WBInterval) []result.Interval {
 	var out []result.Interval
 	for _, w := range ws {
 		in := result.Interval{Start: w.Start, End: w.End, Bytes: w.Bytes, Packets: w.Packets, Lost: w.Lost, OutOfOrder: w.OutOfOrder, Duplicates: w.Duplicates}
@@ -228,14 +223,7 @@ func sumIntervals(per []*result.Receiver) []result.Interval {
 }
 
 // i3Rates fills a receiver's rates.
-func i3Rates(rr *result.Receiver, udp bool) {
-	if rr.Seconds > 0 {
-		rr.BitsPerSecond = float64(rr.Bytes) * 8 / rr.Seconds
-		if udp {
-			rr.PacketsPerSecond = float64(rr.Packets) / rr.Seconds
-		}
-	}
-}
+func i3Rates(rr *result.Receiver, udp bool) { session.SetReceiverRates(rr, udp) }
 
 // i3LocalReceiver turns a UDP receiver's totals into receiver counts.
 // conn is the socket it received on (nil when unknown).
@@ -243,7 +231,7 @@ func i3LocalReceiver(t i3UDPTotals, start, end time.Time, conn udpio.Conn) *resu
 	rr := &result.Receiver{Bytes: t.bytes, Packets: t.received, Lost: t.lost, OutOfOrder: t.ooo, Duplicates: result.Count(t.dups),
 		JitterMS: float64(t.jitter) / 1e6, Total: t.maxSeq, Seconds: end.Sub(start).Seconds(), Source: "local"}
 	if conn != nil {
-		rr.JitterMethod = jitterMethod(conn.Capabilities().GRO)
+		rr.JitterMethod = session.JitterMethod(conn.Capabilities().GRO)
 	}
 	i3Rates(rr, true)
 	return rr
@@ -276,4 +264,24 @@ func directionFlows(forward, reverse []*stats.Counters, forwardSends bool) []*en
 		flows[0].Name, flows[1].Name = "forward", "reverse"
 	}
 	return flows
+}
+
+// omitStreamResults takes the omitted period out of the per-stream results
+// we send an iperf3 peer, as iperf3 3.12 does when the period ends: the
+// bytes each stream counted in the omitted period come
+// off, and its times run from the end of the period. UDP "packets" and
+// "errors" stay whole, as iperf3 sends them: the peer takes its own
+// omitted count off. per holds the streams' omitted counts by id.
+func omitStreamResults(res *i3wire.Results, per map[string]result.Interval, omit time.Duration) {
+	if omit <= 0 {
+		return
+	}
+	secs := omit.Seconds()
+	for i := range res.Streams {
+		sr := &res.Streams[i]
+		o := per[strconv.FormatInt(sr.ID, 10)]
+		sr.Bytes = max(sr.Bytes-o.Bytes, 0)
+		sr.StartTime = max(sr.StartTime-secs, 0)
+		sr.EndTime = max(sr.EndTime-secs, 0)
+	}
 }

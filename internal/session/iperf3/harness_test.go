@@ -1,0 +1,112 @@
+package iperf3
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
+)
+
+// guard bounds every wait in these tests. It is not a timed assertion: a
+// test that reaches it has hung, and says so.
+const guard = 20 * time.Second
+
+// runClient runs a client test: iperf3's here, an iperf2-family dialect's
+// through session (these tests cannot import internal/dialect, which
+// imports this package).
+func runClient(ctx context.Context, cfg session.ClientConfig) (*result.Result, error) {
+	if cfg.Dialect == session.DialectIperf3 {
+		return Run(ctx, cfg)
+	}
+	return session.RunIperf2Client(ctx, cfg)
+}
+
+// protocolCase is one subtest of a suite that mixes TCP and UDP cases.
+type protocolCase struct {
+	name string
+	udp  bool
+	run  func(t *testing.T)
+}
+
+// runByProtocol runs the cases as subtests, the TCP cases together first
+// ("tcp/…"), then the UDP cases ("udp/…"), together when udpTogether is
+// set, else one at a time. Cases that check counts, not speeds, may share
+// the machine; but an unpaced TCP case takes all the CPU it gets, and a
+// UDP case that asserts no loss must not starve beside it.
+func runByProtocol(t *testing.T, udpTogether bool, cases []protocolCase) {
+	t.Helper()
+	for _, udp := range []bool{false, true} {
+		group := "tcp"
+		if udp {
+			group = "udp"
+		}
+		t.Run(group, func(t *testing.T) {
+			for _, c := range cases {
+				if c.udp != udp {
+					continue
+				}
+				t.Run(c.name, func(t *testing.T) {
+					if !udp || udpTogether {
+						t.Parallel()
+					}
+					c.run(t)
+				})
+			}
+		})
+	}
+}
+
+// sentTCP is what a TCP sender's peer must have received: the bytes it
+// acknowledged, or, when the sender's wait for the last acknowledgements
+// ended first (a peer or a machine too busy to read within the wait), the
+// bytes written, which the peer still reads to the end; r must then say
+// that its sender figure counts only the acknowledged ones.
+func sentTCP(t *testing.T, r *result.Result, s *result.Sender) int64 {
+	t.Helper()
+	if s == nil {
+		t.Fatalf("no sender figure in %+v", r)
+	}
+	if s.BytesWritten <= s.Bytes {
+		return s.Bytes
+	}
+	t.Logf("the sender's wait for acknowledgements ended first: %d of %d bytes written acknowledged", s.Bytes, s.BytesWritten)
+	if !hasWarning(r, "the peer had acknowledged") {
+		t.Errorf("the sender figure counts %d of %d bytes written, and no warning says so: %q", s.Bytes, s.BytesWritten, r.Warnings)
+	}
+	return s.BytesWritten
+}
+
+func hasWarning(r *result.Result, sub string) bool {
+	for _, w := range r.Warnings {
+		if strings.Contains(w, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// runShort runs a client test that must succeed.
+func runShort(t *testing.T, cfg session.ClientConfig) *result.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r, err := runClient(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Error != "" {
+		t.Fatalf("test failed: %s", r.Error)
+	}
+	return r
+}
+
+// deadlineCtx is a context for a stand-in peer (which insists on a
+// deadline), ended with the test.
+func deadlineCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	t.Cleanup(cancel)
+	return ctx
+}
