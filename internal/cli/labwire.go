@@ -5,11 +5,7 @@ package cli
 // and ending it is labctl's. See docs/lab-hosts.md.
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/spf13/cobra"
-	"github.com/wirebench/wirebench/internal/edtwire"
 	"github.com/wirebench/wirebench/internal/labctl"
 )
 
@@ -29,18 +25,4 @@ func newLabWireRunCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&cfgPath, "config", "", "the forwarder's configuration (JSON)")
 	cmd.Flags().StringVar(&statsPath, "stats", "", "file its counters are written to every second")
 	return cmd
-}
-
-// printWireStatus writes the exact wire's part of `lab status`.
-func printWireStatus(w io.Writer, st *labctl.State, s []edtwire.Stats) {
-	if st == nil || st.Wire == nil {
-		return
-	}
-	fmt.Fprintf(w, "  exact wire: forwarder pid %d in r, log %s\n", st.Wire.PID, st.Wire.Log)
-	if s == nil {
-		fmt.Fprintf(w, "    no counters yet (%s)\n", st.Wire.Stats)
-	}
-	for _, d := range s {
-		fmt.Fprintf(w, "    %s\n", d)
-	}
 }
