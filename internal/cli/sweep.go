@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/linerate"
+	"github.com/wirebench/wirebench/internal/probe"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sweep"
 	"github.com/wirebench/wirebench/internal/units"
@@ -369,7 +370,7 @@ func (f *sweepCmdFlags) chooseDialect(e *env, cmd *cobra.Command, s *sweepSetup,
 		return nil
 	}
 	switch f.dialect {
-	case session.DialectIperf2, session.DialectIperf2Legacy, session.DialectIperf3, dialectAuto:
+	case session.DialectIperf2, session.DialectIperf2Legacy, session.DialectIperf3, probe.DialectAuto:
 	case "":
 		if given {
 			return usagef("invalid --dialect \"\": want iperf2, iperf2-legacy, iperf3 or auto")
@@ -377,15 +378,15 @@ func (f *sweepCmdFlags) chooseDialect(e *env, cmd *cobra.Command, s *sweepSetup,
 	default:
 		return usagef("invalid --dialect %q: want iperf2, iperf2-legacy, iperf3 or auto (a sweep needs the server's report: raw brings none)", f.dialect)
 	}
-	c := chooseDialect(e, s.test.Host, s.test.Port, f.dialect, given)
+	c := probe.ChooseDialect(e.ctx, s.test.Host, s.test.Port, f.dialect, given)
 	if format == formatText {
-		c.announce(e)
+		announceDialect(e, c)
 	}
-	run.Base.Dialect = c.dialect
+	run.Base.Dialect = c.Dialect
 	s.runner = run
-	s.test.DialectChosenBy, s.test.DialectReason = c.by, c.reason
-	if c.dialect != session.DialectIperf2 {
-		s.test.Dialect = c.dialect
+	s.test.DialectChosenBy, s.test.DialectReason = c.By, c.Reason
+	if c.Dialect != session.DialectIperf2 {
+		s.test.Dialect = c.Dialect
 	}
 	return nil
 }
