@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/wirebench/wirebench/internal/iperfargs"
 )
 
 // splitArgs turns one fuzz string into an argument list (NUL-separated).
@@ -26,7 +28,7 @@ func FuzzIperfArgs(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		in := splitArgs(s)
-		out := rewriteIperfArgs(append([]string(nil), in...))
+		out := iperfargs.Rewrite(append([]string(nil), in...))
 		if len(in) > 0 && !strings.HasPrefix(in[0], "-") && in[0] != "" {
 			if strings.Join(out, "\x00") != s {
 				t.Fatalf("a subcommand line was rewritten: %q -> %q", in, out)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/iperfargs"
 )
 
 // Exit codes.
@@ -108,7 +109,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, signa
 	out := &errWriter{w: stdout}
 	e := &env{ctx: ctx, stdout: out, stderr: stderr, signalsTaken: signalsTaken}
 	root := newRootCmd(e)
-	root.SetArgs(joinOptionalValues(rewriteIperfArgs(args)))
+	root.SetArgs(joinOptionalValues(iperfargs.Rewrite(args)))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		err = out.firstErr()
