@@ -290,7 +290,7 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 			text.Interval(intervalID(cfg.Parallel), in, cfg.UDP, in.Flow == "reverse" || cfg.Reverse)
 		}
 		cfg.OnConnected = text.Connected
-		text.Header(previewTest(prepared), "client", "", "")
+		text.Header(session.PreviewTest(prepared), "client", "", "")
 	}
 	var r *result.Result
 	var lat *result.UnderLoad
@@ -385,47 +385,6 @@ func intervalID(parallel int) string {
 		return "SUM"
 	}
 	return "1"
-}
-
-// previewTest describes the test before it runs, for the header lines.
-func previewTest(cfg session.ClientConfig) result.Test {
-	t := result.Test{Protocol: result.TCP, Dialect: cfg.Dialect, Host: cfg.Host, Port: cfg.Port, Duration: cfg.Duration.Seconds(),
-		Bytes: cfg.Bytes, Length: cfg.Length, Streams: cfg.Parallel}
-	if t.Dialect == "" {
-		t.Dialect = session.DialectIperf2
-	}
-	if cfg.UDP {
-		t.Protocol = result.UDP
-		if t.Length == 0 {
-			t.Length = session.DefaultUDPLength
-		}
-		rate := cfg.Rate
-		if rate.Value == 0 {
-			rate = units.Rate{Value: session.DefaultUDPRateBPS}
-		}
-		if rate.PPS {
-			t.RatePPS, t.RateBPS = rate.Value, rate.Value*float64(t.Length*8)
-		} else {
-			t.RateBPS, t.RatePPS = rate.Value, rate.Value/float64(t.Length*8)
-		}
-	} else if t.Length == 0 {
-		t.Length = session.DefaultTCPLength
-	}
-	switch {
-	case cfg.Reverse:
-		t.Mode, t.Direction = "reverse", result.DirReceive
-	case cfg.Bidir:
-		t.Mode, t.Direction = "bidir", result.DirBidir
-	case cfg.FullDuplex:
-		t.Mode, t.Direction = "full-duplex", result.DirBidir
-	case cfg.Dual:
-		t.Mode, t.Direction = "dual", result.DirBidir
-	case cfg.Tradeoff:
-		t.Mode, t.Direction = "tradeoff", result.DirSend
-	default:
-		t.Direction = result.DirSend
-	}
-	return t
 }
 
 // usageOrRun classifies a session error: config problems are usage errors.

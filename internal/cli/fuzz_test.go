@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/wirebench/wirebench/internal/iperfargs"
+	"github.com/wirebench/wirebench/internal/session"
 )
 
 // splitArgs turns one fuzz string into an argument list (NUL-separated).
@@ -72,7 +73,7 @@ func FuzzClientFlags(f *testing.F) {
 			t.Fatalf("flags %q gave %+v", splitArgs(s), cfg)
 		}
 		if _, err := fl.linkFlags.resolve(); err == nil {
-			_ = previewTest(cfg)
+			_ = session.PreviewTest(cfg)
 		}
 	})
 }
