@@ -321,7 +321,7 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 		r.Error = strings.Replace(r.Error, session.Iperf3Hint, "the peer acked as iperf 2 when probed a moment ago, "+
 			"so it is not an iperf3 server: iperf 2.1.8's server sometimes drops a test that follows another; run it again", 1)
 	}
-	link.apply(r)
+	link.Apply(r)
 	if lat != nil {
 		return finishUnderLoad(e, format, text, r, lat, &f.saving)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/calc"
 	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/probe"
 	"github.com/wirebench/wirebench/internal/result"
@@ -89,7 +90,7 @@ JSON (--json): one document, kind "matrix", each cell with its full result (docs
 
 // config turns the flags into a matrix config, with usage errors for
 // anything malformed.
-func (f *matrixFlags) config(cmd *cobra.Command, host string, link *linkPlacer) (matrix.Config, []string, error) {
+func (f *matrixFlags) config(cmd *cobra.Command, host string, link *calc.Placer) (matrix.Config, []string, error) {
 	if f.dialect != "" {
 		if err := enumFlag("--dialect", f.dialect, dialectNames()...); err != nil {
 			return matrix.Config{}, nil, err
@@ -122,7 +123,7 @@ func (f *matrixFlags) config(cmd *cobra.Command, host string, link *linkPlacer) 
 		}
 		base.Rate = r
 	case link != nil:
-		base.Rate = units.Rate{Value: link.m.BitRate}
+		base.Rate = units.Rate{Value: link.Medium.BitRate}
 	default:
 		notes = append(notes, "the UDP cells ran at iperf's default 1 Mbit/s: pass -b (or --medium) to load the link")
 	}
@@ -142,8 +143,8 @@ func (f *matrixFlags) config(cmd *cobra.Command, host string, link *linkPlacer) 
 	}
 	if link != nil {
 		cfg.Place = func(r *result.Result, goodput float64) (float64, bool) {
-			link.apply(r)
-			return link.percent(r, goodput)
+			link.Apply(r)
+			return link.Percent(r, goodput)
 		}
 	}
 	return cfg, notes, nil
@@ -207,7 +208,7 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 		m.DialectChosenBy = probe.ChosenByDevice
 	}
 	if link != nil {
-		m.Medium = link.m.Name
+		m.Medium = link.Medium.Name
 	}
 	id, w := f.saving.save(e, matrix.Kind, net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), matrixSummary(m), m.StartedAt, m)
 	if w != "" {

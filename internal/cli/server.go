@@ -180,12 +180,12 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	if f.dut.enabled() {
 		printer.Hook(&cfg)
 		return f.runServerDUT(e, cfg, func(id int, r *result.Result) {
-			link.apply(r)
+			link.Apply(r)
 			f.saving.saveTest(e, r, format)
 			printer.Print(id, r)
 		})
 	}
-	sc := serve.Config{Server: cfg, Printer: printer, Output: serveOutput(format), Apply: link.apply, Logf: e.logf,
+	sc := serve.Config{Server: cfg, Printer: printer, Output: serveOutput(format), Apply: link.Apply, Logf: e.logf,
 		Iperf3: session.Iperf3Config{Port: f.iperf3Port, MaxRate: maxRate, Auth: auth}}
 	if !f.saving.noSave {
 		sc.Save = func(r *result.Result) (int64, string) {
