@@ -29,18 +29,6 @@ func pickFormat(json, csv bool) (outputFormat, error) {
 	return formatText, nil
 }
 
-// syncWriter serialises writes from concurrent tests to one writer.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
 // errWriter passes writes on to w and keeps the first error: output that
 // could not be written (a full disk, a closed pipe) must not end in exit
 // code 0. onErr, when set, is called once, at that first error.

@@ -17,6 +17,7 @@ import (
 // mistake in what was asked, not a failure of the device or the network.
 type UnsupportedError struct{ msg string }
 
+// Error says what the device cannot run, and what to change.
 func (e *UnsupportedError) Error() string { return e.msg }
 
 func unsupported(format string, args ...any) error {
