@@ -42,7 +42,7 @@ docs/lab-hosts.md.`,
 	}
 	cmd.PersistentFlags().StringVar(&name, "name", labctl.DefaultName, "lab name (1-16 of a-z, 0-9, _): namespaces wbl-lab-NAME-a and -b")
 	cmd.AddCommand(newLabUpCmd(e, &name), newLabDownCmd(e, &name), newLabStatusCmd(e, &name), newLabExecCmd(e, &name),
-		newLabWireRunCmd(e))
+		newLabWireRunCmd(e), newLabFillRunCmd(e))
 	for _, c := range cmd.Commands() {
 		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	}
@@ -91,8 +91,8 @@ func newLabUpCmd(e *env, name *string) *cobra.Command {
 	fl.StringVar(&f.Medium, "medium", "", "shape both directions as Ethernet medium `NAME` (eth10, eth100, eth1g, ...)")
 	fl.StringVar(&f.Rate, "rate", "", "shape both directions as an Ethernet wire of this rate (e.g. 100mbit)")
 	fl.IntVar(&f.MTU, "mtu", netlab.DefaultMTU, "MTU of the veth pair")
-	fl.StringVar(&f.Wire, "wire", "tbf", "how the wire is emulated: tbf (exact rates on a busy machine, bursts after idle at veth speed) or exact (an experimental departure-time forwarder in host r; docs/lab-hosts.md)")
-	fl.IntVar(&f.Burst, "burst", 0, "the shaper's bucket in `BYTES` (default 1 ms of the rate: exact in rate on a busy machine, but that much leaves at veth speed after idle; one frame, MTU+38, is exact after idle where timers fire on time; docs/lab-hosts.md)")
+	fl.StringVar(&f.Wire, "wire", "filled", "how the wire is emulated: filled (a token bucket whose idle time filler frames use up: exact rates on a busy machine, and a burst after idle leaves at the wire's rate), tbf (the bucket alone: bursts after idle leave at veth speed) or exact (an experimental departure-time forwarder in host r); docs/lab-hosts.md")
+	fl.IntVar(&f.Burst, "burst", 0, "the shaper's bucket in `BYTES` (default 1 ms of the rate, which absorbs late timers on a busy machine; with --wire tbf that much leaves at veth speed after idle; docs/lab-hosts.md)")
 	return cmd
 }
 

@@ -192,8 +192,8 @@ func TestLabUpExecDown(t *testing.T) {
 		t.Fatalf("status: %+v", s)
 	}
 	for i, ns := range s.Namespaces {
-		if len(ns.Links) != 1 || ns.Links[0].Qdisc != "tbf" || ns.Links[0].RateBPS != 100e6 || !ns.Links[0].Up {
-			t.Errorf("%s: links %+v, want one up link with tbf at 100 Mbit/s", ns.Name, ns.Links)
+		if len(ns.Links) != 1 || ns.Links[0].Qdisc != "htb" || ns.Links[0].RateBPS != 100e6 || !ns.Links[0].Up {
+			t.Errorf("%s: links %+v, want one up link with htb at 100 Mbit/s", ns.Name, ns.Links)
 		}
 		if want := fmt.Sprintf("198.19.4.%d/24", i+1); len(ns.Links) == 1 && !slices.Contains(ns.Links[0].Addrs, want) {
 			t.Errorf("%s: addresses %v, want %s", ns.Name, ns.Links[0].Addrs, want)

@@ -10,8 +10,8 @@
 // carries, no round trip shorter than the wire allows) is physical: a lab
 // wire that lets anything through faster than eth100 fails it, and load
 // can only move a figure away from it, so it is checked on every try and
-// never retried (a round trip under the wire's is checked only with a
-// one-frame bucket: the default bucket lets 12,500 bytes leave at once).
+// never retried (a round trip under the wire's is checked on the filled
+// wire, the default: tbf's bucket lets 12,500 bytes leave at once).
 // The accuracy bound (within 0.3 % of the wire rate) fails where the machine starves the
 // shaper or the sender for longer than the bucket's 1 ms of slack, and
 // the wire delivers less than its rate (docs/lab-hosts.md); it is retried
@@ -27,7 +27,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -166,34 +165,28 @@ func TestLabEth100Wire(t *testing.T) {
 	srvDone := startInLab(ctx, t, name, "b", []string{"server", "--allow-reverse", "198.18.0.0/15"}, "listening")
 	t.Run("matrix", func(t *testing.T) { labMatrixEth100(t, name) })
 	t.Run("iperf3 udp 200M", func(t *testing.T) { labIperf3UDP(ctx, t, name) })
-	t.Run("ping 65500", func(t *testing.T) { labPing65500(t, name, false) })
+	t.Run("ping 65500", func(t *testing.T) { labPing65500(t, name, true) })
 	runLab(t, "lab", "down", "--name", name)
 	<-srvDone
-	t.Run("ping 65500 one-frame bucket", func(t *testing.T) {
-		runLab(t, "lab", "up", "--name", name, "--medium", "eth100", "--burst", "1538")
+	t.Run("ping 65500 tbf", func(t *testing.T) {
+		runLab(t, "lab", "up", "--name", name, "--medium", "eth100", "--wire", "tbf")
 		defer runLab(t, "lab", "down", "--name", name)
 		tcOut, err := exec.Command("tc", "-n", netlab.LabNamespace(name, "a"), "qdisc", "show").CombinedOutput()
-		// tc prints the bucket as the rate's time for it, back in bytes
-		// with the overhead: 1550b for 1538 (12512b for the default).
-		m := regexp.MustCompile(`tbf .* burst (\d+)b`).FindSubmatch(tcOut)
-		if err != nil || m == nil {
-			t.Fatalf("--burst 1538: no tbf on a (%v):\n%s", err, tcOut)
+		if err != nil || !regexp.MustCompile(`qdisc tbf \S+ root .* burst \d+b`).Match(tcOut) {
+			t.Fatalf("--wire tbf: no root tbf on a (%v):\n%s", err, tcOut)
 		}
-		if b, _ := strconv.Atoi(string(m[1])); b >= 2*1538 {
-			t.Fatalf("--burst 1538: a's bucket is %d bytes, want about one frame:\n%s", b, tcOut)
-		}
-		labPing65500(t, name, true)
+		labPing65500(t, name, false)
 	})
 }
 
-// labPing65500 is TestLabEth100Wire's ping. With exact (a one-frame
-// bucket) no median under the wire's 10.81 ms is allowed; how far above it
-// the median reads is only logged, because it depends on how late the
-// shaper's timer fires: 13.8-15.8 ms (+27-46 %) on the 2-core VM this was
-// written on, whose timers fire ~52 µs late per frame (docs/lab-hosts.md).
-// Without exact the figures are only logged: the default bucket lets the
-// first 12,500 bytes of a burst leave at veth speed (9.0 ms there).
-func labPing65500(t *testing.T, name string, exact bool) {
+// labPing65500 is TestLabEth100Wire's ping. On the filled wire (the
+// default) the median must be within [10.81 ms, +10 %], in up to labTries
+// tries: a loaded machine can move it either way (up by delaying the
+// wire's timers, down by delaying the filler, which then leaves part of
+// the bucket unspent; measured at load 18: a median of 10.12 ms once). On the tbf wire
+// the figures are only logged: its bucket lets the first 12,500 bytes of a
+// burst leave at veth speed (9.0 ms on the 2-core VM this was written on).
+func labPing65500(t *testing.T, name string, filled bool) {
 	m, err := linerate.LookupMedium("eth100")
 	if err != nil {
 		t.Fatal(err)
@@ -224,16 +217,20 @@ func labPing65500(t *testing.T, name string, exact bool) {
 		return s.RTT.P50 / 1e3, fmt.Sprintf("%d replies, min %.3f, median %.3f, p90 %.3f ms; the wire needs %.3f ms (%.3f with the gap)",
 			s.Received, s.RTT.Min, s.RTT.P50, s.RTT.P90, floor*1e3, e.RoundTripWire*1e3)
 	}
-	if !exact {
+	if !filled {
 		p50, line := ping()
-		t.Logf("ping -s 65500 a→b with the default bucket (load %s): %s; median %.1f %% of the wire's", loadavg(), line, 100*p50/floor)
+		t.Logf("ping -s 65500 a→b on the tbf wire (load %s): %s; median %.1f %% of the wire's", loadavg(), line, 100*p50/floor)
 		return
 	}
-	p50, line := ping()
-	t.Logf("ping -s 65500 a→b with a one-frame bucket (load %s): %s; median %.1f %% of the wire's", loadavg(), line, 100*p50/floor)
-	if p50 < floor {
-		t.Fatalf("median %.3f ms is under the %.3f ms the wire needs: a one-frame bucket let a burst leave faster than a wire can (%s)",
-			p50*1e3, floor*1e3, line)
+	for try := 1; ; try++ {
+		p50, line := ping()
+		t.Logf("try %d: ping -s 65500 a→b on the filled wire (load %s): %s; median %.1f %% of the wire's", try, loadavg(), line, 100*p50/floor)
+		if p50 >= floor && p50 <= 1.1*floor {
+			return
+		}
+		if try == labTries {
+			t.Fatalf("median %.3f ms in %d tries is not within [%.3f, +10 %%] of what the wire needs (%s)", p50*1e3, try, floor*1e3, line)
+		}
 	}
 }
 

@@ -224,7 +224,7 @@ func TestLabModelWireDrops(t *testing.T) {
 	if r.Receiver.Lost < 100 || d.Relays[0].Datagrams.Dropped != 0 {
 		t.Errorf("client lost %d, relay dropped %d: want hundreds and none", r.Receiver.Lost, d.Relays[0].Datagrams.Dropped)
 	}
-	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "the shaped wire in r (tbf on wbl-rb) dropped") {
+	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "the shaped wire in r (htb on wbl-rb) dropped") {
 		t.Errorf("warnings %q: want one saying the wire towards b dropped packets", d.Warnings)
 	}
 }

@@ -1,8 +1,9 @@
 package cli
 
-// `lab up --wire exact`: the hidden command that runs the exact wire's
-// forwarder in the lab's middle host r, and how the wire is shown. Starting
-// and ending it is labctl's. See docs/lab-hosts.md.
+// `lab up --wire exact` and the filled wire: the hidden commands that run
+// the exact wire's forwarder in the lab's middle host r and the filled
+// wire's filler. Starting and ending them, and showing them, is labctl's.
+// See docs/lab-hosts.md.
 
 import (
 	"github.com/spf13/cobra"
@@ -23,6 +24,24 @@ func newLabWireRunCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&cfgPath, "config", "", "the forwarder's configuration (JSON)")
+	cmd.Flags().StringVar(&statsPath, "stats", "", "file its counters are written to every second")
+	return cmd
+}
+
+// newLabFillRunCmd is the hidden `lab fill-run`: the filled wire's
+// filler, run by `lab up` in the lab.
+func newLabFillRunCmd(e *env) *cobra.Command {
+	var cfgPath, statsPath string
+	cmd := &cobra.Command{
+		Use:    "fill-run",
+		Short:  "Run the filled wire's filler (started by lab up)",
+		Hidden: true,
+		Args:   exactArgs(0, "no arguments"),
+		RunE: func(*cobra.Command, []string) error {
+			return labctl.RunFiller(e.ctx, cfgPath, statsPath, e.stderr)
+		},
+	}
+	cmd.Flags().StringVar(&cfgPath, "config", "", "the filler's links (JSON)")
 	cmd.Flags().StringVar(&statsPath, "stats", "", "file its counters are written to every second")
 	return cmd
 }

@@ -51,6 +51,8 @@ type State struct {
 	Model *Model `json:"model,omitempty"`
 	// Wire is the exact wire's forwarder in r (`lab up --wire exact`).
 	Wire *Wire `json:"wire,omitempty"`
+	// Filler is the filled wire's filler (`lab up`'s default wire).
+	Filler *Wire `json:"filler,omitempty"`
 }
 
 // Host is one host of a lab in the state file.

@@ -192,7 +192,7 @@ func TestWireStatsRoundTrip(t *testing.T) {
 		t.Errorf("no counters yet, read %v", got)
 	}
 	want := []edtwire.Stats{{Name: "a>b", Frames: 3, Bytes: 294}, {Name: "b>a", Frames: 3}}
-	if err := writeWireStats(p, want); err != nil {
+	if err := writeCounters(p, want); err != nil {
 		t.Fatal(err)
 	}
 	if got := readWireStats(st); !reflect.DeepEqual(got, want) {

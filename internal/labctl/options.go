@@ -28,7 +28,7 @@ type UpOptions struct {
 	ModelSet   bool
 	ModelPorts []int // nil: DefaultModelPorts
 	ModelBoth  bool
-	Wire       string // tbf or exact
+	Wire       string // filled, tbf or exact
 }
 
 // Config turns the options into a netlab configuration (shaped both ways;
@@ -71,8 +71,9 @@ func (o UpOptions) Config(name string) (netlab.Config, string, error) {
 	}
 	w, err := netlab.ParseWire(o.Wire)
 	if err != nil {
-		return cfg, "", fmt.Errorf("invalid --wire %q: want tbf or exact", o.Wire)
+		return cfg, "", fmt.Errorf("invalid --wire %q: want filled, tbf or exact", o.Wire)
 	}
+	cfg.Wire = w
 	if w == netlab.WireExact {
 		switch {
 		case cfg.RateBPS == 0:
@@ -82,7 +83,7 @@ func (o UpOptions) Config(name string) (netlab.Config, string, error) {
 		case o.Burst != 0:
 			return cfg, "", errors.New("--burst is tbf's bucket; the exact wire has none")
 		}
-		cfg.Wire, cfg.Router = w, true
+		cfg.Router = true
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, "", errors.New(strings.TrimPrefix(err.Error(), "netlab: "))

@@ -71,11 +71,13 @@ func RemoveFiles(name string) error {
 	if err != nil {
 		return fmt.Errorf("listing the relays' files: %w", err)
 	}
-	wire, err := filepath.Glob(filepath.Join(StateDir, "lab-"+name+"-wire*"))
-	if err != nil {
-		return fmt.Errorf("listing the wire's files: %w", err)
+	for _, glob := range []string{"-wire*", "-filler*"} {
+		more, err := filepath.Glob(filepath.Join(StateDir, "lab-"+name+glob))
+		if err != nil {
+			return fmt.Errorf("listing the wire's files: %w", err)
+		}
+		paths = append(paths, more...)
 	}
-	paths = append(paths, wire...)
 	var errs []error
 	for _, p := range paths {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -31,6 +31,9 @@ type Status struct {
 	// Wire is the exact wire's counters per direction as its forwarder
 	// last wrote them (every second), with `lab up --wire exact`.
 	Wire []edtwire.Stats `json:"wire,omitempty"`
+	// Filler is what the filled wire's filler has sent per shaped link, as
+	// it last wrote it (every second).
+	Filler []netlab.FillStats `json:"filler,omitempty"`
 	// StateFileError says why the state file could not be read, if it
 	// exists but is unreadable or garbled (the lab is then "partial").
 	StateFileError string `json:"state_file_error,omitempty"`
@@ -60,6 +63,7 @@ func ReadStatus(name string) (Status, error) {
 	}
 	s.Relays = relayStatuses(s.Config, s.Namespaces)
 	s.Wire = readWireStats(s.Config)
+	s.Filler = readFillerStats(s.Config)
 	switch {
 	case s.Config != nil && Complete(*s.Config, nss):
 		s.State = StateUp

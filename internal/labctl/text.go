@@ -65,6 +65,9 @@ func WriteUp(w io.Writer, st State) {
 		frame := st.MTU + netlab.EthernetHeader + netlab.EthernetOverhead
 		switch {
 		case st.Wire != nil: // no bucket
+		case st.Filler != nil:
+			fmt.Fprintf(w, "  filled wire: filler frames (pid %d) use the wire's idle time, so a burst after idle leaves at the wire's rate;\n"+
+				"  they go to no one (EtherType 0x88b5, dropped by the far end) and show in its interface counters\n", st.Filler.PID)
 		case st.Burst > frame:
 			fmt.Fprintf(w, "  bucket %d bytes: after idle that much leaves at veth speed (a large ping reads short);\n"+
 				"  --burst %d is exact after idle where timers fire on time (docs/lab-hosts.md)\n", st.Burst, frame)
@@ -144,6 +147,7 @@ func (s Status) WriteText(w io.Writer) {
 		writeRelayStatus(w, s.Config.Model.Spec, s.Relays)
 	}
 	writeWireStatus(w, s.Config, s.Wire)
+	writeFillerStatus(w, s.Config, s.Filler)
 }
 
 // writeRelayStatus writes one line per relay of `lab status`.
@@ -184,5 +188,19 @@ func (d Removal) WriteText(w io.Writer) {
 	}
 	for _, m := range d.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", m)
+	}
+}
+
+// writeFillerStatus writes the filler's part of `lab status`.
+func writeFillerStatus(w io.Writer, st *State, s []netlab.FillStats) {
+	if st == nil || st.Filler == nil {
+		return
+	}
+	fmt.Fprintf(w, "  filled wire: filler pid %d, log %s\n", st.Filler.PID, st.Filler.Log)
+	if s == nil {
+		fmt.Fprintf(w, "    no counters yet (%s)\n", st.Filler.Stats)
+	}
+	for _, d := range s {
+		fmt.Fprintf(w, "    %s\n", d)
 	}
 }

@@ -54,6 +54,12 @@ func Up(ctx context.Context, c UpConfig) (State, error) {
 			return State{}, undo(fmt.Errorf("lab %s: %w", name, err))
 		}
 	}
+	var fst *Wire
+	if c.Lab.Wire == netlab.WireFilled && c.Lab.RateBPS != 0 {
+		if fst, err = startFiller(ctx, l, c.Self); err != nil {
+			return State{}, undo(fmt.Errorf("lab %s: %w", name, err))
+		}
+	}
 	var mst *Model
 	if c.Relays != nil {
 		if mst, err = startRelays(ctx, l, c.Relays, c.Self); err != nil {
@@ -61,9 +67,9 @@ func Up(ctx context.Context, c UpConfig) (State, error) {
 		}
 	}
 	st := newState(l, c.Lab, c.Medium)
-	st.Model, st.Wire = mst, wst
+	st.Model, st.Wire, st.Filler = mst, wst, fst
 	if err := WriteState(st); err != nil {
-		if mst != nil || wst != nil {
+		if mst != nil || wst != nil || fst != nil {
 			return State{}, undo(err)
 		}
 		return State{}, errors.Join(err, l.Close())

@@ -79,50 +79,66 @@ func startWire(ctx context.Context, l *netlab.Lab, self func(...string) ([]strin
 // every second and when it ends. It logs to log that it forwards (the line
 // Up waits for) and any counters it could not write.
 func RunWire(ctx context.Context, cfgPath, statsPath string, log io.Writer) error {
-	b, err := os.ReadFile(cfgPath)
-	if err != nil {
-		return err
-	}
 	var c edtwire.Config
-	if err := json.Unmarshal(b, &c); err != nil {
-		return fmt.Errorf("reading %s: %w", cfgPath, err)
+	if err := readJSON(cfgPath, &c); err != nil {
+		return err
 	}
 	w, err := edtwire.Open(c)
 	if err != nil {
 		return err
 	}
 	w.Run()
-	if err := writeWireStats(statsPath, w.Stats()); err != nil {
-		return errors.Join(err, w.Close())
+	return runCounting(ctx, statsPath, log, wireReady, func() any { return w.Stats() }, w.Close)
+}
+
+// readJSON decodes the JSON file at path into v.
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintln(log, wireReady)
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	return nil
+}
+
+// runCounting is the life of a lab process that runs until ctx ends
+// (the exact wire's forwarder, the filler): it writes the counters stats
+// returns to statsPath, logs ready, then rewrites the counters every
+// second, and at the end closes and writes them a last time.
+func runCounting(ctx context.Context, statsPath string, log io.Writer, ready string, stats func() any, close func() error) error {
+	if err := writeCounters(statsPath, stats()); err != nil {
+		return errors.Join(err, close())
+	}
+	fmt.Fprintln(log, ready)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			err := w.Close()
-			return errors.Join(err, writeWireStats(statsPath, w.Stats()))
+			err := close()
+			return errors.Join(err, writeCounters(statsPath, stats()))
 		case <-tick.C:
-			if err := writeWireStats(statsPath, w.Stats()); err != nil {
+			if err := writeCounters(statsPath, stats()); err != nil {
 				fmt.Fprintf(log, "wirebench: %v\n", err)
 			}
 		}
 	}
 }
 
-// writeWireStats writes the wire's counters to path, whole or not at all.
-func writeWireStats(path string, s []edtwire.Stats) error {
+// writeCounters writes a process's counters to path, whole or not at all.
+func writeCounters(path string, s any) error {
 	b, err := json.Marshal(s)
 	if err != nil {
-		return fmt.Errorf("encoding the wire's counters: %w", err)
+		return fmt.Errorf("encoding the counters: %w", err)
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("writing the wire's counters: %w", err)
+		return fmt.Errorf("writing the counters: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("writing the wire's counters: %w", err)
+		return fmt.Errorf("writing the counters: %w", err)
 	}
 	return nil
 }

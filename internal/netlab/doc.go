@@ -10,7 +10,7 @@
 //	  lo 127.0.0.1                              lo 127.0.0.1
 //	  wbl-a 198.18.0.1/24 ═══════ veth ═══════ wbl-b 198.18.0.2/24
 //	        2001:2::1/64 (Config.IPv6)               2001:2::2/64
-//	  root qdisc: tbf (if shaped)               (shaped too with ShapeBothWays)
+//	  root qdisc: htb (if shaped)               (shaped too with ShapeBothWays)
 //
 // With Config.Router a third namespace, R, sits between them and the
 // shaper moves to R's egress, like the bottleneck of a real path:
@@ -21,7 +21,7 @@
 //	                              wbl-rb 198.18.0.3/31 ═══ wbl-b 198.18.0.2/31
 //	                                     2001:2::3/127            2001:2::2/127
 //	  route 198.18.0.2/31          ip_forward 1               route 198.18.0.0/31
-//	    via 198.18.0.0             tbf on wbl-rb                via 198.18.0.3
+//	    via 198.18.0.0             shaper on wbl-rb             via 198.18.0.3
 //	                               (and wbl-ra, ShapeBothWays)
 //
 // Each link is a point-to-point /31 (RFC 3021) or /127 (RFC 6164), so A
@@ -64,9 +64,35 @@
 // life and can then be used from any goroutine. Host.Command runs a program
 // there (`ip netns exec`), e.g. a real iperf.
 //
-// # The Ethernet wire recipe, and where each number comes from
+// # The filled wire (Config.Wire = WireFilled, the default)
 //
-// A shaped direction gets, as root qdisc of the sending veth end:
+// A token bucket that has been idle lets its whole bucket leave at once,
+// where a real wire sends a burst after idle at its rate from the first
+// frame. The filled wire keeps the bucket (it absorbs late timers on a
+// busy machine, see burst below) and takes away its idle time: the root
+// qdisc is HTB (tcFilledCommands) with one class for the wire (rate,
+// bucket, overhead 24) and two children that borrow all of their rate
+// from it, the lab's traffic at priority 0 and filler frames at priority
+// 7. A Filler (one thread per shaped end, at nice -15) keeps the filler
+// class backlogged with frames of about 100 µs of wire time (FillFrame),
+// EtherType 0x88b5 to an address no host has, which the far end drops as
+// it reads them, once the traffic class's packet counter has stood still
+// for FillAfterIdle. A filler frame leaves only when the lab's traffic has
+// nothing queued, so the bucket is spent while the wire idles and a burst
+// after idle leaves at the wire's rate; a frame that finds the wire idle
+// waits behind at most one filler frame. While traffic flows the filler
+// waits, so that the bucket absorbs the traffic's own short pauses as
+// tbf's does (see Filler). The traffic class's leaf is a
+// tbf whose only job is tbf_segment (its one-frame mtu, below), at rates
+// so high that it never holds a frame back: a leaf that throttles makes
+// HTB pass its turn to the filler. In a test lab the filler runs in this
+// process (Lab.FillStats); a named lab's runs as `wirebench lab fill-run`
+// (Lab.FillLinks). Measured in docs/lab-hosts.md: a 65,500-byte ping reads
+// 11.2 ms on eth100 (10.81 needed), rates as tbf's.
+//
+// # The tbf recipe (Config.Wire = WireTBF), and where each number comes from
+//
+// WireTBF gets, as root qdisc of the sending veth end:
 //
 //		tc qdisc replace dev wbl-a root tbf rate <RateBPS>bit burst <Burst> \
 //		   latency <Latency> peakrate <100 × RateBPS>bit mtu <MTU+14> overhead 24
@@ -112,8 +138,8 @@
 //	    braces. TCP goodput at 100 Mbit/s is 100 × 1448/1538 = 94.15 Mbit/s
 //	    (MSS 1448 at MTU 1500 with timestamps; 1448 + 32 TCP + 20 IP + 14 +
 //	    24 = 1538).
-//	  - burst (bucket size) defaults to the larger of two full frames and 1 ms
-//	    at the rate (12500 bytes at 100 Mbit/s). tbf sends from a timer and
+//	  - burst (bucket size, both recipes) defaults to the larger of two full
+//	    frames and 1 ms at the rate (12500 bytes at 100 Mbit/s). tbf sends from a timer and
 //	    anything that delays that timer by more than (burst − frame)/rate loses
 //	    wire time for good; 1 ms of slack keeps the rate exact on a busy
 //	    machine. The price is that after an idle period up to one bucket leaves
@@ -126,9 +152,8 @@
 //	    h-wire, docs/lab-hosts.md): 1538 bytes 15.03 ms / UDP 66.74 / TCP
 //	    68.06 Mbit/s; 2163 (one frame + 50 µs) 10.82 / 89.00 / 82.28; 3076 (two
 //	    frames) 10.58 / 94.37 / 89.30; 12500 (1 ms) 9.09 / 89.12 / 89.90, at
-//	    load 15 on 2 cores. No bucket gives both on such a machine; the
-//	    default takes the side of exact rates, and never lets a rate above
-//	    the wire's through.
+//	    load 15 on 2 cores. No bucket size gives both on such a machine,
+//	    which is why the default wire fills the bucket's idle time instead.
 //	  - latency (default 20 ms) sets tbf's queue length: a frame that would
 //	    wait longer is dropped, as at a real bottleneck with a 250 kB buffer at
 //	    100 Mbit/s.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -36,7 +37,7 @@ func TestGSOChargedPerFrame(t *testing.T) {
 	)
 	for _, batch := range []int{frames, 4} {
 		t.Run(fmt.Sprintf("%d datagrams per send", batch), func(t *testing.T) {
-			l := newLab(t, Config{Name: "gsocharge", RateBPS: rate, Burst: burst, Latency: 20 * time.Second})
+			l := newLab(t, Config{Name: "gsocharge", RateBPS: rate, Burst: burst, Latency: 20 * time.Second, Wire: WireTBF})
 			srv := listenInB(t, l)
 			dst := netip.AddrPortFrom(l.B.Addr, uint16(srv.LocalAddr().(*net.UDPAddr).Port))
 			var c *net.UDPConn
@@ -76,6 +77,82 @@ func TestGSOChargedPerFrame(t *testing.T) {
 					"a datagram was charged less than its 1536 bytes on the wire", n, burst, late.Round(time.Millisecond), want)
 			}
 		})
+	}
+}
+
+// TestFilledGSOChargedPerFrame: on the filled wire, HTB charges every
+// datagram of a UDP GSO batch as a frame of its own: the traffic class
+// counts 44 packets of 1512 bytes (1470 + 28 + 14; the rate table adds the
+// wire's 24 to each) for one 44-datagram send, not one packet of them all.
+// HTB's per-packet charge is then exactly tbf's (TestGSOChargedPerFrame),
+// and the rates say the same (TestShapingUDPGSO). No timing: the counters
+// are read once the batch has left.
+func TestFilledGSOChargedPerFrame(t *testing.T) {
+	requireLab(t)
+	l := newLab(t, Config{Name: "fillgso", RateBPS: 100e6})
+	srv := listenInB(t, l)
+	dst := netip.AddrPortFrom(l.B.Addr, uint16(srv.LocalAddr().(*net.UDPAddr).Port))
+	var c *net.UDPConn
+	if err := l.A.Do(func() (err error) {
+		c, err = net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(dst))
+		return err
+	}); err != nil {
+		t.Fatalf("dial from A: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("arp")); err != nil { // resolves B's address first
+		t.Fatal(err)
+	}
+	waitClassIdle(t, l.A)
+	setGSO(t, c, 1470)
+	b0, p0 := classCounters(t, l.A, fillTrafficClass)
+	if _, err := c.Write(make([]byte, 44*1470)); err != nil {
+		t.Fatalf("GSO send: %v", err)
+	}
+	waitClassIdle(t, l.A)
+	b1, p1 := classCounters(t, l.A, fillTrafficClass)
+	t.Logf("one send of 44 datagrams: the traffic class sent %d packets, %d bytes", p1-p0, b1-b0)
+	if p1-p0 != 44 || b1-b0 != 44*1512 {
+		t.Fatalf("the traffic class sent %d packets, %d bytes for one 44-datagram GSO send, want 44 of 1512 bytes", p1-p0, b1-b0)
+	}
+}
+
+// classCounters returns the bytes and packets HTB class id on h's lab
+// interface has sent.
+func classCounters(t *testing.T, h *Host, id string) (bytes, packets uint64) {
+	t.Helper()
+	link, err := h.sys.nl.LinkByName(h.Ifname)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cls, err := h.sys.nl.ClassList(link, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cls {
+		a := c.Attrs()
+		if netlink.HandleStr(a.Handle) == id && a.Statistics != nil && a.Statistics.Basic != nil {
+			return a.Statistics.Basic.Bytes, uint64(a.Statistics.Basic.Packets)
+		}
+	}
+	t.Fatalf("no class %s with statistics on %s in %s", id, h.Ifname, h.Name)
+	return 0, 0
+}
+
+// waitClassIdle waits (at most 10 s) until the traffic class on h's lab
+// interface has nothing queued.
+func waitClassIdle(t *testing.T, h *Host) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, p := classCounters(t, h, fillTrafficClass)
+		time.Sleep(50 * time.Millisecond)
+		if _, q := classCounters(t, h, fillTrafficClass); q == p {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the traffic class did not go idle in 10 s")
+		}
 	}
 }
 

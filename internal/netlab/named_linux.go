@@ -189,6 +189,9 @@ func Inspect(ns string) (NSInfo, error) {
 			if t, ok := q.(*netlink.Tbf); ok {
 				il.RateBPS = t.Rate * 8
 			}
+			if _, ok := q.(*netlink.Htb); ok {
+				il.RateBPS = htbWireRate(nl, lk)
+			}
 		}
 		info.Links = append(info.Links, il)
 	}
@@ -208,4 +211,19 @@ func Inspect(ns string) (NSInfo, error) {
 	}
 	info.PIDs, err = NamespacePIDs(ns)
 	return info, err
+}
+
+// htbWireRate returns the rate of the filled wire's HTB class directly
+// under the root (the wire's class), in bit/s, or 0.
+func htbWireRate(nl *netlink.Handle, lk netlink.Link) uint64 {
+	cls, err := nl.ClassList(lk, netlink.HANDLE_ROOT)
+	if err != nil {
+		return 0
+	}
+	for _, c := range cls {
+		if h, ok := c.(*netlink.HtbClass); ok && h.Attrs().Parent == netlink.HANDLE_ROOT {
+			return h.Rate * 8
+		}
+	}
+	return 0
 }

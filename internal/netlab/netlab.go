@@ -112,9 +112,11 @@ type Config struct {
 	// letters, digits or '_'. Name must then be empty.
 	Lab string
 
-	// Wire chooses how a shaped lab emulates the wire: WireTBF (the zero
-	// value) installs tbf, WireExact runs a departure-time forwarder in R
-	// (package edtwire) and implies Router; see the package documentation.
+	// Wire chooses how a shaped lab emulates the wire: WireFilled (the
+	// zero value) shapes with a token bucket whose idle time filler frames
+	// use up, WireTBF with the bucket alone, WireExact with a
+	// departure-time forwarder in R (package edtwire, implies Router); see
+	// the package documentation.
 	Wire Wire
 
 	// hook, when set (by tests only), is called after each creation step and
@@ -126,19 +128,27 @@ type Config struct {
 type Wire int
 
 const (
-	// WireTBF shapes with tbf on the sending veth end (R's with a router):
-	// exact rates on a busy machine, but a burst after idle leaves up to
-	// one bucket at veth speed.
-	WireTBF Wire = iota
+	// WireFilled shapes with a token bucket (HTB) on the sending veth end
+	// (R's with a router) and keeps the bucket empty while the wire is
+	// idle by sending filler frames, which the far end drops, in a class
+	// of lowest priority: exact rates on a busy machine, as WireTBF, and a
+	// burst after idle leaves at the wire's rate, as on a real wire.
+	WireFilled Wire = iota
+	// WireTBF shapes with tbf on the sending veth end: exact rates on a
+	// busy machine, but a burst after idle leaves up to one bucket at veth
+	// speed.
+	WireTBF
 	// WireExact forwards through a user-space departure-time wire in R
 	// (IP forwarding off there): every frame leaves no earlier than its
 	// serialization time on an absolute schedule.
 	WireExact
 )
 
-// String returns "tbf" or "exact".
+// String returns "filled", "tbf" or "exact".
 func (w Wire) String() string {
 	switch w {
+	case WireFilled:
+		return "filled"
 	case WireTBF:
 		return "tbf"
 	case WireExact:
@@ -147,15 +157,18 @@ func (w Wire) String() string {
 	return "wire(" + strconv.Itoa(int(w)) + ")"
 }
 
-// ParseWire parses "tbf" or "exact".
+// ParseWire parses "filled", "tbf" or "exact" ("" is the default,
+// filled).
 func ParseWire(s string) (Wire, error) {
 	switch s {
-	case "tbf", "":
+	case "filled", "":
+		return WireFilled, nil
+	case "tbf":
 		return WireTBF, nil
 	case "exact":
 		return WireExact, nil
 	}
-	return 0, fmt.Errorf("netlab: wire %q: want tbf or exact", s)
+	return 0, fmt.Errorf("netlab: wire %q: want filled, tbf or exact", s)
 }
 
 var (
@@ -227,7 +240,7 @@ func (c Config) Validate() error {
 		return errors.New("netlab: set Name or Lab, not both")
 	case c.RelayOnly && !c.Router:
 		return errors.New("netlab: RelayOnly needs Router")
-	case c.Wire != WireTBF && c.Wire != WireExact:
+	case c.Wire != WireFilled && c.Wire != WireTBF && c.Wire != WireExact:
 		return fmt.Errorf("netlab: unknown wire %d", c.Wire)
 	case c.Wire == WireExact && (c.RateBPS == 0 || c.RelayOnly):
 		return errors.New("netlab: the exact wire needs a rate and forwards itself (no RelayOnly)")
@@ -290,8 +303,18 @@ func (c Config) burst() int {
 // would pass.
 const PeakFactor = 100
 
+// tcCommands returns the `tc` commands (their arguments) that install the
+// wire's shaper on ifname in namespace ns: one for WireTBF, the HTB tree
+// for WireFilled (see tcFilledCommands).
+func (c Config) tcCommands(ns, ifname string) [][]string {
+	if c.Wire == WireFilled {
+		return c.tcFilledCommands(ns, ifname)
+	}
+	return [][]string{c.tcQdiscArgs(ns, ifname)}
+}
+
 // tcQdiscArgs returns the arguments of `tc` that install the shaping qdisc
-// on ifname in namespace ns:
+// of WireTBF on ifname in namespace ns:
 //
 //	tbf rate R burst B latency L peakrate 100R mtu MTU+14 overhead 24
 //
@@ -305,13 +328,89 @@ const PeakFactor = 100
 func (c Config) tcQdiscArgs(ns, ifname string) []string {
 	return []string{
 		"-n", ns, "qdisc", "replace", "dev", ifname, "root",
-		"tbf", "rate", strconv.FormatUint(c.RateBPS, 10) + "bit",
+		"tbf", "rate", bits(c.RateBPS),
 		"burst", strconv.Itoa(c.burst()),
 		"latency", strconv.FormatInt(c.latency().Microseconds(), 10) + "us",
-		"peakrate", strconv.FormatUint(PeakFactor*c.RateBPS, 10) + "bit",
+		"peakrate", bits(PeakFactor * c.RateBPS),
 		"mtu", strconv.Itoa(c.mtu() + EthernetHeader),
 		"overhead", strconv.Itoa(EthernetOverhead),
 	}
+}
+
+// HTB classes of WireFilled: the wire (parent of both), the lab's traffic
+// (every skb HTB does not otherwise classify) and the filler (skbs whose
+// priority, SO_PRIORITY, names it).
+const (
+	fillWireClass    = "1:1"
+	fillTrafficClass = "1:10"
+	fillFillerClass  = "1:20"
+	// FillerPriority is the skb priority (major 1, minor 0x20) that puts a
+	// filler frame into the filler class.
+	FillerPriority = 0x10020
+)
+
+// tcFilledCommands returns the `tc` commands of WireFilled on ifname in
+// namespace ns:
+//
+//	qdisc replace root handle 1: htb default 10
+//	class 1:1  htb rate R ceil R burst B cburst B overhead 24 quantum F      the wire
+//	class 1:10 htb rate 8bit ceil R burst F cburst B overhead 24 prio 0 …    the lab's traffic
+//	class 1:20 htb rate 8bit ceil R burst F cburst B overhead 24 prio 7 …    the filler
+//	qdisc 10: tbf rate 1Tbit burst 64KiB limit Q peakrate 10Tbit mtu F   (splits GSO skbs)
+//	qdisc 20: pfifo limit 64
+//
+// (F = MTU+14, one full frame as the qdisc counts it; Q = what the wire
+// sends in the queue's latency, plus the bucket.) Both children have next
+// to no rate of their own, so every frame borrows from the wire's bucket,
+// and the lab's traffic at priority 0 goes before any filler frame. The
+// wire's bucket (B, 1 ms by default) absorbs late timers exactly as tbf's
+// does; the filler spends it whenever the lab's traffic leaves it unused,
+// so that a burst after idle finds it empty and leaves at the wire's rate.
+// The traffic's leaf is a tbf there only for its GSO segmentation (see
+// tcQdiscArgs): HTB charges each frame it hands out, with the overhead, as
+// the wire's rate table says. Its rates are so high that it never holds a
+// frame back: a leaf that does (tbf's one-frame peak bucket at 100 times a
+// 100 Mbit/s wire did, for two frames dequeued within 1.2 µs) makes HTB
+// pass the turn to the filler, which then took up to 14 % of a TCP flow's
+// wire time on a loaded machine ("htb: tbf qdisc 10: is
+// non-work-conserving?" in the kernel log).
+func (c Config) tcFilledCommands(ns, ifname string) [][]string {
+	frame := strconv.Itoa(c.mtu() + EthernetHeader)
+	b := strconv.Itoa(c.burst())
+	rate := bits(c.RateBPS)
+	over := strconv.Itoa(EthernetOverhead)
+	dev := []string{"-n", ns}
+	class := func(id, parent string, extra ...string) []string {
+		a := append(append([]string{}, dev...), "class", "add", "dev", ifname, "parent", parent, "classid", id, "htb")
+		return append(a, extra...)
+	}
+	queue := uint64(c.latency().Seconds()*float64(c.RateBPS)/8) + uint64(c.burst())
+	return [][]string{
+		append(append([]string{}, dev...), "qdisc", "replace", "dev", ifname, "root", "handle", "1:", "htb", "default", "10"),
+		class(fillWireClass, "1:", "rate", rate, "ceil", rate, "burst", b, "cburst", b, "overhead", over, "quantum", frame),
+		class(fillTrafficClass, fillWireClass, "rate", "8bit", "ceil", rate, "burst", frame, "cburst", b, "overhead", over, "prio", "0", "quantum", frame),
+		class(fillFillerClass, fillWireClass, "rate", "8bit", "ceil", rate, "burst", frame, "cburst", b, "overhead", over, "prio", "7", "quantum", frame),
+		append(append([]string{}, dev...), "qdisc", "add", "dev", ifname, "parent", fillTrafficClass, "handle", "10:",
+			"tbf", "rate", bits(segmenterRate), "burst", strconv.Itoa(64<<10),
+			"limit", strconv.FormatUint(queue, 10), "peakrate", bits(10*segmenterRate), "mtu", frame),
+		append(append([]string{}, dev...), "qdisc", "add", "dev", ifname, "parent", fillFillerClass, "handle", "20:", "pfifo", "limit", "64"),
+	}
+}
+
+// segmenterRate is the rate of WireFilled's segmenting leaf, bit/s: a
+// 1514-byte frame costs it 12 ns, and 1.2 ns at its peak rate.
+const segmenterRate = 1e12
+
+// bits spells a rate in bit/s for tc.
+func bits(bps uint64) string { return strconv.FormatUint(bps, 10) + "bit" }
+
+// FillFrame is the length (Ethernet header included, no FCS) of the
+// filler frames of a wire of rateBPS and the given MTU: about 100 µs of
+// wire time, so that a frame that finds the wire idle waits at most that
+// long behind one, and between 60 bytes and a full frame.
+func FillFrame(rateBPS uint64, mtu int) int {
+	n := int(float64(rateBPS)*100e-6/8) - EthernetOverhead
+	return min(max(n, 60), mtu+EthernetHeader)
 }
 
 // WireGoodput returns the goodput in bit/s that a shaped lab link of

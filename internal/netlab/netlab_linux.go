@@ -100,6 +100,7 @@ func (l *Lab) hosts() []*Host {
 
 type labSys struct {
 	wire      *edtwire.Wire // the exact wire's forwarder (Config.Wire)
+	filler    *Filler       // the filled wire's filler (Config.Wire)
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -443,14 +444,51 @@ func (l *Lab) shape(ctx context.Context) error {
 		return l.startWire()
 	}
 	for _, e := range l.shapedEnds() {
-		args := l.Config.tcQdiscArgs(e.h.Name, e.ifname)
-		out, err := exec.CommandContext(ctx, "tc", args...).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("netlab: tc %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		for _, args := range l.Config.tcCommands(e.h.Name, e.ifname) {
+			out, err := exec.CommandContext(ctx, "tc", args...).CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("netlab: tc %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+			}
 		}
 		e.h.Shaped = true
 	}
+	if l.Config.Wire == WireFilled && l.Config.Lab == "" {
+		return l.startFiller()
+	}
 	return nil
+}
+
+// FillLinks returns the filler's links of a WireFilled lab: every shaped
+// veth end, with the frame length for the lab's rate.
+func (l *Lab) FillLinks() []FillLink {
+	var out []FillLink
+	for _, e := range l.shapedEnds() {
+		out = append(out, FillLink{NS: e.h.Name, Ifname: e.ifname, Frame: FillFrame(l.Config.RateBPS, l.Config.mtu())})
+	}
+	return out
+}
+
+// startFiller starts the filler of a WireFilled lab in this process. A
+// named lab (Config.Lab) outlives this process, so its filler must run in
+// a process of its own: the caller runs FillLinks there (`wirebench lab
+// up` does).
+func (l *Lab) startFiller() error {
+	f, err := OpenFiller(l.FillLinks())
+	if err != nil {
+		return err
+	}
+	f.Run()
+	l.sys.filler = f
+	return nil
+}
+
+// FillStats returns what the lab's filler has sent, or nil when the lab
+// has no filler running in this process.
+func (l *Lab) FillStats() []FillStats {
+	if l.sys.filler == nil {
+		return nil
+	}
+	return l.sys.filler.Stats()
 }
 
 // waitCarrier waits (at most 2 s) until every veth end reports carrier, so
@@ -485,6 +523,9 @@ func (l *Lab) Close() error {
 		var errs []error
 		if l.sys.wire != nil {
 			errs = append(errs, l.sys.wire.Close())
+		}
+		if l.sys.filler != nil {
+			errs = append(errs, l.sys.filler.Close())
 		}
 		for _, h := range l.hosts() {
 			if err := h.closeHandles(); err != nil {

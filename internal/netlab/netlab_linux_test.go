@@ -273,18 +273,13 @@ func TestLabSetup(t *testing.T) {
 		t.Errorf("A has a default route or ip failed (%v): %q", err, out)
 	}
 
-	out, err = exec.CommandContext(ctx, "tc", "-d", "-n", l.A.Name, "qdisc", "show", "dev", l.A.Ifname).CombinedOutput()
-	if err != nil {
-		t.Fatalf("tc qdisc show: %v: %s", err, out)
-	}
-	for _, want := range []string{"tbf", "rate 100Mbit", "lat 20ms", "peakrate", "overhead 24"} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("A's qdisc lacks %q:\n%s", want, out)
-		}
-	}
+	checkFilledQdisc(ctx, t, l.A, l.A.Ifname, "100Mbit")
 	out, err = exec.CommandContext(ctx, "tc", "-n", l.B.Name, "qdisc", "show", "dev", l.B.Ifname).CombinedOutput()
-	if err != nil || strings.Contains(string(out), "tbf") {
+	if err != nil || strings.Contains(string(out), "htb") || strings.Contains(string(out), "tbf") {
 		t.Errorf("B's egress should be unshaped (%v):\n%s", err, out)
+	}
+	if fs := l.FillStats(); len(fs) != 1 || fs[0].NS != l.A.Name || fs[0].Ifname != l.A.Ifname {
+		t.Errorf("filler links %v, want one on A's %s", fs, l.A.Ifname)
 	}
 
 	for _, h := range []*Host{l.A, l.B} {
@@ -539,15 +534,11 @@ func checkRouterQdiscs(t *testing.T, l *Lab) {
 			t.Fatalf("tc qdisc show %s: %v: %s", e.ifname, err, out)
 		}
 		shaped := e.h == l.R && e.ifname == ifnameRB
-		if got := strings.Contains(string(out), "tbf"); got != shaped {
-			t.Errorf("%s in %s: tbf present %v, want %v:\n%s", e.ifname, e.h.Name, got, shaped, out)
+		if got := strings.Contains(string(out), "htb"); got != shaped {
+			t.Errorf("%s in %s: htb present %v, want %v:\n%s", e.ifname, e.h.Name, got, shaped, out)
 		}
 		if shaped {
-			for _, want := range []string{"rate 10Mbit", "lat 50ms", "peakrate", "overhead 24"} {
-				if !strings.Contains(string(out), want) {
-					t.Errorf("R's qdisc lacks %q:\n%s", want, out)
-				}
-			}
+			checkFilledQdisc(ctx, t, e.h, e.ifname, "10Mbit")
 		}
 		link, err := e.h.sys.nl.LinkByName(e.ifname)
 		if err != nil {
@@ -779,4 +770,33 @@ func listenInB(t *testing.T, l *Lab) *net.UDPConn {
 	}
 	t.Cleanup(func() { srv.Close() })
 	return srv
+}
+
+// checkFilledQdisc checks the filled wire's HTB tree on ifname in h: the
+// wire's class at rate with the Ethernet overhead, the traffic's class
+// first in priority, the filler's last, and the traffic's segmenting tbf.
+func checkFilledQdisc(ctx context.Context, t *testing.T, h *Host, ifname, rate string) {
+	t.Helper()
+	out, err := exec.CommandContext(ctx, "tc", "-n", h.Name, "class", "show", "dev", ifname).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tc class show: %v: %s", err, out)
+	}
+	for _, want := range []string{
+		"class htb 1:1 root rate " + rate + " overhead 24 ceil " + rate,
+		"class htb 1:10 parent 1:1 leaf 10: prio 0",
+		"class htb 1:20 parent 1:1 leaf 20: prio 7",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("%s in %s: classes lack %q:\n%s", ifname, h.Name, want, out)
+		}
+	}
+	out, err = exec.CommandContext(ctx, "tc", "-n", h.Name, "qdisc", "show", "dev", ifname).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tc qdisc show: %v: %s", err, out)
+	}
+	for _, want := range []string{"qdisc htb 1: root", "qdisc tbf 10: parent 1:10", "qdisc pfifo 20: parent 1:20"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("%s in %s: qdiscs lack %q:\n%s", ifname, h.Name, want, out)
+		}
+	}
 }

@@ -36,3 +36,24 @@ func (l *Lab) WireStats() []edtwire.Stats { return nil }
 
 // WireConfig returns ErrNotSupported: there is no lab.
 func (l *Lab) WireConfig() (edtwire.Config, error) { return edtwire.Config{}, ErrNotSupported }
+
+// FillLinks returns nil: there is no lab.
+func (l *Lab) FillLinks() []FillLink { return nil }
+
+// FillStats returns nil: there is no lab.
+func (l *Lab) FillStats() []FillStats { return nil }
+
+// Filler is a stand-in: fillers need Linux.
+type Filler struct{}
+
+// OpenFiller returns ErrNotSupported.
+func OpenFiller([]FillLink) (*Filler, error) { return nil, ErrNotSupported }
+
+// Run does nothing.
+func (f *Filler) Run() {}
+
+// Stats returns nil.
+func (f *Filler) Stats() []FillStats { return nil }
+
+// Close does nothing and returns nil.
+func (f *Filler) Close() error { return nil }

@@ -70,6 +70,49 @@ func TestTCQdiscArgs(t *testing.T) {
 	}
 }
 
+func TestTCFilledCommands(t *testing.T) {
+	cfg := Config{RateBPS: 100e6, Latency: 20 * time.Millisecond}
+	var got []string
+	for _, c := range cfg.tcCommands("ns", "wbl-a") {
+		got = append(got, strings.Join(c, " "))
+	}
+	want := []string{
+		"-n ns qdisc replace dev wbl-a root handle 1: htb default 10",
+		"-n ns class add dev wbl-a parent 1: classid 1:1 htb rate 100000000bit ceil 100000000bit burst 12500 cburst 12500 overhead 24 quantum 1514",
+		"-n ns class add dev wbl-a parent 1:1 classid 1:10 htb rate 8bit ceil 100000000bit burst 1514 cburst 12500 overhead 24 prio 0 quantum 1514",
+		"-n ns class add dev wbl-a parent 1:1 classid 1:20 htb rate 8bit ceil 100000000bit burst 1514 cburst 12500 overhead 24 prio 7 quantum 1514",
+		// 20 ms of the wire (250,000 bytes) plus the bucket
+		"-n ns qdisc add dev wbl-a parent 1:10 handle 10: tbf rate 1000000000000bit burst 65536 limit 262500 peakrate 10000000000000bit mtu 1514",
+		"-n ns qdisc add dev wbl-a parent 1:20 handle 20: pfifo limit 64",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("tc commands (-want +got):\n%s", diff)
+	}
+	cfg.Wire = WireTBF
+	if c := cfg.tcCommands("ns", "wbl-a"); len(c) != 1 || c[0][7] != "tbf" {
+		t.Fatalf("WireTBF: %q, want one tbf", c)
+	}
+}
+
+func TestFillFrame(t *testing.T) {
+	for _, tt := range []struct {
+		rate uint64
+		mtu  int
+		want int
+	}{
+		{100e6, 1500, 1226}, // 1250 bytes of wire time, less the 24 the wire adds
+		{10e6, 1500, 101},
+		{1e6, 1500, 60},    // never under the minimum frame
+		{1e9, 1500, 1514},  // never over a full frame
+		{1e9, 9000, 9014},  // jumbo
+		{10e9, 1500, 1514}, // 10G
+	} {
+		if got := FillFrame(tt.rate, tt.mtu); got != tt.want {
+			t.Errorf("FillFrame(%d, %d) = %d, want %d", tt.rate, tt.mtu, got, tt.want)
+		}
+	}
+}
+
 func TestWireGoodput(t *testing.T) {
 	tests := []struct {
 		name             string

@@ -63,10 +63,14 @@ func goodputBetween(from, to arrival) float64 {
 // result by under 0.01 %.
 func TestShapingUDP(t *testing.T) {
 	requireLab(t)
-	for _, router := range []bool{false, true} {
-		t.Run(map[bool]string{false: "two hosts", true: "router"}[router], func(t *testing.T) {
-			shapingUDP(t, newLab(t, Config{Name: "shapeudp", RateBPS: shapeRate, Router: router}), udpTolerance)
-		})
+	for _, w := range []Wire{WireFilled, WireTBF} {
+		for _, router := range []bool{false, true} {
+			t.Run(w.String()+map[bool]string{false: " two hosts", true: " router"}[router], func(t *testing.T) {
+				l := newLab(t, Config{Name: "shapeudp", RateBPS: shapeRate, Router: router, Wire: w})
+				t.Cleanup(func() { logWire(t, l) })
+				shapingUDP(t, l, udpTolerance)
+			})
+		}
 	}
 	t.Run("exact wire", func(t *testing.T) {
 		l := newLab(t, Config{Name: "shapeudp", RateBPS: shapeRate, Wire: WireExact})
@@ -170,10 +174,14 @@ func shapingUDPBatch(t *testing.T, l *Lab, tolerance float64, batch int) {
 // charged the per-frame overhead once and push TCP above 1448/1538.
 func TestShapingTCP(t *testing.T) {
 	requireLab(t)
-	for _, router := range []bool{false, true} {
-		t.Run(map[bool]string{false: "two hosts", true: "router"}[router], func(t *testing.T) {
-			shapingTCP(t, newLab(t, Config{Name: "shapetcp", RateBPS: shapeRate, Router: router}), tcpTolerance)
-		})
+	for _, w := range []Wire{WireFilled, WireTBF} {
+		for _, router := range []bool{false, true} {
+			t.Run(w.String()+map[bool]string{false: " two hosts", true: " router"}[router], func(t *testing.T) {
+				l := newLab(t, Config{Name: "shapetcp", RateBPS: shapeRate, Router: router, Wire: w})
+				t.Cleanup(func() { logWire(t, l) })
+				shapingTCP(t, l, tcpTolerance)
+			})
+		}
 	}
 	t.Run("exact wire", func(t *testing.T) {
 		l := newLab(t, Config{Name: "shapetcp", RateBPS: shapeRate, Wire: WireExact})
@@ -257,9 +265,13 @@ func shapingTCP(t *testing.T, l *Lab, tolerance float64) {
 	}
 }
 
-// logWire logs the exact wire's counters, if the lab has one.
+// logWire logs the exact wire's counters or the filler's, if the lab
+// has either.
 func logWire(t *testing.T, l *Lab) {
 	for _, s := range l.WireStats() {
+		t.Logf("%v", s)
+	}
+	for _, s := range l.FillStats() {
 		t.Logf("%v", s)
 	}
 }

@@ -49,8 +49,8 @@ func TestLabLocalDropsAttributed(t *testing.T) {
 			return fmt.Errorf("the client read no send-path drop counters: %+v", snd.LocalDropCounters)
 		}
 		c := snd.LocalDropCounters
-		if c.Interface != lab.A.Ifname || c.Qdisc != "tbf" || c.QdiscDrops == nil || c.TxDropped == nil || c.SndbufErrors == nil {
-			t.Errorf("counters %+v: want the root tbf of %s, its tx_dropped and SndbufErrors", c, lab.A.Ifname)
+		if c.Interface != lab.A.Ifname || c.Qdisc != "htb" || c.QdiscDrops == nil || c.TxDropped == nil || c.SndbufErrors == nil {
+			t.Errorf("counters %+v: want the root htb of %s, its tx_dropped and SndbufErrors", c, lab.A.Ifname)
 		}
 		local := *snd.LocalDrops
 		explained := local + sr.Receiver.HostDrops
