@@ -265,3 +265,36 @@ func inNamespace(ns string, fn func() error) error {
 	defer h.Close()
 	return (&Host{Name: ns, sys: hostSys{ns: h}}).Do(fn)
 }
+
+// FillLinks returns the filler's links of a WireFilled lab: every shaped
+// veth end, with the frame length for the lab's rate.
+func (l *Lab) FillLinks() []FillLink {
+	var out []FillLink
+	for _, e := range l.shapedEnds() {
+		out = append(out, FillLink{NS: e.h.Name, Ifname: e.ifname, Frame: FillFrame(l.Config.RateBPS, l.Config.mtu())})
+	}
+	return out
+}
+
+// startFiller starts the filler of a WireFilled lab in this process. A
+// named lab (Config.Lab) outlives this process, so its filler must run in
+// a process of its own: the caller runs FillLinks there (`wirebench lab
+// up` does).
+func (l *Lab) startFiller() error {
+	f, err := OpenFiller(l.FillLinks())
+	if err != nil {
+		return err
+	}
+	f.Run()
+	l.sys.filler = f
+	return nil
+}
+
+// FillStats returns what the lab's filler has sent, or nil when the lab
+// has no filler running in this process.
+func (l *Lab) FillStats() []FillStats {
+	if l.sys.filler == nil {
+		return nil
+	}
+	return l.sys.filler.Stats()
+}

@@ -100,8 +100,16 @@ func TestFilledGSOChargedPerFrame(t *testing.T) {
 		t.Fatalf("dial from A: %v", err)
 	}
 	defer c.Close()
-	if _, err := c.Write([]byte("arp")); err != nil { // resolves B's address first
+	// One small datagram resolves B's address first; B reading it means
+	// no ARP frame or queued datagram can land in the count below.
+	if _, err := c.Write([]byte("arp")); err != nil {
 		t.Fatal(err)
+	}
+	if err := srv.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := srv.ReadFrom(make([]byte, 64)); err != nil {
+		t.Fatalf("the first datagram did not reach B: %v", err)
 	}
 	waitClassIdle(t, l.A)
 	setGSO(t, c, 1470)

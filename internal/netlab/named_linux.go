@@ -216,7 +216,7 @@ func Inspect(ns string) (NSInfo, error) {
 // htbWireRate returns the rate of the filled wire's HTB class directly
 // under the root (the wire's class), in bit/s, or 0.
 func htbWireRate(nl *netlink.Handle, lk netlink.Link) uint64 {
-	cls, err := nl.ClassList(lk, netlink.HANDLE_ROOT)
+	cls, err := nl.ClassList(lk, 0)
 	if err != nil {
 		return 0
 	}

@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -458,39 +457,6 @@ func (l *Lab) shape(ctx context.Context) error {
 	return nil
 }
 
-// FillLinks returns the filler's links of a WireFilled lab: every shaped
-// veth end, with the frame length for the lab's rate.
-func (l *Lab) FillLinks() []FillLink {
-	var out []FillLink
-	for _, e := range l.shapedEnds() {
-		out = append(out, FillLink{NS: e.h.Name, Ifname: e.ifname, Frame: FillFrame(l.Config.RateBPS, l.Config.mtu())})
-	}
-	return out
-}
-
-// startFiller starts the filler of a WireFilled lab in this process. A
-// named lab (Config.Lab) outlives this process, so its filler must run in
-// a process of its own: the caller runs FillLinks there (`wirebench lab
-// up` does).
-func (l *Lab) startFiller() error {
-	f, err := OpenFiller(l.FillLinks())
-	if err != nil {
-		return err
-	}
-	f.Run()
-	l.sys.filler = f
-	return nil
-}
-
-// FillStats returns what the lab's filler has sent, or nil when the lab
-// has no filler running in this process.
-func (l *Lab) FillStats() []FillStats {
-	if l.sys.filler == nil {
-		return nil
-	}
-	return l.sys.filler.Stats()
-}
-
 // waitCarrier waits (at most 2 s) until every veth end reports carrier, so
 // that the first packet a test sends is not dropped.
 func (l *Lab) waitCarrier(ctx context.Context) error {
@@ -615,73 +581,6 @@ func (h *Host) Do(fn func() error) error {
 		panic(r.panic)
 	}
 	return r.err
-}
-
-// CleanupStale removes every namespace whose name starts with Prefix and
-// whose creating process (PID and start time, from the name) is no longer
-// running. It returns the names it removed. Namespaces of live processes,
-// this one included, are left alone.
-func CleanupStale() (removed []string, err error) {
-	entries, err := os.ReadDir(nsDir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("netlab: list namespaces: %w", err)
-	}
-	var errs []error
-	for _, e := range entries {
-		pid, start, ok := parseNSName(e.Name())
-		if !ok || processAlive(pid, start) {
-			continue
-		}
-		if err := deleteNS(e.Name()); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		removed = append(removed, e.Name())
-	}
-	return removed, errors.Join(errs...)
-}
-
-// processAlive reports whether process pid exists and started at start
-// (clock ticks since boot). A different start time means the PID was reused.
-func processAlive(pid int, start uint64) bool {
-	got, err := procStartTime(pid)
-	if err != nil {
-		// No /proc entry: dead. Anything else (e.g. /proc unreadable) is
-		// treated as alive; never remove what might be in use.
-		return !errors.Is(err, os.ErrNotExist)
-	}
-	return got == start
-}
-
-// procStartTime reads field 22 (starttime) of /proc/<pid>/stat.
-func procStartTime(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, fmt.Errorf("netlab: read start time of pid %d: %w", pid, err)
-	}
-	return parseStatStart(string(b))
-}
-
-// parseStatStart extracts starttime from the text of /proc/<pid>/stat. The
-// command name (field 2) is in parentheses and may contain spaces or ')', so
-// fields are counted from the last ')'.
-func parseStatStart(stat string) (uint64, error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, errors.New("netlab: malformed /proc stat: no ')'")
-	}
-	f := strings.Fields(stat[i+1:]) // f[0] is field 3 (state)
-	if len(f) < 20 {
-		return 0, fmt.Errorf("netlab: malformed /proc stat: %d fields after comm", len(f))
-	}
-	v, err := strconv.ParseUint(f[19], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("netlab: malformed /proc stat starttime: %w", err)
-	}
-	return v, nil
 }
 
 // Available reports whether labs can be made here: nil if this process may

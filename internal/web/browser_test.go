@@ -59,24 +59,21 @@ func TestDashboardInChromium(t *testing.T) {
 	clientDone := make(chan *result.Result, 1)
 	go func() { clientDone <- ts.udpTest(t, 4*time.Second, 2e6) }()
 
-	points := func() int {
-		n, err := chromedp.Run(ctx, chromedp.Poll[int](
-			`(() => { const s = document.querySelector('.live-test svg[data-chart="throughput"]'); return s ? +s.getAttribute("data-points") : 0; })()`,
-			chromedp.WithPollingTimeout(20*time.Second)))
-		if err != nil {
-			t.Fatalf("reading the live chart: %v", err)
-		}
-		return n
+	// The live card's charts come from /api/live/ID/charts, refetched as
+	// intervals arrive: the throughput's received series gains points.
+	const livePoints = `(() => { const g = document.querySelector('.live-test figure.chart[data-title="Throughput over time"] g.wb-series[data-role="received"]'); return g ? g.dataset.points.split(/\s+/).filter(Boolean).length : 0; })()`
+	first, err := chromedp.Run(ctx, chromedp.Poll[int](livePoints+" || 0", chromedp.WithPollingTimeout(20*time.Second)))
+	if err != nil || first < 1 {
+		t.Fatalf("the live chart has %d points (%v)", first, err)
 	}
-	first := points()
-	if first < 1 {
-		t.Fatalf("the live chart has %d points", first)
-	}
-	grown, err := chromedp.Run(ctx, chromedp.Poll[int](fmt.Sprintf(
-		`(() => { const s = document.querySelector('.live-test svg[data-chart="throughput"]'); const n = s ? +s.getAttribute("data-points") : 0; return n > %d ? n : 0; })()`, first),
+	grown, err := chromedp.Run(ctx, chromedp.Poll[int](fmt.Sprintf(`(() => { const n = %s; return n > %d ? n : 0; })()`, livePoints, first),
 		chromedp.WithPollingTimeout(20*time.Second)))
 	if err != nil {
 		t.Fatalf("the live chart did not gain points beyond %d while the test ran: %v", first, err)
+	}
+	live := pageCharts(ctx, t, ".live-test .charts")
+	if got := pageTitles(live); got != "Throughput over time|Loss over time|Jitter over time" {
+		t.Errorf("live charts %q, want the throughput, loss and jitter of a UDP test", got)
 	}
 	liveShot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
@@ -107,6 +104,12 @@ func TestDashboardInChromium(t *testing.T) {
 	if err != nil || !strings.Contains(title, Summarize(r)) {
 		t.Fatalf("run title %q (%v), want the summary %q", title, err, Summarize(r))
 	}
+	run := pageCharts(ctx, t, "#run-charts")
+	if got := pageTitles(run); got != "Throughput over time|Loss over time|Jitter over time" {
+		t.Errorf("the run's charts %q, want the throughput, loss and jitter of a UDP test", got)
+	} else if n := run[0].Series["received (receiver)"]; n < 2 || n > 2*len(r.Intervals) {
+		t.Errorf("the run's throughput draws %d points for %d intervals (a step each, none past the end)", n, len(r.Intervals))
+	}
 	runShot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +119,7 @@ func TestDashboardInChromium(t *testing.T) {
 	warned := udpResult("192.0.2.9:5001", 1000, 4)
 	warned.Warn("our socket receive buffer dropped 4 datagrams (SO_RXQ_OVFL)")
 	warned.Link = &result.Link{Medium: "eth100", TheoreticalBPS: 95.7e6, PercentOfTheoretical: 8.4}
+	warned.Intervals = udpIntervals(4, 1)
 	id, err := ts.web.memory.Add(warned, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +130,9 @@ func TestDashboardInChromium(t *testing.T) {
 	page, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#run-body")))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if cs := pageCharts(ctx, t, "#run-charts"); len(cs) == 0 || strings.Join(cs[0].Roles, " ") != "received medium" {
+		t.Errorf("run %d's throughput chart: %+v, want what arrived and the medium's line", id, cs)
 	}
 	flat := strings.Join(strings.Fields(page), " ")
 	for _, want := range []string{"Warning: our socket receive buffer dropped 4 datagrams", "8.4 % of theoretical", "medium eth100", "lost 4/1000"} {
@@ -188,8 +195,7 @@ func TestSweepAndCompareInChromium(t *testing.T) {
 	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelT()
 
-	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/#/run/%d", base, sweepID)),
-		chromedp.WaitVisible(chromedp.CSS(`svg[data-chart="payload rate"] path[data-series="loss-free rate"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/#/run/%d", base, sweepID)), chromedp.WaitVisible(chromedp.CSS("#sweep-points"))); err != nil {
 		t.Fatalf("opening the sweep's page: %v", err)
 	}
 	count := func(js string) int {
@@ -206,25 +212,38 @@ func TestSweepAndCompareInChromium(t *testing.T) {
 			withLine++
 		}
 	}
+	// Both charts, as the report draws them: a point per size, the line
+	// dashed beside it, the cliff marked.
+	charts := pageCharts(ctx, t, "#run-charts")
+	if got := pageTitles(charts); got != "Sweep|Sweep, datagrams/s" {
+		t.Fatalf("the sweep's charts %q, want its goodput and datagram rate", got)
+	}
+	for _, c := range charts {
+		if c.Points != len(res.Sizes) || c.Series["measured (loss-free rate)"] != len(res.Sizes) || c.Series["theoretical limit (eth100)"] != withLine || c.Cliffs != len(res.Cliffs) {
+			t.Errorf("chart %q: %d points, series %v, %d cliffs; want %d sizes, %d with the line, %d cliffs", c.Title, c.Points, c.Series, c.Cliffs, len(res.Sizes), withLine, len(res.Cliffs))
+		}
+	}
+	// One chart opened alone (N.svg) is drawn in its colours under the
+	// server's Content-Security-Policy too.
+	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/api/runs/%d/charts/1.svg", base, sweepID))); err != nil {
+		t.Fatalf("opening 1.svg: %v", err)
+	}
+	if stroke, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector("g.wb-series path")).stroke`)); err != nil || stroke != "rgb(31, 119, 180)" {
+		t.Errorf("1.svg: the first series' stroke is %q (%v), want the palette's first colour", stroke, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/#/run/%d", base, sweepID)), chromedp.WaitVisible(chromedp.CSS("#sweep-points"))); err != nil {
+		t.Fatalf("opening the sweep's page again: %v", err)
+	}
 	for _, c := range []struct {
 		what, js string
 		want     int
 	}{
-		{"points of the rate curve", `+document.querySelector('svg[data-chart="payload rate"] path[data-series="loss-free rate"]').getAttribute("data-points")`, len(res.Sizes)},
-		{"points of the datagram curve", `+document.querySelector('svg[data-chart="datagrams"] path[data-series="loss-free rate"]').getAttribute("data-points")`, len(res.Sizes)},
-		{"points of the line's curve", `+document.querySelector('svg[data-chart="payload rate"] path[data-series^="line"]').getAttribute("data-points")`, withLine},
-		{"cliff marks on the rate chart", `document.querySelectorAll('svg[data-chart="payload rate"] .cliff-mark').length`, len(res.Cliffs)},
 		{"cliff rows", `document.querySelectorAll("#cliffs tr.cliff-row").length`, len(res.Cliffs)},
 		{"size rows", `document.querySelectorAll("#sweep-points tr.sweep-point").length`, len(res.Sizes)},
 	} {
 		if got := count(c.js); got != c.want {
 			t.Errorf("%s: %d, want %d", c.what, got, c.want)
 		}
-	}
-	// The path's x coordinates rise with the size: one point per size, in order.
-	d, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('svg[data-chart="payload rate"] path[data-series="loss-free rate"]').getAttribute("d")`))
-	if err != nil || strings.Count(d, "M")+strings.Count(d, "L") != len(res.Sizes) {
-		t.Errorf("the curve's path %q (%v) does not have %d points", d, err, len(res.Sizes))
 	}
 	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#sweep-points tr.sweep-point")].map(tr => [...tr.cells].slice(0, 3).map(c => c.textContent).join(" "))`))
 	if err != nil {
@@ -279,6 +298,9 @@ func TestSweepAndCompareInChromium(t *testing.T) {
 	if err != nil || !strings.HasPrefix(verdict, "Regression: throughput, loss_percent worse") {
 		t.Errorf("verdict %q (%v)", verdict, err)
 	}
+	if cs := pageCharts(ctx, t, "#compare-charts"); len(cs) != 1 || cs[0].Bars != 2 {
+		t.Errorf("the comparison's charts %+v, want one with a bar per run", cs)
+	}
 	compareShot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
@@ -319,6 +341,11 @@ func TestSweepAndCompareInChromium(t *testing.T) {
 		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`[...document.querySelectorAll("%s tbody tr")].map(tr => tr.textContent).join("\n")`, c.sel)))
 		if n != c.rows || !strings.Contains(text, c.want1) {
 			t.Errorf("run %d: %s has %d rows, want %d, with %q:\n%s", c.id, c.sel, n, c.rows, c.want1, text)
+		}
+		if c.id == mxID {
+			if cs := pageCharts(ctx, t, "#run-charts"); len(cs) != 1 || cs[0].Bars != 1 {
+				t.Errorf("the matrix's charts %+v, want the goodput of its one measured cell", cs)
+			}
 		}
 	}
 	checkScreenshots(t, map[string][]byte{"sweep": sweepShot, "compare": compareShot})

@@ -128,22 +128,31 @@ func (s *Server) Compare(ctx context.Context, a, b int64, tolerance float64) (*C
 	return c, nil
 }
 
-// apiCompare answers /api/compare?a=ID&b=ID[&tolerance=5%].
-func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
+// compareIDs reads the runs a and b of a comparison's query.
+func compareIDs(r *http.Request) ([2]int64, error) {
 	q := r.URL.Query()
 	var ids [2]int64
 	for i, name := range []string{"a", "b"} {
 		v := q.Get(name)
 		if v == "" {
-			http.Error(w, fmt.Sprintf("missing %s: want /api/compare?a=RUN&b=RUN (run ids)", name), http.StatusBadRequest)
-			return
+			return ids, fmt.Errorf("missing %s: want %s?a=RUN&b=RUN (run ids)", name, r.URL.Path)
 		}
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || id < 1 {
-			http.Error(w, fmt.Sprintf("invalid run id %s=%q: want a positive whole number", name, v), http.StatusBadRequest)
-			return
+			return ids, fmt.Errorf("invalid run id %s=%q: want a positive whole number", name, v)
 		}
 		ids[i] = id
+	}
+	return ids, nil
+}
+
+// apiCompare answers /api/compare?a=ID&b=ID[&tolerance=5%].
+func (s *Server) apiCompare(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	ids, err := compareIDs(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
 	}
 	tol := DefaultTolerance
 	if v := q.Get("tolerance"); v != "" {

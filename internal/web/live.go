@@ -163,6 +163,19 @@ func (h *Hub) Live() []LiveTest {
 	return h.snapshot()
 }
 
+// Test returns a copy of test id, if it is in progress.
+func (h *Hub) Test(id int) (LiveTest, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.tests[id]
+	if t == nil {
+		return LiveTest{}, false
+	}
+	c := *t
+	c.Intervals = append([]result.Interval{}, t.Intervals...)
+	return c, true
+}
+
 func (h *Hub) snapshot() []LiveTest {
 	out := make([]LiveTest, 0, len(h.tests))
 	for _, t := range h.tests {

@@ -165,27 +165,31 @@ func TestRFC2544RunInChromium(t *testing.T) {
 	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelT()
-	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/#/run/%d", base, id)),
-		chromedp.WaitVisible(chromedp.CSS(`svg[data-chart="throughput"] path[data-series="NDR"]`))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/#/run/%d", base, id)), chromedp.WaitVisible(chromedp.CSS("#rfc-throughput"))); err != nil {
 		t.Fatalf("opening the RFC 2544 run's page: %v", err)
 	}
-	js := `(() => {
-	  const series = svg => svg ? Object.fromEntries([...svg.querySelectorAll("path[data-series]")].map(p => [p.dataset.series, +p.dataset.points])) : {};
-	  const lat = [...document.querySelectorAll('svg[data-chart^="latency "]')];
-	  return {
-	    Throughput: series(document.querySelector('svg[data-chart="throughput"]')),
-	    Loss: series(document.querySelector('svg[data-chart="frame loss"]')),
-	    Latency: lat.map(series), LatencyIDs: lat.map(s => s.dataset.chart),
+	js := `(() => ({
 	    Rows: Object.fromEntries(["rfc-throughput", "rfc-latency", "rfc-loss", "rfc-backtoback"].map(id =>
 	      [id, document.querySelectorAll("#" + id + " tbody tr").length])),
-	    LineNote: (document.querySelector(".line-off-scale") || {}).textContent || "",
 	    Warnings: [...document.querySelectorAll(".run-warning")].map(w => w.textContent),
 	    FirstRow: [...document.querySelector("#rfc-throughput tbody tr").cells].slice(0, 3).map(c => c.textContent).join(" "),
-	  };
-	})()`
+	  }))()`
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[rfcPage](js))
 	if err != nil {
 		t.Fatalf("reading the page: %v", err)
+	}
+	// The charts are the report's (htmlreport), read through their hooks.
+	for _, c := range pageCharts(ctx, t, "#run-charts") {
+		switch {
+		case c.Title == "Throughput (NDR, PDR)":
+			got.Throughput, got.LineNote = c.Series, c.Caption
+		case c.Title == "Frame loss rate":
+			got.Loss = c.Series
+		case strings.HasPrefix(c.Title, "Latency at load, "):
+			got.Latency, got.LatencyIDs = append(got.Latency, c.Series), append(got.LatencyIDs, c.Title)
+		default:
+			t.Errorf("unexpected chart %q", c.Title)
+		}
 	}
 	t.Logf("page: throughput %v, loss %v, latency %v %v, rows %v, %d warnings", got.Throughput, got.Loss, got.LatencyIDs, got.Latency, got.Rows, len(got.Warnings))
 
@@ -209,10 +213,10 @@ func TestRFC2544RunInChromium(t *testing.T) {
 	if withNDR == tpSizes {
 		t.Fatalf("the test file has no size without an NDR; it is there to show how one is drawn")
 	}
-	wantSeries := map[string]int{"NDR": withNDR, "PDR (≤ 0.5 %)": withPDR}
+	wantSeries := map[string]int{"NDR (no loss)": withNDR, "PDR (loss ≤ 0.5 %)": withPDR}
 	if offScale := lineMax > 3*dataMax; !offScale {
-		wantSeries["line (eth100)"] = tpSizes
-	} else if !strings.Contains(got.LineNote, "off this chart's scale") {
+		wantSeries["line rate (eth100)"] = tpSizes
+	} else if !strings.Contains(got.LineNote, "off this scale") {
 		t.Errorf("the line rate is %.0f× the rates and not drawn, yet no note says so: %q", lineMax/dataMax, got.LineNote)
 	}
 	if fmt.Sprint(got.Throughput) != fmt.Sprint(wantSeries) {
@@ -245,7 +249,7 @@ func TestRFC2544RunInChromium(t *testing.T) {
 	for i, c := range got.Latency {
 		var want int
 		for _, z := range d.Sizes {
-			if got.LatencyIDs[i] == fmt.Sprintf("latency %d B", z.Size) {
+			if got.LatencyIDs[i] == fmt.Sprintf("Latency at load, %d B", z.Size) {
 				want = len(z.Latency)
 			}
 		}

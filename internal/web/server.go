@@ -48,6 +48,7 @@ type Server struct {
 	history History
 	memory  *Memory // the History when it is a Memory the server feeds
 	slots   chan struct{}
+	renders chan struct{} // chart drawing slots (maxChartRenders)
 	started time.Time
 }
 
@@ -55,7 +56,7 @@ type Server struct {
 func New(cfg Config) *Server {
 	cfg.Probe.applyDefaults()
 	s := &Server{cfg: cfg, hub: NewHub(cfg.ViewerBuffer, cfg.MaxViewers), history: cfg.History,
-		slots: make(chan struct{}, cfg.Probe.MaxConcurrent), started: time.Now().UTC()}
+		slots: make(chan struct{}, cfg.Probe.MaxConcurrent), renders: make(chan struct{}, maxChartRenders), started: time.Now().UTC()}
 	if s.history == nil {
 		s.history = NewMemory(0, 0)
 	}
@@ -158,8 +159,13 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/live", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.hub.Live()) })
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("GET /api/runs", s.apiRuns)
+	mux.HandleFunc("GET /api/live/{id}/charts", s.apiLiveCharts)
+	mux.HandleFunc("GET /api/live/{id}/charts/{n}", s.apiLiveCharts)
 	mux.HandleFunc("GET /api/runs/{id}", s.apiRun)
+	mux.HandleFunc("GET /api/runs/{id}/charts", s.apiRunCharts)
+	mux.HandleFunc("GET /api/runs/{id}/charts/{n}", s.apiRunCharts)
 	mux.HandleFunc("GET /api/compare", s.apiCompare)
+	mux.HandleFunc("GET /api/compare/charts", s.apiCompareCharts)
 	mux.Handle("GET /metrics", s.metrics.Handler())
 	mux.Handle("GET /probe", s.cfg.Probe.probeHandler(s.slots, func(r *result.Result) {
 		if s.memory != nil {

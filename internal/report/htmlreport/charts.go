@@ -225,9 +225,10 @@ func barsChart(title, y string, labels []string, groups []bars) (*plot.Plot, err
 		b.Color = colour(i)
 		b.LineStyle.Width = 0
 		b.Offset = w * vg.Length(float64(i)-float64(len(groups)-1)/2)
-		p.Add(b)
+		hb := &hookedBars{BarChart: b, name: g.name, labels: labels}
+		p.Add(hb)
 		if len(groups) > 1 {
-			p.Legend.Add(g.name, b)
+			p.Legend.Add(g.name, hb)
 		}
 	}
 	p.NominalX(labels...)

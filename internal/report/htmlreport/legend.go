@@ -10,7 +10,8 @@ import (
 // The legend goes where it hides no data: the first corner of the plot
 // area (top right, top left, bottom right, bottom left) that no line
 // passes through; when every corner holds data, the y axis grows until the
-// band above the highest value holds the legend, which goes top right.
+// band above the highest value holds the legend, which goes top right, or
+// top left when a mark's label is in the way.
 //
 // The legend's size is estimated as a share of the plot area from the
 // chart's fixed size (chartW × chartH, about 400 × 170 pt of plot area),
@@ -124,6 +125,17 @@ func placeLegend(p *plot.Plot, ss []series, logX bool) {
 		}
 		p.Y.Max = (dataMax-h*p.Y.Min)/(1-math.Min(h, 0.8)) + 0.05*(dataMax-p.Y.Min)
 		c = corner{top: true}
+		// The marks (a cliff's line and its label along the top) stay
+		// where they are: the legend takes a top corner they leave free.
+		var marks []series
+		for _, s := range ss {
+			if s.name == "" {
+				marks = append(marks, s)
+			}
+		}
+		if mc, ok := freeCorner(marks, x0, x1, p.Y.Min, p.Y.Max, w, h, fx); ok && mc.top {
+			c = mc
+		}
 	}
 	p.Legend.Top, p.Legend.Left = c.top, c.left
 }

@@ -130,3 +130,26 @@ func (m *vmark) Plot(c draw.Canvas, p *plot.Plot) {
 		c.FillText(sty, vg.Point{X: tx, Y: ty}, m.label)
 	})
 }
+
+// hookedBars is a group of gonum bars (one per label, not stacked): each
+// bar is a group of class wb-bar with its label, its group's name and
+// its value.
+type hookedBars struct {
+	*plotter.BarChart
+	name   string
+	labels []string
+}
+
+// Plot draws each bar as gonum would, one bar at a time.
+func (b *hookedBars) Plot(c draw.Canvas, p *plot.Plot) {
+	for i, v := range b.Values {
+		one := *b.BarChart
+		one.Values, one.XMin = plotter.Values{v}, b.XMin+float64(i)
+		label := ""
+		if i < len(b.labels) {
+			label = b.labels[i]
+		}
+		marked(c, hook{class: "wb-bar", attrs: [][2]string{{"label", label}, {"series", b.name}, {"value", fmtNum(v)}}},
+			func() { one.Plot(c, p) })
+	}
+}

@@ -31,6 +31,9 @@ type sweepChart struct {
 	cliffs          []sweepCliff
 	note            string
 	medium          string
+	// title and unit name the chart and its y axis; empty: the goodput
+	// chart's ("Goodput by datagram size", "Mbit/s").
+	title, unit string
 }
 
 // theoreticalBPS is a size's limit: as written, else from the share of
@@ -98,11 +101,11 @@ func (sc sweepChart) plot() (*plot.Plot, error) {
 	}
 	ss := []series{{name: "measured (loss-free rate)", xys: sc.measured, role: "measured"},
 		{name: name, xys: sc.limit, dash: true, role: "limit"}}
-	title := "Goodput by datagram size"
+	title, unit := firstOf(sc.title, "Goodput by datagram size"), firstOf(sc.unit, "Mbit/s")
 	if sc.note != "" {
 		title += " (limit off scale: see below)"
 	}
-	p, err := linesChart(title, "payload size (bytes)", "Mbit/s", ss)
+	p, err := linesChart(title, "payload size (bytes)", unit, ss)
 	if p == nil || err != nil {
 		return p, err
 	}

@@ -2,10 +2,11 @@
 // a run's detail from /api/runs/ID (tests, sweeps, matrices, RFC 2544 runs
 // (rfc2544.js), other kinds),
 // two runs side by side from /api/compare. Plain JavaScript, no external assets.
+// Every chart is drawn by the server, with the HTML report's code, and
+// fetched as SVG from /api/…/charts: this page draws none itself.
 "use strict";
 
-const SVGNS = "http://www.w3.org/2000/svg";
-const live = new Map(); // test id -> {test, intervals, card}
+const live = new Map(); // test id -> {test, intervals, card, chartsBox, fetching, stale}
 
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
@@ -21,26 +22,6 @@ function el(tag, attrs, ...children) {
   return e;
 }
 
-// drawGrid draws a chart's four horizontal grid lines with their values
-// (0..ymax) and its two axes.
-function drawGrid(s, w, h, pad, Y, ymax) {
-  for (let i = 0; i <= 4; i++) {
-    const v = ymax * i / 4;
-    s.append(svg("line", { x1: pad.l, x2: w - pad.r, y1: Y(v), y2: Y(v), stroke: "#e4e7ec", "stroke-width": 1 }));
-    const lab = svg("text", { x: pad.l - 4, y: Y(v) + 4, "text-anchor": "end" });
-    lab.textContent = +v.toPrecision(3);
-    s.append(lab);
-  }
-  s.append(svg("line", { x1: pad.l, x2: pad.l, y1: pad.t, y2: h - pad.b, stroke: "#98a2b3" }));
-  s.append(svg("line", { x1: pad.l, x2: w - pad.r, y1: h - pad.b, y2: h - pad.b, stroke: "#98a2b3" }));
-}
-
-function svg(tag, attrs) {
-  const e = document.createElementNS(SVGNS, tag);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-  return e;
-}
-
 function fmtRate(bps) {
   if (!isFinite(bps)) return "n/a";
   if (bps >= 1e9) return (bps / 1e9).toFixed(2) + " Gbit/s";
@@ -49,71 +30,41 @@ function fmtRate(bps) {
   return bps.toFixed(0) + " bit/s";
 }
 
-function lossPct(lost, packets) {
-  const l = Math.max(lost, 0), total = packets + l;
-  return total > 0 ? 100 * l / total : 0;
+// chartFigure is one chart of an /api/…/charts answer: its SVG (parsed
+// as XML, never run as HTML) and its caption.
+function chartFigure(c) {
+  const fig = el("figure", { class: "chart", "data-chart": c.id, "data-title": c.title });
+  let root = null;
+  if (c.svg) root = new DOMParser().parseFromString(c.svg, "image/svg+xml").documentElement;
+  if (root && root.localName === "svg") fig.append(document.importNode(root, true));
+  else fig.append(el("div", { class: "warn" }, `${c.title}: ${c.error || "the chart could not be read"}`));
+  if (c.caption) fig.append(el("figcaption", {}, c.caption));
+  return fig;
 }
 
-function niceMax(v) {
-  if (!(v > 0)) return 1;
-  const p = Math.pow(10, Math.floor(Math.log10(v)));
-  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= v) return m * p;
-  return 10 * p;
-}
-
-// chart draws series [{name, color, points: [[x, y], ...]}] as lines in an
-// SVG; data-points is the number of points drawn (read by tests).
-function chart(title, unit, series, w = 360, h = 170) {
-  const pad = { l: 46, r: 10, t: 20, b: 26 };
-  const s = svg("svg", { class: "chart", width: w, height: h, viewBox: `0 0 ${w} ${h}`, role: "img" });
-  const all = series.flatMap(se => se.points);
-  s.setAttribute("data-points", String(all.length));
-  s.setAttribute("data-chart", title);
-  const xmax = Math.max(1, ...all.map(p => p[0]));
-  const ymax = niceMax(Math.max(0, ...all.map(p => p[1])));
-  const X = x => pad.l + (w - pad.l - pad.r) * x / xmax;
-  const Y = y => h - pad.b - (h - pad.t - pad.b) * y / ymax;
-  const t = svg("text", { x: pad.l, y: 14, class: "title" });
-  t.textContent = `${title} (${unit})`;
-  s.append(t);
-  drawGrid(s, w, h, pad, Y, ymax);
-  for (const [x, anchor] of [[0, "start"], [xmax, "end"]]) {
-    const lab = svg("text", { x: X(x), y: h - 8, "text-anchor": anchor });
-    lab.textContent = (+x.toFixed(1)) + " s";
-    s.append(lab);
-  }
-  for (const se of series) {
-    if (se.points.length === 0) continue;
-    const pts = se.points.map(p => `${X(p[0]).toFixed(1)},${Y(p[1]).toFixed(1)}`).join(" ");
-    s.append(svg("polyline", { points: pts, fill: "none", stroke: se.color, "stroke-width": 2 }));
-    if (se.points.length === 1) {
-      const p = se.points[0];
-      s.append(svg("circle", { cx: X(p[0]), cy: Y(p[1]), r: 3, fill: se.color }));
+// loadCharts fills box with the charts of url. quiet: an answer that is
+// not OK leaves the charts as they were (a live test that just ended).
+async function loadCharts(box, url, quiet) {
+  let charts;
+  try {
+    const resp = await fetch(url);
+    if (!resp.ok) {
+      if (!quiet) box.replaceChildren(el("div", { class: "err" }, "charts: " + (await resp.text())));
+      return;
     }
+    charts = await resp.json();
+  } catch (err) {
+    if (!quiet) box.replaceChildren(el("div", { class: "err" }, "the charts could not be read: " + err));
+    return;
   }
-  return s;
+  box.replaceChildren(...charts.map(chartFigure));
+  box.dataset.charts = String(charts.length);
 }
 
-const COLORS = { "": "#1f6feb", forward: "#1f6feb", reverse: "#d97706" };
-
-// charts for a list of intervals: throughput, and loss and jitter for UDP.
-function intervalCharts(intervals, udp) {
-  const flows = new Map();
-  for (const iv of intervals) {
-    const f = iv.flow || "";
-    if (!flows.has(f)) flows.set(f, []);
-    flows.get(f).push(iv);
-  }
-  const series = fn => [...flows.entries()].map(([f, ivs]) => ({ name: f, color: COLORS[f] || "#6941c6", points: ivs.map(iv => [iv.end_s, fn(iv)]) }));
-  const box = el("div", { class: "charts" });
-  box.append(chart("throughput", "Mbit/s", series(iv => iv.bits_per_second / 1e6)));
-  // A sender's intervals (measured_by "sender") measure no loss or jitter:
-  // no chart of figures nobody measured.
-  if (udp && intervals.some(iv => iv.lost !== undefined)) {
-    const measured = fn => series(fn).map(s => ({ ...s, points: s.points.filter(p => p[1] !== undefined && !Number.isNaN(p[1])) }));
-    box.append(chart("loss", "%", measured(iv => iv.lost === undefined ? undefined : lossPct(iv.lost, iv.packets))));
-    box.append(chart("jitter", "ms", measured(iv => iv.jitter_ms)));
-  }
+// runCharts is a box that fills with a saved run's charts.
+function runCharts(id) {
+  const box = el("div", { class: "charts", id: "run-charts" });
+  loadCharts(box, `api/runs/${encodeURIComponent(id)}/charts`);
   return box;
 }
 
@@ -133,14 +84,39 @@ function renderLive(id) {
   const last = lt.intervals[lt.intervals.length - 1];
   const now = last ? `${fmtRate(last.bits_per_second)} in the last interval` : "waiting for the first interval…";
   const dropped = lt.dropped_intervals > 0 ? el("div", { class: "muted" }, `${lt.dropped_intervals} older intervals not shown`) : null;
+  if (!lt.chartsBox) lt.chartsBox = el("div", { class: "charts" });
   const card = el("div", { class: "card live-test", "data-test-id": String(id) },
     el("h3", {}, `test ${id}`),
     el("div", { class: "meta" }, testLine(lt.test), " · started ", new Date(lt.started_at).toISOString().slice(11, 19), " UTC · ", now),
     dropped,
-    intervalCharts(lt.intervals, lt.test.protocol === "udp"));
+    lt.chartsBox);
   if (lt.card) lt.card.replaceWith(card); else document.getElementById("live").append(card);
   lt.card = card;
   document.getElementById("live-empty").hidden = live.size > 0;
+  if (lt.intervals.length > 0) refreshLiveCharts(id);
+}
+
+// LIVE_REFRESH_MS is the least time between two fetches of a live
+// test's charts: the server draws them, and intervals may come every
+// 100 ms.
+const LIVE_REFRESH_MS = 1000;
+
+// refreshLiveCharts refetches a live test's charts: one request at a
+// time per test, at most one a second, and one more after it when
+// intervals came meanwhile.
+function refreshLiveCharts(id) {
+  const lt = live.get(id);
+  if (!lt) return;
+  if (lt.fetching) { lt.stale = true; return; }
+  lt.fetching = true;
+  lt.stale = false;
+  const started = Date.now();
+  loadCharts(lt.chartsBox, `api/live/${id}/charts`, true).finally(() => {
+    setTimeout(() => {
+      lt.fetching = false;
+      if (lt.stale && live.get(id) === lt) refreshLiveCharts(id);
+    }, Math.max(0, LIVE_REFRESH_MS - (Date.now() - started)));
+  });
 }
 
 function removeLive(id) {
@@ -327,7 +303,7 @@ function testParts(run, r) {
     parts.push(el("p", { class: "muted" }, "No medium named: start the server with --medium to see % of the medium."));
   }
   const ivs = r.intervals || [];
-  if (ivs.length > 0) parts.push(intervalCharts(ivs, udp));
+  parts.push(runCharts(run.id));
   parts.push(el("div", { class: "charts" }, counts("receiver", r.receiver, udp), counts("sender", r.sender, udp)));
   if (r.reverse) parts.push(el("div", { class: "charts" }, counts("reverse receiver", r.reverse.receiver, udp), counts("reverse sender", r.reverse.sender, udp)));
   const head = ["flow", "start s", "end s", "bytes", "Mbit/s"].concat(udp ? ["datagrams", "lost", "out of order", "dup", "jitter ms"] : []);
@@ -358,69 +334,6 @@ function num(v, digits) {
 // td is a table cell, numeric (right-aligned) unless cls says otherwise.
 function td(v, cls) { return el("td", { class: cls === undefined ? "num" : cls }, v); }
 
-// xyChart draws series [{name, color, points: [[x, y], ...], dash}] over
-// a numeric x axis, each as an SVG path (data-points on the path: its
-// number of points), with vertical markers [{x, label}].
-function xyChart(title, xunit, yunit, series, markers, w = 560, h = 260) {
-  const pad = { l: 56, r: 14, t: 22, b: 30 };
-  const s = svg("svg", { class: "chart", width: w, height: h, viewBox: `0 0 ${w} ${h}`, role: "img", "data-chart": title });
-  const all = series.flatMap(se => se.points).filter(p => isFinite(p[0]) && isFinite(p[1]));
-  const xs = all.map(p => p[0]).concat(markers.map(m => m.x));
-  const xmin = Math.min(...xs), xmax0 = Math.max(...xs);
-  const xmax = xmax0 > xmin ? xmax0 : xmin + 1;
-  const ymax = niceMax(Math.max(0, ...all.map(p => p[1])));
-  const X = x => pad.l + (w - pad.l - pad.r) * (x - xmin) / (xmax - xmin);
-  const Y = y => h - pad.b - (h - pad.t - pad.b) * y / ymax;
-  const t = svg("text", { x: pad.l, y: 15, class: "title" });
-  t.textContent = `${title} (${yunit})`;
-  s.append(t);
-  drawGrid(s, w, h, pad, Y, ymax);
-  for (const [x, anchor] of [[xmin, "start"], [xmax, "end"]]) {
-    const lab = svg("text", { x: X(x), y: h - 10, "text-anchor": anchor });
-    lab.textContent = `${+x.toFixed(1)} ${xunit}`;
-    s.append(lab);
-  }
-  for (const m of markers) {
-    s.append(svg("line", { class: "cliff-mark", x1: X(m.x), x2: X(m.x), y1: pad.t, y2: h - pad.b, stroke: "#b42318", "stroke-dasharray": "4 3", "stroke-width": 1.5 }));
-    const lab = svg("text", { x: X(m.x) + 3, y: pad.t + 12, fill: "#b42318", class: "cliff-label" });
-    lab.textContent = m.label;
-    s.append(lab);
-  }
-  const legend = [];
-  for (const se of series) {
-    const pts = se.points.filter(p => isFinite(p[0]) && isFinite(p[1]));
-    if (pts.length === 0) continue;
-    const d = pts.map((p, i) => `${i ? "L" : "M"}${X(p[0]).toFixed(1)},${Y(p[1]).toFixed(1)}`).join(" ");
-    const path = svg("path", { d, fill: "none", stroke: se.color, "stroke-width": 2, "data-series": se.name, "data-points": String(pts.length) });
-    if (se.dash) path.setAttribute("stroke-dasharray", "6 4");
-    s.append(path);
-    if (!se.dash) for (const p of pts) s.append(svg("circle", { cx: X(p[0]), cy: Y(p[1]), r: 3, fill: se.color }));
-    legend.push(se);
-  }
-  // The legend sits on the title's row, right of it, clear of the plot;
-  // when it does not fit there, in rows below the x axis (the chart grows).
-  const fits = w / 2 + 130 * legend.length <= w;
-  let lx = pad.l, ly = h + 6;
-  legend.forEach((se, i) => {
-    let x = w / 2 + 130 * i, y = 11;
-    if (!fits) {
-      const width = 34 + 7 * se.name.length;
-      if (lx + width > w && lx > pad.l) { lx = pad.l; ly += 16; }
-      x = lx; y = ly; lx += width;
-    }
-    s.append(svg("line", { x1: x, x2: x + 20, y1: y, y2: y, stroke: se.color, "stroke-width": 2, "stroke-dasharray": se.dash ? "6 4" : "" }));
-    const lab = svg("text", { x: x + 24, y: y + 4 });
-    lab.textContent = se.name;
-    s.append(lab);
-  });
-  if (!fits && legend.length > 0) {
-    const h2 = ly + 10;
-    s.setAttribute("height", h2);
-    s.setAttribute("viewBox", `0 0 ${w} ${h2}`);
-  }
-  return s;
-}
-
 // sweepParts is a sweep's page: the fastest loss-free rate per size against
 // the line's, the cliffs marked and listed, and every size's figures.
 function sweepParts(run, r) {
@@ -431,21 +344,8 @@ function sweepParts(run, r) {
     ["loss allowed", t.loss_percent !== undefined ? t.loss_percent + " %" : ""], ["trial", t.trial_s ? t.trial_s + " s" : (t.packets ? t.packets + " datagrams" : "")],
     ["repetitions", t.repeat], ["took", r.duration_s ? r.duration_s.toFixed(1) + " s" : ""], ["labels", labelList(run)], ["version", r.version]])];
   if (r.interrupted) parts.push(el("div", { class: "warn" }, "The sweep was interrupted: only the sizes shown were finished."));
-  const line = sizes.filter(z => z.line_pps > 0);
-  const marks = cliffs.map(c => ({ x: (c.below + c.above) / 2, label: c.exact ? `${c.below}/${c.above}` : `${c.below}–${c.above}` }));
-  // A size where no rate passed has no rate (it was never 0): no point.
-  const found = sizes.filter(z => z.rate_pps > 0);
-  const mbit = [{ name: "loss-free rate", color: "#1f6feb", points: found.map(z => [z.size, z.rate_bps / 1e6]) }];
-  const pps = [{ name: "loss-free rate", color: "#1f6feb", points: found.map(z => [z.size, z.rate_pps]) }];
-  if (line.length > 0) {
-    mbit.push({ name: `line (${t.medium})`, color: "#98a2b3", dash: true, points: line.map(z => [z.size, z.line_pps * z.size * 8 / 1e6]) });
-    pps.push({ name: `line (${t.medium})`, color: "#98a2b3", dash: true, points: line.map(z => [z.size, z.line_pps]) });
-  }
-  if (sizes.length > 0) {
-    parts.push(el("div", { class: "charts" }, xyChart("payload rate", "B", "Mbit/s", mbit, marks), xyChart("datagrams", "B", "per second", pps, marks)));
-  } else {
-    parts.push(el("p", { class: "muted" }, "This sweep finished no size."));
-  }
+  if (sizes.length > 0) parts.push(runCharts(run.id));
+  else parts.push(el("p", { class: "muted" }, "This sweep finished no size."));
   parts.push(el("h3", {}, `Cliffs (${cliffs.length})`));
   if (cliffs.length === 0) parts.push(el("p", { class: "muted" }, "No cliff: the byte rate never fell by a fifth from one size to the next."));
   else parts.push(table("cliffs", ["below (B)", "above (B)", "rate below /s", "rate above /s", "to the byte", "hint"],
@@ -474,6 +374,7 @@ function matrixParts(run, r) {
   const cells = r.cells || [];
   const parts = [kv([["started", run.started_at], ["target", run.target], ["dialect", r.dialect], ["duration", r.duration_s ? r.duration_s + " s per cell" : ""],
     ["medium", r.medium], ["labels", labelList(run)], ["version", r.version]])];
+  parts.push(runCharts(run.id));
   parts.push(el("h3", {}, `Cells (${cells.length})`));
   parts.push(table("matrix-cells", ["protocol", "direction", "Mbit/s", "loss %", "jitter ms", "% of line", "basis", "status"],
     cells.map(c => el("tr", { class: "matrix-cell" }, td(c.protocol, ""), td(c.direction + (c.simultaneous ? " (simultaneous)" : ""), ""),
@@ -485,7 +386,8 @@ function matrixParts(run, r) {
 // otherParts shows any other kind (ping, request-response, …): its
 // comparable figures, then the document itself.
 function otherParts(run, r) {
-  const parts = [kv([["kind", run.kind], ["started", run.started_at], ["target", run.target], ["labels", labelList(run)], ["version", r.version]])];
+  const parts = [kv([["kind", run.kind], ["started", run.started_at], ["target", run.target], ["labels", labelList(run)], ["version", r.version]]),
+    runCharts(run.id)];
   const figs = run.figures || [];
   if (figs.length > 0) {
     parts.push(el("h3", {}, "Figures"), table("figures", ["figure", "value", "unit", "samples"],
@@ -560,6 +462,9 @@ async function showCompare(a, b) {
   if (c.only_in_a.length + c.only_in_b.length > 0) {
     parts.push(el("p", { class: "muted" }, `Not compared: only in A: ${c.only_in_a.join(", ") || "none"}; only in B: ${c.only_in_b.join(", ") || "none"}.`));
   }
+  const charts = el("div", { class: "charts", id: "compare-charts" });
+  loadCharts(charts, `api/compare/charts?a=${c.a.id}&b=${c.b.id}`);
+  parts.push(charts);
   parts.push(el("p", {}, el("a", { href: `#/compare/${c.b.id}/${c.a.id}` }, "swap A and B"), " · ",
     el("a", { href: `api/compare?a=${c.a.id}&b=${c.b.id}` }, "the comparison as JSON")));
   body.replaceChildren(...parts);

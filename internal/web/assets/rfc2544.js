@@ -1,18 +1,13 @@
 // wirebench dashboard: the page of a saved RFC 2544 run (kind "rfc2544",
-// docs/rfc2544.md): its charts (throughput per size against the line rate,
-// the frame loss curve per size, the latency against the load per size) and
-// RFC 2544's tables, one per test with the sizes as rows. It uses the
-// helpers of app.js (el, kv, table, td, num, xyChart), which are called only
-// once both scripts have loaded.
+// docs/rfc2544.md): its charts (drawn by the server as the report draws
+// them: throughput per size against the line rate, the frame loss curve
+// per size, the latency against the load per size) and RFC 2544's tables,
+// one per test with the sizes as rows. It uses the helpers of app.js (el,
+// kv, table, td, num, runCharts), which are called only once both scripts
+// have loaded.
 "use strict";
 
-const RFC_COLORS = ["#1f6feb", "#d97706", "#12b76a", "#b42318", "#6941c6", "#0e9384", "#c11574", "#667085"];
-
 function rfcDone(z, test) { return (z.done || []).includes(test); }
-
-function rfcByLoad(points, key) {
-  return [...points].sort((a, b) => a[key] - b[key]);
-}
 
 // rfc2544Parts is an RFC 2544 run's page.
 function rfc2544Parts(run, r) {
@@ -33,63 +28,12 @@ function rfc2544Parts(run, r) {
     parts.push(el("p", { class: "muted" }, "This run finished no size."));
     return parts;
   }
-  const charts = el("div", { class: "charts" });
-  if (tests.includes("throughput")) charts.append(...rfcThroughputChart(t, sizes));
-  if (tests.includes("loss")) charts.append(rfcLossChart(sizes));
-  parts.push(charts);
-  if (tests.includes("latency")) {
-    const lat = el("div", { class: "charts" });
-    for (const z of sizes) {
-      if (rfcDone(z, "latency") && (z.latency || []).length > 0) lat.append(rfcLatencyChart(z));
-    }
-    parts.push(lat);
-  }
+  parts.push(runCharts(run.id));
   if (tests.includes("throughput")) parts.push(...rfcThroughputTable(t, sizes));
   if (tests.includes("latency")) parts.push(...rfcLatencyTable(t, sizes));
   if (tests.includes("loss")) parts.push(...rfcLossTable(sizes));
   if (tests.includes("backtoback")) parts.push(...rfcBackToBackTable(sizes));
   return parts;
-}
-
-// The NDR and PDR per size in Mbit/s of UDP payload, the medium's line
-// rate per size dashed — unless it is more than 3× the highest rate
-// measured (a slow device on a fast medium): then the axis follows the
-// data and a note under the chart says where the line is.
-function rfcThroughputChart(t, sizes) {
-  const done = sizes.filter(z => rfcDone(z, "throughput"));
-  const series = [
-    // A size where no rate passed has no point: its 0 is "below the lowest rate tried", not a rate.
-    { name: "NDR", color: RFC_COLORS[0], points: done.filter(z => z.ndr_pps > 0).map(z => [z.size, z.ndr_bps / 1e6]) },
-    { name: `PDR (≤ ${t.pdr_percent} %)`, color: RFC_COLORS[1], points: done.filter(z => z.pdr_pps > 0).map(z => [z.size, z.pdr_bps / 1e6]) },
-  ];
-  const line = done.filter(z => z.line_pps > 0).map(z => [z.size, z.line_pps * z.size * 8 / 1e6]);
-  const dataMax = Math.max(0, ...series.flatMap(s => s.points.map(p => p[1]).filter(isFinite)));
-  const lineMax = Math.max(0, ...line.map(p => p[1]));
-  let note = null;
-  if (line.length > 0 && dataMax > 0 && lineMax > 3 * dataMax) {
-    note = el("p", { class: "muted line-off-scale" }, `The line rate of ${t.medium} (up to ${num(lineMax, 1)} Mbit/s) is ${num(lineMax / dataMax, 0)}× the highest rate measured: off this chart's scale (the table lists it).`);
-  } else if (line.length > 0) {
-    series.push({ name: `line (${t.medium})`, color: "#98a2b3", dash: true, points: line });
-  }
-  return [el("div", {}, xyChart("throughput", "B", "Mbit/s", series, []), note)];
-}
-
-// The frame loss curve: loss % against the offered share of line rate,
-// one series per size.
-function rfcLossChart(sizes) {
-  const series = sizes.filter(z => rfcDone(z, "loss") && (z.loss_curve || []).length > 0).map((z, i) => ({
-    name: `${z.size} B`, color: RFC_COLORS[i % RFC_COLORS.length],
-    points: rfcByLoad(z.loss_curve, "offered_percent").map(p => [p.offered_percent, p.loss_percent]) }));
-  return xyChart("frame loss", "% of line", "% lost", series, []);
-}
-
-// One size's round trip against the load (% of its NDR): p50 and p99,
-// the min and max dashed.
-function rfcLatencyChart(z) {
-  const pts = rfcByLoad(z.latency, "load_percent");
-  const s = (name, color, key, dash) => ({ name, color, dash, points: pts.map(p => [p.load_percent, p[key]]) });
-  return xyChart(`latency ${z.size} B`, "% of NDR", "ms", [s("p50", RFC_COLORS[0], "p50_ms"), s("p99", RFC_COLORS[3], "p99_ms"),
-    s("max", "#98a2b3", "max_ms", true), s("min", "#667085", "min_ms", true)], []);
 }
 
 function rfcThroughputTable(t, sizes) {
