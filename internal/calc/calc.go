@@ -1,6 +1,8 @@
 // Package calc works out calc's document: what a medium carries (goodput,
 // frame rate, wire efficiency, the ICMP echo's two counts) for a list of
-// payload sizes on one or more media. It measures nothing and prints nothing.
+// payload sizes on one or more media, from the options calc is given, and
+// its text; and a measured result placed against a medium's line rate
+// (--medium). It measures nothing.
 package calc
 
 import (

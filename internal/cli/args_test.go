@@ -15,36 +15,6 @@ import (
 	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
 
-func TestRewriteIperfArgs(t *testing.T) {
-	tests := []struct {
-		in, want []string
-	}{
-		{[]string{"-s"}, []string{"server"}},
-		{[]string{"-s", "-u", "-i", "1"}, []string{"server", "-u", "-i", "1"}},
-		{[]string{"-su"}, []string{"server", "-u"}},
-		{[]string{"-c", "10.0.0.1", "-u", "-b", "100M"}, []string{"client", "10.0.0.1", "-u", "-b", "100M"}},
-		{[]string{"-u", "-c", "h", "-t", "60"}, []string{"client", "h", "-u", "-t", "60"}},
-		{[]string{"-c10.0.0.1", "-u"}, []string{"client", "10.0.0.1", "-u"}},
-		{[]string{"-uR", "-c10.0.0.1", "-b100M"}, []string{"client", "10.0.0.1", "-uR", "-b100M"}},
-		{[]string{"-uc", "h"}, []string{"client", "h", "-u"}},
-		{[]string{"-uc10.0.0.1"}, []string{"client", "10.0.0.1", "-u"}},
-		{[]string{"--client", "h", "-u"}, []string{"client", "h", "-u"}},
-		{[]string{"--client=h"}, []string{"client", "h"}},
-		{[]string{"--server", "-p", "5002"}, []string{"server", "-p", "5002"}},
-		{[]string{"client", "h", "-c", "x"}, []string{"client", "h", "-c", "x"}},
-		{[]string{"calc", "--medium", "eth100"}, []string{"calc", "--medium", "eth100"}},
-		{[]string{"--help"}, []string{"--help"}},
-		{nil, nil},
-	}
-	for _, tt := range tests {
-		t.Run(strings.Join(tt.in, " "), func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, rewriteIperfArgs(tt.in)); diff != "" {
-				t.Errorf("rewrite(%q) (-want +got):\n%s", tt.in, diff)
-			}
-		})
-	}
-}
-
 func TestJoinOptionalValues(t *testing.T) {
 	tests := []struct {
 		in, want []string

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/dut"
+	"github.com/wirebench/wirebench/internal/probe"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -231,32 +232,32 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	if err != nil {
 		return err
 	}
-	choice := dialectChoice{dialect: session.DialectIperf3, by: chosenByPort}
+	choice := probe.DialectChoice{Dialect: session.DialectIperf3, By: probe.ChosenByPort}
 	if f.dut.enabled() {
 		// The device's server decides (openDUT), unless --dialect names one.
 		switch given := cmd.Flags().Changed("dialect"); {
-		case given && f.dialect == dialectAuto:
+		case given && f.dialect == probe.DialectAuto:
 			return usagef("--dialect auto cannot be combined with --dut: the device's shell says which dialect its server needs")
 		case given:
-			choice = dialectChoice{dialect: f.dialect, by: chosenByFlag}
+			choice = probe.DialectChoice{Dialect: f.dialect, By: probe.ChosenByFlag}
 		case f.port != session.DefaultIperf3Port:
-			choice = dialectChoice{by: chosenByDevice}
+			choice = probe.DialectChoice{By: probe.ChosenByDevice}
 		}
 	} else {
 		given := cmd.Flags().Changed("dialect")
-		if willProbe(f.port, f.dialect, given) {
-			if err := precheck(cfg); err != nil {
+		if probe.WillProbe(f.port, f.dialect, given) {
+			if err := probe.Precheck(cfg); err != nil {
 				return usageOrRun(err)
 			}
 		}
-		choice = chooseDialect(e, host, f.port, f.dialect, given)
+		choice = probe.ChooseDialect(e.ctx, host, f.port, f.dialect, given)
 		if e.ctx.Err() != nil {
 			return fmt.Errorf("interrupted while probing %s for its dialect: no test ran", host)
 		}
 	}
-	cfg.Dialect = choice.dialect
+	cfg.Dialect = choice.Dialect
 	if cfg.Auth, err = f.auth.resolve(e, cfg.Dialect); err != nil {
-		return choice.explain(err)
+		return choice.Explain(err)
 	}
 	var dev *dut.Session
 	var devErr error
@@ -265,7 +266,7 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 			return err
 		}
 		if dev != nil && devErr == nil && dev.Dialect() != "" && !cmd.Flags().Changed("dialect") {
-			choice.by = chosenByDevice
+			choice.By = probe.ChosenByDevice
 		}
 		if dev != nil {
 			defer dev.Close()
@@ -277,10 +278,10 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	// Every usage error before the banner; the banner says what will run.
 	prepared, err := dialect.Prepare(cfg)
 	if err != nil {
-		return choice.explain(usageOrRun(err))
+		return choice.Explain(usageOrRun(err))
 	}
 	if format == formatText {
-		choice.announce(e)
+		announceDialect(e, choice)
 	}
 	text := report.NewText(e.stdout, "1")
 	text.SetFormat(unit)
@@ -290,7 +291,7 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 			text.Interval(intervalID(cfg.Parallel), in, cfg.UDP, in.Flow == "reverse" || cfg.Reverse)
 		}
 		cfg.OnConnected = text.Connected
-		text.Header(previewTest(prepared), "client", "", "")
+		text.Header(session.PreviewTest(prepared), "client", "", "")
 	}
 	var r *result.Result
 	var lat *result.UnderLoad
@@ -306,7 +307,7 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 			lat *result.UnderLoad
 		}
 		var got ran
-		got, err = afterProbe(e, choice, func() (ran, error) {
+		got, err = probe.AfterProbe(e.ctx, choice, func() (ran, error) {
 			r, lat, err := f.latencyFlags.runClient(e, cfg, format)
 			return ran{r, lat}, err
 		})
@@ -315,13 +316,13 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	if err != nil {
 		return usageOrRun(err)
 	}
-	r.Test.DialectChosenBy, r.Test.DialectReason = choice.by, choice.reason
-	if choice.by == chosenByProbe && cfg.Dialect == session.DialectIperf2 {
+	r.Test.DialectChosenBy, r.Test.DialectReason = choice.By, choice.Reason
+	if choice.By == probe.ChosenByProbe && cfg.Dialect == session.DialectIperf2 {
 		// The peer acked as iperf 2 a moment ago: not an iperf3 server.
 		r.Error = strings.Replace(r.Error, session.Iperf3Hint, "the peer acked as iperf 2 when probed a moment ago, "+
 			"so it is not an iperf3 server: iperf 2.1.8's server sometimes drops a test that follows another; run it again", 1)
 	}
-	link.apply(r)
+	link.Apply(r)
 	if lat != nil {
 		return finishUnderLoad(e, format, text, r, lat, &f.saving)
 	}
@@ -387,47 +388,6 @@ func intervalID(parallel int) string {
 	return "1"
 }
 
-// previewTest describes the test before it runs, for the header lines.
-func previewTest(cfg session.ClientConfig) result.Test {
-	t := result.Test{Protocol: result.TCP, Dialect: cfg.Dialect, Host: cfg.Host, Port: cfg.Port, Duration: cfg.Duration.Seconds(),
-		Bytes: cfg.Bytes, Length: cfg.Length, Streams: cfg.Parallel}
-	if t.Dialect == "" {
-		t.Dialect = session.DialectIperf2
-	}
-	if cfg.UDP {
-		t.Protocol = result.UDP
-		if t.Length == 0 {
-			t.Length = session.DefaultUDPLength
-		}
-		rate := cfg.Rate
-		if rate.Value == 0 {
-			rate = units.Rate{Value: session.DefaultUDPRateBPS}
-		}
-		if rate.PPS {
-			t.RatePPS, t.RateBPS = rate.Value, rate.Value*float64(t.Length*8)
-		} else {
-			t.RateBPS, t.RatePPS = rate.Value, rate.Value/float64(t.Length*8)
-		}
-	} else if t.Length == 0 {
-		t.Length = session.DefaultTCPLength
-	}
-	switch {
-	case cfg.Reverse:
-		t.Mode, t.Direction = "reverse", result.DirReceive
-	case cfg.Bidir:
-		t.Mode, t.Direction = "bidir", result.DirBidir
-	case cfg.FullDuplex:
-		t.Mode, t.Direction = "full-duplex", result.DirBidir
-	case cfg.Dual:
-		t.Mode, t.Direction = "dual", result.DirBidir
-	case cfg.Tradeoff:
-		t.Mode, t.Direction = "tradeoff", result.DirSend
-	default:
-		t.Direction = result.DirSend
-	}
-	return t
-}
-
 // usageOrRun classifies a session error: config problems are usage errors.
 func usageOrRun(err error) error {
 	if session.IsConfigError(err) {
@@ -437,10 +397,10 @@ func usageOrRun(err error) error {
 }
 
 // runClientIperf3JSON runs an iperf3 test and prints iperf3's -J document.
-func runClientIperf3JSON(e *env, cfg session.ClientConfig, choice dialectChoice, format outputFormat, saving *saveFlags) error {
+func runClientIperf3JSON(e *env, cfg session.ClientConfig, choice probe.DialectChoice, format outputFormat, saving *saveFlags) error {
 	if cfg.Dialect != session.DialectIperf3 {
-		if choice.reason != "" {
-			return usagef("--json-iperf3 needs the iperf3 dialect, and the peer is not an iperf3 server (%s)", choice.line())
+		if choice.Reason != "" {
+			return usagef("--json-iperf3 needs the iperf3 dialect, and the peer is not an iperf3 server (%s)", choice.Line())
 		}
 		return usagef("--json-iperf3 needs the iperf3 dialect (--dialect iperf3, or -p 5201)")
 	}
@@ -452,7 +412,7 @@ func runClientIperf3JSON(e *env, cfg session.ClientConfig, choice dialectChoice,
 		r   *result.Result
 		rep *iperf3.Report
 	}
-	got, err := afterProbe(e, choice, func() (ran, error) {
+	got, err := probe.AfterProbe(e.ctx, choice, func() (ran, error) {
 		r, rep, err := iperf3session.RunClient(e.ctx, cfg)
 		return ran{r, rep}, err
 	})
@@ -460,7 +420,7 @@ func runClientIperf3JSON(e *env, cfg session.ClientConfig, choice dialectChoice,
 		return usageOrRun(err)
 	}
 	r, rep := got.r, got.rep
-	r.Test.DialectChosenBy, r.Test.DialectReason = choice.by, choice.reason
+	r.Test.DialectChosenBy, r.Test.DialectReason = choice.By, choice.Reason
 	// iperf3's own document has no place for our warnings: stderr only.
 	defer saving.announce(e, saving.saveTest(e, r, formatText), formatText)
 	enc := json.NewEncoder(e.stdout)
@@ -476,4 +436,4 @@ func runClientIperf3JSON(e *env, cfg session.ClientConfig, choice dialectChoice,
 
 // dialectNames are the values --dialect takes: the session's dialects and
 // auto (probe the peer first).
-func dialectNames() []string { return append(dialect.Names(), dialectAuto) }
+func dialectNames() []string { return append(dialect.Names(), probe.DialectAuto) }

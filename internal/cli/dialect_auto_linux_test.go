@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/matrix"
+	"github.com/wirebench/wirebench/internal/probe"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
@@ -89,7 +90,7 @@ func runAutoMatrix(t *testing.T, port int) (*result.Matrix, string) {
 // its four cells are ok.
 func checkAutoMatrix(t *testing.T, m *result.Matrix, dialect string) {
 	t.Helper()
-	if m.Dialect != dialect || m.DialectChosenBy != chosenByProbe {
+	if m.Dialect != dialect || m.DialectChosenBy != probe.ChosenByProbe {
 		t.Errorf("dialect %q chosen by %q (%s), want %s chosen by probe", m.Dialect, m.DialectChosenBy, m.DialectReason, dialect)
 	}
 	if len(m.Cells) != 4 {
@@ -169,18 +170,18 @@ func TestClientAutoDialect(t *testing.T) {
 	i2 := loopback.FreePort(t)
 	startRealPeer(t, "iperf", "tcp", i2, "-s")
 	r := clientJSON(t, "client", "127.0.0.1", "-p", strconv.Itoa(i2), "-t", "0.5", "--json", "--no-save")
-	if r.Test.Dialect != "iperf2" || r.Test.DialectChosenBy != chosenByProbe || r.Error != "" {
+	if r.Test.Dialect != "iperf2" || r.Test.DialectChosenBy != probe.ChosenByProbe || r.Error != "" {
 		t.Errorf("iperf 2 JSON: dialect %q by %q (%s), error %q", r.Test.Dialect, r.Test.DialectChosenBy, r.Test.DialectReason, r.Error)
 	}
 	udpOnly := loopback.FreePort(t)
 	startRealPeer(t, "iperf", "udp", udpOnly, "-s", "-u")
 	r = clientJSON(t, "client", "127.0.0.1", "-p", strconv.Itoa(udpOnly), "-u", "-t", "0.5", "--json", "--no-save")
-	if r.Test.Dialect != "iperf2" || r.Test.DialectChosenBy != chosenByFallback || !strings.Contains(r.Test.DialectReason, "TCP was refused") {
+	if r.Test.Dialect != "iperf2" || r.Test.DialectChosenBy != probe.ChosenByFallback || !strings.Contains(r.Test.DialectReason, "TCP was refused") {
 		t.Errorf("UDP-only iperf 2: dialect %q by %q (%s), want the iperf2 fallback saying TCP was refused",
 			r.Test.Dialect, r.Test.DialectChosenBy, r.Test.DialectReason)
 	}
 	r = clientJSON(t, "client", "127.0.0.1", "-p", strconv.Itoa(i2), "-t", "0.5", "--dialect", "iperf2", "--json", "--no-save")
-	if r.Test.DialectChosenBy != chosenByFlag || r.Test.DialectReason != "" {
+	if r.Test.DialectChosenBy != probe.ChosenByFlag || r.Test.DialectReason != "" {
 		t.Errorf("explicit --dialect: chosen by %q (%s), want flag and no probe", r.Test.DialectChosenBy, r.Test.DialectReason)
 	}
 }

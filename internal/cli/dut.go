@@ -109,34 +109,11 @@ func (f *dutFlags) shellDialect() string {
 	return ""
 }
 
-// runOnDeviceServer makes the device the server for cfg's test and runs
-// client (our side of cfg) against it: the device-receives step shared by
-// client, matrix and sweep --dut.
-func runOnDeviceServer(ctx context.Context, s *dut.Session, cfg session.ClientConfig, iface string, client dut.Runner) (*result.Result, error) {
-	t, err := clientTest(cfg, iface, s.Dialect())
-	if err != nil {
-		return nil, err
-	}
-	return s.RunDeviceServer(ctx, t, client)
-}
-
-// clientTest checks that a client run can have the device as its server;
-// devDialect is the dialect the device's server needs (iperf3: a Zephyr
-// named zephyr-iperf3).
+// clientTest is dut.ClientTest, its refusals usage errors.
 func clientTest(cfg session.ClientConfig, iface, devDialect string) (dut.Test, error) {
-	switch {
-	case cfg.Dialect == session.DialectIperf3 && devDialect != session.DialectIperf3:
-		return dut.Test{}, usagef("--dut drives iperf2-dialect firmware; of the device shells only --dut-shell %s speaks iperf3", dut.ZephyrIperf3Shell)
-	case cfg.Reverse || cfg.Tradeoff || cfg.Dual || cfg.FullDuplex || cfg.Bidir:
-		return dut.Test{}, usagef("--dut runs one plain test; -R, -r, -d, --full-duplex and --bidir are not supported by the device shells")
-	case cfg.Parallel > 1:
-		return dut.Test{}, usagef("--dut runs one stream; drop -P")
-	case cfg.Bytes > 0:
-		return dut.Test{}, usagef("--dut needs a time (-t): the device servers end by time, not by -n")
-	}
-	t := dut.Test{Proto: "tcp", Port: cfg.Port, Duration: cfg.Duration, Length: cfg.Length, Iface: iface}
-	if cfg.UDP {
-		t.Proto = "udp"
+	t, err := dut.ClientTest(cfg, iface, devDialect)
+	if err != nil {
+		return t, usageError{err}
 	}
 	return t, nil
 }

@@ -3,11 +3,11 @@ package cli
 import (
 	"context"
 	"io"
-	"math"
 	"strings"
 	"testing"
 
-	"github.com/wirebench/wirebench/internal/calc"
+	"github.com/wirebench/wirebench/internal/iperfargs"
+	"github.com/wirebench/wirebench/internal/session"
 )
 
 // splitArgs turns one fuzz string into an argument list (NUL-separated).
@@ -29,7 +29,7 @@ func FuzzIperfArgs(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		in := splitArgs(s)
-		out := rewriteIperfArgs(append([]string(nil), in...))
+		out := iperfargs.Rewrite(append([]string(nil), in...))
 		if len(in) > 0 && !strings.HasPrefix(in[0], "-") && in[0] != "" {
 			if strings.Join(out, "\x00") != s {
 				t.Fatalf("a subcommand line was rewritten: %q -> %q", in, out)
@@ -73,29 +73,7 @@ func FuzzClientFlags(f *testing.F) {
 			t.Fatalf("flags %q gave %+v", splitArgs(s), cfg)
 		}
 		if _, err := fl.linkFlags.resolve(); err == nil {
-			_ = previewTest(cfg)
+			_ = session.PreviewTest(cfg)
 		}
-	})
-}
-
-// FuzzCalcSpec parses calc's sizes, media and stack flags and works out the
-// whole table for what parses: bounded rows, no panic.
-func FuzzCalcSpec(f *testing.F) {
-	f.Add("eth100", "udp", "1470", "", 0, 1, 1500, uint8(0))
-	f.Add("usb2-eem", "tcp", "64-1518", "", 128, 2, 1500, uint8(3))
-	f.Add("eth1g", "raw", "", "64,128,1518", 0, 1, 9000, uint8(4))
-	f.Add("custom:1,0", "icmp", "0-9223372036854775807", "", math.MaxInt, 1, 68, uint8(0))
-	f.Add("custom:100M,24,64,0", "udp", "9223372036854775800-9223372036854775807", "", 100, 1, 1500, uint8(0))
-	f.Fuzz(func(t *testing.T, medium, proto, payload, frame string, step, aggregate, mtu int, bits uint8) {
-		c := calcConfig{medium: medium, proto: proto, payload: payload, frame: frame, step: step, aggregate: aggregate, mtu: mtu,
-			vlan: bits&1 != 0, ipv6: bits&2 != 0, tcpTS: bits&4 != 0, explain: bits&8 != 0}
-		p, err := parseCalc(c, nil)
-		if err != nil {
-			return
-		}
-		if len(p.Payloads) > calc.MaxRows || len(p.Payloads) != len(p.Sizes) {
-			t.Fatalf("%d payloads, %d sizes", len(p.Payloads), len(p.Sizes))
-		}
-		_, _ = calc.Build(p)
 	})
 }

@@ -3,8 +3,6 @@ package cli
 import (
 	"strings"
 	"testing"
-
-	"github.com/wirebench/wirebench/internal/labctl"
 )
 
 // TestLabUsageErrors: every malformed `lab` command line gets one error
@@ -57,49 +55,5 @@ func TestLabUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) { wantUsageError(t, tt.args, tt.want) })
-	}
-}
-
-func TestLabUpFlagsConfig(t *testing.T) {
-	cfg, medium, err := labUpFlags{net: "198.19.7.0/24", rate: "100mbit", mtu: 1500}.config("t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.RateBPS != 100e6 || medium != "" || cfg.Net.String() != "198.19.7.0/24" || !cfg.ShapeBothWays || cfg.Lab != "t" {
-		t.Fatalf("config %+v, medium %q", cfg, medium)
-	}
-	cfg, medium, err = labUpFlags{net: "198.18.0.0/24", medium: "eth1g", mtu: 1500}.config("t")
-	if err != nil || cfg.RateBPS != 1e9 || medium != "eth1g" || cfg.Burst != 0 {
-		t.Fatalf("eth1g: %+v %q %v", cfg, medium, err)
-	}
-	cfg, _, err = labUpFlags{net: "198.18.0.0/24", medium: "eth100", mtu: 1500, burst: 1538}.config("t")
-	if err != nil || cfg.Burst != 1538 {
-		t.Fatalf("--burst 1538: %+v %v", cfg, err)
-	}
-}
-
-// TestPrintLabUpBucket: lab up says what the bucket does after idle, and
-// how to get the other trade.
-func TestPrintLabUpBucket(t *testing.T) {
-	st := labctl.State{Name: "t", Net: "198.18.0.0/24", Medium: "eth100", RateBPS: 100e6, MTU: 1500,
-		Hosts: map[string]labctl.Host{"a": {Addr: "198.18.0.1"}, "b": {Addr: "198.18.0.2"}}}
-	for burst, want := range map[int]string{
-		12500: "bucket 12500 bytes: after idle that much leaves at veth speed",
-		1538:  "bucket of one frame: exact after idle, but where timers fire late",
-	} {
-		st.Burst = burst
-		var b strings.Builder
-		printLabUp(&b, st)
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("burst %d: output lacks %q:\n%s", burst, want, b.String())
-		}
-	}
-}
-
-func TestRateText(t *testing.T) {
-	for in, want := range map[uint64]string{100e6: "100M", 1e9: "1G", 2_500_000: "2.5M", 64000: "64k", 999: "999", 10e9: "10G"} {
-		if got := rateText(in); got != want {
-			t.Errorf("rateText(%d) = %q, want %q", in, got, want)
-		}
 	}
 }

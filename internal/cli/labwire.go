@@ -1,17 +1,13 @@
 package cli
 
-// `lab up --wire exact`: the hidden command that runs the exact wire's
-// forwarder in the lab's middle host r, and how the wire is shown. Starting
-// and ending it is labctl's. See docs/lab-hosts.md.
+// `lab up --wire exact` and the filled wire: the hidden commands that run
+// the exact wire's forwarder in the lab's middle host r and the filled
+// wire's filler. Starting and ending them, and showing them, is labctl's.
+// See docs/lab-hosts.md.
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/spf13/cobra"
-	"github.com/wirebench/wirebench/internal/edtwire"
 	"github.com/wirebench/wirebench/internal/labctl"
-	"github.com/wirebench/wirebench/internal/netlab"
 )
 
 // newLabWireRunCmd is the hidden `lab wire-run`: the exact wire's
@@ -48,32 +44,4 @@ func newLabFillRunCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&cfgPath, "config", "", "the filler's links (JSON)")
 	cmd.Flags().StringVar(&statsPath, "stats", "", "file its counters are written to every second")
 	return cmd
-}
-
-// printFillerStatus writes the filler's part of `lab status`.
-func printFillerStatus(w io.Writer, st *labctl.State, s []netlab.FillStats) {
-	if st == nil || st.Filler == nil {
-		return
-	}
-	fmt.Fprintf(w, "  filled wire: filler pid %d, log %s\n", st.Filler.PID, st.Filler.Log)
-	if s == nil {
-		fmt.Fprintf(w, "    no counters yet (%s)\n", st.Filler.Stats)
-	}
-	for _, d := range s {
-		fmt.Fprintf(w, "    %s\n", d)
-	}
-}
-
-// printWireStatus writes the exact wire's part of `lab status`.
-func printWireStatus(w io.Writer, st *labctl.State, s []edtwire.Stats) {
-	if st == nil || st.Wire == nil {
-		return
-	}
-	fmt.Fprintf(w, "  exact wire: forwarder pid %d in r, log %s\n", st.Wire.PID, st.Wire.Log)
-	if s == nil {
-		fmt.Fprintf(w, "    no counters yet (%s)\n", st.Wire.Stats)
-	}
-	for _, d := range s {
-		fmt.Fprintf(w, "    %s\n", d)
-	}
 }

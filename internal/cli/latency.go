@@ -228,7 +228,7 @@ func (l *latencyFlags) runClient(e *env, cfg session.ClientConfig, format output
 func finishUnderLoad(e *env, format outputFormat, text *report.Text, r *result.Result, lat *result.UnderLoad, saving *saveFlags) error {
 	var err error
 	lat.Throughput = result.Sanitize(r)
-	id, w := saving.save(e, lat.Kind, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), testSummary(r)+report.UnderLoadSummary(lat), r.StartedAt, lat)
+	id, w := saving.save(e, lat.Kind, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), report.TestSummary(r)+report.UnderLoadSummary(lat), r.StartedAt, lat)
 	if w != "" && format == formatJSON {
 		lat.Warnings = append(lat.Warnings, w)
 	}

@@ -1,17 +1,14 @@
 package cli
 
 import (
-	"context"
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/wirebench/wirebench/internal/dialect"
-	"github.com/wirebench/wirebench/internal/report"
-	"github.com/wirebench/wirebench/internal/result"
-	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/selftest"
 	"github.com/wirebench/wirebench/internal/units"
 )
 
@@ -50,54 +47,11 @@ ceiling of any measurement made from it.`,
 }
 
 func runLoopback(e *env, d time.Duration, rate units.Rate, json bool) error {
-	ctx, cancel := context.WithCancel(e.ctx)
-	defer cancel()
-	served := make(chan *result.Result, 16)
-	srv, err := session.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1, IdleTimeout: 2 * time.Second,
-		OnLog:    func(msg string) { e.logf("server: %s", msg) },
-		OnResult: func(_ int, r *result.Result) { served <- r }})
-	if err != nil {
-		return fmt.Errorf("starting the loopback server: %w", err)
+	var text io.Writer
+	if !json {
+		text = e.stdout
 	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	tests := []session.ClientConfig{
-		{Host: "127.0.0.1", Port: srv.Port(), Duration: d, Interval: time.Second},
-		{Host: "127.0.0.1", Port: srv.Port(), Duration: d, Interval: time.Second, UDP: true, Rate: rate},
-	}
-	var failed error
-	doc := loopbackDoc{Schema: result.Schema, Kind: "loopback", Tests: []*result.Result{}}
-	for i, cfg := range tests {
-		text := report.NewText(e.stdout, fmt.Sprint(i+1))
-		if !json {
-			cfg.OnInterval = func(in result.Interval) { text.Interval(fmt.Sprint(i+1), in, cfg.UDP, false) }
-			cfg.OnConnected = text.Connected
-			if p, err := dialect.Prepare(cfg); err == nil {
-				text.Header(previewTest(p), "client", "", "")
-			}
-		}
-		r, err := dialect.RunClient(ctx, cfg)
-		if err != nil {
-			failed = errors.Join(failed, err)
-			continue
-		}
-		attachServerCount(r, served)
-		if json {
-			doc.Tests = append(doc.Tests, result.Sanitize(r))
-		} else {
-			text.Summary(r)
-			if err := text.Err(); err != nil {
-				return err
-			}
-		}
-		if r.Error != "" {
-			failed = errors.Join(failed, fmt.Errorf("%s test ended early: %s", r.Test.Protocol, r.Error))
-		}
-	}
-	cancel()
-	if err := <-done; err != nil {
-		failed = errors.Join(failed, err)
-	}
+	doc, failed := selftest.Run(e.ctx, d, rate, text, e.logf)
 	if json {
 		enc := stdjson.NewEncoder(e.stdout)
 		enc.SetEscapeHTML(false)
@@ -107,27 +61,4 @@ func runLoopback(e *env, d time.Duration, rate units.Rate, json bool) error {
 		}
 	}
 	return failed
-}
-
-// loopbackDoc is loopback's one JSON document: both client results.
-type loopbackDoc struct {
-	Schema string           `json:"schema"`
-	Kind   string           `json:"kind"`
-	Tests  []*result.Result `json:"tests"`
-}
-
-// attachServerCount gives a TCP client result the in-process server's own
-// receive count: iperf2 servers report nothing back over TCP, but here the
-// server is in the same process.
-func attachServerCount(r *result.Result, served <-chan *result.Result) {
-	select {
-	case s := <-served:
-		if r.Receiver == nil && s.Receiver != nil {
-			rcv := *s.Receiver
-			rcv.Source = "server"
-			r.Receiver = &rcv
-		}
-	case <-time.After(3 * time.Second):
-		r.Warn("the in-process server did not report this test within 3 s")
-	}
 }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"github.com/wirebench/wirebench/internal/dialect"
+	"github.com/wirebench/wirebench/internal/report"
 	"io"
 	"math"
 	"net"
@@ -12,9 +14,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/wirebench/wirebench/internal/dialect"
+	"github.com/wirebench/wirebench/internal/calc"
 	"github.com/wirebench/wirebench/internal/matrix"
-	"github.com/wirebench/wirebench/internal/report"
+	"github.com/wirebench/wirebench/internal/probe"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/units"
@@ -90,7 +92,7 @@ JSON (--json): one document, kind "matrix", each cell with its full result (docs
 
 // config turns the flags into a matrix config, with usage errors for
 // anything malformed.
-func (f *matrixFlags) config(cmd *cobra.Command, host string, link *linkPlacer) (matrix.Config, []string, error) {
+func (f *matrixFlags) config(cmd *cobra.Command, host string, link *calc.Placer) (matrix.Config, []string, error) {
 	if f.dialect != "" {
 		if err := enumFlag("--dialect", f.dialect, dialectNames()...); err != nil {
 			return matrix.Config{}, nil, err
@@ -103,7 +105,7 @@ func (f *matrixFlags) config(cmd *cobra.Command, host string, link *linkPlacer) 
 	if !cmd.Flags().Changed("dialect") && f.port == session.DefaultIperf3Port {
 		base.Dialect = session.DialectIperf3
 	}
-	if base.Dialect == dialectAuto {
+	if base.Dialect == probe.DialectAuto {
 		base.Dialect = "" // chosen by runMatrix, once the flags are checked
 	}
 	var notes []string
@@ -123,7 +125,7 @@ func (f *matrixFlags) config(cmd *cobra.Command, host string, link *linkPlacer) 
 		}
 		base.Rate = r
 	case link != nil:
-		base.Rate = units.Rate{Value: link.m.BitRate}
+		base.Rate = units.Rate{Value: link.Medium.BitRate}
 	default:
 		notes = append(notes, "the UDP cells ran at iperf's default 1 Mbit/s: pass -b (or --medium) to load the link")
 	}
@@ -143,8 +145,8 @@ func (f *matrixFlags) config(cmd *cobra.Command, host string, link *linkPlacer) 
 	}
 	if link != nil {
 		cfg.Place = func(r *result.Result, goodput float64) (float64, bool) {
-			link.apply(r)
-			return link.percent(r, goodput)
+			link.Apply(r)
+			return link.Percent(r, goodput)
 		}
 	}
 	return cfg, notes, nil
@@ -175,10 +177,10 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 	if err != nil {
 		return err
 	}
-	if choice.dialect != "" {
-		cfg.Base.Dialect = choice.dialect
+	if choice.Dialect != "" {
+		cfg.Base.Dialect = choice.Dialect
 	}
-	cfg.PeerAnswered = choice.answered
+	cfg.PeerAnswered = choice.Answered
 	var sessions matrix.Session = matrix.ClientSessions{Latency: lat}
 	if f.dut.enabled() {
 		dm, err := f.dut.openMatrixDUT(e, cmd, &cfg, matrix.ClientSessions{Latency: lat})
@@ -196,19 +198,19 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 		return usageOrRun(err)
 	}
 	m.Warnings = append(m.Warnings, notes...)
-	m.DialectChosenBy, m.DialectReason = choice.by, choice.reason
-	if choice.by == chosenByProbe && m.Dialect == session.DialectIperf2 {
+	m.DialectChosenBy, m.DialectReason = choice.By, choice.Reason
+	if choice.By == probe.ChosenByProbe && m.Dialect == session.DialectIperf2 {
 		for i, w := range m.Warnings {
 			// The peer acked as iperf 2 when probed: not an iperf3 server.
 			m.Warnings[i] = strings.Replace(w, session.Iperf3Hint, "the peer acked as iperf 2 when probed, so it is not "+
 				"an iperf3 server: iperf 2.1.8's server sometimes drops a test that follows another", 1)
 		}
 	}
-	if f.dut.enabled() && !cmd.Flags().Changed("dialect") && cfg.Base.Dialect != choice.dialect {
-		m.DialectChosenBy = chosenByDevice
+	if f.dut.enabled() && !cmd.Flags().Changed("dialect") && cfg.Base.Dialect != choice.Dialect {
+		m.DialectChosenBy = probe.ChosenByDevice
 	}
 	if link != nil {
-		m.Medium = link.m.Name
+		m.Medium = link.Medium.Name
 	}
 	id, w := f.saving.save(e, result.KindMatrix, net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), matrixSummary(m), m.StartedAt, m)
 	if w != "" {
@@ -240,35 +242,35 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 
 // chooseDialect settles the matrix's dialect (see chooseDialect); with
 // --dut the device's server decides unless --dialect names one.
-func (f *matrixFlags) chooseDialect(e *env, cmd *cobra.Command, host string, base session.ClientConfig, format outputFormat) (dialectChoice, error) {
+func (f *matrixFlags) chooseDialect(e *env, cmd *cobra.Command, host string, base session.ClientConfig, format outputFormat) (probe.DialectChoice, error) {
 	given := cmd.Flags().Changed("dialect")
 	if !f.dut.enabled() {
-		if willProbe(f.port, f.dialect, given) {
-			if err := precheck(prepCheckBase(base)); err != nil {
-				return dialectChoice{}, usageOrRun(err)
+		if probe.WillProbe(f.port, f.dialect, given) {
+			if err := probe.Precheck(prepCheckBase(base)); err != nil {
+				return probe.DialectChoice{}, usageOrRun(err)
 			}
 		}
-		c := chooseDialect(e, host, f.port, f.dialect, given)
+		c := probe.ChooseDialect(e.ctx, host, f.port, f.dialect, given)
 		if e.ctx.Err() != nil {
 			return c, fmt.Errorf("interrupted while probing %s for its dialect: no cell ran", host)
 		}
-		if _, err := dialect.Prepare(prepCheckBase(withDialect(base, c.dialect))); err != nil {
-			return c, c.explain(usageOrRun(err))
+		if _, err := dialect.Prepare(prepCheckBase(withDialect(base, c.Dialect))); err != nil {
+			return c, c.Explain(usageOrRun(err))
 		}
 		if format == formatText {
-			c.announce(e)
+			announceDialect(e, c)
 		}
 		return c, nil
 	}
 	switch {
-	case given && f.dialect == dialectAuto:
-		return dialectChoice{}, usagef("--dialect auto cannot be combined with --dut: the device's shell says which dialect its server needs")
+	case given && f.dialect == probe.DialectAuto:
+		return probe.DialectChoice{}, usagef("--dialect auto cannot be combined with --dut: the device's shell says which dialect its server needs")
 	case given:
-		return dialectChoice{dialect: f.dialect, by: chosenByFlag}, nil
+		return probe.DialectChoice{Dialect: f.dialect, By: probe.ChosenByFlag}, nil
 	case f.port == session.DefaultIperf3Port:
-		return dialectChoice{dialect: session.DialectIperf3, by: chosenByPort}, nil
+		return probe.DialectChoice{Dialect: session.DialectIperf3, By: probe.ChosenByPort}, nil
 	}
-	return dialectChoice{}, nil
+	return probe.DialectChoice{}, nil
 }
 
 // prepCheckBase is a matrix's base config as its upload test (what

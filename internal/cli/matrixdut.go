@@ -1,16 +1,14 @@
 package cli
 
 import (
-	"context"
 	"fmt"
+	"github.com/wirebench/wirebench/internal/result"
 	"io"
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/report"
-	"github.com/wirebench/wirebench/internal/result"
-	"github.com/wirebench/wirebench/internal/session"
 )
 
 // The matrix with --dut (issue 14): every cell drives the device's own
@@ -28,11 +26,8 @@ func (f *dutFlags) registerMatrix(cmd *cobra.Command) {
 
 // dutMatrix is a matrix.Session that drives the device for each cell.
 type dutMatrix struct {
-	s     *dut.Session
-	inner matrix.ClientSessions
-	iface string
-	peer  string
-	f     *dutFlags
+	dut.Cells
+	f *dutFlags
 }
 
 // openMatrixDUT opens the device's shell for a matrix and returns the
@@ -68,44 +63,14 @@ func (f *dutFlags) openMatrixDUT(e *env, cmd *cobra.Command, cfg *matrix.Config,
 		return nil, err
 	}
 	cfg.PeerClient = true
-	return &dutMatrix{s: s, inner: inner, iface: f.iface, peer: peer, f: f}, nil
-}
-
-// Run runs one cell: cfg.Reverse (a download cell) means the device sends.
-func (d *dutMatrix) Run(ctx context.Context, cfg session.ClientConfig) (*result.Result, *result.UnderLoad, error) {
-	if !cfg.Reverse {
-		var lat *result.UnderLoad
-		r, err := runOnDeviceServer(ctx, d.s, cfg, d.iface, func(ctx context.Context) (*result.Result, error) {
-			r, l, err := d.inner.Run(ctx, cfg)
-			lat = l
-			return r, err
-		})
-		return r, lat, err
-	}
-	t := dut.Test{Proto: result.TCP, Peer: d.peer, Duration: cfg.Duration, Length: cfg.Length, Iface: d.iface}
-	if cfg.UDP {
-		t.Proto = result.UDP
-		t.RateBPS = cfg.Rate.Value
-		if cfg.Rate.PPS {
-			t.RateBPS = cfg.Rate.Value * float64(max(cfg.Length, session.DefaultUDPLength)) * 8
-		}
-	}
-	// Our server listens on the address the device reaches us at, on a
-	// port of the system's choosing that the device is told.
-	port, run, err := d.s.ListenOne(ctx, session.ServerConfig{Bind: d.peer, Port: -1, Interval: cfg.Interval})
-	if err != nil {
-		return nil, nil, fmt.Errorf("starting our server for the device's client: %w", err)
-	}
-	t.Port = port
-	r, err := d.s.RunDeviceClient(ctx, t, run)
-	return r, nil, err
+	return &dutMatrix{Cells: dut.Cells{S: s, Inner: inner.Run, Iface: f.iface, Peer: peer}, f: f}, nil
 }
 
 // close ends the device session and writes its transcript to
 // --dut-transcript.
 func (d *dutMatrix) close(e *env) {
-	d.f.saveTranscript(e, d.s.TranscriptLines())
-	d.s.Close()
+	d.f.saveTranscript(e, d.S.TranscriptLines())
+	d.S.Close()
 }
 
 // writeMatrixDevice prints, per cell that has them, the device's own

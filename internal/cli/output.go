@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 )
 
@@ -26,18 +27,6 @@ func pickFormat(json, csv bool) (outputFormat, error) {
 		return formatCSV, nil
 	}
 	return formatText, nil
-}
-
-// syncWriter serialises writes from concurrent tests to one writer.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 // errWriter passes writes on to w and keeps the first error: output that
@@ -77,3 +66,6 @@ func (e *errWriter) firstErr() error {
 func (e *env) logf(format string, args ...any) {
 	fmt.Fprintf(e.stderr, "wirebench: "+format+"\n", args...)
 }
+
+// trimNum prints v in the fewest digits that read back exactly.
+func trimNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -107,26 +107,8 @@ func runReport(e *env, files []string, f *reportFlags) error {
 	if err != nil {
 		return fmt.Errorf("building the report: %w", err)
 	}
-	// Write next to the target and rename, so a failure never leaves a
-	// half-written report in place of an earlier one.
-	tmp, err := os.CreateTemp(filepath.Dir(f.out), ".wirebench-report-*.html")
-	if err != nil {
-		return fmt.Errorf("writing the report: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing the report: %w", err)
-	}
-	if err := r.WriteHTML(tmp); err != nil {
-		tmp.Close()
+	if err := r.WriteFile(f.out); err != nil {
 		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing the report: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), f.out); err != nil {
-		return fmt.Errorf("writing the report: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "report: %s (%d documents, %d charts)\n", f.out, len(docs), len(r.Charts()))
 	if f.png != "" {

@@ -115,7 +115,7 @@ func parseRFC2544(host string, f *rfc2544Flags) (rfc2544.Config, result.RFC2544T
 		return cfg, test, nil, usagef("invalid --medium %q: %v", f.medium, err)
 	}
 	test.Medium = m.Name
-	if cfg.Sizes, err = parseSweepSizes(f.sizes, m); err != nil {
+	if cfg.Sizes, err = sweep.ParseSizes(f.sizes, m); err != nil {
 		return cfg, test, nil, usageError{err}
 	}
 	for _, t := range strings.Split(f.tests, ",") {
@@ -124,7 +124,7 @@ func parseRFC2544(host string, f *rfc2544Flags) (rfc2544.Config, result.RFC2544T
 		}
 		cfg.Tests = append(cfg.Tests, t)
 	}
-	if cfg.PDRPercent, err = parseLossPercent(f.pdr); err != nil || cfg.PDRPercent == 0 {
+	if cfg.PDRPercent, err = sweep.ParseLossPercent(f.pdr); err != nil || cfg.PDRPercent == 0 {
 		return cfg, test, nil, usagef("invalid --pdr %q: want a share above 0 like 0.5%%", f.pdr)
 	}
 	for _, l := range strings.Split(f.loads, ",") {
@@ -140,7 +140,7 @@ func parseRFC2544(host string, f *rfc2544Flags) (rfc2544.Config, result.RFC2544T
 	if f.port < 1 || f.port > 65535 {
 		return cfg, test, nil, usagef("invalid --port %d", f.port)
 	}
-	cfg.LinePPS = udpLinePPS(m)
+	cfg.LinePPS = sweep.UDPLinePPS(m)
 	var r sweep.Runner
 	if f.sameClock && f.mode != sweep.ModeWirebench {
 		return cfg, test, nil, usagef("--same-clock is for --mode wirebench, where the server times what arrives")

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/dut"
+	"github.com/wirebench/wirebench/internal/iperfargs"
 )
 
 // Exit codes.
@@ -108,7 +110,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, signa
 	out := &errWriter{w: stdout}
 	e := &env{ctx: ctx, stdout: out, stderr: stderr, signalsTaken: signalsTaken}
 	root := newRootCmd(e)
-	root.SetArgs(joinOptionalValues(rewriteIperfArgs(args)))
+	root.SetArgs(joinOptionalValues(iperfargs.Rewrite(args)))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		err = out.firstErr()
@@ -123,9 +125,10 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, signa
 	}
 	fmt.Fprintf(stderr, "wirebench: %v\n", err)
 	var ue usageError
+	var unsupported *dut.UnsupportedError // a test the device cannot run, found while running
 	// cobra's own "unknown command" error for a mistyped subcommand is a
 	// usage error too.
-	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ") {
+	if errors.As(err, &ue) || errors.As(err, &unsupported) || strings.HasPrefix(err.Error(), "unknown command ") {
 		return exitUsage
 	}
 	return exitFailure

@@ -1,21 +1,14 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
-	"iter"
 	"math"
-	"slices"
-	"strconv"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/admit"
-	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/serve"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/session/iperf3"
 	"github.com/wirebench/wirebench/internal/units"
@@ -171,22 +164,6 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 			e.logf("writing results failed: %v; the server goes on, but results are lost while writing fails", err)
 		}
 	}
-	out := &syncWriter{w: e.stdout}
-	var mu sync.Mutex // guards texts and csvHeader
-	texts := map[int]*report.Text{}
-	csvHeader := false
-	text := func(id int) *report.Text {
-		mu.Lock()
-		defer mu.Unlock()
-		t := texts[id]
-		if t == nil {
-			t = report.NewText(out, strconv.Itoa(id))
-			t.SetFormat(unit)
-			t.SetEnhanced(f.enhanced)
-			texts[id] = t
-		}
-		return t
-	}
 	cfg := session.ServerConfig{
 		Bind: f.bind, Port: f.port, OneShot: f.oneShot, MaxTests: f.maxTests,
 		Interval:     time.Duration(f.interval * float64(time.Second)),
@@ -200,156 +177,43 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	if f.port == 0 {
 		cfg.Port = -1
 	}
-	udpTests := map[int]bool{} // guarded by mu
-	if format == formatText {
-		cfg.OnTestStart = func(id int, r *result.Result) {
-			mu.Lock()
-			udpTests[id] = r.Test.Protocol == result.UDP
-			mu.Unlock()
-			text(id).Header(r.Test, "server", "", r.Test.Peer)
-		}
-		cfg.OnInterval = func(id int, in result.Interval) {
-			mu.Lock()
-			udp := udpTests[id]
-			mu.Unlock()
-			text(id).Interval(strconv.Itoa(id), in, udp, in.Flow != "reverse")
-		}
-		// Parallel streams of one client (iperf -P): each stream's line,
-		// then the SUM, under the group's one table.
-		cfg.OnGroupInterval = func(group int, streams []session.StreamInterval, sum *result.Interval) {
-			mu.Lock()
-			udp := udpTests[group]
-			mu.Unlock()
-			t := text(group)
-			for _, st := range streams {
-				t.Interval(strconv.Itoa(st.ID), st.Interval, udp, true)
-			}
-			if sum != nil {
-				t.Interval("SUM", *sum, udp, true)
-			}
-		}
-	}
-	printResult := func(id int, r *result.Result) {
-		switch format {
-		case formatJSON:
-			_ = report.WriteJSON(out, r, false)
-		case formatCSV:
-			mu.Lock()
-			if !csvHeader {
-				_ = report.WriteCSVHeader(out)
-				csvHeader = true
-			}
-			mu.Unlock()
-			_ = report.WriteCSV(out, r)
-		default:
-			t := text(id)
-			t.Summary(r)
-			mu.Lock()
-			delete(texts, id)
-			delete(udpTests, id)
-			for _, st := range r.Streams {
-				delete(texts, st.ID)
-				delete(udpTests, st.ID)
-			}
-			mu.Unlock()
-			if r.Device != nil {
-				_ = report.WriteDevice(out, r)
-			}
-		}
-	}
+	printer := serve.NewPrinter(e.stdout, serveOutput(format), unit, f.enhanced)
 	if f.dut.enabled() {
+		printer.Hook(&cfg)
 		return f.runServerDUT(e, cfg, func(id int, r *result.Result) {
-			link.apply(r)
+			link.Apply(r)
 			f.saving.saveTest(e, r, format)
-			printResult(id, r)
+			printer.Print(id, r)
 		})
 	}
-	// Each test is saved as it ends, then printed, by one worker: never on
-	// the goroutine that ended it (for UDP the one reader of every test,
-	// which must go on answering FINs). A store that fails says so on
-	// stderr once (until a save works again) and in every JSON document
-	// it could not keep; a store slower than the tests end only makes the
-	// line longer: no test is left unsaved for it.
-	var queue saveLine[endedTest]
-	saverDone := make(chan struct{})
-	go func() {
-		defer close(saverDone)
-		for t := range queue.all() {
-			r := t.r
-			id, w := f.saving.save(e, result.KindTest, r.Test.Peer, testSummary(r), r.StartedAt, result.Sanitize(r))
-			if (w != "" || id > 0) && format == formatJSON || w != "" && format == formatCSV {
-				// A copy: others (the dashboard) may be reading t.r now.
-				c := *r
-				if w != "" {
-					c.Warnings = append(slices.Clip(r.Warnings), w)
-				}
-				if format == formatJSON {
-					c.RunID = id
-				}
-				r = &c
-			}
-			printResult(t.id, r)
-		}
-	}()
-	// Serve returns once every test has ended: the last results are saved
-	// and printed before the command returns.
-	defer func() { queue.close(); <-saverDone }()
-	cfg.OnResult = func(id int, r *result.Result) {
-		link.apply(r)
-		if f.saving.noSave {
-			printResult(id, r)
-			return
-		}
-		queue.push(endedTest{id, r})
-	}
-	if f.webFlags.addr != "" {
-		if f.interval == 0 {
-			// The live charts need intervals: take them each second,
-			// printing none as asked (docs/web.md).
-			cfg.Interval = time.Second
-			cfg.OnInterval, cfg.OnGroupInterval = nil, nil
-		}
-	}
-	var hist web.History // without saving: the server's own results, in memory
+	sc := serve.Config{Server: cfg, Printer: printer, Output: serveOutput(format), Apply: link.Apply, Logf: e.logf,
+		Iperf3: iperf3.Config{Port: f.iperf3Port, MaxRate: maxRate, Auth: auth}}
 	if !f.saving.noSave {
-		hist = storeHistory{&f.saving}
-	}
-	ecfg := echo.ServerConfig{IdleTimeout: cfg.IdleTimeout, OnLog: cfg.OnLog}
-	serveWeb, err := f.webFlags.attachWeb(e, &cfg, &ecfg, hist)
-	if err != nil {
-		return err
-	}
-	srv, err := session.Listen(e.ctx, cfg)
-	if err != nil {
-		return err
-	}
-	if err := serveWeb(); err != nil {
-		return err
-	}
-	echo.Register(srv, ecfg)
-	i3 := iperf3.Config{Port: f.iperf3Port, MaxRate: maxRate, Auth: auth}
-	if auth != nil {
-		e.logf("%s", f.auth.describe(auth))
-	}
-	if f.iperf3Port == srv.Port() {
-		i3.Port = 0 // iperf3 is recognised on the main port anyway
-	}
-	i3port, err := iperf3.Enable(e.ctx, srv, i3)
-	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return fmt.Errorf("%w (is an iperf3 server running? --iperf3-port 0 answers iperf3 clients on port %d only, or pick another port)", err, srv.Port())
+		sc.Save = func(r *result.Result) (int64, string) {
+			return f.saving.save(e, result.KindTest, r.Test.Peer, report.TestSummary(r), r.StartedAt, result.Sanitize(r))
 		}
+	}
+	if sc.Web, err = f.webFlags.resolve(); err != nil {
 		return err
 	}
-	if i3port != 0 {
-		e.logf("iperf3 clients also on TCP and UDP port %d", i3port)
+	if !f.saving.noSave && sc.Web != nil {
+		sc.Web.History = web.StoreHistory{Open: f.saving.store(e).Open}
 	}
-	if format == formatText {
-		report.NewText(out, "").Listening(f.bind, srv.Port())
-	} else {
-		e.logf("listening on TCP and UDP port %d", srv.Port())
+	if auth != nil {
+		sc.AuthNote = f.auth.describe(auth)
 	}
-	return srv.Serve(e.ctx)
+	return serve.Run(e.ctx, sc)
+}
+
+// serveOutput is format as the server package spells it.
+func serveOutput(format outputFormat) serve.Output {
+	switch format {
+	case formatJSON:
+		return serve.JSON
+	case formatCSV:
+		return serve.CSV
+	}
+	return serve.Text
 }
 
 // noLimit turns a flag's "0 = no limit" into the session's negative "no
@@ -391,78 +255,4 @@ func (f *serverFlags) runServerDUT(e *env, cfg session.ServerConfig, printResult
 		printResult(id, r)
 	}
 	return err
-}
-
-// endedTest is a server test waiting to be saved and printed.
-type endedTest struct {
-	id int
-	r  *result.Result
-}
-
-// saveLine is a first-in first-out line with no bound between the
-// goroutines that end tests and the one that saves them: push never
-// blocks (a test's goroutine must not wait on the store) and never drops
-// (each entry is one result, a few kilobytes, where a lost one is a run
-// the user cannot find again).
-type saveLine[T any] struct {
-	mu     sync.Mutex
-	items  []T
-	closed bool
-	wake   chan struct{} // one pending signal at most
-	once   sync.Once
-}
-
-func (l *saveLine[T]) init() { l.once.Do(func() { l.wake = make(chan struct{}, 1) }) }
-
-// push appends t.
-func (l *saveLine[T]) push(t T) {
-	l.init()
-	l.mu.Lock()
-	l.items = append(l.items, t)
-	l.mu.Unlock()
-	l.signal()
-}
-
-// close ends all() once every item pushed before it has been taken.
-func (l *saveLine[T]) close() {
-	l.init()
-	l.mu.Lock()
-	l.closed = true
-	l.mu.Unlock()
-	l.signal()
-}
-
-func (l *saveLine[T]) signal() {
-	select {
-	case l.wake <- struct{}{}:
-	default:
-	}
-}
-
-// all yields the items in the order they were pushed until the line is
-// closed and empty.
-func (l *saveLine[T]) all() iter.Seq[T] {
-	l.init()
-	return func(yield func(T) bool) {
-		for {
-			l.mu.Lock()
-			if len(l.items) == 0 {
-				closed := l.closed
-				l.mu.Unlock()
-				if closed {
-					return
-				}
-				<-l.wake
-				continue
-			}
-			t := l.items[0]
-			var zero T
-			l.items[0] = zero
-			l.items = l.items[1:]
-			l.mu.Unlock()
-			if !yield(t) {
-				return
-			}
-		}
-	}
 }

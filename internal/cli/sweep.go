@@ -2,19 +2,17 @@ package cli
 
 import (
 	"fmt"
+	"github.com/wirebench/wirebench/internal/report"
+	"github.com/wirebench/wirebench/internal/result"
 	"io"
-	"math"
 	"net"
 	"os"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/linerate"
-	"github.com/wirebench/wirebench/internal/report"
-	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/probe"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sweep"
 	"github.com/wirebench/wirebench/internal/units"
@@ -128,11 +126,11 @@ func parseSweep(host string, f *sweepCmdFlags) (*sweepSetup, error) {
 	if err != nil {
 		return nil, usagef("invalid --medium %q: %v", f.medium, err)
 	}
-	sizes, err := parseSweepSizes(f.sizes, m)
+	sizes, err := sweep.ParseSizes(f.sizes, m)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	loss, err := parseLossPercent(f.loss)
+	loss, err := sweep.ParseLossPercent(f.loss)
 	if err != nil {
 		return nil, usagef("invalid --loss %q: want a share like 0, 0.1%% or 1%%", f.loss)
 	}
@@ -162,7 +160,7 @@ func parseSweep(host string, f *sweepCmdFlags) (*sweepSetup, error) {
 	if f.port < 1 || f.port > 65535 {
 		return nil, usagef("invalid --port %d", f.port)
 	}
-	line := udpLinePPS(m)
+	line := sweep.UDPLinePPS(m)
 	maxPPS := line
 	var maxRate units.Rate
 	if f.maxRate != "" {
@@ -216,73 +214,6 @@ func parseSweep(host string, f *sweepCmdFlags) (*sweepSetup, error) {
 // server (its receive window's timing resolution); see
 // sweep.Config.BacklogFloor.
 const serverBacklogFloor = 20 * time.Millisecond
-
-// rfc2544Frames are RFC 2544's Ethernet frame sizes (§9.1).
-var rfc2544Frames = []int{64, 128, 256, 512, 1024, 1280, 1518}
-
-// parseSweepSizes reads --sizes.
-func parseSweepSizes(s string, m linerate.Medium) ([]int, error) {
-	if s == "rfc2544" {
-		l2 := m.Header + m.FCS
-		if m.Kind == linerate.Custom {
-			l2 = m.Overhead
-		}
-		var out []int
-		for _, fr := range rfc2544Frames {
-			if p := fr - l2 - 28; p >= 16 {
-				out = append(out, p)
-			}
-		}
-		return out, nil
-	}
-	bad := fmt.Errorf("invalid --sizes %q: want a list like 64,512,1470, a range like 64-1472:64, or rfc2544 (sizes 16 to 65507)", s)
-	var out []int
-	if a, b, ok := strings.Cut(s, "-"); ok {
-		step := 1
-		if bb, st, ok := strings.Cut(b, ":"); ok {
-			b = bb
-			var err error
-			if step, err = strconv.Atoi(st); err != nil || step < 1 {
-				return nil, bad
-			}
-		}
-		lo, err1 := strconv.Atoi(a)
-		hi, err2 := strconv.Atoi(b)
-		if err1 != nil || err2 != nil || lo > hi || (hi-lo)/step > 1000 {
-			return nil, bad
-		}
-		for v := lo; v <= hi; v += step {
-			out = append(out, v)
-		}
-		if out[len(out)-1] != hi {
-			out = append(out, hi)
-		}
-	} else {
-		for _, p := range strings.Split(s, ",") {
-			v, err := strconv.Atoi(strings.TrimSpace(p))
-			if err != nil {
-				return nil, bad
-			}
-			out = append(out, v)
-		}
-	}
-	for _, v := range out {
-		if v < 16 || v > 65507 {
-			return nil, bad
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
-// parseLossPercent reads "0", "0.1%" or "0.1" as percent.
-func parseLossPercent(s string) (float64, error) {
-	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
-	if err != nil || v < 0 || v >= 100 || math.IsNaN(v) {
-		return 0, fmt.Errorf("invalid percentage %q", s)
-	}
-	return v, nil
-}
 
 // parseDur is the one parser of time values given as text: plain seconds
 // ("0.2", as ping -i and iperf -t take them) or a Go duration ("200ms",
@@ -371,7 +302,7 @@ func (f *sweepCmdFlags) chooseDialect(e *env, cmd *cobra.Command, s *sweepSetup,
 		return nil
 	}
 	switch f.dialect {
-	case session.DialectIperf2, session.DialectIperf2Legacy, session.DialectIperf3, dialectAuto:
+	case session.DialectIperf2, session.DialectIperf2Legacy, session.DialectIperf3, probe.DialectAuto:
 	case "":
 		if given {
 			return usagef("invalid --dialect \"\": want iperf2, iperf2-legacy, iperf3 or auto")
@@ -379,15 +310,15 @@ func (f *sweepCmdFlags) chooseDialect(e *env, cmd *cobra.Command, s *sweepSetup,
 	default:
 		return usagef("invalid --dialect %q: want iperf2, iperf2-legacy, iperf3 or auto (a sweep needs the server's report: raw brings none)", f.dialect)
 	}
-	c := chooseDialect(e, s.test.Host, s.test.Port, f.dialect, given)
+	c := probe.ChooseDialect(e.ctx, s.test.Host, s.test.Port, f.dialect, given)
 	if format == formatText {
-		c.announce(e)
+		announceDialect(e, c)
 	}
-	run.Base.Dialect = c.dialect
+	run.Base.Dialect = c.Dialect
 	s.runner = run
-	s.test.DialectChosenBy, s.test.DialectReason = c.by, c.reason
-	if c.dialect != session.DialectIperf2 {
-		s.test.Dialect = c.dialect
+	s.test.DialectChosenBy, s.test.DialectReason = c.By, c.Reason
+	if c.Dialect != session.DialectIperf2 {
+		s.test.Dialect = c.Dialect
 	}
 	return nil
 }
@@ -447,17 +378,4 @@ func sweepSummary(r *result.Sweep) string {
 		sum += ", interrupted"
 	}
 	return sum
-}
-
-// udpLinePPS is the medium's maximum packet rate per UDP payload size (0
-// for a size it cannot carry): where a sweep's and RFC 2544's searches
-// start.
-func udpLinePPS(m linerate.Medium) func(size int) float64 {
-	return func(size int) float64 {
-		b, err := linerate.Analyze(m, linerate.Stack{Transport: linerate.UDP}, size)
-		if err != nil {
-			return 0
-		}
-		return b.PacketsPerSecond
-	}
 }

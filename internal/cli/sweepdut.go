@@ -2,12 +2,10 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -24,11 +22,8 @@ import (
 
 // sweepDUT drives the device for a sweep's trials.
 type sweepDUT struct {
-	f     *dutFlags
-	s     *dut.Session
-	iface string
-	// failed is the device's error that ended the sweep, if any.
-	failed error
+	f *dutFlags
+	dut.Trials
 }
 
 // openSweepDUT checks the flags against the sweep, opens the device's
@@ -49,7 +44,7 @@ func (f *dutFlags) openSweepDUT(e *env, setup *sweepSetup, mode string, packets 
 	if err != nil {
 		return nil, err
 	}
-	d := &sweepDUT{f: f, s: s, iface: f.iface}
+	d := &sweepDUT{f: f, Trials: dut.Trials{S: s, Iface: f.iface}}
 	base := session.ClientConfig{Host: setup.test.Host, Port: setup.test.Port, Dialect: session.DialectIperf2}
 	adoptDialect(e, s, &base.Dialect, false)
 	t, err := clientTest(sweep.SessionRunner{Base: base}.Config(sweep.Spec{Size: setup.cfg.Sizes[0], RatePPS: 1, Duration: setup.cfg.Trial}), f.iface, s.Dialect())
@@ -60,46 +55,27 @@ func (f *dutFlags) openSweepDUT(e *env, setup *sweepSetup, mode string, packets 
 		s.Close()
 		return nil, err
 	}
-	setup.runner = sweep.SessionRunner{Base: base, Run: d.trial, DeviceCounts: dut.ReceivedCounts}
+	trial := func(ctx context.Context, _ sweep.Spec, cfg session.ClientConfig) (*result.Result, error) {
+		return d.Run(ctx, cfg)
+	}
+	setup.runner = sweep.SessionRunner{Base: base, Run: trial, DeviceCounts: dut.ReceivedCounts}
 	setup.test.DUT, setup.test.Dialect = f.spec, base.Dialect
 	return d, nil
-}
-
-// trial runs one trial with the device as the server. A device that fails
-// (silent, garbage, reset, line dropped) ends the sweep: its figures would
-// be missing from every later trial.
-func (d *sweepDUT) trial(ctx context.Context, _ sweep.Spec, cfg session.ClientConfig) (*result.Result, error) {
-	r, err := runOnDeviceServer(ctx, d.s, cfg, d.iface, func(ctx context.Context) (*result.Result, error) {
-		return dialect.RunClient(ctx, cfg)
-	})
-	if r != nil && r.Device != nil && r.Device.Error != "" && ctx.Err() == nil {
-		d.failed = fmt.Errorf("the device (%s) failed: %s", d.s.Shell(), r.Device.Error)
-		if err != nil && !deviceErr(err) {
-			return r, fmt.Errorf("%w (and our client: %v)", d.failed, err)
-		}
-		return r, d.failed
-	}
-	var de *dut.DeviceError
-	if errors.As(err, &de) && ctx.Err() == nil {
-		d.failed = fmt.Errorf("the device (%s) failed: %w", d.s.Shell(), de.Err)
-		return r, d.failed
-	}
-	return r, err
 }
 
 // finish records the session in the sweep's document (and so in the
 // results store) and in --dut-transcript, and closes it.
 func (d *sweepDUT) finish(e *env, res *result.Sweep) {
-	ds := &result.SweepDeviceSession{Spec: d.f.spec, Shell: d.s.Shell(), Transcript: d.s.TranscriptLines()}
+	ds := &result.SweepDeviceSession{Spec: d.f.spec, Shell: d.S.Shell(), Transcript: d.S.TranscriptLines()}
 	if ds.Transcript == nil {
 		ds.Transcript = []string{}
 	}
-	if d.failed != nil {
-		ds.Error = d.failed.Error()
+	if d.Failed != nil {
+		ds.Error = d.Failed.Error()
 	}
 	res.Device = ds
 	d.f.saveTranscript(e, ds.Transcript)
-	d.s.Close()
+	d.S.Close()
 }
 
 // writeSweepDevice prints, per size, the device's own figures of the

@@ -1,15 +1,14 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"strconv"
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/admit"
-	"github.com/wirebench/wirebench/internal/echo"
-	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/serve"
+	"github.com/wirebench/wirebench/internal/store"
 	"github.com/wirebench/wirebench/internal/web"
 )
 
@@ -44,17 +43,13 @@ func webAddr(s string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-// attachWeb checks the dashboard flags and, when --web is given, attaches
-// a dashboard to cfg and its echo tests' metrics to ecfg, showing hist as its history (nil: the server's own
-// results, kept in memory); the returned serve starts serving it (a no-op
-// without --web).
-func (f *webFlags) attachWeb(e *env, cfg *session.ServerConfig, ecfg *echo.ServerConfig, hist web.History) (serve func() error, err error) {
-	none := func() error { return nil }
+// resolve checks the dashboard flags: nil without --web.
+func (f *webFlags) resolve() (*serve.Web, error) {
 	if f.addr == "" {
 		if len(f.probeAllow) > 0 {
 			return nil, usagef("--probe-allow needs --web ADDR:PORT (probes are asked for over HTTP)")
 		}
-		return none, nil
+		return nil, nil
 	}
 	addr, err := webAddr(f.addr)
 	if err != nil {
@@ -64,23 +59,7 @@ func (f *webFlags) attachWeb(e *env, cfg *session.ServerConfig, ecfg *echo.Serve
 	if err != nil {
 		return nil, usagef("invalid --probe-allow: %v", err)
 	}
-	ws := web.New(web.Config{Probe: web.ProbeConfig{Allow: allow}, OnLog: cfg.OnLog, History: hist})
-	ws.Attach(cfg)
-	ecfg.OnSession = ws.EchoFinished
-	return func() error {
-		var lc net.ListenConfig
-		ln, err := lc.Listen(e.ctx, "tcp", addr)
-		if err != nil {
-			return fmt.Errorf("dashboard: %w", err)
-		}
-		e.logf("dashboard on http://%s/ (metrics /metrics, probes /probe: %s)", ln.Addr(), probeWords(f.probeAllow))
-		go func(ctx context.Context) {
-			if err := ws.ListenAndServe(ctx, ln); err != nil {
-				e.logf("%v", err)
-			}
-		}(e.ctx)
-		return nil
-	}, nil
+	return &serve.Web{Addr: addr, ProbeAllow: allow, ProbeWords: probeWords(f.probeAllow)}, nil
 }
 
 func probeWords(allow []string) string {
@@ -139,13 +118,13 @@ func runWeb(e *env, arg string, f *webCmdFlags) error {
 	}
 	// The store is opened now, so that a wrong --db is an error at once
 	// rather than on the first page.
-	saving := &saveFlags{dbFlag: f.dbFlag}
-	st, err := saving.open(e.ctx)
+	saver := &store.Saver{URL: f.db}
+	st, err := saver.Open(e.ctx)
 	if err != nil {
 		return err
 	}
-	defer saving.close()
-	ws := web.New(web.Config{Probe: web.ProbeConfig{Allow: allow}, History: storeHistory{saving}, OnLog: func(m string) { e.logf("%s", m) }})
+	defer saver.Close()
+	ws := web.New(web.Config{Probe: web.ProbeConfig{Allow: allow}, History: web.StoreHistory{Open: saver.Open}, OnLog: func(m string) { e.logf("%s", m) }})
 	var lc net.ListenConfig
 	ln, err := lc.Listen(e.ctx, "tcp", addr)
 	if err != nil {

@@ -1,8 +1,10 @@
 // Package labctl keeps the labs `wirebench lab` makes: their state on disk
 // (/run/wirebench), the processes it starts in them (the relays of a device
 // model and the exact wire's forwarder in host r, and the commands of `lab
-// exec`), and their status. The lab's namespaces, links and qdiscs are
-// netlab's; the flags, the printed text and the exit codes are the cli's.
+// exec`), their status, the checking of `lab up`'s options and the text
+// the lab commands print. The lab's namespaces, links and qdiscs are
+// netlab's; the flags, the choice of text or JSON and the exit codes are
+// the cli's.
 // Like netlab it is set apart from the product: only the cli and tests
 // import it.
 package labctl

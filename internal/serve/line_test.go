@@ -1,4 +1,4 @@
-package cli
+package serve
 
 import (
 	"sync"
@@ -11,7 +11,7 @@ import (
 // those still in line. The line had room for 256 before, and dropped the
 // rest from the store.
 func TestSaveLineKeepsEveryTest(t *testing.T) {
-	var l saveLine[[2]int]
+	var l line[[2]int]
 	const goroutines, each = 8, 625
 	var wg sync.WaitGroup
 	for g := range goroutines {
@@ -42,7 +42,7 @@ func TestSaveLineKeepsEveryTest(t *testing.T) {
 // TestSaveLineWaitsForPushes: a saver that starts first waits for the
 // tests to end, and ends when the line is closed and empty.
 func TestSaveLineWaitsForPushes(t *testing.T) {
-	var l saveLine[int]
+	var l line[int]
 	got := make(chan []int)
 	go func() {
 		var s []int

@@ -1,4 +1,4 @@
-package cli
+package calc
 
 import (
 	"bytes"
@@ -30,8 +30,8 @@ func TestMediumExcessWarning(t *testing.T) {
 		r := result.New("client")
 		r.Test = result.Test{Protocol: result.UDP, Length: 1470, Peer: "198.18.0.2"}
 		r.Receiver = &result.Receiver{BitsPerSecond: theory.TheoreticalBPS * tt.pct / 100}
-		p := &linkPlacer{m: m, stack: linerate.Stack{}}
-		p.apply(r)
+		p := &Placer{Medium: m, Stack: linerate.Stack{}}
+		p.Apply(r)
 		var js bytes.Buffer
 		if err := report.WriteJSON(&js, r, false); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,142 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/dialect"
+	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf3"
+)
+
+// DialectAuto is the --dialect value that probes the peer first.
+const DialectAuto = "auto"
+
+// How a test's dialect was chosen (dialect_chosen_by in JSON).
+const (
+	ChosenByFlag     = "flag"     // --dialect NAME
+	ChosenByPort     = "port"     // -p 5201 without --dialect: iperf3
+	ChosenByProbe    = "probe"    // the peer's answer to the probe's opening
+	ChosenByFallback = "fallback" // the probe could not tell: iperf2
+	ChosenByDevice   = "device"   // --dut: the device's server needs it
+)
+
+// DialectChoice is the dialect a command runs in and why.
+type DialectChoice struct {
+	Dialect string
+	By      string // ChosenBy* values
+	Reason  string
+	// Answered is set when the probe saw the peer answer: a test that
+	// follows it and is refused, or told busy, is tried again (an iperf3
+	// server reopens its listener after each test).
+	Answered bool
+}
+
+// WillProbe says ChooseDialect probes the peer for a --dialect value (given: the
+// flag was set) and port.
+func WillProbe(port int, value string, given bool) bool {
+	return given && value == DialectAuto || !given && port != session.DefaultIperf3Port
+}
+
+// ChooseDialect settles the dialect: as given (--dialect NAME), iperf3 on port
+// 5201, else by probing host:port (auto, or no --dialect). The caller says
+// the choice (Line, when Probed) once the test is known to run, and adds
+// it to a usage error that follows (Explain); JSON carries it in the
+// document.
+func ChooseDialect(ctx context.Context, host string, port int, value string, given bool) DialectChoice {
+	if !WillProbe(port, value, given) {
+		if given {
+			return DialectChoice{Dialect: value, By: ChosenByFlag}
+		}
+		return DialectChoice{Dialect: session.DialectIperf3, By: ChosenByPort}
+	}
+	return probeDialect(ctx, host, port)
+}
+
+// Precheck checks cfg before a probe, so that what the user typed is
+// judged before any packet leaves: an error only when cfg is wrong in both
+// dialects the probe may choose (that of iperf2 is returned).
+func Precheck(cfg session.ClientConfig) error {
+	cfg.Dialect = session.DialectIperf2
+	_, err := dialect.Prepare(cfg)
+	if err == nil {
+		return nil
+	}
+	cfg.Dialect = session.DialectIperf3
+	if _, err3 := dialect.Prepare(cfg); err3 == nil {
+		return nil
+	}
+	return err
+}
+
+// Probed says the choice was made (or fallen back on) by probing the peer:
+// one the user should be told of.
+func (c DialectChoice) Probed() bool { return c.By == ChosenByProbe || c.By == ChosenByFallback }
+
+// Explain adds a probed choice to an error that followed it (one line).
+func (c DialectChoice) Explain(err error) error {
+	if err == nil || !c.Probed() {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, c.Line())
+}
+
+// probeDialect runs the probe's opening exchange against host:port.
+func probeDialect(ctx context.Context, host string, port int) DialectChoice {
+	ch, err := Detect(ctx, Config{Host: host, Port: port})
+	if err != nil {
+		return DialectChoice{Dialect: session.DialectIperf2, By: ChosenByFallback,
+			Reason: "could not probe (" + err.Error() + "): using iperf2, the default"}
+	}
+	c := DialectChoice{Dialect: ch.Dialect, By: ChosenByProbe, Reason: ch.Reason,
+		Answered: ch.Opening != OpeningRefused}
+	if !ch.Decided {
+		c.By = ChosenByFallback
+	}
+	c.Reason += " [" + ch.Elapsed.Round(time.Millisecond).String() + "]"
+	return c
+}
+
+// Line is the stderr line of a probed choice.
+func (c DialectChoice) Line() string {
+	how := "chosen by probing the peer"
+	if c.By == ChosenByFallback {
+		how = "the probe could not tell, falling back"
+	}
+	return "dialect " + c.Dialect + " (" + how + "): " + c.Reason
+}
+
+// retriesAfterProbe and retryPause bound the wait for a peer that answered
+// the probe a moment ago and now refuses the test or says it is busy: an
+// iperf3 server closes and reopens its listening socket after each test.
+const (
+	retriesAfterProbe = 10
+	retryPause        = 300 * time.Millisecond
+)
+
+// retryable says a test that failed with err never started and the peer
+// may still be winding down the probe.
+func retryable(err error) bool {
+	return errors.Is(err, iperf3.ErrBusy) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET)
+}
+
+// AfterProbe runs run, again while the peer that answered the probe
+// refuses it (c.Answered; at most 10 times, 300 ms apart, until ctx is
+// done).
+func AfterProbe[T any](ctx context.Context, c DialectChoice, run func() (T, error)) (T, error) {
+	for i := 0; ; i++ {
+		v, err := run()
+		if !c.Answered || i == retriesAfterProbe || !retryable(err) {
+			return v, err
+		}
+		select {
+		case <-ctx.Done():
+			return v, err
+		case <-time.After(retryPause):
+		}
+	}
+}
