@@ -1,7 +1,9 @@
 // Package floors checks that every package of the module imports only
 // packages on lower floors. The floors are not declared here: they are the
 // table in docs/architecture.md, which this package parses, so the rule that
-// maintainers read and the rule the tests enforce are one text.
+// maintainers read and the rule the tests enforce are one text. It also
+// checks the size limits of the same document: lines per package, per file
+// and per function.
 package floors
 
 import (
