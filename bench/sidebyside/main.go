@@ -272,60 +272,90 @@ func udpTrial(t Tool, p Params) Trial {
 	return tr
 }
 
-// measure runs the plan for every tool.
+// measure runs the plan for every tool: each step below fills one part
+// of the report, in the order the report shows them.
 func measure(tools []Tool, pl Plan, log io.Writer) *Report {
-	say := progress{log}.say
-	rep := &Report{Schema: Schema, Started: time.Now().UTC(), Plan: pl, CPUs: runtime.NumCPU(), Versions: versions(tools), Errors: []string{}}
-	rep.Load[0] = loadavg()
-	fail := func(what string, err string) {
-		if err != "" {
-			rep.Errors = append(rep.Errors, what+": "+err)
-		}
-	}
+	m := &measuring{tools: tools, pl: pl, say: progress{log}.say,
+		rep: &Report{Schema: Schema, Started: time.Now().UTC(), Plan: pl, CPUs: runtime.NumCPU(), Versions: versions(tools), Errors: []string{}}}
+	m.rep.Load[0] = loadavg()
+	m.maxSend()
+	m.lossFree()
+	m.tcp()
+	m.cpu()
+	m.pacing()
+	m.many()
+	m.rep.Load[1] = loadavg()
+	m.rep.Seconds = time.Since(m.rep.Started).Seconds()
+	return m.rep
+}
 
-	// 1. The highest paced send rate, per size: the search's upper bound.
-	for _, n := range pl.Sizes {
+// measuring is one run of measure: the tools, the plan, where progress
+// goes and the report being filled.
+type measuring struct {
+	tools []Tool
+	pl    Plan
+	say   func(string, ...any)
+	rep   *Report
+}
+
+// fail records err (when there is one) as an error of the report, saying
+// what was being measured.
+func (m *measuring) fail(what string, err string) {
+	if err != "" {
+		m.rep.Errors = append(m.rep.Errors, what+": "+err)
+	}
+}
+
+// maxSend measures the highest paced send rate, per size: the search's
+// upper bound.
+func (m *measuring) maxSend() {
+	for _, n := range m.pl.Sizes {
 		row := SizeRow{Length: n, Tools: map[string]Trial{}}
-		for _, t := range tools {
-			say("max send rate, %d bytes, %s", n, t.Name)
-			tr := udpTrial(t, Params{UDP: true, Length: n, PPS: AskPPS, Seconds: pl.TrialSeconds})
-			fail(fmt.Sprintf("max send %s %d B", t.Name, n), tr.Error)
+		for _, t := range m.tools {
+			m.say("max send rate, %d bytes, %s", n, t.Name)
+			tr := udpTrial(t, Params{UDP: true, Length: n, PPS: AskPPS, Seconds: m.pl.TrialSeconds})
+			m.fail(fmt.Sprintf("max send %s %d B", t.Name, n), tr.Error)
 			row.Tools[t.Name] = tr
 		}
 		row.Ratio = ratio(row.Tools, func(t Trial) float64 { return t.SentPPS })
-		rep.MaxSend = append(rep.MaxSend, row)
+		m.rep.MaxSend = append(m.rep.MaxSend, row)
 	}
+}
 
-	// 2. The loss-free rate, by the same search for every tool, from its
-	// own highest send rate down.
-	for i, n := range pl.Sizes {
+// lossFree searches the loss-free rate, by the same search for every tool,
+// from its own highest send rate down.
+func (m *measuring) lossFree() {
+	for i, n := range m.pl.Sizes {
 		row := SearchRow{Length: n, Tools: map[string]Search{}}
-		for _, t := range tools {
-			upper := rep.MaxSend[i].Tools[t.Name].SentPPS
-			s := SearchLossFree(upper, pl.SearchTrials, pl.SearchTol, func(pps float64) Trial {
-				say("loss-free search, %d bytes, %s: %.0f datagrams/s", n, t.Name, pps)
-				return udpTrial(t, Params{UDP: true, Length: n, PPS: pps, Seconds: pl.TrialSeconds})
+		for _, t := range m.tools {
+			upper := m.rep.MaxSend[i].Tools[t.Name].SentPPS
+			s := SearchLossFree(upper, m.pl.SearchTrials, m.pl.SearchTol, func(pps float64) Trial {
+				m.say("loss-free search, %d bytes, %s: %.0f datagrams/s", n, t.Name, pps)
+				return udpTrial(t, Params{UDP: true, Length: n, PPS: pps, Seconds: m.pl.TrialSeconds})
 			})
 			for _, tr := range s.Trials {
-				fail(fmt.Sprintf("search %s %d B at %.0f/s", t.Name, n, tr.OfferedPPS), tr.Error)
+				m.fail(fmt.Sprintf("search %s %d B at %.0f/s", t.Name, n, tr.OfferedPPS), tr.Error)
 			}
 			row.Tools[t.Name] = s
 		}
 		row.Ratio = ratio(row.Tools, func(s Search) float64 { return s.BestPPS })
-		rep.LossFree = append(rep.LossFree, row)
+		m.rep.LossFree = append(m.rep.LossFree, row)
 	}
+}
 
-	// 3. TCP, interleaved rounds: wirebench, iperf2, iperf3, wirebench, …
-	for _, streams := range pl.Streams {
+// tcp measures TCP in interleaved rounds: wirebench, iperf2, iperf3,
+// wirebench, …
+func (m *measuring) tcp() {
+	for _, streams := range m.pl.Streams {
 		row := TCPRow{Streams: streams, Tools: map[string]TCPStat{}}
-		for round := 1; round <= pl.TCPRounds; round++ {
-			for _, t := range tools {
-				say("tcp, %d stream(s), round %d, %s", streams, round, t.Name)
+		for round := 1; round <= m.pl.TCPRounds; round++ {
+			for _, t := range m.tools {
+				m.say("tcp, %d stream(s), round %d, %s", streams, round, t.Name)
 				st := row.Tools[t.Name]
-				r, err := runTest(t, Params{Streams: streams, Seconds: pl.TCPSeconds})
+				r, err := runTest(t, Params{Streams: streams, Seconds: m.pl.TCPSeconds})
 				if err != nil {
 					st.Errors++
-					fail(fmt.Sprintf("tcp -P %d %s round %d", streams, t.Name, round), err.Error())
+					m.fail(fmt.Sprintf("tcp -P %d %s round %d", streams, t.Name, round), err.Error())
 				} else {
 					st.RoundsBPS = append(st.RoundsBPS, r.RecvBPS)
 					st.Bytes += r.RecvBytes
@@ -339,51 +369,57 @@ func measure(tools []Tool, pl Plan, log io.Writer) *Report {
 			row.Tools[name] = st
 		}
 		row.Ratio = ratio(row.Tools, func(s TCPStat) float64 { return s.MedianBPS })
-		rep.TCP = append(rep.TCP, row)
+		m.rep.TCP = append(m.rep.TCP, row)
 	}
+}
 
-	// 4. CPU per GB: over the TCP rounds, and over the 1470-byte UDP
-	// trials at the highest send rate.
-	for _, row := range rep.TCP {
-		rep.CPU = append(rep.CPU, cpuRow(fmt.Sprintf("tcp, %d stream(s)", row.Streams), row.Tools,
+// cpu works out CPU per GB from what was measured: over the TCP rounds,
+// and over the UDP trials at the highest send rate.
+func (m *measuring) cpu() {
+	for _, row := range m.rep.TCP {
+		m.rep.CPU = append(m.rep.CPU, cpuRow(fmt.Sprintf("tcp, %d stream(s)", row.Streams), row.Tools,
 			func(st TCPStat) (float64, int64) { return st.CPU, st.Bytes }))
 	}
-	for _, row := range rep.MaxSend {
-		rep.CPU = append(rep.CPU, cpuRow(fmt.Sprintf("udp %d B, highest send rate", row.Length), row.Tools,
+	for _, row := range m.rep.MaxSend {
+		m.rep.CPU = append(m.rep.CPU, cpuRow(fmt.Sprintf("udp %d B, highest send rate", row.Length), row.Tools,
 			func(tr Trial) (float64, int64) { return tr.CPUSeconds, tr.Bytes }))
 	}
+}
 
-	// 5. Pacing error, as each receiver measured the rate.
-	for _, bps := range pl.PaceRates {
+// pacing measures the pacing error, as each receiver measured the rate.
+func (m *measuring) pacing() {
+	for _, bps := range m.pl.PaceRates {
 		row := PaceRow{RateBPS: bps, Tools: map[string]PaceStat{}}
-		for _, t := range tools {
-			say("pacing at %s, %s", rateText(bps), t.Name)
-			r, err := runTest(t, Params{UDP: true, Length: pl.PaceLength, BPS: bps, Seconds: pl.PaceSeconds})
+		for _, t := range m.tools {
+			m.say("pacing at %s, %s", rateText(bps), t.Name)
+			r, err := runTest(t, Params{UDP: true, Length: m.pl.PaceLength, BPS: bps, Seconds: m.pl.PaceSeconds})
 			var ps PaceStat
 			if err != nil {
 				ps.Error = err.Error()
-				fail(fmt.Sprintf("pacing %s %s", t.Name, rateText(bps)), ps.Error)
+				m.fail(fmt.Sprintf("pacing %s %s", t.Name, rateText(bps)), ps.Error)
 			} else {
 				ps.AchievedBPS, ps.Loss = r.RecvBPS, r.Loss()
 				ps.ErrorPct = 100 * (r.RecvBPS - bps) / bps
 			}
 			row.Tools[t.Name] = ps
 		}
-		rep.Pacing = append(rep.Pacing, row)
+		m.rep.Pacing = append(m.rep.Pacing, row)
 	}
-	// 6. Many clients at once against one wirebench server.
-	if pl.Many != nil {
-		bins := map[string]string{}
-		for _, t := range tools {
-			bins[t.Name] = t.Bin
-		}
-		row := runMany(bins, *pl.Many, say)
-		fail("many clients", row.Error)
-		rep.Many = &row
+}
+
+// many runs many clients at once against one wirebench server, when the
+// plan asks for it.
+func (m *measuring) many() {
+	if m.pl.Many == nil {
+		return
 	}
-	rep.Load[1] = loadavg()
-	rep.Seconds = time.Since(rep.Started).Seconds()
-	return rep
+	bins := map[string]string{}
+	for _, t := range m.tools {
+		bins[t.Name] = t.Bin
+	}
+	row := runMany(bins, *m.pl.Many, m.say)
+	m.fail("many clients", row.Error)
+	m.rep.Many = &row
 }
 
 // cpuRow is the CPU seconds per GB of each tool in one kind of test;

@@ -108,9 +108,30 @@ func runMany(tools map[string]string, pl ManyPlan, say func(string, ...any)) (ro
 	row.GoroutinesIdle = pollMetric(metricsURL, "go_goroutines", 5*time.Second, func(float64) bool { return true })
 	peak := watchRssAnon(srv.cmd.Process.Pid)
 	say("many clients: %d UDP, %d TCP, %d iperf3 for %d s against one wirebench server", pl.UDP, pl.TCP, pl.Iperf3, pl.Seconds)
+	clients, kinds := launchMany(&row, tools, pl, port, limit)
+	tallyMany(&row, clients, kinds)
+	say("many clients: clients ended; waiting for the server's tests to end")
+	pollMetric(metricsURL, "wirebench_server_active_tests", 60*time.Second, func(v float64) bool { return v == 0 })
+	row.GoroutinesAfter = pollMetric(metricsURL, "go_goroutines", 30*time.Second, func(v float64) bool { return int(v) <= row.GoroutinesIdle })
+	row.SocketDrops = udpDrops(port)
+	row.ServerUDP = int(sumMetric(metricsURL, `wirebench_server_tests_total{dialect="iperf2",outcome=`, `protocol="udp"`))
+	row.ServerTCP = int(sumMetric(metricsURL, `wirebench_server_tests_total{`, `protocol="tcp"`))
+	row.PeakRssAnonKiB = peak()
+	_ = srv.cmd.Process.Signal(syscall.SIGINT)
+	srv.stop(10 * time.Second)
+	row.ServerIdle = bytes.Count(srv.out.Bytes(), []byte("never sent a FIN"))
+	if lines := strings.SplitN(srv.errb.String(), "\n", 21); len(lines) > 0 {
+		row.ServerLog = lines[:min(len(lines), 20)]
+	}
+	return row
+}
+
+// launchMany starts the clients of the many-clients row against the server
+// on port, each from its own source address, and returns them with their
+// kinds ("udp", "tcp", "iperf3"). A client that does not start is left out
+// and its error kept in row.
+func launchMany(row *ManyRow, tools map[string]string, pl ManyPlan, port int, limit time.Duration) (clients []*proc, kinds []string) {
 	ps, secs := strconv.Itoa(port), strconv.Itoa(pl.Seconds)
-	var clients []*proc
-	var kinds []string
 	launch := func(kind, bin string, args ...string) {
 		p, err := start("nice", append([]string{"-n", "10", bin}, args...), limit)
 		if err != nil {
@@ -133,6 +154,12 @@ func runMany(tools map[string]string, pl ManyPlan, say func(string, ...any)) (ro
 		launch("iperf3", tools[Iperf3], "-c", Loopback, "-p", ps, "-t", secs, "-b", rateArg(pl.TCPBPS), "-B", manySource(n))
 		n++
 	}
+	return clients, kinds
+}
+
+// tallyMany waits for every client and counts in row those that completed,
+// keeping the output of the first of each kind that did not.
+func tallyMany(row *ManyRow, clients []*proc, kinds []string) {
 	row.Failed = map[string]string{}
 	for i, c := range clients {
 		<-c.done
@@ -161,20 +188,6 @@ func runMany(tools map[string]string, pl ManyPlan, say func(string, ...any)) (ro
 			row.Failed[kinds[i]] = fmt.Sprintf("%v: %s", c.cmd.ProcessState, bytes.TrimSpace(out))
 		}
 	}
-	say("many clients: clients ended; waiting for the server's tests to end")
-	pollMetric(metricsURL, "wirebench_server_active_tests", 60*time.Second, func(v float64) bool { return v == 0 })
-	row.GoroutinesAfter = pollMetric(metricsURL, "go_goroutines", 30*time.Second, func(v float64) bool { return int(v) <= row.GoroutinesIdle })
-	row.SocketDrops = udpDrops(port)
-	row.ServerUDP = int(sumMetric(metricsURL, `wirebench_server_tests_total{dialect="iperf2",outcome=`, `protocol="udp"`))
-	row.ServerTCP = int(sumMetric(metricsURL, `wirebench_server_tests_total{`, `protocol="tcp"`))
-	row.PeakRssAnonKiB = peak()
-	_ = srv.cmd.Process.Signal(syscall.SIGINT)
-	srv.stop(10 * time.Second)
-	row.ServerIdle = bytes.Count(srv.out.Bytes(), []byte("never sent a FIN"))
-	if lines := strings.SplitN(srv.errb.String(), "\n", 21); len(lines) > 0 {
-		row.ServerLog = lines[:min(len(lines), 20)]
-	}
-	return row
 }
 
 func net2(port int) string { return Loopback + ":" + strconv.Itoa(port) }

@@ -22,98 +22,131 @@ func writeTable(out io.Writer, rep *Report) {
 		}
 	}
 
-	if len(rep.LossFree) > 0 {
-		fmt.Fprintf(out, "\nLoss-free UDP rate: received datagrams/s of the best trial with <= %.1f %% loss (binary search, %d s trials, at most %d; the sender must send >= %.0f %% of the rate offered)\n",
-			LossLimit*100, p.TrialSeconds, p.SearchTrials, OfferedShare*100)
-		fmt.Fprintln(w, "bytes\twirebench\tiperf2\tiperf3\tours/best\ttrials (wb/i2/i3)\t")
-		capped := false
-		best := func(s Search) string {
-			if s.Bound == boundPassed && s.BestPPS > 0 {
-				capped = true
-				return pps(s.BestPPS) + " *"
-			}
-			return pps(s.BestPPS)
-		}
-		for _, r := range rep.LossFree {
-			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t\n", r.Length, best(r.Tools[Wirebench]), best(r.Tools[Iperf2]), best(r.Tools[Iperf3]),
-				ratioText(r.Ratio), fmt.Sprintf("%d/%d/%d", len(r.Tools[Wirebench].Trials), len(r.Tools[Iperf2].Trials), len(r.Tools[Iperf3].Trials)))
-		}
-		w.Flush()
-		if capped {
-			fmt.Fprintln(out, "  * no loss at the tool's own highest send rate: the figure is its sender's limit, its receiver may take more")
-		}
-	}
-
-	if len(rep.MaxSend) > 0 {
-		fmt.Fprintf(out, "\nHighest paced send rate: datagrams/s the client sent when asked for %s/s (its own count; received and loss by the server)\n", pps(AskPPS))
-		fmt.Fprintln(w, "bytes\twirebench\tiperf2\tiperf3\tours/best\twb rx / loss\ti2 rx / loss\ti3 rx / loss\t")
-		for _, r := range rep.MaxSend {
-			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s", r.Length, pps(r.Tools[Wirebench].SentPPS), pps(r.Tools[Iperf2].SentPPS), pps(r.Tools[Iperf3].SentPPS), ratioText(r.Ratio))
-			for _, name := range toolOrder {
-				t, ok := r.Tools[name]
-				switch {
-				case !ok:
-					fmt.Fprint(w, "\t-")
-				case t.Error != "":
-					fmt.Fprint(w, "\tfailed")
-				default:
-					fmt.Fprintf(w, "\t%s / %.1f%%", pps(t.RecvPPS), t.Loss*100)
-				}
-			}
-			fmt.Fprint(w, "\t\n")
-		}
-		w.Flush()
-	}
-
-	if len(rep.TCP) > 0 {
-		fmt.Fprintf(out, "\nTCP: the receiver's Gbit/s, median of %d interleaved rounds of %d s (wirebench, iperf2, iperf3, wirebench, ...)\n", p.TCPRounds, p.TCPSeconds)
-		fmt.Fprintln(w, "streams\twirebench\tiperf2\tiperf3\tours/best\t")
-		for _, r := range rep.TCP {
-			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t\n", r.Streams, gbit(r.Tools[Wirebench].MedianBPS), gbit(r.Tools[Iperf2].MedianBPS), gbit(r.Tools[Iperf3].MedianBPS), ratioText(r.Ratio))
-		}
-		w.Flush()
-	}
-
-	if len(rep.CPU) > 0 {
-		fmt.Fprintln(out, "\nCPU seconds per GB received (user+system of client and server; below 1 in ours/best: wirebench spends less)")
-		fmt.Fprintln(w, "test\twirebench\tiperf2\tiperf3\tours/best\t")
-		for _, r := range rep.CPU {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t\n", r.Test, cpuText(r.Tools[Wirebench]), cpuText(r.Tools[Iperf2]), cpuText(r.Tools[Iperf3]), ratioText(r.Ratio))
-		}
-		w.Flush()
-	}
-
-	if len(rep.Pacing) > 0 {
-		fmt.Fprintf(out, "\nPacing: %d-byte datagrams for %d s; achieved = the receiver's own goodput figure; error = achieved vs asked\n", p.PaceLength, p.PaceSeconds)
-		fmt.Fprintln(w, "asked\twirebench\terr\tiperf2\terr\tiperf3\terr\t")
-		for _, r := range rep.Pacing {
-			fmt.Fprintf(w, "%s", rateText(r.RateBPS))
-			for _, name := range toolOrder {
-				s, ok := r.Tools[name]
-				switch {
-				case s.Error != "":
-					fmt.Fprint(w, "\tfailed\t-")
-					continue
-				case !ok:
-					fmt.Fprint(w, "\t-\t-")
-					continue
-				}
-				fmt.Fprintf(w, "\t%s\t%+.2f%%", rateText(s.AchievedBPS), s.ErrorPct)
-			}
-			fmt.Fprint(w, "\t\n")
-		}
-		w.Flush()
-	}
-
+	writeLossFree(out, w, rep)
+	writeMaxSend(out, w, rep)
+	writeTCP(out, w, rep)
+	writeCPU(out, w, rep)
+	writePacing(out, w, rep)
 	if m := rep.Many; m != nil {
 		writeMany(out, m)
 	}
+	writeErrors(out, rep)
+}
 
-	if len(rep.Errors) > 0 {
-		fmt.Fprintf(out, "\n%d test(s) failed (their figures are missing above, never guessed):\n", len(rep.Errors))
-		for _, e := range rep.Errors {
-			fmt.Fprintln(out, "  "+strings.ReplaceAll(e, "\n", " "))
+// writeLossFree prints the loss-free UDP rates, if the report has any.
+func writeLossFree(out io.Writer, w *tabwriter.Writer, rep *Report) {
+	if len(rep.LossFree) == 0 {
+		return
+	}
+	p := rep.Plan
+	fmt.Fprintf(out, "\nLoss-free UDP rate: received datagrams/s of the best trial with <= %.1f %% loss (binary search, %d s trials, at most %d; the sender must send >= %.0f %% of the rate offered)\n",
+		LossLimit*100, p.TrialSeconds, p.SearchTrials, OfferedShare*100)
+	fmt.Fprintln(w, "bytes\twirebench\tiperf2\tiperf3\tours/best\ttrials (wb/i2/i3)\t")
+	capped := false
+	best := func(s Search) string {
+		if s.Bound == boundPassed && s.BestPPS > 0 {
+			capped = true
+			return pps(s.BestPPS) + " *"
 		}
+		return pps(s.BestPPS)
+	}
+	for _, r := range rep.LossFree {
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t\n", r.Length, best(r.Tools[Wirebench]), best(r.Tools[Iperf2]), best(r.Tools[Iperf3]),
+			ratioText(r.Ratio), fmt.Sprintf("%d/%d/%d", len(r.Tools[Wirebench].Trials), len(r.Tools[Iperf2].Trials), len(r.Tools[Iperf3].Trials)))
+	}
+	w.Flush()
+	if capped {
+		fmt.Fprintln(out, "  * no loss at the tool's own highest send rate: the figure is its sender's limit, its receiver may take more")
+	}
+}
+
+// writeMaxSend prints the highest paced send rates, if the report has any.
+func writeMaxSend(out io.Writer, w *tabwriter.Writer, rep *Report) {
+	if len(rep.MaxSend) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "\nHighest paced send rate: datagrams/s the client sent when asked for %s/s (its own count; received and loss by the server)\n", pps(AskPPS))
+	fmt.Fprintln(w, "bytes\twirebench\tiperf2\tiperf3\tours/best\twb rx / loss\ti2 rx / loss\ti3 rx / loss\t")
+	for _, r := range rep.MaxSend {
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s", r.Length, pps(r.Tools[Wirebench].SentPPS), pps(r.Tools[Iperf2].SentPPS), pps(r.Tools[Iperf3].SentPPS), ratioText(r.Ratio))
+		for _, name := range toolOrder {
+			t, ok := r.Tools[name]
+			switch {
+			case !ok:
+				fmt.Fprint(w, "\t-")
+			case t.Error != "":
+				fmt.Fprint(w, "\tfailed")
+			default:
+				fmt.Fprintf(w, "\t%s / %.1f%%", pps(t.RecvPPS), t.Loss*100)
+			}
+		}
+		fmt.Fprint(w, "\t\n")
+	}
+	w.Flush()
+}
+
+// writeTCP prints the TCP rates, if the report has any.
+func writeTCP(out io.Writer, w *tabwriter.Writer, rep *Report) {
+	if len(rep.TCP) == 0 {
+		return
+	}
+	p := rep.Plan
+	fmt.Fprintf(out, "\nTCP: the receiver's Gbit/s, median of %d interleaved rounds of %d s (wirebench, iperf2, iperf3, wirebench, ...)\n", p.TCPRounds, p.TCPSeconds)
+	fmt.Fprintln(w, "streams\twirebench\tiperf2\tiperf3\tours/best\t")
+	for _, r := range rep.TCP {
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t\n", r.Streams, gbit(r.Tools[Wirebench].MedianBPS), gbit(r.Tools[Iperf2].MedianBPS), gbit(r.Tools[Iperf3].MedianBPS), ratioText(r.Ratio))
+	}
+	w.Flush()
+}
+
+// writeCPU prints the CPU seconds per GB, if the report has any.
+func writeCPU(out io.Writer, w *tabwriter.Writer, rep *Report) {
+	if len(rep.CPU) == 0 {
+		return
+	}
+	fmt.Fprintln(out, "\nCPU seconds per GB received (user+system of client and server; below 1 in ours/best: wirebench spends less)")
+	fmt.Fprintln(w, "test\twirebench\tiperf2\tiperf3\tours/best\t")
+	for _, r := range rep.CPU {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t\n", r.Test, cpuText(r.Tools[Wirebench]), cpuText(r.Tools[Iperf2]), cpuText(r.Tools[Iperf3]), ratioText(r.Ratio))
+	}
+	w.Flush()
+}
+
+// writePacing prints the pacing errors, if the report has any.
+func writePacing(out io.Writer, w *tabwriter.Writer, rep *Report) {
+	if len(rep.Pacing) == 0 {
+		return
+	}
+	p := rep.Plan
+	fmt.Fprintf(out, "\nPacing: %d-byte datagrams for %d s; achieved = the receiver's own goodput figure; error = achieved vs asked\n", p.PaceLength, p.PaceSeconds)
+	fmt.Fprintln(w, "asked\twirebench\terr\tiperf2\terr\tiperf3\terr\t")
+	for _, r := range rep.Pacing {
+		fmt.Fprintf(w, "%s", rateText(r.RateBPS))
+		for _, name := range toolOrder {
+			s, ok := r.Tools[name]
+			switch {
+			case s.Error != "":
+				fmt.Fprint(w, "\tfailed\t-")
+				continue
+			case !ok:
+				fmt.Fprint(w, "\t-\t-")
+				continue
+			}
+			fmt.Fprintf(w, "\t%s\t%+.2f%%", rateText(s.AchievedBPS), s.ErrorPct)
+		}
+		fmt.Fprint(w, "\t\n")
+	}
+	w.Flush()
+}
+
+// writeErrors prints the tests that failed, if the report has any.
+func writeErrors(out io.Writer, rep *Report) {
+	if len(rep.Errors) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "\n%d test(s) failed (their figures are missing above, never guessed):\n", len(rep.Errors))
+	for _, e := range rep.Errors {
+		fmt.Fprintln(out, "  "+strings.ReplaceAll(e, "\n", " "))
 	}
 }
 

@@ -1,7 +1,9 @@
 // Package floors checks that every package of the module imports only
 // packages on lower floors. The floors are not declared here: they are the
 // table in docs/architecture.md, which this package parses, so the rule that
-// maintainers read and the rule the tests enforce are one text.
+// maintainers read and the rule the tests enforce are one text. It also
+// checks the size limits of the same document: lines per package, per file
+// and per function.
 package floors
 
 import (
@@ -115,6 +117,10 @@ type Violation struct {
 	Package string // the importing package
 	Import  string // the imported package ("" for an unplaced package)
 	Reason  string
+	// Subject and Count are a size violation's package, file or
+	// "file:function" and its line count (Limits.Splitting).
+	Subject string
+	Count   int
 }
 
 func (v Violation) String() string { return v.File + ": " + v.Reason }

@@ -113,7 +113,12 @@ func delivered(v string, o result.SweepOutcome) float64 {
 
 // search finds the highest passing rate of one size: start at the highest
 // rate, jump just below what the far end delivered when a trial fails,
-// gallop up from a pass, bisect what is left, and confirm.
+// gallop up from a pass, bisect what is left, and confirm. Long because it
+// is one state machine: every trial's verdict moves the same dozen bounds
+// and flags (lo, hi, the host's and the far end's lowest failures, the
+// step, confirming, the stall and re-run guards, the estimate) at once,
+// and split up they would be passed around as one value anyway; the steps
+// around the loop (logging a trial, settling the result) are helpers.
 func (s *sweeper) search(ctx context.Context, size, rep int, sr *result.SweepSize, bisected bool) (search, error) {
 	cfg := &s.cfg
 	top := cfg.MaxPPS(size)
@@ -138,10 +143,7 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *result.SweepSiz
 		p := s.reuse(prior, rep, sr)
 		lo, hi, hostFail, deviceFail = p.lo, p.hi, p.hostFail, p.deviceFail
 		if p.confirm != nil && lo > 0 && (lo >= top || hi <= lo*(1+res)) {
-			f.tried, f.confirm, f.confirmed = lo, p.confirm, true
-			f.rate, f.held = p.confirm.DeliveredPPS, held(p.confirm)
-			f.atMax = lo >= top
-			f.limited = hostLimited(f, hostFail, deviceFail)
+			f.confirmAt(lo, top, p.confirm, hostFail, deviceFail)
 			return f, nil
 		}
 		switch {
@@ -166,15 +168,7 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *result.SweepSiz
 		}
 		f.trials++
 		v := cfg.Verdict(spec, o)
-		rec := result.SweepTrial{Repeat: rep, RatePPS: rate, Confirm: confirming, TrialS: spec.Duration.Seconds(), TrialPackets: spec.Packets,
-			Verdict: v, DeliveredPPS: delivered(VerdictPass, o), SweepOutcome: o}
-		rec.RTTs = nil // summarised in result.SweepRTT; the log keeps no per-datagram times
-		sr.TrialLog = append(sr.TrialLog, rec)
-		last = &sr.TrialLog[len(sr.TrialLog)-1]
-		if cfg.OnTrial != nil {
-			cfg.OnTrial(Progress{Size: size, Repeat: rep, Trial: f.trials, RatePPS: rate, Outcome: o, Verdict: v,
-				Done: s.fin, Planned: s.planned, Elapsed: timeSince(s.start), Bisected: bisected})
-		}
+		last = s.logTrial(sr, spec, o, v, size, rep, f.trials, confirming, bisected)
 		if v == VerdictStall {
 			if stalls++; stalls < 2 {
 				continue // once more at the same rate
@@ -201,10 +195,7 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *result.SweepSiz
 		pass := v == VerdictPass
 		switch {
 		case pass && confirming:
-			f.tried, f.confirm, f.confirmed = rate, last, true
-			f.rate, f.held = last.DeliveredPPS, held(last)
-			f.atMax = rate >= top
-			f.limited = hostLimited(f, hostFail, deviceFail)
+			f.confirmAt(rate, top, last, hostFail, deviceFail)
 			return f, nil
 		case pass:
 			lo = rate
@@ -245,21 +236,48 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *result.SweepSiz
 		}
 		rate = next(lo, hi, top, step, res, pass, est, below)
 	}
-	// Out of trials: report the best rate seen, unconfirmed, and how long
-	// the trial it passed lasted.
+	f.outOfTrials(lo, top, hostFail, deviceFail, sr.TrialLog, rep, last != nil)
+	return f, nil
+}
+
+// confirmAt settles f on rate, whose trial t confirmed it.
+func (f *search) confirmAt(rate, top float64, t *result.SweepTrial, hostFail, deviceFail float64) {
+	f.tried, f.confirm, f.confirmed = rate, t, true
+	f.rate, f.held = t.DeliveredPPS, held(t)
+	f.atMax = rate >= top
+	f.limited = hostLimited(*f, hostFail, deviceFail)
+}
+
+// outOfTrials settles f when the trials ran out: on the best rate seen, lo,
+// unconfirmed, with what the far end delivered in the trial (of log, this
+// repeat's, when ran says there was one) it passed and how long it lasted.
+func (f *search) outOfTrials(lo, top, hostFail, deviceFail float64, log []result.SweepTrial, rep int, ran bool) {
 	f.tried = lo
 	f.atMax = lo >= top
-	f.limited = hostLimited(f, hostFail, deviceFail)
-	if last != nil && lo > 0 {
-		for i := len(sr.TrialLog) - 1; i >= 0; i-- {
-			if t := &sr.TrialLog[i]; t.Repeat == rep && t.RatePPS == lo && t.Verdict == VerdictPass {
+	f.limited = hostLimited(*f, hostFail, deviceFail)
+	if ran && lo > 0 {
+		for i := len(log) - 1; i >= 0; i-- {
+			if t := &log[i]; t.Repeat == rep && t.RatePPS == lo && t.Verdict == VerdictPass {
 				f.confirm = t
 				f.rate, f.held = t.DeliveredPPS, held(t)
 				break
 			}
 		}
 	}
-	return f, nil
+}
+
+// logTrial keeps one trial (the trial-th of this search, at spec's rate)
+// in the size's log, tells Config.OnTrial, and returns the kept record.
+func (s *sweeper) logTrial(sr *result.SweepSize, spec Spec, o result.SweepOutcome, v string, size, rep, trial int, confirming, bisected bool) *result.SweepTrial {
+	rec := result.SweepTrial{Repeat: rep, RatePPS: spec.RatePPS, Confirm: confirming, TrialS: spec.Duration.Seconds(), TrialPackets: spec.Packets,
+		Verdict: v, DeliveredPPS: delivered(VerdictPass, o), SweepOutcome: o}
+	rec.RTTs = nil // summarised in result.SweepRTT; the log keeps no per-datagram times
+	sr.TrialLog = append(sr.TrialLog, rec)
+	if s.cfg.OnTrial != nil {
+		s.cfg.OnTrial(Progress{Size: size, Repeat: rep, Trial: trial, RatePPS: spec.RatePPS, Outcome: o, Verdict: v,
+			Done: s.fin, Planned: s.planned, Elapsed: timeSince(s.start), Bisected: bisected})
+	}
+	return &sr.TrialLog[len(sr.TrialLog)-1]
 }
 
 // spec is the trial to run at rate: the search's length, or the
