@@ -172,7 +172,7 @@ func TestLabEth100Wire(t *testing.T) {
 		runLab(t, "lab", "up", "--name", name, "--medium", "eth100", "--wire", "tbf")
 		defer runLab(t, "lab", "down", "--name", name)
 		tcOut, err := exec.Command("tc", "-n", netlab.LabNamespace(name, "a"), "qdisc", "show").CombinedOutput()
-		if err != nil || !regexp.MustCompile(`qdisc tbf \S+ root .* burst \d+b`).Match(tcOut) {
+		if err != nil || !regexp.MustCompile(`qdisc tbf \S+ dev \S+ root .* burst \d+b`).Match(tcOut) {
 			t.Fatalf("--wire tbf: no root tbf on a (%v):\n%s", err, tcOut)
 		}
 		labPing65500(t, name, false)
