@@ -125,13 +125,12 @@ type Violation struct {
 
 func (v Violation) String() string { return v.File + ": " + v.Reason }
 
-// Check walks the module rooted at root (module path modPath) and returns
-// every violation, sorted by file. Test files are not checked: tests may
-// use any helper.
-func Check(root, modPath string, t Table) ([]Violation, error) {
-	var out []Violation
-	unplaced := map[string]bool{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+// walkSources calls fn for every non-test Go file of the module rooted at
+// root, with its path, its path relative to root and its package's
+// (slash-separated); it skips hidden folders, testdata, vendor and
+// node_modules.
+func walkSources(root string, fn func(path, rel, pkg string) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -147,7 +146,17 @@ func Check(root, modPath string, t Table) ([]Violation, error) {
 		}
 		rel, _ := filepath.Rel(root, path)
 		rel = filepath.ToSlash(rel)
-		pkg := filepath.ToSlash(filepath.Dir(rel))
+		return fn(path, rel, filepath.ToSlash(filepath.Dir(rel)))
+	})
+}
+
+// Check walks the module rooted at root (module path modPath) and returns
+// every violation, sorted by file. Test files are not checked: tests may
+// use any helper.
+func Check(root, modPath string, t Table) ([]Violation, error) {
+	var out []Violation
+	unplaced := map[string]bool{}
+	err := walkSources(root, func(path, rel, pkg string) error {
 		if pkg == "." {
 			return nil
 		}

@@ -8,7 +8,6 @@ import (
 	"go/parser"
 	"go/token"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -133,23 +132,7 @@ func (l Limits) packageLimit(pkg string) int {
 func CheckSizes(root string, l Limits) ([]Violation, error) {
 	var out []Violation
 	pkgLines := map[string]int{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor" || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		pkg := filepath.ToSlash(filepath.Dir(rel))
+	err := walkSources(root, func(path, rel, pkg string) error {
 		src, err := os.ReadFile(path)
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", rel, err)

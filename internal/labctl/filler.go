@@ -8,11 +8,9 @@ package labctl
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 
@@ -40,24 +38,9 @@ func startFiller(ctx context.Context, l *netlab.Lab, self func(...string) ([]str
 	if len(links) == 0 {
 		return nil, errors.New("the lab has no shaped link to fill")
 	}
-	if err := os.MkdirAll(StateDir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating %s: %w", StateDir, err)
-	}
 	st := &Wire{}
 	st.Config, st.Stats, st.Log = fillerFiles(l.Config.Lab)
-	b, err := json.Marshal(links)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the filler's links: %w", err)
-	}
-	if err := os.WriteFile(st.Config, b, 0o644); err != nil {
-		return nil, fmt.Errorf("writing the filler's links: %w", err)
-	}
-	argv, err := self("lab", "fill-run", "--config", st.Config, "--stats", st.Stats)
-	if err != nil {
-		return nil, err
-	}
-	st.PID, _, err = startDetached(ctx, links[0].NS, argv, st.Log, os.DevNull, fillerReadyRE)
-	if err != nil {
+	if err := startCounting(ctx, self, links[0].NS, st, links, "fill-run", fillerReadyRE); err != nil {
 		return nil, fmt.Errorf("starting the wire's filler: %w", err)
 	}
 	return st, nil

@@ -50,27 +50,35 @@ func startWire(ctx context.Context, l *netlab.Lab, self func(...string) ([]strin
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(StateDir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating %s: %w", StateDir, err)
-	}
 	st := &Wire{}
 	st.Config, st.Stats, st.Log = wireFiles(l.Config.Lab)
-	b, err := json.Marshal(c)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the wire's configuration: %w", err)
-	}
-	if err := os.WriteFile(st.Config, b, 0o644); err != nil {
-		return nil, fmt.Errorf("writing the wire's configuration: %w", err)
-	}
-	argv, err := self("lab", "wire-run", "--config", st.Config, "--stats", st.Stats)
-	if err != nil {
-		return nil, err
-	}
-	st.PID, _, err = startDetached(ctx, l.R.Name, argv, st.Log, os.DevNull, wireReadyRE)
-	if err != nil {
+	if err := startCounting(ctx, self, l.R.Name, st, c, "wire-run", wireReadyRE); err != nil {
 		return nil, fmt.Errorf("starting the exact wire in r: %w", err)
 	}
 	return st, nil
+}
+
+// startCounting writes cfg as JSON to st.Config and starts `wirebench lab
+// SUB --config … --stats …` detached in namespace ns, logging to st.Log,
+// waiting until its log says ready; it sets st.PID. The exact wire's
+// forwarder and the filler are started so.
+func startCounting(ctx context.Context, self func(...string) ([]string, error), ns string, st *Wire, cfg any, sub string, ready *regexp.Regexp) error {
+	if err := os.MkdirAll(StateDir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", StateDir, err)
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("encoding its configuration: %w", err)
+	}
+	if err := os.WriteFile(st.Config, b, 0o644); err != nil {
+		return fmt.Errorf("writing its configuration: %w", err)
+	}
+	argv, err := self("lab", sub, "--config", st.Config, "--stats", st.Stats)
+	if err != nil {
+		return err
+	}
+	st.PID, _, err = startDetached(ctx, ns, argv, st.Log, os.DevNull, ready)
+	return err
 }
 
 // RunWire is the exact wire's forwarder, run in r by `lab up --wire
