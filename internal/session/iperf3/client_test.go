@@ -1,7 +1,6 @@
 package iperf3
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net"
@@ -14,145 +13,20 @@ import (
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
-	"github.com/wirebench/wirebench/internal/testutil/loopback"
+	"github.com/wirebench/wirebench/internal/testutil/iperf3peer"
 	"github.com/wirebench/wirebench/internal/units"
 	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
-// iperf3Bin returns the real iperf3 binary, or skips the test.
-func iperf3Bin(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("iperf3")
-	if err != nil {
-		t.Skipf("real iperf3 not installed (exec.LookPath: %v): interop with iperf3 3.12 is not tested", err)
-	}
-	return p
-}
+// The real iperf3's helpers are internal/testutil/iperf3peer's, under the
+// names these tests use.
 
-// realIperf3Server runs `iperf3 -s -1 -J` on a loopback port until one
-// test ended, and returns its port and a function that waits for its -J
-// report.
-func realIperf3Server(t *testing.T) (int, func() *i3wire.Report) {
-	t.Helper()
-	port, reports := realIperf3ServerReports(t)
-	return port, func() *i3wire.Report {
-		t.Helper()
-		reps := reports()
-		if len(reps) != 1 {
-			t.Fatalf("iperf3 -s -1 printed %d -J documents, want 1", len(reps))
-		}
-		return reps[0]
-	}
-}
-
-// iperf3Listening waits until iperf3 listens on port, or its process
-// ended (done closed), and reports whether it listens. A probe connection
-// would count as iperf3's one test: it waits instead until the port cannot
-// be bound. That alone does not say whose listener it is: when another
-// process (another test, or another program on a shared machine) took the
-// port first, iperf3 fails to bind and exits at once, and its clients
-// would talk to the other listener. So iperf3 must still run
-// bindGrace after the port was seen taken.
-func iperf3Listening(port int, done chan struct{}) bool {
-	for range 500 {
-		select {
-		case <-done:
-			return false
-		default:
-		}
-		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err != nil {
-			select {
-			case <-done:
-				return false
-			case <-time.After(bindGrace):
-				return true
-			}
-		}
-		ln.Close()
-		time.Sleep(10 * time.Millisecond)
-	}
-	return false
-}
-
-// bindGrace is how long a peer started on a free port must keep running,
-// after the port was seen taken, to count as the one that took it: iperf
-// and iperf3 report a failed bind within milliseconds of starting.
-const bindGrace = 100 * time.Millisecond
-
-// realIperf3ServerReports is realIperf3Server with extra arguments; the
-// function it returns gives every -J document the server printed: 3.12
-// prints one for each test refused at authentication, which does not count
-// as its one test, before the one that ran.
+func iperf3Bin(t *testing.T) string                              { return iperf3peer.Bin(t) }
+func realIperf3Server(t *testing.T) (int, func() *i3wire.Report) { return iperf3peer.Server(t) }
 func realIperf3ServerReports(t *testing.T, extra ...string) (int, func() []*i3wire.Report) {
-	t.Helper()
-	bin := iperf3Bin(t)
-	// The port is free when FreePort returns, but on a shared machine
-	// another program may take it before iperf3 binds it (iperf3 then
-	// exits at once): try another port, a few times.
-	var port int
-	var out, errb bytes.Buffer
-	var done chan struct{}
-	for try := 1; ; try++ {
-		port = loopback.FreePort(t)
-		ctx, cancel := context.WithTimeout(context.Background(), guard)
-		args := append([]string{"-s", "-1", "-J", "-B", "127.0.0.1", "-p", strconv.Itoa(port)}, extra...)
-		cmd := exec.CommandContext(ctx, bin, args...)
-		out.Reset()
-		errb.Reset()
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Start(); err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		t.Cleanup(func() { cancel(); <-exited })
-		done = exited
-		if iperf3Listening(port, exited) {
-			break
-		}
-		if try == 5 {
-			t.Fatalf("iperf3 -s did not start on 5 free ports; the last said: %s %s", out.String(), errb.String())
-		}
-		t.Logf("iperf3 -s exited before listening on port %d (%s): trying another port", port, strings.TrimSpace(out.String()+errb.String()))
-	}
-	return port, func() []*i3wire.Report {
-		t.Helper()
-		select {
-		case <-done:
-		case <-time.After(guard):
-			t.Fatalf("iperf3 -s did not end after the test")
-		}
-		var reps []*i3wire.Report
-		// 3.12's server prints its sender sums before the client's
-		// results arrive: with -O, UDP packets 0 minus its omitted
-		// count, as 2^64−n.
-		body := wrapRe.ReplaceAllFunc(out.Bytes(), func(b []byte) []byte {
-			u, _ := strconv.ParseUint(string(b), 10, 64)
-			return []byte(strconv.FormatInt(int64(u), 10))
-		})
-		for dec := json.NewDecoder(bytes.NewReader(body)); dec.More(); {
-			var rep i3wire.Report
-			if err := dec.Decode(&rep); err != nil {
-				t.Fatalf("decoding iperf3 -s -J output: %v\n%s\nstderr: %s", err, out.String(), errb.String())
-			}
-			reps = append(reps, &rep)
-		}
-		return reps
-	}
+	return iperf3peer.ServerReports(t, extra...)
 }
-
-// sumReceivedBytes is what a real iperf3 server counted as received.
-func sumReceivedBytes(rep *i3wire.Report) int64 {
-	switch {
-	case rep.End.SumReceived != nil:
-		return rep.End.SumReceived.Bytes
-	case rep.End.Sum != nil:
-		return rep.End.Sum.Bytes
-	}
-	return -1
-}
+func sumReceivedBytes(rep *i3wire.Report) int64 { return iperf3peer.SumReceivedBytes(rep) }
 
 func TestIperf3ClientAgainstRealServer(t *testing.T) {
 	cases := []struct {

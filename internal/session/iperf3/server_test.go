@@ -1,13 +1,9 @@
 package iperf3
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/netip"
-	"os/exec"
-	"regexp"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +11,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/testutil/iperf3peer"
 	"github.com/wirebench/wirebench/internal/units"
 	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
@@ -113,54 +110,13 @@ func (ts *i3TestServer) waitResults(n int) []*result.Result {
 	}
 }
 
-// runIperf3Client runs the real iperf3 client with args and -J, and
-// returns its report and its text output (stderr included).
 func runIperf3Client(t *testing.T, port int, args ...string) (*i3wire.Report, string) {
-	t.Helper()
-	bin := iperf3Bin(t)
-	ctx, cancel := context.WithTimeout(context.Background(), guard)
-	defer cancel()
-	all := append([]string{"-c", "127.0.0.1", "-p", strconv.Itoa(port)}, args...)
-	cmd := exec.CommandContext(ctx, bin, all...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	text := out.String() + errb.String()
-	for _, bad := range []string{"unable to receive results", "control socket has closed unexpectedly"} {
-		if strings.Contains(text, bad) {
-			t.Errorf("iperf3 client said %q:\n%s", bad, text)
-		}
-	}
-	if err != nil {
-		t.Fatalf("iperf3 %v: %v\n%s", all, err, text)
-	}
-	var rep i3wire.Report
-	if slicesContain(args, "-J") {
-		// 3.12 prints a peer's −1 (unknown retransmits, as iperf3 itself
-		// sends them) as 2^64−1, and sums of them as 2^64−n.
-		body := wrapRe.ReplaceAllFunc(out.Bytes(), func(b []byte) []byte {
-			u, _ := strconv.ParseUint(string(b), 10, 64)
-			return []byte(strconv.FormatInt(int64(u), 10))
-		})
-		if err := json.Unmarshal(body, &rep); err != nil {
-			t.Fatalf("decoding iperf3 -J: %v\n%s", err, text)
-		}
-	} else if !strings.Contains(text, "iperf Done.") {
-		t.Errorf("iperf3 client did not end with \"iperf Done.\":\n%s", text)
-	}
-	return &rep, text
+	return iperf3peer.RunClient(t, port, args...)
 }
 
-var wrapRe = regexp.MustCompile(`1844674407370955\d{4}`)
+var wrapRe = iperf3peer.WrapRe
 
-func slicesContain(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
+func slicesContain(s []string, v string) bool { return slices.Contains(s, v) }
 
 // TestIperf3RealClientsAgainstOurServer: the real iperf3 3.12 client, in
 // each mode, against our server on its iperf3 port and on the iperf2 port:
