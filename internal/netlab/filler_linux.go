@@ -32,15 +32,15 @@ import (
 // after idle, and FillAfterIdle of idle is long before the filler has
 // spent it.
 const (
-	FillAfterIdle = 5 * time.Millisecond
-	FillPoll      = time.Millisecond
+	FillAfterIdle = 20 * time.Millisecond
+	FillPoll      = 5 * time.Millisecond
 )
 
 // fillBurst bounds the frames sent between two polls while filling (about
 // FillPoll of 100 µs frames); fillQueue is about how many wait in the
 // filler class at a time (see open).
 const (
-	fillBurst = 10
+	fillBurst = 50
 	fillQueue = 10
 )
 

@@ -3,6 +3,7 @@
 package netlab
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/netip"
@@ -90,6 +91,12 @@ func TestGSOChargedPerFrame(t *testing.T) {
 func TestFilledGSOChargedPerFrame(t *testing.T) {
 	requireLab(t)
 	l := newLab(t, Config{Name: "fillgso", RateBPS: 100e6})
+	// No IPv6 from A: its MLD reports (90 bytes) would land in the count.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if out, err := l.A.Command(ctx, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf."+l.A.Ifname+".disable_ipv6=1").CombinedOutput(); err != nil {
+		t.Fatalf("disabling IPv6 in A: %v: %s", err, out)
+	}
 	srv := listenInB(t, l)
 	dst := netip.AddrPortFrom(l.B.Addr, uint16(srv.LocalAddr().(*net.UDPAddr).Port))
 	var c *net.UDPConn
