@@ -51,30 +51,13 @@ var rowRE = regexp.MustCompile(`^(?:floor\s+(\d+)|apart)?\s+((?:internal|cmd|ben
 // and continuation lines "         path  comment" that share the floor of
 // the line above.
 func Parse(r io.Reader) (Table, error) {
+	lines, err := fencedBlock(r, "Floors", "floor table")
+	if err != nil {
+		return nil, err
+	}
 	t := Table{}
-	sc := bufio.NewScanner(r)
-	inSection, inBlock, cur := false, false, 0
-	have := false
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "## "):
-			inSection = strings.TrimSpace(line[3:]) == "Floors"
-			continue
-		case !inSection:
-			continue
-		case strings.HasPrefix(line, "```"):
-			if inBlock {
-				if len(t) == 0 {
-					return nil, fmt.Errorf("the floor table is empty")
-				}
-				return t, nil
-			}
-			inBlock = true
-			continue
-		case !inBlock || strings.TrimSpace(line) == "":
-			continue
-		}
+	cur, have := 0, false
+	for _, line := range lines {
 		m := rowRE.FindStringSubmatch(line)
 		if m == nil {
 			return nil, fmt.Errorf("floor table line %q: want \"floor N  path\", \"apart  path\" or an indented path", line)
@@ -93,10 +76,38 @@ func Parse(r io.Reader) (Table, error) {
 		}
 		t[m[2]] = cur
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading the floor table: %w", err)
+	if len(t) == 0 {
+		return nil, fmt.Errorf("the floor table is empty")
 	}
-	return nil, fmt.Errorf("no \"## Floors\" section with a fenced table")
+	return t, nil
+}
+
+// fencedBlock returns the non-blank lines of the first fenced block after
+// the "## heading" heading of an architecture document (what names the
+// table in errors).
+func fencedBlock(r io.Reader, heading, what string) ([]string, error) {
+	sc := bufio.NewScanner(r)
+	inSection, inBlock := false, false
+	var lines []string
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "## "):
+			inSection = strings.TrimSpace(line[3:]) == heading
+		case !inSection:
+		case strings.HasPrefix(line, "```"):
+			if inBlock {
+				return lines, nil
+			}
+			inBlock = true
+		case inBlock && strings.TrimSpace(line) != "":
+			lines = append(lines, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading the %s: %w", what, err)
+	}
+	return nil, fmt.Errorf("no \"## %s\" section with a fenced table", heading)
 }
 
 // Floor returns the floor of a package path, from its own row or its

@@ -1,7 +1,6 @@
 package floors
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"go/ast"
@@ -45,29 +44,12 @@ var (
 // "file N lines …" and "function N lines …". All three general limits must
 // be there.
 func ParseLimits(r io.Reader) (Limits, error) {
+	lines, err := fencedBlock(r, "Sizes", "size table")
+	if err != nil {
+		return Limits{}, err
+	}
 	l := Limits{Packages: map[string]int{}, Splitting: map[string]int{}}
-	sc := bufio.NewScanner(r)
-	inSection, inBlock := false, false
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "## "):
-			inSection = strings.TrimSpace(line[3:]) == "Sizes"
-			continue
-		case !inSection:
-			continue
-		case strings.HasPrefix(line, "```"):
-			if inBlock {
-				if l.Package <= 0 || l.File <= 0 || l.Func <= 0 {
-					return Limits{}, fmt.Errorf("the size table needs a package, a file and a function limit")
-				}
-				return l, nil
-			}
-			inBlock = true
-			continue
-		case !inBlock || strings.TrimSpace(line) == "":
-			continue
-		}
+	for _, line := range lines {
 		if m := overRowRE.FindStringSubmatch(line); m != nil {
 			n, err := strconv.Atoi(m[2])
 			if err != nil || n <= 0 {
@@ -97,10 +79,10 @@ func ParseLimits(r io.Reader) (Limits, error) {
 			l.Func = n
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return Limits{}, fmt.Errorf("reading the size table: %w", err)
+	if l.Package <= 0 || l.File <= 0 || l.Func <= 0 {
+		return Limits{}, fmt.Errorf("the size table needs a package, a file and a function limit")
 	}
-	return Limits{}, fmt.Errorf("no \"## Sizes\" section with a fenced table")
+	return l, nil
 }
 
 // ReadLimits parses the size table of the architecture document at path.
