@@ -76,22 +76,15 @@ func runLatency(e *env, cmd *cobra.Command, host string, f *latencyCmdFlags) err
 		}
 		return err
 	}
-	sum := fmt.Sprintf("%s echo, %d/%d answered", r.Test.Proto, r.Received, r.Sent)
-	if r.RTT.Count > 0 {
-		sum += fmt.Sprintf(", rtt p50 %.3f ms", r.RTT.P50)
-	}
-	id, w := f.saving.save(e, r.Kind, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), sum, r.StartedAt, r)
-	if w != "" && f.json {
-		r.Warnings = append(r.Warnings, w)
-	}
+	id, w := f.saving.save(e, r.Kind, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), report.LatencySummary(r), r.StartedAt, r)
 	if f.json {
+		if w != "" {
+			r.Warnings = append(r.Warnings, w)
+		}
 		r.RunID = id
-	} else {
-		defer f.saving.announce(e, id, formatText)
-	}
-	if f.json {
 		err = writeJSONDoc(e.stdout, r)
 	} else {
+		defer f.saving.announce(e, id, formatText)
 		err = report.WriteLatency(e.stdout, r)
 	}
 	if err != nil {
@@ -141,14 +134,12 @@ func finishUnderLoad(e *env, format outputFormat, text *report.Text, r *result.R
 	var err error
 	lat.Throughput = result.Sanitize(r)
 	id, w := saving.save(e, lat.Kind, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), report.TestSummary(r)+report.UnderLoadSummary(lat), r.StartedAt, lat)
-	if w != "" && format == formatJSON {
-		lat.Warnings = append(lat.Warnings, w)
-	}
 	defer saving.announce(e, id, format)
 	if format == formatJSON {
+		if w != "" {
+			lat.Warnings = append(lat.Warnings, w)
+		}
 		lat.RunID = id
-	}
-	if format == formatJSON {
 		err = writeJSONDoc(e.stdout, lat)
 	} else {
 		text.Summary(r)
