@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/testutil/iperf3peer"
 	"github.com/wirebench/wirebench/internal/units"
 	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
@@ -49,7 +50,7 @@ func startI3Server(t *testing.T, cfg session.ServerConfig, i3 Config) *i3TestSer
 		ts.mu.Unlock()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := session.Listen(ctx, cfg)
+	srv, err := iperf2.Listen(ctx, cfg)
 	if err != nil {
 		cancel()
 		t.Fatalf("Listen: %v", err)
