@@ -289,9 +289,9 @@ func FuzzServerRefusesReverse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, d0, d1, d2 []byte, sources uint8) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel() // whatever is allowed to send ends at once
-		srv := newFakeServer(ctx, session.ServerConfig{MaxTests: 4, MaxDuration: time.Second})
 		started := 0
-		srv.cfg.OnTestStart = func(int, *result.Result) { started++ }
+		srv := newFakeServer(ctx, session.ServerConfig{MaxTests: 4, MaxDuration: time.Second,
+			OnTestStart: func(int, *result.Result) { started++ }})
 		outside := netip.MustParseAddrPort("203.0.113.9:40000")
 		srcs := [2]string{outside.String(), "10.0.0.1:40000"}
 		for i, d := range [][]byte{d0, d1, d2} {
