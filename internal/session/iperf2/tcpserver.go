@@ -43,6 +43,14 @@ type tcpTest struct {
 	accepted time.Time
 }
 
+// tcpModes are the directions a TCP test's header asks for.
+type tcpModes struct {
+	reverse     bool // -R: we send on the client's connection
+	fullDuplex  bool // --full-duplex: both directions on it
+	connectBack bool // -r/-d: we connect back to the client
+	runNow      bool // -d: the connect-back runs from the start
+}
+
 // ServeTCP runs one TCP test (session.Fallback): read the header, if the
 // first word announces one, acknowledge it when the spec says so, and
 // receive, send or both as the header asks.
@@ -61,6 +69,31 @@ func (s *server) ServeTCP(ctx context.Context, c net.Conn, first []byte, firstEr
 	if err := s.readTCPHeader(t); err != nil {
 		s.Log("tcp-header", fmt.Sprintf("tcp: %s: %v", t.peer, err))
 	}
+	m, bothModes := s.describeTCP(t)
+	release, ok := s.AdmitSource("tcp", t.peer.Addr())
+	if !ok {
+		return
+	}
+	defer release()
+	if err := s.CheckReverse(t.peer.Addr()); err != nil && m.connectBack {
+		// Closed without an acknowledgement: the client sees its test end.
+		s.Log("refused-reverse", fmt.Sprintf("tcp: %s: refused a -r/-d test: %v", t.peer, err))
+		s.RefuseTest(t.res, err)
+		return
+	}
+	if bothModes {
+		t.res.Warn("the client's header asked for both reverse (-R) and full duplex; ran full duplex")
+	}
+	t.id = s.NewTest(t.res)
+	session.Hook("tcp-test", t.peer)
+	s.ackHeader(t)
+	s.runTCP(ctx, t, m)
+}
+
+// describeTCP starts t's result from its header (or its lack of one) and
+// says which directions the test runs; bothModes says the header asked
+// for both -R and full duplex, of which full duplex is honoured.
+func (s *server) describeTCP(t *tcpTest) (m tcpModes, bothModes bool) {
 	dialect := session.DialectRaw
 	if t.hasHdr {
 		dialect = session.DialectIperf2Legacy
@@ -69,19 +102,19 @@ func (s *server) ServeTCP(ctx context.Context, c net.Conn, first []byte, firstEr
 		}
 	}
 	t.res = session.NewServerResult(result.TCP, dialect, t.peer, s.Port())
-	s.RecordSocket(t.res, c, nil)
+	s.RecordSocket(t.res, t.c, nil)
 	t.res.Version = session.VersionString()
 	h := t.hdr
-	reverse := t.hasHdr && h.Flags&i2wire.FlagVersion2 != 0 && h.UpperFlags&i2wire.UpperReverse != 0
-	fullDuplex := t.hasHdr && h.Flags&i2wire.FlagVersion2 != 0 && h.UpperFlags&i2wire.UpperFullDuplex != 0
-	bothModes := reverse && fullDuplex
+	m.reverse = t.hasHdr && h.Flags&i2wire.FlagVersion2 != 0 && h.UpperFlags&i2wire.UpperReverse != 0
+	m.fullDuplex = t.hasHdr && h.Flags&i2wire.FlagVersion2 != 0 && h.UpperFlags&i2wire.UpperFullDuplex != 0
+	bothModes = m.reverse && m.fullDuplex
 	if bothModes {
 		// No iperf sends both; full duplex already includes the reverse
 		// direction, so it is the one honoured.
-		reverse = false
+		m.reverse = false
 	}
-	connectBack := t.hasHdr && h.Flags&i2wire.FlagVersion1 != 0
-	runNow := connectBack && h.Flags&i2wire.FlagRunNow != 0
+	m.connectBack = t.hasHdr && h.Flags&i2wire.FlagVersion1 != 0
+	m.runNow = m.connectBack && h.Flags&i2wire.FlagRunNow != 0
 	if t.hasHdr {
 		t.res.Test.PeerVersion = i2wire.VersionString(h.VersionU, h.VersionL)
 		if d, ok := h.Duration(); ok {
@@ -94,57 +127,47 @@ func (s *server) ServeTCP(ctx context.Context, c net.Conn, first []byte, firstEr
 		t.res.Test.Length = int(h.BufLen)
 	}
 	switch {
-	case reverse:
+	case m.reverse:
 		t.res.Test.Direction, t.res.Test.Mode = result.DirSend, "reverse"
-	case fullDuplex:
+	case m.fullDuplex:
 		t.res.Test.Direction, t.res.Test.Mode = result.DirBidir, "full-duplex"
-	case runNow:
+	case m.runNow:
 		t.res.Test.Direction, t.res.Test.Mode = result.DirBidir, "dual"
-	case connectBack:
+	case m.connectBack:
 		t.res.Test.Mode = "tradeoff"
 	}
-	release, ok := s.AdmitSource("tcp", t.peer.Addr())
-	if !ok {
+	return m, bothModes
+}
+
+// ackHeader acknowledges t's header when its flags ask for it.
+func (s *server) ackHeader(t *tcpTest) {
+	if !t.hasHdr || !i2wire.NeedsClientHdrAck(t.hdr.Flags) {
 		return
 	}
-	defer release()
-	if err := s.CheckReverse(t.peer.Addr()); err != nil && connectBack {
-		// Closed without an acknowledgement: the client sees its test end.
-		s.Log("refused-reverse", fmt.Sprintf("tcp: %s: refused a -r/-d test: %v", t.peer, err))
-		s.RefuseTest(t.res, err)
-		return
+	_ = t.c.SetWriteDeadline(time.Now().Add(s.cfg.HeaderTimeout))
+	if _, err := t.c.Write(i2wire.AppendClientHdrAck(nil)); err != nil {
+		t.res.Warn("could not send the header acknowledgement: " + err.Error())
 	}
-	if bothModes {
-		t.res.Warn("the client's header asked for both reverse (-R) and full duplex; ran full duplex")
-	}
-	t.id = s.NewTest(t.res)
-	session.Hook("tcp-test", t.peer)
-	if t.hasHdr && i2wire.NeedsClientHdrAck(h.Flags) {
-		_ = c.SetWriteDeadline(time.Now().Add(s.cfg.HeaderTimeout))
-		if _, err := c.Write(i2wire.AppendClientHdrAck(nil)); err != nil {
-			t.res.Warn("could not send the header acknowledgement: " + err.Error())
-		}
-		_ = c.SetWriteDeadline(time.Time{})
-	}
-	// The test's clock (its intervals, the receiver's seconds, the
-	// end of what it sends) starts when the connection was accepted.
-	start := t.accepted
-	if start.IsZero() {
-		start = time.Now()
-	}
+	_ = t.c.SetWriteDeadline(time.Time{})
+}
+
+// tcpIntervals starts t's interval reports, from start, over the flows
+// its modes run (joining its client's group of parallel streams when it
+// only receives).
+func (s *server) tcpIntervals(ctx context.Context, t *tcpTest, m tcpModes, start time.Time) *engine.Intervals {
 	var flows []*engine.Flow
-	if !reverse {
+	if !m.reverse {
 		flows = append(flows, &engine.Flow{Counters: []*stats.Counters{&t.rx}})
 	}
-	if reverse || fullDuplex {
+	if m.reverse || m.fullDuplex {
 		name := ""
-		if fullDuplex {
+		if m.fullDuplex {
 			name, flows[0].Name = "reverse", "forward"
 		}
-		flows = append(flows, &engine.Flow{Name: name, Counters: []*stats.Counters{&t.tx}, TCP: []net.Conn{c}, Sender: true})
+		flows = append(flows, &engine.Flow{Name: name, Counters: []*stats.Counters{&t.tx}, TCP: []net.Conn{t.c}, Sender: true})
 	}
 	emit := s.Interval(t.id)
-	if !reverse && !fullDuplex && !connectBack {
+	if !m.reverse && !m.fullDuplex && !m.connectBack {
 		t.member = s.joinGroup(ctx, result.TCP, t.peer, t.hdr, t.hasHdr, t.id, start, &t.rx)
 		emit = s.emitter(t.member, t.id)
 	}
@@ -154,13 +177,25 @@ func (s *server) ServeTCP(ctx context.Context, c net.Conn, first []byte, firstEr
 		// printed at the test's end while bytes still arrive.
 		iv.SetEnd(min(d, s.cfg.MaxDuration))
 	}
+	return iv
+}
+
+// runTCP runs an admitted test's directions and hands its result on.
+func (s *server) runTCP(ctx context.Context, t *tcpTest, m tcpModes) {
+	// The test's clock (its intervals, the receiver's seconds, the
+	// end of what it sends) starts when the connection was accepted.
+	start := t.accepted
+	if start.IsZero() {
+		start = time.Now()
+	}
+	iv := s.tcpIntervals(ctx, t, m, start)
 	ivCtx, ivEnd := context.WithCancel(ctx) // ends the reports should this test panic before Stop
 	defer ivEnd()
 	iv.Run(ivCtx)
 
 	var wg sync.WaitGroup
 	var back *result.Flow
-	if runNow {
+	if m.runNow {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -169,55 +204,72 @@ func (s *server) ServeTCP(ctx context.Context, c net.Conn, first []byte, firstEr
 		}()
 	}
 	var sent session.TCPSent
-	if reverse || fullDuplex {
+	if m.reverse || m.fullDuplex {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if err := s.Catch("tcp send to "+t.peer.String(), func() error {
-				sent = s.sendTCP(ctx, t, reverse, true, start.Add(s.sendDuration(t)))
+				sent = s.sendTCP(ctx, t, m.reverse, true, start.Add(s.sendDuration(t)))
 				return sent.Err
 			}); err != nil && sent.Err == nil {
 				sent.Err = err
 			}
 		}()
 	}
-	var got engine.TCPResult
-	var recvErr error
-	if reverse {
-		// Drain whatever the client sends (nothing, normally) until it
-		// closes, so its FIN is read.
-		_ = c.SetReadDeadline(time.Now().Add(s.sendDuration(t) + 10*time.Second))
-		_, _ = io.Copy(io.Discard, c)
-	} else {
-		got, recvErr = engine.ReceiveTCP(ctx, c, 128<<10, s.cfg.IdleTimeout, t.first, &t.rx)
-		if recvErr == nil && t.hdr.Reserved == i2wire.ReservedAskTCPReport && !fullDuplex && !connectBack {
-			// A wirebench client asked for our count (tcpreport.go); it
-			// reads it after its FIN.
-			rep := i2wire.TCPReport{Bytes: got.Bytes, Elapsed: got.End.Sub(start)}
-			_ = c.SetWriteDeadline(time.Now().Add(s.cfg.HeaderTimeout))
-			_, _ = c.Write(rep.AppendTo(nil))
-		}
-	}
+	got, recvErr := s.receiveTCP(ctx, t, m, start)
 	var intervals []result.Interval
 	stopped := false
-	if connectBack && !reverse && !fullDuplex {
+	if m.connectBack && !m.reverse && !m.fullDuplex {
 		// Our receive is over; the connect-back (after it with -r,
 		// running since the start with -d) is a flow of its own and must
 		// not stretch this one's intervals.
 		intervals, stopped = iv.Stop(countedUntil(time.Now(), got.End)), true
-		if !runNow {
+		if !m.runNow {
 			back = s.connectBackTCP(ctx, t)
 		}
 	}
 	wg.Wait()
-	r := t.res
 	if !stopped {
 		// The intervals end when the counting did (the last byte read,
 		// the last write), not after what the test's end waited for.
 		intervals = iv.Stop(countedUntil(time.Now(), got.End, sent.Res.End))
 	}
-	r.Intervals = intervals
-	if !reverse {
+	t.res.Intervals = intervals
+	s.fillTCPResult(t, m, start, got, recvErr, sent)
+	if back != nil {
+		t.res.Reverse = back
+	}
+	t.reported = true
+	s.streamFinished(t.member, t.id, t.res)
+}
+
+// receiveTCP receives t's data until the client closes (or, for -R, only
+// drains what it sends until then), and answers a wirebench client's ask
+// for our count.
+func (s *server) receiveTCP(ctx context.Context, t *tcpTest, m tcpModes, start time.Time) (engine.TCPResult, error) {
+	c := t.c
+	if m.reverse {
+		// Drain whatever the client sends (nothing, normally) until it
+		// closes, so its FIN is read.
+		_ = c.SetReadDeadline(time.Now().Add(s.sendDuration(t) + 10*time.Second))
+		_, _ = io.Copy(io.Discard, c)
+		return engine.TCPResult{}, nil
+	}
+	got, recvErr := engine.ReceiveTCP(ctx, c, 128<<10, s.cfg.IdleTimeout, t.first, &t.rx)
+	if recvErr == nil && t.hdr.Reserved == i2wire.ReservedAskTCPReport && !m.fullDuplex && !m.connectBack {
+		// A wirebench client asked for our count (tcpreport.go); it
+		// reads it after its FIN.
+		rep := i2wire.TCPReport{Bytes: got.Bytes, Elapsed: got.End.Sub(start)}
+		_ = c.SetWriteDeadline(time.Now().Add(s.cfg.HeaderTimeout))
+		_, _ = c.Write(rep.AppendTo(nil))
+	}
+	return got, recvErr
+}
+
+// fillTCPResult puts what t received and sent into its result.
+func (s *server) fillTCPResult(t *tcpTest, m tcpModes, start time.Time, got engine.TCPResult, recvErr error, sent session.TCPSent) {
+	r := t.res
+	if !m.reverse {
 		rr := &result.Receiver{Bytes: got.Bytes, Seconds: got.End.Sub(start).Seconds(), Source: "local"}
 		if rr.Seconds > 0 {
 			rr.BitsPerSecond = float64(rr.Bytes) * 8 / rr.Seconds
@@ -232,18 +284,13 @@ func (s *server) ServeTCP(ctx context.Context, c net.Conn, first []byte, firstEr
 			r.Error = "receiving: " + recvErr.Error()
 		}
 	}
-	if reverse || fullDuplex {
+	if m.reverse || m.fullDuplex {
 		r.Sender = sent.Sender()
 		session.WarnDelivery(r, sent)
 		if sent.Err != nil && r.Error == "" {
 			r.Error = "sending: " + sent.Err.Error()
 		}
 	}
-	if back != nil {
-		r.Reverse = back
-	}
-	t.reported = true
-	s.streamFinished(t.member, t.id, r)
 }
 
 // readTCPHeader reads, after the first word, the rest of the header when

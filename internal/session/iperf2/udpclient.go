@@ -25,24 +25,13 @@ type streamOutcome struct {
 }
 
 func runUDPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Result) (*result.Result, error) {
-	conns := make([]udpio.Conn, cfg.Parallel)
-	for i := range conns {
-		c, err := cfg.DialUDP(ctx, i)
-		if err != nil {
-			closeAll(conns)
-			return nil, err
-		}
-		conns[i] = c
+	conns, err := dialUDPStreams(ctx, cfg, r)
+	if err != nil {
+		return nil, err
 	}
 	defer closeAll(conns)
-	r.Test.Peer = conns[0].RemoteAddr().String()
-	cfg.Connected(conns[0].LocalAddr(), r.Test.Peer)
-	caps := conns[0].Capabilities()
-	cfg.RecordSocket(r, nil, &caps)
-
 	var back *connectBack
 	if cfg.Tradeoff || cfg.Dual {
-		var err error
 		if back, err = listenConnectBack(ctx, cfg, conns[0].RemoteAddr().Addr()); err != nil {
 			return nil, err
 		}
@@ -51,16 +40,7 @@ func runUDPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 	if cfg.Reverse {
 		return runUDPReverse(ctx, cfg, conns, r)
 	}
-
-	layout, fin := i2wire.LayoutModern, finModern
-	if cfg.Dialect == session.DialectIperf2Legacy {
-		layout, fin = i2wire.LayoutLegacy, finLegacy
-	}
-	spec := &udpStream{layout: layout, header: header(cfg, true), length: cfg.Length,
-		pps: cfg.PPS() / float64(cfg.Parallel), duration: cfg.Duration, bytes: cfg.Bytes, fin: fin}
-	if cfg.Bytes > 0 {
-		spec.bytes = cfg.Bytes / int64(cfg.Parallel)
-	}
+	spec := udpClientStream(cfg)
 	counters := make([]*stats.Counters, cfg.Parallel)
 	for i := range counters {
 		counters[i] = new(stats.Counters)
@@ -79,7 +59,73 @@ func runUDPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 		back.start(ctx, iv, cfg.Dual)
 	}
 	drops := session.WatchSendPathDrops(conns[0].RemoteAddr().Addr())
-	outs := make([]streamOutcome, cfg.Parallel)
+	outs := sendUDPStreams(ctx, spec, conns, counters)
+	localDrops := drops.Done()
+	if back != nil && cfg.Tradeoff {
+		back.release()
+	}
+	var backFlow *result.Flow
+	if back != nil {
+		backFlow = back.wait(ctx, cfg.Duration)
+	}
+	end := time.Now()
+	if back == nil {
+		// Our intervals count what we sent: they end with the last data
+		// datagram, not with the FIN exchange after it.
+		end = lastSend(outs)
+	}
+	r.Intervals = iv.Stop(end)
+	fillUDPClientResult(r, cfg, outs)
+	localDrops.Apply(r, conns[0].Capabilities().GSO)
+	session.WarnInterrupted(ctx, r)
+	if back != nil {
+		r.Reverse = backFlow
+		r.Warnings = append(r.Warnings, back.warnings...)
+	}
+	if back != nil && backFlow == nil && r.Receiver == nil && r.Error == "" && ctx.Err() == nil {
+		r.Error = reverseRefused("the server neither reported on our datagrams nor connected back", conns[0].LocalAddr())
+	}
+	return r, nil
+}
+
+// dialUDPStreams opens the test's sockets, one per stream, and notes the
+// first one in r (and to OnConnected).
+func dialUDPStreams(ctx context.Context, cfg *session.ClientConfig, r *result.Result) ([]udpio.Conn, error) {
+	conns := make([]udpio.Conn, cfg.Parallel)
+	for i := range conns {
+		c, err := cfg.DialUDP(ctx, i)
+		if err != nil {
+			closeAll(conns)
+			return nil, err
+		}
+		conns[i] = c
+	}
+	r.Test.Peer = conns[0].RemoteAddr().String()
+	cfg.Connected(conns[0].LocalAddr(), r.Test.Peer)
+	caps := conns[0].Capabilities()
+	cfg.RecordSocket(r, nil, &caps)
+	return conns, nil
+}
+
+// udpClientStream is what each of the test's streams sends: its share of
+// the rate and of the byte count, in the dialect's layout and FIN.
+func udpClientStream(cfg *session.ClientConfig) *udpStream {
+	layout, fin := i2wire.LayoutModern, finModern
+	if cfg.Dialect == session.DialectIperf2Legacy {
+		layout, fin = i2wire.LayoutLegacy, finLegacy
+	}
+	spec := &udpStream{layout: layout, header: header(cfg, true), length: cfg.Length,
+		pps: cfg.PPS() / float64(cfg.Parallel), duration: cfg.Duration, bytes: cfg.Bytes, fin: fin}
+	if cfg.Bytes > 0 {
+		spec.bytes = cfg.Bytes / int64(cfg.Parallel)
+	}
+	return spec
+}
+
+// sendUDPStreams sends spec on every conn at once, each stream ending
+// with its FIN exchange, and returns what each did.
+func sendUDPStreams(ctx context.Context, spec *udpStream, conns []udpio.Conn, counters []*stats.Counters) []streamOutcome {
+	outs := make([]streamOutcome, len(conns))
 	var wg sync.WaitGroup
 	for i := range conns {
 		wg.Add(1)
@@ -101,40 +147,22 @@ func runUDPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 		}()
 	}
 	wg.Wait()
-	localDrops := drops.Done()
-	if back != nil && cfg.Tradeoff {
-		back.release()
-	}
-	var backFlow *result.Flow
-	if back != nil {
-		backFlow = back.wait(ctx, cfg.Duration)
-	}
-	end := time.Now()
-	if back == nil {
-		// Our intervals count what we sent: they end with the last data
-		// datagram, not with the FIN exchange after it.
-		end = time.Time{}
-		for _, o := range outs {
-			if o.send.End.After(end) {
-				end = o.send.End
-			}
-		}
-		if end.IsZero() {
-			end = time.Now()
+	return outs
+}
+
+// lastSend is when the streams' last data datagram went out (now when
+// none did).
+func lastSend(outs []streamOutcome) time.Time {
+	var end time.Time
+	for _, o := range outs {
+		if o.send.End.After(end) {
+			end = o.send.End
 		}
 	}
-	r.Intervals = iv.Stop(end)
-	fillUDPClientResult(r, cfg, outs)
-	localDrops.Apply(r, conns[0].Capabilities().GSO)
-	session.WarnInterrupted(ctx, r)
-	if back != nil {
-		r.Reverse = backFlow
-		r.Warnings = append(r.Warnings, back.warnings...)
+	if end.IsZero() {
+		end = time.Now()
 	}
-	if back != nil && backFlow == nil && r.Receiver == nil && r.Error == "" && ctx.Err() == nil {
-		r.Error = reverseRefused("the server neither reported on our datagrams nor connected back", conns[0].LocalAddr())
-	}
-	return r, nil
+	return end
 }
 
 // flowName labels the forward flow only when a second flow exists.
