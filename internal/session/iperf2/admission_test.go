@@ -267,9 +267,7 @@ func TestPerSourceDefaultsServeParallelClients(t *testing.T) {
 	if streams != 32 {
 		t.Errorf("%d streams in %d results, want 32", streams, len(rs))
 	}
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	for _, l := range ts.logs {
+	for _, l := range ts.Logs() {
 		if strings.Contains(l, "refused") {
 			t.Errorf("the server refused something: %s", l)
 		}

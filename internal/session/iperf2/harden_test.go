@@ -166,9 +166,7 @@ func TestPanicEndsOnlyItsTest(t *testing.T) {
 			t.Errorf("no result with the panic as its error for %q among %d results", peer, len(rs))
 		}
 	}
-	ts.mu.Lock()
-	logs := strings.Join(ts.logs, "\n")
-	ts.mu.Unlock()
+	logs := strings.Join(ts.Logs(), "\n")
 	for _, point := range []string{"tcp-test", "udp-datagram", "iperf3-test"} {
 		if !strings.Contains(logs, "panic: injected for "+point) {
 			t.Errorf("the log does not show the panic at %s:\n%s", point, logs)

@@ -192,9 +192,7 @@ func TestPrintedIntervalsAreKept(t *testing.T) {
 			}
 			deadline := time.Now().Add(guard)
 			for {
-				ts.mu.Lock()
-				got := ts.results[seen:]
-				ts.mu.Unlock()
+				got := ts.Results()[seen:]
 				if len(got) > 0 {
 					seen++
 					srv.mu.Lock()
