@@ -219,41 +219,6 @@ func notCPUWarnings(ws []string) []string {
 	return out
 }
 
-// protocolCase is one subtest of a suite that mixes TCP and UDP cases.
-type protocolCase struct {
-	name string
-	udp  bool
-	run  func(t *testing.T)
-}
-
-// runByProtocol runs the cases as subtests, the TCP cases together first
-// ("tcp/…"), then the UDP cases ("udp/…"), together when udpTogether is
-// set, else one at a time. Cases that check counts, not speeds, may share
-// the machine; but an unpaced TCP case takes all the CPU it gets, and a
-// UDP case that asserts no loss must not starve beside it.
-func runByProtocol(t *testing.T, udpTogether bool, cases []protocolCase) {
-	t.Helper()
-	for _, udp := range []bool{false, true} {
-		group := "tcp"
-		if udp {
-			group = "udp"
-		}
-		t.Run(group, func(t *testing.T) {
-			for _, c := range cases {
-				if c.udp != udp {
-					continue
-				}
-				t.Run(c.name, func(t *testing.T) {
-					if !udp || udpTogether {
-						t.Parallel()
-					}
-					c.run(t)
-				})
-			}
-		})
-	}
-}
-
 // sentTCP is what a TCP sender's peer must have received: the bytes it
 // acknowledged, or, when the sender's wait for the last acknowledgements
 // ended first (a peer or a machine too busy to read within the wait), the

@@ -2,7 +2,6 @@ package iperf2
 
 import (
 	"context"
-	"slices"
 	"testing"
 
 	"github.com/wirebench/wirebench/internal/result"
@@ -48,11 +47,7 @@ func runIperf3Client(t *testing.T, port int, args ...string) (*iperf3.Report, st
 }
 func iperf3Bin(t *testing.T) string                              { return iperf3peer.Bin(t) }
 func realIperf3Server(t *testing.T) (int, func() *iperf3.Report) { return iperf3peer.Server(t) }
-func realIperf3ServerReports(t *testing.T, extra ...string) (int, func() []*iperf3.Report) {
-	return iperf3peer.ServerReports(t, extra...)
-}
-func sumReceivedBytes(rep *iperf3.Report) int64 { return iperf3peer.SumReceivedBytes(rep) }
-func slicesContain(s []string, v string) bool   { return slices.Contains(s, v) }
+func sumReceivedBytes(rep *iperf3.Report) int64                  { return iperf3peer.SumReceivedBytes(rep) }
 
 // bindGrace is iperf3peer.BindGrace: how long a peer started on a free
 // port must keep running to count as the one that took it.
