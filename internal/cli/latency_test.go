@@ -11,6 +11,7 @@ import (
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 )
 
 func TestLatencyUsageErrors(t *testing.T) {
@@ -39,7 +40,7 @@ func TestLatencyUsageErrors(t *testing.T) {
 
 func TestLatencyLoopbackJSON(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := session.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1})
+	srv, err := iperf2.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

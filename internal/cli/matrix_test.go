@@ -15,6 +15,7 @@ import (
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 )
 
 func TestMatrixUsageErrors(t *testing.T) {
@@ -42,7 +43,7 @@ func TestMatrixUsageErrors(t *testing.T) {
 // result, CSV, and the report command on that JSON.
 func TestMatrixLoopback(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := session.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1})
+	srv, err := iperf2.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

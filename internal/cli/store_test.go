@@ -17,6 +17,7 @@ import (
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/store"
 	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
@@ -33,7 +34,7 @@ func cliRun(args ...string) (int, string, string) {
 func startEchoServer(t *testing.T) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := session.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1})
+	srv, err := iperf2.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

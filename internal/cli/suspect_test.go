@@ -12,6 +12,7 @@ import (
 	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
@@ -21,7 +22,7 @@ import (
 // the reason in words, in JSON and in the text table.
 func TestMatrixCellAboveMediumSuspect(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := session.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1})
+	srv, err := iperf2.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

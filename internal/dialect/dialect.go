@@ -13,6 +13,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/session/iperf3"
 )
 
@@ -74,18 +75,18 @@ var table = []Dialect{
 		Name: session.DialectIperf2, Speakers: "iperf 2.1 and later, wirebench",
 		DefaultPort: session.DefaultPort, Server: ServerIperf2, Header: true, Report: true,
 		Download: AskReverse, BidirTCP: AskFullDuplex, BidirUDP: AskDual,
-		Prepare: session.PrepareIperf2, Run: session.RunIperf2Client,
+		Prepare: iperf2.Prepare, Run: iperf2.RunClient,
 	},
 	{
 		Name: session.DialectIperf2Legacy, Speakers: "iperf 2.0.5 and lwIP's lwiperf",
 		DefaultPort: session.DefaultPort, Server: ServerIperf2, Header: true, Report: true,
 		Download: AskTradeoff, BidirTCP: AskDual, BidirUDP: AskDual,
-		Prepare: session.PrepareIperf2, Run: session.RunIperf2Client,
+		Prepare: iperf2.Prepare, Run: iperf2.RunClient,
 	},
 	{
 		Name: session.DialectRaw, Speakers: "zperf and ESP-IDF's iperf, which send no test header",
 		DefaultPort: session.DefaultPort, Server: ServerIperf2,
-		Prepare: session.PrepareIperf2, Run: session.RunIperf2Client,
+		Prepare: iperf2.Prepare, Run: iperf2.RunClient,
 	},
 	{
 		Name: session.DialectIperf3, Speakers: "iperf3",

@@ -9,6 +9,7 @@ import (
 	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/session/iperf3"
 )
 
@@ -198,7 +199,7 @@ func listenOne(ctx context.Context, cfg session.ServerConfig, withIperf3 bool) (
 		}
 	}
 	sctx, cancel := context.WithCancel(ctx)
-	srv, err := session.Listen(sctx, cfg)
+	srv, err := iperf2.Listen(sctx, cfg)
 	if err != nil {
 		cancel()
 		return 0, nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 )
 
 // startServer runs a wirebench server with the echo service on an
@@ -21,7 +22,7 @@ func startServer(t *testing.T) (port int, echo *Server, results func() []*result
 	ctx, cancel := context.WithCancel(context.Background())
 	var mu sync.Mutex
 	var rs []*result.Result
-	srv, err := session.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1,
+	srv, err := iperf2.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1,
 		OnResult: func(_ int, r *result.Result) { mu.Lock(); rs = append(rs, r); mu.Unlock() },
 		OnLog:    func(m string) { t.Logf("server: %s", m) }})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/wirebench/wirebench/internal/lab/model"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/units"
 )
 
@@ -25,7 +26,7 @@ func startServer(t *testing.T) (int, <-chan *result.Result) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	results := make(chan *result.Result, 8)
-	srv, err := session.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1, IdleTimeout: 2 * time.Second,
+	srv, err := iperf2.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1, IdleTimeout: 2 * time.Second,
 		OnResult: func(_ int, r *result.Result) { results <- r }})
 	if err != nil {
 		cancel()

@@ -15,6 +15,7 @@ import (
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/sockopt"
 	"github.com/wirebench/wirebench/internal/testutil/labhost"
 	"github.com/wirebench/wirebench/internal/units"
@@ -48,7 +49,7 @@ func TestLabMatrix100M(t *testing.T) {
 		// server's UDP reverse traffic to go there. The server's TCP sends
 		// with cubic, as the client's (-C cubic) does: bbr's probing cycles
 		// run a few per cent below the wire rate over 3 s.
-		srv, err = session.Listen(ctx, session.ServerConfig{Bind: lab.B.Addr.String(), Port: -1,
+		srv, err = iperf2.Listen(ctx, session.ServerConfig{Bind: lab.B.Addr.String(), Port: -1,
 			AllowReverse: []netip.Prefix{netip.MustParsePrefix("198.18.0.0/15")},
 			Socket:       sockopt.Options{Congestion: "cubic"}})
 		return err

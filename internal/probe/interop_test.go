@@ -13,6 +13,7 @@ import (
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/session/iperf3"
 	"github.com/wirebench/wirebench/internal/testutil/loopback"
 	"github.com/wirebench/wirebench/internal/testutil/standin"
@@ -163,7 +164,7 @@ func TestProbeWirebench(t *testing.T) {
 	for _, withIperf3 := range []bool{true, false} {
 		t.Run(fmt.Sprintf("iperf3=%v", withIperf3), func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
-			srv, err := session.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1, IdleTimeout: time.Second})
+			srv, err := iperf2.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1, IdleTimeout: time.Second})
 			if err != nil {
 				cancel()
 				t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
 
@@ -35,7 +36,7 @@ func startServer(t *testing.T) (int, <-chan *result.Result) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	results := make(chan *result.Result, 4)
-	srv, err := session.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1, OnResult: func(_ int, r *result.Result) { results <- r }})
+	srv, err := iperf2.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1, OnResult: func(_ int, r *result.Result) { results <- r }})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/sockopt"
 	"github.com/wirebench/wirebench/internal/units"
 )
@@ -255,7 +256,7 @@ func listen(ctx context.Context, s ThroughputSpec, port int, bind string, allow 
 		default:
 		}
 	}
-	srv, err := session.Listen(ctx, sc)
+	srv, err := iperf2.Listen(ctx, sc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting the wirebench server: %w", err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/rfc2544"
-	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/reflectrun"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
@@ -283,7 +283,7 @@ func queueTime(spec model.Spec) time.Duration {
 // rate through the reflector on port.
 func baseRTT(t *testing.T, port, size int, rate float64) float64 {
 	t.Helper()
-	r, err := session.RunReflect(context.Background(), session.ReflectConfig{Host: "127.0.0.1", Port: port, Length: size, PPS: rate, Duration: time.Second})
+	r, err := reflectrun.Run(context.Background(), reflectrun.Config{Host: "127.0.0.1", Port: port, Length: size, PPS: rate, Duration: time.Second})
 	if err != nil || len(r.RTTs) == 0 {
 		t.Fatalf("plain reflector: %v (%d back)", err, len(r.RTTs))
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/rfc2544"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
@@ -17,7 +18,7 @@ import (
 func startWirebenchServer(t *testing.T) int {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := session.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1})
+	srv, err := iperf2.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/units"
 )
 
@@ -27,7 +28,7 @@ func Run(ctx context.Context, d time.Duration, rate units.Rate, text io.Writer, 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	served := make(chan *result.Result, 16)
-	srv, err := session.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1, IdleTimeout: 2 * time.Second,
+	srv, err := iperf2.Listen(ctx, session.ServerConfig{Bind: "127.0.0.1", Port: -1, IdleTimeout: 2 * time.Second,
 		OnLog:    func(msg string) { logf("server: %s", msg) },
 		OnResult: func(_ int, r *result.Result) { served <- r }})
 	if err != nil {

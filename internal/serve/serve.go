@@ -18,6 +18,7 @@ import (
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/session/iperf3"
 	"github.com/wirebench/wirebench/internal/web"
 )
@@ -88,7 +89,7 @@ func Run(ctx context.Context, c Config) error {
 	}
 	ecfg := echo.ServerConfig{IdleTimeout: cfg.IdleTimeout, OnLog: cfg.OnLog}
 	serveWeb := attachWeb(ctx, c, &cfg, &ecfg)
-	srv, err := session.Listen(ctx, cfg)
+	srv, err := iperf2.Listen(ctx, cfg)
 	if err != nil {
 		return err
 	}

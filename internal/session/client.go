@@ -8,11 +8,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/wirebench/wirebench/internal/cpuuse"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sockopt"
 	"github.com/wirebench/wirebench/internal/units"
-	"github.com/wirebench/wirebench/internal/version"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
@@ -23,7 +21,7 @@ const (
 	DefaultUDPLength   = 1470
 	DefaultTCPLength   = 128 * 1024
 	DefaultUDPRateBPS  = iperf2.DefaultUDPRate // 1048576 bit/s, iperf2's default
-	defaultIdleTimeout = 5 * time.Second
+	DefaultIdleTimeout = 5 * time.Second
 )
 
 // ClientConfig is one client test. The zero value of each field means its
@@ -94,34 +92,6 @@ type ClientConfig struct {
 func (c *ClientConfig) connected(local fmt.Stringer, peer string) {
 	if c.OnConnected != nil {
 		c.OnConnected(local.String(), peer)
-	}
-}
-
-// PrepareIperf2 applies the defaults of an iperf2-family dialect (iperf2,
-// iperf2-legacy, raw) and checks cfg the way RunIperf2Client will, so that
-// a caller can reject a config (a ConfigError) before it prints anything.
-// The returned config is what would run.
-func PrepareIperf2(cfg ClientConfig) (ClientConfig, error) {
-	if cfg.Bidir || cfg.UDPCounters64Bit {
-		return cfg, ConfigError{errors.New("--bidir and --udp-counters-64bit need the iperf3 dialect")}
-	}
-	if cfg.Auth.Enabled() {
-		return cfg, ConfigError{errors.New("authentication (--username, --auth-secret) is carried only by the iperf3 dialect; iperf2 has none")}
-	}
-	cfg.applyDefaults()
-	if err := cfg.Validate(); err != nil {
-		return cfg, ConfigError{err}
-	}
-	return cfg, nil
-}
-
-func (c *ClientConfig) applyDefaults() {
-	c.defaults(DefaultPort, DefaultUDPLength, DefaultUDPRateBPS)
-	if c.Dialect == "" {
-		c.Dialect = DialectIperf2
-	}
-	if c.ListenPort == 0 {
-		c.ListenPort = c.Port
 	}
 }
 
@@ -210,21 +180,6 @@ func (c *ClientConfig) Validate() error {
 
 func (c *ClientConfig) addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
 
-// mode names the test's direction mode for result.Test.Mode.
-func (c *ClientConfig) mode() string {
-	switch {
-	case c.Reverse:
-		return "reverse"
-	case c.FullDuplex:
-		return "full-duplex"
-	case c.Dual:
-		return "dual"
-	case c.Tradeoff:
-		return "tradeoff"
-	}
-	return ""
-}
-
 // pps returns the datagram rate the config asks for.
 func (c *ClientConfig) pps() float64 {
 	if c.Rate.PPS {
@@ -245,53 +200,6 @@ func IsConfigError(err error) bool {
 	return errors.As(err, &ce)
 }
 
-// RunIperf2Client runs one client test in an iperf2-family dialect
-// (iperf2, iperf2-legacy, raw; internal/dialect picks the runner of each
-// dialect). It returns an error when the test could
-// not start (bad config, peer unreachable); a test that started and then
-// failed returns its partial result with Result.Error set, and a nil error.
-//
-// When ctx ends during the test (the first Ctrl-C), the test ends the proper
-// way, as at its planned end: the sender stops, the FINs (UDP), the TCP FIN
-// or iperf3's TEST_END go out, and the peer's report is awaited for a
-// bounded time (about 2.5 s for UDP) that ctx does not cut short. The
-// result then carries a warning that the test was stopped early.
-func RunIperf2Client(ctx context.Context, cfg ClientConfig) (*result.Result, error) {
-	cfg, err := PrepareIperf2(cfg)
-	if err != nil {
-		return nil, err
-	}
-	r := result.New("client")
-	r.Version = version.String()
-	r.Test = result.Test{
-		Protocol: result.TCP, Direction: result.DirSend, Dialect: cfg.Dialect, Host: cfg.Host, Port: cfg.Port,
-		Duration: cfg.Duration.Seconds(), Bytes: cfg.Bytes, Length: cfg.Length, Streams: cfg.Parallel, Mode: cfg.mode(),
-	}
-	switch {
-	case cfg.Reverse:
-		r.Test.Direction = result.DirReceive
-	case cfg.FullDuplex || cfg.Dual:
-		r.Test.Direction = result.DirBidir
-	}
-	cpu0 := cpuuse.Now()
-	run := runTCPClient
-	if cfg.UDP {
-		r.Test.Protocol = result.UDP
-		r.Test.RatePPS = cfg.pps()
-		r.Test.RateBPS = cfg.pps() * float64(cfg.Length*8)
-		run = runUDPClient
-	}
-	// The omitted seconds come first, then the test asked for: the peer
-	// is asked for the whole of it.
-	cfg.Duration += cfg.Omit
-	r, err = run(ctx, &cfg, r)
-	if r != nil {
-		ApplyOmit(r, cfg.Omit, nil, false)
-		FillCPU(r, cpu0)
-	}
-	return r, err
-}
-
 // WarnInterrupted says so when ctx ended the test before its duration or
 // byte count (the first Ctrl-C): the test still ended the proper way, and
 // its figures cover the time it ran.
@@ -300,75 +208,4 @@ func WarnInterrupted(ctx context.Context, r *result.Result) {
 		return
 	}
 	r.Warn("the test was stopped early (interrupt): it ended the proper way, and the figures cover the time it ran")
-}
-
-// modeFlags sets the header bits for the test's mode.
-func (c *ClientConfig) modeFlags(h *iperf2.ClientHeader) {
-	switch {
-	case c.Tradeoff:
-		h.Flags |= iperf2.FlagVersion1
-	case c.Dual:
-		h.Flags |= iperf2.FlagVersion1 | iperf2.FlagRunNow
-	case c.Reverse:
-		h.Flags |= iperf2.FlagVersion2
-		h.UpperFlags |= iperf2.UpperReverse
-	case c.FullDuplex:
-		h.Flags |= iperf2.FlagVersion2
-		h.UpperFlags |= iperf2.UpperFullDuplex
-	}
-	if c.UDP && (c.Reverse || c.FullDuplex) {
-		h.Flags |= iperf2.FlagUDPTests
-	}
-	if c.Tradeoff || c.Dual {
-		h.Port = int32(c.ListenPort)
-	}
-}
-
-// asksTCPReport says the test asks a wirebench server for its received
-// count (iperf2 dialect, TCP, the client sending only; iperf 2 servers
-// ignore the request).
-func (c *ClientConfig) asksTCPReport() bool {
-	return c.Dialect == DialectIperf2 && !c.UDP && !c.Reverse && !c.FullDuplex && !c.Tradeoff && !c.Dual
-}
-
-// header builds the test header for the dialect; nil for raw. It always
-// carries the length (2.1.8 sends it only for an explicit -l); a server
-// uses it for the datagrams or writes it sends back.
-func (c *ClientConfig) header(udp bool) []byte {
-	amount := iperf2.AmountForDuration(c.Duration)
-	if c.Bytes > 0 {
-		amount = iperf2.AmountForBytes(c.Bytes)
-	}
-	switch c.Dialect {
-	case DialectIperf2:
-		h := iperf2.NewClientHeader(udp, int32(c.Parallel), int32(c.Port))
-		h.Amount = amount
-		if udp {
-			h.SetRate(uint64(c.Rate.Value), c.Rate.PPS)
-			if c.Rate.PPS {
-				h.UpperFlags |= iperf2.UpperUnitsPPS
-			}
-		}
-		h.BufLen = int32(c.Length)
-		c.modeFlags(&h)
-		if udp {
-			return h.AppendUDPTo(nil)
-		}
-		if c.asksTCPReport() {
-			h.Reserved = iperf2.ReservedAskTCPReport
-		}
-		return h.AppendTo(nil)
-	case DialectIperf2Legacy:
-		h := iperf2.ClientHeader{NumThreads: int32(c.Parallel), Port: int32(c.Port), Amount: amount}
-		if udp {
-			h.WinBand = int32(min(c.Rate.Value, 1<<31-1))
-			if c.Rate.PPS {
-				h.WinBand = int32(min(c.Rate.Value*float64(c.Length*8), 1<<31-1))
-			}
-		}
-		h.BufLen = int32(c.Length)
-		c.modeFlags(&h)
-		return h.AppendTo(nil)
-	}
-	return nil
 }

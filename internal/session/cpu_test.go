@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -66,21 +65,6 @@ func TestCPULimitEvidence(t *testing.T) {
 	if c := cpuLimitOf(tcp, 2); c.bound() {
 		t.Errorf("a TCP receiver is not judged: %+v", c)
 	}
-}
-
-// runShort runs a client test that must succeed.
-func runShort(t *testing.T, cfg ClientConfig) *result.Result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	r, err := runClient(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Error != "" {
-		t.Fatalf("test failed: %s", r.Error)
-	}
-	return r
 }
 
 func TestServerCPUOtherTests(t *testing.T) {

@@ -1,31 +1,21 @@
-// Package session is what every dialect shares, and the iperf2 family.
+// Package session is what every dialect shares.
 //
-// Shared: ClientConfig (one client test, any dialect) with its socket
-// set-up; Server, which listens on one port for TCP and UDP, tells the
-// protocols of new connections and sources apart by their first bytes
-// (AddTCPProtocol, AddUDPProtocol: iperf3 in internal/session/iperf3, the
-// wirebench echo in internal/echo register there), admits tests per
-// source, numbers them and hands their results on; CPU, omit (-O) and
-// delivery accounting; errors and retries. The dialects above it reach the
-// server's bookkeeping through the methods in host.go. Callers go through
-// internal/dialect, whose table says which package runs each dialect.
-//
-// iperf2 (wire-protocols.md §1–3, §7) is still spoken here, in three
-// flavours, chosen with ClientConfig.Dialect on the client
-// (RunIperf2Client) and detected per test on the server, which answers it
-// on its port when no registered protocol claims a connection or source:
-//
-//	iperf2         2.1-style: 16-byte UDP header, ids from 1, FIN −(n+1)
-//	               re-sent every 10 ms; 60-byte TCP header.
-//	iperf2-legacy  2.0.5/lwiperf style: 12-byte UDP header, ids from 0,
-//	               FIN −n re-sent 10 × 250 ms; 24-byte TCP header repeated
-//	               at the start of every 128 KiB write.
-//	raw            no test header (zperf, ESP-IDF): UDP datagrams carry a
-//	               16-byte id/time header and zeros; TCP starts with a zero
-//	               word.
+// ClientConfig is one client test, in any dialect, with its socket
+// set-up. Server listens on one port for TCP and UDP and tells the
+// protocols of new connections and sources apart by their first bytes:
+// the ones registered with AddTCPProtocol and AddUDPProtocol (iperf3 in
+// internal/session/iperf3, the wirebench echo in internal/echo) first,
+// then the fallback set with SetFallback (iperf2 in all its flavours, in
+// internal/session/iperf2), which answers whatever no other protocol
+// claims. The server admits tests per source, numbers them and hands
+// their results on; CPU, omit (-O) and delivery accounting, errors and
+// retries are here too. The dialects reach the server's bookkeeping
+// through the methods in host.go. Callers go through internal/dialect,
+// whose table says which package runs each dialect.
 package session
 
-// Dialect names.
+// Dialect names: the iperf2 family (wire-protocols.md §1–3, §7), spoken
+// by internal/session/iperf2.
 const (
 	DialectIperf2       = "iperf2"
 	DialectIperf2Legacy = "iperf2-legacy"

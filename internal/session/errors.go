@@ -10,9 +10,9 @@ import (
 	"github.com/wirebench/wirebench/internal/result"
 )
 
-// isRefused reports whether err is an ICMP port-unreachable surfacing on a
+// IsRefused reports whether err is an ICMP port-unreachable surfacing on a
 // connected UDP socket.
-func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
+func IsRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 
 // RefusedAtOnce reports whether a client test found no server listening:
 // a TCP connection refused (err), or a UDP test whose datagrams drew port
@@ -21,7 +21,7 @@ func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 // this.
 func RefusedAtOnce(r *result.Result, err error) bool {
 	if err != nil {
-		return isRefused(err)
+		return IsRefused(err)
 	}
 	return r != nil && r.Receiver == nil && strings.Contains(r.Error, syscall.ECONNREFUSED.Error())
 }
@@ -44,3 +44,9 @@ func RetryWhileRefused(ctx context.Context, grace time.Duration, run func(contex
 		}
 	}
 }
+
+// Iperf3Hint is what an iperf2-dialect test that the peer ended at once
+// says: an iperf3 server resets (or closes) an iperf 2 test as soon as it
+// has read the header as its cookie and parameters. The matrix looks for
+// it to say it once, not in every cell.
+const Iperf3Hint = "is it an iperf3 server? try --dialect iperf3"

@@ -11,7 +11,7 @@ import (
 	"github.com/wirebench/wirebench/internal/udpio"
 )
 
-// What a dialect package (internal/session/iperf3) needs of the server it
+// What a dialect package (internal/session/iperf2, internal/session/iperf3) needs of the server it
 // registers with and of the client config it runs: the server's own
 // bookkeeping (test numbers, admission, CPU, logs, listeners) and the
 // config's socket set-up, so that every dialect shares one of each.
@@ -94,6 +94,35 @@ func (s *Server) OwnPort(port int) { s.ownPort(port) }
 // AddListener adds work Serve runs until its context ends (a dialect's
 // own port).
 func (s *Server) AddListener(run func(ctx context.Context)) { s.extra = append(s.extra, run) }
+
+// RecoverPanic, deferred, logs a panic of what instead of ending the
+// process.
+func (s *Server) RecoverPanic(what string) { s.recoverPanic(what) }
+
+// Hold makes Serve wait, before it returns, for work that is not a
+// goroutine of Go's (a timer's, a queue's): it returns the func that ends
+// the wait.
+func (s *Server) Hold() (done func()) {
+	s.wg.Add(1)
+	return s.wg.Done
+}
+
+// SelfTarget says why a test may not send to dst (one of this server's
+// own ports on a local address), or nil.
+func (s *Server) SelfTarget(dst netip.AddrPort) error { return s.selfTarget(dst) }
+
+// CPUJoined forgets the CPU sample of stream id, which joined the group
+// test gid: the group's figure covers it.
+func (s *Server) CPUJoined(id, gid int) { s.cpuJoined(id, gid) }
+
+// Context is Serve's context, for work a test starts later (nil before
+// Serve).
+func (s *Server) Context() context.Context { return s.ctx }
+
+// OtherUDPSources counts the sources other protocols than the fallback own
+// on the main UDP socket; call it on the UDP reader goroutine only (from
+// the fallback's methods).
+func (s *Server) OtherUDPSources() int { return len(s.udpOwners) }
 
 // RecordSocket puts the socket options of conn (and caps, for UDP) into r.
 func (s *Server) RecordSocket(r *result.Result, conn net.Conn, caps *udpio.Capabilities) {

@@ -6,9 +6,9 @@ import (
 	"github.com/wirebench/wirebench/internal/udpio"
 )
 
-// fillPattern fills b with iperf's "0123456789" pattern, which every iperf2
+// FillPattern fills b with iperf's "0123456789" pattern, which every iperf2
 // peer accepts as data.
-func fillPattern(b []byte) {
+func FillPattern(b []byte) {
 	for i := range b {
 		b[i] = '0' + byte(i%10)
 	}

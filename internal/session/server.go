@@ -101,7 +101,7 @@ func (c *ServerConfig) applyDefaults() {
 		c.Port = 0
 	}
 	if c.IdleTimeout == 0 {
-		c.IdleTimeout = defaultIdleTimeout
+		c.IdleTimeout = DefaultIdleTimeout
 	}
 	if c.HeaderTimeout == 0 {
 		c.HeaderTimeout = 4 * time.Second
@@ -120,8 +120,9 @@ func (c *ServerConfig) applyDefaults() {
 	}
 }
 
-// Server answers iperf2 tests (TCP and UDP, every dialect) on one port,
-// any number at once.
+// Server listens on one port for TCP and UDP and hands each new
+// connection or source to the protocol it belongs to (AddTCPProtocol,
+// AddUDPProtocol, SetFallback), any number of tests at once.
 type Server struct {
 	cfg  ServerConfig
 	tcp  net.Listener
@@ -145,23 +146,13 @@ type Server struct {
 
 	tcpProtos []TCPProtocol
 	udpProtos []UDPProtocol
+	// fallback answers what no protocol claims (iperf2; SetFallback).
+	fallback Fallback
 	// extra are more listeners (iperf3's own port) that Serve runs until
 	// its context ends.
 	extra []func(ctx context.Context)
-	// udpTests and udpOwners belong to the UDP reader goroutine.
-	udpTests  map[netip.AddrPort]*udpTest
+	// udpOwners belongs to the UDP reader goroutine.
 	udpOwners map[netip.AddrPort]*UDPProtocol
-	// udpFinished counts the finished tests still in udpTests (kept to
-	// answer late FINs); same goroutine.
-	udpFinished int
-	// finishQ hands the results of ended UDP tests on, off the reader.
-	finishQ finishQueue
-	// udpReports are the server reports to send once the reader has
-	// handled the datagrams of one read (flushReports); same goroutine.
-	udpReports []udpio.Message
-	// udpStarts counts the UDP tests started on the socket; same
-	// goroutine. A test that saw it move shared the socket's drop counter.
-	udpStarts int
 	ctx       context.Context // Serve's context, for work started later
 
 	cpuMu sync.Mutex
@@ -170,20 +161,12 @@ type Server struct {
 	// that joined an open group while open themselves (cpuJoined).
 	cpuStarts, cpuJoins uint64
 
-	groupsMu sync.Mutex
-	groups   map[groupKey]*streamGroup // open groups of parallel streams
-
 	// accepted numbers TCP connections in accept order (net.Conn →
 	// uint64) while they are served: handlers read their first bytes
 	// concurrently, and iperf3 tells its data streams apart only by the
 	// order they were connected in.
 	accepted  sync.Map
 	acceptSeq atomic.Uint64
-
-	// Seams for the fuzz harness, unset in use: a shorter group join
-	// window, and where TCP connect-backs are dialled.
-	testJoinWindow time.Duration
-	testDialBack   func(ctx context.Context, dst string) (net.Conn, error)
 }
 
 // noteAccept numbers a newly accepted connection; the returned func
@@ -357,3 +340,9 @@ func NewServerResult(proto, dialect string, peer netip.AddrPort, port int) *resu
 
 // VersionString is this build's version, for results.
 func VersionString() string { return version.String() }
+
+// StreamInterval is one stream's share of a group interval.
+type StreamInterval struct {
+	ID int // the stream's test number
+	result.Interval
+}

@@ -190,3 +190,26 @@ func (s *Server) recordSocket(r *result.Result, conn net.Conn, caps *udpio.Capab
 }
 
 // clientSocket is what an iperf3 client asks of the server's end of each
+
+// udpSocketOptions are the buffers our UDP sockets ask for. The receive
+// buffer is large enough that a burst at line rate does not overflow our
+// own host, nor a receiver that the scheduler of a busy host held off for
+// tens of milliseconds at hundreds of thousands of datagrams/s (with GRO a
+// coalesced 64 KiB packet takes about 70 KiB of it: 16 MiB hold 100 ms at
+// 200,000 datagrams/s of 1470 bytes). Memory is taken only as datagrams
+// wait. The send buffer stays at the system default, as iperf's does:
+// the skbs a socket has queued count against it, so a sender whose send
+// buffer is smaller than its egress queue (a shaper's tbf) blocks when the
+// queue is full. A forced 4 MiB buffer let the sender overfill the queue,
+// which then dropped silently (the send call succeeds, UDP SndbufErrors
+// rises) and the receiver counted it as loss on the path.
+var udpSocketOptions = udpio.Options{ReadBuffer: 16 << 20}
+
+// UDPClientOptions are the options of a client's UDP sockets (see
+// udpSocketOptions).
+func UDPClientOptions() udpio.Options { return udpSocketOptions }
+
+// serverUDPSocketOptions are for the server's shared listening sockets:
+// their reader goroutine also writes every test's reports, and must not
+// block on a send buffer that a -R test's traffic keeps full.
+var serverUDPSocketOptions = udpio.Options{ReadBuffer: 16 << 20, WriteBuffer: 4 << 20}

@@ -75,9 +75,9 @@ func WarnDelivery(r *result.Result, sent ...TCPSent) {
 	}
 }
 
-// addSender sums one stream's sender into a test's total: bytes add up,
+// AddSender sums one stream's sender into a test's total: bytes add up,
 // the time is the longest stream's.
-func addSender(total, s *result.Sender) {
+func AddSender(total, s *result.Sender) {
 	total.Bytes += s.Bytes
 	total.Seconds = max(total.Seconds, s.Seconds)
 	AddTCPFigures(total, s)

@@ -12,6 +12,7 @@ import (
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/sweep"
 	"github.com/wirebench/wirebench/internal/testutil/labhost"
 )
@@ -31,7 +32,7 @@ func TestLabEth100WirebenchServer(t *testing.T) {
 	lab := labhost.New(t, ctx, netlab.Config{Name: "sweep", RateBPS: 100e6, Burst: 62500, Router: true}, "a lab sweep takes several seconds")
 	var srv *session.Server
 	if err := lab.B.Do(func() (err error) {
-		srv, err = session.Listen(ctx, session.ServerConfig{Bind: lab.B.Addr.String(), Port: -1})
+		srv, err = iperf2.Listen(ctx, session.ServerConfig{Bind: lab.B.Addr.String(), Port: -1})
 		return err
 	}); err != nil {
 		t.Fatalf("starting our server in B: %v", err)

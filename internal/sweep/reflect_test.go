@@ -12,7 +12,7 @@ import (
 	"github.com/wirebench/wirebench/internal/lab"
 	"github.com/wirebench/wirebench/internal/lab/model"
 	"github.com/wirebench/wirebench/internal/result"
-	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/reflectrun"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
@@ -191,7 +191,7 @@ func checkModemRates(res *result.Sweep, held float64) []string {
 // model's 200 ms queue) is reported as such.
 func lossOver10s(t *testing.T, port, size int, rate float64) []string {
 	t.Helper()
-	r, err := session.RunReflect(context.Background(), session.ReflectConfig{Host: "127.0.0.1", Port: port, Length: size, PPS: rate, Duration: 10 * time.Second})
+	r, err := reflectrun.Run(context.Background(), reflectrun.Config{Host: "127.0.0.1", Port: port, Length: size, PPS: rate, Duration: 10 * time.Second})
 	if err != nil {
 		return []string{fmt.Sprintf("%d B at %.0f/s for 10 s: %v", size, rate, err)}
 	}

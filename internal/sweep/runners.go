@@ -10,6 +10,7 @@ import (
 	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/reflectrun"
 	"github.com/wirebench/wirebench/internal/units"
 )
 
@@ -24,7 +25,7 @@ const (
 var Modes = []string{ModeReflect, ModeWirebench, ModeIperf2}
 
 // ReflectRunner runs trials against a UDP reflector (`wirebench reflect`,
-// a device in loopback) through session.RunReflect.
+// a device in loopback) through reflectrun.Run.
 type ReflectRunner struct {
 	Host string
 	Port int
@@ -35,7 +36,7 @@ type ReflectRunner struct {
 
 // Trial sends one trial's datagrams and counts what came back.
 func (r ReflectRunner) Trial(ctx context.Context, s Spec) (result.SweepOutcome, error) {
-	res, err := session.RunReflect(ctx, session.ReflectConfig{Host: r.Host, Port: r.Port, Length: s.Size,
+	res, err := reflectrun.Run(ctx, reflectrun.Config{Host: r.Host, Port: r.Port, Length: s.Size,
 		PPS: s.RatePPS, Duration: s.Duration, Packets: s.Packets, Drain: r.Drain})
 	o := result.SweepOutcome{Sent: res.Sent, SendErrors: res.SendErrors, OfferedPPS: res.OfferedPPS,
 		Received: res.Received, Lost: res.Lost(), Total: res.Sent,

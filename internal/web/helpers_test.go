@@ -16,6 +16,7 @@ import (
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 )
 
 // testServer is a wirebench server on 127.0.0.1 with a dashboard
@@ -46,7 +47,7 @@ func startTestServer(t testing.TB, cfg Config, interval time.Duration) *testServ
 	}
 	ts.web.Attach(&scfg)
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := session.Listen(ctx, scfg)
+	srv, err := iperf2.Listen(ctx, scfg)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -25,9 +25,7 @@ func TestIperf3PerSourceLimit(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "the server is busy running a test") {
 		t.Errorf("second iperf3 test from the same source within the limit's second (exit %v):\n%s", err, out)
 	}
-	ts.mu.Lock()
-	logs := strings.Join(ts.logs, "\n")
-	ts.mu.Unlock()
+	logs := strings.Join(ts.Logs(), "\n")
 	if !strings.Contains(logs, "iperf3: refused a new test: new tests from this source come too fast: 127.0.0.1") {
 		t.Errorf("no log line for the refusal:\n%s", logs)
 	}

@@ -40,9 +40,7 @@ func (f authFiles) client(user, password string) session.Iperf3ClientAuth {
 // a while: the server logs a refusal after the client has seen it.
 func (ts *i3TestServer) logsHave(sub string) bool {
 	for deadline := time.Now().Add(guard); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		ts.mu.Lock()
-		logs := strings.Join(ts.logs, "\n")
-		ts.mu.Unlock()
+		logs := strings.Join(ts.Logs(), "\n")
 		if strings.Contains(logs, sub) {
 			return true
 		}

@@ -26,7 +26,6 @@ func realIperf3Server(t *testing.T) (int, func() *i3wire.Report) { return iperf3
 func realIperf3ServerReports(t *testing.T, extra ...string) (int, func() []*i3wire.Report) {
 	return iperf3peer.ServerReports(t, extra...)
 }
-func sumReceivedBytes(rep *i3wire.Report) int64 { return iperf3peer.SumReceivedBytes(rep) }
 
 func TestIperf3ClientAgainstRealServer(t *testing.T) {
 	cases := []struct {

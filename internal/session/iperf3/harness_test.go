@@ -8,6 +8,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 )
 
 // guard bounds every wait in these tests. It is not a timed assertion: a
@@ -15,13 +16,13 @@ import (
 const guard = 20 * time.Second
 
 // runClient runs a client test: iperf3's here, an iperf2-family dialect's
-// through session (these tests cannot import internal/dialect, which
+// through internal/session/iperf2 (these tests cannot import internal/dialect, which
 // imports this package).
 func runClient(ctx context.Context, cfg session.ClientConfig) (*result.Result, error) {
 	if cfg.Dialect == session.DialectIperf3 {
 		return Run(ctx, cfg)
 	}
-	return session.RunIperf2Client(ctx, cfg)
+	return iperf2.RunClient(ctx, cfg)
 }
 
 // protocolCase is one subtest of a suite that mixes TCP and UDP cases.

@@ -11,104 +11,36 @@ import (
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/testutil/iperf3peer"
+	"github.com/wirebench/wirebench/internal/testutil/mixedserver"
 	"github.com/wirebench/wirebench/internal/units"
 	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
-// i3TestServer is an in-process server with iperf3 enabled on an
-// ephemeral port of its own and on the iperf2 port.
+// i3TestServer is an in-process server answering iperf2 and iperf3 (on
+// the iperf2 port and on an ephemeral port of iperf3's own), under the
+// names these tests use.
 type i3TestServer struct {
-	t        *testing.T
-	srv      *session.Server
-	port     int // iperf2 port (iperf3 is sniffed there too)
-	i3port   int
-	cancel   context.CancelFunc
-	done     chan error
-	mu       sync.Mutex
-	results  []*result.Result
-	logs     []string
-	changed  chan struct{}
-	stopOnce sync.Once
+	*mixedserver.Server
+	srv          *session.Server
+	port, i3port int
 }
 
 func startI3Server(t *testing.T, cfg session.ServerConfig, i3 Config) *i3TestServer {
 	t.Helper()
-	ts := &i3TestServer{t: t, done: make(chan error, 1), changed: make(chan struct{})}
-	cfg.Bind, cfg.Port = "127.0.0.1", -1
-	cfg.OnResult = func(id int, r *result.Result) {
-		ts.mu.Lock()
-		ts.results = append(ts.results, r)
-		close(ts.changed)
-		ts.changed = make(chan struct{})
-		ts.mu.Unlock()
-	}
-	cfg.OnLog = func(msg string) {
-		ts.mu.Lock()
-		ts.logs = append(ts.logs, msg)
-		ts.mu.Unlock()
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := session.Listen(ctx, cfg)
-	if err != nil {
-		cancel()
-		t.Fatalf("Listen: %v", err)
-	}
 	if i3.Port == 0 {
 		i3.Port = -1
 	}
-	p3, err := Enable(ctx, srv, i3)
-	if err != nil {
-		cancel()
-		t.Fatalf("Enable: %v", err)
-	}
-	ts.srv, ts.cancel, ts.port, ts.i3port = srv, cancel, srv.Port(), p3
-	go func() { ts.done <- srv.Serve(ctx) }()
-	t.Cleanup(ts.stop)
-	return ts
-}
-
-func (ts *i3TestServer) stop() {
-	ts.stopOnce.Do(func() {
-		ts.cancel()
-		select {
-		case err := <-ts.done:
-			if err != nil {
-				ts.t.Errorf("Serve: %v", err)
-			}
-		case <-time.After(guard):
-			ts.t.Errorf("Serve did not return within %v", guard)
-		}
+	ms := mixedserver.Start(t, cfg, iperf2.Listen, func(ctx context.Context, s *session.Server) (int, error) {
+		return Enable(ctx, s, i3)
 	})
+	return &i3TestServer{Server: ms, srv: ms.Srv, port: ms.Port, i3port: ms.I3Port}
 }
 
-func (ts *i3TestServer) count() int {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	return len(ts.results)
-}
-
-// waitResults waits for n results.
-func (ts *i3TestServer) waitResults(n int) []*result.Result {
-	ts.t.Helper()
-	deadline := time.After(guard)
-	for {
-		ts.mu.Lock()
-		if len(ts.results) >= n {
-			out := append([]*result.Result(nil), ts.results...)
-			ts.mu.Unlock()
-			return out
-		}
-		ch := ts.changed
-		logs := strings.Join(ts.logs, "\n")
-		ts.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			ts.t.Fatalf("waited %v for %d results; logs:\n%s", guard, n, logs)
-		}
-	}
-}
+func (ts *i3TestServer) stop()                              { ts.Stop() }
+func (ts *i3TestServer) count() int                         { return ts.Count() }
+func (ts *i3TestServer) waitResults(n int) []*result.Result { return ts.WaitResults(n) }
 
 func runIperf3Client(t *testing.T, port int, args ...string) (*i3wire.Report, string) {
 	return iperf3peer.RunClient(t, port, args...)

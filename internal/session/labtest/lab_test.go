@@ -43,6 +43,7 @@ import (
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/testutil/labhost"
 	"github.com/wirebench/wirebench/internal/units"
 )
@@ -89,7 +90,7 @@ func startServer(t *testing.T, ctx context.Context, lab *netlab.Lab) *labServer 
 	ls := &labServer{results: make(chan *result.Result, 4)}
 	var srv *session.Server
 	err := lab.B.Do(func() (err error) {
-		srv, err = session.Listen(ctx, session.ServerConfig{
+		srv, err = iperf2.Listen(ctx, session.ServerConfig{
 			Bind: lab.B.Addr.String(), Port: -1, Interval: 500 * time.Millisecond,
 			OnResult: func(_ int, r *result.Result) { ls.results <- r },
 			OnLog:    func(msg string) { t.Logf("server log: %s", msg) },

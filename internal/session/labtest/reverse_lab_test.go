@@ -17,6 +17,7 @@ import (
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/session/iperf3"
 	"github.com/wirebench/wirebench/internal/units"
 )
@@ -49,7 +50,7 @@ func startGuardedServer(t *testing.T, ctx context.Context, lab *netlab.Lab, deny
 	gs := &guardedServer{taken: map[*result.Result]bool{}}
 	var srv *session.Server
 	err := lab.B.Do(func() (err error) {
-		srv, err = session.Listen(ctx, session.ServerConfig{
+		srv, err = iperf2.Listen(ctx, session.ServerConfig{
 			Bind: lab.B.Addr.String(), Port: -1, MaxDuration: 5 * time.Second, DenyReverse: deny,
 			OnResult: func(_ int, r *result.Result) { gs.mu.Lock(); gs.results = append(gs.results, r); gs.mu.Unlock() },
 			OnLog: func(msg string) {

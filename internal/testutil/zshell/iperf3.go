@@ -9,6 +9,7 @@ import (
 	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/session/iperf3"
 	"github.com/wirebench/wirebench/internal/units"
 )
@@ -98,7 +99,7 @@ func (s *Shell) listen3(port string) (*i3Server, error) {
 	srv := &i3Server{port: port, enabled: map[string]bool{}, cancel: cancel, done: make(chan struct{})}
 	cfg := session.ServerConfig{Bind: "127.0.0.1", Port: p, MaxTests: 1, IdleTimeout: 5 * time.Second,
 		OnResult: func(_ int, r *result.Result) { s.report3(r) }}
-	ls, err := session.Listen(ctx, cfg)
+	ls, err := iperf2.Listen(ctx, cfg)
 	if err != nil {
 		cancel()
 		return nil, err

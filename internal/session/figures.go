@@ -1,0 +1,99 @@
+package session
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
+)
+
+// Figures every dialect fills alike: rates, sums of streams, the sender's
+// warnings.
+
+// WarnSender says when the sender did not offer what was asked.
+func WarnSender(r *result.Result, cfg *ClientConfig, snd *result.Sender, maxLag time.Duration) {
+	if snd.SendErrors > 0 {
+		r.Warn(fmt.Sprintf("our host refused %d datagrams (socket send errors): they were not sent and are not in the counts", snd.SendErrors))
+	}
+	want := cfg.PPS()
+	if want <= 0 || snd.Seconds <= 0 || cfg.Bytes > 0 {
+		return
+	}
+	got := snd.PacketsPerSecond
+	if got == 0 {
+		got = float64(snd.Packets) / snd.Seconds
+	}
+	if got < 0.99*want {
+		r.Warn(fmt.Sprintf("the sender fell behind its pacing: it offered %.0f datagrams/s of the %.0f asked (%.1f %%); the path was not tested at the requested rate",
+			got, want, 100*got/want))
+	}
+	if interval := time.Duration(float64(time.Second) / want); maxLag > max(20*time.Millisecond, 20*interval) {
+		r.Warn(fmt.Sprintf("the sender fell up to %v behind its schedule and caught up in bursts: the offered load was burstier than the average rate says", maxLag.Round(time.Microsecond)))
+	}
+}
+
+// SumReceiver adds one stream's counts into a sum.
+func SumReceiver(sum *result.Receiver, rr *result.Receiver) {
+	first := sum.Source == ""
+	sum.Source = rr.Source
+	if first {
+		sum.Counting = rr.Counting
+	} else if sum.Counting != rr.Counting {
+		sum.Counting = "" // the streams' reports disagree: no one meaning
+	}
+	if sum.JitterMethod == "" || rr.JitterMethod == result.JitterPerBatch {
+		sum.JitterMethod = rr.JitterMethod
+	}
+	sum.Bytes += rr.Bytes
+	sum.Packets += rr.Packets
+	sum.Lost += rr.Lost
+	sum.OutOfOrder += rr.OutOfOrder
+	// A sum of duplicates is known only when every stream's count is.
+	switch {
+	case first && rr.Duplicates != nil:
+		sum.Duplicates = result.Count(*rr.Duplicates)
+	case sum.Duplicates != nil && rr.Duplicates != nil:
+		*sum.Duplicates += *rr.Duplicates
+	default:
+		sum.Duplicates = nil
+	}
+	// Percentiles of separate streams do not add up: the sum carries a
+	// transit summary only when it is one stream's (streams[] keep theirs).
+	sum.Transit = nil
+	if first && rr.Transit != nil {
+		tr := *rr.Transit
+		sum.Transit = &tr
+	}
+	sum.Total += rr.Total
+	sum.JitterMS = max(sum.JitterMS, rr.JitterMS)
+	sum.Seconds = max(sum.Seconds, rr.Seconds)
+	if sum.Seconds > 0 {
+		sum.BitsPerSecond = float64(sum.Bytes) * 8 / sum.Seconds
+		sum.PacketsPerSecond = float64(sum.Packets) / sum.Seconds
+	}
+}
+
+// JitterMethod names how a local receiver's jitter was measured.
+func JitterMethod(gro bool) string {
+	if gro {
+		return result.JitterPerBatch
+	}
+	return result.JitterPerDatagram
+}
+
+// serverSendBuffer bounds the datagram copies one server-side UDP send
+// holds (one per datagram of a batch): a header asking for 64 KiB
+// datagrams must not cost 2 MiB per test.
+const serverSendBuffer = 128 << 10
+
+// ServerSendBatch is the send batch for length-byte datagrams: 32, fewer
+// for long ones.
+func ServerSendBatch(length int) int { return min(32, max(1, serverSendBuffer/max(length, 1))) }
+
+// RateOf fills a sender's bit rate from its bytes and seconds.
+func RateOf(s *result.Sender) {
+	if s.Seconds > 0 {
+		s.BitsPerSecond = float64(s.Bytes) * 8 / s.Seconds
+		s.PacketsPerSecond = float64(s.Packets) / s.Seconds
+	}
+}

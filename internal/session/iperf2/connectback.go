@@ -1,0 +1,189 @@
+package iperf2
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/engine"
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/udpio"
+)
+
+// connectBack is a client's listener for the legacy -r/-d connect-back:
+// the server opens a new test towards us. Only the server's own address is
+// accepted.
+type connectBack struct {
+	udp      bool
+	ln       net.Listener
+	uc       udpio.Conn
+	allowed  netip.Addr
+	length   int
+	counters stats.Counters
+	done     chan struct{}
+	flow     *result.Flow
+	warnings []string
+	released time.Time
+	mu       sync.Mutex // guards released
+	started  time.Time
+	cancel   context.CancelFunc
+}
+
+func listenConnectBack(ctx context.Context, cfg *session.ClientConfig, server netip.Addr) (*connectBack, error) {
+	b := &connectBack{udp: cfg.UDP, allowed: server.Unmap(), length: cfg.Length, done: make(chan struct{})}
+	addr := net.JoinHostPort("", strconv.Itoa(cfg.ListenPort))
+	if server.Is4() || server.Is4In6() {
+		addr = net.JoinHostPort("0.0.0.0", strconv.Itoa(cfg.ListenPort))
+	}
+	var err error
+	if cfg.UDP {
+		opt := session.UDPClientOptions()
+		opt.GRO = !cfg.NoGRO
+		b.uc, err = udpio.Listen(ctx, "udp", addr, opt)
+	} else {
+		var lc net.ListenConfig
+		b.ln, err = lc.Listen(ctx, "tcp", addr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listening on port %d for the server's connect-back (choose another with -L): %w", cfg.ListenPort, err)
+	}
+	return b, nil
+}
+
+// start begins accepting the connect-back and reports it as the "reverse"
+// flow of iv.
+func (b *connectBack) start(ctx context.Context, iv *engine.Intervals, dual bool) {
+	b.started = time.Now()
+	if dual {
+		b.release()
+	}
+	ctx, b.cancel = context.WithCancel(ctx)
+	if b.udp {
+		go b.serveUDP(ctx, iv)
+		return
+	}
+	iv.AddFlow(&engine.Flow{Name: "reverse", Counters: []*stats.Counters{&b.counters}})
+	go b.serveTCP(ctx)
+}
+
+// release marks when the server may start sending (now).
+func (b *connectBack) release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.released.IsZero() {
+		b.released = time.Now()
+	}
+}
+
+// wait waits for the connect-back test to end: at most the test duration
+// plus 5 s after release.
+func (b *connectBack) wait(ctx context.Context, d time.Duration) *result.Flow {
+	b.release()
+	b.mu.Lock()
+	deadline := b.released.Add(d + 5*time.Second)
+	b.mu.Unlock()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-b.done:
+	case <-t.C:
+		b.warnings = append(b.warnings, "the server's connect-back test did not finish in time; its counts are partial")
+		b.cancel()
+		<-b.done
+	case <-ctx.Done():
+		b.cancel()
+		<-b.done
+	}
+	if b.flow == nil {
+		b.warnings = append(b.warnings, "the server never connected back (-r/-d): is a firewall in the way, does the server not support it, or did its reverse-traffic policy refuse this client?")
+	}
+	return b.flow
+}
+
+func (b *connectBack) close() {
+	if b.cancel != nil {
+		b.cancel()
+	}
+	if b.ln != nil {
+		b.ln.Close()
+	}
+	if b.uc != nil {
+		b.uc.Close()
+	}
+}
+
+func (b *connectBack) serveTCP(ctx context.Context) {
+	defer close(b.done)
+	stop := context.AfterFunc(ctx, func() { b.ln.Close() })
+	defer stop()
+	for {
+		c, err := b.ln.Accept()
+		accepted := time.Now() // no byte arrived before: the receive's start
+		if err != nil {
+			return
+		}
+		peer, _ := netip.ParseAddrPort(c.RemoteAddr().String())
+		if peer.Addr().Unmap() != b.allowed {
+			b.warnings = append(b.warnings, fmt.Sprintf("refused a connect-back from %s: only the server %s may connect back", peer, b.allowed))
+			c.Close()
+			continue
+		}
+		res, rerr := engine.ReceiveTCPWith(ctx, c, engine.TCPReceiveConfig{BufSize: session.DefaultTCPLength, Idle: 10 * time.Second, Since: accepted}, &b.counters)
+		c.Close()
+		rcv := &result.Receiver{Bytes: res.Bytes, Seconds: res.End.Sub(res.Start).Seconds(), Source: "local"}
+		if rcv.Seconds > 0 {
+			rcv.BitsPerSecond = float64(rcv.Bytes) * 8 / rcv.Seconds
+		}
+		b.flow = &result.Flow{Direction: result.DirReceive, Receiver: rcv}
+		if rerr != nil {
+			b.warnings = append(b.warnings, "connect-back stream: "+rerr.Error())
+		}
+		return
+	}
+}
+
+func (b *connectBack) serveUDP(ctx context.Context, iv *engine.Intervals) {
+	defer close(b.done)
+	var t *udpRecv
+	var lingerUntil time.Time
+	refused := 0
+	lingering := func(now time.Time) bool { return lingerUntil.IsZero() || now.Before(lingerUntil) }
+	cfg := engine.UDPReceiveConfig{Tick: 100 * time.Millisecond, OnTick: lingering}
+	err := engine.ReceiveUDP(ctx, b.uc, cfg, func(m *udpio.Message) bool {
+		if m.Addr.Addr().Unmap() != b.allowed {
+			refused++
+			return true
+		}
+		buf := m.Buf[:m.N]
+		if t == nil {
+			t = newUDPRecv(m.Addr, buf, m.Time)
+			t.gro = b.uc.Capabilities().GRO
+			iv.AddFlow(&engine.Flow{Name: "reverse", Counters: []*stats.Counters{&t.rx.C}})
+		}
+		if reply := t.feed(buf, m.Time); reply != nil {
+			_, _ = b.uc.WriteBatch([]udpio.Message{{Buf: reply, Addr: m.Addr}})
+			if lingerUntil.IsZero() {
+				lingerUntil = time.Now().Add(300 * time.Millisecond)
+			}
+		}
+		return lingering(time.Now())
+	})
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		b.warnings = append(b.warnings, "connect-back socket: "+err.Error())
+	}
+	if refused > 0 {
+		b.warnings = append(b.warnings, fmt.Sprintf("ignored %d datagrams on the connect-back port from hosts other than the server", refused))
+	}
+	if t != nil {
+		t.endIdle()
+		b.flow = &result.Flow{Direction: result.DirReceive, Receiver: t.receiver()}
+		b.warnings = append(b.warnings, t.warnings()...)
+	}
+}

@@ -1,0 +1,67 @@
+package iperf2
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/udpio"
+)
+
+// server answers iperf2 tests, TCP and UDP in every flavour, on a
+// session.Server's port: its fallback, for what no other protocol claims.
+type server struct {
+	*session.Server
+	cfg session.ServerConfig // the server's, defaults applied
+	udp *session.LockedConn
+
+	// udpTests are the UDP tests by source, running or just finished;
+	// they and the fields up to udpStarts belong to the UDP reader
+	// goroutine.
+	udpTests map[netip.AddrPort]*udpTest
+	// udpFinished counts the finished tests still in udpTests (kept to
+	// answer late FINs).
+	udpFinished int
+	// udpReports are the server reports to send once the reader has
+	// handled the datagrams of one read (Flush).
+	udpReports []udpio.Message
+	// udpStarts counts the UDP tests started on the socket. A test that
+	// saw it move shared the socket's drop counter.
+	udpStarts int
+	// finishQ hands the results of ended UDP tests on, off the reader.
+	finishQ finishQueue
+
+	groupsMu sync.Mutex
+	groups   map[groupKey]*streamGroup // open groups of parallel streams
+
+	// Seams for the fuzz harness, unset in use: a shorter group join
+	// window, and where TCP connect-backs are dialled.
+	testJoinWindow time.Duration
+	testDialBack   func(ctx context.Context, dst string) (net.Conn, error)
+}
+
+// Enable makes s answer iperf2 (iperf2, iperf2-legacy and raw, told apart
+// per test) on its port, for every connection and source no registered
+// protocol claims.
+func Enable(s *session.Server) { enable(s) }
+
+// enable is Enable, returning the iperf2 server for tests.
+func enable(s *session.Server) *server {
+	srv := &server{Server: s, cfg: s.Config(), udp: s.UDPConn(), udpTests: map[netip.AddrPort]*udpTest{}}
+	s.SetFallback(srv)
+	return srv
+}
+
+// Listen opens a server's sockets (session.Listen) and enables iperf2 on
+// them: the server every iperf2-family client talks to.
+func Listen(ctx context.Context, cfg session.ServerConfig) (*session.Server, error) {
+	s, err := session.Listen(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	Enable(s)
+	return s, nil
+}

@@ -1,0 +1,474 @@
+package iperf2
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/engine"
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/udpio"
+	i2wire "github.com/wirebench/wirebench/internal/wire/iperf2"
+)
+
+// streamOutcome is one UDP stream's send and end-of-test exchange.
+type streamOutcome struct {
+	send engine.UDPSendResult
+	fin  finOutcome
+	err  error
+}
+
+func runUDPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Result) (*result.Result, error) {
+	conns, err := dialUDPStreams(ctx, cfg, r)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(conns)
+	var back *connectBack
+	if cfg.Tradeoff || cfg.Dual {
+		if back, err = listenConnectBack(ctx, cfg, conns[0].RemoteAddr().Addr()); err != nil {
+			return nil, err
+		}
+		defer back.close()
+	}
+	if cfg.Reverse {
+		return runUDPReverse(ctx, cfg, conns, r)
+	}
+	spec := udpClientStream(cfg)
+	counters := make([]*stats.Counters, cfg.Parallel)
+	for i := range counters {
+		counters[i] = new(stats.Counters)
+	}
+	start := time.Now()
+	iv := engine.NewIntervals(start, cfg.Interval, cfg.OnInterval, &engine.Flow{Name: flowName(back, "forward"), Counters: counters, Sender: true})
+	iv.SetOmit(cfg.Omit)
+	if back == nil && cfg.Bytes == 0 {
+		// The last interval is Stop's, at the end of our sending: never a
+		// row for the time the FIN exchange took (a server report delayed
+		// by a queue made a 10 s test print a 10.00-10.22 row).
+		iv.SetEnd(cfg.Duration) // (Duration includes Omit here: RunClient added it)
+	}
+	iv.Run(ctx)
+	if back != nil {
+		back.start(ctx, iv, cfg.Dual)
+	}
+	drops := session.WatchSendPathDrops(conns[0].RemoteAddr().Addr())
+	outs := sendUDPStreams(ctx, spec, conns, counters)
+	localDrops := drops.Done()
+	if back != nil && cfg.Tradeoff {
+		back.release()
+	}
+	var backFlow *result.Flow
+	if back != nil {
+		backFlow = back.wait(ctx, cfg.Duration)
+	}
+	end := time.Now()
+	if back == nil {
+		// Our intervals count what we sent: they end with the last data
+		// datagram, not with the FIN exchange after it.
+		end = lastSend(outs)
+	}
+	r.Intervals = iv.Stop(end)
+	fillUDPClientResult(r, cfg, outs)
+	localDrops.Apply(r, conns[0].Capabilities().GSO)
+	session.WarnInterrupted(ctx, r)
+	if back != nil {
+		r.Reverse = backFlow
+		r.Warnings = append(r.Warnings, back.warnings...)
+	}
+	if back != nil && backFlow == nil && r.Receiver == nil && r.Error == "" && ctx.Err() == nil {
+		r.Error = reverseRefused("the server neither reported on our datagrams nor connected back", conns[0].LocalAddr())
+	}
+	return r, nil
+}
+
+// dialUDPStreams opens the test's sockets, one per stream, and notes the
+// first one in r (and to OnConnected).
+func dialUDPStreams(ctx context.Context, cfg *session.ClientConfig, r *result.Result) ([]udpio.Conn, error) {
+	conns := make([]udpio.Conn, cfg.Parallel)
+	for i := range conns {
+		c, err := cfg.DialUDP(ctx, i)
+		if err != nil {
+			closeAll(conns)
+			return nil, err
+		}
+		conns[i] = c
+	}
+	r.Test.Peer = conns[0].RemoteAddr().String()
+	cfg.Connected(conns[0].LocalAddr(), r.Test.Peer)
+	caps := conns[0].Capabilities()
+	cfg.RecordSocket(r, nil, &caps)
+	return conns, nil
+}
+
+// udpClientStream is what each of the test's streams sends: its share of
+// the rate and of the byte count, in the dialect's layout and FIN.
+func udpClientStream(cfg *session.ClientConfig) *udpStream {
+	layout, fin := i2wire.LayoutModern, finModern
+	if cfg.Dialect == session.DialectIperf2Legacy {
+		layout, fin = i2wire.LayoutLegacy, finLegacy
+	}
+	spec := &udpStream{layout: layout, header: header(cfg, true), length: cfg.Length,
+		pps: cfg.PPS() / float64(cfg.Parallel), duration: cfg.Duration, bytes: cfg.Bytes, fin: fin}
+	if cfg.Bytes > 0 {
+		spec.bytes = cfg.Bytes / int64(cfg.Parallel)
+	}
+	return spec
+}
+
+// sendUDPStreams sends spec on every conn at once, each stream ending
+// with its FIN exchange, and returns what each did.
+func sendUDPStreams(ctx context.Context, spec *udpStream, conns []udpio.Conn, counters []*stats.Counters) []streamOutcome {
+	outs := make([]streamOutcome, len(conns))
+	var wg sync.WaitGroup
+	for i := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tmpl := spec.template()
+			o := &outs[i]
+			o.send, o.err = spec.send(ctx, conns[i], netip.AddrPort{}, tmpl, counters[i])
+			if o.err == nil {
+				// An interrupt (ctx done) ends the send; the test still
+				// ends the proper way: FINs and the report, bounded by
+				// finish itself.
+				var err error
+				o.fin, err = spec.finish(context.WithoutCancel(ctx), conns[i], netip.AddrPort{}, tmpl, o.send.Packets)
+				if o.err == nil {
+					o.err = err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return outs
+}
+
+// lastSend is when the streams' last data datagram went out (now when
+// none did).
+func lastSend(outs []streamOutcome) time.Time {
+	var end time.Time
+	for _, o := range outs {
+		if o.send.End.After(end) {
+			end = o.send.End
+		}
+	}
+	if end.IsZero() {
+		end = time.Now()
+	}
+	return end
+}
+
+// flowName labels the forward flow only when a second flow exists.
+func flowName(back *connectBack, name string) string {
+	if back == nil {
+		return ""
+	}
+	return name
+}
+
+func closeAll(conns []udpio.Conn) {
+	for _, c := range conns {
+		if c != nil {
+			c.Close()
+		}
+	}
+}
+
+// fillUDPClientResult sums the streams into the result: our own send
+// counts, and the receiver counts from the server reports.
+func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []streamOutcome) {
+	snd := &result.Sender{}
+	var rcv *result.Receiver
+	var maxLag time.Duration
+	var offered float64 // datagrams/s summed over streams
+	noReport, echoes, noReportFINs := 0, 0, 0
+	badReport := false
+	var first, last time.Time
+	for i, o := range outs {
+		if first.IsZero() || o.send.Start.Before(first) {
+			first = o.send.Start
+		}
+		if o.send.End.After(last) {
+			last = o.send.End
+		}
+		// The FIN is a full datagram, counted like iperf does: as datagram
+		// |id|, so the FINs up to the one the server answered (those before
+		// it were lost) when the report says which (countFINs).
+		fins := int64(0)
+		if o.fin.fins > 0 {
+			fins = 1
+		}
+		var rr *result.Receiver
+		if o.fin.report != nil {
+			var implausible bool
+			rr, implausible = reportReceiver(o.fin.report)
+			badReport = badReport || implausible
+			fins = countFINs(rr, layoutOf(cfg), o.send.Packets, o.fin.fins)
+		}
+		s := &result.Sender{Bytes: o.send.Bytes + fins*int64(cfg.Length), Packets: o.send.Packets + fins, SendErrors: o.send.Errors,
+			Seconds: o.send.End.Sub(o.send.Start).Seconds()}
+		offeredRate(s, o.send, cfg.Length)
+		offered += s.PacketsPerSecond
+		snd.Bytes += s.Bytes
+		snd.Packets += s.Packets
+		snd.SendErrors += s.SendErrors
+		maxLag = max(maxLag, o.send.MaxLag)
+		echoes += o.fin.echoes
+		st := result.Stream{ID: i + 1, Sender: s}
+		if o.fin.report != nil {
+			if wb := o.fin.report.WB; wb != nil && wb.Diagnosis != "" {
+				r.Diagnoses = append(r.Diagnoses, "the server's arrivals: "+wb.Diagnosis)
+			}
+			st.Receiver = rr
+			if rcv == nil {
+				rcv = &result.Receiver{}
+			}
+			session.SumReceiver(rcv, rr)
+		} else {
+			noReport++
+			noReportFINs += o.fin.fins
+		}
+		if o.err != nil && r.Error == "" {
+			r.Error = o.err.Error()
+		}
+		if cfg.Parallel > 1 {
+			r.Streams = append(r.Streams, st)
+		}
+	}
+	snd.Seconds = last.Sub(first).Seconds()
+	snd.PacketsPerSecond = offered
+	snd.BitsPerSecond = offered * float64(cfg.Length*8)
+	r.Sender = snd
+	if rcv != nil {
+		r.Receiver = rcv
+	}
+	session.WarnSender(r, cfg, snd, maxLag)
+	if badReport {
+		r.Warn(implausibleReport)
+	}
+	if noReport > 0 {
+		r.Warn(fmt.Sprintf("%d of %d streams got no server report after their FINs (%d FINs sent, %s): the receiver's counts are unknown for them",
+			noReport, len(outs), noReportFINs, finWait(cfg)))
+	}
+	if rcv != nil && cfg.Parallel > 1 {
+		r.Warn("the receiver jitter shown for several streams is the largest of the streams' jitters")
+	}
+}
+
+func finWait(cfg *session.ClientConfig) string {
+	if cfg.Dialect == session.DialectIperf2Legacy {
+		return "up to 10, 250 ms apart"
+	}
+	return "up to 201, 10 ms apart"
+}
+
+// implausibleReport is the warning for a peer report whose counts cannot
+// be real (2^63 or more): they are shown as the largest count instead of
+// turning negative.
+const implausibleReport = "the peer's report carries counts of 2^63 or more, which no test reaches: its receive counts cannot be trusted"
+
+// reportCount is a peer-reported count as int64, saturated (and flagged)
+// at the largest int64 rather than wrapping negative.
+func reportCount(v uint64, implausible *bool) int64 {
+	if v > math.MaxInt64 {
+		*implausible = true
+		return math.MaxInt64
+	}
+	return int64(v)
+}
+
+// reportReceiver turns a server report into receiver counts; implausible
+// says a count was out of range (see implausibleReport).
+func reportReceiver(rep *i2wire.ServerReport) (rr *result.Receiver, implausible bool) {
+	rr = &result.Receiver{
+		Bytes: reportCount(rep.TotalBytes, &implausible), Lost: reportCount(rep.Errors, &implausible),
+		OutOfOrder: reportCount(rep.OutOfOrder, &implausible), Total: reportCount(rep.Datagrams, &implausible),
+		JitterMS: float64(rep.Jitter) / 1e6, Seconds: rep.Stop.Seconds(), Source: "peer-report",
+	}
+	if rep.WB != nil && rep.WB.HasDuplicates {
+		// A wirebench server's own count; other peers' reports carry none,
+		// and it stays unknown (nil), not 0.
+		rr.Duplicates = result.Count(reportCount(rep.WB.Duplicates, &implausible))
+	}
+	if rep.WB != nil && rep.WB.HasLatency {
+		l := rep.WB.Latency
+		rr.Transit = &result.Transit{Min: l.MinUS, P50: l.P50US, P90: l.P90US, P99: l.P99US, P999: l.P999US,
+			Max: l.MaxUS, Count: reportCount(l.Count, &implausible)}
+	}
+	rr.Packets = max(rr.Total-rr.Lost, 0)
+	if rr.Seconds > 0 {
+		rr.BitsPerSecond = float64(rr.Bytes) * 8 / rr.Seconds
+		rr.PacketsPerSecond = float64(rr.Packets) / rr.Seconds
+	}
+	return rr, implausible
+}
+
+// layoutOf is the datagram layout cfg's UDP client sends.
+func layoutOf(cfg *session.ClientConfig) i2wire.Layout {
+	if cfg.Dialect == session.DialectIperf2Legacy {
+		return i2wire.LayoutLegacy
+	}
+	return i2wire.LayoutModern
+}
+
+// countFINs reads what the total of a report (rr, from reportReceiver)
+// that answered a test of data data datagrams and fins FINs in layout l
+// counts, and sets rr to match. It returns how many FINs count as sent
+// datagrams.
+//
+//   - iperf 2 and the new zperf send the highest id seen, the answered
+//     FIN's |id| (a FIN counts as datagram |id|): a total within the ids of
+//     the FINs sent. A 2.1 client's FIN ids count down, so a total k above
+//     the first FIN's says the k FINs before the answered one were lost;
+//     they count as sent, as the receiver counts them lost (and the relay
+//     dropped). rr.Counting is result.CountingHighestID.
+//   - the old zperf sends the datagrams it received: a total below the
+//     first FIN's id, which no report answering a FIN can have as a highest
+//     id. The total is then received + lost, and rr.Counting is
+//     result.CountingReceived.
+//   - a total above the last FIN sent fits neither: rr is left as iperf
+//     reads it, and rr.Counting empty (unknown).
+func countFINs(rr *result.Receiver, l i2wire.Layout, data int64, fins int) int64 {
+	if fins <= 0 {
+		return 0
+	}
+	lo := -i2wire.FINID(l, data, 0)
+	hi := -i2wire.FINID(l, data, fins-1)
+	switch total := rr.Total; {
+	case total >= lo && total <= hi:
+		rr.Counting = result.CountingHighestID
+		return 1 + total - lo
+	case total < lo:
+		rr.Counting = result.CountingReceived
+		rr.Packets = total
+		rr.Total = total + rr.Lost
+		if rr.Seconds > 0 {
+			rr.PacketsPerSecond = float64(rr.Packets) / rr.Seconds
+		}
+	}
+	return 1
+}
+
+// offeredRate sets a UDP sender's rates from what it offered between its
+// first and last datagram, not from bytes over the test's length: a
+// 1-second test at 8.5 datagrams/s sends 9 datagrams plus the FIN, and
+// bytes over time would call that 118 kbit/s for the 100 kbit/s asked.
+func offeredRate(s *result.Sender, send engine.UDPSendResult, length int) {
+	s.PacketsPerSecond = send.OfferedRate()
+	s.BitsPerSecond = s.PacketsPerSecond * float64(length*8)
+}
+
+// runUDPReverse runs a 2.1 -R UDP test: we send our header until the
+// server's traffic arrives, then receive it until its final negative id.
+func runUDPReverse(ctx context.Context, cfg *session.ClientConfig, conns []udpio.Conn, r *result.Result) (*result.Result, error) {
+	hdr := header(cfg, true)
+	recvs := make([]*udpRecv, len(conns))
+	counters := make([]*stats.Counters, len(conns))
+	start := time.Now()
+	for i := range conns {
+		recvs[i] = newUDPRecvAs(conns[i].RemoteAddr(), i2wire.LayoutModern, false, start)
+		recvs[i].gro = conns[i].Capabilities().GRO
+		counters[i] = &recvs[i].rx.C
+	}
+	iv := engine.NewIntervals(start, cfg.Interval, cfg.OnInterval, &engine.Flow{Counters: counters})
+	iv.SetOmit(cfg.Omit)
+	iv.Run(ctx)
+	drops0 := make([]uint64, len(conns))
+	for i, c := range conns {
+		drops0[i], _ = c.Drops()
+	}
+	limit := cfg.Duration + 3*time.Second
+	if cfg.Bytes > 0 {
+		limit = 10 * time.Minute
+	}
+	rctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, len(conns))
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = receiveReverse(rctx, c, hdr, cfg.Length, recvs[i])
+		}()
+	}
+	wg.Wait()
+	r.Intervals = iv.Stop(time.Now())
+	var rcv result.Receiver
+	silent := 0 // streams the server sent nothing on
+	for i, rv := range recvs {
+		rv.endIdle()
+		rr := rv.receiver()
+		if cfg.Parallel > 1 {
+			r.Streams = append(r.Streams, result.Stream{ID: i + 1, Receiver: rr})
+		}
+		session.SumReceiver(&rcv, rr)
+		for _, w := range rv.warnings() {
+			if !rv.idleEnded {
+				r.Warn(w)
+			}
+		}
+		if d, ok := conns[i].Drops(); ok && d > drops0[i] {
+			rr.HostDrops = int64(d - drops0[i])
+			rcv.HostDrops += rr.HostDrops
+			r.Warn(fmt.Sprintf("stream %d: our socket dropped %d datagrams because its receive buffer was full (host-side loss, counted as lost)", i+1, d-drops0[i]))
+		}
+		if d := rv.diagnose(); d != "" {
+			r.Diagnoses = append(r.Diagnoses, d)
+		}
+		if rv.idleEnded && rv.rx.Seq.Started() {
+			r.Warn(fmt.Sprintf("stream %d: the server's final datagram never arrived; counts run to the last datagram received", i+1))
+		}
+		if !rv.rx.Seq.Started() {
+			silent++
+			if len(recvs) > 1 {
+				r.Warn(fmt.Sprintf("stream %d: the server sent nothing back", i+1))
+			}
+		}
+		if errs[i] != nil && r.Error == "" {
+			r.Error = errs[i].Error()
+		}
+	}
+	r.Receiver = &rcv
+	if silent > 0 && ctx.Err() == nil {
+		how := "the server sent nothing back (an iperf 2 server before 2.1 has no -R)"
+		if silent < len(recvs) {
+			how = fmt.Sprintf("the server sent nothing back on %d of %d streams", silent, len(recvs))
+		}
+		msg := reverseRefused(how, conns[0].LocalAddr())
+		if silent == len(recvs) && r.Error == "" {
+			r.Error = msg
+		} else {
+			r.Warn(msg)
+		}
+	}
+	return r, nil
+}
+
+// receiveReverse sends hdr (a full first datagram) until data arrives,
+// then counts the server's datagrams.
+func receiveReverse(ctx context.Context, c udpio.Conn, hdr []byte, length int, rv *udpRecv) error {
+	first := (&udpStream{layout: i2wire.LayoutModern, header: hdr, length: length}).template()
+	i2wire.PutDatagram(first, i2wire.LayoutModern, 0, time.Now())
+	var got atomic.Bool
+	hello := func() {
+		for k := 0; k < 100 && !got.Load() && ctx.Err() == nil; k++ {
+			_, _ = c.WriteBatch([]udpio.Message{{Buf: first}})
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	var once sync.Once
+	go once.Do(hello)
+	return engine.ReceiveUDP(ctx, c, engine.UDPReceiveConfig{Idle: session.DefaultIdleTimeout}, func(m *udpio.Message) bool {
+		got.Store(true)
+		rv.feed(m.Buf[:m.N], m.Time)
+		return !rv.done
+	})
+}

@@ -1,0 +1,378 @@
+package iperf2
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"net/netip"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/tickdiag"
+	i2wire "github.com/wirebench/wirebench/internal/wire/iperf2"
+)
+
+// maxReportResends bounds how often one finished test answers late FINs, so
+// a flood of FINs cannot keep the server replying forever.
+const maxReportResends = 250
+
+// udpRecv is the receiving side of one iperf2 UDP test, fed datagram by
+// datagram by whoever reads the socket (the server's demultiplexer, or a
+// client's connect-back listener). It is owned by one goroutine.
+type udpRecv struct {
+	peer    netip.AddrPort
+	layout  i2wire.Layout
+	seq64   bool
+	hdr     i2wire.ClientHeader
+	hasHdr  bool
+	hdrErr  error // why an announced client header could not be read
+	dialect string
+	// gro says the socket had UDP receive offload on: arrival times are
+	// per coalesced batch, and so is the jitter.
+	gro bool
+
+	rx        *stats.UDPReceiver
+	start     time.Time // first datagram's arrival
+	last      time.Time // latest datagram's arrival
+	finAt     time.Time
+	finID     int64
+	done      bool
+	idleEnded bool
+	report    []byte
+	resends   int
+	// reportAt is when the report was last sent; a FIN that arrived
+	// before it was sent before the client could have had that report,
+	// and is not answered again (see feed).
+	reportAt   time.Time
+	unanswered int64 // late FINs not answered (resend limit reached, or no report)
+	late       int64 // data datagrams after the FIN
+	// held are copies of the late data datagrams, kept in case they were
+	// the start of a new test from the same source (see opensNewTest).
+	held       []heldDatagram
+	heldBytes  int
+	short      int64 // datagrams too short to carry an id
+	finHeader  []byte
+	finLen     int // the FIN's length: the client's datagrams, which its buffer holds
+	dropsAtEnd uint64
+	// The data datagrams' own span (the FIN excluded), for the rate:
+	// N datagrams arriving over first..last span N−1 gaps.
+	dataN, dataBytes    int64
+	firstLen            int
+	firstData, lastData time.Time
+	// arrivals are the receive times of the first maxArrivals data
+	// datagrams, relative to start, for the timer-tick diagnosis.
+	arrivals []time.Duration
+	// diag is the diagnosis made at the FIN (diagDone), for the report's
+	// wirebench extension and the server's own result.
+	diag     string
+	diagDone bool
+}
+
+// maxArrivals bounds the arrival times one test keeps (8 bytes each).
+const maxArrivals = 100_000
+
+// newUDPRecv starts a test from its first datagram b.
+func newUDPRecv(peer netip.AddrPort, b []byte, at time.Time) *udpRecv {
+	t := &udpRecv{peer: peer, layout: i2wire.DetectUDPLayout(b), start: at, last: at}
+	off := t.layout.HeaderLen()
+	if announcesHeader(b, t.layout) {
+		if h, _, err := i2wire.ParseClientHeader(b[off:]); err == nil {
+			t.hdr, t.hasHdr = h, true
+			t.seq64 = h.Flags&i2wire.FlagSeqNo64b != 0
+		} else {
+			t.hdrErr = err
+		}
+	}
+	switch {
+	case t.layout == i2wire.LayoutLegacy:
+		t.dialect = session.DialectIperf2Legacy
+	case t.hasHdr:
+		t.dialect = session.DialectIperf2
+	default:
+		t.dialect = session.DialectRaw
+	}
+	t.rx = stats.NewUDPReceiver(t.layout.FirstID())
+	t.rx.KeepTransit = true // the report's wbx1 extension and result carry it
+	return t
+}
+
+// announcesHeader reports whether datagram b, in layout l, announces an
+// iperf2 client header after its datagram header (its flags word says so).
+func announcesHeader(b []byte, l i2wire.Layout) bool {
+	off := l.HeaderLen()
+	return len(b) >= off+4 && i2wire.ClientHeaderLen(binary.BigEndian.Uint32(b[off:]), true) > 0
+}
+
+// opensNewTest reports whether datagram b, from the source of this finished
+// test, is the start of a new test from that source (the kernel may give a
+// new client the source port of the last one) rather than a late datagram
+// of this one. It decides from the datagram's bytes alone, never from
+// timing (README, "How the server tells tests and dialects apart"):
+//
+//   - its layout (i2wire.DetectUDPLayout: offsets 12 and 16) or whether it
+//     announces a client header differs from this test's first datagram:
+//     a new test;
+//   - a FIN (negative id) belongs to this test: it is answered with the
+//     report;
+//   - a data id this test still counts as lost (between its first id and
+//     its FIN, not received) is a late datagram of this test;
+//   - any other data id (one already received, or at or beyond the FIN) is
+//     a sender that restarted its ids: a new test.
+//
+// A new test's first datagrams may carry ids this test lost: they are taken
+// for late datagrams but held (up to maxHeldBytes), and when a later
+// datagram opens the new test, the held ones with lower ids than it were
+// the new test's start: the server feeds them to it first (takeHeld).
+func (t *udpRecv) opensNewTest(b []byte) bool {
+	l := i2wire.DetectUDPLayout(b)
+	if l != t.layout || announcesHeader(b, l) != (t.hasHdr || t.hdrErr != nil) {
+		return true
+	}
+	id, _, _, ok := i2wire.ParseDatagram(b, t.layout, t.seq64)
+	if !ok || i2wire.IsFIN(id) {
+		return false
+	}
+	return !t.rx.Seq.Missing(id)
+}
+
+// heldDatagram is a copy of a datagram and its arrival time.
+type heldDatagram struct {
+	b  []byte
+	at time.Time
+}
+
+// maxHeldBytes bounds the late datagrams one finished test holds. A new
+// test's start needs only the few datagrams sent before one with an id the
+// old test did not lose (about 44 of 1470 bytes fit); the bound matters
+// because every finished test may hold it for finishedKeep: at the default
+// --max-tests of 1024 that is at most 64 MiB, where 1 MiB each was 1 GiB.
+const maxHeldBytes = 64 << 10
+
+// takeHeld returns the held late datagrams whose ids are below the id of
+// opening, the datagram that opens a new test from this source, in arrival
+// order, and stops counting them as late: they were the new test's start.
+// Held ids at or above it stay late datagrams of this test.
+func (t *udpRecv) takeHeld(opening []byte) []heldDatagram {
+	held := t.held
+	t.held, t.heldBytes = nil, 0
+	if i2wire.DetectUDPLayout(opening) != t.layout {
+		return nil // the new test's layout is not ours: nothing held is its
+	}
+	next, _, _, _ := i2wire.ParseDatagram(opening, t.layout, t.seq64)
+	var start []heldDatagram
+	for _, h := range held {
+		if id, _, _, _ := i2wire.ParseDatagram(h.b, t.layout, t.seq64); id < next {
+			start = append(start, h)
+		}
+	}
+	t.late -= int64(len(start))
+	return start
+}
+
+// newUDPRecvAs starts a test whose layout is known in advance (a stream
+// we asked for: -R, or a connect-back from a 2.1 server).
+func newUDPRecvAs(peer netip.AddrPort, layout i2wire.Layout, seq64 bool, at time.Time) *udpRecv {
+	t := &udpRecv{peer: peer, layout: layout, seq64: seq64, start: at, last: at, dialect: session.DialectIperf2,
+		rx: stats.NewUDPReceiver(layout.FirstID())}
+	t.rx.KeepTransit = true
+	return t
+}
+
+// feed accounts for one datagram and returns the reply to send, if any:
+// the server report when the datagram is a FIN.
+func (t *udpRecv) feed(b []byte, at time.Time) []byte {
+	id, sec, usec, ok := i2wire.ParseDatagram(b, t.layout, t.seq64)
+	if !ok {
+		t.short++
+		return nil
+	}
+	if t.done {
+		if i2wire.IsFIN(id) && t.report != nil && at.Before(t.reportAt) {
+			// An iperf 2.1 client re-sends its FIN every 10 ms until a
+			// report arrives. FINs that reached the socket before our
+			// last report left were sent before the client could have
+			// it: answering each again only adds sends to a reader that
+			// is already behind, and pushes the answer to the FINs
+			// still queued further back. A FIN that arrives after the
+			// report was sent says it was lost, and is answered.
+			return nil
+		}
+		if i2wire.IsFIN(id) && t.report != nil && t.resends < maxReportResends {
+			t.resends++
+			return t.report
+		}
+		if i2wire.IsFIN(id) {
+			t.unanswered++
+		} else {
+			t.late++
+			if t.heldBytes+len(b) <= maxHeldBytes {
+				t.held = append(t.held, heldDatagram{b: append([]byte(nil), b...), at: at})
+				t.heldBytes += len(b)
+			}
+		}
+		return nil
+	}
+	if !t.rx.Seq.Started() {
+		t.start = at
+	}
+	t.last = at
+	var sent time.Time
+	if sec != 0 || usec != 0 {
+		sent = time.Unix(int64(sec), int64(usec)*1000)
+	}
+	if i2wire.IsFIN(id) {
+		// The FIN counts as datagram |id| (iperf's rule, §1.4).
+		t.rx.Datagram(-id, len(b), at, sent)
+		t.finID, t.finAt, t.done = id, at, true
+		hl := t.layout.HeaderLen()
+		t.finHeader = append([]byte(nil), b[:min(hl, len(b))]...)
+		t.finLen = len(b)
+		t.report = t.buildReport()
+		return t.report
+	}
+	if t.rx.Datagram(id, len(b), at, sent) == stats.Duplicate {
+		return nil
+	}
+	if t.dataN == 0 {
+		t.firstData, t.firstLen = at, len(b)
+	}
+	t.dataN++
+	t.dataBytes += int64(len(b))
+	t.lastData = at
+	if len(t.arrivals) < maxArrivals {
+		t.arrivals = append(t.arrivals, at.Sub(t.start))
+	}
+	return nil
+}
+
+// reportSent records that the report was sent (or queued to be sent in
+// the same read) at now.
+func (t *udpRecv) reportSent(now time.Time) { t.reportAt = now }
+
+// diagnose looks for a timer-bound arrival pattern (tickdiag) and returns
+// the finding with its evidence, or "".
+func (t *udpRecv) diagnose() string {
+	if t.diagDone {
+		return t.diag
+	}
+	if t.done {
+		t.diagDone = true // the arrivals are complete: one diagnosis serves the report and the result
+	}
+	t.diag = t.findTick()
+	return t.diag
+}
+
+// findTick runs the timer-tick diagnosis over the arrivals.
+func (t *udpRecv) findTick() string {
+	d := tickdiag.Diagnose(t.arrivals, 0)
+	if d == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s (evidence: %.0f frames/s, within %.2f %% of %.0f = %.0f × %.0f Hz; bursts of %.1f every %v; phase lock %.2f over %d bursts)",
+		d.Message, d.FrameRate, 100*math.Abs(d.Offset), d.NearestMultiple, d.NearestMultiple/d.TickHz, d.TickHz,
+		d.FramesPerTick, d.Period.Round(time.Microsecond), d.PhaseLock, d.Bursts)
+}
+
+// endIdle ends a test whose client stopped sending without a FIN (ESP-IDF).
+func (t *udpRecv) endIdle() {
+	if t.done {
+		return
+	}
+	t.done, t.idleEnded = true, true
+	t.finAt = t.last
+}
+
+// duration is the receive period: first arrival to the FIN (or, for a test
+// that ended idle, to the last datagram).
+func (t *udpRecv) duration() time.Duration { return t.finAt.Sub(t.start) }
+
+func (t *udpRecv) buildReport() []byte {
+	s := t.rx.Seq
+	r := i2wire.ServerReport{
+		TotalBytes: uint64(t.rx.Bytes()),
+		Stop:       t.duration(),
+		Errors:     uint64(s.Lost()),
+		OutOfOrder: uint64(s.OutOfOrder()),
+		Datagrams:  uint64(max(s.Max(), 0)),
+		Jitter:     t.rx.Jitter.Value(),
+	}
+	if t.layout == i2wire.LayoutLegacy {
+		return r.AppendLegacy(nil, t.finHeader)
+	}
+	if secs := r.Stop.Seconds(); secs > 0 {
+		r.Transit.IPGCount = int32(float64(r.Datagrams) / secs)
+		r.Transit.IPGSum = 1
+	}
+	// What the iperf 2 report has no field for goes after it, where iperf
+	// 2 clients do not look (i2wire.WBExtension), within the length of the
+	// client's own datagrams: an older client may read the reply into its
+	// send buffer, which holds no more.
+	e := i2wire.WBExtension{Duplicates: uint64(s.Duplicates()), HasDuplicates: true, Diagnosis: t.diagnose()}
+	if tr := t.transit(); tr != nil {
+		e.Latency = i2wire.WBLatency{MinUS: tr.Min, P50US: tr.P50, P90US: tr.P90, P99US: tr.P99, P999US: tr.P999,
+			MaxUS: tr.Max, Count: uint64(tr.Count)}
+		e.HasLatency = true
+	}
+	return i2wire.AppendWBExtension(r.AppendModern(nil, nil), e, t.finLen)
+}
+
+// transit summarises the one-way transit times so far; nil when no
+// datagram carried a sender timestamp.
+func (t *udpRecv) transit() *result.Transit {
+	tr := &t.rx.Transit
+	if tr.Count() == 0 {
+		return nil
+	}
+	return &result.Transit{Min: tr.Min(), P50: tr.Percentile(50), P90: tr.Percentile(90), P99: tr.Percentile(99),
+		P999: tr.Percentile(99.9), Max: tr.Max(), Count: tr.Count()}
+}
+
+// receiver returns the receiver summary of the test so far.
+func (t *udpRecv) receiver() *result.Receiver {
+	s := t.rx.Seq
+	secs := t.duration().Seconds()
+	if !t.done {
+		secs = t.last.Sub(t.start).Seconds()
+	}
+	r := &result.Receiver{
+		Bytes: t.rx.Bytes(), Packets: s.Received(), Lost: s.Lost(), OutOfOrder: s.OutOfOrder(),
+		Duplicates: result.Count(s.Duplicates()), JitterMS: float64(t.rx.Jitter.Value()) / 1e6, Seconds: secs,
+		Total: max(s.Max(), 0), Source: "local", JitterMethod: session.JitterMethod(t.gro), Transit: t.transit(),
+	}
+	// The rate is the data datagrams' own: after the first, over the
+	// span from the first to the last. Bytes over the whole duration would
+	// add the FIN, sent at the end rather than in a paced slot, and count
+	// N datagrams against N−1 gaps: at 8.5 datagrams/s for 1 s that reads
+	// 117 kbit/s for 100 kbit/s offered.
+	if span := t.lastData.Sub(t.firstData).Seconds(); t.dataN >= 2 && span > 0 {
+		r.BitsPerSecond = float64(t.dataBytes-int64(t.firstLen)) * 8 / span
+		r.PacketsPerSecond = float64(t.dataN-1) / span
+	} else if secs > 0 {
+		r.BitsPerSecond = float64(r.Bytes) * 8 / secs
+		r.PacketsPerSecond = float64(r.Packets) / secs
+	}
+	return r
+}
+
+// warnings says what makes this test's figures doubtful.
+func (t *udpRecv) warnings() []string {
+	var w []string
+	if t.idleEnded {
+		w = append(w, "the sender never sent a FIN (an ESP-IDF-style client?): the test ended after its idle timeout and the duration runs to the last datagram received")
+	}
+	if z := t.rx.Jitter.ZeroStamps(); z > 0 {
+		w = append(w, fmt.Sprintf("%d datagrams carried no sender timestamp: jitter is computed from the others only (0 if none had one)", z))
+	}
+	if t.short > 0 {
+		w = append(w, fmt.Sprintf("%d datagrams were too short to carry a sequence number and were not counted", t.short))
+	}
+	if n := t.rx.Seq.TooOld(); n > 0 {
+		w = append(w, fmt.Sprintf("%d datagrams arrived more than %d ids late: they were counted as out of order without checking for duplicates", n, stats.Window))
+	}
+	if t.late > 0 {
+		w = append(w, fmt.Sprintf("%d data datagrams arrived after the FIN and were not counted", t.late))
+	}
+	return w
+}

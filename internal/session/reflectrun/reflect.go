@@ -1,0 +1,221 @@
+// Package reflectrun runs paced datagrams to a UDP reflector (a
+// `wirebench reflect`, a device in loopback) and counts what comes back,
+// with the round-trip time of each: the runner of sweep's reflect trials.
+// Its datagrams are stamped as iperf 2.1's (internal/wire/iperf2), so a
+// reflector's data counts apply to them too; it speaks no test protocol.
+package reflectrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/engine"
+	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/udpio"
+	i2wire "github.com/wirebench/wirebench/internal/wire/iperf2"
+)
+
+// Config is one paced run of datagrams to a UDP reflector (a
+// `wirebench reflect`, a device in loopback): what goes out, and how long
+// to wait for what comes back.
+type Config struct {
+	Host string
+	Port int
+	// Length is the UDP payload of every datagram (at least 16 bytes: the
+	// iperf2 datagram header, id and send time, that comes back with it).
+	Length int
+	// PPS is the rate in datagrams per second (> 0).
+	PPS float64
+	// Duration or Packets bounds the run (one of them > 0).
+	Duration time.Duration
+	Packets  int64
+	// Drain is how long to keep listening after the last datagram went
+	// out for ones still on their way back (default 500 ms); listening
+	// also ends once every datagram sent came back.
+	Drain time.Duration
+}
+
+// Result is what a reflect run sent and what came back.
+type Result struct {
+	Sent       int64
+	SendErrors int64
+	// OfferedPPS is the rate the sender really offered (datagrams after the
+	// first over the time from the first send to the last).
+	OfferedPPS float64
+	// SendSeconds spans the first send to the last; MaxLag is the furthest
+	// the sender fell behind its schedule.
+	SendSeconds float64
+	MaxLag      time.Duration
+	// Received counts distinct datagrams of this run that came back;
+	// Duplicates the extra copies; Stray datagrams that were not ours.
+	Received, Duplicates, Stray int64
+	// ReceiveSeconds spans the first datagram back to the last.
+	ReceiveSeconds float64
+	// RTTs are the round-trip times of the datagrams that came back, in
+	// arrival order (kernel receive time minus the send time they carry);
+	// Arrivals their kernel receive times, since the first.
+	RTTs     []time.Duration
+	Arrivals []time.Duration
+	// HostDrops counts datagrams our own socket dropped (its receive buffer
+	// was full): they came back but were lost here; -1 when unknown.
+	HostDrops int64
+}
+
+// Lost is what did not come back.
+func (r *Result) Lost() int64 { return max(r.Sent-r.Received, 0) }
+
+// reflectLayout stamps each datagram as an iperf2 2.1 datagram (id from 1
+// and the send time), so a reflector's data counts apply to it too.
+const reflectLayout = i2wire.LayoutModern
+
+// Run sends cfg's datagrams to a reflector and counts what comes
+// back, with the round-trip time of each. An error means the run could not
+// start or sending could not go on; the result then holds what was done.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	var res Result
+	cfg, err := checkConfig(cfg)
+	if err != nil {
+		return res, err
+	}
+	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
+	conn, err := udpio.Dial(ctx, "udp", addr, "", session.UDPClientOptions())
+	if err != nil {
+		return res, fmt.Errorf("reflect: opening udp socket to %s: %w", addr, err)
+	}
+	defer conn.Close()
+	drops0, dropsKnown := conn.Drops()
+
+	rx := &returns{res: &res, length: cfg.Length, first: reflectLayout.FirstID(), seen: map[int64]struct{}{}, sentTo: -1}
+	recvCtx, stopRecv := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRecv()
+	recvDone := make(chan error, 1)
+	go func() { recvDone <- engine.ReceiveUDP(recvCtx, conn, engine.UDPReceiveConfig{}, rx.take) }()
+
+	send, sendErr := sendAll(ctx, conn, cfg, rx.first)
+	res.Sent, res.SendErrors, res.MaxLag = send.Packets, send.Errors, send.MaxLag
+	res.OfferedPPS = send.OfferedRate()
+	if send.Last.After(send.First) {
+		res.SendSeconds = send.Last.Sub(send.First).Seconds()
+	}
+	if !rx.sent(send.NextID-1, send.Packets) {
+		// Wait for stragglers; ReceiveUDP ends earlier once all are back.
+		select {
+		case <-time.After(cfg.Drain):
+		case err := <-recvDone:
+			recvDone <- err
+		}
+	}
+	stopRecv()
+	recvErr := <-recvDone
+	rx.finish()
+	res.HostDrops = -1
+	if d, ok := conn.Drops(); ok && dropsKnown {
+		res.HostDrops = int64(d - drops0)
+	}
+	if sendErr != nil {
+		return res, fmt.Errorf("reflect: %w", sendErr)
+	}
+	if recvErr != nil {
+		return res, fmt.Errorf("reflect: receiving: %w", recvErr)
+	}
+	return res, nil
+}
+
+// checkConfig checks cfg and fills its default drain.
+func checkConfig(cfg Config) (Config, error) {
+	if cfg.Length < reflectLayout.HeaderLen() || cfg.Length > 65507 {
+		return cfg, session.ConfigError{Err: fmt.Errorf("reflect: datagram length %d: want %d to 65507 bytes", cfg.Length, reflectLayout.HeaderLen())}
+	}
+	if !(cfg.PPS > 0) || (cfg.Duration <= 0 && cfg.Packets <= 0) {
+		return cfg, session.ConfigError{Err: errors.New("reflect: a positive rate and a duration or a packet count are needed")}
+	}
+	if cfg.Drain <= 0 {
+		cfg.Drain = 500 * time.Millisecond
+	}
+	return cfg, nil
+}
+
+// sendAll sends cfg's paced datagrams on conn, numbered from first.
+func sendAll(ctx context.Context, conn udpio.Conn, cfg Config, first int64) (engine.UDPSendResult, error) {
+	tmpl := make([]byte, cfg.Length)
+	session.FillPattern(tmpl)
+	clear(tmpl[:min(len(tmpl), 36)])
+	bytes := int64(0)
+	if cfg.Packets > 0 {
+		bytes = cfg.Packets * int64(cfg.Length)
+	}
+	return engine.SendUDP(ctx, conn, engine.UDPSendConfig{
+		Template: tmpl,
+		Stamp:    func(b []byte, id int64, now time.Time) { i2wire.PutDatagram(b, reflectLayout, id, now) },
+		PPS:      cfg.PPS, Duration: cfg.Duration, Bytes: bytes, FirstID: first,
+	}, new(stats.Counters))
+}
+
+// returns counts the datagrams that come back, on the receiving
+// goroutine, into res's receive fields.
+type returns struct {
+	res    *Result
+	length int
+	first  int64 // the first id sent
+
+	mu      sync.Mutex
+	seen    map[int64]struct{}
+	sentTo  int64 // highest id sent, once sending ended; -1 while sending
+	firstRx time.Time
+	lastRx  time.Time
+}
+
+// take counts one datagram that came back; it returns false once
+// everything sent came back (stop listening).
+func (rx *returns) take(m *udpio.Message) bool {
+	id, sec, usec, ok := i2wire.ParseDatagram(m.Buf[:m.N], reflectLayout, false)
+	rx.mu.Lock()
+	defer rx.mu.Unlock()
+	res := rx.res
+	if !ok || id < rx.first || m.N != rx.length {
+		res.Stray++
+		return true
+	}
+	if _, dup := rx.seen[id]; dup {
+		res.Duplicates++
+		return true
+	}
+	rx.seen[id] = struct{}{}
+	if rx.firstRx.IsZero() {
+		rx.firstRx = m.Time
+	}
+	rx.lastRx = m.Time
+	res.RTTs = append(res.RTTs, m.Time.Sub(time.Unix(int64(sec), int64(usec)*1000)))
+	res.Arrivals = append(res.Arrivals, m.Time.Sub(rx.firstRx))
+	// Everything came back: stop listening.
+	return rx.sentTo < 0 || int64(len(rx.seen)) < rx.sentTo-rx.first+1
+}
+
+// sent notes that sending ended at id last, after packets datagrams, and
+// says whether all of them came back already.
+func (rx *returns) sent(last, packets int64) (all bool) {
+	rx.mu.Lock()
+	defer rx.mu.Unlock()
+	rx.sentTo = last
+	return int64(len(rx.seen)) >= packets
+}
+
+// finish puts the counts into res, once receiving ended.
+func (rx *returns) finish() {
+	rx.mu.Lock()
+	defer rx.mu.Unlock()
+	res := rx.res
+	res.Received = int64(len(rx.seen))
+	if rx.lastRx.After(rx.firstRx) {
+		res.ReceiveSeconds = rx.lastRx.Sub(rx.firstRx).Seconds()
+	}
+	res.RTTs = slices.Clip(res.RTTs)
+	res.Arrivals = slices.Clip(res.Arrivals)
+}
