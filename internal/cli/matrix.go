@@ -194,15 +194,16 @@ func (f *matrixFlags) chooseDialect(e *env, cmd *cobra.Command, host string, bas
 	given := cmd.Flags().Changed("dialect")
 	if !f.dut.enabled() {
 		if probe.WillProbe(f.Port, f.dialect, given) {
-			if err := probe.Precheck(prepCheckBase(base)); err != nil {
+			if err := probe.Precheck(matrix.PrepCheck(base)); err != nil {
 				return probe.DialectChoice{}, usageOrRun(err)
 			}
 		}
 		c := probe.ChooseDialect(e.ctx, host, f.Port, f.dialect, given)
+		base.Dialect = c.Dialect
 		if e.ctx.Err() != nil {
 			return c, fmt.Errorf("interrupted while probing %s for its dialect: no cell ran", host)
 		}
-		if _, err := dialect.Prepare(prepCheckBase(withDialect(base, c.Dialect))); err != nil {
+		if _, err := dialect.Prepare(matrix.PrepCheck(base)); err != nil {
 			return c, c.Explain(usageOrRun(err))
 		}
 		if format == formatText {
@@ -219,17 +220,4 @@ func (f *matrixFlags) chooseDialect(e *env, cmd *cobra.Command, host string, bas
 		return probe.DialectChoice{Dialect: session.DialectIperf3, By: probe.ChosenByPort}, nil
 	}
 	return probe.DialectChoice{}, nil
-}
-
-// prepCheckBase is a matrix's base config as its upload test (what
-// matrix.Run checks before any cell).
-func prepCheckBase(c session.ClientConfig) session.ClientConfig {
-	c.Reverse, c.Tradeoff, c.Dual, c.FullDuplex, c.Bidir = false, false, false, false, false
-	return c
-}
-
-// withDialect is c in dialect d.
-func withDialect(c session.ClientConfig, d string) session.ClientConfig {
-	c.Dialect = d
-	return c
 }

@@ -65,15 +65,8 @@ func (f *dutFlags) openSweepDUT(e *env, setup *sweep.Setup, opt sweep.Options) (
 // finish records the session in the sweep's document (and so in the
 // results store) and in --dut-transcript, and closes it.
 func (d *sweepDUT) finish(e *env, res *result.Sweep) {
-	ds := &result.SweepDeviceSession{Spec: d.f.spec, Shell: d.S.Shell(), Transcript: d.S.TranscriptLines()}
-	if ds.Transcript == nil {
-		ds.Transcript = []string{}
-	}
-	if d.Failed != nil {
-		ds.Error = d.Failed.Error()
-	}
-	res.Device = ds
-	d.f.saveTranscript(e, ds.Transcript)
+	res.Device = d.SweepSession(d.f.spec)
+	d.f.saveTranscript(e, res.Device.Transcript)
 	d.S.Close()
 }
 
