@@ -2,16 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"github.com/wirebench/wirebench/internal/dialect"
-	"github.com/wirebench/wirebench/internal/report"
-	"io"
-	"math"
 	"net"
-	"os"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
+
+	"github.com/wirebench/wirebench/internal/dialect"
+	"github.com/wirebench/wirebench/internal/report"
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/calc"
@@ -19,19 +15,13 @@ import (
 	"github.com/wirebench/wirebench/internal/probe"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
-	"github.com/wirebench/wirebench/internal/units"
 )
 
 // matrixFlags are the matrix command's flags as typed.
 type matrixFlags struct {
-	port      int
-	seconds   float64
+	matrix.Options
 	interval  float64
-	rate      string
-	length    string
 	dialect   string
-	bidir     bool
-	proto     string
 	json, csv bool
 	saving    saveFlags
 	dut       dutFlags
@@ -73,14 +63,14 @@ JSON (--json): one document, kind "matrix", each cell with its full result (docs
 		RunE: func(cmd *cobra.Command, args []string) error { return runMatrix(e, cmd, args[0], f) },
 	}
 	fl := cmd.Flags()
-	fl.IntVarP(&f.port, "port", "p", session.DefaultPort, "peer port (5201: iperf3 dialect unless --dialect; others: the dialect is probed)")
-	fl.Float64VarP(&f.seconds, "time", "t", 10, "seconds per cell")
+	fl.IntVarP(&f.Port, "port", "p", session.DefaultPort, "peer port (5201: iperf3 dialect unless --dialect; others: the dialect is probed)")
+	fl.Float64VarP(&f.Seconds, "time", "t", 10, "seconds per cell")
 	fl.Float64VarP(&f.interval, "interval", "i", 1, "seconds between the interval samples kept in each cell's result (0 = none)")
-	fl.StringVarP(&f.rate, "bandwidth", "b", "", "UDP send `RATE`: bit/s with k/M/G or packets/s (default the --medium line rate, else 1M)")
-	fl.StringVarP(&f.length, "len", "l", "", "UDP payload / TCP write size in `BYTES` (defaults as the client's)")
+	fl.StringVarP(&f.Rate, "bandwidth", "b", "", "UDP send `RATE`: bit/s with k/M/G or packets/s (default the --medium line rate, else 1M)")
+	fl.StringVarP(&f.Length, "len", "l", "", "UDP payload / TCP write size in `BYTES` (defaults as the client's)")
 	fl.StringVar(&f.dialect, "dialect", "", dialectFlagHelp)
-	fl.BoolVar(&f.bidir, "bidir", false, "add a row per protocol with both directions at once (iperf3 --bidir, iperf2 --full-duplex / -d)")
-	fl.StringVar(&f.proto, "proto", "both", "`PROTO`s to run: tcp, udp or both (iperf -s answers TCP only, iperf -s -u UDP only)")
+	fl.BoolVar(&f.Bidir, "bidir", false, "add a row per protocol with both directions at once (iperf3 --bidir, iperf2 --full-duplex / -d)")
+	fl.StringVar(&f.Proto, "proto", "both", "`PROTO`s to run: tcp, udp or both (iperf -s answers TCP only, iperf -s -u UDP only)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document, kind \"matrix\" (docs/matrix.md)")
 	fl.BoolVar(&f.csv, "csv", false, "print the cells as CSV")
 	f.linkFlags.register(cmd)
@@ -101,53 +91,18 @@ func (f *matrixFlags) config(cmd *cobra.Command, host string, link *calc.Placer)
 	if err := f.dut.checkShell(); err != nil {
 		return matrix.Config{}, nil, err
 	}
-	base := session.ClientConfig{Host: host, Port: f.port, Dialect: f.dialect, Parallel: 1}
-	if !cmd.Flags().Changed("dialect") && f.port == session.DefaultIperf3Port {
-		base.Dialect = session.DialectIperf3
+	o := f.Options
+	o.DialectGiven = cmd.Flags().Changed("dialect")
+	if f.dialect != probe.DialectAuto {
+		o.Dialect = f.dialect // auto: chosen by runMatrix, once the flags are checked
 	}
-	if base.Dialect == probe.DialectAuto {
-		base.Dialect = "" // chosen by runMatrix, once the flags are checked
-	}
-	var notes []string
-	if f.seconds <= 0 || math.IsInf(f.seconds, 0) || math.IsNaN(f.seconds) || f.seconds > 86400 {
-		return matrix.Config{}, nil, usagef("invalid duration -t %v: want seconds > 0", f.seconds)
-	}
-	base.Duration = time.Duration(f.seconds * float64(time.Second))
 	var err error
-	if base.Interval, err = intervalSeconds(f.interval); err != nil {
+	if o.Interval, err = intervalSeconds(f.interval); err != nil {
 		return matrix.Config{}, nil, err
 	}
-	switch {
-	case f.rate != "":
-		r, err := units.ParseRate(f.rate)
-		if err != nil {
-			return matrix.Config{}, nil, usageError{err}
-		}
-		base.Rate = r
-	case link != nil:
-		base.Rate = units.Rate{Value: link.Medium.BitRate}
-	default:
-		notes = append(notes, "the UDP cells ran at iperf's default 1 Mbit/s: pass -b (or --medium) to load the link")
-	}
-	if f.length != "" {
-		n, err := units.ParseSize(f.length)
-		if err != nil {
-			return matrix.Config{}, nil, usageError{err}
-		}
-		base.Length = int(min(n, math.MaxInt32))
-	}
-	cfg := matrix.Config{Base: base, Bidir: f.bidir, Pause: matrix.DefaultPause}
-	if err := enumFlag("--proto", f.proto, result.TCP, result.UDP, "both"); err != nil {
-		return matrix.Config{}, nil, err
-	}
-	if f.proto != "both" {
-		cfg.Protocols = []string{f.proto}
-	}
-	if link != nil {
-		cfg.Place = func(r *result.Result, goodput float64) (float64, bool) {
-			link.Apply(r)
-			return link.Percent(r, goodput)
-		}
+	cfg, notes, err := o.Config(host, link)
+	if err != nil {
+		return cfg, nil, usageError{err}
 	}
 	return cfg, notes, nil
 }
@@ -165,7 +120,7 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 	if err != nil {
 		return err
 	}
-	lat, err := f.latencyFlags.probe(f.port)
+	lat, err := f.latencyFlags.probe(f.Port)
 	if err != nil {
 		return err
 	}
@@ -190,10 +145,11 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 		defer dm.close(e)
 		sessions = dm
 	}
-	progress := newProgress(e.stderr)
-	cfg.OnCell, cfg.OnInterval = progress.cell, progress.interval
+	prog := report.NewProgress(e.stderr)
+	mp := matrix.NewProgress(prog.Line, prog.Live())
+	cfg.OnCell, cfg.OnInterval = mp.Cell, mp.Interval
 	m, err := matrix.Run(e.ctx, sessions, cfg)
-	progress.done()
+	prog.Done()
 	if err != nil {
 		return usageOrRun(err)
 	}
@@ -212,7 +168,7 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 	if link != nil {
 		m.Medium = link.Medium.Name
 	}
-	id, w := f.saving.save(e, result.KindMatrix, net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), matrixSummary(m), m.StartedAt, m)
+	id, w := f.saving.save(e, result.KindMatrix, net.JoinHostPort(m.Host, strconv.Itoa(m.Port)), matrix.Summary(m), m.StartedAt, m)
 	if w != "" {
 		m.Warnings = append(m.Warnings, w)
 	}
@@ -229,15 +185,7 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 	if err != nil {
 		return err
 	}
-	if m.Error != "" {
-		return fmt.Errorf("matrix: %s", m.Error)
-	}
-	for _, c := range m.Cells {
-		if c.Status == matrix.StatusFailed {
-			return fmt.Errorf("matrix: the %s cell failed: %s", c.Name(), c.Reason)
-		}
-	}
-	return nil
+	return matrix.Failed(m)
 }
 
 // chooseDialect settles the matrix's dialect (see chooseDialect); with
@@ -245,16 +193,17 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 func (f *matrixFlags) chooseDialect(e *env, cmd *cobra.Command, host string, base session.ClientConfig, format outputFormat) (probe.DialectChoice, error) {
 	given := cmd.Flags().Changed("dialect")
 	if !f.dut.enabled() {
-		if probe.WillProbe(f.port, f.dialect, given) {
-			if err := probe.Precheck(prepCheckBase(base)); err != nil {
+		if probe.WillProbe(f.Port, f.dialect, given) {
+			if err := probe.Precheck(matrix.PrepCheck(base)); err != nil {
 				return probe.DialectChoice{}, usageOrRun(err)
 			}
 		}
-		c := probe.ChooseDialect(e.ctx, host, f.port, f.dialect, given)
+		c := probe.ChooseDialect(e.ctx, host, f.Port, f.dialect, given)
+		base.Dialect = c.Dialect
 		if e.ctx.Err() != nil {
 			return c, fmt.Errorf("interrupted while probing %s for its dialect: no cell ran", host)
 		}
-		if _, err := dialect.Prepare(prepCheckBase(withDialect(base, c.Dialect))); err != nil {
+		if _, err := dialect.Prepare(matrix.PrepCheck(base)); err != nil {
 			return c, c.Explain(usageOrRun(err))
 		}
 		if format == formatText {
@@ -267,103 +216,8 @@ func (f *matrixFlags) chooseDialect(e *env, cmd *cobra.Command, host string, bas
 		return probe.DialectChoice{}, usagef("--dialect auto cannot be combined with --dut: the device's shell says which dialect its server needs")
 	case given:
 		return probe.DialectChoice{Dialect: f.dialect, By: probe.ChosenByFlag}, nil
-	case f.port == session.DefaultIperf3Port:
+	case f.Port == session.DefaultIperf3Port:
 		return probe.DialectChoice{Dialect: session.DialectIperf3, By: probe.ChosenByPort}, nil
 	}
 	return probe.DialectChoice{}, nil
-}
-
-// prepCheckBase is a matrix's base config as its upload test (what
-// matrix.Run checks before any cell).
-func prepCheckBase(c session.ClientConfig) session.ClientConfig {
-	c.Reverse, c.Tradeoff, c.Dual, c.FullDuplex, c.Bidir = false, false, false, false, false
-	return c
-}
-
-// withDialect is c in dialect d.
-func withDialect(c session.ClientConfig, d string) session.ClientConfig {
-	c.Dialect = d
-	return c
-}
-
-// matrixProgress prints the progress line on stderr: redrawn in place on
-// a terminal, one line per cell otherwise.
-type matrixProgress struct {
-	mu   sync.Mutex
-	w    io.Writer
-	tty  bool
-	head string
-	open bool
-}
-
-func newProgress(w io.Writer) *matrixProgress {
-	p := &matrixProgress{w: w}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
-		}
-	}
-	return p
-}
-
-func (p *matrixProgress) cell(n, total int, c result.MatrixCell) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.head = fmt.Sprintf("matrix [%d/%d] %s", n, total, c.Name())
-	line := p.head
-	if c.Method != "" {
-		line += " (" + c.Method + ")"
-	}
-	if c.Status == matrix.StatusUnsupported {
-		line += ": unsupported"
-	}
-	p.print(line)
-}
-
-func (p *matrixProgress) interval(_ result.MatrixCell, in result.Interval) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.tty {
-		return // a log gets one line per cell, not one per second
-	}
-	p.print(fmt.Sprintf("%s: %.0f s, %.2f Mbit/s", p.head, in.End, in.BitsPerSecond/1e6))
-}
-
-func (p *matrixProgress) print(line string) {
-	if p.tty {
-		fmt.Fprintf(p.w, "\r\033[K%s", line)
-		p.open = true
-		return
-	}
-	fmt.Fprintln(p.w, line)
-}
-
-func (p *matrixProgress) done() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.open {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
-}
-
-// matrixSummary is the one line history shows for a matrix: each cell's
-// figure.
-func matrixSummary(m *result.Matrix) string {
-	var b strings.Builder
-	b.WriteString("matrix")
-	for i, c := range m.Cells {
-		sep := ", "
-		if i == 0 {
-			sep = " "
-		}
-		b.WriteString(sep + c.Name() + " ")
-		if c.Status != matrix.StatusOK {
-			b.WriteString(string(c.Status))
-			continue
-		}
-		if c.BitsPerSecond != nil {
-			b.WriteString(fmt.Sprintf("%.2f Mbit/s", *c.BitsPerSecond/1e6))
-		}
-	}
-	return b.String()
 }

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"github.com/wirebench/wirebench/internal/result"
-	"io"
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/dut"
@@ -73,19 +71,6 @@ func (d *dutMatrix) close(e *env) {
 	d.S.Close()
 }
 
-// writeMatrixDevice prints, per cell that has them, the device's own
-// figures beside ours.
-func writeMatrixDevice(w io.Writer, m *result.Matrix) error {
-	for _, c := range m.Cells {
-		if c.Result == nil || c.Result.Device == nil {
-			continue
-		}
-		if _, err := fmt.Fprintf(w, "%s:\n", c.Name()); err != nil {
-			return err
-		}
-		if err := report.WriteDevice(w, c.Result); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// writeMatrixDevice is report.WriteMatrixDevice (show prints a saved
+// matrix through it).
+var writeMatrixDevice = report.WriteMatrixDevice

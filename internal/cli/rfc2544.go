@@ -4,20 +4,16 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/rfc2544"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sweep"
 	"github.com/wirebench/wirebench/internal/version"
-	"github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
 // rfc2544Flags are the rfc2544 command's flags as typed.
@@ -108,100 +104,13 @@ the schema wirebench/1, kind "rfc2544"; runs are saved in the results store.`,
 
 // parseRFC2544 builds the run's configuration from the flags.
 func parseRFC2544(host string, f *rfc2544Flags) (rfc2544.Config, result.RFC2544Test, sweep.Runner, error) {
-	var cfg rfc2544.Config
-	test := result.RFC2544Test{Mode: f.mode, Host: host, Port: f.port, Strict: f.strict}
-	m, err := linerate.LookupMedium(f.medium)
+	o := rfc2544.Options{Port: f.port, Mode: f.mode, Sizes: f.sizes, Tests: f.tests, Medium: f.medium, PDR: f.pdr, Loads: f.loads,
+		Strict: f.strict, Trial: f.trial, Confirm: f.confirm, MaxBurst: f.maxBurst, Gap: f.gap, SameClock: f.sameClock}
+	s, err := o.Setup(host, func(host string, told bool) (bool, string) { return sameClock(context.Background(), host, told) })
 	if err != nil {
-		return cfg, test, nil, usagef("invalid --medium %q: %v", f.medium, err)
+		return rfc2544.Config{}, result.RFC2544Test{}, nil, usageError{err}
 	}
-	test.Medium = m.Name
-	if cfg.Sizes, err = sweep.ParseSizes(f.sizes, m); err != nil {
-		return cfg, test, nil, usageError{err}
-	}
-	for _, t := range strings.Split(f.tests, ",") {
-		if t = strings.TrimSpace(t); !slices.Contains(rfc2544.Tests, t) {
-			return cfg, test, nil, usagef("invalid --tests %q: want some of %s", f.tests, strings.Join(rfc2544.Tests, ","))
-		}
-		cfg.Tests = append(cfg.Tests, t)
-	}
-	if cfg.PDRPercent, err = sweep.ParseLossPercent(f.pdr); err != nil || cfg.PDRPercent == 0 {
-		return cfg, test, nil, usagef("invalid --pdr %q: want a share above 0 like 0.5%%", f.pdr)
-	}
-	for _, l := range strings.Split(f.loads, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(l), "%"), 64)
-		if err != nil || !(v > 0 && v <= 100) {
-			return cfg, test, nil, usagef("invalid --loads %q: want percentages of the NDR above 0 up to 100, like 10,50,90,100", f.loads)
-		}
-		cfg.Loads = append(cfg.Loads, v)
-	}
-	if err := parseSchedule(f, &cfg); err != nil {
-		return cfg, test, nil, err
-	}
-	if f.port < 1 || f.port > 65535 {
-		return cfg, test, nil, usagef("invalid --port %d", f.port)
-	}
-	cfg.LinePPS = sweep.UDPLinePPS(m)
-	var r sweep.Runner
-	if f.sameClock && f.mode != sweep.ModeWirebench {
-		return cfg, test, nil, usagef("--same-clock is for --mode wirebench, where the server times what arrives")
-	}
-	switch f.mode {
-	case sweep.ModeReflect:
-		r, cfg.Latency = sweep.ReflectRunner{Host: host, Port: f.port}, result.RFC2544RoundTrip
-	case sweep.ModeWirebench:
-		r, cfg.BacklogFloor = sweep.SessionRunner{Base: session.ClientConfig{Host: host, Port: f.port, Dialect: session.DialectIperf2}}, serverBacklogFloor
-		shared, why := sameClock(context.Background(), host, f.sameClock)
-		cfg.Latency, test.Clock = result.RFC2544DelayVariation, result.RFC2544ClockSeparate
-		if shared {
-			cfg.Latency, test.Clock = result.RFC2544OneWay, result.RFC2544ClockShared
-		}
-		test.ClockWhy = why
-		cfg.LatencyMinSize = iperf2.MinDatagramForLatency
-	case sweep.ModeIperf2:
-		r, cfg.BacklogFloor = sweep.SessionRunner{Base: session.ClientConfig{Host: host, Port: f.port, Dialect: session.DialectIperf2}}, serverBacklogFloor
-		cfg.NoLatency = "cannot run against an iperf 2 server: its report carries no per-datagram times; run it against a reflector (--mode reflect) for round-trip times"
-	default:
-		return cfg, test, nil, enumFlag("--mode", f.mode, sweep.Modes...)
-	}
-	return cfg, test, r, cfg.Validate()
-}
-
-// parseSchedule sets the trial lengths: the default or --strict schedule,
-// with --trial, --confirm, --max-burst and --gap.
-func parseSchedule(f *rfc2544Flags, cfg *rfc2544.Config) error {
-	cfg.Schedule = rfc2544.DefaultSchedule()
-	if f.strict {
-		cfg.Schedule = rfc2544.StrictSchedule()
-	}
-	for _, d := range []struct {
-		flag, val string
-		to        *time.Duration
-	}{{"--trial", f.trial, &cfg.Schedule.Search}, {"--confirm", f.confirm, &cfg.Schedule.Confirm}} {
-		if d.val == "" {
-			continue
-		}
-		v, err := parseDur(d.val)
-		if err != nil || v <= 0 {
-			return usagef("invalid %s %q: want a duration like 1s or 500ms", d.flag, d.val)
-		}
-		*d.to = v
-	}
-	if f.maxBurst < 2 || f.maxBurst > 10_000_000 {
-		return usagef("invalid --max-burst %d: want 2 to 10000000 frames", f.maxBurst)
-	}
-	cfg.Schedule.MaxBurst = f.maxBurst
-	cfg.Gap = 200 * time.Millisecond
-	if f.mode == sweep.ModeIperf2 {
-		cfg.Gap = time.Second
-	}
-	if f.gap != "" {
-		v, err := parseDur(f.gap)
-		if err != nil || v < 0 {
-			return usagef("invalid --gap %q: want a duration like 200ms", f.gap)
-		}
-		cfg.Gap = v
-	}
-	return nil
+	return s.Config, s.Test, s.Runner, s.Config.Validate()
 }
 
 func runRFC2544(e *env, _ *cobra.Command, host string, f *rfc2544Flags) error {
@@ -217,14 +126,12 @@ func runRFC2544(e *env, _ *cobra.Command, host string, f *rfc2544Flags) error {
 		return err
 	}
 	defer f.saving.close()
-	prog := newSweepProgress(e.stderr)
-	cfg.OnProgress = func(p rfc2544.Progress) {
-		prog.line(fmt.Sprintf("rfc2544: %s %d B, %s, about %v left", p.Test, p.Size, p.What, p.Left.Round(time.Second)))
-	}
+	prog := report.NewProgress(e.stderr)
+	cfg.OnProgress = func(p rfc2544.Progress) { prog.Line(p.Line()) }
 	res := rfc2544.NewResult(test)
 	res.Version = version.String()
 	runErr := rfc2544.Run(e.ctx, cfg, r, res)
-	prog.done()
+	prog.Done()
 	// Saved before printing, so that a store that failed says so in the
 	// JSON, and the printed document carries the run's id (check reads it).
 	id, w := f.saving.save(e, result.KindRFC2544, net.JoinHostPort(host, strconv.Itoa(f.port)), report.RFC2544Summary(res), res.StartedAt, res)

@@ -201,7 +201,7 @@ func dialectOf(c session.ClientConfig) string {
 // The error is non-nil only when no cell could run at all because the
 // config is wrong.
 func Run(ctx context.Context, s Session, cfg Config) (*result.Matrix, error) {
-	if _, err := dialect.Prepare(prepCheck(cfg.Base)); err != nil {
+	if _, err := dialect.Prepare(PrepCheck(cfg.Base)); err != nil {
 		return nil, err
 	}
 	m := &result.Matrix{Schema: result.Schema, Kind: result.KindMatrix, Version: version.String(), StartedAt: time.Now().UTC(),
@@ -380,9 +380,9 @@ func quotesWarning(reason string, r *result.Result) bool {
 	return false
 }
 
-// prepCheck is the base config as an upload test, for checking it before
+// PrepCheck is the base config as an upload test, for checking it before
 // anything runs.
-func prepCheck(c session.ClientConfig) session.ClientConfig {
+func PrepCheck(c session.ClientConfig) session.ClientConfig {
 	c.Reverse, c.Tradeoff, c.Dual, c.FullDuplex, c.Bidir = false, false, false, false, false
 	return c
 }
