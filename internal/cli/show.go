@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -72,49 +71,11 @@ func runShow(e *env, f *showFlags, arg string) error {
 	return writeRunResult(e.stdout, r, cfg)
 }
 
-// writeRunResult prints a saved result document with the renderer of the
-// command that made it, decoded into the type that command printed from.
-// A kind with no text layout, or a document that does not decode, is said
-// to be so and printed as indented JSON.
+// writeRunResult prints a saved result document as the command that
+// made it printed it (report.WriteSavedResult), matrix and sweep runs
+// with their device reports.
 func writeRunResult(w io.Writer, r *store.Run, cfg result.RunConfig) error {
-	var render func() error
-	var decodeErr error
-	switch r.Kind {
-	case result.KindTest:
-		var res result.Result
-		if decodeErr = json.Unmarshal(r.Result, &res); decodeErr == nil {
-			render = func() error { return report.WriteSavedTest(w, &res, cfg) }
-		}
-	case result.KindUnderLoad:
-		var lat result.UnderLoad
-		if decodeErr = json.Unmarshal(r.Result, &lat); decodeErr == nil {
-			render = func() error { return report.WriteSavedUnderLoad(w, &lat, cfg) }
-		}
-	case result.KindLatency:
-		var res result.Latency
-		if decodeErr = json.Unmarshal(r.Result, &res); decodeErr == nil {
-			render = func() error { return report.WriteLatency(w, &res) }
-		}
-	case result.KindPing:
-		var doc result.Ping
-		if decodeErr = json.Unmarshal(r.Result, &doc); decodeErr == nil && doc.PingRun != nil {
-			render = func() error { return report.WritePing(w, doc.PingRun, doc.Implied, cfg.Flags["explain"] == "true") }
-		}
-	case result.KindMatrix:
-		var m result.Matrix
-		if decodeErr = json.Unmarshal(r.Result, &m); decodeErr == nil {
-			render = func() error { return writeMatrixRun(w, &m) }
-		}
-	case result.KindSweep:
-		var s result.Sweep
-		if decodeErr = json.Unmarshal(r.Result, &s); decodeErr == nil {
-			render = func() error { return writeSweepRun(w, &s) }
-		}
-	}
-	if render != nil {
-		return render()
-	}
-	return report.WriteRunJSON(w, r, decodeErr)
+	return report.WriteSavedResult(w, r, cfg, report.SavedRenderers{Matrix: writeMatrixRun, Sweep: writeSweepRun})
 }
 
 // writeMatrixRun prints a matrix as the matrix command did: the table,

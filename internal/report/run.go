@@ -175,3 +175,70 @@ func (t *transcripts) walk(path string, v any) {
 		}
 	}
 }
+
+// SavedRenderers print a matrix or a sweep as the command that made it
+// did, when that is more than the table (the device's own figures of
+// runs made with --dut); nil prints the table alone.
+type SavedRenderers struct {
+	Matrix func(io.Writer, *result.Matrix) error
+	Sweep  func(io.Writer, *result.Sweep) error
+}
+
+// WriteSavedResult prints a saved result document with the renderer of
+// the command that made it, decoded into the type that command printed
+// from, with its command line's choices (cfg). A kind with no text
+// layout, or a document that does not decode, is said to be so and
+// printed as indented JSON.
+func WriteSavedResult(w io.Writer, r *result.Run, cfg result.RunConfig, own SavedRenderers) error {
+	render, decodeErr := savedRenderer(w, r, cfg, own)
+	if render != nil {
+		return render()
+	}
+	return WriteRunJSON(w, r, decodeErr)
+}
+
+// savedRenderer decodes a saved result for its kind's renderer; nil when
+// the kind has none or the document does not decode (decodeErr).
+func savedRenderer(w io.Writer, r *result.Run, cfg result.RunConfig, own SavedRenderers) (render func() error, decodeErr error) {
+	switch r.Kind {
+	case result.KindTest:
+		var res result.Result
+		if decodeErr = json.Unmarshal(r.Result, &res); decodeErr == nil {
+			render = func() error { return WriteSavedTest(w, &res, cfg) }
+		}
+	case result.KindUnderLoad:
+		var lat result.UnderLoad
+		if decodeErr = json.Unmarshal(r.Result, &lat); decodeErr == nil {
+			render = func() error { return WriteSavedUnderLoad(w, &lat, cfg) }
+		}
+	case result.KindLatency:
+		var res result.Latency
+		if decodeErr = json.Unmarshal(r.Result, &res); decodeErr == nil {
+			render = func() error { return WriteLatency(w, &res) }
+		}
+	case result.KindPing:
+		var doc result.Ping
+		if decodeErr = json.Unmarshal(r.Result, &doc); decodeErr == nil && doc.PingRun != nil {
+			render = func() error { return WritePing(w, doc.PingRun, doc.Implied, cfg.Flags["explain"] == "true") }
+		}
+	case result.KindMatrix:
+		var m result.Matrix
+		if decodeErr = json.Unmarshal(r.Result, &m); decodeErr == nil {
+			render = func() error { return orDefault(own.Matrix, WriteMatrix)(w, &m) }
+		}
+	case result.KindSweep:
+		var s result.Sweep
+		if decodeErr = json.Unmarshal(r.Result, &s); decodeErr == nil {
+			render = func() error { return orDefault(own.Sweep, WriteSweep)(w, &s) }
+		}
+	}
+	return render, decodeErr
+}
+
+// orDefault is f, or def where f is nil.
+func orDefault[T any](f, def func(io.Writer, *T) error) func(io.Writer, *T) error {
+	if f == nil {
+		return def
+	}
+	return f
+}
