@@ -116,13 +116,6 @@ func compareInput(e *env, st store.Store, sel store.Selector) (compare.Input, er
 	if err != nil {
 		return compare.Input{}, err
 	}
-	in := compare.Input{Selector: sel.Text, SelectedBy: sel.Filter.Labels, ID: r.ID, Kind: r.Kind, StartedAt: r.StartedAt,
-		Labels: r.Labels, Target: r.Target, Summary: r.Summary, Result: r.Result}
-	if sel.ID == 0 {
-		f := sel.Filter
-		f.Limit = 2
-		more, err := st.List(e.ctx, f)
-		in.Ambiguous = err == nil && len(more) > 1
-	}
-	return in, nil
+	return compare.Input{Selector: sel.Text, SelectedBy: sel.Filter.Labels, ID: r.ID, Kind: r.Kind, StartedAt: r.StartedAt,
+		Labels: r.Labels, Target: r.Target, Summary: r.Summary, Result: r.Result, Ambiguous: store.Ambiguous(e.ctx, st, sel)}, nil
 }

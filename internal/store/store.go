@@ -238,6 +238,19 @@ func Find(ctx context.Context, s Store, sel Selector) (*Run, error) {
 	return r, err
 }
 
+// Ambiguous says whether sel names its run by labels that more runs than
+// the newest carry (an id names one run); a store that cannot tell says
+// no.
+func Ambiguous(ctx context.Context, s Store, sel Selector) bool {
+	if sel.ID != 0 {
+		return false
+	}
+	f := sel.Filter
+	f.Limit = 2
+	more, err := s.List(ctx, f)
+	return err == nil && len(more) > 1
+}
+
 // HostFacts are what is saved about the measuring host.
 type HostFacts = result.HostFacts
 
