@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
@@ -20,15 +17,9 @@ import (
 
 // latencyCmdFlags are the latency command's flags as typed.
 type latencyCmdFlags struct {
-	port     int
-	proto    string
-	count    int
-	seconds  float64
-	interval float64
-	size     int
-	timeout  float64
-	json     bool
-	saving   saveFlags
+	echo.Options
+	json   bool
+	saving saveFlags
 }
 
 func newLatencyCmd(e *env) *cobra.Command {
@@ -55,60 +46,24 @@ The JSON document has the schema wirebench/1, kind "request-response" (docs/late
 		RunE: func(cmd *cobra.Command, args []string) error { return runLatency(e, cmd, args[0], f) },
 	}
 	fl := cmd.Flags()
-	fl.IntVarP(&f.port, "port", "p", session.DefaultPort, "server port")
-	fl.StringVar(&f.proto, "proto", echo.ProtoUDP, "udp, tcp or connect")
-	fl.IntVarP(&f.count, "count", "c", 0, "requests to send (default 10, or unlimited with -t)")
-	fl.Float64VarP(&f.seconds, "time", "t", 0, "send requests for this many seconds instead of a count")
-	fl.Float64VarP(&f.interval, "interval", "i", 0.01, "seconds from one request to the next (0 = back to back)")
-	fl.IntVarP(&f.size, "size", "s", echo.DefaultSize, "message size in bytes, header included (24 to 65507 UDP, 65535 TCP)")
-	fl.Float64Var(&f.timeout, "timeout", 1, "seconds to wait for each reply")
+	fl.IntVarP(&f.Port, "port", "p", session.DefaultPort, "server port")
+	fl.StringVar(&f.Proto, "proto", echo.ProtoUDP, "udp, tcp or connect")
+	fl.IntVarP(&f.Count, "count", "c", 0, "requests to send (default 10, or unlimited with -t)")
+	fl.Float64VarP(&f.Seconds, "time", "t", 0, "send requests for this many seconds instead of a count")
+	fl.Float64VarP(&f.Interval, "interval", "i", 0.01, "seconds from one request to the next (0 = back to back)")
+	fl.IntVarP(&f.Size, "size", "s", echo.DefaultSize, "message size in bytes, header included (24 to 65507 UDP, 65535 TCP)")
+	fl.Float64Var(&f.Timeout, "timeout", 1, "seconds to wait for each reply")
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, kind request-response)")
 	f.saving.register(cmd)
 	return cmd
 }
 
-// seconds turns a flag value into a duration, with a usage error for a
-// negative or non-finite value.
-func seconds(name string, v float64) (time.Duration, error) {
-	if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) || v > 86400*365 {
-		return 0, usagef("invalid %s %v: want seconds ≥ 0", name, v)
-	}
-	return time.Duration(v * float64(time.Second)), nil
-}
-
-// intervalSeconds turns an -i value into the interval between reports:
-// 0 for none, else from 0.01 s up to a year (beyond, the duration would
-// overflow).
-func intervalSeconds(v float64) (time.Duration, error) {
-	if v < 0 || math.IsNaN(v) || (v > 0 && v < 0.01) || v > 86400*365 {
-		return 0, usagef("invalid interval -i %v: want 0 (none) or 0.01 seconds up to a year", v)
-	}
-	return time.Duration(v * float64(time.Second)), nil
-}
-
 func runLatency(e *env, cmd *cobra.Command, host string, f *latencyCmdFlags) error {
-	if err := enumFlag("--proto", f.proto, echo.ProtoUDP, echo.ProtoTCP, echo.ProtoConnect); err != nil {
-		return err
-	}
-	cfg := echo.Config{Host: host, Port: f.port, Proto: f.proto, Count: f.count, Size: f.size}
-	var err error
-	if cfg.Duration, err = seconds("--time", f.seconds); err != nil {
-		return err
-	}
-	if cfg.Interval, err = seconds("--interval", f.interval); err != nil {
-		return err
-	}
-	if cfg.Timeout, err = seconds("--timeout", f.timeout); err != nil {
-		return err
-	}
-	if f.timeout == 0 {
-		return usagef("invalid --timeout 0: want seconds > 0")
-	}
-	if f.count < 0 {
-		return usagef("invalid --count %d", f.count)
-	}
-	if cmd.Flags().Changed("count") && cmd.Flags().Changed("time") {
-		return usagef("choose one of -c and -t")
+	o := f.Options
+	o.CountAndTime = cmd.Flags().Changed("count") && cmd.Flags().Changed("time")
+	cfg, err := o.Config(host)
+	if err != nil {
+		return usage(err)
 	}
 	if err := f.saving.check(); err != nil {
 		return err
@@ -121,22 +76,15 @@ func runLatency(e *env, cmd *cobra.Command, host string, f *latencyCmdFlags) err
 		}
 		return err
 	}
-	sum := fmt.Sprintf("%s echo, %d/%d answered", r.Test.Proto, r.Received, r.Sent)
-	if r.RTT.Count > 0 {
-		sum += fmt.Sprintf(", rtt p50 %.3f ms", r.RTT.P50)
-	}
-	id, w := f.saving.save(e, r.Kind, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), sum, r.StartedAt, r)
-	if w != "" && f.json {
-		r.Warnings = append(r.Warnings, w)
-	}
+	id, w := f.saving.save(e, r.Kind, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), report.LatencySummary(r), r.StartedAt, r)
 	if f.json {
+		if w != "" {
+			r.Warnings = append(r.Warnings, w)
+		}
 		r.RunID = id
-	} else {
-		defer f.saving.announce(e, id, formatText)
-	}
-	if f.json {
 		err = writeJSONDoc(e.stdout, r)
 	} else {
+		defer f.saving.announce(e, id, formatText)
 		err = report.WriteLatency(e.stdout, r)
 	}
 	if err != nil {
@@ -157,68 +105,25 @@ func writeJSONDoc(w io.Writer, v any) error {
 	return err
 }
 
-// latencyFlags are the client command's --latency flags: a probe beside
-// the throughput test.
+// latencyFlags are the --latency flags of client and matrix: a probe
+// beside the throughput test.
 type latencyFlags struct {
-	latency         string
-	latencyInterval float64
-	latencyIdle     float64
+	lat echo.LoadProbeOptions
 }
 
 func (l *latencyFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&l.latency, "latency", "", "also measure RTT before and during the test over `PROTO`: udp (echo to the wirebench server) or icmp; --latency alone means udp")
+	fl.StringVar(&l.lat.Proto, "latency", "", "also measure RTT before and during the test over `PROTO`: udp (echo to the wirebench server) or icmp; --latency alone means udp")
 	fl.Lookup("latency").NoOptDefVal = echo.ProtoUDP
-	fl.Float64Var(&l.latencyInterval, "latency-interval", 0.01, "seconds between latency probes")
-	fl.Float64Var(&l.latencyIdle, "latency-idle", 1, "seconds of idle latency probing before the test starts")
+	fl.Float64Var(&l.lat.Interval, "latency-interval", 0.01, "seconds between latency probes")
+	fl.Float64Var(&l.lat.Idle, "latency-idle", 1, "seconds of idle latency probing before the test starts")
 }
 
 // probe is the --latency probe config (to the server port), nil without
 // --latency; a usage error for a malformed flag.
 func (l *latencyFlags) probe(port int) (*echo.LoadProbeConfig, error) {
-	if l.latency == "" {
-		return nil, nil
-	}
-	if err := enumFlag("--latency", l.latency, echo.ProtoUDP, echo.ProtoICMP); err != nil {
-		return nil, err
-	}
-	iv, err := seconds("--latency-interval", l.latencyInterval)
-	if err != nil || iv < time.Millisecond {
-		return nil, usagef("invalid --latency-interval %v: want at least 0.001 seconds", l.latencyInterval)
-	}
-	idle, err := seconds("--latency-idle", l.latencyIdle)
-	if err != nil || idle < iv {
-		return nil, usagef("invalid --latency-idle %v: want at least one probe interval", l.latencyIdle)
-	}
-	return &echo.LoadProbeConfig{Proto: l.latency, Port: port, Interval: iv, Idle: idle}, nil
-}
-
-// runClient runs the client test, beside the latency probe when asked.
-func (l *latencyFlags) runClient(e *env, cfg session.ClientConfig, format outputFormat) (*result.Result, *result.UnderLoad, error) {
-	if l.latency == "" {
-		r, err := dialect.RunClient(e.ctx, cfg)
-		return r, nil, err
-	}
-	probe, err := l.probe(cfg.Port)
-	if err != nil {
-		return nil, nil, err
-	}
-	if format == formatCSV {
-		return nil, nil, usagef("--latency has no CSV form: use --json or text")
-	}
-	// A probe that fails after the test ran costs only the latency
-	// figures: the test is printed and saved with a warning saying why.
-	r, lat, err := echo.ClientUnderLoad(e.ctx, cfg, *probe)
-	if ce := (echo.ConfigError{}); errors.As(err, &ce) {
-		return nil, nil, usageError{fmt.Errorf("--latency: %w", err)}
-	}
-	if err != nil && r == nil {
-		return nil, nil, fmt.Errorf("--latency: %w", err)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return r, lat, nil
+	c, err := l.lat.Config(port)
+	return c, usage(err)
 }
 
 // finishUnderLoad prints a client result with its latency probe: JSON as
@@ -229,14 +134,12 @@ func finishUnderLoad(e *env, format outputFormat, text *report.Text, r *result.R
 	var err error
 	lat.Throughput = result.Sanitize(r)
 	id, w := saving.save(e, lat.Kind, net.JoinHostPort(r.Test.Host, strconv.Itoa(r.Test.Port)), report.TestSummary(r)+report.UnderLoadSummary(lat), r.StartedAt, lat)
-	if w != "" && format == formatJSON {
-		lat.Warnings = append(lat.Warnings, w)
-	}
 	defer saving.announce(e, id, format)
 	if format == formatJSON {
+		if w != "" {
+			lat.Warnings = append(lat.Warnings, w)
+		}
 		lat.RunID = id
-	}
-	if format == formatJSON {
 		err = writeJSONDoc(e.stdout, lat)
 	} else {
 		text.Summary(r)

@@ -3,7 +3,10 @@
 // subcommands. It parses nothing else: the flags that follow are the cli's.
 package iperfargs
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Rewrite turns iperf-style invocations into subcommands, so that
 // "-s ..." becomes "server ..." and "-c HOST ..." (also "-cHOST",
@@ -73,4 +76,25 @@ func without(args []string, i, n int) []string {
 	out := make([]string, 0, len(args)-n)
 	out = append(out, args[:i]...)
 	return append(out, args[i+n:]...)
+}
+
+// JoinOptional turns "--flag value" into "--flag=value" for the flags
+// whose value is optional (cobra's NoOptDefVal), optional mapping each to
+// the values it takes: written apart, cobra would take the value for an
+// argument (a host name). Nothing after "--" is touched.
+func JoinOptional(args []string, optional map[string][]string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if vals, ok := optional[a]; ok && i+1 < len(args) && slices.Contains(vals, args[i+1]) {
+			out = append(out, a+"="+args[i+1])
+			i++
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }

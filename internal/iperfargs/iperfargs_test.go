@@ -36,3 +36,18 @@ func TestRewrite(t *testing.T) {
 		})
 	}
 }
+
+func TestJoinOptional(t *testing.T) {
+	opt := map[string][]string{"--latency": {"udp", "icmp"}}
+	tests := []struct{ in, want []string }{
+		{[]string{"h", "--latency", "icmp"}, []string{"h", "--latency=icmp"}},
+		{[]string{"--latency", "h"}, []string{"--latency", "h"}},
+		{[]string{"--latency"}, []string{"--latency"}},
+		{[]string{"--", "--latency", "udp"}, []string{"--", "--latency", "udp"}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, JoinOptional(tt.in, opt)); diff != "" {
+			t.Errorf("JoinOptional(%q) (-want +got):\n%s", tt.in, diff)
+		}
+	}
+}

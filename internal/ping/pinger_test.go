@@ -9,8 +9,9 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/wirebench/wirebench/internal/result"
 )

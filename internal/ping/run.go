@@ -76,8 +76,8 @@ func (p *Pinger) newResult(target string, mtu int) *result.PingRun {
 }
 
 // ReassemblyResult is what the reassembly probe found, without and with
-// don't-fragment (result.Reassembly).
-type ReassemblyResult = result.Reassembly
+// don't-fragment: a result.Reassembly, with its document and text here.
+type ReassemblyResult result.Reassembly
 
 // ProbeLadder is the ladder the reassembly probe climbs: a small echo
 // first (does the host answer at all?), then the fragment boundaries.

@@ -4,11 +4,12 @@ package ping
 
 import (
 	"fmt"
-	"github.com/wirebench/wirebench/internal/result"
 	"net"
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 
 	"golang.org/x/sys/unix"
 )

@@ -70,6 +70,16 @@ func UnderLoadSummary(lat *result.UnderLoad) string {
 	return fmt.Sprintf(", rtt p50 %.3f ms idle, %.3f ms loaded", lat.Idle.RTT.P50, lat.Loaded.RTT.P50)
 }
 
+// LatencySummary is a latency test's one-line summary in history: the
+// protocol, the requests answered and, when any was, the median RTT.
+func LatencySummary(r *result.Latency) string {
+	sum := fmt.Sprintf("%s echo, %d/%d answered", r.Test.Proto, r.Received, r.Sent)
+	if r.RTT.Count > 0 {
+		sum += fmt.Sprintf(", rtt p50 %.3f ms", r.RTT.P50)
+	}
+	return sum
+}
+
 // intervalText spells a probe interval in seconds; 0 is back to back.
 func intervalText(s float64) string {
 	if s == 0 {

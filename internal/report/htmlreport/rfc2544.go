@@ -205,12 +205,8 @@ func rfcThroughputTable(v *result.RFC2544) *Table {
 		if z.LinePPS > 0 {
 			pct = fmt.Sprintf("%.1f", 100*z.NDRPPS/z.LinePPS)
 		}
-		if z.PDR != nil {
-			l := 0.0 // null (no rate passed) reads 0.000, as before
-			if z.PDR.LossPercent != nil {
-				l = *z.PDR.LossPercent
-			}
-			loss = f3(l)
+		if z.PDR != nil && z.PDR.LossPercent != nil {
+			loss = f3(*z.PDR.LossPercent) // null: no trial measured it; stays "–"
 		}
 		if z.NDR != nil {
 			held = strconv.FormatFloat(z.NDR.HeldS, 'g', -1, 64)

@@ -200,3 +200,18 @@ func TestRFC2544LatencyTitleByKind(t *testing.T) {
 		}
 	}
 }
+
+// A PDR whose loss no trial measured (null in the JSON) is unknown, and the
+// table says so rather than printing a measured-looking 0.000.
+func TestRFC2544UnknownPDRLossIsNotZero(t *testing.T) {
+	_, v := handRFCView(t)
+	tb := rfcThroughputTable(v)
+	if got := tb.Rows[0][6]; got != "0.200" {
+		t.Fatalf("measured PDR loss reads %q, want 0.200", got)
+	}
+	v.Sizes[0].PDR.LossPercent = nil
+	tb = rfcThroughputTable(v)
+	if got := tb.Rows[0][6]; got != "–" {
+		t.Errorf("unknown PDR loss reads %q, want –", got)
+	}
+}
