@@ -17,7 +17,7 @@ import (
 
 // Kind is the "kind" of calc's JSON document (docs/calc.md); its "schema"
 // is result.Schema.
-const Kind = "calc"
+const Kind = result.KindCalc
 
 // Plan is what to work out: every payload on every medium over one stack.
 type Plan struct {
@@ -32,57 +32,21 @@ type Plan struct {
 	RTT time.Duration
 }
 
-// Doc is calc's JSON document, documented in docs/calc.md.
-type Doc struct {
-	Schema  string   `json:"schema"`
-	Kind    string   `json:"kind"`
-	Stack   Stack    `json:"stack"`
-	Media   []Medium `json:"media"`
-	Results []Result `json:"results"`
-}
+// Doc is calc's JSON document (result.Calc), documented in docs/calc.md.
+type Doc = result.Calc
 
 // Stack is the protocol stack the figures assume.
-type Stack struct {
-	IP            string `json:"ip"` // "ipv4", "ipv6", or "" for raw
-	Protocol      string `json:"protocol"`
-	TCPTimestamps bool   `json:"tcp_timestamps"`
-	VLAN          bool   `json:"vlan"`
-	MTU           int    `json:"mtu"`
-}
+type Stack = result.CalcStack
 
 // Medium describes one medium of the document.
-type Medium struct {
-	Name          string  `json:"name"`
-	Kind          string  `json:"kind"`
-	BitRateBPS    float64 `json:"bit_rate_bps"`
-	BusCeilingBPS float64 `json:"bus_ceiling_bps,omitempty"`
-	Class         string  `json:"class,omitempty"`
-	Aggregate     int     `json:"aggregate"`
-	MaxFPS        float64 `json:"max_fps,omitempty"`
-	Source        string  `json:"source"`
-}
+type Medium = result.CalcMedium
 
 // Result is one medium and payload size.
-type Result struct {
-	// Size is the size as typed: the payload, or the frame with --frame.
-	Size int `json:"size"`
-	linerate.Breakdown
-	Echo *Echo `json:"echo,omitempty"`
-}
+type Result = result.CalcResult
 
 // Echo is the ICMP echo view: the count that leaves out the inter-frame
 // gap (a common miscount) and the correct one.
-type Echo struct {
-	RoundTripWireS       float64 `json:"round_trip_wire_s"`
-	NoGapBytes           float64 `json:"no_gap_bytes"`
-	NoGapOverhead        float64 `json:"no_gap_overhead_per_packet"`
-	WireBytes            float64 `json:"wire_bytes"`
-	WireOverhead         float64 `json:"wire_overhead_per_packet"`
-	RTTS                 float64 `json:"rtt_s,omitempty"`
-	ImpliedNoGapBPS      float64 `json:"implied_no_gap_bps,omitempty"`
-	ImpliedBPS           float64 `json:"implied_bps,omitempty"`
-	ImpliedShareOfMedium float64 `json:"implied_share_of_medium,omitempty"`
-}
+type Echo = result.CalcEcho
 
 // Build works out the document of p: every payload on every medium, media
 // in the order given.
@@ -124,7 +88,7 @@ func Describe(m linerate.Medium) Medium {
 func One(m linerate.Medium, s linerate.Stack, payload int, rtt time.Duration) (Result, error) {
 	if s.Transport != linerate.ICMP {
 		b, err := linerate.Analyze(m, s, payload)
-		return Result{Breakdown: b}, err // linerate's errors say what is wrong; calc prints them as they are
+		return Result{LineBreakdown: b}, err // linerate's errors say what is wrong; calc prints them as they are
 	}
 	e, err := linerate.AnalyzeEcho(m, s, payload)
 	if err != nil {
@@ -140,7 +104,7 @@ func One(m linerate.Medium, s linerate.Stack, payload int, rtt time.Duration) (R
 		ce.ImpliedBPS = linerate.ImpliedBPS(e.Request.WireBytes, rtt.Seconds())
 		ce.ImpliedShareOfMedium = ce.ImpliedBPS / m.BitRate
 	}
-	return Result{Breakdown: e.Request, Echo: ce}, nil
+	return Result{LineBreakdown: e.Request, Echo: ce}, nil
 }
 
 // MaxRows bounds a table so a typo cannot print a million lines.

@@ -1,15 +1,8 @@
 package cli
 
 import (
-	"encoding/json"
-	"fmt"
-	"math"
-	"strconv"
-	"strings"
-
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/compare"
-	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/store"
 )
 
@@ -22,9 +15,7 @@ const exitThreshold = 4
 
 type compareFlags struct {
 	dbFlag
-	metric    string
-	failBelow string
-	failAbove string
+	compare.Options
 	json, csv bool
 }
 
@@ -60,22 +51,13 @@ compared exits 1.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runCompare(e, f, args) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.metric, "metric", "", "compare only this metric (throughput, loss_percent, jitter_ms, rtt_mean_ms, …) and judge by it")
-	fl.StringVar(&f.failBelow, "fail-below", "", "exit 4 when B/A of the verdict metric is below `PERCENT` for any B (e.g. 95%)")
-	fl.StringVar(&f.failAbove, "fail-above", "", "exit 4 when B/A of the verdict metric is above `PERCENT` for any B (e.g. 110%)")
+	fl.StringVar(&f.Metric, "metric", "", "compare only this metric (throughput, loss_percent, jitter_ms, rtt_mean_ms, …) and judge by it")
+	fl.StringVar(&f.FailBelow, "fail-below", "", "exit 4 when B/A of the verdict metric is below `PERCENT` for any B (e.g. 95%)")
+	fl.StringVar(&f.FailAbove, "fail-above", "", "exit 4 when B/A of the verdict metric is above `PERCENT` for any B (e.g. 110%)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document (kind compare)")
 	fl.BoolVar(&f.csv, "csv", false, "print CSV: one line per run and metric")
 	f.dbFlag.register(cmd)
 	return cmd
-}
-
-// parsePercent reads "95%" or "95" as 0.95.
-func parsePercent(flag, s string) (float64, error) {
-	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%")), 64)
-	if err != nil || v <= 0 || math.IsInf(v, 0) || math.IsNaN(v) {
-		return 0, usagef("invalid %s %q: want a percentage like 95%%", flag, s)
-	}
-	return v / 100, nil
 }
 
 func runCompare(e *env, f *compareFlags, args []string) error {
@@ -83,23 +65,9 @@ func runCompare(e *env, f *compareFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	var v *compare.Verdict
-	if f.failBelow != "" || f.failAbove != "" {
-		v = &compare.Verdict{Metric: f.metric, Passed: true}
-		if f.failBelow != "" {
-			x, err := parsePercent("--fail-below", f.failBelow)
-			if err != nil {
-				return err
-			}
-			v.FailBelow = &x
-		}
-		if f.failAbove != "" {
-			x, err := parsePercent("--fail-above", f.failAbove)
-			if err != nil {
-				return err
-			}
-			v.FailAbove = &x
-		}
+	b, err := compare.NewBuilder(f.Options)
+	if err != nil {
+		return usageError{err}
 	}
 	sels := make([]store.Selector, len(args))
 	for i, a := range args {
@@ -112,108 +80,42 @@ func runCompare(e *env, f *compareFlags, args []string) error {
 		return err
 	}
 	defer st.Close()
-	doc := compare.Doc{Schema: result.Schema, Kind: compare.Kind, Warnings: []string{}}
-	metrics := make([][]compare.Metric, len(sels))
-	for i, sel := range sels {
-		r, err := store.Find(e.ctx, st, sel)
+	for _, sel := range sels {
+		in, err := compareInput(e, st, sel)
 		if err != nil {
 			return err
 		}
-		kind, ms, err := compare.Metrics(r.Result)
-		if err != nil {
-			return fmt.Errorf("run %d: %w", r.ID, err)
-		}
-		if f.metric != "" {
-			ms = pick(ms, f.metric)
-			if len(ms) == 0 {
-				return fmt.Errorf("run %d (%s) has no metric %q", r.ID, kind, f.metric)
-			}
-		}
-		metrics[i] = ms
-		var head struct {
-			Warnings []string `json:"warnings"`
-			Error    string   `json:"error"`
-		}
-		if json.Unmarshal(r.Result, &head) == nil {
-			// A figure its own run did not trust is no firmer in a comparison.
-			for _, w := range head.Warnings {
-				doc.Warnings = append(doc.Warnings, fmt.Sprintf("run %d: %s", r.ID, w))
-			}
-			if head.Error != "" {
-				doc.Warnings = append(doc.Warnings, fmt.Sprintf("run %d ended early (%s): its figures are partial", r.ID, head.Error))
-			}
-		}
-		cr := compare.DocRun{Selector: sel.Text, ID: r.ID, Kind: r.Kind, StartedAt: r.StartedAt, Labels: r.Labels,
-			LabelsText: result.FormatLabels(r.Labels), Target: r.Target, Summary: r.Summary, SelectedBy: sel.Filter.Labels}
-		if i == 0 {
-			doc.Baseline = cr
-		} else {
-			doc.Runs = append(doc.Runs, cr)
-			if cr.Kind != doc.Baseline.Kind {
-				doc.Warnings = append(doc.Warnings, fmt.Sprintf("run %d is a %s, the baseline run %d a %s: only the metrics both have are compared", cr.ID, cr.Kind, doc.Baseline.ID, doc.Baseline.Kind))
-			}
-			if cr.ID == doc.Baseline.ID {
-				doc.Warnings = append(doc.Warnings, fmt.Sprintf("%q names the baseline run %d itself", sel.Text, cr.ID))
-			}
-		}
-		if sel.ID == 0 {
-			// A selector names the newest match: say when others matched too,
-			// so nobody compares a different run than they meant unawares.
-			f := sel.Filter
-			f.Limit = 2
-			if more, err := st.List(e.ctx, f); err == nil && len(more) > 1 {
-				doc.Warnings = append(doc.Warnings, fmt.Sprintf("%q matches more than one run; the newest, %d, is used", sel.Text, r.ID))
-			}
+		if err := b.Add(in); err != nil {
+			return err
 		}
 	}
-	compare.NameRuns(&doc)
-	if len(metrics[0]) == 0 {
-		return fmt.Errorf("the baseline run %d has no figures to compare", doc.Baseline.ID)
+	doc, err := b.Doc()
+	if err != nil {
+		return err
 	}
-	if v != nil && v.Metric == "" {
-		v.Metric = metrics[0][0].Name
-	}
-	for i := 1; i < len(metrics); i++ {
-		diffs, onlyA, onlyB := compare.Pair(metrics[0], metrics[i])
-		c := compare.Comparison{Run: doc.Runs[i-1].ID, Name: doc.Runs[i-1].Name, BaselineName: doc.Baseline.Name, Ratio: map[string]float64{}, Metrics: diffs, OnlyInBaseline: onlyA, OnlyInRun: onlyB}
-		if c.Metrics == nil {
-			c.Metrics = []compare.Diff{}
-		}
-		for _, d := range diffs {
-			if d.Ratio != nil {
-				c.Ratio[d.Name] = *d.Ratio
-			}
-		}
-		doc.Comparisons = append(doc.Comparisons, c)
-		if v != nil {
-			v.Judge(c)
-		}
-	}
-	doc.Verdict = v
 	switch format {
 	case formatJSON:
 		err = writeJSONDoc(e.stdout, doc)
 	case formatCSV:
-		err = compare.WriteCSV(e.stdout, &doc)
+		err = compare.WriteCSV(e.stdout, doc)
 	default:
-		err = compare.WriteText(e.stdout, &doc)
+		err = compare.WriteText(e.stdout, doc)
 	}
 	if err != nil {
 		return err
 	}
-	if v != nil && !v.Passed {
+	if doc.Verdict != nil && !doc.Verdict.Passed {
 		return exitStatus{exitThreshold}
 	}
 	return nil
 }
 
-// pick keeps the metrics named name.
-func pick(ms []compare.Metric, name string) []compare.Metric {
-	var out []compare.Metric
-	for _, m := range ms {
-		if m.Name == name {
-			out = append(out, m)
-		}
+// compareInput finds the run sel names, and whether others matched too.
+func compareInput(e *env, st store.Store, sel store.Selector) (compare.Input, error) {
+	r, err := store.Find(e.ctx, st, sel)
+	if err != nil {
+		return compare.Input{}, err
 	}
-	return out
+	return compare.Input{Selector: sel.Text, SelectedBy: sel.Filter.Labels, ID: r.ID, Kind: r.Kind, StartedAt: r.StartedAt,
+		Labels: r.Labels, Target: r.Target, Summary: r.Summary, Result: r.Result, Ambiguous: store.Ambiguous(e.ctx, st, sel)}, nil
 }

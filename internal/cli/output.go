@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"sync"
 )
 
@@ -66,6 +65,3 @@ func (e *errWriter) firstErr() error {
 func (e *env) logf(format string, args ...any) {
 	fmt.Fprintf(e.stderr, "wirebench: "+format+"\n", args...)
 }
-
-// trimNum prints v in the fewest digits that read back exactly.
-func trimNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -9,16 +9,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/report/htmlreport"
-	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/store"
 )
 
 // reportFlags are the report command's flags as typed.
 type reportFlags struct {
 	dbFlag
-	out   string
-	png   string
-	title string
+	htmlreport.Options
 }
 
 func newReportCmd(e *env) *cobra.Command {
@@ -50,16 +47,16 @@ tables. --png DIR also writes each chart as a PNG file (docs/report.md).`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runReport(e, args, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.out, "output", "o", "", "write the HTML report to `FILE` (required)")
-	fl.StringVar(&f.png, "png", "", "also write each chart as a PNG file into `DIR`")
-	fl.StringVar(&f.title, "title", "wirebench report", "the report's title")
+	fl.StringVarP(&f.Out, "output", "o", "", "write the HTML report to `FILE` (required)")
+	fl.StringVar(&f.PNG, "png", "", "also write each chart as a PNG file into `DIR`")
+	fl.StringVar(&f.Title, "title", "wirebench report", "the report's title")
 	f.dbFlag.register(cmd)
 	return cmd
 }
 
 func runReport(e *env, files []string, f *reportFlags) error {
-	if f.out == "" {
-		return usagef("-o FILE is required: where to write the HTML report")
+	if err := f.Check(); err != nil {
+		return usageError{err}
 	}
 	docs := make([]htmlreport.Document, 0, len(files))
 	var st store.Store
@@ -70,9 +67,6 @@ func runReport(e *env, files []string, f *reportFlags) error {
 	}()
 	for _, name := range files {
 		b, err := os.ReadFile(name)
-		label := filepath.Base(name)
-		var run string
-		var labels map[string]string
 		sel, serr := store.ParseSelector(name)
 		if errors.Is(err, fs.ErrNotExist) && serr == nil {
 			// Not a file, and it reads as a run id or labels: a run in
@@ -82,43 +76,25 @@ func runReport(e *env, files []string, f *reportFlags) error {
 					return err
 				}
 			}
-			r, ferr := store.Find(e.ctx, st, sel)
-			if ferr != nil {
-				return ferr
+			r, err := store.Find(e.ctx, st, sel)
+			if err != nil {
+				return err
 			}
-			b, err = r.Result, nil
-			run, labels = fmt.Sprintf("run %d", r.ID), r.Labels
-			label = run
-			if lbl := result.FormatLabels(r.Labels); lbl != "" {
-				label += " (" + lbl + ")"
+			d, err := htmlreport.DecodeRun(r)
+			if err != nil {
+				return err
 			}
+			docs = append(docs, d)
+			continue
 		}
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", name, err)
 		}
-		d, err := htmlreport.Decode(label, b)
+		d, err := htmlreport.Decode(filepath.Base(name), b)
 		if err != nil {
 			return err
 		}
-		d.Run, d.Labels = run, labels
 		docs = append(docs, d)
 	}
-	r, err := htmlreport.Build(f.title, docs)
-	if err != nil {
-		return fmt.Errorf("building the report: %w", err)
-	}
-	if err := r.WriteFile(f.out); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "report: %s (%d documents, %d charts)\n", f.out, len(docs), len(r.Charts()))
-	if f.png != "" {
-		paths, err := r.WritePNGs(f.png)
-		if err != nil {
-			return err
-		}
-		for _, p := range paths {
-			fmt.Fprintf(e.stdout, "chart: %s\n", p)
-		}
-	}
-	return nil
+	return f.Write(e.stdout, docs)
 }

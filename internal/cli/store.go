@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"net"
-	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -107,35 +106,17 @@ func (s *saveFlags) announce(e *env, id int64, format outputFormat) {
 	}
 }
 
-// secretFlags are flags whose values are never saved.
-var secretFlags = map[string]bool{"auth-secret": true, "password": true}
-
 // commandConfig is the saved configuration of a run: the command, its
 // arguments and every flag with its value (defaults included), secrets
-// and database passwords left out.
+// and database passwords left out (store.SavedFlagValue).
 func commandConfig(cmd *cobra.Command) map[string]any {
 	flags := map[string]string{}
 	var changed []string
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		v := f.Value.String()
-		switch {
-		case secretFlags[f.Name] && v != "":
-			v = "(not saved)"
-		case f.Name == "db":
-			v = redactURL(v)
-		}
-		flags[f.Name] = v
+		flags[f.Name] = store.SavedFlagValue(f.Name, f.Value.String())
 		if f.Changed {
 			changed = append(changed, f.Name)
 		}
 	})
 	return map[string]any{"command": cmd.CommandPath(), "args": cmd.Flags().Args(), "flags": flags, "changed": changed}
-}
-
-// redactURL drops the password from a database URL.
-func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	return s
 }

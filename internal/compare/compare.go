@@ -42,7 +42,7 @@ type Metric struct {
 
 // Metrics takes the comparable figures out of one result document, in a
 // fixed order, the headline figure first. Kinds it knows: test,
-// under-load, request-response, ping, matrix, sweep.
+// under-load, request-response, ping, matrix, sweep, rfc2544.
 func Metrics(doc []byte) (kind string, ms []Metric, err error) {
 	var head struct {
 		Kind string `json:"kind"`
@@ -51,181 +51,136 @@ func Metrics(doc []byte) (kind string, ms []Metric, err error) {
 		return "", nil, fmt.Errorf("reading a result document: %w", err)
 	}
 	switch head.Kind {
-	case "test":
-		var r testDoc
-		if err := json.Unmarshal(doc, &r); err != nil {
-			return head.Kind, nil, fmt.Errorf("reading a test result: %w", err)
-		}
-		return head.Kind, r.metrics(), nil
-	case "under-load":
-		var r struct {
-			Throughput *testDoc        `json:"throughput"`
-			Idle       result.RTTStats `json:"idle"`
-			Loaded     result.RTTStats `json:"loaded"`
-		}
-		if err := json.Unmarshal(doc, &r); err != nil {
-			return head.Kind, nil, fmt.Errorf("reading an under-load result: %w", err)
-		}
-		if r.Throughput != nil {
-			ms = r.Throughput.metrics()
-		}
-		ms = append(ms, rttMetrics(r.Idle, "idle_")...)
-		return head.Kind, append(ms, rttMetrics(r.Loaded, "loaded_")...), nil
-	case "request-response":
-		var r result.Latency
-		if err := json.Unmarshal(doc, &r); err != nil {
-			return head.Kind, nil, fmt.Errorf("reading a latency result: %w", err)
-		}
-		ms = rttMetrics(r.RTTStats, "")
-		ms = append(ms, Metric{Name: "loss_percent", Unit: "%", Value: r.LossPct},
-			Metric{Name: "requests_per_second", Unit: "1/s", Value: r.RequestsPerSecond, HigherIsBetter: true})
-		return head.Kind, ms, nil
-	case "ping":
-		var r result.Ping
-		if err := json.Unmarshal(doc, &r); err != nil {
-			return head.Kind, nil, fmt.Errorf("reading a ping result: %w", err)
-		}
-		if r.PingRun == nil {
-			return head.Kind, nil, nil // none of a run's keys: no sizes
-		}
-		msOf := func(d time.Duration) float64 { return float64(d) / 1e6 }
-		for _, s := range r.Sizes {
-			if s == nil {
-				continue
-			}
-			suffix := ""
-			if len(r.Sizes) > 1 {
-				suffix = "@" + strconv.Itoa(s.Size)
-			}
-			avg := Metric{Name: "rtt_avg_ms" + suffix, Unit: "ms", Value: msOf(s.RTT.Avg)}
-			if s.Received >= 2 {
-				// iputils' mdev is the population standard deviation.
-				n := float64(s.Received)
-				avg.N, avg.SD = s.Received, msOf(s.RTT.Mdev)*math.Sqrt(n/(n-1))
-			}
-			if s.Received > 0 {
-				ms = append(ms, avg, Metric{Name: "rtt_p50_ms" + suffix, Unit: "ms", Value: msOf(s.RTT.P50)})
-			}
-			ms = append(ms, Metric{Name: "loss_percent" + suffix, Unit: "%", Value: s.LossPct})
-		}
-		return head.Kind, ms, nil
-	case "matrix":
-		var r result.Matrix
-		if err := json.Unmarshal(doc, &r); err != nil {
-			return head.Kind, nil, fmt.Errorf("reading a matrix result: %w", err)
-		}
-		for _, c := range r.Cells {
-			if c.Status != "ok" {
-				continue // an unsupported or failed cell has no figure to compare
-			}
-			cell := "_" + c.Protocol + "_" + c.Direction
-			ms = append(ms, Metric{Name: "throughput" + cell, Unit: "bit/s", Value: orZero(c.BitsPerSecond), HigherIsBetter: true})
-			if c.Protocol == "udp" {
-				ms = append(ms, Metric{Name: "loss_percent" + cell, Unit: "%", Value: orZero(c.LossPercent)},
-					Metric{Name: "jitter_ms" + cell, Unit: "ms", Value: orZero(c.JitterMS)})
-			}
-		}
-		return head.Kind, ms, nil
-	case "sweep":
-		var r result.Sweep
-		if err := json.Unmarshal(doc, &r); err != nil {
-			return head.Kind, nil, fmt.Errorf("reading a sweep result: %w", err)
-		}
-		for _, s := range r.Sizes {
-			if s.LimitedByHost {
-				continue // a lower bound set by this host, not the device's figure
-			}
-			if !(s.RatePPS > 0) {
-				continue // no rate passed (absent, or 0 in older runs): nothing measured
-			}
-			m := Metric{Name: "rate_pps@" + strconv.Itoa(s.Size), Unit: "1/s", Value: s.RatePPS, HigherIsBetter: true}
-			if s.Repeats != nil {
-				m = withSamples(m, s.Repeats.RatesPPS)
-			}
-			ms = append(ms, m)
-		}
-		return head.Kind, ms, nil
-	case "rfc2544":
-		ms, err := rfc2544Metrics(doc)
-		return head.Kind, ms, err
+	case result.KindTest:
+		ms, err = decoded(doc, "a test", testMetrics)
+	case result.KindUnderLoad:
+		ms, err = decoded(doc, "an under-load", underLoadMetrics)
+	case result.KindLatency:
+		ms, err = decoded(doc, "a latency", latencyMetrics)
+	case result.KindPing:
+		ms, err = decoded(doc, "a ping", pingMetrics)
+	case result.KindMatrix:
+		ms, err = decoded(doc, "a matrix", matrixMetrics)
+	case result.KindSweep:
+		ms, err = decoded(doc, "a sweep", sweepMetrics)
+	case result.KindRFC2544:
+		ms, err = decoded(doc, "an rfc2544", rfc2544Metrics)
+	default:
+		return head.Kind, nil, fmt.Errorf("cannot compare runs of kind %q", head.Kind)
 	}
-	return head.Kind, nil, fmt.Errorf("cannot compare runs of kind %q", head.Kind)
+	return head.Kind, ms, err
 }
 
-// testDoc is what compare reads of a wirebench/1 test result.
-type testDoc struct {
-	Role string `json:"role"`
-	Test struct {
-		Protocol  string `json:"protocol"`
-		Direction string `json:"direction"`
-	} `json:"test"`
-	Intervals []struct {
-		Start         float64 `json:"start_s"`
-		End           float64 `json:"end_s"`
-		BitsPerSecond float64 `json:"bits_per_second"`
-		Packets       int64   `json:"packets"`
-		// Lost and JitterMS are nil where the interval carries none (a
-		// sender's, MeasuredBy "sender").
-		Lost       *int64   `json:"lost"`
-		JitterMS   *float64 `json:"jitter_ms"`
-		Flow       string   `json:"flow"`
-		MeasuredBy string   `json:"measured_by"`
-	} `json:"intervals"`
-	Sender *struct {
-		BitsPerSecond float64 `json:"bits_per_second"`
-		TCP           *struct {
-			Retransmits int64 `json:"retransmits"`
-		} `json:"tcp"`
-	} `json:"sender"`
-	Receiver *struct {
-		BitsPerSecond float64 `json:"bits_per_second"`
-		Packets       int64   `json:"packets"`
-		Lost          int64   `json:"lost"`
-		Total         int64   `json:"total"`
-		JitterMS      float64 `json:"jitter_ms"`
-	} `json:"receiver"`
+// decoded reads doc as a T (what names it in an error) and takes its
+// metrics.
+func decoded[T any](doc []byte, what string, metrics func(*T) []Metric) ([]Metric, error) {
+	var r T
+	if err := json.Unmarshal(doc, &r); err != nil {
+		return nil, fmt.Errorf("reading %s result: %w", what, err)
+	}
+	return metrics(&r), nil
 }
 
-func (r *testDoc) metrics() []Metric {
-	// Whole intervals of the main flow are the repeated samples; a short
-	// last interval (the test's tail) would weigh as much as a full one.
-	var bps, loss, jitter []float64
-	var full float64
-	for _, in := range r.Intervals {
-		if in.Flow == "" || in.Flow == "forward" {
-			full = max(full, in.End-in.Start)
-		}
+// underLoadMetrics are a client --latency run's: the test's, then the
+// idle and loaded round trips.
+func underLoadMetrics(r *result.UnderLoad) []Metric {
+	var ms []Metric
+	if r.Throughput != nil {
+		ms = testMetrics(r.Throughput)
 	}
-	// A sender's intervals measure no loss or jitter: older documents
-	// stored zeros there (a client that sends), which are no samples.
-	oldSender := r.Role == "client" && r.Test.Direction == "send"
-	senderIntervals := false
-	for _, in := range r.Intervals {
-		if (in.Flow != "" && in.Flow != "forward") || in.End-in.Start < 0.9*full {
-			continue
-		}
-		bps = append(bps, in.BitsPerSecond)
-		if in.MeasuredBy == "sender" || in.Lost == nil || in.JitterMS == nil || oldSender {
-			senderIntervals = true
-			continue
-		}
-		if r.Test.Protocol == "udp" && in.Packets+*in.Lost > 0 {
-			loss = append(loss, 100*float64(*in.Lost)/float64(in.Packets+*in.Lost))
-			jitter = append(jitter, *in.JitterMS)
-		}
+	ms = append(ms, rttMetrics(r.Idle, "idle_")...)
+	return append(ms, rttMetrics(r.Loaded, "loaded_")...)
+}
+
+// latencyMetrics are a request/response run's.
+func latencyMetrics(r *result.Latency) []Metric {
+	ms := rttMetrics(r.RTTStats, "")
+	return append(ms, Metric{Name: "loss_percent", Unit: "%", Value: r.LossPct},
+		Metric{Name: "requests_per_second", Unit: "1/s", Value: r.RequestsPerSecond, HigherIsBetter: true})
+}
+
+// pingMetrics are a ping run's, per payload size (suffixed @SIZE when
+// there are several).
+func pingMetrics(r *result.Ping) []Metric {
+	if r.PingRun == nil {
+		return nil // none of a run's keys: no sizes
 	}
 	var ms []Metric
-	tput := Metric{Name: "throughput", Unit: "bit/s", HigherIsBetter: true}
+	msOf := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	for _, s := range r.Sizes {
+		if s == nil {
+			continue
+		}
+		suffix := ""
+		if len(r.Sizes) > 1 {
+			suffix = "@" + strconv.Itoa(s.Size)
+		}
+		avg := Metric{Name: "rtt_avg_ms" + suffix, Unit: "ms", Value: msOf(s.RTT.Avg)}
+		if s.Received >= 2 {
+			// iputils' mdev is the population standard deviation.
+			n := float64(s.Received)
+			avg.N, avg.SD = s.Received, msOf(s.RTT.Mdev)*math.Sqrt(n/(n-1))
+		}
+		if s.Received > 0 {
+			ms = append(ms, avg, Metric{Name: "rtt_p50_ms" + suffix, Unit: "ms", Value: msOf(s.RTT.P50)})
+		}
+		ms = append(ms, Metric{Name: "loss_percent" + suffix, Unit: "%", Value: s.LossPct})
+	}
+	return ms
+}
+
+// matrixMetrics are a matrix's, per cell that ran.
+func matrixMetrics(r *result.Matrix) []Metric {
+	var ms []Metric
+	for _, c := range r.Cells {
+		if c.Status != "ok" {
+			continue // an unsupported or failed cell has no figure to compare
+		}
+		cell := "_" + c.Protocol + "_" + c.Direction
+		ms = append(ms, Metric{Name: "throughput" + cell, Unit: "bit/s", Value: orZero(c.BitsPerSecond), HigherIsBetter: true})
+		if c.Protocol == "udp" {
+			ms = append(ms, Metric{Name: "loss_percent" + cell, Unit: "%", Value: orZero(c.LossPercent)},
+				Metric{Name: "jitter_ms" + cell, Unit: "ms", Value: orZero(c.JitterMS)})
+		}
+	}
+	return ms
+}
+
+// sweepMetrics are a sweep's: the rate found per size.
+func sweepMetrics(r *result.Sweep) []Metric {
+	var ms []Metric
+	for _, s := range r.Sizes {
+		if s.LimitedByHost {
+			continue // a lower bound set by this host, not the device's figure
+		}
+		if !(s.RatePPS > 0) {
+			continue // no rate passed (absent, or 0 in older runs): nothing measured
+		}
+		m := Metric{Name: "rate_pps@" + strconv.Itoa(s.Size), Unit: "1/s", Value: s.RatePPS, HigherIsBetter: true}
+		if s.Repeats != nil {
+			m = withSamples(m, s.Repeats.RatesPPS)
+		}
+		ms = append(ms, m)
+	}
+	return ms
+}
+
+// testMetrics are a test's: throughput, and for UDP loss and jitter,
+// with the test's whole intervals as their samples; a TCP sender's
+// retransmits.
+func testMetrics(r *result.Result) []Metric {
+	var tput Metric
 	switch {
 	case r.Receiver != nil:
-		tput.Value = r.Receiver.BitsPerSecond
+		tput = Metric{Name: "throughput", Unit: "bit/s", Value: r.Receiver.BitsPerSecond, HigherIsBetter: true}
 	case r.Sender != nil:
-		tput.Value = r.Sender.BitsPerSecond
+		tput = Metric{Name: "throughput", Unit: "bit/s", Value: r.Sender.BitsPerSecond, HigherIsBetter: true}
 	default:
 		return nil
 	}
-	ms = append(ms, withSamples(tput, bps))
-	if r.Test.Protocol == "udp" && r.Receiver != nil {
+	s := intervalSamples(r)
+	ms := []Metric{withSamples(tput, s.bps)}
+	if r.Test.Protocol == result.UDP && r.Receiver != nil {
 		total := r.Receiver.Total
 		if total == 0 {
 			total = r.Receiver.Packets + r.Receiver.Lost
@@ -235,16 +190,55 @@ func (r *testDoc) metrics() []Metric {
 			l.Value = 100 * float64(r.Receiver.Lost) / float64(total)
 		}
 		j := Metric{Name: "jitter_ms", Unit: "ms", Value: r.Receiver.JitterMS}
-		if senderIntervals && len(loss) == 0 {
+		if s.sender && len(s.loss) == 0 {
 			why := "its intervals are the sender's, which measure no loss or jitter: the figure is the receiver's end-of-test count alone"
 			l.NoSamples, j.NoSamples = why, why
 		}
-		ms = append(ms, withSamples(l, loss), withSamples(j, jitter))
+		ms = append(ms, withSamples(l, s.loss), withSamples(j, s.jitter))
 	}
 	if r.Sender != nil && r.Sender.TCP != nil {
 		ms = append(ms, Metric{Name: "retransmits", Unit: "count", Value: float64(r.Sender.TCP.Retransmits)})
 	}
 	return ms
+}
+
+// samples are the repeated measurements of a test's whole intervals of
+// its main flow; sender says some of them were a sender's, which measure
+// no loss or jitter.
+type samples struct {
+	bps, loss, jitter []float64
+	sender            bool
+}
+
+// intervalSamples takes a test's samples. A short last interval (the
+// test's tail) would weigh as much as a full one: only whole intervals
+// count.
+func intervalSamples(r *result.Result) samples {
+	var full float64
+	for _, in := range r.Intervals {
+		if in.Flow == "" || in.Flow == "forward" {
+			full = max(full, in.End-in.Start)
+		}
+	}
+	// A sender's intervals measure no loss or jitter: older documents
+	// stored zeros there (a client that sends), which are no samples.
+	oldSender := r.Role == "client" && r.Test.Direction == result.DirSend
+	var s samples
+	for _, in := range r.Intervals {
+		if (in.Flow != "" && in.Flow != "forward") || in.End-in.Start < 0.9*full {
+			continue
+		}
+		s.bps = append(s.bps, in.BitsPerSecond)
+		if in.MeasuredBy == result.MeasuredBySender || in.NoReceiverKeys || oldSender {
+			s.sender = true
+			continue
+		}
+		if r.Test.Protocol == result.UDP && in.Packets+in.Lost > 0 {
+			s.loss = append(s.loss, 100*float64(in.Lost)/float64(in.Packets+in.Lost))
+			s.jitter = append(s.jitter, in.JitterMS)
+		}
+	}
+	return s
 }
 
 // rttMetrics are the RTT figures of request/response statistics (a
@@ -416,11 +410,7 @@ func TQuantile975(df float64) float64 {
 // latency percentiles at each load, the loss at each step and the
 // back-to-back length. Figures a run did not measure are left out, so
 // that only what both runs measured is compared.
-func rfc2544Metrics(doc []byte) ([]Metric, error) {
-	var r result.RFC2544
-	if err := json.Unmarshal(doc, &r); err != nil {
-		return nil, fmt.Errorf("reading an rfc2544 result: %w", err)
-	}
+func rfc2544Metrics(r *result.RFC2544) []Metric {
 	var ms []Metric
 	for _, s := range r.Sizes {
 		at := "@" + strconv.Itoa(s.Size)
@@ -461,7 +451,7 @@ func rfc2544Metrics(doc []byte) ([]Metric, error) {
 			ms = append(ms, m)
 		}
 	}
-	return ms, nil
+	return ms
 }
 
 // orZero is *v, or 0 where the figure is null (a matrix cell's loss and

@@ -98,10 +98,17 @@ type pipe struct {
 	queue  []*packet
 	qhead  int
 	rels   []model.Release
-	counts Counts
+	counts pipeCounts
 	wake   chan struct{}
 
 	reordered, sendErrors atomic.Int64
+}
+
+// pipeCounts are a pipe's counters: the report's, and the drops by the
+// model's reason, named in the report's DroppedBy at a snapshot.
+type pipeCounts struct {
+	Counts
+	droppedBy [len(model.ReasonNames)]int64
 }
 
 func newPipe(start time.Time, spec model.Spec, seed uint64) *pipe {
@@ -360,13 +367,13 @@ func (p *pipe) send(batch []*packet, msgs []udpio.Message) []udpio.Message {
 // snapshot returns the counters so far.
 func (p *pipe) snapshot() Counts {
 	p.mu.Lock()
-	c := p.counts
+	c := p.counts.Counts
 	c.MaxGapMS = float64(p.maxGap) / 1e6
 	p.mu.Unlock()
 	c.Data.Reordered = p.reordered.Load()
 	c.SendErrors = p.sendErrors.Load()
 	c.DroppedBy = map[string]int64{}
-	for r, n := range c.droppedBy {
+	for r, n := range p.counts.droppedBy {
 		if n > 0 {
 			c.DroppedBy[model.ReasonNames[r]] = n
 		}

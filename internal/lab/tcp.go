@@ -10,17 +10,11 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/pacer"
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // TCPCounts is what the TCP proxy did.
-type TCPCounts struct {
-	Connections int64 `json:"connections"`
-	Failed      int64 `json:"failed"` // connections the target refused
-	// BytesForward and BytesReverse are stream bytes client → target and
-	// target → client.
-	BytesForward int64 `json:"bytes_forward"`
-	BytesReverse int64 `json:"bytes_reverse"`
-}
+type TCPCounts = result.RelayTCPCounts
 
 // tcpProxy forwards TCP connections to the target, delaying every chunk by
 // delay and pacing the stream at rate bit/s (0: no limit), in both

@@ -17,8 +17,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wirebench/wirebench/internal/lab"
 	"github.com/wirebench/wirebench/internal/netlab"
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // DefaultModelPorts are the ports a lab's relay listens on: wirebench
@@ -164,7 +164,7 @@ func relayStatuses(st *State, nss []netlab.NSInfo) []RelayStatus {
 // collectRelayReports reads the closing reports the lab's relays wrote
 // when `lab down` ended them: the relays the state file lists, or, if it
 // is lost, every report file of the lab.
-func collectRelayReports(name string, st *State) ([]lab.Report, []string) {
+func collectRelayReports(name string, st *State) ([]result.Relay, []string) {
 	type item struct{ listen, log, report string }
 	var items []item
 	if st != nil && st.Model != nil {
@@ -178,11 +178,11 @@ func collectRelayReports(name string, st *State) ([]lab.Report, []string) {
 				strings.TrimSuffix(p, ".json") + ".log", p})
 		}
 	}
-	var reps []lab.Report
+	var reps []result.Relay
 	var warns []string
 	for _, it := range items {
 		b, err := os.ReadFile(it.report)
-		var rep lab.Report
+		var rep result.Relay
 		if err == nil {
 			err = json.Unmarshal(b, &rep)
 		}

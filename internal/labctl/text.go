@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/edtwire"
 	"github.com/wirebench/wirebench/internal/netlab"
+	"github.com/wirebench/wirebench/internal/report"
 )
 
 // pidNote is "; ended processes PID..." for pids, or "".
@@ -184,7 +185,7 @@ func (d Removal) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "lab %s removed: namespaces %s%s\n", d.Name, strings.Join(d.Removed, " "), PIDNote(d.EndedPIDs))
 	}
 	for _, r := range d.Relays {
-		r.WriteText(w)
+		report.WriteRelay(w, &r)
 	}
 	for _, m := range d.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", m)

@@ -7,8 +7,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/wirebench/wirebench/internal/lab"
 	"github.com/wirebench/wirebench/internal/netlab"
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // UpConfig is what Up makes.
@@ -134,7 +134,7 @@ type Removal struct {
 	Removed   []string `json:"removed"`
 	EndedPIDs []int    `json:"ended_pids"`
 	// Relays are the closing documents of the lab's relays (docs/lab.md).
-	Relays []lab.Report `json:"relays,omitempty"`
+	Relays []result.Relay `json:"relays,omitempty"`
 	// Warnings say which relay left no report, and why if its log tells,
 	// and which packets the shaped wire after a relay dropped.
 	Warnings []string `json:"warnings"`

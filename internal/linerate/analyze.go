@@ -5,60 +5,17 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
-// Fragment is one frame on the medium: an IP packet (or fragment) with
-// every byte the layers below add to it. USB figures are the frame's share
-// of a transfer carrying Medium.Aggregate frames, so some are fractional.
-type Fragment struct {
-	IPData     int     `json:"ip_data"`     // IP payload bytes (the transport header is in the first fragment)
-	IPHeader   int     `json:"ip_header"`   // IP header, with the IPv6 fragment header when fragmented
-	L2Header   int     `json:"l2_header"`   // Ethernet header, with the 802.1Q tag when on
-	FCS        int     `json:"fcs"`         // frame check sequence
-	Pad        int     `json:"pad"`         // padding up to the minimum frame
-	Preamble   int     `json:"preamble"`    // preamble + SFD
-	Gap        int     `json:"gap"`         // inter-frame gap
-	Encap      float64 `json:"encap"`       // USB class headers (and ZLP-free alignment) per frame, or the custom overhead
-	BusPackets float64 `json:"bus_packets"` // USB packets per frame, a ZLP included
-	ZLP        bool    `json:"zlp"`         // the transfer ends with a zero-length packet
-	// FrameBytes is the L2 size: the bytes handed to the medium.
-	FrameBytes float64 `json:"frame_bytes"`
-	// WireBytes is the L1 size: the line time the frame takes, in bytes at
-	// Medium.BitRate (Ethernet adds preamble and gap; USB counts packets).
-	WireBytes float64 `json:"wire_bytes"`
-}
-
-// Overhead is every wire byte that is not IP data.
-func (f Fragment) Overhead() float64 { return f.WireBytes - float64(f.IPData) }
+// Fragment is one frame on the medium (result.LineFragment: the type
+// calc's document shows).
+type Fragment = result.LineFragment
 
 // Breakdown is what the medium allows for a steady stream of equal
-// datagrams (or TCP segments, or echo requests) of one payload size.
-type Breakdown struct {
-	Medium    string `json:"medium"`
-	Stack     string `json:"stack"`
-	Payload   int    `json:"payload"`          // application bytes per datagram
-	Transport int    `json:"transport_header"` // transport header bytes
-	IPData    int    `json:"ip_data"`          // payload + transport header
-	// Fragments lists every frame one datagram becomes.
-	Fragments []Fragment `json:"fragments"`
-	// FrameBytes and WireBytes are the L2 and L1 bytes of one datagram.
-	FrameBytes float64 `json:"frame_bytes"`
-	WireBytes  float64 `json:"wire_bytes"`
-	WireBits   float64 `json:"wire_bits"`
-	// WireTime is the line time of one datagram in seconds.
-	WireTime float64 `json:"wire_time_s"`
-	// PacketsPerSecond is datagrams (segments, echoes) per second at most.
-	PacketsPerSecond float64 `json:"packets_per_second"`
-	FramesPerSecond  float64 `json:"frames_per_second"`
-	// GoodputBPS is the highest application payload rate in bit/s.
-	GoodputBPS float64 `json:"goodput_bps"`
-	// Efficiency is GoodputBPS / the medium's bit rate, 0 to 1.
-	Efficiency float64 `json:"efficiency"`
-	// Limit says what bounds the rate: "line rate" or "frame rate cap".
-	Limit string `json:"limit"`
-	// Steps is the derivation in plain words, one line each.
-	Steps []string `json:"steps"`
-}
+// datagrams of one payload size (result.LineBreakdown).
+type Breakdown = result.LineBreakdown
 
 // Analyze works out what medium m allows for payload bytes per datagram on
 // stack s. For aggregating USB classes every transfer is taken to carry

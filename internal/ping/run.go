@@ -3,7 +3,6 @@ package ping
 import (
 	"context"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
@@ -77,20 +76,8 @@ func (p *Pinger) newResult(target string, mtu int) *result.PingRun {
 }
 
 // ReassemblyResult is what the reassembly probe found, without and with
-// don't-fragment.
-type ReassemblyResult struct {
-	Target    string            `json:"target"`
-	Address   net.IP            `json:"address"`
-	Socket    result.PingSocket `json:"socket"`
-	PathMTU   int               `json:"path_mtu,omitempty"`
-	Tries     int               `json:"tries"`
-	Timeout   float64           `json:"timeout_s"`
-	WithoutDF SearchResult      `json:"without_df"`
-	WithDF    *SearchResult     `json:"with_df,omitempty"`
-	// DFError says why the DF search was not made.
-	DFError string `json:"df_error,omitempty"`
-	Error   string `json:"error,omitempty"`
-}
+// don't-fragment: a result.Reassembly, with its document and text here.
+type ReassemblyResult result.Reassembly
 
 // ProbeLadder is the ladder the reassembly probe climbs: a small echo
 // first (does the host answer at all?), then the fragment boundaries.

@@ -1,6 +1,10 @@
 package ping
 
-import "context"
+import (
+	"context"
+
+	"github.com/wirebench/wirebench/internal/result"
+)
 
 // Verdict is the outcome of one attempt to get an answer at one size.
 type Verdict struct {
@@ -17,27 +21,10 @@ type Verdict struct {
 type TryFunc func(ctx context.Context, size int) Verdict
 
 // Step is one size the search tried.
-type Step struct {
-	Size     int    `json:"size"`
-	Answered bool   `json:"answered"`
-	Tries    int    `json:"tries"`
-	Reason   string `json:"reason,omitempty"`
-	Phase    string `json:"phase"` // "ladder" or "bisect"
-}
+type Step = result.PingSearchStep
 
 // SearchResult is what the reassembly search found.
-type SearchResult struct {
-	// Largest is the largest payload answered; -1 when none was.
-	Largest int `json:"largest_answered"`
-	// FirstFailing is the smallest payload not answered, always Largest+1
-	// after a complete search; 0 when every size tried was answered.
-	FirstFailing int `json:"first_failing"`
-	// FailReason is the reason given for FirstFailing.
-	FailReason string `json:"fail_reason,omitempty"`
-	Steps      []Step `json:"steps"`
-	// Incomplete is set when the context ended before the search did.
-	Incomplete bool `json:"incomplete,omitempty"`
-}
+type SearchResult = result.PingSearch
 
 // Search finds the largest size a host answers, assuming it answers every
 // size up to some limit and none above. It walks the ladder (ascending

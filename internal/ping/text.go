@@ -12,18 +12,14 @@ import (
 
 // ReassemblyKind is the "kind" of the reassembly probe's JSON document
 // (its "schema" is result.Schema).
-const ReassemblyKind = "reassembly-probe"
+const ReassemblyKind = result.KindReassembly
 
 // ReassemblyDoc is the reassembly probe's JSON document.
-type ReassemblyDoc struct {
-	Schema string `json:"schema"`
-	Kind   string `json:"kind"`
-	*ReassemblyResult
-}
+type ReassemblyDoc = result.ReassemblyDoc
 
 // Doc is res as its JSON document.
 func (res *ReassemblyResult) Doc() ReassemblyDoc {
-	return ReassemblyDoc{result.Schema, ReassemblyKind, res}
+	return ReassemblyDoc{Schema: result.Schema, Kind: ReassemblyKind, Reassembly: (*result.Reassembly)(res)}
 }
 
 // WriteEvent prints one reply (or failure) as a line, the way ping does.

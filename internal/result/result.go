@@ -134,6 +134,11 @@ type Interval struct {
 	// so its JSON carries none of lost, out_of_order, duplicates and
 	// jitter_ms (rather than zeros nobody measured). Empty: a receiver's.
 	MeasuredBy string `json:"measured_by,omitempty"`
+	// NoReceiverKeys is set when a decoded interval carried no lost or no
+	// jitter_ms key (or null) without being marked MeasuredBySender: a
+	// sender's interval of a document written before the mark, whose
+	// Lost and JitterMS are then no measured 0. It is never written.
+	NoReceiverKeys bool `json:"-"`
 }
 
 // MeasuredBySender marks a sender's interval (Interval.MeasuredBy).
@@ -155,6 +160,34 @@ func (in Interval) MarshalJSON() ([]byte, error) {
 		Duplicates *int64   `json:"duplicates,omitempty"`
 		JitterMS   *float64 `json:"jitter_ms,omitempty"`
 	}{plain: plain(in)})
+}
+
+// UnmarshalJSON reads the interval, telling absent receiver figures
+// (NoReceiverKeys) from measured zeros.
+func (in *Interval) UnmarshalJSON(b []byte) error {
+	type plain Interval
+	// The outer fields hide the embedded ones of the same key.
+	var v struct {
+		plain
+		Lost     *int64   `json:"lost"`
+		JitterMS *float64 `json:"jitter_ms"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*in = Interval(v.plain)
+	in.Lost, in.JitterMS = deref(v.Lost), deref(v.JitterMS)
+	in.NoReceiverKeys = (v.Lost == nil || v.JitterMS == nil) && in.MeasuredBy != MeasuredBySender
+	return nil
+}
+
+// deref is *p, or the zero value where p is nil.
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 // TCPInfo is what the kernel reports of a TCP sender's connections (Linux

@@ -12,7 +12,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -21,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 )
 
 // EnvDB is the environment variable naming the database when --db is not
@@ -37,33 +38,8 @@ const (
 	KindRFC2544 = "rfc2544"
 )
 
-// Run is one saved run.
-type Run struct {
-	// ID is given by the store when the run is saved; 0 before.
-	ID int64 `json:"id"`
-	// Kind says what the run was: "test", "ping", "request-response",
-	// "under-load", "matrix", "sweep", ...
-	Kind string `json:"kind"`
-	// Labels are the user's k=v labels (--label device=pic32).
-	Labels map[string]string `json:"labels"`
-	// StartedAt is when the measurement started; SavedAt when it was saved.
-	StartedAt time.Time `json:"started_at"`
-	SavedAt   time.Time `json:"saved_at"`
-	// Version is the wirebench version that measured.
-	Version string `json:"version"`
-	// Target is the peer the run measured against ("192.0.2.1:5001"), or
-	// what the server listened on.
-	Target string `json:"target"`
-	// Summary is one line in plain words for listings ("udp send 95.70
-	// Mbit/s, 0.00 % loss").
-	Summary string `json:"summary"`
-	// Config is the full configuration the run was made with (JSON).
-	Config json.RawMessage `json:"config,omitempty"`
-	// Host holds facts about the measuring host (JSON, see HostFacts).
-	Host json.RawMessage `json:"host,omitempty"`
-	// Result is the whole result document, exactly as printed with --json.
-	Result json.RawMessage `json:"result,omitempty"`
-}
+// Run is one saved run (result.Run, the record the store keeps).
+type Run = result.Run
 
 // Filter selects runs. The zero Filter selects every run.
 type Filter struct {
@@ -262,16 +238,21 @@ func Find(ctx context.Context, s Store, sel Selector) (*Run, error) {
 	return r, err
 }
 
-// HostFacts are what is saved about the measuring host.
-type HostFacts struct {
-	Hostname  string `json:"hostname"`
-	OS        string `json:"os"`
-	Arch      string `json:"arch"`
-	CPUs      int    `json:"cpus"`
-	GoVersion string `json:"go_version"`
-	// Kernel is the kernel release where the system says (Linux).
-	Kernel string `json:"kernel,omitempty"`
+// Ambiguous says whether sel names its run by labels that more runs than
+// the newest carry (an id names one run); a store that cannot tell says
+// no.
+func Ambiguous(ctx context.Context, s Store, sel Selector) bool {
+	if sel.ID != 0 {
+		return false
+	}
+	f := sel.Filter
+	f.Limit = 2
+	more, err := s.List(ctx, f)
+	return err == nil && len(more) > 1
 }
+
+// HostFacts are what is saved about the measuring host.
+type HostFacts = result.HostFacts
 
 // Host returns this host's facts.
 func Host() HostFacts {
