@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -60,22 +59,15 @@ func newLabUpCmd(e *env, name *string) *cobra.Command {
 			if !c.Flags().Changed("model-port") {
 				f.ModelPorts = nil
 			}
-			cfg, medium, err := f.Config(*name)
-			if err != nil {
-				return usageError{err}
-			}
-			plan, err := f.RelayPlan()
+			cfg, err := f.UpConfig(*name)
 			if err != nil {
 				return usageError{err}
 			}
 			if err := labctl.Available(); err != nil {
 				return err
 			}
-			st, err := labctl.Up(e.ctx, labctl.UpConfig{Lab: cfg, Medium: medium, Relays: plan, Self: selfArgv,
-				Leftovers: func(removed []string, ended []int) {
-					fmt.Fprintf(e.stderr, "wirebench: removed leftovers of an earlier lab %s: namespaces %s%s\n",
-						cfg.Lab, strings.Join(removed, " "), labctl.PIDNote(ended))
-				}})
+			cfg.Self, cfg.Leftovers = selfArgv, labctl.WriteLeftovers(e.stderr, cfg.Lab.Lab)
+			st, err := labctl.Up(e.ctx, cfg)
 			if err != nil {
 				return err
 			}
