@@ -171,15 +171,7 @@ func (f *serverFlags) runServerDUT(e *env, cfg session.ServerConfig, printResult
 		return err // the device would be the only sender: nothing to measure
 	}
 	defer s.Close()
-	id := 0
-	cfg.OnResult = func(i int, _ *result.Result) { id = i }
-	port, run, err := s.ListenOne(e.ctx, cfg)
-	if err != nil {
-		return err
-	}
-	t.Port = port
-	e.logf("listening on TCP and UDP port %d; device shell %s sends %s to %s", port, s.Shell(), t.Proto, t.Peer)
-	r, err := s.RunDeviceClient(e.ctx, t, run)
+	id, r, err := s.RunAgainstServer(e.ctx, cfg, t, e.logf)
 	f.dut.writeTranscript(e, r)
 	if r != nil {
 		printResult(id, r)
