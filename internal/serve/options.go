@@ -44,10 +44,9 @@ func (o Options) ServerConfig() (session.ServerConfig, error) {
 		d    *time.Duration
 	}{{"--interval", o.Interval, &cfg.Interval}, {"--idle-timeout", o.IdleTimeout, &cfg.IdleTimeout}, {"--max-duration", o.MaxDuration, &cfg.MaxDuration}}
 	for _, d := range durations {
-		if d.v < 0 || math.IsNaN(d.v) || math.IsInf(d.v, 0) || d.v > 86400*365 {
-			return cfg, fmt.Errorf("invalid %s %v: want seconds ≥ 0", d.name, d.v)
+		if *d.d, err = units.Seconds(d.name, d.v); err != nil {
+			return cfg, err
 		}
-		*d.d = time.Duration(d.v * float64(time.Second))
 	}
 	if cfg.AllowReverse, err = admit.ParseAllow(o.AllowReverse); err != nil {
 		return cfg, fmt.Errorf("invalid --allow-reverse: %v", err)
