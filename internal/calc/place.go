@@ -1,11 +1,13 @@
 package calc
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/units"
 )
 
 // Placer places measured results against the line rate of a medium
@@ -94,4 +96,35 @@ func (p *Placer) Percent(r *result.Result, goodput float64) (float64, bool) {
 		return 0, false
 	}
 	return pl.PercentOfTheoretical, true
+}
+
+// LinkOptions are the flags that put a result against a medium's line
+// rate (--medium, --link-rate, --mtu, --vlan), as typed.
+type LinkOptions struct {
+	Medium, LinkRate string
+	MTU              int
+	VLAN             bool
+}
+
+// Placer checks the options and returns the placer they ask for; nil
+// places nothing. Every error is a mistake in them.
+func (o LinkOptions) Placer() (*Placer, error) {
+	name := o.Medium
+	switch {
+	case o.Medium != "" && o.LinkRate != "":
+		return nil, errors.New("choose one of --medium and --link-rate")
+	case o.LinkRate != "":
+		r, err := units.ParseRate(o.LinkRate)
+		if err != nil || r.PPS {
+			return nil, fmt.Errorf("invalid --link-rate %q: want a bit rate like 100M", o.LinkRate)
+		}
+		name = fmt.Sprintf("custom:%.0f,38,64,0", r.Value)
+	case o.Medium == "":
+		return nil, nil
+	}
+	m, err := linerate.LookupMedium(name)
+	if err != nil {
+		return nil, err // the error lists the known media
+	}
+	return &Placer{Medium: m, Stack: linerate.Stack{VLAN: o.VLAN, MTU: o.MTU}}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -193,4 +194,32 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 
 func mdEscape(s string) string {
 	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
+}
+
+// WriteFiles writes the verdicts as JUnit XML to junit and as a Markdown
+// table to markdown, each when it is not "".
+func (r *Report) WriteFiles(junit, markdown string) error {
+	if err := writeFileWith(junit, r.WriteJUnit); err != nil {
+		return fmt.Errorf("writing the JUnit file: %w", err)
+	}
+	if err := writeFileWith(markdown, r.WriteMarkdown); err != nil {
+		return fmt.Errorf("writing the Markdown file: %w", err)
+	}
+	return nil
+}
+
+// writeFileWith writes path with write, when path is set.
+func writeFileWith(path string, write func(io.Writer) error) error {
+	if path == "" {
+		return nil
+	}
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(fh); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
 }

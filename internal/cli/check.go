@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/check"
@@ -82,30 +81,11 @@ func runCheck(e *env, f *checkFlags, planPath string) error {
 	if err := rep.WriteText(e.stdout); err != nil {
 		return err
 	}
-	if err := writeFileWith(f.junit, rep.WriteJUnit); err != nil {
-		return fmt.Errorf("writing the JUnit file: %w", err)
-	}
-	if err := writeFileWith(f.markdown, rep.WriteMarkdown); err != nil {
-		return fmt.Errorf("writing the Markdown file: %w", err)
+	if err := rep.WriteFiles(f.junit, f.markdown); err != nil {
+		return err
 	}
 	if code := rep.ExitCode(); code != exitOK {
 		return exitStatus{code}
 	}
 	return nil
-}
-
-// writeFileWith writes path with write, when path is set.
-func writeFileWith(path string, write func(io.Writer) error) error {
-	if path == "" {
-		return nil
-	}
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(fh); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
 }

@@ -4,17 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
-	"github.com/wirebench/wirebench/internal/units"
 )
 
 // dutFlags drive the device's own shell (--dut, docs/dut.md).
@@ -50,28 +46,28 @@ func (f *dutFlags) register(cmd *cobra.Command, server bool) {
 
 func (f *dutFlags) enabled() bool { return f.spec != "" }
 
+// asked is the flags as the dut package takes them.
+func (f *dutFlags) asked() dut.Flags {
+	return dut.Flags{Spec: f.spec, Shell: f.shell, Iface: f.iface, StepTimeout: f.step, ReportTimeout: f.report,
+		Peer: f.peer, Rate: f.rate, Len: f.len, Time: f.time}
+}
+
 // checkShell rejects a --dut-shell that names no shell, with --dut or
 // without (a typo is not ignored because --dut was left out).
-func (f *dutFlags) checkShell() error { return enumFlag("--dut-shell", f.shell, dut.Shells()...) }
+func (f *dutFlags) checkShell() error { return asUsage(f.asked().CheckShell()) }
 
 // options checks the flags and returns the session options and spec.
 func (f *dutFlags) options() (dut.Options, dut.Spec, error) {
-	sp, err := dut.ParseSpec(f.spec)
+	o, sp, err := f.asked().Options()
+	return o, sp, asUsage(err)
+}
+
+// asUsage marks err, when not nil, as a mistake in what the user typed.
+func asUsage(err error) error {
 	if err != nil {
-		return dut.Options{}, sp, usageError{err}
+		return usageError{err}
 	}
-	if err := enumFlag("--dut-shell", f.shell, dut.Shells()...); err != nil {
-		return dut.Options{}, sp, err
-	}
-	o := dut.Options{Shell: f.shell}
-	for name, v := range map[string]float64{"--dut-timeout": f.step, "--dut-report-timeout": f.report} {
-		if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) || v > 3600 {
-			return o, sp, usagef("invalid %s %v: want seconds > 0", name, v)
-		}
-	}
-	o.StepTimeout = time.Duration(f.step * float64(time.Second))
-	o.ReportTimeout = time.Duration(f.report * float64(time.Second))
-	return o, sp, nil
+	return nil
 }
 
 // open connects to the device; on failure the session (for its
@@ -102,12 +98,7 @@ func adoptDialect(e *env, s *dut.Session, dialect *string, chosen bool) {
 
 // shellDialect is the dialect the shell named by --dut-shell needs, before
 // it is opened ("": not known yet).
-func (f *dutFlags) shellDialect() string {
-	if f.shell == dut.ZephyrIperf3Shell {
-		return session.DialectIperf3
-	}
-	return ""
-}
+func (f *dutFlags) shellDialect() string { return f.asked().ShellDialect() }
 
 // clientTest is dut.ClientTest, its refusals usage errors.
 func clientTest(cfg session.ClientConfig, iface, devDialect string) (dut.Test, error) {
@@ -121,20 +112,9 @@ func clientTest(cfg session.ClientConfig, iface, devDialect string) (dut.Test, e
 // runClientDUT makes the device the server and runs our client against
 // it (s and openErr from openDUT).
 func (f *dutFlags) runClientDUT(e *env, cfg session.ClientConfig, s *dut.Session, openErr error) (*result.Result, error) {
-	devDialect := f.shellDialect()
-	if s != nil && openErr == nil {
-		devDialect = s.Dialect()
-	}
-	t, err := clientTest(cfg, f.iface, devDialect)
-	if err != nil {
-		return nil, err
-	}
-	client := func(ctx context.Context) (*result.Result, error) { return dialect.RunClient(ctx, cfg) }
-	var r *result.Result
-	if openErr != nil {
-		r, err = dut.WithoutDevice(e.ctx, dut.RoleServer, f.shell, openErr, s, client)
-	} else {
-		r, err = s.RunDeviceServer(e.ctx, t, client)
+	r, err := f.asked().RunClient(e.ctx, cfg, s, openErr)
+	if ue := (*dut.UnsupportedError)(nil); r == nil && errors.As(err, &ue) {
+		return nil, usageError{err}
 	}
 	f.writeTranscript(e, r)
 	return r, err
@@ -159,35 +139,14 @@ func (f *dutFlags) saveTranscript(e *env, lines []string) {
 
 // serverTest is the test the device runs as client against our server.
 func (f *dutFlags) serverTest(udp bool, sp dut.Spec, port int) (dut.Test, error) {
-	t := dut.Test{Proto: "tcp", Port: port, Peer: f.peer, Iface: f.iface}
-	if udp {
-		t.Proto = "udp"
-	}
-	if f.time <= 0 || math.IsNaN(f.time) || math.IsInf(f.time, 0) || f.time > 86400 {
-		return t, usagef("invalid --dut-time %v: want seconds > 0", f.time)
-	}
-	t.Duration = time.Duration(f.time * float64(time.Second))
-	r, err := units.ParseRate(f.rate)
-	if err != nil || r.PPS || r.Value <= 0 {
-		return t, usagef("invalid --dut-rate %q: want a rate in bit/s like 10M", f.rate)
-	}
-	t.RateBPS = r.Value
-	if f.len != "" {
-		n, err := units.ParseSize(f.len)
-		if err != nil || n <= 0 || n > 65507 {
-			return t, usagef("invalid --dut-len %q: want 1 to 65507 bytes", f.len)
-		}
-		t.Length = int(n)
+	t, err := f.asked().ServerTest(udp, sp, port)
+	if err != nil {
+		return t, usageError{err}
 	}
 	if t.Peer == "" {
-		if sp.Host() == "" {
-			return t, usagef("--dut-peer ADDR is needed: a %s console does not tell which of our addresses the device reaches", sp.Kind)
-		}
-		src, err := dut.RouteSource(sp.Host())
-		if err != nil {
+		if t.Peer, err = dut.RouteSource(sp.Host()); err != nil {
 			return t, fmt.Errorf("--dut-peer default: %w", err)
 		}
-		t.Peer = src
 	}
 	return t, nil
 }

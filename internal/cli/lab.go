@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -60,22 +59,15 @@ func newLabUpCmd(e *env, name *string) *cobra.Command {
 			if !c.Flags().Changed("model-port") {
 				f.ModelPorts = nil
 			}
-			cfg, medium, err := f.Config(*name)
-			if err != nil {
-				return usageError{err}
-			}
-			plan, err := f.RelayPlan()
+			cfg, err := f.UpConfig(*name)
 			if err != nil {
 				return usageError{err}
 			}
 			if err := labctl.Available(); err != nil {
 				return err
 			}
-			st, err := labctl.Up(e.ctx, labctl.UpConfig{Lab: cfg, Medium: medium, Relays: plan, Self: selfArgv,
-				Leftovers: func(removed []string, ended []int) {
-					fmt.Fprintf(e.stderr, "wirebench: removed leftovers of an earlier lab %s: namespaces %s%s\n",
-						cfg.Lab, strings.Join(removed, " "), labctl.PIDNote(ended))
-				}})
+			cfg.Self, cfg.Leftovers = selfArgv, labctl.WriteLeftovers(e.stderr, cfg.Lab.Lab)
+			st, err := labctl.Up(e.ctx, cfg)
 			if err != nil {
 				return err
 			}
@@ -107,14 +99,7 @@ func newLabDownCmd(e *env, name *string) *cobra.Command {
 				return err
 			}
 			d, err := labctl.Down(e.ctx, *name)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSONDoc(e.stdout, d)
-			}
-			d.WriteText(e.stdout)
-			return nil
+			return writeLabDoc(e, asJSON, d, err)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document, with each relay's closing report")
@@ -132,14 +117,7 @@ func newLabStatusCmd(e *env, name *string) *cobra.Command {
 				return err
 			}
 			s, err := labctl.ReadStatus(*name)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSONDoc(e.stdout, s)
-			}
-			s.WriteText(e.stdout)
-			return nil
+			return writeLabDoc(e, asJSON, s, err)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON document")
@@ -151,30 +129,19 @@ func newLabExecCmd(e *env, name *string) *cobra.Command {
 		Use:   "exec a|b|r -- COMMAND [ARG...]",
 		Short: "Run a command inside host a or b (or r, with --model or --wire exact) of the lab; its exit code is wirebench's",
 		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) >= 2 && args[1] == "--" {
-				args = append([]string{args[0]}, args[2:]...) // "--" after the host: flags stop at the host, so cobra keeps it
-			}
-			if len(args) < 2 {
-				return usagef("expected a host (a or b) and a command, like: lab exec b -- wirebench server")
-			}
-			if args[0] != "a" && args[0] != "b" && args[0] != "r" {
-				return usagef("unknown host %q: want a or b (or r in a lab with --model or --wire exact)", args[0])
-			}
-			return nil
+			_, _, err := labctl.ExecArgs(args)
+			return asUsage(err)
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
 			if err := labctl.Available(); err != nil {
 				return err
 			}
-			argv := args[1:]
-			if argv[0] == "--" {
-				argv = argv[1:]
-			}
+			host, argv, _ := labctl.ExecArgs(args)
 			stdio := labctl.ExecIO{Stdin: os.Stdin, Stdout: rawWriter(e.stdout), Stderr: e.stderr}
 			if e.signalsTaken != nil {
 				stdio.SignalsTaken = func() { e.signalsTaken.Store(true) }
 			}
-			code, err := labctl.Exec(e.ctx, *name, args[0], argv, stdio)
+			code, err := labctl.Exec(e.ctx, *name, host, argv, stdio)
 			if err != nil {
 				return err
 			}
@@ -186,6 +153,18 @@ func newLabExecCmd(e *env, name *string) *cobra.Command {
 	}
 	cmd.Flags().SetInterspersed(false) // everything after the host belongs to the command
 	return cmd
+}
+
+// writeLabDoc prints doc (read with err) as JSON or as text.
+func writeLabDoc(e *env, asJSON bool, doc interface{ WriteText(io.Writer) }, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case asJSON:
+		return writeJSONDoc(e.stdout, doc)
+	}
+	doc.WriteText(e.stdout)
+	return nil
 }
 
 // rawWriter returns the file under wirebench's output wrapper, so that a

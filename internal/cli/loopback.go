@@ -1,9 +1,7 @@
 package cli
 
 import (
-	stdjson "encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"time"
 
@@ -15,8 +13,7 @@ import (
 // newLoopbackCmd is the no-configuration first run: a server and a client
 // in one process on 127.0.0.1, measuring this machine's own stack.
 func newLoopbackCmd(e *env) *cobra.Command {
-	var seconds float64
-	var rate string
+	var o selftest.Options
 	var json bool
 	cmd := &cobra.Command{
 		Use:   "loopback",
@@ -30,18 +27,15 @@ ceiling of any measurement made from it.`,
   wirebench loopback --json`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
-			if seconds <= 0 || seconds > 3600 {
-				return usagef("invalid duration -t %v: want 0 < seconds ≤ 3600", seconds)
-			}
-			r, err := units.ParseRate(rate)
+			d, r, err := o.Check()
 			if err != nil {
 				return usageError{err}
 			}
-			return runLoopback(e, time.Duration(seconds*float64(time.Second)), r, json)
+			return runLoopback(e, d, r, json)
 		},
 	}
-	cmd.Flags().Float64VarP(&seconds, "time", "t", 2, "seconds per test")
-	cmd.Flags().StringVarP(&rate, "bandwidth", "b", "100M", "UDP rate (bit/s with k/M/G, or pps)")
+	cmd.Flags().Float64VarP(&o.Seconds, "time", "t", 2, "seconds per test")
+	cmd.Flags().StringVarP(&o.Rate, "bandwidth", "b", "100M", "UDP rate (bit/s with k/M/G, or pps)")
 	cmd.Flags().BoolVar(&json, "json", false, `print one JSON document (kind "loopback") with both client results`)
 	return cmd
 }
@@ -53,11 +47,8 @@ func runLoopback(e *env, d time.Duration, rate units.Rate, json bool) error {
 	}
 	doc, failed := selftest.Run(e.ctx, d, rate, text, e.logf)
 	if json {
-		enc := stdjson.NewEncoder(e.stdout)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(doc); err != nil {
-			return errors.Join(failed, fmt.Errorf("writing JSON: %w", err))
+		if err := doc.WriteJSON(e.stdout); err != nil {
+			return errors.Join(failed, err)
 		}
 	}
 	return failed

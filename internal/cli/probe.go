@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
-	"time"
-
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/probe"
 	"github.com/wirebench/wirebench/internal/report"
@@ -11,9 +8,8 @@ import (
 
 // probeFlags are the probe command's flags as typed.
 type probeFlags struct {
-	port    int
-	json    bool
-	timeout time.Duration
+	probe.Config
+	json bool
 }
 
 func newProbeCmd(e *env) *cobra.Command {
@@ -36,27 +32,23 @@ The JSON document has the schema wirebench/1, kind "probe" (docs/probe.md).`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runProbe(e, args[0], f) },
 	}
 	fl := cmd.Flags()
-	fl.IntVarP(&f.port, "port", "p", probe.DefaultPort, "port to probe (TCP and UDP)")
+	fl.IntVarP(&f.Port, "port", "p", probe.DefaultPort, "port to probe (TCP and UDP)")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON (schema wirebench/1, kind probe)")
-	fl.DurationVar(&f.timeout, "timeout", probe.DefaultTimeout, "how long each step waits for a reply (up to 2s)")
+	fl.DurationVar(&f.Timeout, "timeout", probe.DefaultTimeout, "how long each step waits for a reply (up to 2s)")
 	return cmd
 }
 
 func runProbe(e *env, host string, f *probeFlags) error {
-	if f.port < 1 || f.port > 65535 {
-		return usagef("invalid port %d", f.port)
+	if err := f.Check(); err != nil {
+		return usageError{err}
 	}
-	if f.timeout <= 0 || f.timeout > 2*time.Second {
-		return usagef("invalid --timeout %v: want a duration in (0, 2s]", f.timeout)
-	}
-	res, err := probe.Run(e.ctx, probe.Config{Host: host, Port: f.port, Timeout: f.timeout})
+	f.Host = host
+	res, err := probe.Run(e.ctx, f.Config)
 	if err != nil {
 		return err
 	}
 	if f.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return writeJSONDoc(e.stdout, res)
 	}
 	return report.WriteProbe(e.stdout, res)
 }

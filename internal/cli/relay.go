@@ -2,13 +2,9 @@ package cli
 
 import (
 	"context"
-	"net"
-	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/lab"
-	"github.com/wirebench/wirebench/internal/lab/model"
 )
 
 // modelHelp is the model syntax in brief, shared by reflect and relay.
@@ -18,54 +14,35 @@ const modelHelp = `The model (--model) is a comma-separated list of key=value (d
   rate=100mbit  overhead=ethernet|usb-eem|…|N  queue=SIZE|TIME
   service=N  buffer=B  per-buffer=K  tick=1ms/7  max=3000`
 
-// labFlags are the flags reflect and relay share.
-type labFlags struct {
-	model    string
-	json     bool
-	duration time.Duration
-}
-
-func (f *labFlags) add(cmd *cobra.Command) {
+// registerLab adds the flags reflect and relay share.
+func registerLab(cmd *cobra.Command, o *lab.Options, asJSON *bool) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.model, "model", "", "device model SPEC (see above)")
-	fl.BoolVar(&f.json, "json", false, "print the closing counts as one JSON document (docs/lab.md)")
-	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: until SIGINT/SIGTERM)")
+	fl.StringVar(&o.Model, "model", "", "device model SPEC (see above)")
+	fl.BoolVar(asJSON, "json", false, "print the closing counts as one JSON document (docs/lab.md)")
+	fl.DurationVar(&o.Duration, "duration", 0, "stop after this long (default: until SIGINT/SIGTERM)")
 }
 
-// parse checks the shared flags and returns the model.
-func (f *labFlags) parse() (model.Spec, error) {
-	spec, err := model.Parse(f.model)
-	if err != nil {
-		return spec, usageError{err}
+// runModelled runs a reflector or a relay, bound already, for --duration,
+// counted from now as its report is, and prints its report.
+func runModelled(e *env, o lab.Options, asJSON bool, run func(context.Context) (lab.Report, error)) error {
+	ctx, cancel := o.RunContext(e.ctx)
+	defer cancel()
+	rep, err := run(ctx)
+	var perr error
+	if asJSON {
+		perr = writeJSONDoc(e.stdout, rep)
+	} else {
+		rep.WriteText(e.stdout)
 	}
-	if f.duration < 0 {
-		return spec, usagef("invalid --duration %v", f.duration)
+	if perr != nil {
+		return perr
 	}
-	return spec, nil
-}
-
-// runCtx is the command's context, bounded by --duration; made once the
-// socket is bound, so that the report's duration (from then) is never
-// shorter than asked.
-func (f *labFlags) runCtx(e *env) (context.Context, context.CancelFunc) {
-	if f.duration > 0 {
-		return context.WithTimeout(e.ctx, f.duration)
-	}
-	return context.WithCancel(e.ctx)
-}
-
-func (f *labFlags) print(e *env, rep lab.Report) error {
-	if f.json {
-		return writeJSONDoc(e.stdout, rep)
-	}
-	rep.WriteText(e.stdout)
-	return nil
+	return err
 }
 
 func newReflectCmd(e *env) *cobra.Command {
-	f := &labFlags{}
-	var port int
-	var bind string
+	var o lab.ReflectOptions
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "reflect [-p PORT] [-B ADDR] [--model SPEC] [--json]",
 		Short: "UDP reflector: send every datagram back to its sender, through an optional device model",
@@ -79,38 +56,27 @@ prints what it received, reflected and dropped.
   wirebench reflect -p 5001 --model service=5000,buffer=2524 --json`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
-			spec, err := f.parse()
+			addr, spec, err := o.Config()
+			if err != nil {
+				return usageError{err}
+			}
+			r, err := lab.NewReflector(e.ctx, addr, spec, o.Model)
 			if err != nil {
 				return err
 			}
-			if port < 0 || port > 65535 {
-				return usagef("invalid port %d", port)
-			}
-			r, err := lab.NewReflector(e.ctx, net.JoinHostPort(bind, strconv.Itoa(port)), spec, f.model)
-			if err != nil {
-				return err
-			}
-			// --duration counts from when it listens, as its report does.
-			ctx, cancel := f.runCtx(e)
-			defer cancel()
-			e.logf("reflecting on %s (model %q, seed %d)", r.Addr(), f.model, r.Seed())
-			rep, err := r.Run(ctx)
-			if perr := f.print(e, rep); perr != nil {
-				return perr
-			}
-			return err
+			e.logf("reflecting on %s (model %q, seed %d)", r.Addr(), o.Model, r.Seed())
+			return runModelled(e, o.Options, asJSON, r.Run)
 		},
 	}
-	cmd.Flags().IntVarP(&port, "port", "p", 5001, "UDP port to listen on")
-	cmd.Flags().StringVarP(&bind, "bind", "B", "", "address to listen on (default: all)")
-	f.add(cmd)
+	cmd.Flags().IntVarP(&o.Port, "port", "p", 5001, "UDP port to listen on")
+	cmd.Flags().StringVarP(&o.Bind, "bind", "B", "", "address to listen on (default: all)")
+	registerLab(cmd, &o.Options, &asJSON)
 	return cmd
 }
 
 func newRelayCmd(e *env) *cobra.Command {
-	f := &labFlags{}
-	var listen, to string
-	var both, tcp bool
+	var o lab.RelayOptions
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "relay --listen ADDR:PORT --to HOST:PORT [--model SPEC] [--both] [--tcp] [--json]",
 		Short: "User-space UDP relay that applies a device model on the way (loss, delay, rate, device limits)",
@@ -129,37 +95,23 @@ port, with the model's delay and rate.
   wirebench relay --listen :6001 --to 127.0.0.1:5001 --model service=5000,buffer=2524 --json`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
-			spec, err := f.parse()
+			cfg, err := o.Config()
+			if err != nil {
+				return usageError{err}
+			}
+			cfg.OnLog = func(s string) { e.logf("%s", s) }
+			r, err := lab.NewRelay(e.ctx, cfg)
 			if err != nil {
 				return err
 			}
-			if listen == "" || to == "" {
-				return usagef("relay needs --listen ADDR:PORT and --to HOST:PORT")
-			}
-			for _, a := range []string{listen, to} {
-				if _, _, err := net.SplitHostPort(a); err != nil {
-					return usagef("invalid address %q: want HOST:PORT", a)
-				}
-			}
-			r, err := lab.NewRelay(e.ctx, lab.RelayConfig{Listen: listen, To: to, Model: spec, ModelText: f.model, Both: both, TCP: tcp,
-				OnLog: func(s string) { e.logf("%s", s) }})
-			if err != nil {
-				return err
-			}
-			ctx, cancel := f.runCtx(e) // --duration from when it listens, as its report
-			defer cancel()
-			e.logf("relaying %s -> %s (model %q, seed %d)", r.Addr(), to, f.model, r.Seed())
-			rep, err := r.Run(ctx)
-			if perr := f.print(e, rep); perr != nil {
-				return perr
-			}
-			return err
+			e.logf("relaying %s -> %s (model %q, seed %d)", r.Addr(), o.To, o.Model, r.Seed())
+			return runModelled(e, o.Options, asJSON, r.Run)
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", "", "ADDR:PORT to receive client datagrams on")
-	cmd.Flags().StringVar(&to, "to", "", "HOST:PORT of the target")
-	cmd.Flags().BoolVar(&both, "both", false, "apply the model to the replies (target -> client) too")
-	cmd.Flags().BoolVar(&tcp, "tcp", false, "also proxy TCP connections on the same port, with the model's delay and rate")
-	f.add(cmd)
+	cmd.Flags().StringVar(&o.Listen, "listen", "", "ADDR:PORT to receive client datagrams on")
+	cmd.Flags().StringVar(&o.To, "to", "", "HOST:PORT of the target")
+	cmd.Flags().BoolVar(&o.Both, "both", false, "apply the model to the replies (target -> client) too")
+	cmd.Flags().BoolVar(&o.TCP, "tcp", false, "also proxy TCP connections on the same port, with the model's delay and rate")
+	registerLab(cmd, &o.Options, &asJSON)
 	return cmd
 }

@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"math"
-	"time"
-
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/admit"
 	"github.com/wirebench/wirebench/internal/report"
@@ -11,27 +8,13 @@ import (
 	"github.com/wirebench/wirebench/internal/serve"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/session/iperf3"
-	"github.com/wirebench/wirebench/internal/units"
 	"github.com/wirebench/wirebench/internal/web"
 )
 
 type serverFlags struct {
-	port        int
-	bind        string
-	oneShot     bool
-	interval    float64
-	idle        float64
-	maxTests    int
-	maxDuration float64
-	iperf3Port  int
-	maxRate     string
-	json, csv   bool
-	// per-source safety (docs/server.md)
-	allowReverse    []string
-	denyReverse     []string
-	maxPerSource    int
-	maxNewPerSecond float64
-	auth            serverAuthFlags
+	serve.Options
+	json, csv bool
+	auth      serverAuthFlags
 	sockFlags
 	offloadFlags
 	enhanced bool // iperf2 -e
@@ -68,19 +51,19 @@ allowed with --allow-reverse, and never to those in --deny-reverse
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServer(e, cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.IntVarP(&f.port, "port", "p", session.DefaultPort, "TCP and UDP port to listen on")
-	fl.StringVarP(&f.bind, "bind", "B", "", "local address to listen on (default all)")
-	fl.BoolVarP(&f.oneShot, "one-off", "1", false, "exit after the first test")
-	fl.Float64VarP(&f.interval, "interval", "i", 0, "seconds between interval reports (0 = none)")
-	fl.Float64Var(&f.idle, "idle-timeout", 5, "seconds of silence that end a UDP test without FIN or a silent TCP connection")
-	fl.IntVar(&f.maxTests, "max-tests", 1024, "most tests open at once")
-	fl.Float64Var(&f.maxDuration, "max-duration", 3600, "longest this server sends in a reverse or connect-back test, in seconds; iperf3 clients asking for more are refused")
-	fl.IntVar(&f.iperf3Port, "iperf3-port", session.DefaultIperf3Port, "also answer iperf3 clients on this port (0 = only on the main port, where they are recognised too)")
-	fl.StringVar(&f.maxRate, "max-rate", "", "refuse iperf3 tests asking for (or measured at) more than this total rate, and send no faster than this in iperf2 UDP -R/-r/-d tests; bit/s with k/M/G")
-	fl.StringSliceVar(&f.allowReverse, "allow-reverse", nil, "also send UDP reverse and connect-back tests to these sources: CIDR prefixes or addresses, repeatable and comma-separated; \"any\" allows every source (default: only loopback, private, CGNAT, benchmarking 198.18.0.0/15, link-local and ULA sources)")
-	fl.StringSliceVar(&f.denyReverse, "deny-reverse", nil, "never send UDP reverse and connect-back tests to these sources, even on the default networks or in --allow-reverse: CIDR prefixes or addresses, like --allow-reverse")
-	fl.IntVar(&f.maxPerSource, "max-tests-per-source", admit.DefaultMaxActive, "most tests one source address may have open at once (0 = no limit)")
-	fl.Float64Var(&f.maxNewPerSecond, "max-new-tests-per-second-per-source", admit.DefaultPerSecond, "most new tests one source address may open per second, after a burst of --max-tests-per-source (0 = no limit)")
+	fl.IntVarP(&f.Port, "port", "p", session.DefaultPort, "TCP and UDP port to listen on")
+	fl.StringVarP(&f.Bind, "bind", "B", "", "local address to listen on (default all)")
+	fl.BoolVarP(&f.OneShot, "one-off", "1", false, "exit after the first test")
+	fl.Float64VarP(&f.Interval, "interval", "i", 0, "seconds between interval reports (0 = none)")
+	fl.Float64Var(&f.IdleTimeout, "idle-timeout", 5, "seconds of silence that end a UDP test without FIN or a silent TCP connection")
+	fl.IntVar(&f.MaxTests, "max-tests", 1024, "most tests open at once")
+	fl.Float64Var(&f.MaxDuration, "max-duration", 3600, "longest this server sends in a reverse or connect-back test, in seconds; iperf3 clients asking for more are refused")
+	fl.IntVar(&f.Iperf3Port, "iperf3-port", session.DefaultIperf3Port, "also answer iperf3 clients on this port (0 = only on the main port, where they are recognised too)")
+	fl.StringVar(&f.MaxRate, "max-rate", "", "refuse iperf3 tests asking for (or measured at) more than this total rate, and send no faster than this in iperf2 UDP -R/-r/-d tests; bit/s with k/M/G")
+	fl.StringSliceVar(&f.AllowReverse, "allow-reverse", nil, "also send UDP reverse and connect-back tests to these sources: CIDR prefixes or addresses, repeatable and comma-separated; \"any\" allows every source (default: only loopback, private, CGNAT, benchmarking 198.18.0.0/15, link-local and ULA sources)")
+	fl.StringSliceVar(&f.DenyReverse, "deny-reverse", nil, "never send UDP reverse and connect-back tests to these sources, even on the default networks or in --allow-reverse: CIDR prefixes or addresses, like --allow-reverse")
+	fl.IntVar(&f.MaxPerSource, "max-tests-per-source", admit.DefaultMaxActive, "most tests one source address may have open at once (0 = no limit)")
+	fl.Float64Var(&f.MaxNewPerSecond, "max-new-tests-per-second-per-source", admit.DefaultPerSecond, "most new tests one source address may open per second, after a burst of --max-tests-per-source (0 = no limit)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document per test, one per line (JSON Lines, schema wirebench/1)")
 	fl.BoolVar(&f.csv, "csv", false, "print each test's intervals and summary as CSV")
 	fl.BoolVarP(&f.enhanced, "enhanced", "e", false, "enhanced text output (iperf2 -e): a TCP sender's retransmits, congestion window, RTT and MSS")
@@ -104,38 +87,9 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	if err := f.dut.checkShell(); err != nil {
 		return err
 	}
-	for name, v := range map[string]float64{"--interval": f.interval, "--idle-timeout": f.idle, "--max-duration": f.maxDuration} {
-		if _, err := seconds(name, v); err != nil {
-			return err
-		}
-	}
-	allow, err := admit.ParseAllow(f.allowReverse)
+	cfg, err := f.ServerConfig()
 	if err != nil {
-		return usagef("invalid --allow-reverse: %v", err)
-	}
-	deny, err := admit.ParseAllow(f.denyReverse)
-	if err != nil {
-		return usagef("invalid --deny-reverse: %v", err)
-	}
-	if f.maxPerSource < 0 {
-		return usagef("invalid --max-tests-per-source %d: want a count ≥ 0 (0 = no limit)", f.maxPerSource)
-	}
-	if v := f.maxNewPerSecond; v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return usagef("invalid --max-new-tests-per-second-per-source %v: want tests per second ≥ 0 (0 = no limit)", v)
-	}
-	if f.port < 0 || f.port > 65535 {
-		return usagef("invalid port %d", f.port)
-	}
-	if f.iperf3Port < 0 || f.iperf3Port > 65535 {
-		return usagef("invalid --iperf3-port %d", f.iperf3Port)
-	}
-	var maxRate float64
-	if f.maxRate != "" {
-		r, err := units.ParseRate(f.maxRate)
-		if err != nil || r.PPS || r.Value <= 0 {
-			return usagef("invalid --max-rate %q: want a rate in bit/s like 100M", f.maxRate)
-		}
-		maxRate = r.Value
+		return usageError{err}
 	}
 	link, err := f.linkFlags.resolve()
 	if err != nil {
@@ -149,8 +103,7 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	if err != nil {
 		return err
 	}
-	sock, err := f.sockFlags.options()
-	if err != nil {
+	if cfg.Socket, err = f.sockFlags.options(); err != nil {
 		return err
 	}
 	unit, err := f.sockFlags.unit()
@@ -164,19 +117,8 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 			e.logf("writing results failed: %v; the server goes on, but results are lost while writing fails", err)
 		}
 	}
-	cfg := session.ServerConfig{
-		Bind: f.bind, Port: f.port, OneShot: f.oneShot, MaxTests: f.maxTests,
-		Interval:     time.Duration(f.interval * float64(time.Second)),
-		IdleTimeout:  time.Duration(f.idle * float64(time.Second)),
-		MaxDuration:  time.Duration(f.maxDuration * float64(time.Second)),
-		MaxSendRate:  maxRate,
-		AllowReverse: allow, DenyReverse: deny, MaxTestsPerSource: noLimit(f.maxPerSource), NewTestsPerSecondPerSource: noLimit(f.maxNewPerSecond),
-		Socket: sock, IPv6: f.v6, NoGSO: f.noGSO, NoGRO: f.noGRO,
-		OnLog: func(msg string) { e.logf("%s", msg) },
-	}
-	if f.port == 0 {
-		cfg.Port = -1
-	}
+	cfg.IPv6, cfg.NoGSO, cfg.NoGRO = f.v6, f.noGSO, f.noGRO
+	cfg.OnLog = func(msg string) { e.logf("%s", msg) }
 	printer := serve.NewPrinter(e.stdout, serveOutput(format), unit, f.enhanced)
 	if f.dut.enabled() {
 		printer.Hook(&cfg)
@@ -187,7 +129,7 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 		})
 	}
 	sc := serve.Config{Server: cfg, Printer: printer, Output: serveOutput(format), Apply: link.Apply, Logf: e.logf,
-		Iperf3: iperf3.Config{Port: f.iperf3Port, MaxRate: maxRate, Auth: auth}}
+		Iperf3: iperf3.Config{Port: f.Iperf3Port, MaxRate: cfg.MaxSendRate, Auth: auth}, AuthNote: f.auth.Describe(auth)}
 	if !f.saving.noSave {
 		sc.Save = func(r *result.Result) (int64, string) {
 			return f.saving.save(e, result.KindTest, r.Test.Peer, report.TestSummary(r), r.StartedAt, result.Sanitize(r))
@@ -198,9 +140,6 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 	}
 	if !f.saving.noSave && sc.Web != nil {
 		sc.Web.History = web.StoreHistory{Open: f.saving.store(e).Open}
-	}
-	if auth != nil {
-		sc.AuthNote = f.auth.describe(auth)
 	}
 	return serve.Run(e.ctx, sc)
 }
@@ -216,15 +155,6 @@ func serveOutput(format outputFormat) serve.Output {
 	return serve.Text
 }
 
-// noLimit turns a flag's "0 = no limit" into the session's negative "no
-// limit" (its 0 means the default).
-func noLimit[T int | float64](v T) T {
-	if v == 0 {
-		return -1
-	}
-	return v
-}
-
 // runServerDUT answers one test: the one the device (--dut) runs as client
 // against this server. Its result is printed with the device's figures.
 func (f *serverFlags) runServerDUT(e *env, cfg session.ServerConfig, printResult func(int, *result.Result)) error {
@@ -232,7 +162,7 @@ func (f *serverFlags) runServerDUT(e *env, cfg session.ServerConfig, printResult
 	if err != nil {
 		return err
 	}
-	t, err := f.dut.serverTest(f.udp, sp, f.port)
+	t, err := f.dut.serverTest(f.udp, sp, f.Port)
 	if err != nil {
 		return err
 	}
@@ -241,15 +171,7 @@ func (f *serverFlags) runServerDUT(e *env, cfg session.ServerConfig, printResult
 		return err // the device would be the only sender: nothing to measure
 	}
 	defer s.Close()
-	id := 0
-	cfg.OnResult = func(i int, _ *result.Result) { id = i }
-	port, run, err := s.ListenOne(e.ctx, cfg)
-	if err != nil {
-		return err
-	}
-	t.Port = port
-	e.logf("listening on TCP and UDP port %d; device shell %s sends %s to %s", port, s.Shell(), t.Proto, t.Peer)
-	r, err := s.RunDeviceClient(e.ctx, t, run)
+	id, r, err := s.RunAgainstServer(e.ctx, cfg, t, e.logf)
 	f.dut.writeTranscript(e, r)
 	if r != nil {
 		printResult(id, r)

@@ -1,72 +1,30 @@
 package cli
 
 import (
-	"fmt"
-	"net"
-	"strconv"
-
 	"github.com/spf13/cobra"
-	"github.com/wirebench/wirebench/internal/admit"
 	"github.com/wirebench/wirebench/internal/serve"
-	"github.com/wirebench/wirebench/internal/store"
 	"github.com/wirebench/wirebench/internal/web"
 )
 
 // webFlags are the server's dashboard flags (docs/web.md).
-type webFlags struct {
-	addr       string
-	probeAllow []string
-}
+type webFlags struct{ serve.WebOptions }
 
 func (f *webFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.addr, "web", "", "serve the dashboard, /api, /metrics and /probe over HTTP on ADDR:PORT; a port alone (8080 or :8080) listens on 127.0.0.1 only (docs/web.md)")
-	fl.StringSliceVar(&f.probeAllow, "probe-allow", nil, "let /probe test targets in these networks: CIDR prefixes or addresses, repeatable and comma-separated (default: none; needs --web)")
+	fl.StringVar(&f.Addr, "web", "", "serve the dashboard, /api, /metrics and /probe over HTTP on ADDR:PORT; a port alone (8080 or :8080) listens on 127.0.0.1 only (docs/web.md)")
+	fl.StringSliceVar(&f.ProbeAllow, "probe-allow", nil, "let /probe test targets in these networks: CIDR prefixes or addresses, repeatable and comma-separated (default: none; needs --web)")
 }
 
-// webAddr is where the dashboard listens: a port alone, or an empty host,
-// means 127.0.0.1.
-func webAddr(s string) (string, error) {
-	if n, err := strconv.Atoi(s); err == nil {
-		s = ":" + strconv.Itoa(n)
-	}
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return "", fmt.Errorf("want ADDR:PORT or a port: %w", err)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return "", fmt.Errorf("invalid port %q", port)
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port), nil
-}
+// webAddr is where the dashboard listens (web.ListenAddr).
+func webAddr(s string) (string, error) { return web.ListenAddr(s) }
 
 // resolve checks the dashboard flags: nil without --web.
 func (f *webFlags) resolve() (*serve.Web, error) {
-	if f.addr == "" {
-		if len(f.probeAllow) > 0 {
-			return nil, usagef("--probe-allow needs --web ADDR:PORT (probes are asked for over HTTP)")
-		}
-		return nil, nil
-	}
-	addr, err := webAddr(f.addr)
+	w, err := f.Web()
 	if err != nil {
-		return nil, usagef("invalid --web %q: %v", f.addr, err)
+		return nil, usageError{err}
 	}
-	allow, err := admit.ParseAllow(f.probeAllow)
-	if err != nil {
-		return nil, usagef("invalid --probe-allow: %v", err)
-	}
-	return &serve.Web{Addr: addr, ProbeAllow: allow, ProbeWords: probeWords(f.probeAllow)}, nil
-}
-
-func probeWords(allow []string) string {
-	if len(allow) == 0 {
-		return "none allowed"
-	}
-	return fmt.Sprintf("allowed to %v", allow)
+	return w, nil
 }
 
 // webCmdFlags are the web command's flags.
@@ -108,28 +66,9 @@ listens on 127.0.0.1 only. Runs until interrupted (docs/web.md).`,
 }
 
 func runWeb(e *env, arg string, f *webCmdFlags) error {
-	addr, err := webAddr(arg)
+	ws, err := web.Options{Addr: arg, ProbeAllow: f.probeAllow, DB: f.db}.StoreServer()
 	if err != nil {
-		return usagef("invalid address %q: %v", arg, err)
+		return usageError{err}
 	}
-	allow, err := admit.ParseAllow(f.probeAllow)
-	if err != nil {
-		return usagef("invalid --probe-allow: %v", err)
-	}
-	// The store is opened now, so that a wrong --db is an error at once
-	// rather than on the first page.
-	saver := &store.Saver{URL: f.db}
-	st, err := saver.Open(e.ctx)
-	if err != nil {
-		return err
-	}
-	defer saver.Close()
-	ws := web.New(web.Config{Probe: web.ProbeConfig{Allow: allow}, History: web.StoreHistory{Open: saver.Open}, OnLog: func(m string) { e.logf("%s", m) }})
-	var lc net.ListenConfig
-	ln, err := lc.Listen(e.ctx, "tcp", addr)
-	if err != nil {
-		return fmt.Errorf("dashboard: %w", err)
-	}
-	e.logf("dashboard of %s on http://%s/ (metrics /metrics, probes /probe: %s)", st.Location(), ln.Addr(), probeWords(f.probeAllow))
-	return ws.ListenAndServe(e.ctx, ln)
+	return ws.Run(e.ctx, e.logf)
 }

@@ -129,3 +129,24 @@ func (d *Cells) Run(ctx context.Context, cfg session.ClientConfig) (*result.Resu
 	r, err := d.S.RunDeviceClient(ctx, t, run)
 	return r, nil, err
 }
+
+// RunClient runs the client command's test with the device as its server:
+// our client (cfg) against the device's, s and openErr being Open's. When
+// the device could not be opened, our client still runs (WithoutDevice).
+// A test the device cannot run is an *UnsupportedError, returned before
+// anything runs.
+func (f Flags) RunClient(ctx context.Context, cfg session.ClientConfig, s *Session, openErr error) (*result.Result, error) {
+	devDialect := f.ShellDialect()
+	if s != nil && openErr == nil {
+		devDialect = s.Dialect()
+	}
+	t, err := ClientTest(cfg, f.Iface, devDialect)
+	if err != nil {
+		return nil, err
+	}
+	client := func(ctx context.Context) (*result.Result, error) { return dialect.RunClient(ctx, cfg) }
+	if openErr != nil {
+		return WithoutDevice(ctx, RoleServer, f.Shell, openErr, s, client)
+	}
+	return s.RunDeviceServer(ctx, t, client)
+}

@@ -257,3 +257,20 @@ func ReceivedCounts(d result.Device) (received, lost int64, ok bool) {
 	}
 	return max(received, 0), lost, true
 }
+
+// RunAgainstServer runs t with the device as the client of a one-test
+// server of ours (cfg, ListenOne), on the port it listens on; logf says
+// where. It returns the test's id on our server, its result and the
+// error (RunDeviceClient).
+func (s *Session) RunAgainstServer(ctx context.Context, cfg session.ServerConfig, t Test, logf func(string, ...any)) (int, *result.Result, error) {
+	id := 0
+	cfg.OnResult = func(i int, _ *result.Result) { id = i }
+	port, run, err := s.ListenOne(ctx, cfg)
+	if err != nil {
+		return 0, nil, err
+	}
+	t.Port = port
+	logf("listening on TCP and UDP port %d; device shell %s sends %s to %s", port, s.Shell(), t.Proto, t.Peer)
+	r, err := s.RunDeviceClient(ctx, t, run)
+	return id, r, err
+}

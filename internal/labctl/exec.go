@@ -107,3 +107,19 @@ func execStatus(name string, err error) (int, error) {
 	}
 	return 0, fmt.Errorf("lab exec %s: %w", name, err)
 }
+
+// ExecArgs splits `lab exec`'s arguments, "HOST [--] COMMAND [ARG...]",
+// into the host (a, b or r) and the command. Every error is a mistake in
+// them.
+func ExecArgs(args []string) (host string, argv []string, err error) {
+	if len(args) >= 2 && args[1] == "--" {
+		args = append([]string{args[0]}, args[2:]...) // "--" after the host: flags stop at the host, so cobra keeps it
+	}
+	if len(args) < 2 {
+		return "", nil, errors.New("expected a host (a or b) and a command, like: lab exec b -- wirebench server")
+	}
+	if args[0] != "a" && args[0] != "b" && args[0] != "r" {
+		return "", nil, fmt.Errorf("unknown host %q: want a or b (or r in a lab with --model or --wire exact)", args[0])
+	}
+	return args[0], args[1:], nil
+}

@@ -119,3 +119,18 @@ func (o UpOptions) RelayPlan() (*RelayPlan, error) {
 	}
 	return &RelayPlan{Spec: o.Model, Both: o.ModelBoth, Ports: ports}, nil
 }
+
+// UpConfig checks the options and builds lab name's `lab up`
+// configuration, but for Self and Leftovers. Every error is a mistake in
+// them.
+func (o UpOptions) UpConfig(name string) (UpConfig, error) {
+	cfg, medium, err := o.Config(name)
+	if err != nil {
+		return UpConfig{}, err
+	}
+	plan, err := o.RelayPlan()
+	if err != nil {
+		return UpConfig{}, err
+	}
+	return UpConfig{Lab: cfg, Medium: medium, Relays: plan}, nil
+}

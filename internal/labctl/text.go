@@ -205,3 +205,11 @@ func writeFillerStatus(w io.Writer, st *State, s []netlab.FillStats) {
 		fmt.Fprintf(w, "    %s\n", d)
 	}
 }
+
+// WriteLeftovers says on w what Up removed of an earlier lab (its
+// UpConfig.Leftovers).
+func WriteLeftovers(w io.Writer, lab string) func(removed []string, ended []int) {
+	return func(removed []string, ended []int) {
+		fmt.Fprintf(w, "wirebench: removed leftovers of an earlier lab %s: namespaces %s%s\n", lab, strings.Join(removed, " "), PIDNote(ended))
+	}
+}

@@ -155,3 +155,15 @@ func (p *prober) dial(ctx context.Context) (net.Conn, error) {
 func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Check rejects a port or a timeout the probe command cannot use: a
+// port of 1 to 65535, a timeout in (0, 2s].
+func (c Config) Check() error {
+	if c.Port < 1 || c.Port > 65535 {
+		return fmt.Errorf("invalid port %d", c.Port)
+	}
+	if c.Timeout <= 0 || c.Timeout > 2*time.Second {
+		return fmt.Errorf("invalid --timeout %v: want a duration in (0, 2s]", c.Timeout)
+	}
+	return nil
+}

@@ -75,107 +75,140 @@ func (cl *i3Client) ourResults() *i3wire.Results {
 // fill puts the figures into the result: our own counts, and the peer's
 // receive counts from its results.
 func (cl *i3Client) fill() {
-	cfg, r := cl.cfg, cl.r
-	udp := cfg.UDP
-	var snd result.Sender
-	var rcv result.Receiver
-	var sendIDs []int64
-	var sendStreams, recvStreams []*result.Stream
-	var first, last time.Time
+	r := cl.r
+	var t clientTotals
 	for _, s := range cl.streams {
 		st := &result.Stream{ID: int(s.id)}
 		if s.send {
-			sendIDs = append(sendIDs, s.id)
-			var sd *result.Sender
-			var a, b time.Time
-			if !udp {
-				sent := s.sent()
-				sd = sent.Sender()
-				session.WarnDelivery(r, sent)
-				a, b = s.tcpRes.Start, s.tcpRes.Start.Add(time.Duration(sd.Seconds*float64(time.Second)))
-			} else {
-				sd = &result.Sender{Bytes: s.udpRes.Bytes, Packets: s.udpRes.Packets, SendErrors: s.udpRes.Errors,
-					Seconds: s.udpRes.End.Sub(s.udpRes.Start).Seconds()}
-				a, b = s.udpRes.Start, s.udpRes.End
-			}
-			if first.IsZero() || a.Before(first) {
-				first = a
-			}
-			last = later(last, b)
-			session.RateOf(sd)
-			if !udp {
-				sd.PacketsPerSecond = 0
-			}
-			snd.Bytes += sd.Bytes
-			session.AddTCPFigures(&snd, sd)
-			snd.Packets += sd.Packets
-			snd.SendErrors += sd.SendErrors
-			st.Sender = sd
-			sendStreams = append(sendStreams, st)
+			cl.addSendStream(&t, s, st)
 		} else {
-			var rr *result.Receiver
-			if s.urx != nil {
-				rr = i3LocalReceiver(s.totals, cl.start, cl.end, s.udp)
-			} else {
-				rr = &result.Receiver{Bytes: s.tcpRes.Bytes, Seconds: cl.end.Sub(cl.start).Seconds(), Source: "local"}
-				i3Rates(rr, false)
-			}
-			session.SumReceiver(&rcv, rr)
-			st.Receiver = rr
-			if cfg.Bidir {
-				st.Flow = "reverse"
-			}
-			recvStreams = append(recvStreams, st)
+			cl.addRecvStream(&t, s, st)
 		}
 		if s.err != nil && r.Error == "" {
 			r.Error = fmt.Sprintf("stream %d: %v", s.id, s.err)
 		}
 	}
-	if !udp {
-		rcv.PacketsPerSecond = 0
+	if !cl.cfg.UDP {
+		t.rcv.PacketsPerSecond = 0
 	}
 	var peerRcv *result.Receiver
-	if len(sendIDs) > 0 {
-		session.SettleWritten(&snd)
-		snd.Seconds = last.Sub(first).Seconds()
-		session.RateOf(&snd)
-		if !udp {
-			snd.PacketsPerSecond = 0
-		}
-		if cl.peer != nil {
-			sum, per, lossWhole, err := i3PeerReceiver(cl.peer, sendIDs, udp, cfg.Omit, cl.omitted)
-			if lossWhole {
-				r.Warn(session.OmitLossWarning)
-			}
-			if err != nil {
-				r.Warn("the server's results do not match our streams: " + err.Error())
-			} else {
-				peerRcv = sum
-				for i, st := range sendStreams {
-					st.Receiver = per[i]
-				}
-			}
-		} else {
-			r.Warn("no results came back from the iperf3 server: the receiver's counts are unknown")
-		}
-		if udp {
-			session.WarnSender(r, cfg, &snd, 0)
-		}
+	if len(t.sendIDs) > 0 {
+		peerRcv = cl.sendSummary(&t)
 	}
+	cl.place(&t, peerRcv)
+}
+
+// clientTotals gathers the streams' figures while fill walks them.
+type clientTotals struct {
+	snd                      result.Sender
+	rcv                      result.Receiver
+	sendIDs                  []int64
+	sendStreams, recvStreams []*result.Stream
+	first, last              time.Time // the send streams' span
+}
+
+// addSendStream puts the figures of stream s, which we send on, into st
+// and the totals.
+func (cl *i3Client) addSendStream(t *clientTotals, s *i3ClientStream, st *result.Stream) {
+	udp := cl.cfg.UDP
+	t.sendIDs = append(t.sendIDs, s.id)
+	var sd *result.Sender
+	var a, b time.Time
+	if !udp {
+		sent := s.sent()
+		sd = sent.Sender()
+		session.WarnDelivery(cl.r, sent)
+		a, b = s.tcpRes.Start, s.tcpRes.Start.Add(time.Duration(sd.Seconds*float64(time.Second)))
+	} else {
+		sd = &result.Sender{Bytes: s.udpRes.Bytes, Packets: s.udpRes.Packets, SendErrors: s.udpRes.Errors,
+			Seconds: s.udpRes.End.Sub(s.udpRes.Start).Seconds()}
+		a, b = s.udpRes.Start, s.udpRes.End
+	}
+	if t.first.IsZero() || a.Before(t.first) {
+		t.first = a
+	}
+	t.last = later(t.last, b)
+	session.RateOf(sd)
+	if !udp {
+		sd.PacketsPerSecond = 0
+	}
+	t.snd.Bytes += sd.Bytes
+	session.AddTCPFigures(&t.snd, sd)
+	t.snd.Packets += sd.Packets
+	t.snd.SendErrors += sd.SendErrors
+	st.Sender = sd
+	t.sendStreams = append(t.sendStreams, st)
+}
+
+// addRecvStream puts the figures of stream s, which we receive on, into st
+// and the totals.
+func (cl *i3Client) addRecvStream(t *clientTotals, s *i3ClientStream, st *result.Stream) {
+	var rr *result.Receiver
+	if s.urx != nil {
+		rr = i3LocalReceiver(s.totals, cl.start, cl.end, s.udp)
+	} else {
+		rr = &result.Receiver{Bytes: s.tcpRes.Bytes, Seconds: cl.end.Sub(cl.start).Seconds(), Source: "local"}
+		i3Rates(rr, false)
+	}
+	session.SumReceiver(&t.rcv, rr)
+	st.Receiver = rr
+	if cl.cfg.Bidir {
+		st.Flow = "reverse"
+	}
+	t.recvStreams = append(t.recvStreams, st)
+}
+
+// sendSummary settles the send totals and returns the server's count of
+// what we sent, from its results (nil when unknown), putting each
+// stream's part into its send stream.
+func (cl *i3Client) sendSummary(t *clientTotals) *result.Receiver {
+	cfg, r, udp := cl.cfg, cl.r, cl.cfg.UDP
+	var peerRcv *result.Receiver
+	session.SettleWritten(&t.snd)
+	t.snd.Seconds = t.last.Sub(t.first).Seconds()
+	session.RateOf(&t.snd)
+	if !udp {
+		t.snd.PacketsPerSecond = 0
+	}
+	if cl.peer != nil {
+		sum, per, lossWhole, err := i3PeerReceiver(cl.peer, t.sendIDs, udp, cfg.Omit, cl.omitted)
+		if lossWhole {
+			r.Warn(session.OmitLossWarning)
+		}
+		if err != nil {
+			r.Warn("the server's results do not match our streams: " + err.Error())
+		} else {
+			peerRcv = sum
+			for i, st := range t.sendStreams {
+				st.Receiver = per[i]
+			}
+		}
+	} else {
+		r.Warn("no results came back from the iperf3 server: the receiver's counts are unknown")
+	}
+	if udp {
+		session.WarnSender(r, cfg, &t.snd, 0)
+	}
+	return peerRcv
+}
+
+// place puts the totals into the result as the test's direction has them.
+func (cl *i3Client) place(t *clientTotals, peerRcv *result.Receiver) {
+	cfg, r := cl.cfg, cl.r
 	switch {
 	case cfg.Bidir:
-		r.Sender, r.Receiver = &snd, peerRcv
-		r.Reverse = &result.Flow{Direction: result.DirReceive, Receiver: &rcv}
+		r.Sender, r.Receiver = &t.snd, peerRcv
+		r.Reverse = &result.Flow{Direction: result.DirReceive, Receiver: &t.rcv}
 	case cfg.Reverse:
-		r.Receiver = &rcv
-		if rcv.Bytes == 0 {
+		r.Receiver = &t.rcv
+		if t.rcv.Bytes == 0 {
 			r.Warn("the iperf3 server sent nothing back")
 		}
 	default:
-		r.Sender, r.Receiver = &snd, peerRcv
+		r.Sender, r.Receiver = &t.snd, peerRcv
 	}
 	if len(cl.streams) > 1 {
-		for _, st := range append(sendStreams, recvStreams...) {
+		for _, st := range append(t.sendStreams, t.recvStreams...) {
 			r.Streams = append(r.Streams, *st)
 		}
 	}

@@ -24,64 +24,13 @@ func (cl *i3Client) run(ctx context.Context) {
 		cl.start = time.Now()
 	}
 	cl.r.StartedAt = cl.start.UTC()
-	var sendC, recvC, allC []*stats.Counters
-	var ids []int64
-	for _, s := range cl.streams {
-		if s.send {
-			sendC = append(sendC, &s.c)
-		} else if s.urx != nil {
-			recvC = append(recvC, &s.urx.rx.C)
-		} else {
-			recvC = append(recvC, &s.c)
-		}
-		ids = append(ids, s.id)
-		allC = append(allC, cl.counters(s))
-	}
-	flows := directionFlows(sendC, recvC, true)
-	perFlows := i3Flows(ids, allC)
-	for k, s := range cl.streams {
-		if s.send && s.tcp != nil {
-			// TCP_INFO per interval: retransmits, cwnd, RTT.
-			flows[0].TCP = append(flows[0].TCP, s.tcp)
-			perFlows[k].TCP = []net.Conn{s.tcp}
-		}
-	}
-	iv := engine.NewIntervals(cl.start, cfg.Interval, cfg.OnInterval, flows...)
-	iv.SetOmit(cfg.Omit)
-	perPeriod := cfg.Interval
-	if perPeriod == 0 {
-		perPeriod = time.Second
-	}
-	per := engine.NewIntervals(cl.start, perPeriod, nil, perFlows...)
-	per.SetOmit(cfg.Omit)
-	if cfg.Duration > 0 && cfg.Bytes == 0 {
-		// The last row is Stop's, at the test's end (TEST_END): no row
-		// is printed at the end while bytes are still counted.
-		iv.SetEnd(cfg.Duration)
-		per.SetEnd(cfg.Duration)
-	}
-	iv.Run(ctx)
-	per.Run(ctx)
+	rep := cl.startIntervals(ctx)
 
 	// An interrupt (ctx done) ends the sending; the test still ends the
 	// proper way on wrap, which ctx does not cancel: TEST_END, the results
 	// exchange, each step bounded by i3StepTimeout.
 	wrap := context.WithoutCancel(ctx)
-
-	// The control connection is read by one goroutine from now on.
-	ctrlMsg := make(chan error, 1)
-	go func() {
-		st, err := cl.readState(ctx)
-		if err != nil && ctx.Err() != nil {
-			// The interrupt cut the read short, not the server (a read
-			// cut short consumed nothing): read on, on wrap.
-			st, err = cl.readState(wrap)
-		}
-		if err == nil && st != i3wire.ExchangeResults {
-			err = fmt.Errorf("iperf3 server sent %v during the test", st)
-		}
-		ctrlMsg <- err
-	}()
+	ctrlMsg := cl.readControl(ctx, wrap)
 
 	var drops *session.SendPathDrops // a UDP test we send (its Receiver is the server's count of it)
 	for _, s := range cl.streams {
@@ -94,22 +43,8 @@ func (cl *i3Client) run(ctx context.Context) {
 	defer stopRecv()
 	sctx, stopSend := context.WithCancel(ctx)
 	defer stopSend()
-	// writing counts the senders still writing: TEST_END follows the
-	// last write at once. A TCP sender's brief wait for acknowledgements
-	// runs beside TEST_END (sendWG counts it), not before it: the
-	// server's clock runs until it reads TEST_END.
 	var writing, sendWG, recvWG sync.WaitGroup
-	for _, s := range cl.streams {
-		if s.send {
-			sendWG.Add(1)
-			writing.Add(1)
-			wrote := sync.OnceFunc(writing.Done)
-			go func() { defer sendWG.Done(); defer wrote(); cl.sendStream(sctx, s, wrote) }()
-		} else {
-			recvWG.Add(1)
-			go func() { defer recvWG.Done(); cl.recvStream(rctx, s) }()
-		}
-	}
+	cl.startStreams(sctx, rctx, &writing, &sendWG, &recvWG)
 	// From the test's end until TEST_END is out, our TCP receivers hold
 	// their reads (-R, --bidir): an iperf3 server sending to us is busy
 	// for as long as we read, and on a loaded host a busy process waits
@@ -122,43 +57,7 @@ func (cl *i3Client) run(ctx context.Context) {
 		defer holdAt.Stop()
 	}
 	defer cl.hold.Resume()
-	ended := make(chan struct{})
-	go func() { cl.waitEnd(sctx, &writing); close(ended) }()
-	var ctrlErr error
-	early, ctrlRead := false, false // ctrlRead: the reader's one message is taken
-	select {
-	case <-ended: // also after an interrupt: the senders stopped on sctx
-	case ctrlErr = <-ctrlMsg:
-		early, ctrlRead = true, true
-		stopSend()
-	}
-	cl.hold.Pause()
-	<-ended
-	cl.end = time.Now()
-	if !early {
-		// The state machine moves first: the server's EXCHANGE_RESULTS
-		// may be read before WriteState returns.
-		cl.mMu.Lock()
-		err := cl.m.Send(i3wire.TestEnd)
-		cl.mMu.Unlock()
-		if err == nil {
-			wctx, cancel := step(wrap)
-			err = cl.conn.WriteState(wctx, i3wire.TestEnd)
-			cancel()
-		}
-		cl.hold.Resume()
-		sendWG.Wait() // the acknowledgement waits, brief
-		if err != nil {
-			ctrlErr = fmt.Errorf("sending TEST_END: %w", err)
-		} else {
-			select {
-			case ctrlErr = <-ctrlMsg:
-				ctrlRead = true
-			case <-time.After(i3StepTimeout):
-				ctrlErr = errors.New("the iperf3 server did not answer TEST_END")
-			}
-		}
-	}
+	ctrlErr, ctrlRead := cl.endTest(sctx, wrap, stopSend, &writing, &sendWG, ctrlMsg)
 	stopSend()
 	sendWG.Wait()
 	var local session.LocalDrops
@@ -167,29 +66,11 @@ func (cl *i3Client) run(ctx context.Context) {
 	}
 	stopRecv()
 	recvWG.Wait()
-	for _, s := range cl.streams {
-		if s.urx != nil {
-			s.totals = s.urx.stop()
-		}
-	}
-	// The intervals end where the summary does, at TEST_END; what was
-	// read after it (sent before it) is in the last row.
-	cl.r.Intervals = iv.Stop(cl.end)
-	cl.perIv = per.Stop(cl.end)
-	cl.omitted = session.StreamOmits(iv, cfg.Omit, ids, allC)
+	cl.stopIntervals(rep)
 	if ctrlErr == nil {
 		ctrlErr = cl.exchange(wrap)
 	} else {
-		cl.ctrl.Close() // unblocks the reader goroutine
-		if !ctrlRead {
-			// The server's own error, read before we closed, is the
-			// cause of whatever failed on our side (a stream it reset,
-			// a TEST_END our state machine no longer allowed).
-			var se *i3wire.ServerErr
-			if m := <-ctrlMsg; errors.As(m, &se) {
-				ctrlErr = m
-			}
-		}
+		ctrlErr = cl.closeControl(ctrlErr, ctrlRead, ctrlMsg)
 	}
 	cl.fill()
 	session.ApplyOmit(cl.r, cfg.Omit, cl.omitted, true)
@@ -204,6 +85,174 @@ func (cl *i3Client) run(ctx context.Context) {
 	if ctrlErr != nil && (cl.r.Error == "" || errors.As(ctrlErr, &se)) {
 		cl.r.Error = ctrlErr.Error()
 	}
+}
+
+// clientReports are the client's running interval reports: the test's
+// (iv) and the per-stream ones (per), with the streams they count.
+type clientReports struct {
+	iv, per *engine.Intervals
+	ids     []int64
+	allC    []*stats.Counters
+}
+
+// startIntervals starts the interval reports of the test and of each
+// stream.
+func (cl *i3Client) startIntervals(ctx context.Context) clientReports {
+	cfg := cl.cfg
+	var sendC, recvC []*stats.Counters
+	var rep clientReports
+	for _, s := range cl.streams {
+		if s.send {
+			sendC = append(sendC, &s.c)
+		} else if s.urx != nil {
+			recvC = append(recvC, &s.urx.rx.C)
+		} else {
+			recvC = append(recvC, &s.c)
+		}
+		rep.ids = append(rep.ids, s.id)
+		rep.allC = append(rep.allC, cl.counters(s))
+	}
+	flows := directionFlows(sendC, recvC, true)
+	perFlows := i3Flows(rep.ids, rep.allC)
+	for k, s := range cl.streams {
+		if s.send && s.tcp != nil {
+			// TCP_INFO per interval: retransmits, cwnd, RTT.
+			flows[0].TCP = append(flows[0].TCP, s.tcp)
+			perFlows[k].TCP = []net.Conn{s.tcp}
+		}
+	}
+	rep.iv = engine.NewIntervals(cl.start, cfg.Interval, cfg.OnInterval, flows...)
+	rep.iv.SetOmit(cfg.Omit)
+	perPeriod := cfg.Interval
+	if perPeriod == 0 {
+		perPeriod = time.Second
+	}
+	rep.per = engine.NewIntervals(cl.start, perPeriod, nil, perFlows...)
+	rep.per.SetOmit(cfg.Omit)
+	if cfg.Duration > 0 && cfg.Bytes == 0 {
+		// The last row is Stop's, at the test's end (TEST_END): no row
+		// is printed at the end while bytes are still counted.
+		rep.iv.SetEnd(cfg.Duration)
+		rep.per.SetEnd(cfg.Duration)
+	}
+	rep.iv.Run(ctx)
+	rep.per.Run(ctx)
+	return rep
+}
+
+// stopIntervals ends the streams' UDP receivers and the interval reports
+// at the test's end.
+func (cl *i3Client) stopIntervals(rep clientReports) {
+	for _, s := range cl.streams {
+		if s.urx != nil {
+			s.totals = s.urx.stop()
+		}
+	}
+	// The intervals end where the summary does, at TEST_END; what was
+	// read after it (sent before it) is in the last row.
+	cl.r.Intervals = rep.iv.Stop(cl.end)
+	cl.perIv = rep.per.Stop(cl.end)
+	cl.omitted = session.StreamOmits(rep.iv, cl.cfg.Omit, rep.ids, rep.allC)
+}
+
+// readControl reads the control connection, from now on in one
+// goroutine, until the server's one message of the test: it sends that
+// message's error (nil for EXCHANGE_RESULTS).
+func (cl *i3Client) readControl(ctx, wrap context.Context) chan error {
+	ctrlMsg := make(chan error, 1)
+	go func() {
+		st, err := cl.readState(ctx)
+		if err != nil && ctx.Err() != nil {
+			// The interrupt cut the read short, not the server (a read
+			// cut short consumed nothing): read on, on wrap.
+			st, err = cl.readState(wrap)
+		}
+		if err == nil && st != i3wire.ExchangeResults {
+			err = fmt.Errorf("iperf3 server sent %v during the test", st)
+		}
+		ctrlMsg <- err
+	}()
+	return ctrlMsg
+}
+
+// startStreams starts a goroutine per stream: senders on sctx, receivers
+// on rctx. writing counts the senders still writing: TEST_END follows the
+// last write at once. A TCP sender's brief wait for acknowledgements runs
+// beside TEST_END (sendWG counts it), not before it: the server's clock
+// runs until it reads TEST_END.
+func (cl *i3Client) startStreams(sctx, rctx context.Context, writing, sendWG, recvWG *sync.WaitGroup) {
+	for _, s := range cl.streams {
+		if s.send {
+			sendWG.Add(1)
+			writing.Add(1)
+			wrote := sync.OnceFunc(writing.Done)
+			go func() { defer sendWG.Done(); defer wrote(); cl.sendStream(sctx, s, wrote) }()
+		} else {
+			recvWG.Add(1)
+			go func() { defer recvWG.Done(); cl.recvStream(rctx, s) }()
+		}
+	}
+}
+
+// endTest waits for the test's end (the senders done, or the server's
+// message early), sets cl.end and, unless the server spoke first, sends
+// TEST_END and waits for its answer. ctrlRead reports whether the
+// reader's one message is taken.
+func (cl *i3Client) endTest(sctx, wrap context.Context, stopSend context.CancelFunc, writing, sendWG *sync.WaitGroup, ctrlMsg chan error) (ctrlErr error, ctrlRead bool) {
+	ended := make(chan struct{})
+	go func() { cl.waitEnd(sctx, writing); close(ended) }()
+	early := false
+	select {
+	case <-ended: // also after an interrupt: the senders stopped on sctx
+	case ctrlErr = <-ctrlMsg:
+		early, ctrlRead = true, true
+		stopSend()
+	}
+	cl.hold.Pause()
+	<-ended
+	cl.end = time.Now()
+	if early {
+		return ctrlErr, ctrlRead
+	}
+	// The state machine moves first: the server's EXCHANGE_RESULTS may be
+	// read before WriteState returns.
+	cl.mMu.Lock()
+	err := cl.m.Send(i3wire.TestEnd)
+	cl.mMu.Unlock()
+	if err == nil {
+		wctx, cancel := step(wrap)
+		err = cl.conn.WriteState(wctx, i3wire.TestEnd)
+		cancel()
+	}
+	cl.hold.Resume()
+	sendWG.Wait() // the acknowledgement waits, brief
+	if err != nil {
+		return fmt.Errorf("sending TEST_END: %w", err), ctrlRead
+	}
+	select {
+	case ctrlErr = <-ctrlMsg:
+		ctrlRead = true
+	case <-time.After(i3StepTimeout):
+		ctrlErr = errors.New("the iperf3 server did not answer TEST_END")
+	}
+	return ctrlErr, ctrlRead
+}
+
+// closeControl closes the control connection after the test failed with
+// ctrlErr, and returns the error to report: the server's own, when it
+// sent one.
+func (cl *i3Client) closeControl(ctrlErr error, ctrlRead bool, ctrlMsg chan error) error {
+	cl.ctrl.Close() // unblocks the reader goroutine
+	if !ctrlRead {
+		// The server's own error, read before we closed, is the cause of
+		// whatever failed on our side (a stream it reset, a TEST_END our
+		// state machine no longer allowed).
+		var se *i3wire.ServerErr
+		if m := <-ctrlMsg; errors.As(m, &se) {
+			return m
+		}
+	}
+	return ctrlErr
 }
 
 func (cl *i3Client) counters(s *i3ClientStream) *stats.Counters {

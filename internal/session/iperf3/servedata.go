@@ -26,59 +26,112 @@ func (sv *i3ServerTest) runData(ctx context.Context, start time.Time, msgs chan 
 		sv.id = h.s.NewTest(sv.r)
 	}
 	session.Hook("iperf3-test", t.peer)
-	var recvC, sendC, allC []*stats.Counters
-	var recvTCP []net.Conn
-	var ids []int64
-	for _, st := range t.streams {
-		if st.send {
-			sendC = append(sendC, st.counters())
-		} else {
-			recvC = append(recvC, st.counters())
-			if st.tcp != nil {
-				recvTCP = append(recvTCP, st.tcp)
-			}
-		}
-		allC, ids = append(allC, st.counters()), append(ids, st.id)
-	}
 	// The client's -O: the first seconds are shown, marked, and left out
 	// of the summary; the client runs them before its -t.
 	omit := time.Duration(p.Omit) * time.Second
-	onIv := h.s.Interval(sv.id)
-	if sv.quiet {
-		onIv = nil
-	}
-	iv := engine.NewIntervals(sv.start, h.s.Config().Interval, onIv, directionFlows(recvC, sendC, false)...)
-	iv.SetOmit(omit)
-	ivCtx, ivEnd := context.WithCancel(ctx) // ends the reports should this test panic before Stop
-	defer ivEnd()
 	backstop := h.s.Config().MaxDuration
 	if p.Time > 0 {
 		backstop = min(backstop, time.Duration(p.Time)*time.Second+omit)
 	}
 	backstop += 30 * time.Second
-	per := engine.NewIntervals(sv.start, sv.wbPeriod(backstop), nil, i3Flows(ids, allC)...)
-	per.SetOmit(omit)
-	if p.Time > 0 && p.Num == 0 && p.BlockCount == 0 {
-		// The last row is Stop's, at TEST_END: no row is printed at the
-		// test's end while bytes are still counted.
-		end := time.Duration(p.Time)*time.Second + omit
-		iv.SetEnd(end)
-		per.SetEnd(end)
-	}
-	iv.Run(ivCtx)
-	per.Run(ivCtx)
+	ivCtx, ivEnd := context.WithCancel(ctx) // ends the reports should this test panic before Stop
+	defer ivEnd()
+	rep := sv.startIntervals(ivCtx, omit, backstop)
 
 	sctx, stopSend := context.WithCancel(ctx)
 	defer stopSend()
 	rctx, stopRecv := context.WithCancel(ctx)
 	defer stopRecv()
+	var wg sync.WaitGroup
+	sv.startStreams(sctx, rctx, &wg, len(rep.sendC) > 0, backstop)
+	m, err := sv.awaitEnd(ctx, msgs, backstop, rep.allC)
+	stopSend()
+	if err == nil {
+		// What the client sent before TEST_END may still be on its way or
+		// in our socket buffers: count it (iperf3's own server stops at
+		// TEST_END and misses it).
+		drain(ctx, rep.recvC, rep.recvTCP)
+	}
+	sv.end = time.Now()
+	stopRecv()
+	for _, st := range t.streams {
+		if st.urx != nil {
+			st.totals = st.urx.stop()
+		}
+	}
+	// iperf3 closes the data connections at TEST_END.
+	h.closeStreams(t)
+	wg.Wait()
+	sv.r.Intervals = rep.iv.Stop(sv.end)
+	sv.perIv = rep.per.Stop(sv.end)
+	sv.omitted = session.StreamOmits(rep.iv, omit, rep.ids, rep.allC)
+	sv.fill()
+	session.ApplyOmit(sv.r, omit, sv.omitted, true)
+	if err != nil {
+		sv.r.Error = err.Error()
+		sv.finish()
+	}
+	return m, err
+}
+
+// serverReports are the server's running interval reports: the test's
+// (iv) and the per-stream ones of the wirebench extension (per), with the
+// streams they count.
+type serverReports struct {
+	iv, per            *engine.Intervals
+	recvC, sendC, allC []*stats.Counters
+	recvTCP            []net.Conn
+	ids                []int64
+}
+
+// startIntervals starts the interval reports of the test and of each
+// stream, on ctx; omit is the client's -O, backstop the longest the test
+// may run.
+func (sv *i3ServerTest) startIntervals(ctx context.Context, omit, backstop time.Duration) serverReports {
+	t, h, p := sv.t, sv.t.hub, sv.t.p
+	var rep serverReports
+	for _, st := range t.streams {
+		if st.send {
+			rep.sendC = append(rep.sendC, st.counters())
+		} else {
+			rep.recvC = append(rep.recvC, st.counters())
+			if st.tcp != nil {
+				rep.recvTCP = append(rep.recvTCP, st.tcp)
+			}
+		}
+		rep.allC, rep.ids = append(rep.allC, st.counters()), append(rep.ids, st.id)
+	}
+	onIv := h.s.Interval(sv.id)
+	if sv.quiet {
+		onIv = nil
+	}
+	rep.iv = engine.NewIntervals(sv.start, h.s.Config().Interval, onIv, directionFlows(rep.recvC, rep.sendC, false)...)
+	rep.iv.SetOmit(omit)
+	rep.per = engine.NewIntervals(sv.start, sv.wbPeriod(backstop), nil, i3Flows(rep.ids, rep.allC)...)
+	rep.per.SetOmit(omit)
+	if p.Time > 0 && p.Num == 0 && p.BlockCount == 0 {
+		// The last row is Stop's, at TEST_END: no row is printed at the
+		// test's end while bytes are still counted.
+		end := time.Duration(p.Time)*time.Second + omit
+		rep.iv.SetEnd(end)
+		rep.per.SetEnd(end)
+	}
+	rep.iv.Run(ctx)
+	rep.per.Run(ctx)
+	return rep
+}
+
+// startStreams starts a goroutine (counted in wg) per stream we send on
+// (on sctx) and per TCP stream we receive on (on rctx); sending tells
+// whether any stream sends.
+func (sv *i3ServerTest) startStreams(sctx, rctx context.Context, wg *sync.WaitGroup, sending bool, backstop time.Duration) {
+	t, h := sv.t, sv.t.hub
 	// The streams we send on share one payload: up to 128 streams of
 	// 1 MiB blocks must not cost 128 MiB.
 	var payload []byte
-	if len(sendC) > 0 {
+	if sending {
 		payload = i3Payload(sv.blockLen())
 	}
-	var wg sync.WaitGroup
 	for _, st := range t.streams {
 		if st.send || st.tcp != nil {
 			c := rctx
@@ -97,6 +150,13 @@ func (sv *i3ServerTest) runData(ctx context.Context, start time.Time, msgs chan 
 			}()
 		}
 	}
+}
+
+// awaitEnd waits for the control message that ends the data phase
+// (TEST_END), refusing the test when it outlasts backstop or, with
+// --max-rate, its streams (allC) go faster.
+func (sv *i3ServerTest) awaitEnd(ctx context.Context, msgs chan ctrlMsg, backstop time.Duration, allC []*stats.Counters) (ctrlMsg, error) {
+	h := sv.t.hub
 	var m ctrlMsg
 	var err error
 	limit := time.NewTimer(backstop)
@@ -126,32 +186,6 @@ wait:
 	}
 	if err == nil && m.st != i3wire.TestEnd {
 		err = sv.badMsg(m, "during the test")
-	}
-	stopSend()
-	if err == nil {
-		// What the client sent before TEST_END may still be on its way or
-		// in our socket buffers: count it (iperf3's own server stops at
-		// TEST_END and misses it).
-		drain(ctx, recvC, recvTCP)
-	}
-	sv.end = time.Now()
-	stopRecv()
-	for _, st := range t.streams {
-		if st.urx != nil {
-			st.totals = st.urx.stop()
-		}
-	}
-	// iperf3 closes the data connections at TEST_END.
-	h.closeStreams(t)
-	wg.Wait()
-	sv.r.Intervals = iv.Stop(sv.end)
-	sv.perIv = per.Stop(sv.end)
-	sv.omitted = session.StreamOmits(iv, omit, ids, allC)
-	sv.fill()
-	session.ApplyOmit(sv.r, omit, sv.omitted, true)
-	if err != nil {
-		sv.r.Error = err.Error()
-		sv.finish()
 	}
 	return m, err
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package cli
+package credential
 
 import (
 	"context"
@@ -9,4 +9,4 @@ import (
 
 // readPassword has no echo-free prompt off Linux: the password comes from
 // IPERF3_PASSWORD.
-func readPassword(context.Context, io.Writer) (string, error) { return "", errNoPassword }
+func readPassword(context.Context, io.Writer) (string, error) { return "", ErrNoTerminal }

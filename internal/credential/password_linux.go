@@ -1,4 +1,4 @@
-package cli
+package credential
 
 import (
 	"bufio"
@@ -20,7 +20,7 @@ func readPassword(ctx context.Context, w io.Writer) (string, error) {
 	fd := int(os.Stdin.Fd())
 	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
-		return "", errNoPassword
+		return "", ErrNoTerminal
 	}
 	noEcho := *old
 	noEcho.Lflag &^= unix.ECHO
