@@ -143,6 +143,9 @@ func writeRFCLatency(w io.Writer, r *result.RFC2544) {
 	for _, n := range slices.Compact(notes) {
 		fmt.Fprintf(w, "  %s\n", n)
 	}
+	if r.Test.ClockWhy != "" {
+		fmt.Fprintf(w, "  clock: %s (%s)\n", r.Test.Clock, r.Test.ClockWhy)
+	}
 }
 
 func writeRFCLoss(w io.Writer, r *result.RFC2544) {
