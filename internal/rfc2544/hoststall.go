@@ -12,6 +12,11 @@ import (
 // host could not test (sweep.Config.StallRetries).
 const stallRetries = 2
 
+// overload is how far our rate must exceed the rate a reflector was timed
+// delivering at (sweep's ServicePPS, which a loaded host blurs by some per
+// cent) for a trial to be the far end's overload whatever our sender did.
+const overload = 1.1
+
 // searchTrials bounds one throughput search: sweep's 14, and room for the
 // retries of four rates this host spoiled.
 const searchTrials = 14 + 4*stallRetries
@@ -36,7 +41,10 @@ type stallJudge struct {
 //     either the far end's queue stood empty for most of the trial (the
 //     median wait within a quarter of a deep one: it kept up with the
 //     rate, so the loss came from our bursts, however many) or that one
-//     burst holds all that was lost.
+//     burst holds all that was lost;
+//
+// and never when the far end was timed delivering well below our rate
+// while it held a queue (overload): that loss is the far end's.
 //
 // Without round trips (a server's report) the queue is unknown and only
 // sweep's own stall rule applies.
@@ -47,6 +55,11 @@ func (j *stallJudge) spoiled(s sweep.Spec, o result.SweepOutcome) string {
 	}
 	room, empty, ok := queueRoom(o)
 	if !ok {
+		return ""
+	}
+	if o.ServicePPS > 0 && o.OfferedPPS > overload*o.ServicePPS {
+		// The far end was timed delivering well below our rate while
+		// it held a queue: it could not carry the rate, stalls or not.
 		return ""
 	}
 	if lost > 0 && (j.room == 0 || room < j.room) {

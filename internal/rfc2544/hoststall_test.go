@@ -114,6 +114,7 @@ func TestSpoiled(t *testing.T) {
 		{"one burst holds the loss", result.SweepOutcome{Lost: 5, OfferedPPS: 800, MaxLagS: 0.012, RTT: rtt(1, 5, 6)}, "holds all 5 lost"},
 		{"stall within the queue's room", result.SweepOutcome{Lost: 5, OfferedPPS: 800, MaxLagS: 0.004, RTT: rtt(1, 1.2, 6)}, ""},
 		{"overload: queue full, loss beyond the burst", result.SweepOutcome{Lost: 400, OfferedPPS: 800, MaxLagS: 0.03, RTT: rtt(1, 5.8, 6)}, ""},
+		{"overload: the far end timed at a tenth of our rate", result.SweepOutcome{Lost: 7000, OfferedPPS: 8000, ServicePPS: 800, MaxLagS: 0.16, RTT: rtt(1, 6, 200)}, ""},
 		{"no round trips (a server's report)", result.SweepOutcome{Lost: 5, OfferedPPS: 800, MaxLagS: 0.03}, ""},
 	} {
 		got := (&stallJudge{}).spoiled(spec, c.o)
@@ -140,6 +141,50 @@ func TestSpoiledRemembersRoom(t *testing.T) {
 	}
 	if why := (&stallJudge{}).spoiled(spec, held); why != "" {
 		t.Errorf("the same trial first: %q, want not spoiled (60 ms of room seen)", why)
+	}
+}
+
+// stallingBursts wraps fakeDevice: the bursts it names lose a frame while
+// our sender lags 1 ms behind the line rate's schedule.
+type stallingBursts struct {
+	fakeDevice
+	stall func(n int, frames int64) bool
+	n     int
+}
+
+func (h *stallingBursts) Trial(ctx context.Context, s sweep.Spec) (result.SweepOutcome, error) {
+	o, err := h.fakeDevice.Trial(ctx, s)
+	if s.Packets > 0 {
+		if h.n++; h.stall(h.n, s.Packets) {
+			o.Lost, o.Received, o.MaxLagS = o.Lost+1, o.Received-1, 0.001
+		}
+	}
+	return o, err
+}
+
+// TestBurstStall: a burst that lost while our sender stalled is sent
+// again, and a clean try decides; one spoiled in every try counts as lost
+// and the length is flagged as a lower bound.
+func TestBurstStall(t *testing.T) {
+	cfg := fakeConfig()
+	cfg.Sizes, cfg.Tests = []int{1472}, []string{result.RFC2544TestBackToBack}
+	d := &stallingBursts{fakeDevice: fakeDevice{capPPS: 812, queue: 4}, stall: func(n int, _ int64) bool { return n%2 == 1 }}
+	res := NewResult(result.RFC2544Test{})
+	if err := Run(context.Background(), cfg, d, res); err != nil {
+		t.Fatal(err)
+	}
+	sr := res.Sizes[0]
+	if sr.BackToBackFrames != 4 || sr.BackToBack.DiscountedBursts == 0 || sr.BackToBack.HostSpoiled {
+		t.Errorf("every other burst stalled: %v frames, %d discounted, spoiled %v; want 4, some, false", sr.BackToBackFrames, sr.BackToBack.DiscountedBursts, sr.BackToBack.HostSpoiled)
+	}
+	d = &stallingBursts{fakeDevice: fakeDevice{capPPS: 812, queue: 4}, stall: func(_ int, frames int64) bool { return frames == 4 }}
+	res = NewResult(result.RFC2544Test{})
+	if err := Run(context.Background(), cfg, d, res); err != nil {
+		t.Fatal(err)
+	}
+	sr = res.Sizes[0]
+	if sr.BackToBackFrames != 3 || !sr.BackToBack.HostSpoiled || !hasWarning(sr.Warnings, "the length is a lower bound") {
+		t.Errorf("the 4-frame burst always stalled: %v frames, spoiled %v, warnings %q; want 3, flagged", sr.BackToBackFrames, sr.BackToBack.HostSpoiled, sr.Warnings)
 	}
 }
 
