@@ -54,8 +54,8 @@ func (j *stallJudge) spoiled(s sweep.Spec, o result.SweepOutcome) string {
 		return fmt.Sprintf("our own socket dropped %d of the datagrams that came back (host-side)", o.HostDrops)
 	}
 	room, empty, ok := queueRoom(o)
-	if !ok {
-		return ""
+	if !ok || lost == 0 {
+		return "" // a backlog alone is sweep's stall rule's to judge
 	}
 	if o.ServicePPS > 0 && o.OfferedPPS > overload*o.ServicePPS {
 		// The far end was timed delivering well below our rate while

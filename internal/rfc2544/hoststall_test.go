@@ -115,6 +115,7 @@ func TestSpoiled(t *testing.T) {
 		{"stall within the queue's room", result.SweepOutcome{Lost: 5, OfferedPPS: 800, MaxLagS: 0.004, RTT: rtt(1, 1.2, 6)}, ""},
 		{"overload: queue full, loss beyond the burst", result.SweepOutcome{Lost: 400, OfferedPPS: 800, MaxLagS: 0.03, RTT: rtt(1, 5.8, 6)}, ""},
 		{"overload: the far end timed at a tenth of our rate", result.SweepOutcome{Lost: 7000, OfferedPPS: 8000, ServicePPS: 800, MaxLagS: 0.16, RTT: rtt(1, 6, 200)}, ""},
+		{"nothing lost (a backlog: sweep's rule)", result.SweepOutcome{OfferedPPS: 800, MaxLagS: 0.02, BacklogS: 0.01, RTT: rtt(1, 1.2, 6)}, ""},
 		{"no round trips (a server's report)", result.SweepOutcome{Lost: 5, OfferedPPS: 800, MaxLagS: 0.03}, ""},
 	} {
 		got := (&stallJudge{}).spoiled(spec, c.o)
