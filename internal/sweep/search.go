@@ -237,9 +237,14 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *result.SweepSiz
 		}
 		if !pass && untested {
 			// What this host could not pace says nothing of where the
-			// far end's limit lies (it offered the rate, in bursts):
-			// bisect rather than creep down from it.
+			// far end's limit lies (it offered the rate, in bursts),
+			// unless a reflector was timed delivering while it held a
+			// queue (its own rate: jump just under it, as after a
+			// loss); otherwise bisect rather than creep down from it.
 			est = 0
+			if o.ServicePPS > 0 {
+				est, below = delivered(VerdictLoss, o), res/4
+			}
 		} else if !pass {
 			est, below = delivered(v, o), res
 			if o.ServicePPS > 0 && v != VerdictHost {

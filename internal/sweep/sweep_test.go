@@ -322,6 +322,29 @@ func TestStalledTrialIsRetriedThenHostLimited(t *testing.T) {
 	}
 }
 
+// TestStalledAboveTimedRate: a rate this host could not pace, where a
+// reflector was timed delivering at 5000/s while it held a queue, is
+// followed by a rate just under 5000/s (the far end's own rate), not by a
+// bisection.
+func TestStalledAboveTimedRate(t *testing.T) {
+	var rates []float64
+	r := RunnerFunc(func(_ context.Context, s Spec) (result.SweepOutcome, error) {
+		rates = append(rates, s.RatePPS)
+		n := int64(s.RatePPS)
+		o := result.SweepOutcome{Sent: n, OfferedPPS: s.RatePPS, Received: n, Total: n, SendSeconds: 1}
+		if s.RatePPS > 5000 {
+			o.Received, o.Lost, o.MaxLagS, o.ServicePPS = n-10, 10, 0.05, 5000
+		}
+		return o, nil
+	})
+	if err := Run(context.Background(), fastConfig(500), r, NewResult(result.SweepTest{})); err != nil {
+		t.Fatal(err)
+	}
+	if len(rates) < 3 || rates[0] != rates[1] || rates[2] < 5000*0.99 || rates[2] > 5000 {
+		t.Errorf("rates %v: want the first tried twice, then just under 5000", rates)
+	}
+}
+
 // TestSpoiledHook: Config.Spoiled marks a failing trial as this host's
 // doing (host_stalled, tried StallRetries more times), beside the stall
 // rule; a trial it does not mark is judged as before.
