@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/wirebench/wirebench/internal/result"
@@ -33,6 +34,13 @@ func TestSameClock(t *testing.T) {
 	}
 	if ok, _ := sameClock(ctx, "192.0.2.1", true); !ok {
 		t.Error("--same-clock not heeded")
+	}
+	// Found, it says so; --same-clock=false overrides what is found.
+	if ok, why := sameClockChoice(ctx, "127.0.0.1", false, false); !ok || !strings.HasPrefix(why, "found: ") {
+		t.Errorf("127.0.0.1 with the flag not given: %v (%s), want found", ok, why)
+	}
+	if ok, why := sameClockChoice(ctx, "127.0.0.1", true, false); ok || !strings.Contains(why, "--same-clock=false") {
+		t.Errorf("127.0.0.1 with --same-clock=false: %v (%s), want not shared", ok, why)
 	}
 	for _, c := range []struct {
 		host      string

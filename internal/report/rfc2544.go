@@ -79,6 +79,16 @@ func writeRFCThroughput(w io.Writer, r *result.RFC2544) {
 	if unconfirmed {
 		fmt.Fprintln(w, "  * not confirmed: no trial of the confirming length passed at this rate (see the warnings)")
 	}
+	for _, sr := range r.Sizes {
+		if sr.DiscountedTrials == 0 || !rfcDone(sr, result.RFC2544TestThroughput) {
+			continue
+		}
+		line := fmt.Sprintf("  %d B: %d trials discounted: they lost while this host spoiled them (its sender stalled for longer than the far end's queue has room for, or its socket dropped), not counted as the far end's loss", sr.Size, sr.DiscountedTrials)
+		if sr.NDR != nil && sr.NDR.LimitedByHost {
+			line += "; the NDR is this host's limit, a lower bound of the far end's"
+		}
+		fmt.Fprintln(w, line)
+	}
 }
 
 // rfcRateCells formats a throughput rate's packet rate, Mbit/s and share of
@@ -142,6 +152,9 @@ func writeRFCLatency(w io.Writer, r *result.RFC2544) {
 	tw.Flush()
 	for _, n := range slices.Compact(notes) {
 		fmt.Fprintf(w, "  %s\n", n)
+	}
+	if r.Test.ClockWhy != "" {
+		fmt.Fprintf(w, "  clock: %s (%s)\n", r.Test.Clock, r.Test.ClockWhy)
 	}
 }
 
@@ -220,6 +233,11 @@ func WriteRFC2544CSV(w io.Writer, r *result.RFC2544) error {
 			rate("ndr_bps", sr.NDRBPS, sr.NDRFound)
 			rate("pdr_pps", sr.PDRPPS, sr.PDRFound)
 			rate("pdr_bps", sr.PDRBPS, sr.PDRFound)
+			if sr.DiscountedTrials > 0 {
+				// Trials this host spoiled, not counted as the far
+				// end's loss (only when there were any).
+				row(result.RFC2544TestThroughput, sr.Size, "", "discounted_trials", float64(sr.DiscountedTrials))
+			}
 		}
 		for _, p := range sr.Latency {
 			// One-way and delay-variation figures are named for what

@@ -88,3 +88,29 @@ func TestRateNotFoundIsLeftOut(t *testing.T) {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// TestDiscountedAndClockAreSaid: a size with trials this host spoiled says
+// how many under the throughput table and in the CSV, with its NDR named
+// this host's limit; the latency table says how the clock was decided.
+func TestDiscountedAndClockAreSaid(t *testing.T) {
+	r := &result.RFC2544{Test: result.RFC2544Test{PDRPercent: 0.5, Clock: result.RFC2544ClockShared, ClockWhy: "found: 198.18.0.2 is a lab host",
+		Loads: []float64{50}}, Sizes: []result.RFC2544Size{
+		{Size: 1472, LinePPS: 8000, NDRPPS: 700, NDRBPS: 8.2e6, NDRFound: true, NDR: &result.SweepSize{HeldS: 10, LimitedByHost: true}, PDRPPS: 700, PDR: &result.SweepSize{HeldS: 10},
+			DiscountedTrials: 3, Latency: []result.RFC2544LatencyPoint{{LoadPercent: 50, Kind: result.RFC2544OneWay, P50MS: 0.1}},
+			Done: []string{result.RFC2544TestThroughput, result.RFC2544TestLatency}},
+	}}
+	var b, c strings.Builder
+	writeRFCThroughput(&b, r)
+	writeRFCLatency(&b, r)
+	if err := WriteRFC2544CSV(&c, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1472 B: 3 trials discounted", "the NDR is this host's limit", "clock: shared (found: 198.18.0.2 is a lab host)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+	}
+	if !strings.Contains(c.String(), "throughput,1472,,discounted_trials,3") {
+		t.Errorf("CSV lacks the discounted trials:\n%s", c.String())
+	}
+}

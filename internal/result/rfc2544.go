@@ -118,6 +118,12 @@ type RFC2544Size struct {
 	// NDR and PDR are the searches, with every trial.
 	NDR *SweepSize `json:"ndr,omitempty"`
 	PDR *SweepSize `json:"pdr,omitempty"`
+	// DiscountedTrials counts the throughput trials that lost while this
+	// host spoiled them (its sender stalled for longer than the far end's
+	// queue absorbs, or its own socket dropped): not counted as the far
+	// end's loss; Discounted lists them, each with its reason.
+	DiscountedTrials int                 `json:"discounted_trials"`
+	Discounted       []RFC2544Discounted `json:"discounted,omitempty"`
 	// Latency are the latency test's points; LatencyNote says why there
 	// are none, or what they measure when it is not a round trip.
 	Latency     []RFC2544LatencyPoint `json:"latency"`
@@ -204,6 +210,35 @@ type RFC2544BackToBack struct {
 	// Capped says no burst up to RFC2544Schedule.MaxBurst was lost: the far end
 	// carries at least that.
 	Capped bool `json:"capped,omitempty"`
+	// DiscountedBursts counts bursts that lost while our sender fell
+	// behind the line rate's schedule and caught up faster than the
+	// medium (sent again); HostSpoiled says some burst length was spoiled
+	// in every try and counted as lost: the length is then a lower bound.
+	DiscountedBursts int  `json:"discounted_bursts,omitempty"`
+	HostSpoiled      bool `json:"host_spoiled,omitempty"`
+}
+
+// RFC2544Discounted is one throughput trial this host spoiled.
+type RFC2544Discounted struct {
+	// Search is "NDR" or "PDR"; RatePPS the rate asked, TrialS the trial's
+	// length, Lost what the far end did not deliver.
+	Search  string  `json:"search"`
+	RatePPS float64 `json:"rate_pps"`
+	TrialS  float64 `json:"trial_s"`
+	Lost    int64   `json:"lost"`
+	// SenderLagMS is how far our sender fell behind its schedule;
+	// QueueMS the far end's queue room as the size's trials showed it
+	// (the smallest 99th percentile round trip over the median of a trial
+	// that lost; 0: unknown).
+	SenderLagMS float64 `json:"sender_lag_ms"`
+	QueueMS     float64 `json:"queue_ms,omitempty"`
+	HostDrops   int64   `json:"host_drops,omitempty"`
+	Reason      string  `json:"reason"`
+	// Then is what followed: "run_again" (the rate was tried once more),
+	// "host_limited" (spoiled every time: the rate counts as one this host
+	// could not test, a failure of this host's, not the far end's) or
+	// "search_ended" (out of trials or interrupted).
+	Then string `json:"then"`
 }
 
 // RFC2544BurstSearch is one search: the bursts sent and the longest that lost
@@ -218,6 +253,11 @@ type RFC2544Burst struct {
 	Frames     int64   `json:"frames"`
 	OfferedPPS float64 `json:"offered_pps"`
 	Lost       int64   `json:"lost"`
+	// SenderLagMS is how far our sender fell behind the line rate's
+	// schedule; Discounted says the burst lost while it did, and was sent
+	// again.
+	SenderLagMS float64 `json:"sender_lag_ms,omitempty"`
+	Discounted  bool    `json:"discounted,omitempty"`
 }
 
 // burstTries is how often a burst this host sent below line rate is sent

@@ -8,7 +8,9 @@ import (
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
-// again before it counts (flagged).
+// burstTries is how often a burst this host sent below line rate is sent
+// again before it counts (flagged); a burst that lost while this host's
+// sender stalled, likewise.
 const burstTries = 3
 
 // backToBack runs result.RFC2544Schedule.BurstRepeats searches; each after the first
@@ -36,6 +38,9 @@ func (b *bench) backToBack(ctx context.Context, sr *result.RFC2544Size) error {
 	sr.BackToBackUS = sr.BackToBackFrames / line * 1e6
 	if !bb.AtLineRate {
 		sr.Warnings = append(sr.Warnings, fmt.Sprintf("back-to-back: this host could not send a burst that lost nothing at the medium's line rate in %d tries (the slowest went at %.1f %% of it): the far end had time to drain during it, so the length is an upper bound", burstTries, bb.SlowestPercent))
+	}
+	if bb.HostSpoiled {
+		sr.Warnings = append(sr.Warnings, fmt.Sprintf("back-to-back: a burst lost while this host's sender stalled and caught up faster than line rate in each of its %d tries (%d bursts discounted in all): it counted as lost, so the length is a lower bound", burstTries, bb.DiscountedBursts))
 	}
 	if bb.Capped {
 		sr.Warnings = append(sr.Warnings, fmt.Sprintf("back-to-back: no burst up to %d frames was lost: the far end carries at least that", b.cfg.Schedule.MaxBurst))
@@ -66,7 +71,20 @@ func (b *bench) burstSearch(ctx context.Context, size int, line float64, start i
 			if o.NoReport {
 				lost = n
 			}
-			bs.Bursts = append(bs.Bursts, result.RFC2544Burst{Frames: n, OfferedPPS: o.OfferedPPS, Lost: lost})
+			spoiled := !o.NoReport && burstSpoiled(o, lost, line)
+			bs.Bursts = append(bs.Bursts, result.RFC2544Burst{Frames: n, OfferedPPS: o.OfferedPPS, Lost: lost, SenderLagMS: o.MaxLagS * 1e3, Discounted: spoiled})
+			if spoiled {
+				// Our sender stalled in the burst and caught up faster
+				// than line rate: the loss may be ours. Sent again; a
+				// burst spoiled every time counts as lost (the length
+				// found is then a lower bound), flagged.
+				bb.DiscountedBursts++
+				if try < burstTries {
+					continue
+				}
+				bb.HostSpoiled = true
+				return false, nil
+			}
 			slow := n >= 2 && o.OfferedPPS < 0.99*line
 			if lost > 0 || !slow {
 				return lost == 0, nil
@@ -108,3 +126,15 @@ func (b *bench) burstSearch(ctx context.Context, size int, line float64, start i
 	bs.Frames = lo
 	return bs, lo >= maxN, nil
 }
+
+// burstSpoiled says whether a burst that lost did so while our sender fell
+// behind the line rate's schedule (by more than two frame times, and more
+// than a batch of sends waits anyway) and caught up faster than the medium
+// could have carried it, in a catch-up that holds all that was lost.
+func burstSpoiled(o result.SweepOutcome, lost int64, line float64) bool {
+	return lost > 0 && o.MaxLagS > max(2/line, burstLagFloor) && float64(lost) <= o.MaxLagS*line
+}
+
+// burstLagFloor is the least sender lag that spoils a burst: a few of the
+// sender's batching windows (it gathers sends for up to 50 µs).
+const burstLagFloor = 200e-6

@@ -154,6 +154,48 @@ func TestReflectRate(t *testing.T) {
 	})
 }
 
+// TestReflectShallowQueue: a 10 Mbit/s link with 5 ms of queue, where this
+// host's own stalls (our sender not running for several ms, then catching
+// up in a burst) overflow the queue at rates the link carries. The NDR is
+// within 1 % of the model's frame rate, or, when this host spoiled the
+// trials at the rates near it, the size says so: its NDR is flagged as
+// limited by this host, with the discounted trials listed, each with its
+// reason. Never is an NDR above the model's rate, and never is one more
+// than 1 % below it passed off as the link's.
+func TestReflectShallowQueue(t *testing.T) {
+	port, spec := startReflector(t, "rate=10mbit,queue=5ms")
+	attempts(t, attemptsN(), func() []string {
+		res := run(t, port, "eth100", rfc2544.Config{Sizes: testSizes(466, 1472), Tests: []string{result.RFC2544TestThroughput}})
+		var bad []string
+		for _, sr := range res.Sizes {
+			capPPS := 1 / wireTime(t, spec, sr.Size)
+			t.Logf("%d B: NDR %.1f/s PDR %.1f/s (model %.1f/s), limited by this host %v, %d trials discounted", sr.Size, sr.NDRPPS, sr.PDRPPS, capPPS, sr.NDR.LimitedByHost, sr.DiscountedTrials)
+			for _, d := range sr.Discounted {
+				t.Logf("  discounted %s at %.1f/s: lost %d, lag %.1f ms, room %.1f ms, then %s: %s", d.Search, d.RatePPS, d.Lost, d.SenderLagMS, d.QueueMS, d.Then, d.Reason)
+			}
+			for _, tr := range sr.NDR.TrialLog {
+				t.Logf("  NDR trial at %.1f/s (confirm %v): %s, lost %d, lag %.1f ms", tr.RatePPS, tr.Confirm, tr.Verdict, tr.Lost, tr.MaxLagS*1e3)
+			}
+			if sr.DiscountedTrials != len(sr.Discounted) {
+				bad = append(bad, fmt.Sprintf("%d B: discounted_trials %d, %d listed", sr.Size, sr.DiscountedTrials, len(sr.Discounted)))
+			}
+			for _, d := range sr.Discounted {
+				if d.Reason == "" || d.Then == "" {
+					bad = append(bad, fmt.Sprintf("%d B: discounted trial without its reason: %+v", sr.Size, d))
+				}
+			}
+			switch {
+			case sr.NDRPPS > capPPS*1.01:
+				bad = append(bad, fmt.Sprintf("%d B: NDR %.1f above the model's %.1f", sr.Size, sr.NDRPPS, capPPS))
+			case sr.NDRPPS >= capPPS*0.99:
+			case !sr.NDR.LimitedByHost || sr.DiscountedTrials == 0:
+				bad = append(bad, fmt.Sprintf("%d B: NDR %.1f, more than 1 %% below the model's %.1f, not flagged as this host's limit (limited by host %v, %d trials discounted)", sr.Size, sr.NDRPPS, capPPS, sr.NDR.LimitedByHost, sr.DiscountedTrials))
+			}
+		}
+		return bad
+	})
+}
+
 // TestReflectBackToBack: behind a 10 Mbit/s link with 5 ms of queue, the
 // longest burst at a 100 Mbit/s medium's line rate carried whole is what
 // the queue holds plus the frame in service (±1 frame): the model admits

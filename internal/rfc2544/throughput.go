@@ -11,11 +11,12 @@ import (
 // throughput finds a size's NDR, then its PDR from the NDR search's trials
 // onward (sweep.Config.Prior), both confirmed by a long trial.
 func (b *bench) throughput(ctx context.Context, sr *result.RFC2544Size) error {
-	ndr, err := b.search(ctx, sr.Size, 0, nil, "NDR")
+	j := &stallJudge{}
+	ndr, err := b.search(ctx, sr.Size, 0, nil, "NDR", j)
 	if err != nil || ndr == nil {
 		return err
 	}
-	pdr, err := b.search(ctx, sr.Size, b.cfg.PDRPercent, ndr.TrialLog, "PDR")
+	pdr, err := b.search(ctx, sr.Size, b.cfg.PDRPercent, ndr.TrialLog, "PDR", j)
 	if err != nil || pdr == nil {
 		return err
 	}
@@ -23,6 +24,11 @@ func (b *bench) throughput(ctx context.Context, sr *result.RFC2544Size) error {
 	sr.NDRPPS, sr.NDRBPS = ndr.RatePPS, ndr.RateBPS
 	sr.PDRPPS, sr.PDRBPS = pdr.RatePPS, pdr.RateBPS
 	sr.NDRFound, sr.PDRFound = ndr.RatePPS > 0, pdr.RatePPS > 0
+	sr.Discounted = append(j.discounted("NDR", ndr), j.discounted("PDR", pdr)...)
+	sr.DiscountedTrials = len(sr.Discounted)
+	if w := discountWarning(sr.Discounted); w != "" {
+		sr.Warnings = append(sr.Warnings, w)
+	}
 	for _, w := range ndr.Warnings {
 		sr.Warnings = append(sr.Warnings, "NDR: "+w)
 	}
@@ -40,12 +46,12 @@ func (b *bench) throughput(ctx context.Context, sr *result.RFC2544Size) error {
 }
 
 // search runs sweep's search for one size under a loss criterion, seeded
-// with prior trials. It returns nil when interrupted.
-func (b *bench) search(ctx context.Context, size int, loss float64, prior []result.SweepTrial, name string) (*result.SweepSize, error) {
+// with prior trials, with j telling the trials this host spoiled. It returns nil when interrupted.
+func (b *bench) search(ctx context.Context, size int, loss float64, prior []result.SweepTrial, name string, j *stallJudge) (*result.SweepSize, error) {
 	s := b.cfg.Schedule
 	cfg := sweep.Config{Sizes: []int{size}, MaxPPS: b.cfg.LinePPS, LinePPS: b.cfg.LinePPS, LossPercent: loss,
 		Trial: s.Search, Confirm: s.Confirm, NoBisect: true, Gap: b.cfg.Gap, BacklogFloor: b.cfg.BacklogFloor,
-		Sleep: b.cfg.Sleep}
+		Sleep: b.cfg.Sleep, Spoiled: j.spoiled, StallRetries: stallRetries, MaxTrials: searchTrials}
 	if prior != nil {
 		cfg.Prior = map[int][]result.SweepTrial{size: prior}
 	}
@@ -66,4 +72,23 @@ func (b *bench) search(ctx context.Context, size int, loss float64, prior []resu
 	}
 	sr := res.Sizes[0]
 	return &sr, nil
+}
+
+// discountWarning says how many throughput trials this host spoiled, and
+// how many rates it left untested; "" when none.
+func discountWarning(ds []result.RFC2544Discounted) string {
+	if len(ds) == 0 {
+		return ""
+	}
+	limited := 0
+	for _, d := range ds {
+		if d.Then == "host_limited" {
+			limited++
+		}
+	}
+	w := fmt.Sprintf("throughput: %d trials lost datagrams while this host spoiled them (the first: %s) and were not counted as the far end's loss (\"discounted\" lists them)", len(ds), ds[0].Reason)
+	if limited > 0 {
+		w += fmt.Sprintf("; at %d rates every try was spoiled, so those rates count as ones this host could not test (host-limited)", limited)
+	}
+	return w
 }

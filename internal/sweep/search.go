@@ -26,7 +26,7 @@ type search struct {
 
 // Verdict judges one trial against the criteria (see the package doc).
 func (c *Config) Verdict(s Spec, o result.SweepOutcome) string {
-	if o.SendErrors > 0 || o.Sent == 0 || o.OfferedPPS < 0.99*s.RatePPS || (o.HostDrops > 0 && o.Lost > 0) {
+	if o.SendErrors > 0 || o.Sent == 0 || o.OfferedPPS < 0.99*s.RatePPS {
 		return VerdictHost
 	}
 	if s.Packets == 0 && float64(o.Sent) < 0.9*s.RatePPS*s.Duration.Seconds() {
@@ -41,6 +41,12 @@ func (c *Config) Verdict(s Spec, o result.SweepOutcome) string {
 		v = VerdictLoss
 	} else if o.BacklogKnown && o.BacklogS > c.backlogLimit(o) {
 		v = VerdictPace
+	}
+	if v != VerdictPass && c.Spoiled != nil && c.Spoiled(s, o) != "" {
+		return VerdictStall
+	}
+	if o.HostDrops > 0 && o.Lost > 0 {
+		return VerdictHost
 	}
 	if v != VerdictPass && o.MaxLagS > c.backlogLimit(o) && stallExplains(v, o) {
 		return VerdictStall
@@ -169,11 +175,14 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *result.SweepSiz
 		f.trials++
 		v := cfg.Verdict(spec, o)
 		last = s.logTrial(sr, spec, o, v, size, rep, f.trials, confirming, bisected)
+		untested := false // the rate stalled every time: no evidence of the far end's limit
 		if v == VerdictStall {
-			if stalls++; stalls < 2 {
+			if stalls++; stalls <= cfg.StallRetries {
 				continue // once more at the same rate
 			}
-			v = VerdictHost // stalling again: this host cannot pace it
+			// Stalling again: this host cannot pace it. The next rate
+			// gets its own retries.
+			v, stalls, untested = VerdictHost, 0, true
 		} else {
 			stalls = 0
 		}
@@ -226,7 +235,17 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *result.SweepSiz
 			confirming, rate = true, lo
 			continue
 		}
-		if !pass {
+		if !pass && untested {
+			// What this host could not pace says nothing of where the
+			// far end's limit lies (it offered the rate, in bursts),
+			// unless a reflector was timed delivering while it held a
+			// queue (its own rate: jump just under it, as after a
+			// loss); otherwise bisect rather than creep down from it.
+			est = 0
+			if o.ServicePPS > 0 {
+				est, below = delivered(VerdictLoss, o), res/4
+			}
+		} else if !pass {
 			est, below = delivered(v, o), res
 			if o.ServicePPS > 0 && v != VerdictHost {
 				// The far end's own rate, timed from its deliveries,

@@ -95,6 +95,14 @@ type Config struct {
 	// reused). A reused confirming trial at the rate the search settles
 	// on confirms it, when it is as long as this search's confirmation.
 	Prior map[int][]result.SweepTrial
+	// Spoiled, when set, is the caller's own test of whether this host
+	// spoiled a trial that failed (its reason, "" when not), beside the
+	// stall rule (see Verdict): RFC 2544 knows the far end's queue from a
+	// reflector's round trips. A spoiled trial is judged VerdictStall.
+	Spoiled func(s Spec, o result.SweepOutcome) string
+	// StallRetries is how many times a trial judged VerdictStall is run
+	// again at the same rate before it counts as VerdictHost (default 1).
+	StallRetries int
 	// OnTrial, when set, is called after every trial (for progress).
 	OnTrial func(p Progress)
 	// Sleep waits between trials; nil uses a timer (tests pass a fake).
@@ -157,6 +165,9 @@ func (c *Config) defaults() {
 	}
 	if c.PaceTolerance <= 0 {
 		c.PaceTolerance = 0.005
+	}
+	if c.StallRetries <= 0 {
+		c.StallRetries = 1
 	}
 	if c.CliffDrop <= 0 {
 		c.CliffDrop = 0.2

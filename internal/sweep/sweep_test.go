@@ -304,6 +304,71 @@ func TestStalledTrialIsRetriedThenHostLimited(t *testing.T) {
 	if sr.TrialLog[0].Verdict != VerdictStall || !sr.LimitedByHost || sr.RatePPS > 5000 {
 		t.Errorf("first verdict %q, limited %v, rate %.0f", sr.TrialLog[0].Verdict, sr.LimitedByHost, sr.RatePPS)
 	}
+	// Every stalled rate gets its own retry (the count of stalls in a row
+	// starts again at each rate), and below one this host could not pace
+	// the search bisects: it found the highest rate this host could pace
+	// within the search's resolution.
+	for i, tr := range sr.TrialLog {
+		if tr.Verdict != VerdictStall {
+			continue
+		}
+		again := (i > 0 && sr.TrialLog[i-1].RatePPS == tr.RatePPS) || (i+1 < len(sr.TrialLog) && sr.TrialLog[i+1].RatePPS == tr.RatePPS)
+		if !again && i+1 < len(sr.TrialLog) {
+			t.Errorf("stalled trial at %.0f/s not tried again: %v", tr.RatePPS, rates)
+		}
+	}
+	if sr.RatePPS < 5000*0.97 {
+		t.Errorf("rate %.0f, want within the search's resolution below 5000 (rates %v)", sr.RatePPS, rates)
+	}
+}
+
+// TestStalledAboveTimedRate: a rate this host could not pace, where a
+// reflector was timed delivering at 5000/s while it held a queue, is
+// followed by a rate just under 5000/s (the far end's own rate), not by a
+// bisection.
+func TestStalledAboveTimedRate(t *testing.T) {
+	var rates []float64
+	r := RunnerFunc(func(_ context.Context, s Spec) (result.SweepOutcome, error) {
+		rates = append(rates, s.RatePPS)
+		n := int64(s.RatePPS)
+		o := result.SweepOutcome{Sent: n, OfferedPPS: s.RatePPS, Received: n, Total: n, SendSeconds: 1}
+		if s.RatePPS > 5000 {
+			o.Received, o.Lost, o.MaxLagS, o.ServicePPS = n-10, 10, 0.05, 5000
+		}
+		return o, nil
+	})
+	if err := Run(context.Background(), fastConfig(500), r, NewResult(result.SweepTest{})); err != nil {
+		t.Fatal(err)
+	}
+	if len(rates) < 3 || rates[0] != rates[1] || rates[2] < 5000*0.99 || rates[2] > 5000 {
+		t.Errorf("rates %v: want the first tried twice, then just under 5000", rates)
+	}
+}
+
+// TestSpoiledHook: Config.Spoiled marks a failing trial as this host's
+// doing (host_stalled, tried StallRetries more times), beside the stall
+// rule; a trial it does not mark is judged as before.
+func TestSpoiledHook(t *testing.T) {
+	cfg := fastConfig(500)
+	cfg.Spoiled = func(_ Spec, o result.SweepOutcome) string {
+		if o.HostDrops > 0 {
+			return "our socket"
+		}
+		return ""
+	}
+	cfg.defaults()
+	lossy := result.SweepOutcome{Sent: 1000, OfferedPPS: 1000, Received: 990, Lost: 10, Total: 1000, SendSeconds: 1}
+	if v := cfg.Verdict(Spec{RatePPS: 1000, Duration: time.Second}, lossy); v != VerdictLoss {
+		t.Errorf("unmarked loss: %q", v)
+	}
+	lossy.HostDrops = 10
+	if v := cfg.Verdict(Spec{RatePPS: 1000, Duration: time.Second}, lossy); v != VerdictStall {
+		t.Errorf("marked loss: %q", v)
+	}
+	cfg.Spoiled = nil
+	if v := cfg.Verdict(Spec{RatePPS: 1000, Duration: time.Second}, lossy); v != VerdictHost {
+		t.Errorf("our socket's drops without the hook: %q, want %q as before", v, VerdictHost)
+	}
 }
 
 func TestReportCoveringPartOfTheTestIsNoPass(t *testing.T) {

@@ -1,0 +1,199 @@
+package rfc2544
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/sweep"
+)
+
+// stallingHost wraps fakeDevice: the trials it names come back as this
+// host's stalls would leave them behind a far end with a 5 ms queue that
+// keeps up with the rate: some datagrams lost, our sender 12 ms behind its
+// schedule, the far end's queue empty for most of the trial.
+type stallingHost struct {
+	fakeDevice
+	// stall says whether the n-th trial (from 1) at rate stalls.
+	stall func(n int, rate float64) bool
+	n     int
+}
+
+func (h *stallingHost) Trial(ctx context.Context, s sweep.Spec) (result.SweepOutcome, error) {
+	h.n++
+	o, err := h.fakeDevice.Trial(ctx, s)
+	o.RTT = &result.SweepRTT{Min: 1, P50: 1.1, P99: 5, Max: 6}
+	if s.Packets == 0 && s.RatePPS <= h.capPPS && h.stall(h.n, s.RatePPS) {
+		o.Lost, o.Received = 9, o.Sent-9
+		o.MaxLagS = 0.012
+	}
+	return o, err
+}
+
+func throughputOnly() Config {
+	cfg := fakeConfig()
+	cfg.Sizes, cfg.Tests = []int{1472}, []string{result.RFC2544TestThroughput}
+	return cfg
+}
+
+// TestStallRetried: trials below the far end's capacity that lose while
+// our sender stalls are run again; a clean retry decides, so the NDR is
+// the far end's, and each discounted trial is listed with its reason.
+func TestStallRetried(t *testing.T) {
+	// Every third trial stalls.
+	d := &stallingHost{fakeDevice: fakeDevice{capPPS: 812, queue: 4}, stall: func(n int, _ float64) bool { return n%3 == 0 }}
+	res := NewResult(result.RFC2544Test{})
+	if err := Run(context.Background(), throughputOnly(), d, res); err != nil {
+		t.Fatal(err)
+	}
+	sr := res.Sizes[0]
+	if sr.NDRPPS < 812*0.99 || sr.NDRPPS > 812 || sr.NDR.LimitedByHost || !sr.NDR.Confirmed {
+		t.Errorf("NDR %.1f (limited by host %v, confirmed %v), want 803.9 to 812", sr.NDRPPS, sr.NDR.LimitedByHost, sr.NDR.Confirmed)
+	}
+	if sr.DiscountedTrials == 0 || sr.DiscountedTrials != len(sr.Discounted) {
+		t.Fatalf("discounted %d: %+v", sr.DiscountedTrials, sr.Discounted)
+	}
+	for _, x := range sr.Discounted {
+		if x.Then != "run_again" || x.Lost != 9 || x.SenderLagMS != 12 || x.QueueMS != 3.9 || !strings.Contains(x.Reason, "queue stood empty") {
+			t.Errorf("discounted %+v", x)
+		}
+	}
+	if !hasWarning(sr.Warnings, "were not counted as the far end's loss") {
+		t.Errorf("warnings %q", sr.Warnings)
+	}
+}
+
+// TestStallEveryTry: a host that stalls in every trial above 700/s cannot
+// test those rates: they count as host-limited, never as the far end's
+// loss, so the NDR is below them and flagged as this host's limit, and the
+// trials say so.
+func TestStallEveryTry(t *testing.T) {
+	d := &stallingHost{fakeDevice: fakeDevice{capPPS: 812, queue: 4}, stall: func(_ int, rate float64) bool { return rate > 700 }}
+	res := NewResult(result.RFC2544Test{})
+	if err := Run(context.Background(), throughputOnly(), d, res); err != nil {
+		t.Fatal(err)
+	}
+	sr := res.Sizes[0]
+	if sr.NDRPPS > 700 || sr.NDRPPS < 690 || !sr.NDR.LimitedByHost || !sr.NDR.Confirmed {
+		t.Errorf("NDR %.1f (limited by host %v), want 690 to 700, confirmed, and limited by this host", sr.NDRPPS, sr.NDR.LimitedByHost)
+	}
+	limited := 0
+	for _, x := range sr.Discounted {
+		if x.RatePPS <= 700 || x.RatePPS > 812 {
+			t.Errorf("discounted a trial at %.1f/s", x.RatePPS)
+		}
+		if x.Then == "host_limited" {
+			limited++
+		}
+	}
+	if limited == 0 || !hasWarning(sr.Warnings, "count as ones this host could not test") || !hasWarning(sr.Warnings, "limited by this host") {
+		t.Errorf("%d host-limited of %+v; warnings %q", limited, sr.Discounted, sr.Warnings)
+	}
+	for _, tr := range sr.NDR.TrialLog {
+		if tr.RatePPS > 700 && tr.RatePPS <= 812 && tr.Verdict == sweep.VerdictLoss {
+			t.Errorf("a stalled trial at %.1f/s counted as the far end's loss", tr.RatePPS)
+		}
+	}
+}
+
+// TestSpoiled: which failing trials are this host's doing.
+func TestSpoiled(t *testing.T) {
+	rtt := func(min, p50, p99 float64) *result.SweepRTT {
+		return &result.SweepRTT{Min: min, P50: p50, P99: p99, Max: 3 * p99}
+	}
+	spec := sweep.Spec{Size: 1472, RatePPS: 800}
+	for _, c := range []struct {
+		name string
+		o    result.SweepOutcome
+		want string // part of the reason; "" for none
+	}{
+		{"our socket dropped", result.SweepOutcome{Lost: 3, HostDrops: 3}, "our own socket dropped 3"},
+		{"stall past an empty queue", result.SweepOutcome{Lost: 40, OfferedPPS: 800, MaxLagS: 0.012, RTT: rtt(1, 1.2, 6)}, "queue stood empty"},
+		{"one burst holds the loss", result.SweepOutcome{Lost: 5, OfferedPPS: 800, MaxLagS: 0.012, RTT: rtt(1, 5, 6)}, "holds all 5 lost"},
+		{"stall within the queue's room", result.SweepOutcome{Lost: 5, OfferedPPS: 800, MaxLagS: 0.004, RTT: rtt(1, 1.2, 6)}, ""},
+		{"overload: queue full, loss beyond the burst", result.SweepOutcome{Lost: 400, OfferedPPS: 800, MaxLagS: 0.03, RTT: rtt(1, 5.8, 6)}, ""},
+		{"overload: the far end timed at a tenth of our rate", result.SweepOutcome{Lost: 7000, OfferedPPS: 8000, ServicePPS: 800, MaxLagS: 0.16, RTT: rtt(1, 6, 200)}, ""},
+		{"nothing lost (a backlog: sweep's rule)", result.SweepOutcome{OfferedPPS: 800, MaxLagS: 0.02, BacklogS: 0.01, RTT: rtt(1, 1.2, 6)}, ""},
+		{"no round trips (a server's report)", result.SweepOutcome{Lost: 5, OfferedPPS: 800, MaxLagS: 0.03}, ""},
+	} {
+		got := (&stallJudge{}).spoiled(spec, c.o)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestSpoiledRemembersRoom: the queue's room is the smallest deep wait of
+// a trial that lost, so a later trial whose round trips this host's
+// stalls held up (a deep wait of 60 ms behind a 4 ms queue) is judged
+// against 4 ms.
+func TestSpoiledRemembersRoom(t *testing.T) {
+	j := &stallJudge{}
+	spec := sweep.Spec{Size: 1472, RatePPS: 400}
+	first := result.SweepOutcome{Lost: 2, OfferedPPS: 400, MaxLagS: 0.002, RTT: &result.SweepRTT{Min: 1, P50: 1.1, P99: 5.1, Max: 9}}
+	if why := j.spoiled(spec, first); why != "" || math.Abs(j.room-0.004) > 1e-9 {
+		t.Fatalf("a 2 ms lag behind a 4 ms queue: %q (room %v)", why, j.room)
+	}
+	held := result.SweepOutcome{Lost: 30, OfferedPPS: 400, MaxLagS: 0.02, RTT: &result.SweepRTT{Min: 1, P50: 1.2, P99: 61.2, Max: 80}}
+	if why := j.spoiled(spec, held); !strings.Contains(why, "room for (4.0 ms)") {
+		t.Errorf("a 20 ms lag, round trips held up to 61 ms: %q, want judged against the 4 ms seen before", why)
+	}
+	if why := (&stallJudge{}).spoiled(spec, held); why != "" {
+		t.Errorf("the same trial first: %q, want not spoiled (60 ms of room seen)", why)
+	}
+}
+
+// stallingBursts wraps fakeDevice: the bursts it names lose a frame while
+// our sender lags 1 ms behind the line rate's schedule.
+type stallingBursts struct {
+	fakeDevice
+	stall func(n int, frames int64) bool
+	n     int
+}
+
+func (h *stallingBursts) Trial(ctx context.Context, s sweep.Spec) (result.SweepOutcome, error) {
+	o, err := h.fakeDevice.Trial(ctx, s)
+	if s.Packets > 0 {
+		if h.n++; h.stall(h.n, s.Packets) {
+			o.Lost, o.Received, o.MaxLagS = o.Lost+1, o.Received-1, 0.001
+		}
+	}
+	return o, err
+}
+
+// TestBurstStall: a burst that lost while our sender stalled is sent
+// again, and a clean try decides; one spoiled in every try counts as lost
+// and the length is flagged as a lower bound.
+func TestBurstStall(t *testing.T) {
+	cfg := fakeConfig()
+	cfg.Sizes, cfg.Tests = []int{1472}, []string{result.RFC2544TestBackToBack}
+	d := &stallingBursts{fakeDevice: fakeDevice{capPPS: 812, queue: 4}, stall: func(n int, _ int64) bool { return n%2 == 1 }}
+	res := NewResult(result.RFC2544Test{})
+	if err := Run(context.Background(), cfg, d, res); err != nil {
+		t.Fatal(err)
+	}
+	sr := res.Sizes[0]
+	if sr.BackToBackFrames != 4 || sr.BackToBack.DiscountedBursts == 0 || sr.BackToBack.HostSpoiled {
+		t.Errorf("every other burst stalled: %v frames, %d discounted, spoiled %v; want 4, some, false", sr.BackToBackFrames, sr.BackToBack.DiscountedBursts, sr.BackToBack.HostSpoiled)
+	}
+	d = &stallingBursts{fakeDevice: fakeDevice{capPPS: 812, queue: 4}, stall: func(_ int, frames int64) bool { return frames == 4 }}
+	res = NewResult(result.RFC2544Test{})
+	if err := Run(context.Background(), cfg, d, res); err != nil {
+		t.Fatal(err)
+	}
+	sr = res.Sizes[0]
+	if sr.BackToBackFrames != 3 || !sr.BackToBack.HostSpoiled || !hasWarning(sr.Warnings, "the length is a lower bound") {
+		t.Errorf("the 4-frame burst always stalled: %v frames, spoiled %v, warnings %q; want 3, flagged", sr.BackToBackFrames, sr.BackToBack.HostSpoiled, sr.Warnings)
+	}
+}
+
+func hasWarning(ws []string, part string) bool {
+	for _, w := range ws {
+		if strings.Contains(w, part) {
+			return true
+		}
+	}
+	return false
+}
