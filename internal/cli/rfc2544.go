@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/labctl"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/rfc2544"
@@ -32,9 +33,11 @@ type rfc2544Flags struct {
 	gap      string
 	json     bool
 	csv      bool
-	// sameClock says the far end reads our clock (a lab on this host).
-	sameClock bool
-	saving    saveFlags
+	// sameClock is --same-clock; sameClockSet says it was given (as
+	// false, it turns off finding the clock shared).
+	sameClock    bool
+	sameClockSet bool
+	saving       saveFlags
 }
 
 func newRFC2544Cmd(e *env) *cobra.Command {
@@ -68,8 +71,9 @@ The far end (--mode): reflect (a UDP reflector: wirebench reflect, a device in
 loopback), wirebench (a wirebench server) or iperf2 (an iperf 2 server). The
 latency test needs a reflector or a wirebench server, which times each
 datagram's arrival (kernel timestamp) against our send stamp: one-way latency
-when the server is on loopback, an address of this machine or --same-clock
-(a lab namespace on this host), else delay variation only (each trial's
+when the server reads this machine's clock (loopback, an address of this
+machine or of one of its lab namespaces, found by itself; or --same-clock),
+else delay variation only (each trial's
 fastest datagram subtracted). Against an iperf 2 server it says why it
 cannot run.
 
@@ -96,7 +100,7 @@ the schema wirebench/1, kind "rfc2544"; runs are saved in the results store.`,
 	fl.Int64Var(&f.maxBurst, "max-burst", 100000, "the longest back-to-back burst to try, in `FRAMES`")
 	fl.StringVar(&f.gap, "gap", "", "pause between trials so that queues drain, a `DUR` (default 200ms; 1s with --mode iperf2)")
 	f.saving.register(cmd)
-	fl.BoolVar(&f.sameClock, "same-clock", false, "with --mode wirebench: the server reads this machine's clock (a lab namespace on this host), so the latency test gives one-way latency; without it, only a loopback or own address counts as the same clock, and any other gives delay variation only")
+	fl.BoolVar(&f.sameClock, "same-clock", false, "with --mode wirebench: the server reads this machine's clock, so the latency test gives one-way latency; without it, loopback, this machine's own addresses and its lab namespaces are found to, and any other address gives delay variation only; --same-clock=false counts none")
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, kind rfc2544)")
 	fl.BoolVar(&f.csv, "csv", false, "print the figures as CSV (test, size, point, metric, value)")
 	return cmd
@@ -106,14 +110,17 @@ the schema wirebench/1, kind "rfc2544"; runs are saved in the results store.`,
 func parseRFC2544(host string, f *rfc2544Flags) (rfc2544.Config, result.RFC2544Test, sweep.Runner, error) {
 	o := rfc2544.Options{Port: f.port, Mode: f.mode, Sizes: f.sizes, Tests: f.tests, Medium: f.medium, PDR: f.pdr, Loads: f.loads,
 		Strict: f.strict, Trial: f.trial, Confirm: f.confirm, MaxBurst: f.maxBurst, Gap: f.gap, SameClock: f.sameClock}
-	s, err := o.Setup(host, func(host string, told bool) (bool, string) { return sameClock(context.Background(), host, told) })
+	s, err := o.Setup(host, func(host string, told bool) (bool, string) {
+		return labctl.SameClock(context.Background(), host, f.sameClockSet, told)
+	})
 	if err != nil {
 		return rfc2544.Config{}, result.RFC2544Test{}, nil, usageError{err}
 	}
 	return s.Config, s.Test, s.Runner, s.Config.Validate()
 }
 
-func runRFC2544(e *env, _ *cobra.Command, host string, f *rfc2544Flags) error {
+func runRFC2544(e *env, cmd *cobra.Command, host string, f *rfc2544Flags) error {
+	f.sameClockSet = cmd.Flags().Changed("same-clock")
 	format, err := pickFormat(f.json, f.csv)
 	if err != nil {
 		return err

@@ -1,12 +1,15 @@
 package labctl
 
 import (
+	"context"
 	"fmt"
 	"maps"
+	"net"
 	"net/netip"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/wirebench/wirebench/internal/netlab"
 )
@@ -61,4 +64,69 @@ func hostAddr(s string) netip.Addr {
 	}
 	a, _ := netip.ParseAddr(strings.TrimSpace(s))
 	return a.Unmap()
+}
+
+// SameClock decides the clock from --same-clock: given (set) as true,
+// the user says both ends read one clock (two hosts with a shared time
+// reference the user vouches for); given as false, the user says they do
+// not, whatever the address; not given, it is found: host is a loopback
+// address, one of this machine's own interface addresses, or the address
+// of a network namespace of this machine (a lab host: OnThisMachine),
+// and the reason says it was found so.
+func SameClock(ctx context.Context, host string, set, told bool) (bool, string) {
+	switch {
+	case told:
+		return true, "--same-clock: the user says both ends read the same clock"
+	case set:
+		return false, "--same-clock=false: the user says the two ends' clocks may differ"
+	}
+	ips, err := clockPeerAddrs(ctx, host)
+	if err != nil {
+		return false, fmt.Sprintf("%s could not be resolved to tell (%v)", host, err)
+	}
+	own, err := net.InterfaceAddrs()
+	if err != nil {
+		own = nil // only loopback can be told then
+	}
+	for _, ip := range ips {
+		if local, why := IsLocalAddr(ip, own); local {
+			return true, fmt.Sprintf("found: %s is %s (--same-clock=false to not count it)", ip, why)
+		}
+	}
+	for _, ip := range ips {
+		if where, ok := OnThisMachine(ip); ok {
+			return true, fmt.Sprintf("found: %s is %s (--same-clock=false to not count it)", ip, where)
+		}
+	}
+	return false, fmt.Sprintf("%s is not an address of this machine or of a network namespace on it, so its clock may differ from ours (give --same-clock when it reads the same clock)", host)
+}
+
+// clockPeerAddrs returns host's addresses (host itself when it is one).
+func clockPeerAddrs(ctx context.Context, host string) ([]netip.Addr, error) {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{ip.Unmap()}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	for i := range addrs {
+		addrs[i] = addrs[i].Unmap()
+	}
+	return addrs, err
+}
+
+// IsLocalAddr says whether ip is loopback or one of own (this machine's
+// interface addresses), and which.
+func IsLocalAddr(ip netip.Addr, own []net.Addr) (bool, string) {
+	if ip.IsLoopback() {
+		return true, "loopback"
+	}
+	for _, a := range own {
+		if n, ok := a.(*net.IPNet); ok {
+			if o, ok := netip.AddrFromSlice(n.IP); ok && o.Unmap() == ip.Unmap() {
+				return true, "an address of this machine"
+			}
+		}
+	}
+	return false, ""
 }
