@@ -182,7 +182,7 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	if format == formatText {
 		announceDialect(e, choice)
 		cfg.OnInterval = func(in result.Interval) {
-			text.Interval(intervalID(cfg.Parallel), in, cfg.UDP, in.Flow == "reverse" || cfg.Reverse)
+			text.Interval(report.IntervalID(cfg.Parallel), in, cfg.UDP, in.Flow == "reverse" || cfg.Reverse)
 		}
 		cfg.OnConnected = text.Connected
 		text.Header(session.PreviewTest(prepared), "client", "", "")
@@ -262,15 +262,6 @@ func (f *clientFlags) openDUT(e *env, cmd *cobra.Command, cfg *session.ClientCon
 	}
 	adoptDialect(e, s, &cfg.Dialect, cmd.Flags().Changed("dialect"))
 	return s, nil, nil
-}
-
-// intervalID is the bracketed id of an interval line: SUM over several
-// streams.
-func intervalID(parallel int) string {
-	if parallel > 1 {
-		return "SUM"
-	}
-	return "1"
 }
 
 // usageOrRun classifies a session error: config problems are usage errors.

@@ -54,20 +54,12 @@ func (f *dutFlags) asked() dut.Flags {
 
 // checkShell rejects a --dut-shell that names no shell, with --dut or
 // without (a typo is not ignored because --dut was left out).
-func (f *dutFlags) checkShell() error { return asUsage(f.asked().CheckShell()) }
+func (f *dutFlags) checkShell() error { return usage(f.asked().CheckShell()) }
 
 // options checks the flags and returns the session options and spec.
 func (f *dutFlags) options() (dut.Options, dut.Spec, error) {
 	o, sp, err := f.asked().Options()
-	return o, sp, asUsage(err)
-}
-
-// asUsage marks err, when not nil, as a mistake in what the user typed.
-func asUsage(err error) error {
-	if err != nil {
-		return usageError{err}
-	}
-	return nil
+	return o, sp, usage(err)
 }
 
 // open connects to the device; on failure the session (for its

@@ -130,7 +130,7 @@ func newLabExecCmd(e *env, name *string) *cobra.Command {
 		Short: "Run a command inside host a or b (or r, with --model or --wire exact) of the lab; its exit code is wirebench's",
 		Args: func(_ *cobra.Command, args []string) error {
 			_, _, err := labctl.ExecArgs(args)
-			return asUsage(err)
+			return usage(err)
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
 			if err := labctl.Available(); err != nil {

@@ -6,11 +6,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/wirebench/wirebench/internal/result"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 
 	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/store"

@@ -20,5 +20,5 @@ func (l *linkFlags) register(cmd *cobra.Command) {
 // resolve turns the flags into a placer (calc.Placer); nil places nothing.
 func (l *linkFlags) resolve() (*calc.Placer, error) {
 	p, err := l.link.Placer()
-	return p, asUsage(err)
+	return p, usage(err)
 }

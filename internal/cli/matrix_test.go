@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"github.com/wirebench/wirebench/internal/result"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/wirebench/wirebench/internal/result"
 
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/matrix"

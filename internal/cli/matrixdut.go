@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/matrix"
-	"github.com/wirebench/wirebench/internal/report"
 )
 
 // The matrix with --dut (issue 14): every cell drives the device's own
@@ -70,7 +69,3 @@ func (d *dutMatrix) close(e *env) {
 	d.f.saveTranscript(e, d.S.TranscriptLines())
 	d.S.Close()
 }
-
-// writeMatrixDevice is report.WriteMatrixDevice (show prints a saved
-// matrix through it).
-var writeMatrixDevice = report.WriteMatrixDevice

@@ -5,11 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/wirebench/wirebench/internal/result"
 	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 
 	"github.com/wirebench/wirebench/internal/matrix"
 	"github.com/wirebench/wirebench/internal/testutil/lgfake"

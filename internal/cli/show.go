@@ -84,7 +84,7 @@ func writeMatrixRun(w io.Writer, m *result.Matrix) error {
 	if err := report.WriteMatrix(w, m); err != nil {
 		return err
 	}
-	return writeMatrixDevice(w, m)
+	return report.WriteMatrixDevice(w, m)
 }
 
 // writeSweepRun prints a sweep as the sweep command did: the table, then

@@ -12,7 +12,6 @@ import (
 	"github.com/wirebench/wirebench/internal/probe"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sweep"
-	"github.com/wirebench/wirebench/internal/units"
 	"github.com/wirebench/wirebench/internal/version"
 )
 
@@ -96,12 +95,6 @@ with its error; the sizes finished are printed and saved, and the exit code is 1
 	return cmd
 }
 
-// parseDur is units.ParseDuration, the one parser of times given as text.
-var parseDur = units.ParseDuration
-
-// sweepSummary is the one line history shows for a sweep.
-var sweepSummary = sweep.Summary
-
 func runSweep(e *env, cmd *cobra.Command, host string, f *sweepCmdFlags) error {
 	format, err := pickFormat(f.json, f.csv)
 	if err != nil {
@@ -146,7 +139,7 @@ func runSweep(e *env, cmd *cobra.Command, host string, f *sweepCmdFlags) error {
 	}
 	// Saved before printing, so that a store that failed says so in the
 	// JSON; an interrupted sweep is kept too (marked interrupted).
-	id, w := f.saving.save(e, result.KindSweep, net.JoinHostPort(res.Test.Host, strconv.Itoa(res.Test.Port)), sweepSummary(res), res.StartedAt, res)
+	id, w := f.saving.save(e, result.KindSweep, net.JoinHostPort(res.Test.Host, strconv.Itoa(res.Test.Port)), sweep.Summary(res), res.StartedAt, res)
 	if w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}

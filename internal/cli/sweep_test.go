@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/wirebench/wirebench/internal/result"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
 
 	"github.com/wirebench/wirebench/internal/lab"
 	"github.com/wirebench/wirebench/internal/lab/model"

@@ -243,7 +243,7 @@ func TestWebCommandComparesSweeps(t *testing.T) {
 			t.Fatal(err)
 		}
 		doc, _ := json.Marshal(res)
-		id, err := st.Save(ctx, &store.Run{Kind: result.KindSweep, StartedAt: res.StartedAt, Target: "192.0.2.1:5001", Summary: sweepSummary(res), Result: doc})
+		id, err := st.Save(ctx, &store.Run{Kind: result.KindSweep, StartedAt: res.StartedAt, Target: "192.0.2.1:5001", Summary: sweep.Summary(res), Result: doc})
 		if err != nil {
 			t.Fatal(err)
 		}
