@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/credential"
 	"github.com/wirebench/wirebench/internal/session"
-	iperf3session "github.com/wirebench/wirebench/internal/session/iperf3"
+	"github.com/wirebench/wirebench/internal/session/iperf3/serverauth"
 )
 
 // Environment variables read for authentication (docs/auth.md).
@@ -62,7 +62,7 @@ func (f *serverAuthFlags) register(cmd *cobra.Command) {
 }
 
 // resolve builds the server's authentication (nil when none).
-func (f *serverAuthFlags) resolve(cmd *cobra.Command) (*iperf3session.Auth, error) {
+func (f *serverAuthFlags) resolve(cmd *cobra.Command) (*serverauth.Auth, error) {
 	f.SkewSet = cmd.Flags().Changed("time-skew-threshold")
 	a, mistake, err := f.Auth()
 	if mistake {

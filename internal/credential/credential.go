@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/wirebench/wirebench/internal/session"
-	iperf3session "github.com/wirebench/wirebench/internal/session/iperf3"
+	"github.com/wirebench/wirebench/internal/session/iperf3/serverauth"
 	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
@@ -95,15 +95,15 @@ type ServerOptions struct {
 
 // Auth checks the options and builds the server's authentication (nil
 // when none); mistake says whether an error is a mistake in the options.
-func (o ServerOptions) Auth() (a *iperf3session.Auth, mistake bool, err error) {
+func (o ServerOptions) Auth() (a *serverauth.Auth, mistake bool, err error) {
 	if o.SkewSet && o.Skew <= 0 {
 		return nil, true, fmt.Errorf("invalid --time-skew-threshold %d: want seconds > 0", o.Skew)
 	}
-	a, err = iperf3session.NewAuth(iperf3session.AuthConfig{
+	a, err = serverauth.New(serverauth.Config{
 		PrivateKeyPath: o.PrivateKeyPath, UsersPath: o.UsersPath, SkewThreshold: int64(o.Skew), Secret: Secret(o.Secret),
 	})
 	if err != nil {
-		if session.IsConfigError(err) {
+		if serverauth.IsConfigError(err) {
 			return nil, true, err
 		}
 		return nil, false, fmt.Errorf("setting up authentication: %w", err)
@@ -113,7 +113,7 @@ func (o ServerOptions) Auth() (a *iperf3session.Auth, mistake bool, err error) {
 
 // Describe says what the server's authentication a covers, for its log
 // ("" for none).
-func (o ServerOptions) Describe(a *iperf3session.Auth) string {
+func (o ServerOptions) Describe(a *serverauth.Auth) string {
 	if a == nil {
 		return ""
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf3/serverauth"
 	"github.com/wirebench/wirebench/internal/testutil/authkeys"
 	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
@@ -23,9 +24,9 @@ type authFiles struct{ authkeys.Files }
 
 func newAuthFiles(t *testing.T) authFiles { return authFiles{authkeys.Write(t)} }
 
-func (f authFiles) server(t *testing.T, secret []byte) *Auth {
+func (f authFiles) server(t *testing.T, secret []byte) *serverauth.Auth {
 	t.Helper()
-	a, err := NewAuth(AuthConfig{PrivateKeyPath: f.Private, UsersPath: f.Users, Secret: secret})
+	a, err := serverauth.New(serverauth.Config{PrivateKeyPath: f.Private, UsersPath: f.Users, Secret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestIperf3AuthRealClientAgainstOurServer(t *testing.T) {
 
 	// A server with only the shared secret refuses real iperf3, which
 	// cannot carry it, even with valid RSA credentials.
-	secretAuth, err := NewAuth(AuthConfig{Secret: []byte("s")})
+	secretAuth, err := serverauth.New(serverauth.Config{Secret: []byte("s")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestIperf3AuthOurClientOurServer(t *testing.T) {
 	secret := []byte("lab-secret")
 	rsaOnly := startI3Server(t, session.ServerConfig{}, Config{Auth: f.server(t, nil)})
 	both := startI3Server(t, session.ServerConfig{}, Config{Auth: f.server(t, secret)})
-	secretAuth, err := NewAuth(AuthConfig{Secret: secret})
+	secretAuth, err := serverauth.New(serverauth.Config{Secret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,87 +226,10 @@ func TestIperf3AuthOurClientOurServer(t *testing.T) {
 	}
 }
 
-// TestIperf3AuthorizeRefusals covers, at the check itself, what a client
-// cannot easily send: a stale or future timestamp, a replayed token or
-// MAC, an unreadable token; and that the users file is re-read per test.
-func TestIperf3AuthorizeRefusals(t *testing.T) {
+// TestIperf3ClientAuthConfig: client authentication the iperf3 client
+// cannot use is a config error before anything is sent.
+func TestIperf3ClientAuthConfig(t *testing.T) {
 	f := newAuthFiles(t)
-	a := f.server(t, []byte("s"))
-	now := time.Unix(1_800_000_000, 0)
-	a.now = func() time.Time { return now }
-	ck, err := i3wire.NewCookie(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := func(user, pw string, ts time.Time) *i3wire.Params {
-		c := f.client(user, pw)
-		p := &i3wire.Params{}
-		if err := c.Apply(p, ck, ts); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	secret := func(s string, ts time.Time) *i3wire.Params {
-		p := &i3wire.Params{}
-		c := session.Iperf3ClientAuth{Secret: []byte(s)}
-		if err := c.Apply(p, ck, ts); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	check := func(name string, p *i3wire.Params, want string) {
-		t.Helper()
-		who, err := a.authorize(ck, p)
-		switch {
-		case want == "" && err != nil:
-			t.Errorf("%s: refused: %v", name, err)
-		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
-			t.Errorf("%s: authorize = %q, %v; want an error containing %q", name, who, err, want)
-		}
-	}
-	fresh := token("alice", "secret", now.Add(-10*time.Second))
-	check("10 s old", fresh, "")
-	check("the same token again", fresh, "replay")
-	check("11 s old", token("alice", "secret", now.Add(-11*time.Second)), "threshold 10 s")
-	check("11 s ahead", token("alice", "secret", now.Add(11*time.Second)), "threshold 10 s")
-	check("garbage token", &i3wire.Params{AuthToken: "AAAA"}, "token of 3 bytes")
-	mac := secret("s", now.Add(5*time.Second))
-	check("secret 5 s ahead", mac, "")
-	check("the same MAC again", mac, "replay")
-	check("stale secret", secret("s", now.Add(-60*time.Second)), "threshold 10 s")
-
-	// The file is read for every test, as iperf3 does: a user removed
-	// from it is refused at once.
-	if err := os.WriteFile(f.Users, []byte("bob,"+i3wire.PasswordHash("bob", "hunter2")+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	check("alice removed", token("alice", "secret", now), `unknown user "alice"`)
-	check("bob still there", token("bob", "hunter2", now), "")
-	if err := os.WriteFile(f.Users, []byte("bob,XYZ\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	check("broken users file", token("bob", "hunter2", now), "line 1")
-}
-
-func TestNewIperf3AuthConfig(t *testing.T) {
-	f := newAuthFiles(t)
-	if a, err := NewAuth(AuthConfig{}); a != nil || err != nil {
-		t.Errorf("nothing configured: %v, %v; want nil, nil", a, err)
-	}
-	for name, cfg := range map[string]AuthConfig{
-		"key without users":   {PrivateKeyPath: f.Private},
-		"users without key":   {UsersPath: f.Users},
-		"public key as key":   {PrivateKeyPath: f.Public, UsersPath: f.Users},
-		"missing key file":    {PrivateKeyPath: f.Private + ".nope", UsersPath: f.Users},
-		"missing users file":  {PrivateKeyPath: f.Private, UsersPath: f.Users + ".nope"},
-		"skew without auth":   {SkewThreshold: 5},
-		"negative skew":       {PrivateKeyPath: f.Private, UsersPath: f.Users, SkewThreshold: -1},
-		"users file is a key": {PrivateKeyPath: f.Private, UsersPath: f.Private},
-	} {
-		if _, err := NewAuth(cfg); !session.IsConfigError(err) {
-			t.Errorf("%s: NewAuth = %v, want a config error", name, err)
-		}
-	}
 	for name, cfg := range map[string]session.ClientConfig{
 		"iperf2 with secret":   {Host: "127.0.0.1", Auth: session.Iperf3ClientAuth{Secret: []byte("x")}},
 		"username without key": {Host: "127.0.0.1", Dialect: session.DialectIperf3, Auth: session.Iperf3ClientAuth{Username: "a", Password: "b"}},
@@ -314,30 +238,5 @@ func TestNewIperf3AuthConfig(t *testing.T) {
 		if _, err := runClient(context.Background(), cfg); !session.IsConfigError(err) {
 			t.Errorf("%s: RunClient = %v, want a config error", name, err)
 		}
-	}
-}
-
-// TestIperf3AuthReplayGuardBounded: the replay guard holds at most
-// maxSeenProofs proofs, refuses more while they are fresh, and forgets them
-// after twice the skew threshold.
-func TestIperf3AuthReplayGuardBounded(t *testing.T) {
-	a, err := NewAuth(AuthConfig{Secret: []byte("s")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Unix(1_800_000_000, 0)
-	for i := range maxSeenProofs {
-		if err := a.once(strconv.Itoa(i), now); err != nil {
-			t.Fatalf("proof %d: %v", i, err)
-		}
-	}
-	if err := a.once("one more", now.Add(19*time.Second)); err == nil || !strings.Contains(err.Error(), "refusing more") {
-		t.Fatalf("proof %d within the window: %v, want a refusal", maxSeenProofs+1, err)
-	}
-	if err := a.once("one more", now.Add(21*time.Second)); err != nil {
-		t.Fatalf("after 2×10 s the old proofs expire: %v", err)
-	}
-	if len(a.seen) != 1 {
-		t.Errorf("%d proofs remembered, want 1", len(a.seen))
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf3/serverauth"
 	"github.com/wirebench/wirebench/internal/udpio"
 	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
@@ -27,7 +28,7 @@ type Config struct {
 	MaxRate float64
 	// Auth, when set, is asked before each test runs; a test it refuses
 	// gets iperf3's IEAUTHTEST (142), "test authorization failed".
-	Auth *Auth
+	Auth *serverauth.Auth
 }
 
 // Enable makes s answer iperf3 clients as well: on its own port (when
@@ -141,7 +142,7 @@ func (sv *i3ServerTest) run(ctx context.Context) error {
 		return fmt.Errorf("reading the parameters: %w", err)
 	}
 	if h.cfg.Auth != nil {
-		who, err := h.cfg.Auth.authorize(t.cookie, p)
+		who, err := h.cfg.Auth.Authorize(t.cookie, p)
 		if err != nil {
 			_ = sv.refuse(ctx, &i3wire.ServerErr{IErrno: i3wire.ErrnoAuthTest})
 			return fmt.Errorf("test authorization failed: %w", err)

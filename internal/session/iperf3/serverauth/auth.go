@@ -1,4 +1,8 @@
-package iperf3
+// Package serverauth is what an iperf3 server asks of a test before
+// running it (docs/auth.md): iperf3's RSA token for a user of an
+// authorized-users file, or a proof of wirebench's shared secret, each
+// checked against the clock skew allowed and a bounded replay guard.
+package serverauth
 
 import (
 	"crypto/rsa"
@@ -10,14 +14,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wirebench/wirebench/internal/session"
 	i3wire "github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
-// Auth is what an iperf3 server asks of a test before running it
-// (docs/auth.md). Each configured way in is enough on its own: a valid
+// Auth is what an iperf3 server asks of a test before running it. Each configured way in is enough on its own: a valid
 // iperf3 RSA token for a user of UsersPath, or a valid proof of Secret.
-// Build it with NewAuth.
+// Build it with New.
 type Auth struct {
 	privateKey *rsa.PrivateKey
 	usersPath  string // re-read for every test, as iperf3 does
@@ -29,12 +31,25 @@ type Auth struct {
 	seen map[[sha256.Size]byte]time.Time // proofs accepted, until they expire
 }
 
+// ConfigError is a mistake in Config: the options given cannot work (as
+// opposed to a file that could not be read for another reason).
+type ConfigError struct{ Err error }
+
+func (e ConfigError) Error() string { return e.Err.Error() }
+func (e ConfigError) Unwrap() error { return e.Err }
+
+// IsConfigError says whether err is, or wraps, a ConfigError.
+func IsConfigError(err error) bool {
+	var ce ConfigError
+	return errors.As(err, &ce)
+}
+
 // maxSeenProofs bounds the replay guard: this many tests authenticated
 // within the skew window refuse further ones until the oldest expire.
 const maxSeenProofs = 4096
 
-// AuthConfig configures NewAuth.
-type AuthConfig struct {
+// Config configures New.
+type Config struct {
 	// PrivateKeyPath and UsersPath turn on iperf3's RSA authentication
 	// (--rsa-private-key-path, --authorized-users-path); both or neither.
 	PrivateKeyPath string
@@ -46,18 +61,18 @@ type AuthConfig struct {
 	Secret []byte
 }
 
-// NewAuth loads the key and checks the users file. It returns nil and
+// New loads the key and checks the users file. It returns nil and
 // no error when nothing is configured.
-func NewAuth(cfg AuthConfig) (*Auth, error) {
+func New(cfg Config) (*Auth, error) {
 	if (cfg.PrivateKeyPath == "") != (cfg.UsersPath == "") {
-		return nil, session.ConfigError{Err: errors.New("iperf3 authentication needs both --rsa-private-key-path and --authorized-users-path")}
+		return nil, ConfigError{Err: errors.New("iperf3 authentication needs both --rsa-private-key-path and --authorized-users-path")}
 	}
 	if cfg.SkewThreshold < 0 {
-		return nil, session.ConfigError{Err: errors.New("the time skew threshold must be a positive number of seconds")}
+		return nil, ConfigError{Err: errors.New("the time skew threshold must be a positive number of seconds")}
 	}
 	if cfg.PrivateKeyPath == "" && len(cfg.Secret) == 0 {
 		if cfg.SkewThreshold != 0 {
-			return nil, session.ConfigError{Err: errors.New("--time-skew-threshold needs --rsa-private-key-path or a shared secret")}
+			return nil, ConfigError{Err: errors.New("--time-skew-threshold needs --rsa-private-key-path or a shared secret")}
 		}
 		return nil, nil
 	}
@@ -69,17 +84,17 @@ func NewAuth(cfg AuthConfig) (*Auth, error) {
 	if cfg.PrivateKeyPath != "" {
 		b, err := readBounded(cfg.PrivateKeyPath, i3wire.MaxKeyFileSize)
 		if err != nil {
-			return nil, session.ConfigError{Err: fmt.Errorf("reading the RSA private key: %w", err)}
+			return nil, ConfigError{Err: fmt.Errorf("reading the RSA private key: %w", err)}
 		}
 		if a.privateKey, err = i3wire.ParseRSAPrivateKeyPEM(b); err != nil {
-			return nil, session.ConfigError{Err: fmt.Errorf("%s: %w", cfg.PrivateKeyPath, err)}
+			return nil, ConfigError{Err: fmt.Errorf("%s: %w", cfg.PrivateKeyPath, err)}
 		}
 		u, err := a.users()
 		if err != nil {
-			return nil, session.ConfigError{Err: err}
+			return nil, ConfigError{Err: err}
 		}
 		if u.Len() == 0 {
-			return nil, session.ConfigError{Err: fmt.Errorf("%s has no username,sha256hex lines: every test would be refused", cfg.UsersPath)}
+			return nil, ConfigError{Err: fmt.Errorf("%s has no username,sha256hex lines: every test would be refused", cfg.UsersPath)}
 		}
 	}
 	return a, nil
@@ -116,11 +131,11 @@ func (a *Auth) users() (*i3wire.AuthorizedUsers, error) {
 	return u, nil
 }
 
-// authorize checks the parameters of the test with cookie ck. The error
+// Authorize checks the parameters of the test with cookie ck. The error
 // says why it is refused, for the server's log only: the client is told
 // IEAUTHTEST whatever the reason. On success it returns who got in
 // ("user alice" or "shared secret").
-func (a *Auth) authorize(ck i3wire.Cookie, p *i3wire.Params) (string, error) {
+func (a *Auth) Authorize(ck i3wire.Cookie, p *i3wire.Params) (string, error) {
 	now := a.now()
 	var errs []error
 	if a.privateKey != nil {
