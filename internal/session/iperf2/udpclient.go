@@ -138,7 +138,7 @@ func sendUDPStreams(ctx context.Context, spec *udpstream.Sender, conns []udpio.C
 			if o.err == nil {
 				// An interrupt (ctx done) ends the send; the test still
 				// ends the proper way: FINs and the report, bounded by
-				// finish itself.
+				// Finish itself.
 				var err error
 				o.fin, err = spec.Finish(context.WithoutCancel(ctx), conns[i], netip.AddrPort{}, tmpl, o.send.Packets)
 				if o.err == nil {

@@ -44,12 +44,12 @@ type Receiver struct {
 	resends   int
 	// reportAt is when the report was last sent; a FIN that arrived
 	// before it was sent before the client could have had that report,
-	// and is not answered again (see feed).
+	// and is not answered again (see Feed).
 	reportAt   time.Time
 	unanswered int64 // late FINs not answered (resend limit reached, or no report)
 	late       int64 // data datagrams after the FIN
 	// held are copies of the late data datagrams, kept in case they were
-	// the start of a new test from the same source (see opensNewTest).
+	// the start of a new test from the same source (see OpensNewTest).
 	held       []Held
 	heldBytes  int
 	short      int64 // datagrams too short to carry an id
