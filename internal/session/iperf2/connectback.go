@@ -13,6 +13,7 @@ import (
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2/udpstream"
 	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/udpio"
 )
@@ -151,7 +152,7 @@ func (b *connectBack) serveTCP(ctx context.Context) {
 
 func (b *connectBack) serveUDP(ctx context.Context, iv *engine.Intervals) {
 	defer close(b.done)
-	var t *udpRecv
+	var t *udpstream.Receiver
 	var lingerUntil time.Time
 	refused := 0
 	lingering := func(now time.Time) bool { return lingerUntil.IsZero() || now.Before(lingerUntil) }
@@ -163,11 +164,11 @@ func (b *connectBack) serveUDP(ctx context.Context, iv *engine.Intervals) {
 		}
 		buf := m.Buf[:m.N]
 		if t == nil {
-			t = newUDPRecv(m.Addr, buf, m.Time)
-			t.gro = b.uc.Capabilities().GRO
-			iv.AddFlow(&engine.Flow{Name: "reverse", Counters: []*stats.Counters{&t.rx.C}})
+			t = udpstream.NewReceiver(m.Addr, buf, m.Time)
+			t.JitterMethod = session.JitterMethod(b.uc.Capabilities().GRO)
+			iv.AddFlow(&engine.Flow{Name: "reverse", Counters: []*stats.Counters{t.Counters()}})
 		}
-		if reply := t.feed(buf, m.Time); reply != nil {
+		if reply := t.Feed(buf, m.Time); reply != nil {
 			_, _ = b.uc.WriteBatch([]udpio.Message{{Buf: reply, Addr: m.Addr}})
 			if lingerUntil.IsZero() {
 				lingerUntil = time.Now().Add(300 * time.Millisecond)
@@ -182,8 +183,8 @@ func (b *connectBack) serveUDP(ctx context.Context, iv *engine.Intervals) {
 		b.warnings = append(b.warnings, fmt.Sprintf("ignored %d datagrams on the connect-back port from hosts other than the server", refused))
 	}
 	if t != nil {
-		t.endIdle()
-		b.flow = &result.Flow{Direction: result.DirReceive, Receiver: t.receiver()}
-		b.warnings = append(b.warnings, t.warnings()...)
+		t.EndIdle()
+		b.flow = &result.Flow{Direction: result.DirReceive, Receiver: t.Summary()}
+		b.warnings = append(b.warnings, t.Warnings()...)
 	}
 }

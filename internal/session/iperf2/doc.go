@@ -17,9 +17,12 @@
 //
 // The server also runs the legacy connect-backs (-r, -d), iperf 2.1's
 // reverse and full duplex, and groups a client's parallel streams (-P)
-// into one test. The bytes of the protocol are internal/wire/iperf2's,
-// imported here as i2wire; what every dialect shares (the server's ports
-// and bookkeeping, socket set-up, CPU and omit accounting, the client
-// config) is internal/session's. Callers usually reach RunClient and
+// into one test. The two ends of a UDP stream (the paced sender with its
+// FIN exchange, the receiver that counts datagrams and builds the server
+// report) are internal/session/iperf2/udpstream's; this package owns the
+// sockets, the tests and their results around them. The bytes of the
+// protocol are internal/wire/iperf2's, imported here as i2wire; what every
+// dialect shares (the server's ports and bookkeeping, socket set-up, CPU
+// and omit accounting, the client config) is internal/session's. Callers usually reach RunClient and
 // Prepare through internal/dialect's table.
 package iperf2

@@ -18,6 +18,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2/udpstream"
 	"github.com/wirebench/wirebench/internal/testutil/standin"
 	"github.com/wirebench/wirebench/internal/udpio"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
@@ -241,7 +242,7 @@ func TestGarbageFINFlood(t *testing.T) {
 	ts.waitLog("has no test here")
 
 	// FINs for a finished test: the real report again, at most
-	// maxReportResends times, and not to FINs that reached the socket
+	// udpstream.MaxReportResends times, and not to FINs that reached the socket
 	// before the last report left (the client sent them before it could
 	// have that report).
 	c := udpSock(t, ts)
@@ -283,8 +284,8 @@ func TestGarbageFINFlood(t *testing.T) {
 		t.Fatalf("%d late FINs sent back to back got %d replies, want 1 to %d", flood, answered, flood)
 	}
 	// One at a time, each after the last reply: each is answered, until
-	// the report was re-sent maxReportResends times.
-	for answered < maxReportResends {
+	// the report was re-sent udpstream.MaxReportResends times.
+	for answered < udpstream.MaxReportResends {
 		send(t, c, modernDatagram(id, 200, 5001))
 		id--
 		if readReplies(2*time.Second, 1) != 1 {
@@ -294,7 +295,7 @@ func TestGarbageFINFlood(t *testing.T) {
 	}
 	send(t, c, modernDatagram(id, 200, 5001))
 	if n := readReplies(300*time.Millisecond, 1); n != 0 {
-		t.Errorf("%d replies after the report was re-sent maxReportResends = %d times, want none", n, maxReportResends)
+		t.Errorf("%d replies after the report was re-sent udpstream.MaxReportResends = %d times, want none", n, udpstream.MaxReportResends)
 	}
 	ts.waitLog("late FIN")
 	r := ts.resultFrom(c.LocalAddr().String())
@@ -580,7 +581,7 @@ func runServerDatagrams(t *testing.T, seq []fuzzDatagram, withIperf3 bool) {
 		if rv := r.Receiver; rv != nil && (rv.Lost < 0 || rv.Packets < 0 || rv.Bytes < 0 || rv.OutOfOrder < 0 || dupsOf(rv) < -1) {
 			t.Errorf("negative counts: %+v", rv)
 		}
-		if rep := tt.rx.report; rep != nil && len(rep) != iperf2.ReportLenModern && len(rep) != iperf2.ReportLenLegacy {
+		if rep := tt.rx.Report(); rep != nil && len(rep) != iperf2.ReportLenModern && len(rep) != iperf2.ReportLenLegacy {
 			// Longer only with the wirebench extension a wirebench
 			// client asked for: whole, parseable, within its bound.
 			sr, _, err := iperf2.ParseServerReport(rep)

@@ -12,6 +12,7 @@ import (
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2/udpstream"
 	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/udpio"
 	i2wire "github.com/wirebench/wirebench/internal/wire/iperf2"
@@ -20,7 +21,7 @@ import (
 // streamOutcome is one UDP stream's send and end-of-test exchange.
 type streamOutcome struct {
 	send engine.UDPSendResult
-	fin  finOutcome
+	fin  udpstream.FinOutcome
 	err  error
 }
 
@@ -109,37 +110,37 @@ func dialUDPStreams(ctx context.Context, cfg *session.ClientConfig, r *result.Re
 
 // udpClientStream is what each of the test's streams sends: its share of
 // the rate and of the byte count, in the dialect's layout and FIN.
-func udpClientStream(cfg *session.ClientConfig) *udpStream {
-	layout, fin := i2wire.LayoutModern, finModern
+func udpClientStream(cfg *session.ClientConfig) *udpstream.Sender {
+	layout, fin := i2wire.LayoutModern, udpstream.FinModern
 	if cfg.Dialect == session.DialectIperf2Legacy {
-		layout, fin = i2wire.LayoutLegacy, finLegacy
+		layout, fin = i2wire.LayoutLegacy, udpstream.FinLegacy
 	}
-	spec := &udpStream{layout: layout, header: header(cfg, true), length: cfg.Length,
-		pps: cfg.PPS() / float64(cfg.Parallel), duration: cfg.Duration, bytes: cfg.Bytes, fin: fin}
+	spec := &udpstream.Sender{Layout: layout, Header: header(cfg, true), Length: cfg.Length,
+		PPS: cfg.PPS() / float64(cfg.Parallel), Duration: cfg.Duration, Bytes: cfg.Bytes, Fin: fin}
 	if cfg.Bytes > 0 {
-		spec.bytes = cfg.Bytes / int64(cfg.Parallel)
+		spec.Bytes = cfg.Bytes / int64(cfg.Parallel)
 	}
 	return spec
 }
 
 // sendUDPStreams sends spec on every conn at once, each stream ending
 // with its FIN exchange, and returns what each did.
-func sendUDPStreams(ctx context.Context, spec *udpStream, conns []udpio.Conn, counters []*stats.Counters) []streamOutcome {
+func sendUDPStreams(ctx context.Context, spec *udpstream.Sender, conns []udpio.Conn, counters []*stats.Counters) []streamOutcome {
 	outs := make([]streamOutcome, len(conns))
 	var wg sync.WaitGroup
 	for i := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tmpl := spec.template()
+			tmpl := spec.Template(session.FillPattern)
 			o := &outs[i]
-			o.send, o.err = spec.send(ctx, conns[i], netip.AddrPort{}, tmpl, counters[i])
+			o.send, o.err = spec.Send(ctx, conns[i], netip.AddrPort{}, tmpl, counters[i])
 			if o.err == nil {
 				// An interrupt (ctx done) ends the send; the test still
 				// ends the proper way: FINs and the report, bounded by
-				// finish itself.
+				// Finish itself.
 				var err error
-				o.fin, err = spec.finish(context.WithoutCancel(ctx), conns[i], netip.AddrPort{}, tmpl, o.send.Packets)
+				o.fin, err = spec.Finish(context.WithoutCancel(ctx), conns[i], netip.AddrPort{}, tmpl, o.send.Packets)
 				if o.err == nil {
 					o.err = err
 				}
@@ -202,15 +203,15 @@ func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []str
 		// |id|, so the FINs up to the one the server answered (those before
 		// it were lost) when the report says which (countFINs).
 		fins := int64(0)
-		if o.fin.fins > 0 {
+		if o.fin.FINs > 0 {
 			fins = 1
 		}
 		var rr *result.Receiver
-		if o.fin.report != nil {
+		if o.fin.Report != nil {
 			var implausible bool
-			rr, implausible = reportReceiver(o.fin.report)
+			rr, implausible = reportReceiver(o.fin.Report)
 			badReport = badReport || implausible
-			fins = countFINs(rr, layoutOf(cfg), o.send.Packets, o.fin.fins)
+			fins = countFINs(rr, layoutOf(cfg), o.send.Packets, o.fin.FINs)
 		}
 		s := &result.Sender{Bytes: o.send.Bytes + fins*int64(cfg.Length), Packets: o.send.Packets + fins, SendErrors: o.send.Errors,
 			Seconds: o.send.End.Sub(o.send.Start).Seconds()}
@@ -220,10 +221,10 @@ func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []str
 		snd.Packets += s.Packets
 		snd.SendErrors += s.SendErrors
 		maxLag = max(maxLag, o.send.MaxLag)
-		echoes += o.fin.echoes
+		echoes += o.fin.Echoes
 		st := result.Stream{ID: i + 1, Sender: s}
-		if o.fin.report != nil {
-			if wb := o.fin.report.WB; wb != nil && wb.Diagnosis != "" {
+		if o.fin.Report != nil {
+			if wb := o.fin.Report.WB; wb != nil && wb.Diagnosis != "" {
 				r.Diagnoses = append(r.Diagnoses, "the server's arrivals: "+wb.Diagnosis)
 			}
 			st.Receiver = rr
@@ -233,7 +234,7 @@ func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []str
 			session.SumReceiver(rcv, rr)
 		} else {
 			noReport++
-			noReportFINs += o.fin.fins
+			noReportFINs += o.fin.FINs
 		}
 		if o.err != nil && r.Error == "" {
 			r.Error = o.err.Error()
@@ -369,13 +370,13 @@ func offeredRate(s *result.Sender, send engine.UDPSendResult, length int) {
 // server's traffic arrives, then receive it until its final negative id.
 func runUDPReverse(ctx context.Context, cfg *session.ClientConfig, conns []udpio.Conn, r *result.Result) (*result.Result, error) {
 	hdr := header(cfg, true)
-	recvs := make([]*udpRecv, len(conns))
+	recvs := make([]*udpstream.Receiver, len(conns))
 	counters := make([]*stats.Counters, len(conns))
 	start := time.Now()
 	for i := range conns {
-		recvs[i] = newUDPRecvAs(conns[i].RemoteAddr(), i2wire.LayoutModern, false, start)
-		recvs[i].gro = conns[i].Capabilities().GRO
-		counters[i] = &recvs[i].rx.C
+		recvs[i] = udpstream.NewReceiverAs(conns[i].RemoteAddr(), i2wire.LayoutModern, false, start)
+		recvs[i].JitterMethod = session.JitterMethod(conns[i].Capabilities().GRO)
+		counters[i] = recvs[i].Counters()
 	}
 	iv := engine.NewIntervals(start, cfg.Interval, cfg.OnInterval, &engine.Flow{Counters: counters})
 	iv.SetOmit(cfg.Omit)
@@ -404,14 +405,14 @@ func runUDPReverse(ctx context.Context, cfg *session.ClientConfig, conns []udpio
 	var rcv result.Receiver
 	silent := 0 // streams the server sent nothing on
 	for i, rv := range recvs {
-		rv.endIdle()
-		rr := rv.receiver()
+		rv.EndIdle()
+		rr := rv.Summary()
 		if cfg.Parallel > 1 {
 			r.Streams = append(r.Streams, result.Stream{ID: i + 1, Receiver: rr})
 		}
 		session.SumReceiver(&rcv, rr)
-		for _, w := range rv.warnings() {
-			if !rv.idleEnded {
+		for _, w := range rv.Warnings() {
+			if !rv.IdleEnded() {
 				r.Warn(w)
 			}
 		}
@@ -420,13 +421,13 @@ func runUDPReverse(ctx context.Context, cfg *session.ClientConfig, conns []udpio
 			rcv.HostDrops += rr.HostDrops
 			r.Warn(fmt.Sprintf("stream %d: our socket dropped %d datagrams because its receive buffer was full (host-side loss, counted as lost)", i+1, d-drops0[i]))
 		}
-		if d := rv.diagnose(); d != "" {
+		if d := rv.Diagnose(); d != "" {
 			r.Diagnoses = append(r.Diagnoses, d)
 		}
-		if rv.idleEnded && rv.rx.Seq.Started() {
+		if rv.IdleEnded() && rv.Started() {
 			r.Warn(fmt.Sprintf("stream %d: the server's final datagram never arrived; counts run to the last datagram received", i+1))
 		}
-		if !rv.rx.Seq.Started() {
+		if !rv.Started() {
 			silent++
 			if len(recvs) > 1 {
 				r.Warn(fmt.Sprintf("stream %d: the server sent nothing back", i+1))
@@ -454,8 +455,8 @@ func runUDPReverse(ctx context.Context, cfg *session.ClientConfig, conns []udpio
 
 // receiveReverse sends hdr (a full first datagram) until data arrives,
 // then counts the server's datagrams.
-func receiveReverse(ctx context.Context, c udpio.Conn, hdr []byte, length int, rv *udpRecv) error {
-	first := (&udpStream{layout: i2wire.LayoutModern, header: hdr, length: length}).template()
+func receiveReverse(ctx context.Context, c udpio.Conn, hdr []byte, length int, rv *udpstream.Receiver) error {
+	first := (&udpstream.Sender{Layout: i2wire.LayoutModern, Header: hdr, Length: length}).Template(session.FillPattern)
 	i2wire.PutDatagram(first, i2wire.LayoutModern, 0, time.Now())
 	var got atomic.Bool
 	hello := func() {
@@ -468,7 +469,7 @@ func receiveReverse(ctx context.Context, c udpio.Conn, hdr []byte, length int, r
 	go once.Do(hello)
 	return engine.ReceiveUDP(ctx, c, engine.UDPReceiveConfig{Idle: session.DefaultIdleTimeout}, func(m *udpio.Message) bool {
 		got.Store(true)
-		rv.feed(m.Buf[:m.N], m.Time)
-		return !rv.done
+		rv.Feed(m.Buf[:m.N], m.Time)
+		return !rv.Done()
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2/udpstream"
 	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/udpio"
 	i2wire "github.com/wirebench/wirebench/internal/wire/iperf2"
@@ -26,7 +27,7 @@ const finishedKeep = 10 * time.Second
 // udpTest is one UDP test the server is running or has just finished.
 type udpTest struct {
 	id        int
-	rx        *udpRecv
+	rx        *udpstream.Receiver
 	res       *result.Result
 	iv        *engine.Intervals
 	reverse   bool           // the server sends (-R); incoming datagrams are hellos
@@ -92,15 +93,15 @@ func (s *server) Stop() {
 // iperf2Datagram handles one datagram (at least 12 bytes) of an iperf2
 // test from src; t is src's test, if it has one.
 func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*udpTest, src netip.AddrPort, t *udpTest, b []byte, at time.Time) {
-	if t != nil && t.finished && !t.reverse && !t.refused && t.rx.opensNewTest(b) {
+	if t != nil && t.finished && !t.reverse && !t.refused && t.rx.OpensNewTest(b) {
 		// The source of a finished test starts another one: its
 		// datagrams must not be fed to the old test (wrong counts, the
 		// old report in the old layout). Datagrams taken for late ones
 		// of the old test may have been this test's first.
 		delete(tests, src)
 		s.udpFinished--
-		for _, h := range t.rx.takeHeld(b) {
-			s.iperf2Datagram(ctx, tests, src, tests[src], h.b, h.at)
+		for _, h := range t.rx.TakeHeld(b) {
+			s.iperf2Datagram(ctx, tests, src, tests[src], h.B, h.At)
 		}
 		t = tests[src]
 	}
@@ -128,9 +129,9 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 	if t.reverse {
 		return // the client's hellos while we send
 	}
-	unanswered, done := t.rx.unanswered, t.rx.done
-	reply := t.rx.feed(b, at)
-	if !done && t.rx.done && !t.rx.idleEnded {
+	unanswered, done := t.rx.Unanswered(), t.rx.Done()
+	reply := t.rx.Feed(b, at)
+	if !done && t.rx.Done() && !t.rx.IdleEnded() {
 		// The FIN: a reader this far behind answers after an iperf 2.1
 		// client stopped waiting (about 2 s). Say so, with the figure:
 		// it is the server's CPU, not the network.
@@ -138,9 +139,9 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 			s.Log("fin-lag", fmt.Sprintf("udp: read the FIN from %s %v after it arrived: this server's UDP reader is behind (short of CPU?)", src, lag.Round(time.Millisecond)))
 		}
 	}
-	if t.rx.unanswered > unanswered {
-		why := fmt.Sprintf("its report was already re-sent %d times", t.rx.resends)
-		if t.rx.report == nil {
+	if t.rx.Unanswered() > unanswered {
+		why := fmt.Sprintf("its report was already re-sent %d times", t.rx.Resends())
+		if t.rx.Report() == nil {
 			why = "its test ended without a FIN (idle timeout)"
 		}
 		s.Log("late-fin", fmt.Sprintf("udp: ignored a late FIN from %s: %s", src, why))
@@ -151,9 +152,9 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 		// reader makes can cost it its turn to run for tens to hundreds
 		// of milliseconds, while FINs queue up unread.
 		s.udpReports = append(s.udpReports, udpio.Message{Buf: reply, Addr: src})
-		t.rx.reportSent(time.Now())
+		t.rx.ReportSent(time.Now())
 	}
-	if t.rx.done && !t.finished {
+	if t.rx.Done() && !t.finished {
 		s.endUDP(t, "")
 	}
 }
@@ -195,6 +196,18 @@ func (s *server) evictFinishedUDP(tests map[netip.AddrPort]*udpTest) bool {
 	return false
 }
 
+// udpDialect names the flavour a UDP test's first datagram speaks: its
+// layout, and whether it announced a client header.
+func udpDialect(l i2wire.Layout, hasHdr bool) string {
+	switch {
+	case l == i2wire.LayoutLegacy:
+		return session.DialectIperf2Legacy
+	case hasHdr:
+		return session.DialectIperf2
+	}
+	return session.DialectRaw
+}
+
 // startUDP opens a test from its first datagram; it returns nil when a
 // per-source limit refuses the test, and a test already finished (refused)
 // when it would make us send to a source we may not send to.
@@ -206,31 +219,32 @@ func (s *server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 	if !ok {
 		return nil
 	}
-	rx := newUDPRecv(src, b, at)
-	rx.gro = s.udp.Capabilities().GRO
-	if rx.hdrErr != nil {
-		s.Log("udp-header", fmt.Sprintf("udp: %s announced a test header but sent it cut short (%v); counting its datagrams as header-less data", src, rx.hdrErr))
+	rx := udpstream.NewReceiver(src, b, at)
+	rx.JitterMethod = session.JitterMethod(s.udp.Capabilities().GRO)
+	if err := rx.HeaderErr(); err != nil {
+		s.Log("udp-header", fmt.Sprintf("udp: %s announced a test header but sent it cut short (%v); counting its datagrams as header-less data", src, err))
 	}
-	r := session.NewServerResult(result.UDP, rx.dialect, src, s.Port())
+	h, hasHdr := rx.Header()
+	r := session.NewServerResult(result.UDP, udpDialect(rx.Layout(), hasHdr), src, s.Port())
 	caps := s.udp.Capabilities()
 	s.RecordSocket(r, nil, &caps)
 	r.Version = session.VersionString()
-	if rx.hasHdr {
-		r.Test.PeerVersion = i2wire.VersionString(rx.hdr.VersionU, rx.hdr.VersionL)
-		if d, ok := rx.hdr.Duration(); ok {
+	if hasHdr {
+		r.Test.PeerVersion = i2wire.VersionString(h.VersionU, h.VersionL)
+		if d, ok := h.Duration(); ok {
 			r.Test.Duration = d.Seconds()
 		}
-		if v, pps := rx.hdr.Rate(); rx.hdr.HasExtension() && v > 0 {
+		if v, pps := h.Rate(); h.HasExtension() && v > 0 {
 			if pps {
 				r.Test.RatePPS = float64(v)
 			} else {
 				r.Test.RateBPS = float64(v)
 			}
-		} else if rx.hdr.WinBand > 0 {
-			r.Test.RateBPS = float64(rx.hdr.WinBand)
+		} else if h.WinBand > 0 {
+			r.Test.RateBPS = float64(h.WinBand)
 		}
-		if rx.hdr.NumThreads > 0 {
-			r.Test.Streams = int(rx.hdr.NumThreads)
+		if h.NumThreads > 0 {
+			r.Test.Streams = int(h.NumThreads)
 		}
 	}
 	r.Test.Length = len(b)
@@ -238,12 +252,11 @@ func (s *server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 	t.dropsAt, t.dropsOK = s.udp.Drops()
 	s.udpStarts++
 	t.startN, t.sharedAtStart = s.udpStarts, len(s.udpTests) > s.udpFinished || s.OtherUDPSources() > 0
-	h := rx.hdr
 	switch {
-	case rx.hasHdr && h.Flags&i2wire.FlagVersion2 != 0 && h.UpperFlags&i2wire.UpperReverse != 0:
+	case hasHdr && h.Flags&i2wire.FlagVersion2 != 0 && h.UpperFlags&i2wire.UpperReverse != 0:
 		t.reverse = true
 		r.Test.Direction, r.Test.Mode = result.DirSend, "reverse"
-	case rx.hasHdr && h.Flags&i2wire.FlagVersion1 != 0:
+	case hasHdr && h.Flags&i2wire.FlagVersion1 != 0:
 		r.Test.Mode = "tradeoff"
 		if h.Flags&i2wire.FlagRunNow != 0 {
 			r.Test.Mode, r.Test.Direction = "dual", result.DirBidir
@@ -262,17 +275,17 @@ func (s *server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 	}
 	t.release = release
 	t.id = s.NewTest(r)
-	counted := &rx.rx.C
+	counted := rx.Counters()
 	if t.reverse {
 		counted = &t.tx // the client's datagrams are only hellos
 	}
 	emit := s.Interval(t.id)
 	if !t.reverse && r.Test.Mode == "" {
-		t.member = s.joinGroup(ctx, result.UDP, src, rx.hdr, rx.hasHdr, t.id, at, counted)
+		t.member = s.joinGroup(ctx, result.UDP, src, h, hasHdr, t.id, at, counted)
 		emit = s.emitter(t.member, t.id)
 	}
 	t.iv = engine.NewIntervals(at, s.cfg.Interval, emit, &engine.Flow{Counters: []*stats.Counters{counted}, Sender: t.reverse})
-	if d, ok := rx.hdr.Duration(); rx.hasHdr && ok && d > 0 {
+	if d, ok := h.Duration(); hasHdr && ok && d > 0 {
 		t.iv.SetEnd(d) // the last row is Stop's, at the last datagram
 	}
 	t.iv.Run(ctx)
@@ -281,7 +294,7 @@ func (s *server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 		t.sendDone = make(chan struct{})
 		s.Go("udp reverse to "+src.String(), func() {
 			defer close(t.sendDone)
-			s.sendUDP(ctx, t, s.udp, src, finReverse)
+			s.sendUDP(ctx, t, s.udp, src, udpstream.FinReverse)
 		})
 	case "dual":
 		t.sendDone = make(chan struct{})
@@ -292,16 +305,16 @@ func (s *server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 
 // sendUDP sends the server's side of a reverse or connect-back test on
 // conn to dst, as the client's header asked, capped by MaxDuration.
-func (s *server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst netip.AddrPort, fin finStyle) {
+func (s *server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst netip.AddrPort, fin udpstream.FinStyle) {
 	defer func() {
 		if v := recover(); v != nil {
-			s.LogPanic("udp: sending to "+t.rx.peer.String(), v)
+			s.LogPanic("udp: sending to "+t.rx.Peer().String(), v)
 			if t.res.Error == "" {
 				t.res.Error = fmt.Sprintf("sending: internal error (panic: %v); see the server log", v)
 			}
 		}
 	}()
-	h := t.rx.hdr
+	h, _ := t.rx.Header()
 	length := int(h.BufLen)
 	if length <= 0 {
 		length = t.res.Test.Length
@@ -329,20 +342,20 @@ func (s *server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst n
 	if n, ok := h.ByteCount(); ok {
 		bytes, d = n, s.cfg.MaxDuration
 	}
-	spec := &udpStream{layout: i2wire.LayoutModern, length: length, pps: pps, duration: d, bytes: bytes, fin: fin,
-		batch: session.ServerSendBatch(length)}
-	tmpl := spec.template()
-	snd, err := spec.send(ctx, conn, dst, tmpl, &t.tx)
-	out, ferr := spec.finish(ctx, conn, dst, tmpl, snd.Packets)
+	spec := &udpstream.Sender{Layout: i2wire.LayoutModern, Length: length, PPS: pps, Duration: d, Bytes: bytes, Fin: fin,
+		Batch: session.ServerSendBatch(length)}
+	tmpl := spec.Template(session.FillPattern)
+	snd, err := spec.Send(ctx, conn, dst, tmpl, &t.tx)
+	out, ferr := spec.Finish(ctx, conn, dst, tmpl, snd.Packets)
 	fins := int64(1) // the FIN counts as a datagram, as iperf counts it (countFINs)
 	flow := &result.Flow{Direction: result.DirSend}
-	if out.report != nil {
+	if out.Report != nil {
 		var implausible bool
-		if flow.Receiver, implausible = reportReceiver(out.report); implausible {
+		if flow.Receiver, implausible = reportReceiver(out.Report); implausible {
 			t.res.Warn(implausibleReport)
 		}
-		fins = countFINs(flow.Receiver, i2wire.LayoutModern, snd.Packets, out.fins)
-	} else if fin != finReverse {
+		fins = countFINs(flow.Receiver, i2wire.LayoutModern, snd.Packets, out.FINs)
+	} else if fin != udpstream.FinReverse {
 		t.res.Warn("the client sent no report for the connect-back test: its receive counts are unknown")
 	}
 	sd := &result.Sender{Bytes: snd.Bytes + fins*int64(length), Packets: snd.Packets + fins, SendErrors: snd.Errors, Seconds: snd.End.Sub(snd.Start).Seconds()}
@@ -354,7 +367,7 @@ func (s *server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst n
 	if err != nil && t.res.Error == "" {
 		t.res.Error = "sending: " + err.Error()
 	}
-	if fin == finReverse {
+	if fin == udpstream.FinReverse {
 		t.res.Sender = sd
 		t.res.Test.Length, t.res.Test.RatePPS, t.res.Test.Duration = length, pps, d.Seconds()
 		t.res.Test.RateBPS = pps * float64(length*8)
@@ -369,7 +382,8 @@ func (s *server) connectBackUDP(ctx context.Context, t *udpTest, src netip.AddrP
 	if t.sendDone == nil {
 		t.sendDone = make(chan struct{})
 	}
-	port := int(t.rx.hdr.Port)
+	hdr, _ := t.rx.Header()
+	port := int(hdr.Port)
 	if port <= 0 || port > 65535 {
 		port = s.Port()
 	}
@@ -387,7 +401,7 @@ func (s *server) connectBackUDP(ctx context.Context, t *udpTest, src netip.AddrP
 			return
 		}
 		defer conn.Close()
-		s.sendUDP(ctx, t, conn, netip.AddrPort{}, finModern)
+		s.sendUDP(ctx, t, conn, netip.AddrPort{}, udpstream.FinModern)
 	})
 }
 
@@ -399,8 +413,8 @@ func (s *server) Sweep(ctx context.Context, now time.Time, idleOK bool) {
 		case t.finished && now.After(t.expiresAt):
 			delete(s.udpTests, src)
 			s.udpFinished--
-		case idleOK && !t.finished && !t.reverse && now.Sub(t.rx.last) > s.cfg.IdleTimeout:
-			t.rx.endIdle()
+		case idleOK && !t.finished && !t.reverse && now.Sub(t.rx.Last()) > s.cfg.IdleTimeout:
+			t.rx.EndIdle()
 			s.endUDP(t, "")
 		case t.reverse && !t.finished:
 			select {
@@ -426,7 +440,7 @@ func (s *server) endUDP(t *udpTest, why string) {
 	if !t.reverse {
 		// They end with the last data datagram counted, not with the FIN
 		// (or the idle timeout) that ended the test after it.
-		end = countedUntil(end, t.rx.lastData)
+		end = countedUntil(end, t.rx.LastData())
 	}
 	r.Intervals = t.iv.Stop(end)
 	// What we received is read here, on the reader goroutine that feeds
@@ -435,9 +449,9 @@ func (s *server) endUDP(t *udpTest, why string) {
 	var rcv *result.Receiver
 	var warns, diags []string
 	if !t.reverse {
-		rcv = t.rx.receiver()
-		warns = t.rx.warnings()
-		if d := t.rx.diagnose(); d != "" {
+		rcv = t.rx.Summary()
+		warns = t.rx.Warnings()
+		if d := t.rx.Diagnose(); d != "" {
 			diags = append(diags, d)
 		}
 		if d, ok := s.udp.Drops(); ok && t.dropsOK && d > t.dropsAt {
@@ -466,9 +480,9 @@ func (s *server) endUDP(t *udpTest, why string) {
 			t.release()
 		}
 	}
-	if t.rx.hasHdr && t.rx.hdr.Flags&i2wire.FlagVersion1 != 0 && t.sendDone == nil && why == "" {
+	if h, ok := t.rx.Header(); ok && h.Flags&i2wire.FlagVersion1 != 0 && t.sendDone == nil && why == "" {
 		// Tradeoff: the connect-back runs after our receive.
-		s.connectBackUDP(s.Context(), t, t.rx.peer)
+		s.connectBackUDP(s.Context(), t, t.rx.Peer())
 	}
 	if t.sendDone == nil {
 		// The source's slot is given back here, at once, as before: a
@@ -486,7 +500,7 @@ func (s *server) endUDP(t *udpTest, why string) {
 		s.finishLater(finish)
 		return
 	}
-	s.Go("udp: finishing the test of "+t.rx.peer.String(), func() {
+	s.Go("udp: finishing the test of "+t.rx.Peer().String(), func() {
 		<-t.sendDone
 		finish()
 	})

@@ -1,4 +1,4 @@
-package iperf2
+package udpstream
 
 import (
 	"encoding/binary"
@@ -8,30 +8,30 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
-	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/tickdiag"
 	i2wire "github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
-// maxReportResends bounds how often one finished test answers late FINs, so
-// a flood of FINs cannot keep the server replying forever.
-const maxReportResends = 250
+// MaxReportResends bounds how often one finished test answers late FINs,
+// so a flood of FINs cannot keep the server replying forever.
+const MaxReportResends = 250
 
-// udpRecv is the receiving side of one iperf2 UDP test, fed datagram by
+// Receiver is the receiving side of one iperf2 UDP test, fed datagram by
 // datagram by whoever reads the socket (the server's demultiplexer, or a
 // client's connect-back listener). It is owned by one goroutine.
-type udpRecv struct {
-	peer    netip.AddrPort
-	layout  i2wire.Layout
-	seq64   bool
-	hdr     i2wire.ClientHeader
-	hasHdr  bool
-	hdrErr  error // why an announced client header could not be read
-	dialect string
-	// gro says the socket had UDP receive offload on: arrival times are
-	// per coalesced batch, and so is the jitter.
-	gro bool
+type Receiver struct {
+	// JitterMethod is how the socket times arrivals
+	// (session.JitterMethod): per coalesced batch when it had UDP receive
+	// offload on, and so is the jitter. The caller sets it.
+	JitterMethod string
+
+	peer   netip.AddrPort
+	layout i2wire.Layout
+	seq64  bool
+	hdr    i2wire.ClientHeader
+	hasHdr bool
+	hdrErr error // why an announced client header could not be read
 
 	rx        *stats.UDPReceiver
 	start     time.Time // first datagram's arrival
@@ -44,13 +44,13 @@ type udpRecv struct {
 	resends   int
 	// reportAt is when the report was last sent; a FIN that arrived
 	// before it was sent before the client could have had that report,
-	// and is not answered again (see feed).
+	// and is not answered again (see Feed).
 	reportAt   time.Time
 	unanswered int64 // late FINs not answered (resend limit reached, or no report)
 	late       int64 // data datagrams after the FIN
 	// held are copies of the late data datagrams, kept in case they were
-	// the start of a new test from the same source (see opensNewTest).
-	held       []heldDatagram
+	// the start of a new test from the same source (see OpensNewTest).
+	held       []Held
 	heldBytes  int
 	short      int64 // datagrams too short to carry an id
 	finHeader  []byte
@@ -73,9 +73,11 @@ type udpRecv struct {
 // maxArrivals bounds the arrival times one test keeps (8 bytes each).
 const maxArrivals = 100_000
 
-// newUDPRecv starts a test from its first datagram b.
-func newUDPRecv(peer netip.AddrPort, b []byte, at time.Time) *udpRecv {
-	t := &udpRecv{peer: peer, layout: i2wire.DetectUDPLayout(b), start: at, last: at}
+// NewReceiver starts a test from its first datagram b, which arrived at
+// at from peer: its layout and client header (if it announces one) are
+// this test's.
+func NewReceiver(peer netip.AddrPort, b []byte, at time.Time) *Receiver {
+	t := &Receiver{peer: peer, layout: i2wire.DetectUDPLayout(b), start: at, last: at}
 	off := t.layout.HeaderLen()
 	if announcesHeader(b, t.layout) {
 		if h, _, err := i2wire.ParseClientHeader(b[off:]); err == nil {
@@ -84,14 +86,6 @@ func newUDPRecv(peer netip.AddrPort, b []byte, at time.Time) *udpRecv {
 		} else {
 			t.hdrErr = err
 		}
-	}
-	switch {
-	case t.layout == i2wire.LayoutLegacy:
-		t.dialect = session.DialectIperf2Legacy
-	case t.hasHdr:
-		t.dialect = session.DialectIperf2
-	default:
-		t.dialect = session.DialectRaw
 	}
 	t.rx = stats.NewUDPReceiver(t.layout.FirstID())
 	t.rx.KeepTransit = true // the report's wbx1 extension and result carry it
@@ -105,7 +99,7 @@ func announcesHeader(b []byte, l i2wire.Layout) bool {
 	return len(b) >= off+4 && i2wire.ClientHeaderLen(binary.BigEndian.Uint32(b[off:]), true) > 0
 }
 
-// opensNewTest reports whether datagram b, from the source of this finished
+// OpensNewTest reports whether datagram b, from the source of this finished
 // test, is the start of a new test from that source (the kernel may give a
 // new client the source port of the last one) rather than a late datagram
 // of this one. It decides from the datagram's bytes alone, never from
@@ -124,8 +118,8 @@ func announcesHeader(b []byte, l i2wire.Layout) bool {
 // A new test's first datagrams may carry ids this test lost: they are taken
 // for late datagrams but held (up to maxHeldBytes), and when a later
 // datagram opens the new test, the held ones with lower ids than it were
-// the new test's start: the server feeds them to it first (takeHeld).
-func (t *udpRecv) opensNewTest(b []byte) bool {
+// the new test's start: the server feeds them to it first (TakeHeld).
+func (t *Receiver) OpensNewTest(b []byte) bool {
 	l := i2wire.DetectUDPLayout(b)
 	if l != t.layout || announcesHeader(b, l) != (t.hasHdr || t.hdrErr != nil) {
 		return true
@@ -137,10 +131,10 @@ func (t *udpRecv) opensNewTest(b []byte) bool {
 	return !t.rx.Seq.Missing(id)
 }
 
-// heldDatagram is a copy of a datagram and its arrival time.
-type heldDatagram struct {
-	b  []byte
-	at time.Time
+// Held is a copy of a datagram and its arrival time.
+type Held struct {
+	B  []byte
+	At time.Time
 }
 
 // maxHeldBytes bounds the late datagrams one finished test holds. A new
@@ -150,20 +144,20 @@ type heldDatagram struct {
 // --max-tests of 1024 that is at most 64 MiB, where 1 MiB each was 1 GiB.
 const maxHeldBytes = 64 << 10
 
-// takeHeld returns the held late datagrams whose ids are below the id of
+// TakeHeld returns the held late datagrams whose ids are below the id of
 // opening, the datagram that opens a new test from this source, in arrival
 // order, and stops counting them as late: they were the new test's start.
 // Held ids at or above it stay late datagrams of this test.
-func (t *udpRecv) takeHeld(opening []byte) []heldDatagram {
+func (t *Receiver) TakeHeld(opening []byte) []Held {
 	held := t.held
 	t.held, t.heldBytes = nil, 0
 	if i2wire.DetectUDPLayout(opening) != t.layout {
 		return nil // the new test's layout is not ours: nothing held is its
 	}
 	next, _, _, _ := i2wire.ParseDatagram(opening, t.layout, t.seq64)
-	var start []heldDatagram
+	var start []Held
 	for _, h := range held {
-		if id, _, _, _ := i2wire.ParseDatagram(h.b, t.layout, t.seq64); id < next {
+		if id, _, _, _ := i2wire.ParseDatagram(h.B, t.layout, t.seq64); id < next {
 			start = append(start, h)
 		}
 	}
@@ -171,18 +165,19 @@ func (t *udpRecv) takeHeld(opening []byte) []heldDatagram {
 	return start
 }
 
-// newUDPRecvAs starts a test whose layout is known in advance (a stream
+// NewReceiverAs starts a test whose layout is known in advance (a stream
 // we asked for: -R, or a connect-back from a 2.1 server).
-func newUDPRecvAs(peer netip.AddrPort, layout i2wire.Layout, seq64 bool, at time.Time) *udpRecv {
-	t := &udpRecv{peer: peer, layout: layout, seq64: seq64, start: at, last: at, dialect: session.DialectIperf2,
+func NewReceiverAs(peer netip.AddrPort, layout i2wire.Layout, seq64 bool, at time.Time) *Receiver {
+	t := &Receiver{peer: peer, layout: layout, seq64: seq64, start: at, last: at,
 		rx: stats.NewUDPReceiver(layout.FirstID())}
 	t.rx.KeepTransit = true
 	return t
 }
 
-// feed accounts for one datagram and returns the reply to send, if any:
-// the server report when the datagram is a FIN.
-func (t *udpRecv) feed(b []byte, at time.Time) []byte {
+// Feed accounts for one datagram, which arrived at at, and returns the
+// reply to send, if any: the server report when the datagram is a FIN (or
+// a late FIN that says the report was lost).
+func (t *Receiver) Feed(b []byte, at time.Time) []byte {
 	id, sec, usec, ok := i2wire.ParseDatagram(b, t.layout, t.seq64)
 	if !ok {
 		t.short++
@@ -199,7 +194,7 @@ func (t *udpRecv) feed(b []byte, at time.Time) []byte {
 			// report was sent says it was lost, and is answered.
 			return nil
 		}
-		if i2wire.IsFIN(id) && t.report != nil && t.resends < maxReportResends {
+		if i2wire.IsFIN(id) && t.report != nil && t.resends < MaxReportResends {
 			t.resends++
 			return t.report
 		}
@@ -208,7 +203,7 @@ func (t *udpRecv) feed(b []byte, at time.Time) []byte {
 		} else {
 			t.late++
 			if t.heldBytes+len(b) <= maxHeldBytes {
-				t.held = append(t.held, heldDatagram{b: append([]byte(nil), b...), at: at})
+				t.held = append(t.held, Held{B: append([]byte(nil), b...), At: at})
 				t.heldBytes += len(b)
 			}
 		}
@@ -247,13 +242,13 @@ func (t *udpRecv) feed(b []byte, at time.Time) []byte {
 	return nil
 }
 
-// reportSent records that the report was sent (or queued to be sent in
+// ReportSent records that the report was sent (or queued to be sent in
 // the same read) at now.
-func (t *udpRecv) reportSent(now time.Time) { t.reportAt = now }
+func (t *Receiver) ReportSent(now time.Time) { t.reportAt = now }
 
-// diagnose looks for a timer-bound arrival pattern (tickdiag) and returns
+// Diagnose looks for a timer-bound arrival pattern (tickdiag) and returns
 // the finding with its evidence, or "".
-func (t *udpRecv) diagnose() string {
+func (t *Receiver) Diagnose() string {
 	if t.diagDone {
 		return t.diag
 	}
@@ -265,7 +260,7 @@ func (t *udpRecv) diagnose() string {
 }
 
 // findTick runs the timer-tick diagnosis over the arrivals.
-func (t *udpRecv) findTick() string {
+func (t *Receiver) findTick() string {
 	d := tickdiag.Diagnose(t.arrivals, 0)
 	if d == nil {
 		return ""
@@ -275,8 +270,8 @@ func (t *udpRecv) findTick() string {
 		d.FramesPerTick, d.Period.Round(time.Microsecond), d.PhaseLock, d.Bursts)
 }
 
-// endIdle ends a test whose client stopped sending without a FIN (ESP-IDF).
-func (t *udpRecv) endIdle() {
+// EndIdle ends a test whose client stopped sending without a FIN (ESP-IDF).
+func (t *Receiver) EndIdle() {
 	if t.done {
 		return
 	}
@@ -286,9 +281,9 @@ func (t *udpRecv) endIdle() {
 
 // duration is the receive period: first arrival to the FIN (or, for a test
 // that ended idle, to the last datagram).
-func (t *udpRecv) duration() time.Duration { return t.finAt.Sub(t.start) }
+func (t *Receiver) duration() time.Duration { return t.finAt.Sub(t.start) }
 
-func (t *udpRecv) buildReport() []byte {
+func (t *Receiver) buildReport() []byte {
 	s := t.rx.Seq
 	r := i2wire.ServerReport{
 		TotalBytes: uint64(t.rx.Bytes()),
@@ -309,7 +304,7 @@ func (t *udpRecv) buildReport() []byte {
 	// 2 clients do not look (i2wire.WBExtension), within the length of the
 	// client's own datagrams: an older client may read the reply into its
 	// send buffer, which holds no more.
-	e := i2wire.WBExtension{Duplicates: uint64(s.Duplicates()), HasDuplicates: true, Diagnosis: t.diagnose()}
+	e := i2wire.WBExtension{Duplicates: uint64(s.Duplicates()), HasDuplicates: true, Diagnosis: t.Diagnose()}
 	if tr := t.transit(); tr != nil {
 		e.Latency = i2wire.WBLatency{MinUS: tr.Min, P50US: tr.P50, P90US: tr.P90, P99US: tr.P99, P999US: tr.P999,
 			MaxUS: tr.Max, Count: uint64(tr.Count)}
@@ -320,7 +315,7 @@ func (t *udpRecv) buildReport() []byte {
 
 // transit summarises the one-way transit times so far; nil when no
 // datagram carried a sender timestamp.
-func (t *udpRecv) transit() *result.Transit {
+func (t *Receiver) transit() *result.Transit {
 	tr := &t.rx.Transit
 	if tr.Count() == 0 {
 		return nil
@@ -329,8 +324,8 @@ func (t *udpRecv) transit() *result.Transit {
 		P999: tr.Percentile(99.9), Max: tr.Max(), Count: tr.Count()}
 }
 
-// receiver returns the receiver summary of the test so far.
-func (t *udpRecv) receiver() *result.Receiver {
+// Summary returns the receiver summary of the test so far.
+func (t *Receiver) Summary() *result.Receiver {
 	s := t.rx.Seq
 	secs := t.duration().Seconds()
 	if !t.done {
@@ -339,7 +334,7 @@ func (t *udpRecv) receiver() *result.Receiver {
 	r := &result.Receiver{
 		Bytes: t.rx.Bytes(), Packets: s.Received(), Lost: s.Lost(), OutOfOrder: s.OutOfOrder(),
 		Duplicates: result.Count(s.Duplicates()), JitterMS: float64(t.rx.Jitter.Value()) / 1e6, Seconds: secs,
-		Total: max(s.Max(), 0), Source: "local", JitterMethod: session.JitterMethod(t.gro), Transit: t.transit(),
+		Total: max(s.Max(), 0), Source: "local", JitterMethod: t.JitterMethod, Transit: t.transit(),
 	}
 	// The rate is the data datagrams' own: after the first, over the
 	// span from the first to the last. Bytes over the whole duration would
@@ -356,8 +351,8 @@ func (t *udpRecv) receiver() *result.Receiver {
 	return r
 }
 
-// warnings says what makes this test's figures doubtful.
-func (t *udpRecv) warnings() []string {
+// Warnings says what makes this test's figures doubtful.
+func (t *Receiver) Warnings() []string {
 	var w []string
 	if t.idleEnded {
 		w = append(w, "the sender never sent a FIN (an ESP-IDF-style client?): the test ended after its idle timeout and the duration runs to the last datagram received")

@@ -1,4 +1,4 @@
-package iperf2
+package udpstream
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
@@ -15,21 +16,21 @@ import (
 // would give; bytes and packets still count the FIN as iperf does.
 func TestReceiverRateLeavesOutTheFIN(t *testing.T) {
 	h := iperf2.NewClientHeader(true, 1, 5001)
-	tmpl := (&udpStream{layout: iperf2.LayoutModern, header: h.AppendUDPTo(nil), length: 1470}).template()
+	tmpl := (&Sender{Layout: iperf2.LayoutModern, Header: h.AppendUDPTo(nil), Length: 1470}).Template(session.FillPattern)
 	base := time.Unix(1_700_000_000, 0)
 	gap := 2 * time.Second / 17 // 8.5 datagrams/s
-	rx := newUDPRecv(netip.MustParseAddrPort("127.0.0.1:40000"), tmpl, base)
+	rx := NewReceiver(netip.MustParseAddrPort("127.0.0.1:40000"), tmpl, base)
 	for id := int64(1); id <= 9; id++ {
 		at := base.Add(time.Duration(id-1) * gap)
 		iperf2.PutDatagram(tmpl, iperf2.LayoutModern, id, at)
-		rx.feed(tmpl, at)
+		rx.Feed(tmpl, at)
 	}
 	fin := base.Add(time.Second)
 	iperf2.PutDatagram(tmpl, iperf2.LayoutModern, -10, fin)
-	if rx.feed(tmpl, fin) == nil {
+	if rx.Feed(tmpl, fin) == nil {
 		t.Fatal("no report for the FIN")
 	}
-	r := rx.receiver()
+	r := rx.Summary()
 	if r.Packets != 10 || r.Bytes != 10*1470 || r.Total != 10 {
 		t.Errorf("packets %d bytes %d total %d, want 10, 14700, 10", r.Packets, r.Bytes, r.Total)
 	}

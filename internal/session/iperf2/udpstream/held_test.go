@@ -1,4 +1,4 @@
-package iperf2
+package udpstream
 
 import (
 	"encoding/binary"
@@ -17,18 +17,18 @@ func heldTestDatagram(id uint32) []byte {
 
 func TestTakeHeld(t *testing.T) {
 	at := time.Unix(1, 0)
-	newRecv := func() *udpRecv {
-		r := &udpRecv{layout: iperf2.LayoutModern, late: 3}
+	newRecv := func() *Receiver {
+		r := &Receiver{layout: iperf2.LayoutModern, late: 3}
 		for _, id := range []uint32{1, 2, 5} {
 			b := heldTestDatagram(id)
-			r.held = append(r.held, heldDatagram{b: b, at: at})
+			r.held = append(r.held, Held{B: b, At: at})
 			r.heldBytes += len(b)
 		}
 		return r
 	}
 
 	r := newRecv()
-	start := r.takeHeld(heldTestDatagram(3))
+	start := r.TakeHeld(heldTestDatagram(3))
 	if len(start) != 2 || r.late != 1 || r.held != nil || r.heldBytes != 0 {
 		t.Errorf("opening id 3: took %d held (want 2), late %d (want 1), %d held left, %d bytes", len(start), r.late, len(r.held), r.heldBytes)
 	}
@@ -40,7 +40,7 @@ func TestTakeHeld(t *testing.T) {
 		t.Fatal("the test's legacy datagram is not detected as legacy")
 	}
 	r = newRecv()
-	start = r.takeHeld(legacy)
+	start = r.TakeHeld(legacy)
 	if len(start) != 0 || r.late != 3 || r.held != nil || r.heldBytes != 0 {
 		t.Errorf("legacy opening: took %d held (want 0), late %d (want 3), %d held left, %d bytes", len(start), r.late, len(r.held), r.heldBytes)
 	}

@@ -1,0 +1,149 @@
+package udpstream
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/engine"
+	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/udpio"
+	i2wire "github.com/wirebench/wirebench/internal/wire/iperf2"
+)
+
+// FinStyle is how a UDP sender ends its test.
+type FinStyle int
+
+// The ways a sender ends its test.
+const (
+	FinModern  FinStyle = iota // FIN −(n+1), decremented every 10 ms, up to 200 retries, report awaited
+	FinLegacy                  // FIN −n repeated, 10 × 250 ms, report awaited
+	FinReverse                 // one negative-id datagram, no report (2.1 -R)
+)
+
+// Sender is one iperf2 UDP sending stream.
+type Sender struct {
+	Layout   i2wire.Layout
+	Header   []byte // test header placed after the datagram header; nil for none
+	Length   int
+	PPS      float64
+	Duration time.Duration
+	Bytes    int64
+	Fin      FinStyle
+	// Batch is the most datagrams handed to the socket at once (0: the
+	// engine's default); each is a copy of the template.
+	Batch int
+}
+
+// Template builds the datagram every send copies: datagram header space,
+// the test header, then fill's payload (offsets up to 36 zeroed when there
+// is no test header, so no 2.1 server mistakes the payload for flags,
+// §1.7). fill writes the payload, iperf's digit pattern
+// (session.FillPattern).
+func (s *Sender) Template(fill func([]byte)) []byte {
+	b := make([]byte, s.Length)
+	fill(b)
+	hl := s.Layout.HeaderLen()
+	clear(b[:min(len(b), hl)])
+	if s.Header == nil {
+		clear(b[hl:min(len(b), 36)])
+	} else if hl < len(b) {
+		copy(b[hl:], s.Header)
+	}
+	return b
+}
+
+// Send runs the paced send of the stream's data datagrams to dst (the
+// invalid AddrPort on a connected socket), copies of tmpl, counted in c.
+func (s *Sender) Send(ctx context.Context, conn udpio.Conn, dst netip.AddrPort, tmpl []byte, c *stats.Counters) (engine.UDPSendResult, error) {
+	layout := s.Layout
+	return engine.SendUDP(ctx, conn, engine.UDPSendConfig{
+		Template: tmpl,
+		Stamp:    func(b []byte, id int64, now time.Time) { i2wire.PutDatagram(b, layout, id, now) },
+		PPS:      s.PPS,
+		Duration: s.Duration,
+		Bytes:    s.Bytes,
+		FirstID:  layout.FirstID(),
+		Dst:      dst,
+		Batch:    s.Batch,
+	}, c)
+}
+
+// FinOutcome is what the end-of-test exchange produced.
+type FinOutcome struct {
+	Report  *i2wire.ServerReport // the server's report; nil when none came
+	Layout  i2wire.Layout        // the report's layout
+	FINs    int                  // FIN datagrams sent
+	Elapsed time.Duration        // from the first FIN to the report (or the giving up)
+	Echoes  int                  // our own FINs that came back (a reflector, not a server)
+}
+
+// Finish sends the FIN datagrams and, unless the style says no report
+// comes, waits for the server report. dataSent is how many data datagrams
+// went out. It never takes longer than about 2.5 s.
+func (s *Sender) Finish(ctx context.Context, conn udpio.Conn, dst netip.AddrPort, tmpl []byte, dataSent int64) (FinOutcome, error) {
+	fin := append([]byte(nil), tmpl...)
+	tries, wait := 201, 10*time.Millisecond
+	switch s.Fin {
+	case FinLegacy:
+		tries, wait = 10, 250*time.Millisecond
+	case FinReverse:
+		tries = 1
+	}
+	check := i2wire.EchoCheck{Layout: s.Layout, Header: s.Header}
+	msgs := []udpio.Message{{Buf: make([]byte, 2048)}}
+	start := time.Now()
+	var out FinOutcome
+	for retry := 0; retry < tries && ctx.Err() == nil; retry++ {
+		id := i2wire.FINID(s.Layout, dataSent, retry)
+		i2wire.PutDatagram(fin, s.Layout, id, time.Now())
+		if retry == 0 {
+			check.FirstFIN = id
+		}
+		check.LastFIN = id
+		if _, err := conn.WriteBatch([]udpio.Message{{Buf: fin, Addr: dst}}); err != nil && retry == 0 {
+			return out, err
+		}
+		out.FINs++
+		if s.Fin == FinReverse {
+			return out, nil
+		}
+		deadline := time.Now().Add(wait)
+		for {
+			_ = conn.SetReadDeadline(deadline)
+			n, err := conn.ReadBatch(msgs)
+			if n == 1 {
+				b := msgs[0].Buf[:msgs[0].N]
+				if dst.IsValid() && msgs[0].Addr != dst {
+					continue // not from our server
+				}
+				if check.IsEcho(b) {
+					out.Echoes++
+					continue
+				}
+				if len(b) == 52 && i2wire.ClientHdrAckLen(b) > 0 {
+					continue
+				}
+				if r, l, perr := i2wire.ParseServerReport(b); perr == nil {
+					out.Report, out.Layout, out.Elapsed = &r, l, time.Since(start)
+					_ = conn.SetReadDeadline(time.Time{})
+					return out, nil
+				}
+				continue
+			}
+			if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, syscall.ECONNREFUSED) {
+				_ = conn.SetReadDeadline(time.Time{})
+				return out, err
+			}
+			if err != nil {
+				break
+			}
+		}
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	out.Elapsed = time.Since(start)
+	return out, ctx.Err()
+}
