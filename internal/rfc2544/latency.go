@@ -21,10 +21,6 @@ func (b *bench) latency(ctx context.Context, sr *result.RFC2544Size) error {
 		sr.Warnings = append(sr.Warnings, "latency: "+sr.LatencyNote)
 		return nil
 	}
-	if b.cfg.Latency != result.RFC2544RoundTrip && sr.Size < b.cfg.LatencyMinSize {
-		sr.LatencyNote = fmt.Sprintf("not measured at %d B: the server times these datagrams (their header carries the send time), but its report comes back no longer than our final datagram, which is as long as the data, and the report with the transit summary needs %d bytes (an iperf 2 client may read the report into a buffer of its datagram's length, so a wirebench server sends no more); RFC 2544's smallest frames (64 and 128 B on Ethernet: 18 and 82 B of UDP payload) get no one-way latency from a wirebench server in this version: use --mode reflect for their round trips", sr.Size, b.cfg.LatencyMinSize)
-		return nil
-	}
 	sr.LatencyNote = latencyNotes[b.cfg.Latency]
 	for _, load := range b.cfg.Loads {
 		p, err := b.latencyPoint(ctx, sr, load)

@@ -76,6 +76,10 @@ func (o Options) Setup(host string, clock ClockCheck) (*Setup, error) {
 	case sweep.ModeReflect:
 		s.Runner, cfg.Latency = sweep.ReflectRunner{Host: host, Port: o.Port}, result.RFC2544RoundTrip
 	case sweep.ModeWirebench:
+		// The server's reply is no longer than our FIN: a FIN with room
+		// for the transit summary brings it back at every size, RFC
+		// 2544's 18 and 82 B of UDP payload (64 and 128 B frames) too.
+		server.Base.FinLen = iperf2.MinDatagramForLatency
 		s.Runner, cfg.BacklogFloor = server, sweep.ServerBacklogFloor
 		shared, why := clock(host, o.SameClock)
 		cfg.Latency, s.Test.Clock = result.RFC2544DelayVariation, result.RFC2544ClockSeparate
@@ -83,7 +87,6 @@ func (o Options) Setup(host string, clock ClockCheck) (*Setup, error) {
 			cfg.Latency, s.Test.Clock = result.RFC2544OneWay, result.RFC2544ClockShared
 		}
 		s.Test.ClockWhy = why
-		cfg.LatencyMinSize = iperf2.MinDatagramForLatency
 	case sweep.ModeIperf2:
 		s.Runner, cfg.BacklogFloor = server, sweep.ServerBacklogFloor
 		cfg.NoLatency = "cannot run against an iperf 2 server: its report carries no per-datagram times; run it against a reflector (--mode reflect) for round-trip times"

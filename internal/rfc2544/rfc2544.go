@@ -69,10 +69,6 @@ type Config struct {
 	// saying why.
 	Latency   string
 	NoLatency string
-	// LatencyMinSize is, for the transit kinds, the smallest size whose
-	// datagrams the far end can send its summary back to; smaller sizes
-	// get no latency points and a note saying why (0: no limit).
-	LatencyMinSize int
 	// BacklogFloor is passed to the throughput search (see sweep.Config).
 	BacklogFloor time.Duration
 	// Gap separates trials so that queues drain (default 200 ms).

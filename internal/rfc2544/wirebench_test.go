@@ -33,6 +33,9 @@ func startWirebenchServer(t *testing.T) int {
 // clock), the latency test gets one-way points from the server's transit
 // summaries: every load measured, marked one_way, covering datagrams,
 // with ordered, non-negative figures and no mean (the summary has none).
+// At 18 B of UDP payload (RFC 2544's 64 B frame on Ethernet) too: the
+// runner Options build pads the FIN, by whose length the server sizes its
+// reply, to room for the summary.
 // The 10 Mbit/s medium keeps the rates low enough for any loopback; how
 // long a transit took is not checked.
 func TestWirebenchOneWayLatency(t *testing.T) {
@@ -44,7 +47,7 @@ func TestWirebenchOneWayLatency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := rfc2544.Config{Sizes: []int{1472}, Tests: []string{result.RFC2544TestLatency}, Loads: []float64{50, 100},
+	cfg := rfc2544.Config{Sizes: []int{18, 1472}, Tests: []string{result.RFC2544TestLatency}, Loads: []float64{50, 100},
 		Latency: result.RFC2544OneWay, Gap: 50 * time.Millisecond,
 		Schedule: result.RFC2544Schedule{Search: 200 * time.Millisecond, Confirm: 500 * time.Millisecond, Latency: 300 * time.Millisecond,
 			LatencyRepeats: 2, Loss: 200 * time.Millisecond, BurstRepeats: 1, MaxBurst: 100},
@@ -60,33 +63,45 @@ func TestWirebenchOneWayLatency(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res := rfc2544.NewResult(result.RFC2544Test{Mode: sweep.ModeWirebench, Medium: "eth10"})
-	runner := sweep.SessionRunner{Base: session.ClientConfig{Host: "127.0.0.1", Port: port, Dialect: session.DialectIperf2}}
+	o := rfc2544.Options{Port: port, Mode: sweep.ModeWirebench, Sizes: "18,1472", Tests: result.RFC2544TestLatency, Medium: "eth10", PDR: "0.5%", Loads: "50,100", MaxBurst: 100}
+	setup, err := o.Setup("127.0.0.1", func(string, bool) (bool, string) { return true, "loopback" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := setup.Runner
 	if err := rfc2544.Run(ctx, cfg, runner, res); err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	for _, w := range res.Warnings {
 		t.Logf("warning: %s", w)
 	}
-	if len(res.Sizes) != 1 {
+	if len(res.Sizes) != 2 {
 		t.Fatalf("%d sizes", len(res.Sizes))
 	}
-	sr := res.Sizes[0]
-	if len(sr.Latency) != len(cfg.Loads) {
-		t.Fatalf("%d latency points for %d loads (NDR %.0f/s): %s", len(sr.Latency), len(cfg.Loads), sr.NDRPPS, sr.LatencyNote)
+	for _, sr := range res.Sizes {
+		checkOneWay(t, sr, cfg.Loads)
+	}
+}
+
+// checkOneWay checks one size's one-way latency points.
+func checkOneWay(t *testing.T, sr result.RFC2544Size, loads []float64) {
+	t.Helper()
+	if len(sr.Latency) != len(loads) {
+		t.Fatalf("%d B: %d latency points for %d loads (NDR %.0f/s): %s", sr.Size, len(sr.Latency), len(loads), sr.NDRPPS, sr.LatencyNote)
 	}
 	for _, p := range sr.Latency {
-		t.Logf("%g %%: %d timed, min %.3f p50 %.3f p99 %.3f max %.3f ms", p.LoadPercent, p.Timed, p.MinMS, p.P50MS, p.P99MS, p.MaxMS)
+		t.Logf("%d B at %g %%: %d timed, min %.3f p50 %.3f p99 %.3f max %.3f ms", sr.Size, p.LoadPercent, p.Timed, p.MinMS, p.P50MS, p.P99MS, p.MaxMS)
 		if p.Kind != result.RFC2544OneWay || p.Timed < 2 || p.Repeats != 2 {
-			t.Errorf("%g %%: kind %q, %d timed over %d repeats: want one_way, datagrams timed, 2 repeats", p.LoadPercent, p.Kind, p.Timed, p.Repeats)
+			t.Errorf("%d B at %g %%: kind %q, %d timed over %d repeats: want one_way, datagrams timed, 2 repeats", sr.Size, p.LoadPercent, p.Kind, p.Timed, p.Repeats)
 		}
 		if p.MinMS < 0 || !(p.MinMS <= p.P50MS && p.P50MS <= p.P90MS && p.P90MS <= p.P99MS && p.P99MS <= p.P999MS && p.P999MS <= p.MaxMS) {
-			t.Errorf("%g %%: figures negative or out of order: %+v", p.LoadPercent, p)
+			t.Errorf("%d B at %g %%: figures negative or out of order: %+v", sr.Size, p.LoadPercent, p)
 		}
 		if p.MeanMS != 0 || len(p.Histogram) != 0 {
-			t.Errorf("%g %%: a mean %v or histogram %d from a summary that has neither", p.LoadPercent, p.MeanMS, len(p.Histogram))
+			t.Errorf("%d B at %g %%: a mean %v or histogram %d from a summary that has neither", sr.Size, p.LoadPercent, p.MeanMS, len(p.Histogram))
 		}
 	}
 	if sr.LatencyNote == "" {
-		t.Error("no note on what the latency figures measure")
+		t.Errorf("%d B: no note on what the latency figures measure", sr.Size)
 	}
 }

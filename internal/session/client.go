@@ -73,6 +73,14 @@ type ClientConfig struct {
 	// payload (-Z, iperf3's zero-copy); iperf3 peers are asked to do the
 	// same when they send.
 	ZeroCopy bool
+	// FinLen is, with UDP to an iperf2-dialect server, the shortest length
+	// of the final datagrams (FINs), padded past the data's length (0: as
+	// long as the data). A server sends its report no longer than the FIN
+	// (an iperf 2 client may read it into a buffer of its datagram's
+	// length), so a wirebench server's transit summary, which needs
+	// iperf2.MinDatagramForLatency bytes, comes back at any data size only
+	// when the FIN is at least that long.
+	FinLen int
 	// NoGSO sends UDP without segmentation offload (UDP_SEGMENT), one
 	// datagram per buffer handed to the kernel (--no-gso).
 	NoGSO bool

@@ -116,7 +116,7 @@ func udpClientStream(cfg *session.ClientConfig) *udpstream.Sender {
 		layout, fin = i2wire.LayoutLegacy, udpstream.FinLegacy
 	}
 	spec := &udpstream.Sender{Layout: layout, Header: header(cfg, true), Length: cfg.Length,
-		PPS: cfg.PPS() / float64(cfg.Parallel), Duration: cfg.Duration, Bytes: cfg.Bytes, Fin: fin}
+		PPS: cfg.PPS() / float64(cfg.Parallel), Duration: cfg.Duration, Bytes: cfg.Bytes, Fin: fin, FinLen: cfg.FinLen}
 	if cfg.Bytes > 0 {
 		spec.Bytes = cfg.Bytes / int64(cfg.Parallel)
 	}
@@ -213,7 +213,7 @@ func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []str
 			badReport = badReport || implausible
 			fins = countFINs(rr, layoutOf(cfg), o.send.Packets, o.fin.FINs)
 		}
-		s := &result.Sender{Bytes: o.send.Bytes + fins*int64(cfg.Length), Packets: o.send.Packets + fins, SendErrors: o.send.Errors,
+		s := &result.Sender{Bytes: o.send.Bytes + fins*int64(max(cfg.Length, cfg.FinLen)), Packets: o.send.Packets + fins, SendErrors: o.send.Errors,
 			Seconds: o.send.End.Sub(o.send.Start).Seconds()}
 		offeredRate(s, o.send, cfg.Length)
 		offered += s.PacketsPerSecond

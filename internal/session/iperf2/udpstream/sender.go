@@ -36,6 +36,25 @@ type Sender struct {
 	// Batch is the most datagrams handed to the socket at once (0: the
 	// engine's default); each is a copy of the template.
 	Batch int
+	// FinLen is the shortest length of the FIN datagrams: a shorter
+	// template is padded (the test header placed whole, zeros after it),
+	// so that the server, which sizes its report by the FIN, has room for
+	// all of it (session.ClientConfig.FinLen). 0: as long as the data.
+	FinLen int
+}
+
+// finTemplate is tmpl padded to FinLen: what a datagram of that length
+// would carry (datagram header, the whole test header), zeros after it.
+func (s *Sender) finTemplate(tmpl []byte) []byte {
+	fin := append([]byte(nil), tmpl...)
+	if len(fin) >= s.FinLen {
+		return fin
+	}
+	fin = append(fin, make([]byte, s.FinLen-len(fin))...)
+	if hl := s.Layout.HeaderLen(); s.Header != nil && hl < len(fin) {
+		copy(fin[hl:], s.Header)
+	}
+	return fin
 }
 
 // Template builds the datagram every send copies: datagram header space,
@@ -85,7 +104,7 @@ type FinOutcome struct {
 // comes, waits for the server report. dataSent is how many data datagrams
 // went out. It never takes longer than about 2.5 s.
 func (s *Sender) Finish(ctx context.Context, conn udpio.Conn, dst netip.AddrPort, tmpl []byte, dataSent int64) (FinOutcome, error) {
-	fin := append([]byte(nil), tmpl...)
+	fin := s.finTemplate(tmpl)
 	tries, wait := 201, 10*time.Millisecond
 	switch s.Fin {
 	case FinLegacy:
