@@ -36,7 +36,13 @@ func startTestServer(t testing.TB, cfg Config, interval time.Duration) *testServ
 	t.Helper()
 	ts := &testServer{web: New(cfg), results: map[int]*result.Result{}, done: make(chan int, 1024)}
 	scfg := session.ServerConfig{Bind: "127.0.0.1", Port: -1, Interval: interval, IdleTimeout: 2 * time.Second}
+	ts.web.Attach(&scfg)
+	// The test hears of a result after the dashboard has counted and
+	// ended it (Attach runs callbacks set before it first), so what
+	// /metrics and /api/live show is settled when the test reads them.
+	webResult := scfg.OnResult
 	scfg.OnResult = func(id int, r *result.Result) {
+		webResult(id, r)
 		ts.mu.Lock()
 		ts.results[id] = r
 		ts.mu.Unlock()
@@ -45,7 +51,6 @@ func startTestServer(t testing.TB, cfg Config, interval time.Duration) *testServ
 		default:
 		}
 	}
-	ts.web.Attach(&scfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := iperf2.Listen(ctx, scfg)
 	if err != nil {
