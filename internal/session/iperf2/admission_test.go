@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testutil/resultcheck"
+
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/udpio"
@@ -374,7 +376,7 @@ func TestConnectBackToOwnPortRefused(t *testing.T) {
 					c.Close()
 				}
 				r := ts.resultFrom(local)
-				if !hasWarning(r, "own port") {
+				if !resultcheck.HasWarning(r, "own port") {
 					t.Errorf("connect-back to the server's own port: warnings %q, want a refusal", r.Warnings)
 				}
 				ts.waitLog("own port")

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testutil/resultcheck"
+
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -381,7 +383,7 @@ func TestServerGroupsParallelStreams(t *testing.T) {
 				if r.Receiver.Total != c.Sender.Packets || r.Receiver.Lost != 0 {
 					t.Errorf("server SUM %+v; our client sent %+v", *r.Receiver, *c.Sender)
 				}
-			} else if sent := sentTCP(t, c, c.Sender); r.Receiver.Bytes != sent {
+			} else if sent := resultcheck.SentTCP(t, c, c.Sender); r.Receiver.Bytes != sent {
 				t.Errorf("server SUM %d bytes; our client sent %d", r.Receiver.Bytes, sent)
 			}
 		})

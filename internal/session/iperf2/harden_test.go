@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testutil/resultcheck"
+
 	"go.uber.org/goleak"
 
 	"github.com/wirebench/wirebench/internal/result"
@@ -50,7 +52,7 @@ func TestCrashReverseAndFullDuplexTCP(t *testing.T) {
 	if r.Test.Mode != "full-duplex" || r.Test.Direction != result.DirBidir {
 		t.Errorf("mode %q direction %q, want full-duplex bidir", r.Test.Mode, r.Test.Direction)
 	}
-	if !hasWarning(r, "both reverse") {
+	if !resultcheck.HasWarning(r, "both reverse") {
 		t.Errorf("no warning about the two modes: %q", r.Warnings)
 	}
 	if rv := receiverOf(t, r); rv.Bytes != int64(len(data)) {
@@ -211,7 +213,7 @@ func TestUDPReusedPortAfterIdleEnd(t *testing.T) {
 	send(t, c, modernDatagram(1, 200, 5001))
 	send(t, c, modernDatagram(2, 200, 5001))
 	first := ts.waitResults(1)[0]
-	if rv := receiverOf(t, first); rv.Packets != 2 || !hasWarning(first, "never sent a FIN") {
+	if rv := receiverOf(t, first); rv.Packets != 2 || !resultcheck.HasWarning(first, "never sent a FIN") {
 		t.Fatalf("first test: %d packets, warnings %q", rv.Packets, first.Warnings)
 	}
 	for id := int64(1); id <= 5; id++ {

@@ -219,26 +219,6 @@ func notCPUWarnings(ws []string) []string {
 	return out
 }
 
-// sentTCP is what a TCP sender's peer must have received: the bytes it
-// acknowledged, or, when the sender's wait for the last acknowledgements
-// ended first (a peer or a machine too busy to read within the wait), the
-// bytes written, which the peer still reads to the end; r must then say
-// that its sender figure counts only the acknowledged ones.
-func sentTCP(t *testing.T, r *result.Result, s *result.Sender) int64 {
-	t.Helper()
-	if s == nil {
-		t.Fatalf("no sender figure in %+v", r)
-	}
-	if s.BytesWritten <= s.Bytes {
-		return s.Bytes
-	}
-	t.Logf("the sender's wait for acknowledgements ended first: %d of %d bytes written acknowledged", s.Bytes, s.BytesWritten)
-	if !hasWarning(r, "the peer had acknowledged") {
-		t.Errorf("the sender figure counts %d of %d bytes written, and no warning says so: %q", s.Bytes, s.BytesWritten, r.Warnings)
-	}
-	return s.BytesWritten
-}
-
 // dupsOf is a receiver's duplicate count, -1 when it is unknown (nil).
 func dupsOf(r *result.Receiver) int64 {
 	if r == nil || r.Duplicates == nil {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testutil/resultcheck"
+
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -293,7 +295,7 @@ func TestInteropTCPClientToIperf(t *testing.T) {
 			if dialect != session.DialectIperf2 {
 				want = -4
 			}
-			checkTCPBytes(t, "forward", l.Bytes, sentTCP(t, r, r.Sender), want)
+			checkTCPBytes(t, "forward", l.Bytes, resultcheck.SentTCP(t, r, r.Sender), want)
 			checkSaneIperfText(t, out)
 			// iperf 2.1.8 ignores the request for its count (our header's
 			// reserved word) and sends none; the sender's figure is what
@@ -333,7 +335,7 @@ func TestInteropTCPClientToIperf(t *testing.T) {
 		if r.Sender == nil || r.Receiver == nil {
 			t.Fatalf("our client's result: sender %+v receiver %+v", r.Sender, r.Receiver)
 		}
-		checkTCPBytes(t, "forward", fwd.Bytes, sentTCP(t, r, r.Sender), 0)
+		checkTCPBytes(t, "forward", fwd.Bytes, resultcheck.SentTCP(t, r, r.Sender), 0)
 		checkTCPBytes(t, "reverse", rev.Bytes, r.Receiver.Bytes, 0)
 	})
 
@@ -353,7 +355,7 @@ func TestInteropTCPClientToIperf(t *testing.T) {
 			if r.Reverse == nil || r.Reverse.Receiver == nil {
 				t.Fatalf("no connect-back flow in our result (warnings %q)", r.Warnings)
 			}
-			checkTCPBytes(t, "forward", fwd.Bytes, sentTCP(t, r, r.Sender), 0)
+			checkTCPBytes(t, "forward", fwd.Bytes, resultcheck.SentTCP(t, r, r.Sender), 0)
 			checkTCPBytes(t, "connect-back", rev.Bytes, r.Reverse.Receiver.Bytes, 0)
 			if want := fmt.Sprintf("port %d (reverse)", cfg.ListenPort); !strings.Contains(out, want) {
 				t.Errorf("iperf's output lacks %q", want)
@@ -675,7 +677,7 @@ func TestInteropIperfTCPClientToServer(t *testing.T) {
 		if r.Sender == nil {
 			t.Fatalf("our server's result has no sender")
 		}
-		check(t, "reverse", l.Bytes, sentTCP(t, r, r.Sender))
+		check(t, "reverse", l.Bytes, resultcheck.SentTCP(t, r, r.Sender))
 	})
 
 	t.Run("--full-duplex", func(t *testing.T) {
@@ -687,7 +689,7 @@ func TestInteropIperfTCPClientToServer(t *testing.T) {
 			t.Fatalf("our server's result: sender %+v receiver %+v", r.Sender, r.Receiver)
 		}
 		check(t, "forward", findLine(t, out, "iperf's send line", tcpFwdLine).Bytes, r.Receiver.Bytes)
-		check(t, "reverse", findLine(t, out, "iperf's receive line", tcpRevLine).Bytes, sentTCP(t, r, r.Sender))
+		check(t, "reverse", findLine(t, out, "iperf's receive line", tcpRevLine).Bytes, resultcheck.SentTCP(t, r, r.Sender))
 	})
 
 	t.Run("-P 4", func(t *testing.T) {
@@ -740,7 +742,7 @@ func TestInteropIperfTCPClientToServer(t *testing.T) {
 			if r.Reverse == nil || r.Reverse.Sender == nil {
 				t.Fatalf("our server's result has no connect-back flow (warnings %q)", r.Warnings)
 			}
-			check(t, "connect-back", back[0].Bytes, sentTCP(t, r, r.Reverse.Sender))
+			check(t, "connect-back", back[0].Bytes, resultcheck.SentTCP(t, r, r.Reverse.Sender))
 			checkIntervalsCover(t, r, "", r.Receiver.Bytes, 0, r.Receiver.Seconds)
 		})
 	}

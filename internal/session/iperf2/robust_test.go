@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testutil/resultcheck"
+
 	"go.uber.org/goleak"
 
 	"github.com/wirebench/wirebench/internal/result"
@@ -210,7 +212,7 @@ func TestGarbageTruncatedHeaders(t *testing.T) {
 		if n < 16 {
 			// Shorter than the 16-byte header its layout (modern, the
 			// default below 20 bytes) needs: not counted, but said.
-			if rv.Packets != 0 || !hasWarning(r, "too short to carry a sequence number") {
+			if rv.Packets != 0 || !resultcheck.HasWarning(r, "too short to carry a sequence number") {
 				t.Errorf("%d-byte datagram: %d packets, warnings %q", n, rv.Packets, r.Warnings)
 			}
 			continue
@@ -341,7 +343,7 @@ func TestGarbageTooManySources(t *testing.T) {
 	// started.
 	rs := ts.waitResults(cfg.MaxTests)
 	for _, r := range rs {
-		if rv := receiverOf(t, r); rv.Packets != 2 || !hasWarning(r, "never sent a FIN") {
+		if rv := receiverOf(t, r); rv.Packets != 2 || !resultcheck.HasWarning(r, "never sent a FIN") {
 			t.Errorf("test %s: %d packets, warnings %q", r.Test.Peer, rv.Packets, r.Warnings)
 		}
 	}
@@ -367,7 +369,7 @@ func TestGarbageTCPSilent(t *testing.T) {
 		t.Errorf("the server did not close the silent connection: %d, %v", n, err)
 	}
 	r := ts.resultFrom(c.LocalAddr().String())
-	if rv := receiverOf(t, r); rv.Bytes != 0 || !hasWarning(r, "idle timeout") {
+	if rv := receiverOf(t, r); rv.Bytes != 0 || !resultcheck.HasWarning(r, "idle timeout") {
 		t.Errorf("silent connection: %d bytes, warnings %q", rv.Bytes, r.Warnings)
 	}
 	normalTCPTest(t, ts)

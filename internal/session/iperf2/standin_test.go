@@ -6,9 +6,10 @@ import (
 	"net"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/testutil/resultcheck"
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -161,20 +162,11 @@ func TestStandinUDPClientsToServer(t *testing.T) {
 			if r.Error != "" {
 				t.Errorf("an ESP-IDF test that ends idle is a normal test, got error %q", r.Error)
 			}
-			if !hasWarning(r, "never sent a FIN") {
+			if !resultcheck.HasWarning(r, "never sent a FIN") {
 				t.Errorf("no idle-end warning in %q", r.Warnings)
 			}
 		})
 	}
-}
-
-func hasWarning(r *result.Result, sub string) bool {
-	for _, w := range r.Warnings {
-		if strings.Contains(w, sub) {
-			return true
-		}
-	}
-	return false
 }
 
 func TestStandinTCPClientsToServer(t *testing.T) {
@@ -323,7 +315,7 @@ func TestClientToStandinUDPServers(t *testing.T) {
 		if rv.Lost != 0 || rv.OutOfOrder != 0 {
 			t.Errorf("loopback test reports loss %d / reordering %d", rv.Lost, rv.OutOfOrder)
 		}
-		if hasWarning(r, "no server report") {
+		if resultcheck.HasWarning(r, "no server report") {
 			t.Errorf("warnings: %q", r.Warnings)
 		}
 	}

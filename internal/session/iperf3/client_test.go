@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testutil/resultcheck"
+
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/testutil/iperf3peer"
@@ -123,7 +125,7 @@ func checkAgainstIperf3Server(t *testing.T, cfg *session.ClientConfig, r *result
 			// after the last write ended (TEST_END must follow at once);
 			// on a busy host the server had read more by then, and our
 			// result must say that its figure is cut short.
-			sentTCP(t, r, r.Sender)
+			resultcheck.SentTCP(t, r, r.Sender)
 		case srvRecv < r.Sender.Bytes:
 			// A 3.12 server stops counting at TEST_END, which we
 			// send right after our last data as iperf3's own client does,

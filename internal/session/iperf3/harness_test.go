@@ -2,7 +2,6 @@ package iperf3
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -58,35 +57,6 @@ func runByProtocol(t *testing.T, udpTogether bool, cases []protocolCase) {
 			}
 		})
 	}
-}
-
-// sentTCP is what a TCP sender's peer must have received: the bytes it
-// acknowledged, or, when the sender's wait for the last acknowledgements
-// ended first (a peer or a machine too busy to read within the wait), the
-// bytes written, which the peer still reads to the end; r must then say
-// that its sender figure counts only the acknowledged ones.
-func sentTCP(t *testing.T, r *result.Result, s *result.Sender) int64 {
-	t.Helper()
-	if s == nil {
-		t.Fatalf("no sender figure in %+v", r)
-	}
-	if s.BytesWritten <= s.Bytes {
-		return s.Bytes
-	}
-	t.Logf("the sender's wait for acknowledgements ended first: %d of %d bytes written acknowledged", s.Bytes, s.BytesWritten)
-	if !hasWarning(r, "the peer had acknowledged") {
-		t.Errorf("the sender figure counts %d of %d bytes written, and no warning says so: %q", s.Bytes, s.BytesWritten, r.Warnings)
-	}
-	return s.BytesWritten
-}
-
-func hasWarning(r *result.Result, sub string) bool {
-	for _, w := range r.Warnings {
-		if strings.Contains(w, sub) {
-			return true
-		}
-	}
-	return false
 }
 
 // runShort runs a client test that must succeed.

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testutil/resultcheck"
+
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/session/iperf2"
@@ -201,7 +203,7 @@ func TestIperf3OurClientOurServer(t *testing.T) {
 		// last write ended (TEST_END must follow the data at once): on a
 		// loaded machine the last acknowledgements may still be on the
 		// way, and the client must then say so.
-		if sent := sentTCP(t, r, r.Sender); r.Receiver.Bytes != sent {
+		if sent := resultcheck.SentTCP(t, r, r.Sender); r.Receiver.Bytes != sent {
 			t.Errorf("server received %d, we sent %d (sender %+v)", r.Receiver.Bytes, sent, *r.Sender)
 		}
 		if cfg.UDP && (r.Receiver.Lost != 0 || r.Receiver.Total != r.Sender.Packets) {

@@ -38,6 +38,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testutil/resultcheck"
+
 	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/netlab"
@@ -292,7 +294,7 @@ func TestLabUDP100M(t *testing.T) {
 		// test proves nothing about the wire. If our sender fell behind, it
 		// must have said so (the warning, when it happens naturally).
 		asked := labUDPOffer / (labUDPLen * 8)
-		if cr.Sender.PacketsPerSecond < 0.99*asked && !hasWarning(cr, "fell behind") {
+		if cr.Sender.PacketsPerSecond < 0.99*asked && !resultcheck.HasWarning(cr, "fell behind") {
 			return fmt.Errorf("the sender offered %.0f of %.0f datagrams/s without warning", cr.Sender.PacketsPerSecond, asked)
 		}
 		if cr.Sender.BitsPerSecond < 1.1*labRate {
@@ -378,13 +380,4 @@ func labTCPTheory(t *testing.T) float64 {
 		t.Fatalf("theory disagrees: netlab %.6f Mbit/s, linerate eth100 %.6f Mbit/s", want/1e6, theory.TheoreticalBPS/1e6)
 	}
 	return theory.TheoreticalBPS
-}
-
-func hasWarning(r *result.Result, sub string) bool {
-	for _, w := range r.Warnings {
-		if strings.Contains(w, sub) {
-			return true
-		}
-	}
-	return false
 }

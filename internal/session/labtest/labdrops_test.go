@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/testutil/resultcheck"
+
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -60,7 +62,7 @@ func TestLabLocalDropsAttributed(t *testing.T) {
 		if rv.PathLost == nil || *rv.PathLost != max(rv.Lost-local, 0) {
 			return fmt.Errorf("path_lost %v, want lost %d − local drops %d", rv.PathLost, rv.Lost, local)
 		}
-		if !hasWarning(cr, fmt.Sprintf("%d datagrams were dropped on this host before reaching the wire", local)) {
+		if !resultcheck.HasWarning(cr, fmt.Sprintf("%d datagrams were dropped on this host before reaching the wire", local)) {
 			return fmt.Errorf("no local-drop warning: %q", cr.Warnings)
 		}
 		return nil
@@ -82,7 +84,7 @@ func TestLabOwnEgressNoSilentDrops(t *testing.T) {
 		if rv := cr.Receiver; rv == nil || rv.Lost != sr.Receiver.HostDrops {
 			return fmt.Errorf("receiver %+v lost datagrams that neither host dropped", rv)
 		}
-		if !hasWarning(cr, "fell behind") {
+		if !resultcheck.HasWarning(cr, "fell behind") {
 			return fmt.Errorf("the wire held the sender back, but it did not say it fell behind: %q", cr.Warnings)
 		}
 		return nil
