@@ -37,15 +37,7 @@ func TestBadImportIsCaught(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	write := func(rel, src string) {
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := treeWriter(t, root)
 	write("internal/units/units.go", "package units\nimport _ \""+module+"/internal/session\"\n")
 	write("internal/units/units_test.go", "package units\nimport _ \""+module+"/internal/cli\"\n") // tests may
 	write("internal/session/s.go", "package session\nimport (\n_ \""+module+"/internal/units\"\n_ \""+module+"/internal/netlab\"\n_ \"fmt\"\n)\n")
@@ -94,5 +86,20 @@ func TestFloorOfSubPackage(t *testing.T) {
 	}
 	if _, ok := tab.Floor("internal/nowhere"); ok {
 		t.Error("an unnamed package has a floor")
+	}
+}
+
+// treeWriter returns a function writing a source file at rel below root,
+// its directories made, for the synthetic trees the checks are shown on.
+func treeWriter(t *testing.T, root string) func(rel, src string) {
+	return func(rel, src string) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

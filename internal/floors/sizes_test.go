@@ -2,8 +2,6 @@ package floors
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -38,15 +36,7 @@ func TestOversizeIsCaught(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	write := func(rel, src string) {
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := treeWriter(t, root)
 	// body returns a function body of n lines, braces included.
 	body := func(n int) string {
 		return "{\n" + strings.Repeat("\t_ = 0\n", n-2) + "}\n"
