@@ -197,3 +197,31 @@ func hasWarning(ws []string, part string) bool {
 	}
 	return false
 }
+
+// TestLossFreeBacklog: an NDR below rates that lost nothing but were
+// judged a backlog says so, naming the closest such rate and what the far
+// end delivered of it; a backlog that lost, or none, says nothing.
+func TestLossFreeBacklog(t *testing.T) {
+	trial := func(rate, delivered float64, verdict string, lost int64) result.SweepTrial {
+		tr := result.SweepTrial{RatePPS: rate, Verdict: verdict, DeliveredPPS: delivered}
+		tr.Lost = lost
+		return tr
+	}
+	ndr := &result.SweepSize{TriedPPS: 13785, TrialLog: []result.SweepTrial{
+		trial(148810, 14967, sweep.VerdictLoss, 133296),
+		trial(14817, 13943, sweep.VerdictPace, 0),
+		trial(13908, 13820, sweep.VerdictPace, 0),
+		trial(13785, 13784, sweep.VerdictPass, 0),
+	}}
+	if w := lossFreeBacklog(ndr); !strings.Contains(w, "13908/s, lost nothing") || !strings.Contains(w, "delivered 13820/s") {
+		t.Errorf("loss-free backlog above the NDR: %q", w)
+	}
+	ndr.TrialLog[1].Lost, ndr.TrialLog[2].Lost = 3, 5
+	if w := lossFreeBacklog(ndr); w != "" {
+		t.Errorf("backlogs that lost: %q, want nothing", w)
+	}
+	ndr.TrialLog = ndr.TrialLog[3:]
+	if w := lossFreeBacklog(ndr); w != "" {
+		t.Errorf("no backlog: %q, want nothing", w)
+	}
+}

@@ -29,6 +29,9 @@ func (b *bench) throughput(ctx context.Context, sr *result.RFC2544Size) error {
 	if w := discountWarning(sr.Discounted); w != "" {
 		sr.Warnings = append(sr.Warnings, w)
 	}
+	if w := lossFreeBacklog(ndr); w != "" {
+		sr.Warnings = append(sr.Warnings, w)
+	}
 	for _, w := range ndr.Warnings {
 		sr.Warnings = append(sr.Warnings, "NDR: "+w)
 	}
@@ -72,6 +75,25 @@ func (b *bench) search(ctx context.Context, size int, loss float64, prior []resu
 	}
 	sr := res.Sizes[0]
 	return &sr, nil
+}
+
+// lossFreeBacklog says so when the NDR lies below a rate that lost
+// nothing but was judged a backlog (the far end delivered less than we
+// offered): a queue filling, or a far end that answers late, which read
+// the same within one trial; "" when no such trial decided the NDR.
+func lossFreeBacklog(ndr *result.SweepSize) string {
+	var near *result.SweepTrial
+	for i, tr := range ndr.TrialLog {
+		if tr.Verdict == sweep.VerdictPace && tr.Lost == 0 && tr.RatePPS > ndr.TriedPPS && (near == nil || tr.RatePPS < near.RatePPS) {
+			near = &ndr.TrialLog[i]
+		}
+	}
+	if near == nil {
+		return ""
+	}
+	return fmt.Sprintf("NDR: the rate just above it, %.0f/s, lost nothing, but the far end delivered %.0f/s of it and was taken for a queue filling; "+
+		"a far end that answers late (a software device on a busy host) reads the same, so the NDR may lie below what the device sustains: a longer trial at that rate tells them apart",
+		near.RatePPS, near.DeliveredPPS)
 }
 
 // discountWarning says how many throughput trials this host spoiled, and
