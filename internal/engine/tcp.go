@@ -133,6 +133,12 @@ type TCPReceiveConfig struct {
 	Since time.Time
 	// Hold, when not nil, can hold the receiver between reads.
 	Hold *Hold
+	// Copy reads the data into the buffer, as an application would. By
+	// default a plain TCP connection on Linux is read with recv(MSG_TRUNC),
+	// which counts the bytes without copying them out of the kernel: no
+	// receiver here looks at them past the header, and the copy was most
+	// of a receiver's CPU (bench/README.md).
+	Copy bool
 }
 
 // ReceiveTCPWith is ReceiveTCP with a receiver that a Hold can pause.
@@ -143,6 +149,13 @@ func ReceiveTCPWith(ctx context.Context, conn net.Conn, cfg TCPReceiveConfig, c 
 	}
 	c.Bytes.Store(res.Bytes)
 	buf := make([]byte, cfg.BufSize)
+	var discard *discardReader
+	if !cfg.Copy {
+		discard = newDiscardReader(conn, buf, cfg.Hold == nil)
+		if discard != nil {
+			defer discard.close()
+		}
+	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
 	hold := cfg.Hold
@@ -169,8 +182,8 @@ func ReceiveTCPWith(ctx context.Context, conn net.Conn, cfg TCPReceiveConfig, c 
 				break
 			}
 		}
-		if cfg.Idle > 0 {
-			_ = conn.SetReadDeadline(time.Now().Add(cfg.Idle))
+		if at, set := readDeadline(cfg.Idle, discard); set {
+			_ = conn.SetReadDeadline(at)
 			if hold != nil {
 				if g, _ := hold.state(); g != gen {
 					continue // a Pause came before this deadline replaced its own
@@ -178,13 +191,24 @@ func ReceiveTCPWith(ctx context.Context, conn net.Conn, cfg TCPReceiveConfig, c 
 			}
 		}
 		var n int
-		n, err = conn.Read(buf)
+		if discard != nil {
+			n, err = discard.Read()
+		} else {
+			n, err = conn.Read(buf)
+		}
 		res.Bytes += int64(n)
 		if n > 0 {
 			res.End = time.Now()
 			c.Bytes.Store(res.Bytes)
+			if discard != nil {
+				discard.observe(n, res.End)
+			}
 		}
 		if err != nil {
+			if discard != nil && errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil && discard.ticked() {
+				err = nil // the low-water mark held data back too long: take it
+				continue
+			}
 			if hold != nil && errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
 				if g, _ := hold.state(); g != gen {
 					err = nil // a Pause cut the read short: wait, then read on
@@ -204,6 +228,23 @@ func ReceiveTCPWith(ctx context.Context, conn net.Conn, cfg TCPReceiveConfig, c 
 		return res, ErrIdle
 	}
 	return res, err
+}
+
+// readDeadline is the deadline of a receiver's next read: the idle
+// timeout from now, or a discarding reader's sooner tick; set says whether
+// to set it (false: leave none).
+func readDeadline(idle time.Duration, discard *discardReader) (at time.Time, set bool) {
+	if idle <= 0 && discard == nil {
+		return time.Time{}, false
+	}
+	now := time.Now()
+	if idle > 0 {
+		at, set = now.Add(idle), true
+	}
+	if discard != nil {
+		at, set = discard.deadline(now, at)
+	}
+	return at, set
 }
 
 // ErrIdle says a receiver stopped because nothing arrived for its idle

@@ -1,0 +1,176 @@
+package engine
+
+import (
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// discardReader reads a TCP connection with recv(MSG_TRUNC): the kernel
+// takes the bytes off the socket and counts them without copying them to
+// user space (tcp_recvmsg skips the copy for that flag; iperf3's
+// --skip-rx-copy does the same). A receiver that only counts bytes then
+// costs the host no copy, which on loopback and fast links is most of a
+// receiver's CPU. Deadlines and cancellation work as for conn.Read, since
+// the wait is Go's poller's.
+//
+// It also raises the socket's SO_RCVLOWAT while data streams in, so the
+// poller wakes the receiver once per millisecond of data (lowat.lag)
+// instead of once per segment or two: on loopback the wake-ups, not the
+// reads, were most of what a receiver cost. What sits below the mark is
+// counted late by at most that much data at the rate measured, and never
+// by more than 5 ms (lowat.tick): a wait that long ends, the mark drops to one byte, and the
+// next read takes what is there. The end of the stream (FIN) always wakes
+// the receiver, so the total is exact.
+type discardReader struct {
+	rc  syscall.RawConn
+	buf []byte // its length bounds one read; the kernel never writes it
+	n   int
+	err error
+	fn  func(fd uintptr) bool
+
+	lowat, want int       // SO_RCVLOWAT set, and to set at the next read
+	since       time.Time // start of the rate measurement
+	got         int       // bytes read since then
+	tickArmed   bool      // the read deadline set is a lowat tick
+	adapt       bool      // the mark may rise
+}
+
+// lowatTuning says how the receive low-water mark follows the rate: lag
+// is how much data, in time at the measured rate, the mark may hold back;
+// max caps it in bytes, min is the least worth setting (below it the mark
+// stays at one byte); tick bounds the wait for it in time; every is how
+// often the rate is measured. onSet, when not nil, hears each mark set
+// (tests).
+type lowatTuning struct {
+	lag, tick, every time.Duration
+	max, min         int
+	onSet            func(int)
+}
+
+// lowat is the tuning receivers use.
+var lowat = lowatTuning{lag: time.Millisecond, tick: 5 * time.Millisecond, every: 10 * time.Millisecond, max: 1 << 20, min: 16 << 10}
+
+// newDiscardReader returns a discardReader for a plain TCP connection, or
+// nil for anything else (a TLS or test wrapper), which is read as before.
+// adapt lets it raise the receive low-water mark (not for a receiver that
+// a Hold pauses through the read deadline).
+func newDiscardReader(conn net.Conn, buf []byte, adapt bool) *discardReader {
+	tc, ok := conn.(*net.TCPConn)
+	if !ok {
+		return nil
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	d := &discardReader{rc: rc, buf: buf, lowat: 1, want: 1, adapt: adapt}
+	d.fn = d.recv
+	return d
+}
+
+// recv is the RawConn.Read callback: one non-blocking recv; false asks the
+// poller to wait for the socket to become readable.
+func (d *discardReader) recv(fd uintptr) bool {
+	if d.want != d.lowat && unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVLOWAT, d.want) == nil {
+		d.lowat = d.want
+		if lowat.onSet != nil {
+			lowat.onSet(d.lowat)
+		}
+	}
+	for {
+		n, _, errno := unix.Syscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&d.buf[0])), uintptr(len(d.buf)), unix.MSG_TRUNC, 0, 0)
+		switch errno {
+		case 0:
+			d.n, d.err = int(n), nil
+			return true
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return false
+		default:
+			d.n, d.err = 0, errno
+			return true
+		}
+	}
+}
+
+// Read takes up to len(buf) bytes off the socket and returns how many, or
+// io.EOF once the peer closed and everything was read.
+func (d *discardReader) Read() (int, error) {
+	d.n, d.err = 0, nil
+	if err := d.rc.Read(d.fn); err != nil {
+		return 0, &net.OpError{Op: "read", Net: "tcp", Err: err}
+	}
+	if d.err != nil {
+		return 0, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("recvfrom", d.err)}
+	}
+	if d.n == 0 {
+		return 0, io.EOF
+	}
+	return d.n, nil
+}
+
+// observe counts n bytes read at now and, every lowat.every, sets the
+// low-water mark to lowat.lag of data at the rate measured.
+func (d *discardReader) observe(n int, now time.Time) {
+	if !d.adapt {
+		return
+	}
+	if d.since.IsZero() {
+		d.since = now
+		return
+	}
+	d.got += n
+	el := now.Sub(d.since)
+	if el < lowat.every {
+		return
+	}
+	w := int(float64(d.got) / el.Seconds() * lowat.lag.Seconds())
+	switch {
+	case w < lowat.min:
+		w = 1
+	case w > lowat.max:
+		w = lowat.max
+	}
+	d.want, d.since, d.got = w, now, 0
+}
+
+// deadline is the read deadline for the next read: idle (zero: none), or
+// sooner, a lowat tick while the mark holds data back. set says whether
+// it must be set (a tick armed before must be cleared).
+func (d *discardReader) deadline(now, idle time.Time) (at time.Time, set bool) {
+	wasArmed := d.tickArmed
+	d.tickArmed = false
+	if d.want > 1 {
+		if t := now.Add(lowat.tick); idle.IsZero() || t.Before(idle) {
+			d.tickArmed = true
+			return t, true
+		}
+	}
+	return idle, !idle.IsZero() || wasArmed
+}
+
+// ticked reports whether a read that ran into its deadline met a lowat
+// tick (not the idle timeout); the mark then drops to one byte, so the
+// next read takes whatever waits below it.
+func (d *discardReader) ticked() bool {
+	if !d.tickArmed {
+		return false
+	}
+	// tickArmed stays set: the next deadline must replace the one passed.
+	d.want, d.since, d.got = 1, time.Time{}, 0
+	return true
+}
+
+// close sets the mark back to one byte for whoever reads the socket next.
+func (d *discardReader) close() {
+	if d.lowat != 1 {
+		_ = d.rc.Control(func(fd uintptr) { _ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVLOWAT, 1) })
+	}
+}

@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wirebench/wirebench/internal/stats"
+)
+
+// raiseMark makes any rate raise the receive low-water mark to its
+// maximum, and returns the highest mark set so far.
+func raiseMark(t *testing.T) *atomic.Int64 {
+	t.Helper()
+	var most atomic.Int64
+	saved := lowat
+	lowat.lag = time.Second // 1 MiB/s of data is enough for the maximum
+	lowat.onSet = func(n int) {
+		if int64(n) > most.Load() {
+			most.Store(int64(n))
+		}
+	}
+	t.Cleanup(func() { lowat = saved })
+	return &most
+}
+
+// burst writes on d until the receiver's mark reached its maximum (at most
+// 1 GiB) and returns the bytes written.
+func burst(t *testing.T, d net.Conn, most *atomic.Int64) int64 {
+	t.Helper()
+	buf := make([]byte, 128<<10)
+	var sent int64
+	for most.Load() < int64(lowat.max) && sent < 1<<30 {
+		n, err := d.Write(buf)
+		sent += int64(n)
+		if err != nil {
+			t.Fatalf("writing the burst: %v", err)
+		}
+	}
+	if most.Load() < int64(lowat.max) {
+		t.Fatalf("the receive low-water mark reached only %d bytes after a %d-byte burst; want %d", most.Load(), sent, lowat.max)
+	}
+	return sent
+}
+
+// markOf reads conn's SO_RCVLOWAT.
+func markOf(t *testing.T, conn net.Conn) int {
+	t.Helper()
+	rc, err := conn.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := -1
+	_ = rc.Control(func(fd uintptr) { v, _ = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVLOWAT) })
+	return v
+}
+
+type received struct {
+	res TCPResult
+	err error
+}
+
+// TestReceiveTCPMarkHoldsNothingBack: after a burst raised the receive
+// low-water mark, a tail far below it is still counted while the
+// connection stays open (the mark's tick takes it), the total is exact,
+// and the mark is back at one byte when the receive ends.
+func TestReceiveTCPMarkHoldsNothingBack(t *testing.T) {
+	most := raiseMark(t)
+	d, a := tcpPair(t)
+	var c stats.Counters
+	done := make(chan received, 1)
+	go func() {
+		res, err := ReceiveTCPWith(context.Background(), a, TCPReceiveConfig{BufSize: 128 << 10}, &c)
+		done <- received{res, err}
+	}()
+	sent := burst(t, d, most)
+	const tail = 1000
+	if _, err := d.Write(make([]byte, tail)); err != nil {
+		t.Fatal(err)
+	}
+	want := sent + tail
+	for deadline := time.Now().Add(30 * time.Second); c.Bytes.Load() != want && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := c.Bytes.Load(); got != want {
+		t.Fatalf("counted %d bytes of %d while the sender waited 30 s: the mark held the tail back", got, want)
+	}
+	d.Close()
+	r := <-done
+	if r.err != nil || r.res.Bytes != want {
+		t.Fatalf("received %d bytes, error %v; want %d and none", r.res.Bytes, r.err, want)
+	}
+	if m := markOf(t, a); m != 1 {
+		t.Errorf("SO_RCVLOWAT %d after the receive; want 1", m)
+	}
+}
+
+// TestReceiveTCPIdleAfterBurst: a sender that goes silent after a burst
+// (without closing) still ends the receive on the idle timeout, with
+// every byte counted.
+func TestReceiveTCPIdleAfterBurst(t *testing.T) {
+	most := raiseMark(t)
+	d, a := tcpPair(t)
+	defer d.Close()
+	var c stats.Counters
+	done := make(chan received, 1)
+	go func() {
+		res, err := ReceiveTCPWith(context.Background(), a, TCPReceiveConfig{BufSize: 128 << 10, Idle: 300 * time.Millisecond}, &c)
+		done <- received{res, err}
+	}()
+	sent := burst(t, d, most)
+	if _, err := d.Write(make([]byte, 100)); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if !errors.Is(r.err, ErrIdle) || r.res.Bytes != sent+100 {
+		t.Fatalf("received %d bytes, error %v; want %d and the idle timeout", r.res.Bytes, r.err, sent+100)
+	}
+}
+
+// TestReceiveTCPCopy: with Copy the data is read into the buffer, and
+// counted the same.
+func TestReceiveTCPCopy(t *testing.T) {
+	d, a := tcpPair(t)
+	const n = 3<<20 + 5
+	go func() {
+		_, _ = d.Write(make([]byte, n))
+		d.Close()
+	}()
+	var c stats.Counters
+	res, err := ReceiveTCPWith(context.Background(), a, TCPReceiveConfig{BufSize: 64 << 10, Copy: true}, &c)
+	if err != nil || res.Bytes != n || c.Bytes.Load() != n {
+		t.Fatalf("received %d (counters %d), error %v; want %d and none", res.Bytes, c.Bytes.Load(), err, n)
+	}
+}
