@@ -77,11 +77,8 @@ func newDiscardReader(conn net.Conn, buf []byte, adapt bool) *discardReader {
 // recv is the RawConn.Read callback: one non-blocking recv; false asks the
 // poller to wait for the socket to become readable.
 func (d *discardReader) recv(fd uintptr) bool {
-	if d.want != d.lowat && unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVLOWAT, d.want) == nil {
-		d.lowat = d.want
-		if lowat.onSet != nil {
-			lowat.onSet(d.lowat)
-		}
+	if d.want != d.lowat {
+		d.setMark(int(fd))
 	}
 	for {
 		n, _, errno := unix.Syscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&d.buf[0])), uintptr(len(d.buf)), unix.MSG_TRUNC, 0, 0)
@@ -97,6 +94,30 @@ func (d *discardReader) recv(fd uintptr) bool {
 			d.n, d.err = 0, errno
 			return true
 		}
+	}
+}
+
+// setMark sets SO_RCVLOWAT to d.want, but to no more than a quarter of the
+// receive buffer: a mark near the buffer's size (a small -w) would let the
+// advertised window close before the receiver woke, and slow the sender.
+// The kernel grows a buffer it tunes itself to fit the mark.
+func (d *discardReader) setMark(fd int) {
+	w := d.want
+	if w > 1 {
+		if rb, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF); err == nil && w > rb/4 {
+			w = rb / 4
+		}
+		if w < lowat.min {
+			w = 1
+		}
+	}
+	d.want = w
+	if w == d.lowat || unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVLOWAT, w) != nil {
+		return
+	}
+	d.lowat = w
+	if lowat.onSet != nil {
+		lowat.onSet(w)
 	}
 }
 

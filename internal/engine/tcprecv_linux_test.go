@@ -32,18 +32,24 @@ func raiseMark(t *testing.T) *atomic.Int64 {
 // burst writes on d until the receiver's mark reached its maximum (at most
 // 1 GiB) and returns the bytes written.
 func burst(t *testing.T, d net.Conn, most *atomic.Int64) int64 {
+	return burstTo(t, d, most, int64(lowat.max))
+}
+
+// burstTo writes on d until the receiver's mark reached want (at most
+// 1 GiB) and returns the bytes written.
+func burstTo(t *testing.T, d net.Conn, most *atomic.Int64, want int64) int64 {
 	t.Helper()
 	buf := make([]byte, 128<<10)
 	var sent int64
-	for most.Load() < int64(lowat.max) && sent < 1<<30 {
+	for most.Load() < want && sent < 1<<30 {
 		n, err := d.Write(buf)
 		sent += int64(n)
 		if err != nil {
 			t.Fatalf("writing the burst: %v", err)
 		}
 	}
-	if most.Load() < int64(lowat.max) {
-		t.Fatalf("the receive low-water mark reached only %d bytes after a %d-byte burst; want %d", most.Load(), sent, lowat.max)
+	if most.Load() < want {
+		t.Fatalf("the receive low-water mark reached only %d bytes after a %d-byte burst; want %d", most.Load(), sent, want)
 	}
 	return sent
 }
@@ -136,5 +142,42 @@ func TestReceiveTCPCopy(t *testing.T) {
 	res, err := ReceiveTCPWith(context.Background(), a, TCPReceiveConfig{BufSize: 64 << 10, Copy: true}, &c)
 	if err != nil || res.Bytes != n || c.Bytes.Load() != n {
 		t.Fatalf("received %d (counters %d), error %v; want %d and none", res.Bytes, c.Bytes.Load(), err, n)
+	}
+}
+
+// TestReceiveTCPMarkFitsTheBuffer: with a small receive buffer (-w) the
+// mark stays at a quarter of it, so the window never has to close before
+// the receiver wakes.
+func TestReceiveTCPMarkFitsTheBuffer(t *testing.T) {
+	most := raiseMark(t)
+	d, a := tcpPair(t)
+	if err := a.(*net.TCPConn).SetReadBuffer(256 << 10); err != nil {
+		t.Fatal(err)
+	}
+	rc, _ := a.(*net.TCPConn).SyscallConn()
+	rb := 0
+	_ = rc.Control(func(fd uintptr) { rb, _ = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF) })
+	var c stats.Counters
+	done := make(chan received, 1)
+	go func() {
+		res, err := ReceiveTCPWith(context.Background(), a, TCPReceiveConfig{BufSize: 128 << 10}, &c)
+		done <- received{res, err}
+	}()
+	sent := burstTo(t, d, most, int64(lowat.min))
+	// Go on a while: the mark is set again every lowat.every.
+	for i := 0; i < 512; i++ {
+		n, err := d.Write(make([]byte, 128<<10))
+		sent += int64(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Close()
+	r := <-done
+	if r.err != nil || r.res.Bytes != sent {
+		t.Fatalf("received %d bytes, error %v; want %d and none", r.res.Bytes, r.err, sent)
+	}
+	if got := most.Load(); got > int64(rb/4) {
+		t.Errorf("the mark reached %d bytes with a %d-byte receive buffer; want at most a quarter of it", got, rb)
 	}
 }
