@@ -31,7 +31,18 @@ type UDPReceiveConfig struct {
 	// datagram of one read, so that replies the handler queued go out in
 	// one send per read rather than one per datagram.
 	OnBatch func()
+	// AfterRead, if set, is called after every read once its datagrams
+	// were handled (after OnBatch), with how many it returned: 0 when the
+	// read ended at its deadline or failed.
+	AfterRead func(n int)
+	// Quick, if set and returning true before a read, makes that read wait
+	// at most QuickWait for a datagram (still no longer than Tick or Idle
+	// would), so that AfterRead comes soon even when nothing arrives.
+	Quick func() bool
 }
+
+// QuickWait is how long a read waits when UDPReceiveConfig.Quick asks.
+const QuickWait = time.Millisecond
 
 // ReceiveUDP reads datagrams from conn in batches and hands each to h until
 // h or OnTick returns false, ctx is done, or the idle time passes. It returns
@@ -60,6 +71,9 @@ func ReceiveUDP(ctx context.Context, conn udpio.Conn, cfg UDPReceiveConfig, h UD
 		if cfg.Tick > 0 && (deadline.IsZero() || now.Add(cfg.Tick).Before(deadline)) {
 			deadline = now.Add(cfg.Tick)
 		}
+		if cfg.Quick != nil && cfg.Quick() && (deadline.IsZero() || now.Add(QuickWait).Before(deadline)) {
+			deadline = now.Add(QuickWait)
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -78,6 +92,9 @@ func ReceiveUDP(ctx context.Context, conn udpio.Conn, cfg UDPReceiveConfig, h UD
 		}
 		if n > 0 && cfg.OnBatch != nil {
 			cfg.OnBatch()
+		}
+		if cfg.AfterRead != nil {
+			cfg.AfterRead(n)
 		}
 		if err == nil {
 			continue

@@ -99,7 +99,7 @@ func (s *Server) serveUDP(ctx context.Context) error {
 		}
 	}
 	cfg := engine.UDPReceiveConfig{Batch: 64, Tick: SweepEvery, OnTick: func(now time.Time) bool { sweep(now, true); return true },
-		OnBatch: s.flushUDP}
+		OnBatch: s.flushUDP, AfterRead: s.afterListenerRead, Quick: s.drainWanted}
 	err := engine.ReceiveUDP(ctx, s.udp, cfg, func(m *udpio.Message) bool {
 		sweep(m.Time, false) // the receive time: no clock read per datagram
 		s.safeDatagram(ctx, m)

@@ -154,6 +154,11 @@ type Server struct {
 	// udpOwners belongs to the UDP reader goroutine.
 	udpOwners map[netip.AddrPort]*UDPProtocol
 	ctx       context.Context // Serve's context, for work started later
+	// udpShared says the listening UDP socket may be shared with sockets
+	// connected to one source (streamsock.go); drain tells those when
+	// the listener has handled what was queued for them.
+	udpShared bool
+	drain     drainState
 
 	cpuMu sync.Mutex
 	cpuAt map[int]*cpuStart // the process's CPU time at each open test's start
@@ -223,6 +228,7 @@ func (s *Server) listen(ctx context.Context) error {
 		return fmt.Errorf("listening on udp %s: %w", uaddr, err)
 	}
 	s.tcp, s.port, s.udp = ln, port, &LockedConn{Conn: uc}
+	s.shareUDP(uc)
 	s.ownPort(port)
 	return nil
 }

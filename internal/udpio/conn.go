@@ -143,3 +143,7 @@ func (c *singleConn) WriteBatch(msgs []Message) (int, error) {
 	}
 	return len(msgs), nil
 }
+
+// sock gives ShareAddr and QueueEmpty the socket under any Conn of this
+// package.
+func (b *base) sock() *base { return b }

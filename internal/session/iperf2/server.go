@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/session"
@@ -18,9 +19,12 @@ type server struct {
 	cfg session.ServerConfig // the server's, defaults applied
 	udp *session.LockedConn
 
-	// udpTests are the UDP tests by source, running or just finished;
-	// they and the fields up to udpStarts belong to the UDP reader
-	// goroutine.
+	// udpMu guards udpTests and the fields up to udpStarts, and the tests
+	// in udpTests: the listener's reader holds it while it handles a
+	// datagram (and sweeps, flushes, stops), the reader of a test's own
+	// socket (udpown.go) while it handles a read's datagrams.
+	udpMu sync.Mutex
+	// udpTests are the UDP tests by source, running or just finished.
 	udpTests map[netip.AddrPort]*udpTest
 	// udpFinished counts the finished tests still in udpTests (kept to
 	// answer late FINs).
@@ -31,6 +35,8 @@ type server struct {
 	// udpStarts counts the UDP tests started on the socket. A test that
 	// saw it move shared the socket's drop counter.
 	udpStarts int
+	// ownSockets counts the tests reading on a socket of their own.
+	ownSockets atomic.Int32
 	// finishQ hands the results of ended UDP tests on, off the reader.
 	finishQ finishQueue
 

@@ -45,6 +45,14 @@ type udpTest struct {
 	member        *groupMember // its client's parallel streams (-P), if any
 	release       func()       // gives back its per-source slot
 	refused       bool         // refused at its start: its datagrams are ignored
+	// own is the socket of its own this test's datagrams arrive on once
+	// it proved busy (udpown.go); nil while they come to the listener.
+	own *ownSocket
+	// ownTried says own was tried (and failed); ratedAt and ratedPackets
+	// are where the last rate check (maybeOwnSocket) stood.
+	ownTried     bool
+	ratedAt      time.Time
+	ratedPackets int64
 }
 
 // finLagWarn is how late a FIN may be read before the server logs that its
@@ -55,6 +63,14 @@ const finLagWarn = 500 * time.Millisecond
 // while doing so ends src's test (if it has one) with an error, and the
 // reader carries on with the next datagram.
 func (s *server) Datagram(ctx context.Context, src netip.AddrPort, b []byte, at time.Time) {
+	s.udpMu.Lock()
+	defer s.udpMu.Unlock()
+	s.datagramLocked(ctx, src, b, at)
+}
+
+// datagramLocked is Datagram with s.udpMu held: the listener's reader and
+// the readers of own sockets (udpown.go) both come here.
+func (s *server) datagramLocked(ctx context.Context, src netip.AddrPort, b []byte, at time.Time) {
 	tests := s.udpTests
 	defer func() {
 		v := recover()
@@ -78,11 +94,17 @@ func (s *server) Datagram(ctx context.Context, src netip.AddrPort, b []byte, at 
 
 // OwnsUDP reports whether src has a test here, running or kept after its
 // end to answer late FINs (session.Fallback).
-func (s *server) OwnsUDP(src netip.AddrPort) bool { return s.udpTests[src] != nil }
+func (s *server) OwnsUDP(src netip.AddrPort) bool {
+	s.udpMu.Lock()
+	defer s.udpMu.Unlock()
+	return s.udpTests[src] != nil
+}
 
 // Stop ends the tests still running when the reader ends
 // (session.Fallback).
 func (s *server) Stop() {
+	s.udpMu.Lock()
+	defer s.udpMu.Unlock()
 	for _, t := range s.udpTests {
 		if !t.finished {
 			s.endUDP(t, "the server stopped during the test")
@@ -160,9 +182,15 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 }
 
 // Flush sends the server reports queued while handling one read of
-// the UDP socket, in one batch. It runs on the reader goroutine, which owns
-// s.udpReports.
+// the UDP socket, in one batch.
 func (s *server) Flush() {
+	s.udpMu.Lock()
+	defer s.udpMu.Unlock()
+	s.flushLocked()
+}
+
+// flushLocked is Flush with s.udpMu held.
+func (s *server) flushLocked() {
 	if len(s.udpReports) == 0 {
 		return
 	}
@@ -248,7 +276,7 @@ func (s *server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 		}
 	}
 	r.Test.Length = len(b)
-	t := &udpTest{rx: rx, res: r}
+	t := &udpTest{rx: rx, res: r, ratedAt: at}
 	t.dropsAt, t.dropsOK = s.udp.Drops()
 	s.udpStarts++
 	t.startN, t.sharedAtStart = s.udpStarts, len(s.udpTests) > s.udpFinished || s.OtherUDPSources() > 0
@@ -408,6 +436,8 @@ func (s *server) connectBackUDP(ctx context.Context, t *udpTest, src netip.AddrP
 // Sweep ends tests whose client went silent (unless idleOK is false: now
 // cannot tell silence) and forgets finished ones (session.Fallback).
 func (s *server) Sweep(ctx context.Context, now time.Time, idleOK bool) {
+	s.udpMu.Lock()
+	defer s.udpMu.Unlock()
 	for src, t := range s.udpTests {
 		switch {
 		case t.finished && now.After(t.expiresAt):
@@ -422,6 +452,8 @@ func (s *server) Sweep(ctx context.Context, now time.Time, idleOK bool) {
 				s.endUDP(t, "")
 			default:
 			}
+		case !t.finished:
+			s.maybeOwnSocket(ctx, t, src, now)
 		}
 	}
 }
@@ -430,6 +462,7 @@ func (s *server) Sweep(ctx context.Context, now time.Time, idleOK bool) {
 // any) is done.
 func (s *server) endUDP(t *udpTest, why string) {
 	t.finished = true
+	defer t.closeOwn() // its own socket's reader ends (udpown.go)
 	s.udpFinished++
 	t.expiresAt = time.Now().Add(finishedKeep)
 	r := t.res
@@ -454,7 +487,11 @@ func (s *server) endUDP(t *udpTest, why string) {
 		if d := t.rx.Diagnose(); d != "" {
 			diags = append(diags, d)
 		}
-		if d, ok := s.udp.Drops(); ok && t.dropsOK && d > t.dropsAt {
+		d, ok := s.udp.Drops()
+		if ok && t.dropsOK && t.own != nil {
+			d += t.own.drops() // the test's own socket's (udpown.go)
+		}
+		if ok && t.dropsOK && d > t.dropsAt {
 			w := fmt.Sprintf("our server socket dropped %d datagrams during this test because its receive buffer was full (host-side loss, counted as lost)", d-t.dropsAt)
 			if t.sharedAtStart || s.udpStarts != t.startN {
 				// The counter is the socket's: it cannot tell whose
