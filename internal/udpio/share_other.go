@@ -12,7 +12,9 @@ import (
 const SharingSupported = false
 
 // ShareAddr is not supported off Linux.
-func ShareAddr(Conn) error { return errors.New("udpio: sharing a listener's address is supported on Linux only") }
+func ShareAddr(Conn) error {
+	return errors.New("udpio: sharing a listener's address is supported on Linux only")
+}
 
 // SharedControl returns next: off Linux no address is shared.
 func SharedControl(next func(network, address string, c syscall.RawConn) error) func(network, address string, c syscall.RawConn) error {
