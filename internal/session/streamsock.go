@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -24,7 +25,9 @@ import (
 type drainState struct {
 	mu      sync.Mutex
 	waiters []chan struct{}
-	pending atomic.Int32
+	// back are datagrams own sockets handed back (Reinject).
+	back    []udpio.Message
+	pending atomic.Int32 // waiters plus back
 }
 
 // StreamSockets reports whether OpenStreamSocket can give a source a
@@ -42,11 +45,52 @@ func (s *Server) OpenStreamSocket(ctx context.Context, src netip.AddrPort) (udpi
 	opt := s.udpOptions(true)
 	opt.Control = udpio.SharedControl(opt.Control)
 	local := s.udp.LocalAddr()
+	if !local.Addr().IsUnspecified() && local.Addr().Is4In6() {
+		local = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
+	}
+	if local.Addr().IsUnspecified() {
+		// Bound to the address src's datagrams come to (the one our
+		// replies leave from), not to the wildcard: connecting a
+		// wildcard-bound socket moves it in the kernel's tables, and a
+		// datagram arriving meanwhile goes to the listener after
+		// later ones went to the new socket (out of order).
+		a, err := s.replyAddr(src)
+		if err != nil {
+			return nil, fmt.Errorf("opening a socket of its own for %s: %w", src, err)
+		}
+		local = netip.AddrPortFrom(a, local.Port())
+	}
 	c, err := udpio.Dial(ctx, s.network("udp"), src.String(), local.String(), opt)
 	if err != nil {
 		return nil, fmt.Errorf("opening a socket of its own for %s on %s: %w", src, local, err)
 	}
 	return c, nil
+}
+
+// replyAddr is the local address the kernel sends from to src.
+func (s *Server) replyAddr(src netip.AddrPort) (netip.Addr, error) {
+	c, err := net.DialUDP(s.network("udp"), nil, net.UDPAddrFromAddrPort(src))
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("finding the local address for %s: %w", src, err)
+	}
+	defer c.Close()
+	a := c.LocalAddr().(*net.UDPAddr).AddrPort().Addr()
+	if src.Addr().Is4() {
+		a = a.Unmap()
+	}
+	return a, nil
+}
+
+// Reinject hands the listener's reader a datagram that arrived on an own
+// socket but is not from its source: one that came in the moment between
+// that socket's bind and its connect, when it matched every source. The
+// reader handles it after its current read, as if it had read it.
+func (s *Server) Reinject(m *udpio.Message) {
+	c := udpio.Message{Buf: append([]byte(nil), m.Buf[:m.N]...), N: m.N, Addr: m.Addr, Time: m.Time}
+	s.drain.mu.Lock()
+	s.drain.back = append(s.drain.back, c)
+	s.drain.pending.Add(1)
+	s.drain.mu.Unlock()
 }
 
 // ListenerDrained returns a channel closed once the listener's reader
@@ -76,6 +120,17 @@ func (s *Server) afterListenerRead(int) {
 	if !s.drainWanted() {
 		return
 	}
+	s.drain.mu.Lock()
+	back := s.drain.back
+	s.drain.back = nil
+	s.drain.pending.Add(-int32(len(back)))
+	s.drain.mu.Unlock()
+	for i := range back {
+		s.safeDatagram(s.ctx, &back[i])
+	}
+	if len(back) > 0 {
+		s.flushUDP()
+	}
 	if empty, ok := udpio.QueueEmpty(s.udp.Conn); !ok || !empty {
 		return
 	}
@@ -83,8 +138,8 @@ func (s *Server) afterListenerRead(int) {
 	for _, ch := range s.drain.waiters {
 		close(ch)
 	}
+	s.drain.pending.Add(-int32(len(s.drain.waiters)))
 	s.drain.waiters = s.drain.waiters[:0]
-	s.drain.pending.Store(0)
 	s.drain.mu.Unlock()
 }
 

@@ -34,12 +34,21 @@ type testServer struct {
 	changed chan struct{} // closed and replaced on every new result or log
 }
 
-// startServer listens on 127.0.0.1 (any port) with cfg and serves in a
-// goroutine until the test ends (or stop is called).
+// startServer listens on 127.0.0.1 (any port; cfg.Bind when set: its
+// address is then also the test's) with cfg and serves in a goroutine
+// until the test ends (or stop is called).
 func startServer(t *testing.T, cfg session.ServerConfig) *testServer {
 	t.Helper()
 	ts := &testServer{t: t, done: make(chan error, 1), changed: make(chan struct{})}
-	cfg.Bind, cfg.Port = "127.0.0.1", -1
+	host := "127.0.0.1"
+	switch cfg.Bind {
+	case "":
+		cfg.Bind = host
+	case "::", "0.0.0.0":
+	default:
+		host = cfg.Bind
+	}
+	cfg.Port = -1
 	onResult, onLog := cfg.OnResult, cfg.OnLog
 	cfg.OnResult = func(id int, r *result.Result) {
 		if onResult != nil {
@@ -66,7 +75,7 @@ func startServer(t *testing.T, cfg session.ServerConfig) *testServer {
 		t.Fatalf("Listen: %v", err)
 	}
 	ts.srv, ts.cancel = srv, cancel
-	ts.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(srv.Port()))
+	ts.addr = net.JoinHostPort(host, strconv.Itoa(srv.Port()))
 	go func() { ts.done <- srv.Serve(ctx) }()
 	t.Cleanup(func() { ts.stop() })
 	return ts

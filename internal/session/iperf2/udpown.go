@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/engine"
+	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/udpio"
 )
 
@@ -38,6 +39,9 @@ const ownBatch = 32
 // listener to handle the test's datagrams queued there before the
 // connect; its socket buffers what arrives meanwhile.
 const ownStartWait = 50 * time.Millisecond
+
+// ownMinPPSOverride, when above 0 (set by tests only), replaces ownMinPPS.
+var ownMinPPSOverride atomic.Int64
 
 // ownSocket is a test's own socket and what ends its reader.
 type ownSocket struct {
@@ -88,9 +92,13 @@ func (s *server) maybeOwnSocket(ctx context.Context, t *udpTest, src netip.AddrP
 	if t.own != nil || t.ownTried || t.refused || t.reverse || t.res.Test.Mode != "" || !s.StreamSockets() {
 		return
 	}
+	minPPS := float64(ownMinPPS)
+	if v := ownMinPPSOverride.Load(); v > 0 {
+		minPPS = float64(v)
+	}
 	packets := t.rx.Counters().Packets.Load()
 	dt := now.Sub(t.ratedAt)
-	busy := dt > 0 && float64(packets-t.ratedPackets) >= ownMinPPS*dt.Seconds()
+	busy := dt > 0 && float64(packets-t.ratedPackets) >= minPPS*dt.Seconds()
 	t.ratedAt, t.ratedPackets = now, packets
 	if !busy || s.ownSockets.Load() >= ownMaxSockets {
 		return
@@ -109,6 +117,7 @@ func (s *server) maybeOwnSocket(ctx context.Context, t *udpTest, src netip.AddrP
 	// source's.
 	drained := s.ListenerDrained()
 	s.Go("udp: own socket of "+src.String(), func() { s.readOwn(ctx, t, src, o, drained) })
+	session.Hook("udp-own-socket", src)
 }
 
 // readOwn reads t's own socket until t ends, the socket closes or ctx
@@ -142,8 +151,14 @@ func (s *server) readOwn(ctx context.Context, t *udpTest, src netip.AddrPort, o 
 		if !locked {
 			s.udpMu.Lock()
 			locked = true
+			session.Hook("udp-own-read", src)
 		}
 		b := m.Buf[:m.N]
+		if m.Addr != src {
+			// Arrived between the socket's bind and its connect.
+			s.Reinject(m)
+			return true
+		}
 		if s.udpTests[src] != t || t.finished && len(b) >= 12 && t.rx.OpensNewTest(b) {
 			// A new test from src starts on the listener, where
 			// tests start.

@@ -1,0 +1,167 @@
+package iperf2
+
+import (
+	"net"
+	"net/netip"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/wire/iperf2"
+)
+
+// ownSocketWatch counts, through the session test hook, the tests given a
+// socket of their own and the reads their readers handled.
+type ownSocketWatch struct {
+	handed, reads atomic.Int64
+}
+
+// watchOwnSockets makes every test busy enough for a socket of its own
+// (from 1 datagram/s) and counts what the own sockets do, until the test
+// ends. Tests that call it must not run in parallel.
+func watchOwnSockets(t *testing.T) *ownSocketWatch {
+	t.Helper()
+	w := &ownSocketWatch{}
+	ownMinPPSOverride.Store(1)
+	session.SetTestHook(func(point string, _ netip.AddrPort) {
+		switch point {
+		case "udp-own-socket":
+			w.handed.Add(1)
+		case "udp-own-read":
+			w.reads.Add(1)
+		}
+	})
+	t.Cleanup(func() {
+		session.SetTestHook(nil)
+		ownMinPPSOverride.Store(0)
+	})
+	return w
+}
+
+// ownStream sends a modern iperf2 UDP test from c: data ids from 1 on.
+type ownStream struct {
+	t    *testing.T
+	c    *net.UDPConn
+	b    []byte
+	sent int64
+}
+
+func newOwnStream(t *testing.T, c *net.UDPConn) *ownStream {
+	h := iperf2.NewClientHeader(true, 1, 0)
+	h.Amount = iperf2.AmountForDuration(time.Minute)
+	b := make([]byte, 16, 200)
+	b = h.AppendUDPTo(b)
+	return &ownStream{t: t, c: c, b: b[:cap(b)]}
+}
+
+// burst sends n data datagrams back to back, then yields briefly so that
+// the sender does not simply overrun the server's socket buffer.
+func (s *ownStream) burst(n int) {
+	s.t.Helper()
+	for range n {
+		s.sent++
+		iperf2.PutDatagram(s.b, iperf2.LayoutModern, s.sent, time.Now())
+		if _, err := s.c.Write(s.b); err != nil {
+			s.t.Fatalf("sending datagram %d: %v", s.sent, err)
+		}
+	}
+	time.Sleep(200 * time.Microsecond)
+}
+
+// finish sends the FIN until the server's report arrives.
+func (s *ownStream) finish() iperf2.ServerReport {
+	s.t.Helper()
+	deadline := time.Now().Add(guard)
+	buf := make([]byte, 2048)
+	for time.Now().Before(deadline) {
+		iperf2.PutDatagram(s.b, iperf2.LayoutModern, -(s.sent + 1), time.Now())
+		if _, err := s.c.Write(s.b); err != nil {
+			s.t.Fatalf("sending the FIN: %v", err)
+		}
+		_ = s.c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		n, err := s.c.Read(buf)
+		if err != nil {
+			continue
+		}
+		rep, _, err := iperf2.ParseServerReport(buf[:n])
+		if err != nil {
+			s.t.Fatalf("reply is no report: %v", err)
+		}
+		return rep
+	}
+	s.t.Fatalf("no report within %v of FINs", guard)
+	return iperf2.ServerReport{}
+}
+
+// TestOwnSocketCountsExact sends one busy test across its move from the
+// listener to a socket of its own: the datagrams queued on the listener
+// when the own socket was connected must be counted before the own
+// socket's, so nothing reads as lost or out of order, and the totals are
+// exact. Losses the server's sockets counted as drops are allowed for
+// (a loaded machine), nothing else. Over IPv4, IPv6 and a dual-stack
+// listener (IPv4-mapped sources).
+func TestOwnSocketCountsExact(t *testing.T) {
+	for _, c := range []struct{ name, bind, dial string }{
+		{"ipv4", "127.0.0.1", "127.0.0.1"},
+		{"ipv6", "::1", "::1"},
+		{"dual-stack", "::", "127.0.0.1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.dial == "::1" {
+				if l, err := net.ListenUDP("udp6", &net.UDPAddr{IP: net.IPv6loopback}); err != nil {
+					t.Skipf("no IPv6 loopback here: %v", err)
+				} else {
+					l.Close()
+				}
+			}
+			ownSocketCountsExact(t, c.bind, c.dial)
+		})
+	}
+}
+
+func ownSocketCountsExact(t *testing.T, bind, dial string) {
+	w := watchOwnSockets(t)
+	ts := startServer(t, session.ServerConfig{Bind: bind, IdleTimeout: 10 * time.Second})
+	_, port, _ := net.SplitHostPort(ts.addr)
+	raddr, err := net.ResolveUDPAddr("udp", net.JoinHostPort(dial, port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.DialUDP("udp", nil, raddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s := newOwnStream(t, c)
+	deadline := time.Now().Add(guard)
+	// Busy until the server hands the test over, and on until the own
+	// socket's reader has read, so that datagrams are in flight and
+	// queued on the listener while it does.
+	for w.handed.Load() == 0 || w.reads.Load() < 5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v and %d datagrams: %d own sockets, %d own reads; want the test read on its own socket",
+				guard, s.sent, w.handed.Load(), w.reads.Load())
+		}
+		s.burst(1000)
+	}
+	for range 50 {
+		s.burst(1000)
+	}
+	rep := s.finish()
+	r := ts.resultFrom(c.LocalAddr().String())
+	rv := receiverOf(t, r)
+	total := s.sent + 1 // the FIN counts
+	if rv.Total != total || rv.Packets+rv.HostDrops != total || rv.Lost != rv.HostDrops || rv.OutOfOrder != 0 || dupsOf(rv) != 0 {
+		t.Errorf("receiver total/packets/lost/out-of-order/duplicates = %d/%d/%d/%d/%d with %d host drops; sent %d data datagrams and the FIN",
+			rv.Total, rv.Packets, rv.Lost, rv.OutOfOrder, dupsOf(rv), rv.HostDrops, s.sent)
+	}
+	if int64(rep.Datagrams) != rv.Total || int64(rep.Errors) != rv.Lost || int64(rep.OutOfOrder) != rv.OutOfOrder {
+		t.Errorf("report datagrams/lost/out-of-order %d/%d/%d, result %d/%d/%d", rep.Datagrams, rep.Errors, rep.OutOfOrder, rv.Total, rv.Lost, rv.OutOfOrder)
+	}
+	if rv.HostDrops != 0 {
+		t.Logf("the server's sockets dropped %d datagrams (a loaded machine): counted as lost, as they must be", rv.HostDrops)
+	}
+	// Its own socket's reader ends with the test.
+	ts.waitIdle()
+}
