@@ -37,26 +37,30 @@ const AskPPS = 10_000_000
 
 // Plan is what one run measures, and how long each test lasts.
 type Plan struct {
-	Mode         string    `json:"mode"` // "quick" or "full"
-	TrialSeconds int       `json:"trial_s"`
-	SearchTrials int       `json:"search_trials_max"`
-	SearchTol    float64   `json:"search_tolerance"`
-	TCPSeconds   int       `json:"tcp_s"`
-	TCPRounds    int       `json:"tcp_rounds"`
-	PaceSeconds  int       `json:"pacing_s"`
-	Sizes        []int     `json:"udp_sizes"`
-	PaceRates    []float64 `json:"pacing_rates_bps"`
-	PaceLength   int       `json:"pacing_length"`
-	Streams      []int     `json:"tcp_streams"`
+	Mode         string  `json:"mode"` // "quick" or "full"
+	TrialSeconds int     `json:"trial_s"`
+	SearchTrials int     `json:"search_trials_max"`
+	SearchTol    float64 `json:"search_tolerance"`
+	TCPSeconds   int     `json:"tcp_s"`
+	TCPRounds    int     `json:"tcp_rounds"`
+	PaceSeconds  int     `json:"pacing_s"`
+	Sizes        []int   `json:"udp_sizes"`
+	// ParallelSizes are the sizes of the UDP -P rows (ParallelUDP
+	// streams; wirebench and iperf 2).
+	ParallelSizes []int     `json:"udp_parallel_sizes,omitempty"`
+	PaceRates     []float64 `json:"pacing_rates_bps"`
+	PaceLength    int       `json:"pacing_length"`
+	Streams       []int     `json:"tcp_streams"`
 	// Many is the many-clients row (nil: not run).
 	Many *ManyPlan `json:"many,omitempty"`
 	// Only, when set, is the one part measured: "udp" (loss-free rate and
-	// highest send rate), "tcp", "pacing" or "many".
+	// highest send rate, one stream and -P), "udp-p" (the -P rows only),
+	// "tcp", "pacing" or "many".
 	Only string `json:"only,omitempty"`
 }
 
 // Parts are the values of --only.
-var Parts = []string{"udp", "tcp", "pacing", "many"}
+var Parts = []string{"udp", "udp-p", "tcp", "pacing", "many"}
 
 // restrict keeps only one part of the plan (empty: all of it).
 func (p *Plan) restrict(only string) error {
@@ -65,12 +69,14 @@ func (p *Plan) restrict(only string) error {
 		return nil
 	case "udp":
 		p.Streams, p.PaceRates, p.Many = nil, nil, nil
+	case "udp-p":
+		p.Sizes, p.Streams, p.PaceRates, p.Many = nil, nil, nil, nil
 	case "tcp":
-		p.Sizes, p.PaceRates, p.Many = nil, nil, nil
+		p.Sizes, p.ParallelSizes, p.PaceRates, p.Many = nil, nil, nil, nil
 	case "pacing":
-		p.Sizes, p.Streams, p.Many = nil, nil, nil
+		p.Sizes, p.ParallelSizes, p.Streams, p.Many = nil, nil, nil, nil
 	case "many":
-		p.Sizes, p.Streams, p.PaceRates = nil, nil, nil
+		p.Sizes, p.ParallelSizes, p.Streams, p.PaceRates = nil, nil, nil, nil
 	default:
 		return fmt.Errorf("--only %q: want one of %s", only, strings.Join(Parts, ", "))
 	}
@@ -81,7 +87,7 @@ func (p *Plan) restrict(only string) error {
 // plans are the two modes.
 func plan(quick bool) Plan {
 	p := Plan{Mode: "full", TrialSeconds: 2, SearchTrials: 10, SearchTol: 0.02, TCPSeconds: 5, TCPRounds: 5, PaceSeconds: 5,
-		Sizes: []int{18, 64, 1470}, PaceRates: []float64{1e5, 1e6, 1e7, 1e8, 1e9}, PaceLength: 1470, Streams: []int{1, 2, 4, 8}}
+		Sizes: []int{18, 64, 1470}, ParallelSizes: []int{64, 1470}, PaceRates: []float64{1e5, 1e6, 1e7, 1e8, 1e9}, PaceLength: 1470, Streams: []int{1, 2, 4, 8}}
 	many := DefaultMany
 	p.Many = &many
 	if quick {
@@ -97,7 +103,7 @@ func main() {
 	wb := flag.String("wirebench", "wirebench", "the wirebench binary to measure")
 	i2 := flag.String("iperf", "iperf", "the iperf 2 binary")
 	i3 := flag.String("iperf3", "iperf3", "the iperf3 binary")
-	only := flag.String("only", "", "measure one part only: udp, tcp or pacing (`PART`)")
+	only := flag.String("only", "", "measure one part only: udp, udp-p, tcp, pacing or many (`PART`)")
 	rounds := flag.Int("tcp-rounds", 0, "interleaved TCP rounds per tool (`N`; default 3 with --quick, else 5)")
 	manyN := flag.Int("many", 1000, "clients in the many-clients row (`N`: 60 % UDP, 20 % TCP, 20 % iperf3; 0 skips the row)")
 	from := flag.String("table-from", "", "print the table of a saved --json document (`FILE`) and exit; runs nothing")
@@ -189,11 +195,14 @@ type Report struct {
 	Versions map[string]string `json:"versions"`
 	MaxSend  []SizeRow         `json:"max_send"`
 	LossFree []SearchRow       `json:"loss_free"`
-	TCP      []TCPRow          `json:"tcp"`
-	CPU      []CPURow          `json:"cpu_s_per_gb"`
-	Pacing   []PaceRow         `json:"pacing"`
-	Many     *ManyRow          `json:"many,omitempty"`
-	Errors   []string          `json:"errors"`
+	// LossFreeParallel are the loss-free rates with ParallelUDP streams
+	// (wirebench and iperf 2), summed over the streams.
+	LossFreeParallel []SearchRow `json:"loss_free_parallel,omitempty"`
+	TCP              []TCPRow    `json:"tcp"`
+	CPU              []CPURow    `json:"cpu_s_per_gb"`
+	Pacing           []PaceRow   `json:"pacing"`
+	Many             *ManyRow    `json:"many,omitempty"`
+	Errors           []string    `json:"errors"`
 }
 
 // SizeRow is the highest paced send rate at one datagram size.
@@ -206,9 +215,11 @@ type SizeRow struct {
 
 // SearchRow is the loss-free rate at one datagram size.
 type SearchRow struct {
-	Length int               `json:"length"`
-	Tools  map[string]Search `json:"tools"`
-	Ratio  float64           `json:"ratio"`
+	Length int `json:"length"`
+	// Streams is how many UDP streams shared the rate (0: one).
+	Streams int               `json:"streams,omitempty"`
+	Tools   map[string]Search `json:"tools"`
+	Ratio   float64           `json:"ratio"`
 }
 
 // TCPRow is TCP throughput with a number of streams.
@@ -280,6 +291,7 @@ func measure(tools []Tool, pl Plan, log io.Writer) *Report {
 	m.rep.Load[0] = loadavg()
 	m.maxSend()
 	m.lossFree()
+	m.lossFreeParallel()
 	m.tcp()
 	m.cpu()
 	m.pacing()
@@ -340,6 +352,34 @@ func (m *measuring) lossFree() {
 		}
 		row.Ratio = ratio(row.Tools, func(s Search) float64 { return s.BestPPS })
 		m.rep.LossFree = append(m.rep.LossFree, row)
+	}
+}
+
+// lossFreeParallel searches the loss-free rate with ParallelUDP streams
+// (wirebench and iperf 2; the rate offered is split over the streams),
+// by the same search, from the tool's own highest send rate with as many
+// streams down.
+func (m *measuring) lossFreeParallel() {
+	for _, n := range m.pl.ParallelSizes {
+		row := SearchRow{Length: n, Streams: ParallelUDP, Tools: map[string]Search{}}
+		for _, t := range m.tools {
+			if t.Name == Iperf3 {
+				continue
+			}
+			m.say("max send rate, %d bytes, %d streams, %s", n, ParallelUDP, t.Name)
+			top := udpTrial(t, Params{UDP: true, Length: n, PPS: AskPPS, UDPStreams: ParallelUDP, Seconds: m.pl.TrialSeconds})
+			m.fail(fmt.Sprintf("max send %s %d B -P %d", t.Name, n, ParallelUDP), top.Error)
+			s := SearchLossFree(top.SentPPS, m.pl.SearchTrials, m.pl.SearchTol, func(pps float64) Trial {
+				m.say("loss-free search, %d bytes, %d streams, %s: %.0f datagrams/s", n, ParallelUDP, t.Name, pps)
+				return udpTrial(t, Params{UDP: true, Length: n, PPS: pps, UDPStreams: ParallelUDP, Seconds: m.pl.TrialSeconds})
+			})
+			for _, tr := range s.Trials {
+				m.fail(fmt.Sprintf("search %s %d B -P %d at %.0f/s", t.Name, n, ParallelUDP, tr.OfferedPPS), tr.Error)
+			}
+			row.Tools[t.Name] = s
+		}
+		row.Ratio = ratio(row.Tools, func(s Search) float64 { return s.BestPPS })
+		m.rep.LossFreeParallel = append(m.rep.LossFreeParallel, row)
 	}
 }
 

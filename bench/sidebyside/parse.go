@@ -23,10 +23,16 @@ type Counts struct {
 	RecvBytes   int64   // payload the server received
 	RecvSeconds float64 // the server's test time
 	RecvBPS     float64 // the server's goodput, bit/s
+	// StreamsPPS, for several UDP streams, is the sum of each stream's
+	// received datagrams/s (streams.go); 0 for one stream.
+	StreamsPPS float64
 }
 
-// RecvPPS is the server's datagrams per second.
+// RecvPPS is the server's datagrams per second (summed over streams).
 func (c Counts) RecvPPS() float64 {
+	if c.StreamsPPS > 0 {
+		return c.StreamsPPS
+	}
 	if c.RecvSeconds <= 0 {
 		return 0
 	}
@@ -50,16 +56,23 @@ type wbDoc struct {
 		Seconds          float64 `json:"seconds"`
 		PacketsPerSecond float64 `json:"packets_per_second"`
 	} `json:"sender"`
-	Receiver *struct {
-		Bytes         int64   `json:"bytes"`
-		BitsPerSecond float64 `json:"bits_per_second"`
-		Packets       int64   `json:"packets"`
-		Lost          int64   `json:"lost"`
-		Total         int64   `json:"total"`
-		Seconds       float64 `json:"seconds"`
-		Source        string  `json:"source"`
-	} `json:"receiver"`
+	Receiver wbReceiver `json:"receiver"`
+	// Streams are a group's streams (a server's result of -P).
+	Streams []struct {
+		Receiver wbReceiver `json:"receiver"`
+	} `json:"streams"`
 	Error string `json:"error"`
+}
+
+// wbReceiver is the part of a wirebench/1 receiver the bench reads.
+type wbReceiver *struct {
+	Bytes         int64   `json:"bytes"`
+	BitsPerSecond float64 `json:"bits_per_second"`
+	Packets       int64   `json:"packets"`
+	Lost          int64   `json:"lost"`
+	Total         int64   `json:"total"`
+	Seconds       float64 `json:"seconds"`
+	Source        string  `json:"source"`
 }
 
 // readWBDoc reads one wirebench/1 test document of the role given.

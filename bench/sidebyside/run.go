@@ -31,8 +31,14 @@ type Params struct {
 	PPS     float64 // UDP rate in datagrams/s; 0: BPS
 	BPS     float64 // UDP rate in bit/s of payload, when PPS is 0
 	Streams int     // TCP streams
-	Seconds int
+	// UDPStreams is how many UDP streams share the rate (-P); 0 or 1:
+	// one. PPS and BPS are then the sum over the streams.
+	UDPStreams int
+	Seconds    int
 }
+
+// udpStreams is the number of UDP streams, at least 1.
+func (p Params) udpStreams() int { return max(p.UDPStreams, 1) }
 
 // rateBPS is the UDP rate in bit/s of payload.
 func (p Params) rateBPS() float64 {
@@ -55,9 +61,16 @@ func (t Tool) serverArgs(port int, p Params) []string {
 	ps := strconv.Itoa(port)
 	switch t.Name {
 	case Wirebench:
+		if p.UDP && p.udpStreams() > 1 {
+			// Streams without a test header (short datagrams) are
+			// tests of their own, and -1 would end the server with
+			// the first: runTest stops it once every stream's result
+			// is out.
+			return []string{"server", "--json", "-B", Loopback, "-p", ps, "--iperf3-port", "0"}
+		}
 		return []string{"server", "-1", "--json", "-B", Loopback, "-p", ps, "--iperf3-port", "0"}
 	case Iperf2:
-		a := []string{"-s", "-B", Loopback, "-p", ps, "-y", "C", "-P", strconv.Itoa(max(p.Streams, 1))}
+		a := []string{"-s", "-B", Loopback, "-p", ps, "-y", "C", "-P", strconv.Itoa(max(p.Streams, p.UDPStreams, 1))}
 		if p.UDP {
 			a = append(a, "-u")
 		}
@@ -84,9 +97,17 @@ func (t Tool) clientArgs(port int, p Params) []string {
 	if !p.UDP {
 		return append(a, "-P", strconv.Itoa(max(p.Streams, 1)))
 	}
-	rate := strconv.FormatFloat(p.rateBPS(), 'f', 0, 64)
+	// wirebench's -b is the sum over its streams, iperf's each stream's.
+	share := 1.0
+	if n := p.udpStreams(); n > 1 {
+		a = append(a, "-P", strconv.Itoa(n))
+		if t.Name != Wirebench {
+			share = float64(n)
+		}
+	}
+	rate := strconv.FormatFloat(p.rateBPS()/share, 'f', 0, 64)
 	if p.PPS > 0 && t.Name != Iperf3 {
-		rate = strconv.FormatFloat(p.PPS, 'f', 0, 64) + "pps"
+		rate = strconv.FormatFloat(p.PPS/share, 'f', 0, 64) + "pps"
 	}
 	return append(a, "-u", "-l", strconv.Itoa(p.Length), "-b", rate)
 }
@@ -95,8 +116,14 @@ func (t Tool) clientArgs(port int, p Params) []string {
 func (t Tool) parse(client, server []byte, p Params) (Counts, error) {
 	switch t.Name {
 	case Wirebench:
+		if p.UDP && p.udpStreams() > 1 {
+			return parseWirebenchStreams(client, server, p.udpStreams())
+		}
 		return parseWirebench(client, server)
 	case Iperf2:
+		if p.UDP && p.udpStreams() > 1 {
+			return parseIperf2UDPStreams(client, server, p.Length, p.udpStreams())
+		}
 		if p.UDP {
 			return parseIperf2UDP(client, server, p.Length)
 		}
@@ -135,10 +162,37 @@ func killAll() {
 	}
 }
 
+// syncBuffer is a bytes.Buffer the process writes while the bench reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// Bytes is a copy of what was written so far.
+func (s *syncBuffer) Bytes() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return bytes.Clone(s.b.Bytes())
+}
+
+func (s *syncBuffer) String() string { return string(s.Bytes()) }
+
+func (s *syncBuffer) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Len()
+}
+
 // proc is a started process with its output.
 type proc struct {
 	cmd    *exec.Cmd
-	out    bytes.Buffer
+	out    syncBuffer
 	errb   bytes.Buffer
 	done   chan struct{}
 	cancel context.CancelFunc
@@ -174,6 +228,19 @@ func (p *proc) stop(grace time.Duration) {
 	}
 	_ = p.cmd.Process.Kill()
 	<-p.done
+}
+
+// waitStreams waits up to limit for a wirebench server to print the
+// results of n streams (wbStreamsCovered).
+func waitStreams(srv *proc, n int, limit time.Duration) {
+	end := time.Now().Add(limit)
+	for time.Now().Before(end) && wbStreamsCovered(srv.out.Bytes()) < n {
+		select {
+		case <-srv.done:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // cpu is the user and system time the ended process used.
@@ -272,6 +339,12 @@ func runTest(t Tool, p Params) (Run, error) {
 		return Run{}, err
 	}
 	<-cl.done
+	if t.Name == Wirebench && p.UDP && p.udpStreams() > 1 {
+		// This server does not end by itself (serverArgs): stop it
+		// once it has printed every stream's result.
+		waitStreams(srv, p.udpStreams(), 5*time.Second)
+		srv.stop(0)
+	}
 	// The servers end after their one test; iperf 2 may take a moment
 	// to print its report.
 	srv.stop(3 * time.Second)

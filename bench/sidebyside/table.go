@@ -23,6 +23,7 @@ func writeTable(out io.Writer, rep *Report) {
 	}
 
 	writeLossFree(out, w, rep)
+	writeLossFreeParallel(out, w, rep)
 	writeMaxSend(out, w, rep)
 	writeTCP(out, w, rep)
 	writeCPU(out, w, rep)
@@ -57,6 +58,33 @@ func writeLossFree(out io.Writer, w *tabwriter.Writer, rep *Report) {
 	w.Flush()
 	if capped {
 		fmt.Fprintln(out, "  * no loss at the tool's own highest send rate: the figure is its sender's limit, its receiver may take more")
+	}
+}
+
+// writeLossFreeParallel prints the loss-free UDP rates with several
+// streams, if the report has any.
+func writeLossFreeParallel(out io.Writer, w *tabwriter.Writer, rep *Report) {
+	if len(rep.LossFreeParallel) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "\nLoss-free UDP rate with -P %d: the same search, the rate offered split over the streams; received datagrams/s and loss summed over the streams (iperf 2: -b is each stream's, its server's CSV lines summed; no iperf3)\n",
+		ParallelUDP)
+	fmt.Fprintln(w, "bytes\twirebench\tiperf2\tours/iperf2\ttrials (wb/i2)\t")
+	capped := false
+	best := func(s Search) string {
+		if s.Bound == boundPassed && s.BestPPS > 0 {
+			capped = true
+			return pps(s.BestPPS) + " *"
+		}
+		return pps(s.BestPPS)
+	}
+	for _, r := range rep.LossFreeParallel {
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t\n", r.Length, best(r.Tools[Wirebench]), best(r.Tools[Iperf2]),
+			ratioText(r.Ratio), fmt.Sprintf("%d/%d", len(r.Tools[Wirebench].Trials), len(r.Tools[Iperf2].Trials)))
+	}
+	w.Flush()
+	if capped {
+		fmt.Fprintln(out, "  * no loss at the tool's own highest send rate with these streams: the figure is its sender's limit")
 	}
 }
 
