@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/testutil/resultcheck"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
@@ -164,4 +165,38 @@ func ownSocketCountsExact(t *testing.T, bind, dial string) {
 	}
 	// Its own socket's reader ends with the test.
 	ts.waitIdle()
+}
+
+// TestOwnSocketEnds: a test on its own socket whose client goes silent
+// ends on the idle timeout, as on the listener, and its reader ends with
+// it; a server stopped while one runs leaves no goroutine behind.
+func TestOwnSocketEnds(t *testing.T) {
+	w := watchOwnSockets(t)
+	done := leakCheck(t)
+	ts := startServer(t, session.ServerConfig{IdleTimeout: 500 * time.Millisecond})
+	start := func() (*net.UDPConn, *ownStream) {
+		c := udpSock(t, ts)
+		s := newOwnStream(t, c)
+		deadline := time.Now().Add(guard)
+		had := w.handed.Load()
+		for w.handed.Load() == had {
+			if time.Now().After(deadline) {
+				t.Fatalf("no own socket after %v", guard)
+			}
+			s.burst(100)
+		}
+		s.burst(100)
+		return c, s
+	}
+	c, s := start()
+	// Silent from now on: the idle timeout ends the test.
+	r := ts.resultFrom(c.LocalAddr().String())
+	if rv := receiverOf(t, r); rv.Packets != s.sent-rv.Lost || rv.OutOfOrder != 0 || !resultcheck.HasWarning(r, "idle timeout") {
+		t.Errorf("idle-ended test: packets/lost/out-of-order %d/%d/%d of %d sent, warnings %q; want all counted and the idle timeout said",
+			rv.Packets, rv.Lost, rv.OutOfOrder, s.sent, r.Warnings)
+	}
+	ts.waitIdle() // its own socket's reader is gone
+	// Another one, running when the server stops.
+	start()
+	done(ts)
 }
