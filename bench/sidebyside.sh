@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/sidebyside.sh: wirebench, iperf 2 and iperf3 side by side on
 # loopback, from one run: loss-free UDP rate (the same binary search for
-# each) at 18, 64 and 1470 bytes, highest paced send rate, TCP with 1, 2, 4
+# each) at 18, 64 and 1470 bytes, and with -P 2 at 64 and 1470 bytes
+# (wirebench and iperf 2), highest paced send rate, TCP with 1, 2, 4
 # and 8 streams (interleaved rounds, medians), CPU seconds per GB (every
 # TCP row and the UDP send-rate rows), pacing error at 0.1-1000 Mbit/s,
 # and 1000 clients at once against one wirebench server (--many N to

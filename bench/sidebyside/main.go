@@ -1,7 +1,8 @@
 // Command sidebyside measures wirebench, iperf 2 and iperf3 side by side on
 // loopback, in one run, and prints the figures as ratios: the highest
 // loss-free UDP rate found by the same binary search for each tool at 18,
-// 64 and 1470 bytes; the highest paced send rate; TCP throughput with 1,
+// 64 and 1470 bytes, and with 2 streams at 64 and 1470 bytes (wirebench
+// and iperf 2); the highest paced send rate; TCP throughput with 1,
 // 2, 4 and 8 streams in interleaved rounds; CPU seconds per GB moved (for
 // every TCP row); and the pacing error at 0.1 to 1000 Mbit/s.
 //

@@ -23,8 +23,10 @@ type Fallback interface {
 	// afterwards.
 	ServeTCP(ctx context.Context, c net.Conn, first []byte, firstErr error, accepted time.Time)
 
-	// The methods below run on the server's single UDP reader goroutine
-	// and must not block.
+	// The methods below run on the server's UDP reader goroutine (the
+	// listening socket's) and must not block. The fallback may read busy
+	// sources on sockets of their own (OpenStreamSocket) on goroutines of
+	// its own, and then guards its state against them itself.
 
 	// OwnsUDP reports whether src has a test of the fallback's (running
 	// or kept after its end): its datagrams then skip the other
