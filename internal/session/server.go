@@ -157,8 +157,9 @@ type Server struct {
 	// udpShared says the listening UDP socket may be shared with sockets
 	// connected to one source (streamsock.go); drain tells those when
 	// the listener has handled what was queued for them.
-	udpShared bool
-	drain     drainState
+	udpShared     bool
+	drain         drainState
+	streamSockets atomic.Int32 // StreamSockets open
 
 	cpuMu sync.Mutex
 	cpuAt map[int]*cpuStart // the process's CPU time at each open test's start

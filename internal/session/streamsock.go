@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/wirebench/wirebench/internal/udpio"
 )
@@ -30,18 +31,105 @@ type drainState struct {
 	pending atomic.Int32 // waiters plus back
 }
 
+// MaxStreamSockets bounds the sockets of their own open at once
+// (OpenStreamSocket); the other sources stay on the listener. Each costs
+// a socket, its reader's goroutine and buffers (taken as used).
+const MaxStreamSockets = 32
+
+// streamStartWait bounds how long a StreamSocket's reader waits for the
+// listener to handle the source's datagrams queued there before the
+// connect (Start); the socket buffers what arrives meanwhile (16 MiB: at
+// 200,000 datagrams/s of 1470 bytes, about 100 ms, longer at lower
+// rates). The listener drains within a read or two on Linux; this bound
+// is for a listener starved of CPU, which a reader starting early would
+// make count thousands out of order (seen at 50 ms under the race
+// detector). Drops while it waits are counted as the socket's.
+const streamStartWait = 2 * time.Second
+
+// StreamSocket is a socket of one source's own (OpenStreamSocket).
+type StreamSocket struct {
+	// Conn is the socket, connected to the source; read it on one
+	// goroutine once Start returned true.
+	Conn    udpio.Conn
+	drained <-chan struct{}
+	once    sync.Once
+	closed  chan struct{}
+	count   *atomic.Int32
+	dropped atomic.Uint64 // Conn's drop count when it closed
+}
+
 // StreamSockets reports whether OpenStreamSocket can give a source a
 // socket of its own (Linux, and the listener's address could be shared).
 func (s *Server) StreamSockets() bool { return s.udpShared }
 
-// OpenStreamSocket opens a UDP socket bound to the listener's address and
-// port and connected to src, with the listener's options: from then on
-// src's datagrams arrive there rather than on the listener. The caller
-// reads it on a goroutine of its own and closes it.
-func (s *Server) OpenStreamSocket(ctx context.Context, src netip.AddrPort) (udpio.Conn, error) {
+// OpenStreamSocket opens a UDP socket bound to the listener's port and
+// connected to src, with the listener's options: from then on src's
+// datagrams arrive there rather than on the listener. Call it on the
+// listener's reader goroutine (from the fallback's methods). It fails when
+// MaxStreamSockets are open. The caller reads it on a goroutine of its own,
+// from Start on, and closes it.
+func (s *Server) OpenStreamSocket(ctx context.Context, src netip.AddrPort) (*StreamSocket, error) {
 	if !s.udpShared {
 		return nil, errors.New("this server's UDP socket cannot be shared")
 	}
+	if s.streamSockets.Load() >= MaxStreamSockets {
+		return nil, fmt.Errorf("%d sockets of their own are open", MaxStreamSockets)
+	}
+	c, err := s.dialStreamSocket(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	s.streamSockets.Add(1)
+	// Asked here, on the listener's reader, right after the connect:
+	// what it reads from now on was queued before it or is another
+	// source's.
+	return &StreamSocket{Conn: c, drained: s.listenerDrained(), closed: make(chan struct{}), count: &s.streamSockets}, nil
+}
+
+// Start waits until the listener's reader has handled src's datagrams
+// queued there before the connect (or streamStartWait passed), so that
+// the socket's reader counts none before an earlier one. It returns false
+// when the socket closed or ctx ended meanwhile.
+func (o *StreamSocket) Start(ctx context.Context) bool {
+	wait := time.NewTimer(streamStartWait)
+	defer wait.Stop()
+	select {
+	case <-o.drained:
+	case <-wait.C:
+	case <-o.closed:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// Close closes the socket (its reader then ends); safe to call again and
+// from any goroutine.
+func (o *StreamSocket) Close() {
+	o.once.Do(func() {
+		if d, ok := o.Conn.Drops(); ok {
+			o.dropped.Store(d)
+		}
+		_ = o.Conn.Close()
+		close(o.closed)
+		o.count.Add(-1)
+	})
+}
+
+// Drops is how many datagrams the socket's receive queue dropped.
+func (o *StreamSocket) Drops() uint64 {
+	select {
+	case <-o.closed:
+		return o.dropped.Load()
+	default:
+	}
+	d, _ := o.Conn.Drops()
+	return max(d, o.dropped.Load())
+}
+
+// dialStreamSocket opens the socket of OpenStreamSocket.
+func (s *Server) dialStreamSocket(ctx context.Context, src netip.AddrPort) (udpio.Conn, error) {
 	opt := s.udpOptions(true)
 	opt.Control = udpio.SharedControl(opt.Control)
 	local := s.udp.LocalAddr()
@@ -93,14 +181,14 @@ func (s *Server) Reinject(m *udpio.Message) {
 	s.drain.mu.Unlock()
 }
 
-// ListenerDrained returns a channel closed once the listener's reader
+// listenerDrained returns a channel closed once the listener's reader
 // has, after this call, found its receive queue empty with every datagram
-// it read handled. Call it on the listener's reader goroutine (from the
-// fallback's methods), right after connecting an own socket: the
-// channel's closing then says every datagram of that source queued on the
-// listener before the connect has been handled. It is never closed when
-// the queue cannot be inspected (off Linux); callers bound their wait.
-func (s *Server) ListenerDrained() <-chan struct{} {
+// it read handled. Called on the listener's reader goroutine right after
+// connecting a StreamSocket, the channel's closing says every datagram of
+// that source queued on the listener before the connect has been handled.
+// It is never closed when the queue cannot be inspected; Start bounds the
+// wait.
+func (s *Server) listenerDrained() <-chan struct{} {
 	ch := make(chan struct{})
 	s.drain.mu.Lock()
 	s.drain.waiters = append(s.drain.waiters, ch)

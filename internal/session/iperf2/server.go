@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/netip"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/session"
@@ -35,8 +34,6 @@ type server struct {
 	// udpStarts counts the UDP tests started on the socket. A test that
 	// saw it move shared the socket's drop counter.
 	udpStarts int
-	// ownSockets counts the tests reading on a socket of their own.
-	ownSockets atomic.Int32
 	// finishQ hands the results of ended UDP tests on, off the reader.
 	finishQ finishQueue
 

@@ -45,11 +45,10 @@ type udpTest struct {
 	member        *groupMember // its client's parallel streams (-P), if any
 	release       func()       // gives back its per-source slot
 	refused       bool         // refused at its start: its datagrams are ignored
-	// own is the socket of its own this test's datagrams arrive on once
-	// it proved busy (udpown.go); nil while they come to the listener.
-	own *ownSocket
-	// ownTried says own was tried (and failed); ratedAt and ratedPackets
-	// are where the last rate check (maybeOwnSocket) stood.
+	// own is its socket of its own once it proved busy (udpown.go);
+	// ownTried says that failed; ratedAt and ratedPackets are where the
+	// last rate check (maybeOwnSocket) stood.
+	own          *session.StreamSocket
 	ownTried     bool
 	ratedAt      time.Time
 	ratedPackets int64
@@ -462,7 +461,9 @@ func (s *server) Sweep(ctx context.Context, now time.Time, idleOK bool) {
 // any) is done.
 func (s *server) endUDP(t *udpTest, why string) {
 	t.finished = true
-	defer t.closeOwn() // its own socket's reader ends (udpown.go)
+	if t.own != nil {
+		defer t.own.Close() // its reader ends; src's datagrams come to the listener
+	}
 	s.udpFinished++
 	t.expiresAt = time.Now().Add(finishedKeep)
 	r := t.res
@@ -489,7 +490,7 @@ func (s *server) endUDP(t *udpTest, why string) {
 		}
 		d, ok := s.udp.Drops()
 		if ok && t.dropsOK && t.own != nil {
-			d += t.own.drops() // the test's own socket's (udpown.go)
+			d += t.own.Drops() // the test's own socket's (udpown.go)
 		}
 		if ok && t.dropsOK && d > t.dropsAt {
 			w := fmt.Sprintf("our server socket dropped %d datagrams during this test because its receive buffer was full (host-side loss, counted as lost)", d-t.dropsAt)
