@@ -18,8 +18,8 @@ import (
 // dialect may then give a source a socket of its own, bound to the same
 // address and connected to the source, which the kernel prefers for that
 // source's datagrams. Datagrams that were already queued on the listener
-// when that socket was connected are still read there: ListenerDrained
-// says when the listener's reader has handled all of them.
+// when that socket was connected are still read there: StreamSocket.Start
+// waits until the listener's reader has handled all of them.
 
 // drainState is what the listener's reader tells the own sockets waiting
 // to start: it has found its queue empty.
