@@ -26,11 +26,18 @@ const ownBatch = 32
 // ownMinPPSOverride, when above 0 (set by tests only), replaces ownMinPPS.
 var ownMinPPSOverride atomic.Int64
 
+// ownSockets turns the moves to own sockets on. It is off in the server:
+// a new socket takes datagrams of every source in the moment between its
+// bind and its connect, and another stream's datagrams caught there are
+// counted after later ones of theirs, as out of order (2 or 3 per move in
+// TestOwnSocketsTwoStreams, with -P 2). Tests turn it on.
+var ownSockets atomic.Bool
+
 // maybeOwnSocket gives t, a running test of src, a socket of its own when
 // it received at least ownMinPPS since the last check (a sweep). It runs
 // on the listener's reader with s.udpMu held.
 func (s *server) maybeOwnSocket(ctx context.Context, t *udpTest, src netip.AddrPort, now time.Time) {
-	if t.own != nil || t.ownTried || t.refused || t.reverse || t.res.Test.Mode != "" || !s.StreamSockets() {
+	if !ownSockets.Load() || t.own != nil || t.ownTried || t.refused || t.reverse || t.res.Test.Mode != "" || !s.StreamSockets() {
 		return
 	}
 	minPPS := float64(ownMinPPS)
@@ -75,8 +82,14 @@ func (s *server) readOwn(ctx context.Context, t *udpTest, src netip.AddrPort, o 
 		}
 	}
 	defer unlock()
+	gated := true
 	cfg := engine.UDPReceiveConfig{Batch: ownBatch, OnBatch: unlock}
 	err := engine.ReceiveUDP(ctx, o.Conn, cfg, func(m *udpio.Message) bool {
+		if gated && m.Addr == src {
+			gated = false
+			unlock() // datagrams of other sources may have come first
+			s.awaitStragglers(ctx, t, src, m.Buf[:m.N])
+		}
 		if !locked {
 			s.udpMu.Lock()
 			locked = true
@@ -84,8 +97,15 @@ func (s *server) readOwn(ctx context.Context, t *udpTest, src netip.AddrPort, o 
 		}
 		b := m.Buf[:m.N]
 		if m.Addr != src {
-			// Arrived between the socket's bind and its connect.
-			s.Reinject(m)
+			// Arrived between the socket's bind and its connect: a
+			// datagram of another test of ours is counted now, as the
+			// listener would have; anything else goes back to it.
+			other := netip.AddrPortFrom(m.Addr.Addr().Unmap(), m.Addr.Port())
+			if s.udpTests[other] != nil {
+				s.datagramLocked(ctx, other, b, m.Time)
+			} else {
+				s.Reinject(m)
+			}
 			return true
 		}
 		if s.udpTests[src] != t || t.finished && len(b) >= 12 && t.rx.OpensNewTest(b) {
@@ -97,5 +117,27 @@ func (s *server) readOwn(ctx context.Context, t *udpTest, src netip.AddrPort, o 
 	})
 	if err != nil && ctx.Err() == nil {
 		s.Log("own-socket", fmt.Sprintf("udp: reading the own socket of %s: %v", src, err))
+	}
+}
+
+// stragglerWait bounds how long an own socket's first datagram waits for
+// the ones before it still on their way to the listener (awaitStragglers).
+const stragglerWait = 20 * time.Millisecond
+
+// awaitStragglers holds the own socket's first datagram b back until the
+// listener has counted the ids before it, or stragglerWait passed (they
+// were lost). A datagram the kernel had already routed to the listener when
+// the own socket was connected can reach the listener's queue after
+// o.Start found it empty; counted after b, it would read as out of order.
+func (s *server) awaitStragglers(ctx context.Context, t *udpTest, src netip.AddrPort, b []byte) {
+	deadline := time.Now().Add(stragglerWait)
+	for {
+		s.udpMu.Lock()
+		ahead := s.udpTests[src] == t && !t.finished && t.rx.Ahead(b)
+		s.udpMu.Unlock()
+		if !ahead || ctx.Err() != nil || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(50 * time.Microsecond)
 	}
 }

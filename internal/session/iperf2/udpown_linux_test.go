@@ -3,6 +3,7 @@ package iperf2
 import (
 	"net"
 	"net/netip"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,6 +27,7 @@ func watchOwnSockets(t *testing.T) *ownSocketWatch {
 	t.Helper()
 	w := &ownSocketWatch{}
 	ownMinPPSOverride.Store(1)
+	ownSockets.Store(true)
 	session.SetTestHook(func(point string, _ netip.AddrPort) {
 		switch point {
 		case "udp-own-socket":
@@ -37,6 +39,7 @@ func watchOwnSockets(t *testing.T) *ownSocketWatch {
 	t.Cleanup(func() {
 		session.SetTestHook(nil)
 		ownMinPPSOverride.Store(0)
+		ownSockets.Store(false)
 	})
 	return w
 }
@@ -150,7 +153,57 @@ func ownSocketCountsExact(t *testing.T, bind, dial string) {
 	for range 50 {
 		s.burst(1000)
 	}
-	rep := s.finish()
+	checkExact(t, ts, c, s, s.finish())
+	// Its own socket's reader ends with the test.
+	ts.waitIdle()
+}
+
+// TestOwnSocketsTwoStreams: two streams from one host (-P 2), each handed
+// to a socket of its own while the other's datagrams keep arriving (some
+// reach a new socket between its bind and its connect and go back to the
+// listener): both get their reports, with exact counts.
+func TestOwnSocketsTwoStreams(t *testing.T) {
+	if os.Getenv("WIREBENCH_OWN_SOCKETS_TWO") == "" {
+		t.Skip("known to fail, which is why the server does not move streams to sockets of their own: another stream's datagrams caught on a new socket between its bind and its connect are counted after later ones (2 or 3 out of order per move); WIREBENCH_OWN_SOCKETS_TWO=1 runs it")
+	}
+	w := watchOwnSockets(t)
+	ts := startServer(t, session.ServerConfig{Bind: "127.0.0.1", IdleTimeout: 10 * time.Second})
+	raddr, err := net.ResolveUDPAddr("udp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs [2]*net.UDPConn
+	var ss [2]*ownStream
+	for i := range cs {
+		if cs[i], err = net.DialUDP("udp", nil, raddr); err != nil {
+			t.Fatal(err)
+		}
+		defer cs[i].Close()
+		ss[i] = newOwnStream(t, cs[i])
+	}
+	deadline := time.Now().Add(guard)
+	for w.handed.Load() < 2 || w.reads.Load() < 10 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %d own sockets, %d own reads; want both streams read on their own", guard, w.handed.Load(), w.reads.Load())
+		}
+		ss[0].burst(500)
+		ss[1].burst(500)
+	}
+	for range 20 {
+		ss[0].burst(500)
+		ss[1].burst(500)
+	}
+	for i := range ss {
+		checkExact(t, ts, cs[i], ss[i], ss[i].finish())
+	}
+	ts.waitIdle()
+}
+
+// checkExact checks the result and report of s, sent from c: every
+// datagram and the FIN counted, none out of order or twice, and what was
+// lost no more than the server's sockets dropped.
+func checkExact(t *testing.T, ts *testServer, c *net.UDPConn, s *ownStream, rep iperf2.ServerReport) {
+	t.Helper()
 	r := ts.resultFrom(c.LocalAddr().String())
 	rv := receiverOf(t, r)
 	total := s.sent + 1 // the FIN counts
@@ -164,8 +217,6 @@ func ownSocketCountsExact(t *testing.T, bind, dial string) {
 	if rv.HostDrops != 0 {
 		t.Logf("the server's sockets dropped %d datagrams (a loaded machine): counted as lost, as they must be", rv.HostDrops)
 	}
-	// Its own socket's reader ends with the test.
-	ts.waitIdle()
 }
 
 // TestOwnSocketEnds: a test on its own socket whose client goes silent

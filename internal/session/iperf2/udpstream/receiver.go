@@ -131,6 +131,18 @@ func (t *Receiver) OpensNewTest(b []byte) bool {
 	return !t.rx.Seq.Missing(id)
 }
 
+// Ahead reports whether data datagram b comes after ids not yet seen
+// that follow the highest one seen: counting it now would make them, if
+// they still arrive, late. A reader that takes a stream over from another
+// socket waits on it for the datagrams still in flight there.
+func (t *Receiver) Ahead(b []byte) bool {
+	id, _, _, ok := i2wire.ParseDatagram(b, t.layout, t.seq64)
+	if !ok || i2wire.IsFIN(id) || !t.rx.Seq.Started() {
+		return false
+	}
+	return id > t.rx.Seq.Max()+1
+}
+
 // Held is a copy of a datagram and its arrival time.
 type Held struct {
 	B  []byte
