@@ -15,7 +15,6 @@ import (
 	"github.com/wirebench/wirebench/internal/admit"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sockopt"
-	"github.com/wirebench/wirebench/internal/udpio"
 	"github.com/wirebench/wirebench/internal/version"
 )
 
@@ -223,7 +222,7 @@ func (s *Server) listen(ctx context.Context) error {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	uaddr := net.JoinHostPort(s.cfg.Bind, strconv.Itoa(port))
-	uc, err := udpio.Listen(ctx, s.network("udp"), uaddr, s.udpOptions(true))
+	uc, err := s.listenUDP(ctx, uaddr)
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("listening on udp %s: %w", uaddr, err)

@@ -132,41 +132,18 @@ func (o *StreamSocket) Drops() uint64 {
 func (s *Server) dialStreamSocket(ctx context.Context, src netip.AddrPort) (udpio.Conn, error) {
 	opt := s.udpOptions(true)
 	opt.Control = udpio.SharedControl(opt.Control)
+	// Bound to the listener's own address, wildcard or not, so that it
+	// joins the listener's group, where the steering program keeps it from
+	// taking any datagram until its connect makes it match src's best.
+	// The connect then moves it in the kernel's tables (a wildcard gets
+	// src's reply address); a datagram of src the kernel routed to the
+	// listener meanwhile is waited for by the reader (awaitStragglers).
 	local := s.udp.LocalAddr()
-	if !local.Addr().IsUnspecified() && local.Addr().Is4In6() {
-		local = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
-	}
-	if local.Addr().IsUnspecified() {
-		// Bound to the address src's datagrams come to (the one our
-		// replies leave from), not to the wildcard: connecting a
-		// wildcard-bound socket moves it in the kernel's tables, and a
-		// datagram arriving meanwhile goes to the listener after
-		// later ones went to the new socket (out of order).
-		a, err := s.replyAddr(src)
-		if err != nil {
-			return nil, fmt.Errorf("opening a socket of its own for %s: %w", src, err)
-		}
-		local = netip.AddrPortFrom(a, local.Port())
-	}
 	c, err := udpio.Dial(ctx, s.network("udp"), src.String(), local.String(), opt)
 	if err != nil {
 		return nil, fmt.Errorf("opening a socket of its own for %s on %s: %w", src, local, err)
 	}
 	return c, nil
-}
-
-// replyAddr is the local address the kernel sends from to src.
-func (s *Server) replyAddr(src netip.AddrPort) (netip.Addr, error) {
-	c, err := net.DialUDP(s.network("udp"), nil, net.UDPAddrFromAddrPort(src))
-	if err != nil {
-		return netip.Addr{}, fmt.Errorf("finding the local address for %s: %w", src, err)
-	}
-	defer c.Close()
-	a := c.LocalAddr().(*net.UDPAddr).AddrPort().Addr()
-	if src.Addr().Is4() {
-		a = a.Unmap()
-	}
-	return a, nil
 }
 
 // Reinject hands the listener's reader a datagram that arrived on an own
@@ -231,8 +208,25 @@ func (s *Server) afterListenerRead(int) {
 	s.drain.mu.Unlock()
 }
 
-// shareUDP opens the listening UDP socket up for own sockets, once it is
-// bound (so binding it still failed while another socket held the port).
+// listenUDP opens the listening UDP socket. Where sockets of their own are
+// supported it joins an SO_REUSEPORT group (shareUDP makes it the group's
+// catch-all), after a plain bind of the address proved it free: a second
+// server on the port still gets "address already in use".
+func (s *Server) listenUDP(ctx context.Context, addr string) (udpio.Conn, error) {
+	opt := s.udpOptions(true)
+	if udpio.SharingSupported {
+		probe, err := net.ListenPacket(s.network("udp"), addr)
+		if err != nil {
+			return nil, err
+		}
+		probe.Close()
+		opt.Control = udpio.SharedControl(opt.Control)
+	}
+	return udpio.Listen(ctx, s.network("udp"), addr, opt)
+}
+
+// shareUDP makes the listening UDP socket the catch-all of its group, so
+// that own sockets can join it.
 func (s *Server) shareUDP(uc udpio.Conn) {
 	if !udpio.SharingSupported {
 		return

@@ -12,12 +12,14 @@ import (
 // listener bound to the same address.
 const SharingSupported = true
 
-// ShareAddr lets other sockets bind c's address and port (SO_REUSEADDR),
-// so that a socket connected to one peer can take that peer's datagrams
-// off c: Linux delivers a datagram to the bound socket that matches it
-// best, and a connected one matches its peer's better than c does. Set it
-// only once c is bound, so that binding c still fails while another
-// socket holds the port.
+// ShareAddr makes c, a listener opened with SharedControl, the one socket
+// of its SO_REUSEPORT group that takes datagrams no connected member
+// matches: a steering program (SO_ATTACH_REUSEPORT_CBPF) that always picks
+// the group's first socket, c. A socket that joins the group (SharedControl
+// too, on the same address) and connects to one peer then takes that
+// peer's datagrams, since Linux prefers a connected socket that matches;
+// before its connect it takes none, where without the program it would
+// take a share of every peer's.
 func ShareAddr(c Conn) error {
 	b, ok := c.(interface{ sock() *base })
 	if !ok {
@@ -27,27 +29,32 @@ func ShareAddr(c Conn) error {
 	if err != nil {
 		return fmt.Errorf("udpio: sharing the address: %w", err)
 	}
+	first := []unix.SockFilter{{Code: unix.BPF_RET | unix.BPF_K, K: 0}}
+	prog := unix.SockFprog{Len: uint16(len(first)), Filter: &first[0]}
 	var serr error
-	if err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEADDR, 1) }); err != nil {
+	if err := rc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptSockFprog(int(fd), unix.SOL_SOCKET, unix.SO_ATTACH_REUSEPORT_CBPF, &prog)
+	}); err != nil {
 		return fmt.Errorf("udpio: sharing the address: %w", err)
 	}
 	if serr != nil {
-		return fmt.Errorf("udpio: sharing the address (SO_REUSEADDR): %w", serr)
+		return fmt.Errorf("udpio: sharing the address (SO_ATTACH_REUSEPORT_CBPF): %w", serr)
 	}
 	return nil
 }
 
 // SharedControl is a Control (Options.Control, net.Dialer.Control) that
-// sets SO_REUSEADDR before the socket binds, so it may bind the address of
-// a listener that ShareAddr opened up, then runs next (if set).
+// sets SO_REUSEPORT before the socket binds, so that sockets of this
+// process on one address form a group (see ShareAddr), then runs next
+// (if set). A socket bound without it still gets EADDRINUSE.
 func SharedControl(next func(network, address string, c syscall.RawConn) error) func(network, address string, c syscall.RawConn) error {
 	return func(network, address string, c syscall.RawConn) error {
 		var serr error
-		if err := c.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEADDR, 1) }); err != nil {
+		if err := c.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1) }); err != nil {
 			return err
 		}
 		if serr != nil {
-			return fmt.Errorf("SO_REUSEADDR: %w", serr)
+			return fmt.Errorf("SO_REUSEPORT: %w", serr)
 		}
 		if next != nil {
 			return next(network, address, c)

@@ -20,12 +20,12 @@ func TestShareAddr(t *testing.T) {
 		{"udp", "[::]:0", "127.0.0.1:0"}, // dual-stack listener, IPv4 peer
 	} {
 		t.Run(c.network+" "+c.addr, func(t *testing.T) {
-			ln := listen(t, c.network, c.addr, Options{GRO: true})
+			ln := listen(t, c.network, c.addr, Options{GRO: true, Control: SharedControl(nil)})
 			if err := ShareAddr(ln); err != nil {
 				t.Fatal(err)
 			}
 			port := int(ln.LocalAddr().Port())
-			// A socket without SO_REUSEADDR still cannot take the port.
+			// A socket without SO_REUSEPORT still cannot take the port.
 			if pc, err := net.ListenPacket(c.network, ln.LocalAddr().String()); err == nil {
 				pc.Close()
 				t.Fatal("a plain bind took the listener's port")
@@ -46,8 +46,8 @@ func TestShareAddr(t *testing.T) {
 			if got != "a1" {
 				t.Fatalf("listener read %q, want a1", got)
 			}
-			// The socket of a's own: bound where a's datagrams arrive.
-			local := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+			// The socket of a's own: bound where the listener is.
+			local := ln.LocalAddr().String()
 			own, err := Dial(context.Background(), "udp", a.LocalAddr().String(), local, Options{Control: SharedControl(nil)})
 			if err != nil {
 				t.Fatal(err)
@@ -107,4 +107,27 @@ func readOne(t *testing.T, c Conn) string {
 		t.Fatalf("read: %d, %v", n, err)
 	}
 	return string(msgs[0].Buf[:msgs[0].N])
+}
+
+// TestSharedUnconnectedTakesNothing: a socket that joined the listener's
+// group but is not connected (the moment between an own socket's bind and
+// its connect) takes no datagram of any peer: every one reaches the
+// listener.
+func TestSharedUnconnectedTakesNothing(t *testing.T) {
+	ln := listen(t, "udp4", "127.0.0.1:0", Options{Control: SharedControl(nil)})
+	if err := ShareAddr(ln); err != nil {
+		t.Fatal(err)
+	}
+	idle := listen(t, "udp4", ln.LocalAddr().String(), Options{Control: SharedControl(nil)})
+	port := int(ln.LocalAddr().Port())
+	const n = 200
+	for i := range n {
+		mustWrite(t, dialFrom(t, "127.0.0.1:0", port), "d"+strconv.Itoa(i))
+	}
+	for i := 0; i < n; i++ {
+		readOne(t, ln)
+	}
+	if empty, ok := QueueEmpty(idle); !ok || !empty {
+		t.Fatalf("the unconnected group member has datagrams queued (empty %v, ok %v); want none", empty, ok)
+	}
 }

@@ -26,18 +26,11 @@ const ownBatch = 32
 // ownMinPPSOverride, when above 0 (set by tests only), replaces ownMinPPS.
 var ownMinPPSOverride atomic.Int64
 
-// ownSockets turns the moves to own sockets on. It is off in the server:
-// a new socket takes datagrams of every source in the moment between its
-// bind and its connect, and another stream's datagrams caught there are
-// counted after later ones of theirs, as out of order (2 or 3 per move in
-// TestOwnSocketsTwoStreams, with -P 2). Tests turn it on.
-var ownSockets atomic.Bool
-
 // maybeOwnSocket gives t, a running test of src, a socket of its own when
 // it received at least ownMinPPS since the last check (a sweep). It runs
 // on the listener's reader with s.udpMu held.
 func (s *server) maybeOwnSocket(ctx context.Context, t *udpTest, src netip.AddrPort, now time.Time) {
-	if !ownSockets.Load() || t.own != nil || t.ownTried || t.refused || t.reverse || t.res.Test.Mode != "" || !s.StreamSockets() {
+	if t.own != nil || t.ownTried || t.refused || t.reverse || t.res.Test.Mode != "" || !s.StreamSockets() {
 		return
 	}
 	minPPS := float64(ownMinPPS)
