@@ -104,6 +104,22 @@ func (o *StreamSocket) Start(ctx context.Context) bool {
 	return true
 }
 
+// earlierWait bounds how long AwaitEarlier waits.
+const earlierWait = 20 * time.Millisecond
+
+// AwaitEarlier holds the socket's first datagram back while ahead says
+// datagrams before it are still uncounted, up to earlierWait (then they
+// were lost). The connect moves the socket in the kernel's tables, and a
+// datagram of the source routed to the listener in that moment can reach
+// its queue after Start found it empty; counted after the first one here,
+// it would read as out of order. ahead must take the test's lock itself.
+func (o *StreamSocket) AwaitEarlier(ctx context.Context, ahead func() bool) {
+	deadline := time.Now().Add(earlierWait)
+	for ahead() && ctx.Err() == nil && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
 // Close closes the socket (its reader then ends); safe to call again and
 // from any goroutine.
 func (o *StreamSocket) Close() {

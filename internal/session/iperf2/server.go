@@ -35,7 +35,7 @@ type server struct {
 	// saw it move shared the socket's drop counter.
 	udpStarts int
 	// finishQ hands the results of ended UDP tests on, off the reader.
-	finishQ finishQueue
+	finishQ session.FinishQueue
 
 	groupsMu sync.Mutex
 	groups   map[groupKey]*streamGroup // open groups of parallel streams

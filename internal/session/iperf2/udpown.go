@@ -81,7 +81,11 @@ func (s *server) readOwn(ctx context.Context, t *udpTest, src netip.AddrPort, o 
 		if gated && m.Addr == src {
 			gated = false
 			unlock() // datagrams of other sources may have come first
-			s.awaitStragglers(ctx, t, src, m.Buf[:m.N])
+			o.AwaitEarlier(ctx, func() bool {
+				s.udpMu.Lock()
+				defer s.udpMu.Unlock()
+				return s.udpTests[src] == t && !t.finished && t.rx.Ahead(m.Buf[:m.N])
+			})
 		}
 		if !locked {
 			s.udpMu.Lock()
@@ -110,27 +114,5 @@ func (s *server) readOwn(ctx context.Context, t *udpTest, src netip.AddrPort, o 
 	})
 	if err != nil && ctx.Err() == nil {
 		s.Log("own-socket", fmt.Sprintf("udp: reading the own socket of %s: %v", src, err))
-	}
-}
-
-// stragglerWait bounds how long an own socket's first datagram waits for
-// the ones before it still on their way to the listener (awaitStragglers).
-const stragglerWait = 20 * time.Millisecond
-
-// awaitStragglers holds the own socket's first datagram b back until the
-// listener has counted the ids before it, or stragglerWait passed (they
-// were lost). A datagram the kernel had already routed to the listener when
-// the own socket was connected can reach the listener's queue after
-// o.Start found it empty; counted after b, it would read as out of order.
-func (s *server) awaitStragglers(ctx context.Context, t *udpTest, src netip.AddrPort, b []byte) {
-	deadline := time.Now().Add(stragglerWait)
-	for {
-		s.udpMu.Lock()
-		ahead := s.udpTests[src] == t && !t.finished && t.rx.Ahead(b)
-		s.udpMu.Unlock()
-		if !ahead || ctx.Err() != nil || time.Now().After(deadline) {
-			return
-		}
-		time.Sleep(50 * time.Microsecond)
 	}
 }

@@ -535,7 +535,7 @@ func (s *server) endUDP(t *udpTest, why string) {
 			t.release()
 			t.release = nil
 		}
-		s.finishLater(finish)
+		s.finishQ.Later(s.Server, finish)
 		return
 	}
 	s.Go("udp: finishing the test of "+t.rx.Peer().String(), func() {

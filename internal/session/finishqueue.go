@@ -1,16 +1,16 @@
-package iperf2
+package session
 
 import "sync"
 
-// finishQueue holds the results of ended UDP tests that the reader hands
-// on (finishLater), in the order the tests ended.
-type finishQueue struct {
+// FinishQueue holds the results of ended tests that the UDP reader hands
+// on (Later), in the order the tests ended. Its zero value is ready.
+type FinishQueue struct {
 	mu      sync.Mutex
 	todo    []func()
 	running bool // a goroutine is draining todo
 }
 
-// finishLater runs f (a test's finish: its CPU figure, streamFinished,
+// Later runs f (a test's finish: its CPU figure, streamFinished,
 // OnResult, the release of its per-source slot) on a goroutine of its
 // own instead of the UDP reader's. When 600 tests end within a second,
 // each finish run on the reader came before the reports of the FINs
@@ -18,8 +18,7 @@ type finishQueue struct {
 // a terminal, save it, or print it at once when the store's queue is
 // full) may block for as long as it likes. One goroutine runs the queue
 // while it is not empty, then ends: an idle server keeps none.
-func (s *server) finishLater(f func()) {
-	q := &s.finishQ
+func (q *FinishQueue) Later(s *Server, f func()) {
 	q.mu.Lock()
 	q.todo = append(q.todo, f)
 	if q.running {
@@ -31,14 +30,13 @@ func (s *server) finishLater(f func()) {
 	done := s.Hold() // Serve waits for every result to be handed on
 	go func() {
 		defer done()
-		s.drainFinished()
+		q.drain(s)
 	}()
 }
 
-// drainFinished runs the queued finishes until none is left. A panic in
-// one is logged and ends that one only.
-func (s *server) drainFinished() {
-	q := &s.finishQ
+// drain runs the queued finishes until none is left. A panic in one is
+// logged and ends that one only.
+func (q *FinishQueue) drain(s *Server) {
 	for {
 		q.mu.Lock()
 		todo := q.todo
