@@ -96,17 +96,13 @@ func readWBDoc(out []byte, role string) (wbDoc, error) {
 // --json (what it sent) and the server's (-1 --json: what it received, by
 // its own count and clock, not the iperf-format report the client gets).
 func parseWirebench(client, server []byte) (Counts, error) {
-	cd, err := readWBDoc(client, "client")
+	c, err := wirebenchSent(client)
 	if err != nil {
 		return Counts{}, err
 	}
 	sd, err := readWBDoc(server, "server")
 	if err != nil {
 		return Counts{}, err
-	}
-	var c Counts
-	if s := cd.Sender; s != nil {
-		c.Sent, c.SentSeconds, c.SentPPS = s.Packets, s.Seconds, s.PacketsPerSecond
 	}
 	r := sd.Receiver
 	if r == nil || r.Source != "local" {
@@ -280,6 +276,20 @@ func parseIperf2TCP(server []byte) (Counts, error) {
 		c.RecvBytes += l.Bytes
 		c.RecvBPS += l.BPS
 		c.RecvSeconds = max(c.RecvSeconds, l.Seconds())
+	}
+	return c, nil
+}
+
+// wirebenchSent reads what a wirebench client's --json says it sent (the
+// sum over its streams).
+func wirebenchSent(client []byte) (Counts, error) {
+	cd, err := readWBDoc(client, "client")
+	if err != nil {
+		return Counts{}, err
+	}
+	var c Counts
+	if s := cd.Sender; s != nil {
+		c.Sent, c.SentSeconds, c.SentPPS = s.Packets, s.Seconds, s.PacketsPerSecond
 	}
 	return c, nil
 }

@@ -50,13 +50,9 @@ func wbStreamsCovered(out []byte) int {
 // the server's results, one per stream or one for the group (with each
 // stream's receiver), summed.
 func parseWirebenchStreams(client, server []byte, n int) (Counts, error) {
-	cd, err := readWBDoc(client, "client")
+	c, err := wirebenchSent(client)
 	if err != nil {
 		return Counts{}, err
-	}
-	var c Counts
-	if s := cd.Sender; s != nil {
-		c.Sent, c.SentSeconds, c.SentPPS = s.Packets, s.Seconds, s.PacketsPerSecond
 	}
 	var rs []wbReceiver
 	for _, d := range wbServerDocs(server) {

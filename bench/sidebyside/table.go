@@ -44,13 +44,7 @@ func writeLossFree(out io.Writer, w *tabwriter.Writer, rep *Report) {
 		LossLimit*100, p.TrialSeconds, p.SearchTrials, OfferedShare*100)
 	fmt.Fprintln(w, "bytes\twirebench\tiperf2\tiperf3\tours/best\ttrials (wb/i2/i3)\t")
 	capped := false
-	best := func(s Search) string {
-		if s.Bound == boundPassed && s.BestPPS > 0 {
-			capped = true
-			return pps(s.BestPPS) + " *"
-		}
-		return pps(s.BestPPS)
-	}
+	best := func(s Search) string { return bestText(s, &capped) }
 	for _, r := range rep.LossFree {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t\n", r.Length, best(r.Tools[Wirebench]), best(r.Tools[Iperf2]), best(r.Tools[Iperf3]),
 			ratioText(r.Ratio), fmt.Sprintf("%d/%d/%d", len(r.Tools[Wirebench].Trials), len(r.Tools[Iperf2].Trials), len(r.Tools[Iperf3].Trials)))
@@ -71,13 +65,7 @@ func writeLossFreeParallel(out io.Writer, w *tabwriter.Writer, rep *Report) {
 		ParallelUDP)
 	fmt.Fprintln(w, "bytes\twirebench\tiperf2\tours/iperf2\ttrials (wb/i2)\t")
 	capped := false
-	best := func(s Search) string {
-		if s.Bound == boundPassed && s.BestPPS > 0 {
-			capped = true
-			return pps(s.BestPPS) + " *"
-		}
-		return pps(s.BestPPS)
-	}
+	best := func(s Search) string { return bestText(s, &capped) }
 	for _, r := range rep.LossFreeParallel {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t\n", r.Length, best(r.Tools[Wirebench]), best(r.Tools[Iperf2]),
 			ratioText(r.Ratio), fmt.Sprintf("%d/%d", len(r.Tools[Wirebench].Trials), len(r.Tools[Iperf2].Trials)))
@@ -249,4 +237,14 @@ func writeMany(out io.Writer, m *ManyRow) {
 			fmt.Fprintf(out, "  first %s client that did not complete: %s\n", kind, strings.ReplaceAll(s, "\n", " | "))
 		}
 	}
+}
+
+// bestText is a search's best rate, marked * (and capped set) when the
+// first trial, at the tool's own highest send rate, already passed.
+func bestText(s Search, capped *bool) string {
+	if s.Bound == boundPassed && s.BestPPS > 0 {
+		*capped = true
+		return pps(s.BestPPS) + " *"
+	}
+	return pps(s.BestPPS)
 }
