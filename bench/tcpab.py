@@ -80,11 +80,16 @@ def run(cfg, secs, streams):
             print("iperf client: no output:", out.stderr.strip()[:200])
             return 0, 1, 0, 0
         if streams > 1:
-            l = [x for x in lines if x[5] == "-1"] or lines[-1:]
-            l = l[-1]
+            # iperf 2.1.8 with -y C prints one line per stream and, unlike
+            # its text output, no SUM line (id -1): add the streams up.
+            s = [x for x in lines if x[5] == "-1"]
+            if s:
+                byts, bps = int(s[-1][7]), float(s[-1][8])
+            else:
+                per = lines[-streams:]
+                byts, bps = sum(int(x[7]) for x in per), sum(float(x[8]) for x in per)
         else:
-            l = lines[-1]
-        byts, bps = int(l[7]), float(l[8])
+            byts, bps = int(lines[-1][7]), float(lines[-1][8])
     return bps / 1e9, byts, ccpu, scpu
 
 def main():
