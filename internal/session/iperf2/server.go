@@ -23,6 +23,9 @@ type server struct {
 	// datagram (and sweeps, flushes, stops), the reader of a test's own
 	// socket (udpown.go) while it handles a read's datagrams.
 	udpMu sync.Mutex
+	// listenerHolds says the listener's reader holds udpMu for the read
+	// it is handling (holdForListener); only that goroutine touches it.
+	listenerHolds bool
 	// udpTests are the UDP tests by source, running or just finished.
 	udpTests map[netip.AddrPort]*udpTest
 	// udpFinished counts the finished tests still in udpTests (kept to

@@ -62,9 +62,27 @@ const finLagWarn = 500 * time.Millisecond
 // while doing so ends src's test (if it has one) with an error, and the
 // reader carries on with the next datagram.
 func (s *server) Datagram(ctx context.Context, src netip.AddrPort, b []byte, at time.Time) {
-	s.udpMu.Lock()
-	defer s.udpMu.Unlock()
+	s.holdForListener()
 	s.datagramLocked(ctx, src, b, at)
+}
+
+// holdForListener takes s.udpMu for the listener's reader, once per read:
+// it keeps it through the read's datagrams and lets go at the read's
+// Flush, so the listener pays one lock per read, not two per datagram.
+// Only the listener's goroutine calls it (Fallback's methods).
+func (s *server) holdForListener() {
+	if !s.listenerHolds {
+		s.udpMu.Lock()
+		s.listenerHolds = true
+	}
+}
+
+// releaseForListener lets go of what holdForListener took.
+func (s *server) releaseForListener() {
+	if s.listenerHolds {
+		s.listenerHolds = false
+		s.udpMu.Unlock()
+	}
 }
 
 // datagramLocked is Datagram with s.udpMu held: the listener's reader and
@@ -94,16 +112,15 @@ func (s *server) datagramLocked(ctx context.Context, src netip.AddrPort, b []byt
 // OwnsUDP reports whether src has a test here, running or kept after its
 // end to answer late FINs (session.Fallback).
 func (s *server) OwnsUDP(src netip.AddrPort) bool {
-	s.udpMu.Lock()
-	defer s.udpMu.Unlock()
+	s.holdForListener() // let go at the read's Flush
 	return s.udpTests[src] != nil
 }
 
 // Stop ends the tests still running when the reader ends
 // (session.Fallback).
 func (s *server) Stop() {
-	s.udpMu.Lock()
-	defer s.udpMu.Unlock()
+	s.holdForListener()
+	defer s.releaseForListener()
 	for _, t := range s.udpTests {
 		if !t.finished {
 			s.endUDP(t, "the server stopped during the test")
@@ -183,8 +200,8 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 // Flush sends the server reports queued while handling one read of
 // the UDP socket, in one batch.
 func (s *server) Flush() {
-	s.udpMu.Lock()
-	defer s.udpMu.Unlock()
+	s.holdForListener()
+	defer s.releaseForListener()
 	s.flushLocked()
 }
 
@@ -435,8 +452,10 @@ func (s *server) connectBackUDP(ctx context.Context, t *udpTest, src netip.AddrP
 // Sweep ends tests whose client went silent (unless idleOK is false: now
 // cannot tell silence) and forgets finished ones (session.Fallback).
 func (s *server) Sweep(ctx context.Context, now time.Time, idleOK bool) {
-	s.udpMu.Lock()
-	defer s.udpMu.Unlock()
+	if !s.listenerHolds { // a sweep on a tick: no read's Flush follows
+		s.holdForListener()
+		defer s.releaseForListener()
+	}
 	for src, t := range s.udpTests {
 		switch {
 		case t.finished && now.After(t.expiresAt):
