@@ -234,8 +234,8 @@ func ReceiveTCPWith(ctx context.Context, conn net.Conn, cfg TCPReceiveConfig, c 
 // timeout from now, or a discarding reader's sooner tick; set says whether
 // to set it (false: leave none).
 func readDeadline(idle time.Duration, discard *discardReader) (at time.Time, set bool) {
-	if idle <= 0 && discard == nil {
-		return time.Time{}, false
+	if idle <= 0 && !discard.wantsDeadline() {
+		return time.Time{}, false // no clock read per read when nothing needs one
 	}
 	now := time.Now()
 	if idle > 0 {

@@ -177,6 +177,10 @@ func (d *discardReader) deadline(now, idle time.Time) (at time.Time, set bool) {
 	return idle, !idle.IsZero() || wasArmed
 }
 
+// wantsDeadline says whether the next read needs a deadline set or
+// cleared for the mark (false for a nil reader).
+func (d *discardReader) wantsDeadline() bool { return d != nil && (d.want > 1 || d.tickArmed) }
+
 // ticked reports whether a read that ran into its deadline met a lowat
 // tick (not the idle timeout); the mark then drops to one byte, so the
 // next read takes whatever waits below it.

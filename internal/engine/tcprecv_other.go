@@ -21,3 +21,5 @@ func (*discardReader) observe(int, time.Time)                       {}
 func (*discardReader) deadline(_, idle time.Time) (time.Time, bool) { return idle, !idle.IsZero() }
 func (*discardReader) ticked() bool                                 { return false }
 func (*discardReader) close()                                       {}
+
+func (*discardReader) wantsDeadline() bool { return false }
