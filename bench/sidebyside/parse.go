@@ -238,13 +238,9 @@ func parseIperf2CSV(out []byte) ([]iperf2Line, error) {
 // sent bytes; length is the datagram size) and the server's (what it
 // received and lost).
 func parseIperf2UDP(client, server []byte, length int) (Counts, error) {
-	cl, err := parseIperf2CSV(client)
+	cl, sv, err := parseIperf2Pair(client, server)
 	if err != nil {
-		return Counts{}, fmt.Errorf("client: %w", err)
-	}
-	sv, err := parseIperf2CSV(server)
-	if err != nil {
-		return Counts{}, fmt.Errorf("server: %w", err)
+		return Counts{}, err
 	}
 	c0, s := cl[0], sv[len(sv)-1]
 	if !s.UDP || s.Total < 0 {
@@ -292,4 +288,15 @@ func wirebenchSent(client []byte) (Counts, error) {
 		c.Sent, c.SentSeconds, c.SentPPS = s.Packets, s.Seconds, s.PacketsPerSecond
 	}
 	return c, nil
+}
+
+// parseIperf2Pair reads the CSV lines of an iperf 2 client and its server.
+func parseIperf2Pair(client, server []byte) (cl, sv []iperf2Line, err error) {
+	if cl, err = parseIperf2CSV(client); err != nil {
+		return nil, nil, fmt.Errorf("client: %w", err)
+	}
+	if sv, err = parseIperf2CSV(server); err != nil {
+		return nil, nil, fmt.Errorf("server: %w", err)
+	}
+	return cl, sv, nil
 }

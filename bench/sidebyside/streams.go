@@ -95,13 +95,9 @@ func (c *Counts) addStream(received, lost, expected, bytes int64, seconds, bps f
 // client's CSV lines (each stream's sent bytes; length is the datagram
 // size) and the server's (each stream's received and lost), summed.
 func parseIperf2UDPStreams(client, server []byte, length, n int) (Counts, error) {
-	cl, err := parseIperf2CSV(client)
+	cl, sv, err := parseIperf2Pair(client, server)
 	if err != nil {
-		return Counts{}, fmt.Errorf("client: %w", err)
-	}
-	sv, err := parseIperf2CSV(server)
-	if err != nil {
-		return Counts{}, fmt.Errorf("server: %w", err)
+		return Counts{}, err
 	}
 	var c Counts
 	for _, l := range cl {
