@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/wirebench/wirebench/internal/labctl"
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/result"
+	"golang.org/x/sys/unix"
 )
 
 // labMainEnv makes TestLabWirebenchHelper act as the wirebench binary: the
@@ -253,6 +255,44 @@ func TestLabUpExecDown(t *testing.T) {
 	}
 }
 
+// nsfsMagic is the file system magic of a mounted namespace (NSFS_MAGIC).
+const nsfsMagic = 0x6e736673
+
+// TestLabStatusUnmountedNamespace: a run killed between creating a
+// namespace's file in /run/netns and mounting the namespace on it leaves a
+// plain file. Status shows it as a partial lab's namespace that holds
+// nothing (it failed on it, in a CI run), and lab down removes it.
+func TestLabStatusUnmountedNamespace(t *testing.T) {
+	const name = "t_half"
+	needLab(t, name)
+	if err := os.MkdirAll("/run/netns", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ns := netlab.LabNamespace(name, "a")
+	path := filepath.Join("/run/netns", ns)
+	if err := os.WriteFile(path, nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	s := labStatusJSON(t, name)
+	if s.State != labctl.StatePartial || len(s.Namespaces) != 1 || s.Namespaces[0].Name != ns || !s.Namespaces[0].Unmounted {
+		t.Fatalf("status with an unmounted namespace file: %+v", s)
+	}
+	out, _ := runLab(t, "lab", "status", "--name", name)
+	if !strings.Contains(out, "partial") || !strings.Contains(out, "no namespace: only its file") {
+		t.Errorf("status text: %q", out)
+	}
+	out, _ = runLab(t, "lab", "down", "--name", name)
+	if !strings.Contains(out, ns) {
+		t.Errorf("lab down did not say it removed %s: %q", ns, out)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s after lab down: %v", path, err)
+	}
+	if s := labStatusJSON(t, name); s.State != labctl.StateDown {
+		t.Errorf("status after lab down: %+v", s)
+	}
+}
+
 // TestLabUpAfterKill: `lab up` killed with SIGKILL while it works leaves
 // whatever it had made; a crashed run's leftovers with a process still in
 // them and a garbled state file are found from the kernel's view alone;
@@ -269,9 +309,12 @@ func TestLabUpAfterKill(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// The namespace's file appears before the namespace is mounted on it;
+	// a kill between the two is TestLabStatusUnmountedNamespace's case.
 	nsA := filepath.Join("/run/netns", netlab.LabNamespace(name, "a"))
 	for {
-		if _, err := os.Stat(nsA); err == nil || ctx.Err() != nil {
+		var fs unix.Statfs_t
+		if err := unix.Statfs(nsA, &fs); (err == nil && fs.Type == nsfsMagic) || ctx.Err() != nil {
 			break
 		}
 		time.Sleep(time.Millisecond)

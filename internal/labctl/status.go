@@ -47,11 +47,13 @@ func ReadStatus(name string) (Status, error) {
 	if err != nil {
 		return s, err
 	}
+	unmounted := false
 	for _, ns := range nss {
 		info, err := netlab.Inspect(ns)
 		if err != nil {
 			return s, fmt.Errorf("inspecting lab %s: %w", name, err)
 		}
+		unmounted = unmounted || info.Unmounted
 		s.Namespaces = append(s.Namespaces, info)
 	}
 	st, err := ReadState(name)
@@ -65,7 +67,7 @@ func ReadStatus(name string) (Status, error) {
 	s.Wire = readWireStats(s.Config)
 	s.Filler = readFillerStats(s.Config)
 	switch {
-	case s.Config != nil && Complete(*s.Config, nss):
+	case s.Config != nil && Complete(*s.Config, nss) && !unmounted:
 		s.State = StateUp
 	case len(nss) > 0 || s.Config != nil || s.StateFileError != "":
 		s.State = StatePartial

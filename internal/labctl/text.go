@@ -123,6 +123,9 @@ func (s Status) WriteText(w io.Writer) {
 	}
 	for _, ns := range s.Namespaces {
 		fmt.Fprintf(w, "  %s\n", ns.Name)
+		if ns.Unmounted {
+			fmt.Fprintf(w, "    no namespace: only its file in /run/netns exists (the run was killed while creating it)\n")
+		}
 		for _, l := range ns.Links {
 			state := "down"
 			if l.Up {

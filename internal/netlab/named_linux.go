@@ -144,6 +144,14 @@ func StartIn(ns string, cmd *exec.Cmd) error {
 // and processes of the named namespace ns.
 func Inspect(ns string) (NSInfo, error) {
 	info := NSInfo{Name: ns}
+	mounted, err := isNamespaceFile(filepath.Join(nsDir, ns))
+	if err != nil {
+		return info, err
+	}
+	if !mounted {
+		info.Unmounted = true
+		return info, nil
+	}
 	handle, err := netns.GetFromPath(filepath.Join(nsDir, ns))
 	if err != nil {
 		return info, fmt.Errorf("netlab: open namespace %s: %w", ns, err)
@@ -211,6 +219,20 @@ func Inspect(ns string) (NSInfo, error) {
 	}
 	info.PIDs, err = NamespacePIDs(ns)
 	return info, err
+}
+
+// nsfsMagic is the file system magic of a mounted namespace (NSFS_MAGIC).
+const nsfsMagic = 0x6e736673
+
+// isNamespaceFile reports whether path has a namespace mounted on it; a
+// plain file there is what `ip netns add` or a lab leaves when killed
+// between creating the file and mounting the namespace.
+func isNamespaceFile(path string) (bool, error) {
+	var fs unix.Statfs_t
+	if err := unix.Statfs(path, &fs); err != nil {
+		return false, fmt.Errorf("netlab: stat namespace file %s: %w", path, err)
+	}
+	return fs.Type == nsfsMagic, nil
 }
 
 // htbWireRate returns the rate of the filled wire's HTB class directly

@@ -522,4 +522,9 @@ type NSInfo struct {
 	// networks (there is never a default route).
 	Routes []string `json:"routes,omitempty"`
 	PIDs   []int    `json:"pids,omitempty"`
+	// Unmounted says the namespace's file in /run/netns exists but holds no
+	// namespace: a run was killed between creating the file and mounting
+	// the new namespace on it. Nothing else exists of it; `lab up` and
+	// `lab down` remove the file.
+	Unmounted bool `json:"unmounted,omitempty"`
 }
