@@ -85,6 +85,11 @@ type UDPSendResult struct {
 	First, Last time.Time
 	// MaxLag is the furthest the sender fell behind its schedule.
 	MaxLag time.Duration
+	// Stalls are the deepest lags of the episodes in which the sender
+	// fell more than pacer.StallFloor behind and caught up in a burst;
+	// StallsComplete is false when there were more than the pacer keeps.
+	Stalls         []time.Duration
+	StallsComplete bool
 	// Errors counts datagrams the socket refused; they were not sent and
 	// used no id.
 	Errors  int64
@@ -171,6 +176,7 @@ func SendUDP(ctx context.Context, conn udpio.Conn, cfg UDPSendConfig, c *stats.C
 				if refused++; refused >= maxRefused {
 					res.End = cfg.Clock.Now()
 					res.MaxLag = p.MaxLag()
+					res.Stalls, res.StallsComplete = p.Stalls()
 					return res, fmt.Errorf("sending udp: the peer answered %d times that its port is closed (is the server running?): %w", refused, err)
 				}
 			}
@@ -178,5 +184,6 @@ func SendUDP(ctx context.Context, conn udpio.Conn, cfg UDPSendConfig, c *stats.C
 	}
 	res.End = cfg.Clock.Now()
 	res.MaxLag = p.MaxLag()
+	res.Stalls, res.StallsComplete = p.Stalls()
 	return res, nil
 }

@@ -57,7 +57,20 @@ type Pacer struct {
 	start    time.Time
 	released int64
 	maxLag   time.Duration
+	// stalls are the deepest lags of the episodes in which the sender was
+	// more than StallFloor behind; inStall says one is going on.
+	stalls       []time.Duration
+	inStall      bool
+	stallsBeyond int
 }
+
+// StallFloor is the lag from which the pacer records a stall: an episode
+// in which the sender fell behind its schedule and then caught up in a
+// burst. Below it a burst is a few datagrams, which no queue notices.
+const StallFloor = time.Millisecond
+
+// maxStalls bounds the stalls one schedule keeps (Stalls).
+const maxStalls = 4096
 
 // New returns a pacer sending pps packets per second (0 = unpaced),
 // starting now.
@@ -77,6 +90,7 @@ func (p *Pacer) SetRate(pps float64) {
 	p.start = p.clock.Now()
 	p.released = 0
 	p.maxLag = 0
+	p.stalls, p.inStall, p.stallsBeyond = p.stalls[:0], false, 0
 }
 
 // Start returns the start of the current schedule.
@@ -106,9 +120,14 @@ func (p *Pacer) Due(now time.Time, max int) int {
 	if due <= 0 {
 		return 0
 	}
-	if lag := time.Duration(elapsed - p.at(p.released)); lag > p.maxLag && due > 1 {
+	lag := time.Duration(elapsed - p.at(p.released))
+	if due <= 1 {
+		lag = 0 // one packet due: on time, however late the wake
+	}
+	if lag > p.maxLag {
 		p.maxLag = lag
 	}
+	p.noteStall(lag)
 	if due > int64(max) {
 		due = int64(max)
 	}
@@ -143,6 +162,32 @@ func (p *Pacer) Gather(max int, window time.Duration) time.Time {
 // Wait sleeps until the next packet is due.
 func (p *Pacer) Wait(ctx context.Context) error {
 	return p.clock.Sleep(ctx, p.Next().Sub(p.clock.Now()))
+}
+
+// noteStall follows the stall episodes: one starts when a release is more
+// than StallFloor late and ends at the first that is not.
+func (p *Pacer) noteStall(lag time.Duration) {
+	switch {
+	case lag <= StallFloor:
+		p.inStall = false
+	case !p.inStall:
+		p.inStall = true
+		if len(p.stalls) == maxStalls {
+			p.stallsBeyond++
+			return
+		}
+		p.stalls = append(p.stalls, lag)
+	case p.stallsBeyond == 0 && lag > p.stalls[len(p.stalls)-1]:
+		p.stalls[len(p.stalls)-1] = lag
+	}
+}
+
+// Stalls returns the deepest lag of each episode in which the sender fell
+// more than StallFloor behind its schedule and caught up in a burst, in
+// order; complete is false when there were more than it keeps (4,096).
+// Each burst held about its lag times the rate in packets.
+func (p *Pacer) Stalls() (lags []time.Duration, complete bool) {
+	return append([]time.Duration(nil), p.stalls...), p.stallsBeyond == 0
 }
 
 // MaxLag returns the furthest the sender fell behind its schedule: how late

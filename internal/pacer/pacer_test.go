@@ -54,6 +54,40 @@ func TestPacerCatchesUpAfterStall(t *testing.T) {
 	}
 }
 
+// TestPacerStalls: each episode behind the schedule by more than
+// StallFloor is one stall, kept at its deepest lag, however many batches
+// its catch-up takes; lags within the floor are none.
+func TestPacerStalls(t *testing.T) {
+	c := &fakeClock{t: time.Unix(1000, 0)}
+	p := New(c, 10000) // one packet per 100 us
+	step := func(d time.Duration, max int) int {
+		c.t = c.t.Add(d)
+		return p.Due(c.Now(), max)
+	}
+	step(0, 64)
+	step(500*time.Microsecond, 64) // 0.4 ms late: within the floor
+	step(8*time.Millisecond, 32)   // 8 ms late: a stall, caught up in 3 batches
+	step(0, 32)
+	step(0, 32)
+	step(100*time.Microsecond, 32) // on time again
+	step(3*time.Millisecond, 64)   // a second stall
+	step(100*time.Microsecond, 64)
+	lags, complete := p.Stalls()
+	if len(lags) != 2 || !complete {
+		t.Fatalf("stalls %v (complete %v), want two", lags, complete)
+	}
+	if lags[0] < 7800*time.Microsecond || lags[0] > 8*time.Millisecond || lags[1] < 2800*time.Microsecond || lags[1] > 3*time.Millisecond {
+		t.Errorf("stall lags %v, want about 7.9 ms and 2.9 ms", lags)
+	}
+	if p.MaxLag() != lags[0] {
+		t.Errorf("max lag %v, deepest stall %v", p.MaxLag(), lags[0])
+	}
+	p.SetRate(10000)
+	if lags, _ := p.Stalls(); len(lags) != 0 {
+		t.Errorf("stalls after SetRate: %v", lags)
+	}
+}
+
 func TestPacerUnpaced(t *testing.T) {
 	p := New(&fakeClock{}, 0)
 	if got := p.Due(time.Time{}, 32); got != 32 {

@@ -26,6 +26,12 @@ type SweepOutcome struct {
 	// MaxLagS is the furthest our sender fell behind its schedule, in
 	// seconds (it then caught up in a burst); 0 when unknown.
 	MaxLagS float64 `json:"max_lag_s,omitempty"`
+	// StallLagsS are the deepest lags of each episode in which our sender
+	// fell behind its schedule by more than a millisecond and caught up in
+	// a burst, in seconds, in order (MaxLagS is the largest); nil when not
+	// followed. StallsCut says the list stops short (thousands of them).
+	StallLagsS []float64 `json:"-"`
+	StallsCut  bool      `json:"-"`
 	// SendSeconds and ReceiveSeconds are the two windows: first to last
 	// datagram sent, and as the far end received them. 0 = unknown.
 	SendSeconds    float64 `json:"send_s"`

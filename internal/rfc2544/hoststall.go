@@ -75,6 +75,17 @@ func (j *stallJudge) spoiled(s sweep.Spec, o result.SweepOutcome) string {
 	case float64(lost) <= burst:
 		return fmt.Sprintf("our sender fell %.1f ms behind its schedule, more than the far end's queue has room for (%.1f ms), and its catch-up burst (%.0f datagrams) holds all %d lost", o.MaxLagS*1e3, j.room*1e3, burst, lost)
 	}
+	// Several stalls, each judged alone: together their bursts beyond the
+	// queue's room may hold what one does not.
+	n := 0
+	for _, l := range o.StallLagsS {
+		if l > j.room {
+			n++
+		}
+	}
+	if bursts := sweep.StallBursts(o, j.room); n > 1 && float64(lost) <= bursts {
+		return fmt.Sprintf("our sender fell behind its schedule by more than the far end's queue has room for (%.1f ms) %d times (the deepest %.1f ms), and their catch-up bursts (%.0f datagrams) hold all %d lost", j.room*1e3, n, o.MaxLagS*1e3, bursts, lost)
+	}
 	return ""
 }
 

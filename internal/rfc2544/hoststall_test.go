@@ -117,6 +117,11 @@ func TestSpoiled(t *testing.T) {
 		{"overload: the far end timed at a tenth of our rate", result.SweepOutcome{Lost: 7000, OfferedPPS: 8000, ServicePPS: 800, MaxLagS: 0.16, RTT: rtt(1, 6, 200)}, ""},
 		{"nothing lost (a backlog: sweep's rule)", result.SweepOutcome{OfferedPPS: 800, MaxLagS: 0.02, BacklogS: 0.01, RTT: rtt(1, 1.2, 6)}, ""},
 		{"no round trips (a server's report)", result.SweepOutcome{Lost: 5, OfferedPPS: 800, MaxLagS: 0.03}, ""},
+		// Three stalls past a 5 ms queue (p99 − p50) in a long trial at a rate that
+		// kept it half full: 14 lost, one burst holds 9.6, the three 24.
+		{"several bursts hold the loss", result.SweepOutcome{Lost: 14, OfferedPPS: 800, MaxLagS: 0.012, StallLagsS: []float64{0.012, 0.002, 0.009, 0.009}, RTT: rtt(1, 3, 8)}, "5.0 ms) 3 times (the deepest 12.0 ms), and their catch-up bursts (24 datagrams) hold all 14 lost"},
+		{"several bursts, more lost than they hold", result.SweepOutcome{Lost: 25, OfferedPPS: 800, MaxLagS: 0.012, StallLagsS: []float64{0.012, 0.002, 0.009, 0.009}, RTT: rtt(1, 3, 8)}, ""},
+		{"stalls within the queue's room do not count", result.SweepOutcome{Lost: 14, OfferedPPS: 800, MaxLagS: 0.012, StallLagsS: []float64{0.012, 0.004, 0.004, 0.004, 0.004}, RTT: rtt(1, 3, 8)}, ""},
 	} {
 		got := (&stallJudge{}).spoiled(spec, c.o)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {

@@ -50,6 +50,11 @@ func (r ReflectRunner) Trial(ctx context.Context, s Spec) (result.SweepOutcome, 
 		o.BacklogS = res.SendSeconds * (res.OfferedPPS/o.ServicePPS - 1)
 	}
 	o.MaxLagS = res.MaxLag.Seconds()
+	o.StallsCut = !res.StallsComplete
+	o.StallLagsS = make([]float64, len(res.Stalls))
+	for i, l := range res.Stalls {
+		o.StallLagsS[i] = l.Seconds()
+	}
 	if res.Duplicates > 0 {
 		o.Warnings = append(o.Warnings, "the far end sent some datagrams back twice; each was counted once")
 	}

@@ -48,19 +48,20 @@ func (c *Config) Verdict(s Spec, o result.SweepOutcome) string {
 	if o.HostDrops > 0 && o.Lost > 0 {
 		return VerdictHost
 	}
-	if v != VerdictPass && o.MaxLagS > c.backlogLimit(o) && stallExplains(v, o) {
+	if limit := c.backlogLimit(o); v != VerdictPass && o.MaxLagS > limit && stallExplains(v, o, limit) {
 		return VerdictStall
 	}
 	return v
 }
 
-// stallExplains says whether our sender's stall (it fell MaxLagS behind
-// and caught up in a burst) can account for a failure: the burst holds
-// MaxLagS × rate datagrams, so it can add at most that much loss, and at
-// most MaxLagS of backlog. A failure beyond that is the far end's.
-func stallExplains(v string, o result.SweepOutcome) bool {
+// stallExplains says whether our sender's stalls (it fell behind, deeper
+// than limit, and caught up in a burst) can account for a failure: each
+// burst holds its lag × rate datagrams, so together they can add at most
+// that much loss, and at most MaxLagS of backlog. A failure beyond that is
+// the far end's.
+func stallExplains(v string, o result.SweepOutcome, limit float64) bool {
 	if v == VerdictLoss {
-		return float64(o.Lost) <= o.MaxLagS*o.OfferedPPS
+		return float64(o.Lost) <= StallBursts(o, limit)
 	}
 	if o.ServicePPS > 0 {
 		// The backlog came from the far end's own rate, which a burst
@@ -68,6 +69,28 @@ func stallExplains(v string, o result.SweepOutcome) bool {
 		return false
 	}
 	return o.BacklogS <= o.MaxLagS
+}
+
+// StallBursts is how many datagrams our sender sent in the catch-up
+// bursts of its stalls deeper than depth (seconds) in a trial: each lag
+// times the rate offered, summed. Each such burst can overflow a queue
+// with depth of room that a steady sender would not, by at most its own
+// size. Without the list of stalls it is the deepest one's
+// (MaxLagS) alone.
+func StallBursts(o result.SweepOutcome, depth float64) float64 {
+	if o.StallLagsS == nil {
+		if o.MaxLagS > depth {
+			return o.MaxLagS * o.OfferedPPS
+		}
+		return 0
+	}
+	var sum float64
+	for _, l := range o.StallLagsS {
+		if l > depth {
+			sum += l
+		}
+	}
+	return sum * o.OfferedPPS
 }
 
 // backlogLimit is the most backlog a trial may build and still pass: the

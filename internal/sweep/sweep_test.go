@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -319,6 +320,35 @@ func TestStalledTrialIsRetriedThenHostLimited(t *testing.T) {
 	}
 	if sr.RatePPS < 5000*0.97 {
 		t.Errorf("rate %.0f, want within the search's resolution below 5000 (rates %v)", sr.RatePPS, rates)
+	}
+}
+
+// TestStallsJudgedEachAlone: a trial whose loss no single catch-up burst
+// holds, but the bursts of its several stalls do, is our sender's stall;
+// stalls within the backlog limit add nothing, and more loss than all the
+// bursts hold is the far end's.
+func TestStallsJudgedEachAlone(t *testing.T) {
+	c := fastConfig(500)
+	c.defaults() // a limit of 5 ms in a 1 s trial
+	spec := Spec{Size: 500, RatePPS: 1000, Duration: time.Second}
+	o := func(lost int64, lags ...float64) result.SweepOutcome {
+		return result.SweepOutcome{Sent: 1000, OfferedPPS: 1000, Received: 1000 - lost, Lost: lost, Total: 1000, SendSeconds: 1,
+			MaxLagS: slices.Max(lags), StallLagsS: lags}
+	}
+	for _, tc := range []struct {
+		name string
+		o    result.SweepOutcome
+		want string
+	}{
+		{"one burst holds it", o(20, 0.03), VerdictStall},
+		{"three bursts hold it", o(70, 0.03, 0.03, 0.02), VerdictStall},
+		{"more than the bursts", o(90, 0.03, 0.03, 0.02), VerdictLoss},
+		{"shallow stalls add nothing", o(40, 0.03, 0.004, 0.004, 0.004), VerdictLoss},
+		{"no list: the deepest alone", result.SweepOutcome{Sent: 1000, OfferedPPS: 1000, Received: 960, Lost: 40, Total: 1000, SendSeconds: 1, MaxLagS: 0.03}, VerdictLoss},
+	} {
+		if got := c.Verdict(spec, tc.o); got != tc.want {
+			t.Errorf("%s: %s (bursts %.0f above the %.0f ms limit), want %s", tc.name, got, StallBursts(tc.o, c.backlogLimit(tc.o)), c.backlogLimit(tc.o)*1e3, tc.want)
+		}
 	}
 }
 
