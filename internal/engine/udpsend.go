@@ -46,7 +46,7 @@ type UDPSendConfig struct {
 
 // DefaultSendBatch is UDPSendConfig.Batch's default: one UDP_SEGMENT packet
 // of up to 64 datagrams, or one sendmmsg of 64.
-const DefaultSendBatch = 64
+const DefaultSendBatch = 256
 
 // GatherWindow is the longest a paced datagram waits for others to join its
 // batch (see pacer.Gather): about what a thread's wake-up costs, so only
@@ -107,83 +107,177 @@ const maxRefused = 5
 // error only when sending could not go on (for example the peer's port is
 // closed); the result then holds what was sent until then.
 func SendUDP(ctx context.Context, conn udpio.Conn, cfg UDPSendConfig, c *stats.Counters) (UDPSendResult, error) {
-	if cfg.Clock == nil {
-		cfg.Clock = pacer.SystemClock{}
+	res, errs := SendUDPStreams(ctx, []UDPStream{{Conn: conn, Config: cfg, Counters: c}})
+	return res[0], errs[0]
+}
+
+// UDPStream is one stream of SendUDPStreams: its socket, what it sends and
+// the counters it keeps up to date.
+type UDPStream struct {
+	Conn     udpio.Conn
+	Config   UDPSendConfig
+	Counters *stats.Counters
+}
+
+// maxBatchBytes bounds the datagram copies a stream's batch holds: a batch
+// of the largest datagrams is DefaultSendBatch's 64, still one GSO send.
+const maxBatchBytes = 1 << 20
+
+// lane is one stream's state while SendUDPStreams sends it.
+type lane struct {
+	UDPStream
+	msgs    []udpio.Message
+	p       *pacer.Pacer
+	res     UDPSendResult
+	err     error
+	end     time.Time
+	refused int
+	size    int64
+	done    bool
+}
+
+// SendUDPStreams sends several streams, each as SendUDP would, from the one
+// calling goroutine (on one OS thread): each stream keeps its own schedule,
+// and the thread wakes when the first of them has a batch due. Streams of
+// one test that share this host's cores with the far end (loopback) cost
+// one thread's wake-ups this way, not one per stream. All streams start
+// now; their Clocks must be the same (nil: the system's). It returns each
+// stream's result and error, in order.
+func SendUDPStreams(ctx context.Context, streams []UDPStream) ([]UDPSendResult, []error) {
+	results, errs := make([]UDPSendResult, len(streams)), make([]error, len(streams))
+	clock := streams[0].Config.Clock
+	if clock == nil {
+		clock = pacer.SystemClock{}
 		// Precise short sleeps block this thread: keep the sender on it.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		pacer.TuneThread()
 	}
-	batch := cfg.Batch
-	if batch <= 0 {
-		batch = DefaultSendBatch
-	}
-	if cfg.Duration <= 0 && cfg.Bytes <= 0 {
-		return UDPSendResult{}, errors.New("udp send: neither a duration nor a byte count was given")
-	}
-	msgs := make([]udpio.Message, batch)
-	for i := range msgs {
-		msgs[i].Buf = append([]byte(nil), cfg.Template...)
-		msgs[i].Addr = cfg.Dst
-	}
-	p := pacer.New(cfg.Clock, cfg.PPS)
-	res := UDPSendResult{Start: p.Start(), NextID: cfg.FirstID}
-	end := res.Start.Add(cfg.Duration)
-	refused := 0
-	size := int64(len(cfg.Template))
-	for ctx.Err() == nil {
-		now := cfg.Clock.Now()
-		if cfg.Duration > 0 && !now.Before(end) {
-			break
-		}
-		if cfg.Bytes > 0 && res.Bytes >= cfg.Bytes {
-			break
-		}
-		n := p.Due(now, batch)
-		if cfg.Bytes > 0 {
-			if left := (cfg.Bytes - res.Bytes + size - 1) / size; int64(n) > left {
-				n = int(left)
-			}
-		}
-		if n == 0 {
-			wait := p.Gather(batch, GatherWindow)
-			if cfg.Duration > 0 && end.Before(wait) {
-				wait = end
-			}
-			_ = cfg.Clock.Sleep(ctx, wait.Sub(now))
+	lanes := make([]*lane, 0, len(streams))
+	for i, st := range streams {
+		cfg := st.Config
+		if cfg.Duration <= 0 && cfg.Bytes <= 0 {
+			errs[i] = errors.New("udp send: neither a duration nor a byte count was given")
 			continue
 		}
-		for i := 0; i < n; i++ {
-			cfg.Stamp(msgs[i].Buf, res.NextID+int64(i), now)
-		}
-		sent, err := conn.WriteBatch(msgs[:n])
-		if sent > 0 {
-			if res.First.IsZero() {
-				res.First = now
+		if cfg.Batch <= 0 {
+			cfg.Batch = DefaultSendBatch
+			if n := len(cfg.Template); n > 0 {
+				cfg.Batch = min(cfg.Batch, max(64, maxBatchBytes/n))
 			}
-			res.Last = now
 		}
-		res.Packets += int64(sent)
-		res.Bytes += int64(sent) * size
-		res.NextID += int64(sent)
-		c.Packets.Store(res.Packets)
-		c.Bytes.Store(res.Bytes)
-		if err != nil {
-			res.Errors += int64(n - sent)
-			res.LastErr = err
-			c.Errors.Store(res.Errors)
-			if errors.Is(err, syscall.ECONNREFUSED) {
-				if refused++; refused >= maxRefused {
-					res.End = cfg.Clock.Now()
-					res.MaxLag = p.MaxLag()
-					res.Stalls, res.StallsComplete = p.Stalls()
-					return res, fmt.Errorf("sending udp: the peer answered %d times that its port is closed (is the server running?): %w", refused, err)
+		l := &lane{UDPStream: st, msgs: make([]udpio.Message, cfg.Batch), p: pacer.New(clock, cfg.PPS), size: int64(len(cfg.Template))}
+		l.Config = cfg
+		for j := range l.msgs {
+			l.msgs[j].Buf = append([]byte(nil), cfg.Template...)
+			l.msgs[j].Addr = cfg.Dst
+		}
+		l.res = UDPSendResult{Start: l.p.Start(), NextID: cfg.FirstID}
+		l.end = l.res.Start.Add(cfg.Duration)
+		lanes = append(lanes, l)
+	}
+	for ctx.Err() == nil {
+		now := clock.Now()
+		var wake time.Time
+		active, sent := 0, false
+		for _, l := range lanes {
+			if l.done {
+				continue
+			}
+			w, ok := l.step(now)
+			switch {
+			case !ok:
+				l.finish(clock)
+			case w.IsZero():
+				active++
+				sent = true
+			default:
+				active++
+				if wake.IsZero() || w.Before(wake) {
+					wake = w
 				}
 			}
 		}
+		if active == 0 {
+			break
+		}
+		if !sent {
+			_ = clock.Sleep(ctx, wake.Sub(now))
+		}
 	}
-	res.End = cfg.Clock.Now()
-	res.MaxLag = p.MaxLag()
-	res.Stalls, res.StallsComplete = p.Stalls()
-	return res, nil
+	for _, l := range lanes {
+		if !l.done {
+			l.finish(clock)
+		}
+	}
+	j := 0
+	for i := range streams {
+		if errs[i] != nil {
+			continue
+		}
+		results[i], errs[i] = lanes[j].res, lanes[j].err
+		j++
+	}
+	return results, errs
+}
+
+// step sends what of l is due at now. It returns when l next wants to send
+// (zero: it sent, look again at once), or ok=false when l is done: its
+// duration or byte count reached, or its peer refused it.
+func (l *lane) step(now time.Time) (wake time.Time, ok bool) {
+	cfg, res := &l.Config, &l.res
+	if cfg.Duration > 0 && !now.Before(l.end) || cfg.Bytes > 0 && res.Bytes >= cfg.Bytes {
+		return time.Time{}, false
+	}
+	n := l.p.Due(now, cfg.Batch)
+	if cfg.Bytes > 0 {
+		if left := (cfg.Bytes - res.Bytes + l.size - 1) / l.size; int64(n) > left {
+			n = int(left)
+		}
+	}
+	if n == 0 {
+		wait := l.p.Gather(cfg.Batch, GatherWindow)
+		if cfg.Duration > 0 && l.end.Before(wait) {
+			wait = l.end
+		}
+		if !wait.After(now) {
+			return time.Time{}, true // due by the next look
+		}
+		return wait, true
+	}
+	for i := 0; i < n; i++ {
+		cfg.Stamp(l.msgs[i].Buf, res.NextID+int64(i), now)
+	}
+	sent, err := l.Conn.WriteBatch(l.msgs[:n])
+	if sent > 0 {
+		if res.First.IsZero() {
+			res.First = now
+		}
+		res.Last = now
+	}
+	res.Packets += int64(sent)
+	res.Bytes += int64(sent) * l.size
+	res.NextID += int64(sent)
+	l.Counters.Packets.Store(res.Packets)
+	l.Counters.Bytes.Store(res.Bytes)
+	if err != nil {
+		res.Errors += int64(n - sent)
+		res.LastErr = err
+		l.Counters.Errors.Store(res.Errors)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			if l.refused++; l.refused >= maxRefused {
+				l.err = fmt.Errorf("sending udp: the peer answered %d times that its port is closed (is the server running?): %w", l.refused, err)
+				return time.Time{}, false
+			}
+		}
+	}
+	return time.Time{}, true
+}
+
+// finish closes l's result.
+func (l *lane) finish(clock pacer.Clock) {
+	l.done = true
+	l.res.End = clock.Now()
+	l.res.MaxLag = l.p.MaxLag()
+	l.res.Stalls, l.res.StallsComplete = l.p.Stalls()
 }

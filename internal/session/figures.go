@@ -81,6 +81,16 @@ func JitterMethod(gro bool) string {
 	return result.JitterPerDatagram
 }
 
+// DroppedDatagrams says how many datagrams a socket's drop count of n
+// stands for: n, or, with receive offload (gro), at least n, as the kernel
+// counts a dropped coalesced packet once however many datagrams it held.
+func DroppedDatagrams(n uint64, gro bool) string {
+	if gro {
+		return fmt.Sprintf("at least %d datagrams (%d packets, each of one or more datagrams coalesced by receive offload)", n, n)
+	}
+	return fmt.Sprintf("%d datagrams", n)
+}
+
 // serverSendBuffer bounds the datagram copies one server-side UDP send
 // holds (one per datagram of a batch): a header asking for 64 KiB
 // datagrams must not cost 2 MiB per test.

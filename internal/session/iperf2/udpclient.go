@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,31 +125,67 @@ func udpClientStream(cfg *session.ClientConfig) *udpstream.Sender {
 }
 
 // sendUDPStreams sends spec on every conn at once, each stream ending
-// with its FIN exchange, and returns what each did.
+// with its FIN exchange, and returns what each did. The streams are sent
+// from senderThreads threads, each sending its share of them
+// (udpstream.Sender.SendStreams).
 func sendUDPStreams(ctx context.Context, spec *udpstream.Sender, conns []udpio.Conn, counters []*stats.Counters) []streamOutcome {
 	outs := make([]streamOutcome, len(conns))
+	threads := senderThreads(len(conns), conns[0].RemoteAddr().Addr(), runtime.NumCPU())
 	var wg sync.WaitGroup
-	for i := range conns {
+	for g := range threads {
+		var idx []int
+		for i := g; i < len(conns); i += threads {
+			idx = append(idx, i)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			tmpl := spec.Template(session.FillPattern)
-			o := &outs[i]
-			o.send, o.err = spec.Send(ctx, conns[i], netip.AddrPort{}, tmpl, counters[i])
-			if o.err == nil {
-				// An interrupt (ctx done) ends the send; the test still
-				// ends the proper way: FINs and the report, bounded by
-				// Finish itself.
-				var err error
-				o.fin, err = spec.Finish(context.WithoutCancel(ctx), conns[i], netip.AddrPort{}, tmpl, o.send.Packets)
-				if o.err == nil {
-					o.err = err
-				}
+			cs, cn := make([]udpio.Conn, len(idx)), make([]*stats.Counters, len(idx))
+			for k, i := range idx {
+				cs[k], cn[k] = conns[i], counters[i]
 			}
+			sends, errs := spec.SendStreams(ctx, cs, tmpl, cn)
+			// An interrupt (ctx done) ends the sends; each test still
+			// ends the proper way: FINs and the report, bounded by
+			// Finish itself, the streams' at once.
+			var fins sync.WaitGroup
+			for k, i := range idx {
+				o := &outs[i]
+				o.send, o.err = sends[k], errs[k]
+				if o.err != nil {
+					continue
+				}
+				fins.Add(1)
+				go func() {
+					defer fins.Done()
+					var err error
+					o.fin, err = spec.Finish(context.WithoutCancel(ctx), conns[i], netip.AddrPort{}, tmpl, o.send.Packets)
+					if o.err == nil {
+						o.err = err
+					}
+				}()
+			}
+			fins.Wait()
 		}()
 	}
 	wg.Wait()
 	return outs
+}
+
+// senderThreads is how many threads send a test's n UDP streams to peer on
+// a host of cpus cores: one per stream, up to one per core, and when the
+// peer is this host (loopback), whose receivers need the other half of its
+// cores, up to half of them. Each thread costs a wake-up per batch, so
+// streams that share a thread cost what one stream of their summed rate
+// would: on two cores, two streams each on its own thread took more CPU
+// than one stream of their summed rate and left the receivers short of
+// it.
+func senderThreads(n int, peer netip.Addr, cpus int) int {
+	if peer.Unmap().IsLoopback() {
+		cpus /= 2
+	}
+	return max(1, min(n, cpus))
 }
 
 // lastSend is when the streams' last data datagram went out (now when
@@ -419,7 +456,8 @@ func runUDPReverse(ctx context.Context, cfg *session.ClientConfig, conns []udpio
 		if d, ok := conns[i].Drops(); ok && d > drops0[i] {
 			rr.HostDrops = int64(d - drops0[i])
 			rcv.HostDrops += rr.HostDrops
-			r.Warn(fmt.Sprintf("stream %d: our socket dropped %d datagrams because its receive buffer was full (host-side loss, counted as lost)", i+1, d-drops0[i]))
+			r.Warn(fmt.Sprintf("stream %d: our socket dropped %s because its receive buffer was full (host-side loss, counted as lost)",
+				i+1, session.DroppedDatagrams(d-drops0[i], conns[i].Capabilities().GRO)))
 		}
 		if d := rv.Diagnose(); d != "" {
 			r.Diagnoses = append(r.Diagnoses, d)

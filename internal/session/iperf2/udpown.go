@@ -20,6 +20,12 @@ import (
 // test gets a socket of its own: many slow clients must not each hold one.
 const ownMinPPS = 5000
 
+// ownEarlyCheck is how many datagrams a test on the listener may receive
+// between two rate checks: the listener's reader checks it again (besides
+// each sweep) once it has, so a test above ownMinPPS moves within this
+// many datagrams of its start, and a slow one costs a check per this many.
+const ownEarlyCheck = 1024
+
 // ownBatch is how many datagrams (64 KiB buffers) a read of one may return.
 const ownBatch = 32
 
@@ -27,8 +33,9 @@ const ownBatch = 32
 var ownMinPPSOverride atomic.Int64
 
 // maybeOwnSocket gives t, a running test of src, a socket of its own when
-// it received at least ownMinPPS since the last check (a sweep). It runs
-// on the listener's reader with s.udpMu held.
+// it received at least ownMinPPS since the last check (a sweep, or
+// ownEarlyCheck datagrams). It runs on the listener's reader with s.udpMu
+// held.
 func (s *server) maybeOwnSocket(ctx context.Context, t *udpTest, src netip.AddrPort, now time.Time) {
 	if t.own != nil || t.ownTried || t.refused || t.reverse || t.res.Test.Mode != "" || !s.StreamSockets() {
 		return

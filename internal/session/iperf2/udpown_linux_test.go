@@ -247,6 +247,46 @@ func TestOwnSocketEnds(t *testing.T) {
 	done(ts)
 }
 
+// TestOwnSocketWithinItsFirstDatagrams: a busy test moves to its own
+// socket within ownEarlyCheck datagrams of its start, not at the next
+// sweep: its datagrams that the listener handled before the move are at
+// most that many (a sweep that comes first moves it sooner still).
+func TestOwnSocketWithinItsFirstDatagrams(t *testing.T) {
+	ownMinPPSOverride.Store(1)
+	var onListener, atHanding atomic.Int64
+	atHanding.Store(-1)
+	session.SetTestHook(func(point string, _ netip.AddrPort) {
+		switch point {
+		case "udp-datagram":
+			if atHanding.Load() < 0 {
+				onListener.Add(1)
+			}
+		case "udp-own-socket":
+			atHanding.CompareAndSwap(-1, onListener.Load())
+		}
+	})
+	t.Cleanup(func() {
+		session.SetTestHook(nil)
+		ownMinPPSOverride.Store(0)
+	})
+	ts := startServer(t, session.ServerConfig{IdleTimeout: 10 * time.Second})
+	c := udpSock(t, ts)
+	s := newOwnStream(t, c)
+	for range 15 {
+		s.burst(100)
+	}
+	deadline := time.Now().Add(guard)
+	for atHanding.Load() < 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := atHanding.Load(); n < 0 || n > ownEarlyCheck {
+		t.Fatalf("the test moved to its own socket after %d of its datagrams on the listener (-1: never); want at most %d", n, ownEarlyCheck)
+	}
+	t.Logf("moved after %d datagrams on the listener", atHanding.Load())
+	checkExact(t, ts, c, s, s.finish())
+	ts.waitIdle()
+}
+
 // TestReinjectedDatagrams: datagrams an own socket hands back (another
 // source's, caught between its bind and its connect) are handled by the
 // listener's reader as if it had read them: here a whole short test, whose

@@ -91,6 +91,23 @@ func (s *Sender) Send(ctx context.Context, conn udpio.Conn, dst netip.AddrPort, 
 	}, c)
 }
 
+// SendStreams runs the paced sends of several streams of this spec at once
+// from the calling goroutine's one thread (engine.SendUDPStreams), each to
+// its connected socket with its own copy of tmpl, counted in its counters.
+func (s *Sender) SendStreams(ctx context.Context, conns []udpio.Conn, tmpl []byte, counters []*stats.Counters) ([]engine.UDPSendResult, []error) {
+	layout := s.Layout
+	streams := make([]engine.UDPStream, len(conns))
+	for i, c := range conns {
+		streams[i] = engine.UDPStream{Conn: c, Counters: counters[i], Config: engine.UDPSendConfig{
+			Template: tmpl,
+			Stamp:    func(b []byte, id int64, now time.Time) { i2wire.PutDatagram(b, layout, id, now) },
+			PPS:      s.PPS, Duration: s.Duration, Bytes: s.Bytes, FirstID: layout.FirstID(),
+			Batch: s.Batch,
+		}}
+	}
+	return engine.SendUDPStreams(ctx, streams)
+}
+
 // FinOutcome is what the end-of-test exchange produced.
 type FinOutcome struct {
 	Report  *i2wire.ServerReport // the server's report; nil when none came
