@@ -166,15 +166,21 @@ func SendUDPStreams(ctx context.Context, streams []UDPStream) ([]UDPSendResult, 
 				cfg.Batch = min(cfg.Batch, max(64, maxBatchBytes/n))
 			}
 		}
-		l := &lane{UDPStream: st, msgs: make([]udpio.Message, cfg.Batch), p: pacer.New(clock, cfg.PPS), size: int64(len(cfg.Template))}
+		l := &lane{UDPStream: st, msgs: make([]udpio.Message, cfg.Batch), size: int64(len(cfg.Template))}
 		l.Config = cfg
 		for j := range l.msgs {
 			l.msgs[j].Buf = append([]byte(nil), cfg.Template...)
 			l.msgs[j].Addr = cfg.Dst
 		}
-		l.res = UDPSendResult{Start: l.p.Start(), NextID: cfg.FirstID}
-		l.end = l.res.Start.Add(cfg.Duration)
 		lanes = append(lanes, l)
+	}
+	// The schedules start once every batch is ready: copying the
+	// templates takes milliseconds, which would make the first datagram
+	// late and every rate measured from it high.
+	for _, l := range lanes {
+		l.p = pacer.New(clock, l.Config.PPS)
+		l.res = UDPSendResult{Start: l.p.Start(), NextID: l.Config.FirstID}
+		l.end = l.res.Start.Add(l.Config.Duration)
 	}
 	for ctx.Err() == nil {
 		now := clock.Now()
