@@ -98,6 +98,12 @@ func (s *server) readOwn(ctx context.Context, t *udpTest, src netip.AddrPort, o 
 			s.udpMu.Lock()
 			locked = true
 			session.Hook("udp-own-read", src)
+			// Looked up once per read: the tests change only under
+			// the lock, and this reader holds it until the read's end.
+			if s.udpTests[src] != t {
+				o.Close() // a new test from src starts on the listener
+				return false
+			}
 		}
 		b := m.Buf[:m.N]
 		if m.Addr != src {
@@ -112,11 +118,11 @@ func (s *server) readOwn(ctx context.Context, t *udpTest, src netip.AddrPort, o 
 			}
 			return true
 		}
-		if s.udpTests[src] != t || t.finished && len(b) >= 12 && t.rx.OpensNewTest(b) {
+		if t.finished && len(b) >= 12 && t.rx.OpensNewTest(b) {
 			o.Close() // a new test from src starts on the listener
 			return false
 		}
-		s.datagramLocked(ctx, src, b, m.Time)
+		s.datagramOf(ctx, src, t, b, m.Time)
 		return true
 	})
 	if err != nil && ctx.Err() == nil {

@@ -88,6 +88,12 @@ func (s *server) releaseForListener() {
 // datagramLocked is Datagram with s.udpMu held: the listener's reader and
 // the readers of own sockets (udpown.go) both come here.
 func (s *server) datagramLocked(ctx context.Context, src netip.AddrPort, b []byte, at time.Time) {
+	s.datagramOf(ctx, src, s.udpTests[src], b, at)
+}
+
+// datagramOf is datagramLocked for a caller that knows src's test, t
+// (nil: none): an own socket's reader, which looked it up once per read.
+func (s *server) datagramOf(ctx context.Context, src netip.AddrPort, t *udpTest, b []byte, at time.Time) {
 	tests := s.udpTests
 	defer func() {
 		v := recover()
@@ -106,7 +112,7 @@ func (s *server) datagramLocked(ctx context.Context, src netip.AddrPort, b []byt
 		s.Log("short", fmt.Sprintf("udp: ignored a %d-byte datagram from %s: too short for an iperf header", len(b), src))
 		return
 	}
-	s.iperf2Datagram(ctx, tests, src, tests[src], b, at)
+	s.iperf2Datagram(ctx, tests, src, t, b, at)
 }
 
 // OwnsUDP reports whether src has a test here, running or kept after its
