@@ -7,8 +7,11 @@ import (
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/wirebench/wirebench/internal/edtwire"
 )
@@ -98,11 +101,23 @@ func wireStat(t *testing.T, l *Lab, name string) edtwire.Stats {
 }
 
 // tcpOnce sends n bytes over TCP from A to B and waits until B has them.
+// B's receive buffer is 64 KiB (set on the listener, so the connection's
+// window never opens wider): the flow never has more in flight than a
+// shaped wire's queue holds (20 ms at 100 Mbit/s is 250 kB), so no frame
+// of it is the wire's to drop, however the flow's bursts fall; a window
+// opened by autotuning overflowed it in a CI run under load.
 func tcpOnce(t *testing.T, l *Lab, n int) {
 	t.Helper()
 	var ln net.Listener
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, 64<<10) }); err != nil {
+			return err
+		}
+		return serr
+	}}
 	if err := l.B.Do(func() (err error) {
-		ln, err = net.Listen("tcp", net.JoinHostPort(l.B.Addr.String(), "0"))
+		ln, err = lc.Listen(context.Background(), "tcp", net.JoinHostPort(l.B.Addr.String(), "0"))
 		return err
 	}); err != nil {
 		t.Fatal(err)

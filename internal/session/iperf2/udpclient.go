@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net/netip"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,11 +18,7 @@ import (
 )
 
 // streamOutcome is one UDP stream's send and end-of-test exchange.
-type streamOutcome struct {
-	send engine.UDPSendResult
-	fin  udpstream.FinOutcome
-	err  error
-}
+type streamOutcome = udpstream.StreamOutcome
 
 func runUDPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Result) (*result.Result, error) {
 	conns, err := dialUDPStreams(ctx, cfg, r)
@@ -61,7 +55,7 @@ func runUDPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 		back.start(ctx, iv, cfg.Dual)
 	}
 	drops := session.WatchSendPathDrops(conns[0].RemoteAddr().Addr())
-	outs := sendUDPStreams(ctx, spec, conns, counters)
+	outs := spec.RunStreams(ctx, conns, counters, session.FillPattern)
 	localDrops := drops.Done()
 	if back != nil && cfg.Tradeoff {
 		back.release()
@@ -124,77 +118,13 @@ func udpClientStream(cfg *session.ClientConfig) *udpstream.Sender {
 	return spec
 }
 
-// sendUDPStreams sends spec on every conn at once, each stream ending
-// with its FIN exchange, and returns what each did. The streams are sent
-// from senderThreads threads, each sending its share of them
-// (udpstream.Sender.SendStreams).
-func sendUDPStreams(ctx context.Context, spec *udpstream.Sender, conns []udpio.Conn, counters []*stats.Counters) []streamOutcome {
-	outs := make([]streamOutcome, len(conns))
-	threads := senderThreads(len(conns), conns[0].RemoteAddr().Addr(), runtime.NumCPU())
-	var wg sync.WaitGroup
-	for g := range threads {
-		var idx []int
-		for i := g; i < len(conns); i += threads {
-			idx = append(idx, i)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			tmpl := spec.Template(session.FillPattern)
-			cs, cn := make([]udpio.Conn, len(idx)), make([]*stats.Counters, len(idx))
-			for k, i := range idx {
-				cs[k], cn[k] = conns[i], counters[i]
-			}
-			sends, errs := spec.SendStreams(ctx, cs, tmpl, cn)
-			// An interrupt (ctx done) ends the sends; each test still
-			// ends the proper way: FINs and the report, bounded by
-			// Finish itself, the streams' at once.
-			var fins sync.WaitGroup
-			for k, i := range idx {
-				o := &outs[i]
-				o.send, o.err = sends[k], errs[k]
-				if o.err != nil {
-					continue
-				}
-				fins.Add(1)
-				go func() {
-					defer fins.Done()
-					var err error
-					o.fin, err = spec.Finish(context.WithoutCancel(ctx), conns[i], netip.AddrPort{}, tmpl, o.send.Packets)
-					if o.err == nil {
-						o.err = err
-					}
-				}()
-			}
-			fins.Wait()
-		}()
-	}
-	wg.Wait()
-	return outs
-}
-
-// senderThreads is how many threads send a test's n UDP streams to peer on
-// a host of cpus cores: one per stream, up to one per core, and when the
-// peer is this host (loopback), whose receivers need the other half of its
-// cores, up to half of them. Each thread costs a wake-up per batch, so
-// streams that share a thread cost what one stream of their summed rate
-// would: on two cores, two streams each on its own thread took more CPU
-// than one stream of their summed rate and left the receivers short of
-// it.
-func senderThreads(n int, peer netip.Addr, cpus int) int {
-	if peer.Unmap().IsLoopback() {
-		cpus /= 2
-	}
-	return max(1, min(n, cpus))
-}
-
 // lastSend is when the streams' last data datagram went out (now when
 // none did).
 func lastSend(outs []streamOutcome) time.Time {
 	var end time.Time
 	for _, o := range outs {
-		if o.send.End.After(end) {
-			end = o.send.End
+		if o.Send.End.After(end) {
+			end = o.Send.End
 		}
 	}
 	if end.IsZero() {
@@ -230,38 +160,38 @@ func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []str
 	badReport := false
 	var first, last time.Time
 	for i, o := range outs {
-		if first.IsZero() || o.send.Start.Before(first) {
-			first = o.send.Start
+		if first.IsZero() || o.Send.Start.Before(first) {
+			first = o.Send.Start
 		}
-		if o.send.End.After(last) {
-			last = o.send.End
+		if o.Send.End.After(last) {
+			last = o.Send.End
 		}
 		// The FIN is a full datagram, counted like iperf does: as datagram
 		// |id|, so the FINs up to the one the server answered (those before
 		// it were lost) when the report says which (countFINs).
 		fins := int64(0)
-		if o.fin.FINs > 0 {
+		if o.Fin.FINs > 0 {
 			fins = 1
 		}
 		var rr *result.Receiver
-		if o.fin.Report != nil {
+		if o.Fin.Report != nil {
 			var implausible bool
-			rr, implausible = reportReceiver(o.fin.Report)
+			rr, implausible = reportReceiver(o.Fin.Report)
 			badReport = badReport || implausible
-			fins = countFINs(rr, layoutOf(cfg), o.send.Packets, o.fin.FINs)
+			fins = countFINs(rr, layoutOf(cfg), o.Send.Packets, o.Fin.FINs)
 		}
-		s := &result.Sender{Bytes: o.send.Bytes + fins*int64(max(cfg.Length, cfg.FinLen)), Packets: o.send.Packets + fins, SendErrors: o.send.Errors,
-			Seconds: o.send.End.Sub(o.send.Start).Seconds()}
-		offeredRate(s, o.send, cfg.Length)
+		s := &result.Sender{Bytes: o.Send.Bytes + fins*int64(max(cfg.Length, cfg.FinLen)), Packets: o.Send.Packets + fins, SendErrors: o.Send.Errors,
+			Seconds: o.Send.End.Sub(o.Send.Start).Seconds()}
+		offeredRate(s, o.Send, cfg.Length)
 		offered += s.PacketsPerSecond
 		snd.Bytes += s.Bytes
 		snd.Packets += s.Packets
 		snd.SendErrors += s.SendErrors
-		maxLag = max(maxLag, o.send.MaxLag)
-		echoes += o.fin.Echoes
+		maxLag = max(maxLag, o.Send.MaxLag)
+		echoes += o.Fin.Echoes
 		st := result.Stream{ID: i + 1, Sender: s}
-		if o.fin.Report != nil {
-			if wb := o.fin.Report.WB; wb != nil && wb.Diagnosis != "" {
+		if o.Fin.Report != nil {
+			if wb := o.Fin.Report.WB; wb != nil && wb.Diagnosis != "" {
 				r.Diagnoses = append(r.Diagnoses, "the server's arrivals: "+wb.Diagnosis)
 			}
 			st.Receiver = rr
@@ -271,10 +201,10 @@ func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []str
 			session.SumReceiver(rcv, rr)
 		} else {
 			noReport++
-			noReportFINs += o.fin.FINs
+			noReportFINs += o.Fin.FINs
 		}
-		if o.err != nil && r.Error == "" {
-			r.Error = o.err.Error()
+		if o.Err != nil && r.Error == "" {
+			r.Error = o.Err.Error()
 		}
 		if cfg.Parallel > 1 {
 			r.Streams = append(r.Streams, st)

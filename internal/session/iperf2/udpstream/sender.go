@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/netip"
 	"os"
+	"runtime"
+	"sync"
 	"syscall"
 	"time"
 
@@ -106,6 +108,78 @@ func (s *Sender) SendStreams(ctx context.Context, conns []udpio.Conn, tmpl []byt
 		}}
 	}
 	return engine.SendUDPStreams(ctx, streams)
+}
+
+// StreamOutcome is one stream's send and end-of-test exchange
+// (RunStreams).
+type StreamOutcome struct {
+	Send engine.UDPSendResult
+	Fin  FinOutcome
+	Err  error
+}
+
+// RunStreams sends s on every conn at once, each stream ending with its
+// FIN exchange, and returns what each did. The streams are sent from
+// SenderThreads threads, each sending its share of them (SendStreams);
+// fill writes the payload of the datagram template (Template).
+func (s *Sender) RunStreams(ctx context.Context, conns []udpio.Conn, counters []*stats.Counters, fill func([]byte)) []StreamOutcome {
+	outs := make([]StreamOutcome, len(conns))
+	threads := SenderThreads(len(conns), conns[0].RemoteAddr().Addr(), runtime.NumCPU())
+	var wg sync.WaitGroup
+	for g := range threads {
+		var idx []int
+		for i := g; i < len(conns); i += threads {
+			idx = append(idx, i)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tmpl := s.Template(fill)
+			cs, cn := make([]udpio.Conn, len(idx)), make([]*stats.Counters, len(idx))
+			for k, i := range idx {
+				cs[k], cn[k] = conns[i], counters[i]
+			}
+			sends, errs := s.SendStreams(ctx, cs, tmpl, cn)
+			// An interrupt (ctx done) ends the sends; each test still
+			// ends the proper way: FINs and the report, bounded by
+			// Finish itself, the streams' at once.
+			var fins sync.WaitGroup
+			for k, i := range idx {
+				o := &outs[i]
+				o.Send, o.Err = sends[k], errs[k]
+				if o.Err != nil {
+					continue
+				}
+				fins.Add(1)
+				go func() {
+					defer fins.Done()
+					var err error
+					o.Fin, err = s.Finish(context.WithoutCancel(ctx), conns[i], netip.AddrPort{}, tmpl, o.Send.Packets)
+					if o.Err == nil {
+						o.Err = err
+					}
+				}()
+			}
+			fins.Wait()
+		}()
+	}
+	wg.Wait()
+	return outs
+}
+
+// SenderThreads is how many threads send a test's n UDP streams to peer
+// on a host of cpus cores: one per stream, up to one per core, and when
+// the peer is this host (loopback), whose receivers need the other half of
+// its cores, up to half of them. Each thread costs a wake-up per batch, so
+// streams that share a thread cost what one stream of their summed rate
+// would: on two cores, two streams each on its own thread took more CPU
+// than one stream of their summed rate and left the receivers short of
+// it.
+func SenderThreads(n int, peer netip.Addr, cpus int) int {
+	if peer.Unmap().IsLoopback() {
+		cpus /= 2
+	}
+	return max(1, min(n, cpus))
 }
 
 // FinOutcome is what the end-of-test exchange produced.

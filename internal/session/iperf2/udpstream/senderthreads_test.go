@@ -1,4 +1,4 @@
-package iperf2
+package udpstream
 
 import (
 	"net/netip"
@@ -19,7 +19,7 @@ func TestSenderThreads(t *testing.T) {
 		{1, far, 8, 1}, {4, far, 8, 4}, {16, far, 8, 8}, {2, far, 1, 1},
 		{2, lo, 2, 1}, {2, lo6, 2, 1}, {2, mapped, 2, 1}, {8, lo, 8, 4}, {3, lo, 16, 3}, {4, lo, 1, 1},
 	} {
-		if got := senderThreads(c.n, c.peer, c.cpus); got != c.want {
+		if got := SenderThreads(c.n, c.peer, c.cpus); got != c.want {
 			t.Errorf("%d streams to %v on %d cores: %d threads, want %d", c.n, c.peer, c.cpus, got, c.want)
 		}
 	}
