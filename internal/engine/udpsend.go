@@ -86,10 +86,9 @@ type UDPSendResult struct {
 	// MaxLag is the furthest the sender fell behind its schedule.
 	MaxLag time.Duration
 	// Stalls are the deepest lags of the episodes in which the sender
-	// fell more than pacer.StallFloor behind and caught up in a burst;
-	// StallsComplete is false when there were more than the pacer keeps.
-	Stalls         []time.Duration
-	StallsComplete bool
+	// fell more than pacer.StallFloor behind and caught up in a burst
+	// (the first 4,096: pacer.Stalls).
+	Stalls []time.Duration
 	// Errors counts datagrams the socket refused; they were not sent and
 	// used no id.
 	Errors  int64
@@ -285,5 +284,5 @@ func (l *lane) finish(clock pacer.Clock) {
 	l.done = true
 	l.res.End = clock.Now()
 	l.res.MaxLag = l.p.MaxLag()
-	l.res.Stalls, l.res.StallsComplete = l.p.Stalls()
+	l.res.Stalls, _ = l.p.Stalls()
 }

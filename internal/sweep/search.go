@@ -61,7 +61,8 @@ func (c *Config) Verdict(s Spec, o result.SweepOutcome) string {
 // the far end's.
 func stallExplains(v string, o result.SweepOutcome, limit float64) bool {
 	if v == VerdictLoss {
-		return float64(o.Lost) <= StallBursts(o, limit)
+		_, bursts := StallBursts(o, limit)
+		return float64(o.Lost) <= bursts
 	}
 	if o.ServicePPS > 0 {
 		// The backlog came from the far end's own rate, which a burst
@@ -71,26 +72,27 @@ func stallExplains(v string, o result.SweepOutcome, limit float64) bool {
 	return o.BacklogS <= o.MaxLagS
 }
 
-// StallBursts is how many datagrams our sender sent in the catch-up
-// bursts of its stalls deeper than depth (seconds) in a trial: each lag
-// times the rate offered, summed. Each such burst can overflow a queue
-// with depth of room that a steady sender would not, by at most its own
-// size. Without the list of stalls it is the deepest one's
-// (MaxLagS) alone.
-func StallBursts(o result.SweepOutcome, depth float64) float64 {
+// StallBursts is how many of a trial's stalls were deeper than depth
+// (seconds), n, and how many datagrams our sender sent in their catch-up
+// bursts: each lag times the rate offered, summed. Each such burst can
+// overflow a queue with depth of room that a steady sender would not, by
+// at most its own size. Without the list of stalls it is the deepest
+// one's (MaxLagS) alone.
+func StallBursts(o result.SweepOutcome, depth float64) (n int, datagrams float64) {
 	if o.StallLagsS == nil {
 		if o.MaxLagS > depth {
-			return o.MaxLagS * o.OfferedPPS
+			return 1, o.MaxLagS * o.OfferedPPS
 		}
-		return 0
+		return 0, 0
 	}
 	var sum float64
 	for _, l := range o.StallLagsS {
 		if l > depth {
+			n++
 			sum += l
 		}
 	}
-	return sum * o.OfferedPPS
+	return n, sum * o.OfferedPPS
 }
 
 // backlogLimit is the most backlog a trial may build and still pass: the

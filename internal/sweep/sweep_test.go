@@ -347,7 +347,8 @@ func TestStallsJudgedEachAlone(t *testing.T) {
 		{"no list: the deepest alone", result.SweepOutcome{Sent: 1000, OfferedPPS: 1000, Received: 960, Lost: 40, Total: 1000, SendSeconds: 1, MaxLagS: 0.03}, VerdictLoss},
 	} {
 		if got := c.Verdict(spec, tc.o); got != tc.want {
-			t.Errorf("%s: %s (bursts %.0f above the %.0f ms limit), want %s", tc.name, got, StallBursts(tc.o, c.backlogLimit(tc.o)), c.backlogLimit(tc.o)*1e3, tc.want)
+			n, bursts := StallBursts(tc.o, c.backlogLimit(tc.o))
+			t.Errorf("%s: %s (%d bursts of %.0f datagrams above the %.0f ms limit), want %s", tc.name, got, n, bursts, c.backlogLimit(tc.o)*1e3, tc.want)
 		}
 	}
 }

@@ -54,10 +54,8 @@ type Result struct {
 	SendSeconds float64
 	MaxLag      time.Duration
 	// Stalls are the deepest lags of the episodes in which the sender fell
-	// behind and caught up in a burst (engine.UDPSendResult.Stalls);
-	// StallsComplete is false when the list is cut short.
-	Stalls         []time.Duration
-	StallsComplete bool
+	// behind and caught up in a burst (engine.UDPSendResult.Stalls).
+	Stalls []time.Duration
 	// Received counts distinct datagrams of this run that came back;
 	// Duplicates the extra copies; Stray datagrams that were not ours.
 	Received, Duplicates, Stray int64
@@ -105,7 +103,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 	send, sendErr := sendAll(ctx, conn, cfg, rx.first)
 	res.Sent, res.SendErrors, res.MaxLag = send.Packets, send.Errors, send.MaxLag
-	res.Stalls, res.StallsComplete = send.Stalls, send.StallsComplete
+	res.Stalls = send.Stalls
 	res.OfferedPPS = send.OfferedRate()
 	if send.Last.After(send.First) {
 		res.SendSeconds = send.Last.Sub(send.First).Seconds()
