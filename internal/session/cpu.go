@@ -77,11 +77,8 @@ func cpuLimitOf(r *result.Result, cores int) cpuLimit {
 		c.What = fmt.Sprintf("sending %.1f%% of the rate asked for", 100*r.Sender.BitsPerSecond/r.Test.RateBPS)
 	case udp && r.Receiver != nil && r.Receiver.Source == "local" && (r.Receiver.Lost > 0 || r.Receiver.HostDrops > 0):
 		c.Short = true
-		drops := fmt.Sprintf("%d", r.Receiver.HostDrops)
-		if r.Receiver.JitterMethod == result.JitterPerBatch {
-			// GRO: the kernel counts a dropped coalesced packet once.
-			drops = "at least " + drops
-		}
+		// GRO: the kernel counts a dropped coalesced packet once.
+		drops := dropCount(r.Receiver.HostDrops, r.Receiver.JitterMethod == result.JitterPerBatch)
 		c.What = fmt.Sprintf("receiving with %d datagrams lost and %s dropped by our socket buffer", r.Receiver.Lost, drops)
 	case !udp && sending:
 		c.Short = true

@@ -86,9 +86,18 @@ func JitterMethod(gro bool) string {
 // counts a dropped coalesced packet once however many datagrams it held.
 func DroppedDatagrams(n uint64, gro bool) string {
 	if gro {
-		return fmt.Sprintf("at least %d datagrams (%d packets, each of one or more datagrams coalesced by receive offload)", n, n)
+		return fmt.Sprintf("%s datagrams (%d packets, each of one or more datagrams coalesced by receive offload)", dropCount(int64(n), gro), n)
 	}
-	return fmt.Sprintf("%d datagrams", n)
+	return dropCount(int64(n), gro) + " datagrams"
+}
+
+// dropCount is a socket's drop count n as a count of datagrams: "at least
+// n" with receive offload (gro).
+func dropCount(n int64, gro bool) string {
+	if gro {
+		return fmt.Sprintf("at least %d", n)
+	}
+	return fmt.Sprintf("%d", n)
 }
 
 // serverSendBuffer bounds the datagram copies one server-side UDP send
