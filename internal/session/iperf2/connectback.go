@@ -156,7 +156,12 @@ func (b *connectBack) serveUDP(ctx context.Context, iv *engine.Intervals) {
 	var lingerUntil time.Time
 	refused := 0
 	lingering := func(now time.Time) bool { return lingerUntil.IsZero() || now.Before(lingerUntil) }
-	cfg := engine.UDPReceiveConfig{Tick: 100 * time.Millisecond, OnTick: lingering}
+	publish := func() {
+		if t != nil {
+			t.Publish()
+		}
+	}
+	cfg := engine.UDPReceiveConfig{Tick: 100 * time.Millisecond, OnTick: lingering, OnBatch: publish}
 	err := engine.ReceiveUDP(ctx, b.uc, cfg, func(m *udpio.Message) bool {
 		if m.Addr.Addr().Unmap() != b.allowed {
 			refused++

@@ -34,6 +34,9 @@ type server struct {
 	// udpReports are the server reports to send once the reader has
 	// handled the datagrams of one read (Flush).
 	udpReports []udpio.Message
+	// udpFed are the tests fed datagrams in the read in hand: Flush
+	// publishes their counts (udpstream.Receiver.Publish).
+	udpFed []*udpTest
 	// udpStarts counts the UDP tests started on the socket. A test that
 	// saw it move shared the socket's drop counter.
 	udpStarts int

@@ -435,7 +435,8 @@ func receiveReverse(ctx context.Context, c udpio.Conn, hdr []byte, length int, r
 	}
 	var once sync.Once
 	go once.Do(hello)
-	return engine.ReceiveUDP(ctx, c, engine.UDPReceiveConfig{Idle: session.DefaultIdleTimeout}, func(m *udpio.Message) bool {
+	cfg := engine.UDPReceiveConfig{Idle: session.DefaultIdleTimeout, OnBatch: rv.Publish}
+	return engine.ReceiveUDP(ctx, c, cfg, func(m *udpio.Message) bool {
 		got.Store(true)
 		rv.Feed(m.Buf[:m.N], m.Time)
 		return !rv.Done()

@@ -44,7 +44,7 @@ func (s *server) maybeOwnSocket(ctx context.Context, t *udpTest, src netip.AddrP
 	if v := ownMinPPSOverride.Load(); v > 0 {
 		minPPS = float64(v)
 	}
-	packets := t.rx.Counters().Packets.Load()
+	packets := t.rx.Received()
 	dt := now.Sub(t.ratedAt)
 	busy := dt > 0 && float64(packets-t.ratedPackets) >= minPPS*dt.Seconds()
 	t.ratedAt, t.ratedPackets = now, packets

@@ -52,6 +52,9 @@ type udpTest struct {
 	ownTried     bool
 	ratedAt      time.Time
 	ratedPackets int64
+	// fed says datagrams were fed since the read's end published its
+	// counts (s.udpFed holds it then).
+	fed bool
 }
 
 // finLagWarn is how late a FIN may be read before the server logs that its
@@ -175,6 +178,10 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 	}
 	unanswered, done := t.rx.Unanswered(), t.rx.Done()
 	reply := t.rx.Feed(b, at)
+	if !t.fed {
+		t.fed = true
+		s.udpFed = append(s.udpFed, t)
+	}
 	if !done && t.rx.Done() && !t.rx.IdleEnded() {
 		// The FIN: a reader this far behind answers after an iperf 2.1
 		// client stopped waiting (about 2 s). Say so, with the figure:
@@ -202,7 +209,7 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 		s.endUDP(t, "")
 	}
 	if s.listenerHolds && t.own == nil && !t.ownTried && !t.finished &&
-		t.rx.Counters().Packets.Load()-t.ratedPackets >= ownEarlyCheck {
+		t.rx.Received()-t.ratedPackets >= ownEarlyCheck {
 		// A fast test moves within its first milliseconds rather than
 		// at the next sweep, while the listener's one reader carries it
 		// and every other test (it dropped datagrams in that time with
@@ -211,16 +218,23 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 	}
 }
 
-// Flush sends the server reports queued while handling one read of
-// the UDP socket, in one batch.
+// Flush publishes the counts of the tests fed in one read of the UDP
+// socket and sends the server reports queued meanwhile, in one batch.
 func (s *server) Flush() {
 	s.holdForListener()
 	defer s.releaseForListener()
 	s.flushLocked()
 }
 
-// flushLocked is Flush with s.udpMu held.
+// flushLocked is Flush with s.udpMu held: the counts of the tests fed in
+// this read are published first, so a report's test shows them whole.
 func (s *server) flushLocked() {
+	for _, t := range s.udpFed {
+		t.rx.Publish()
+		t.fed = false
+	}
+	clear(s.udpFed)
+	s.udpFed = s.udpFed[:0]
 	if len(s.udpReports) == 0 {
 		return
 	}

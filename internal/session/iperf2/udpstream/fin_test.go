@@ -54,3 +54,40 @@ func TestFinPaddedForTheReport(t *testing.T) {
 		}
 	}
 }
+
+// TestCountersAtPublishAndFIN: Feed leaves a test's counters to the
+// owner's Publish (once per read), and the FIN publishes them itself, so
+// a test's final counts never wait for a read's end; EndIdle does too.
+func TestCountersAtPublishAndFIN(t *testing.T) {
+	s := &Sender{Layout: iperf2.LayoutModern, Length: 100}
+	tmpl := s.Template(session.FillPattern)
+	base := time.Unix(1_700_000_000, 0)
+	feed := func(rx *Receiver, id int64) {
+		d := append([]byte(nil), tmpl...)
+		iperf2.PutDatagram(d, iperf2.LayoutModern, id, base.Add(time.Duration(id)*time.Millisecond))
+		rx.Feed(d, base.Add(time.Duration(id)*time.Millisecond+time.Microsecond))
+	}
+	rx := NewReceiverAs(netip.MustParseAddrPort("127.0.0.1:9"), iperf2.LayoutModern, false, base)
+	for id := int64(1); id <= 3; id++ {
+		feed(rx, id)
+	}
+	if got := rx.Counters().Packets.Load(); got != 0 || rx.Received() != 3 {
+		t.Fatalf("before Publish: counters show %d datagrams, Received %d; want 0 and 3", got, rx.Received())
+	}
+	rx.Publish()
+	if got := rx.Counters().Packets.Load(); got != 3 {
+		t.Fatalf("after Publish: counters show %d datagrams, want 3", got)
+	}
+	feed(rx, 4)
+	feed(rx, -5)
+	if got := rx.Counters().Snapshot(); got.Packets != 5 || got.Bytes != 500 || !rx.Done() {
+		t.Fatalf("after the FIN: counters %+v (done %v), want 5 datagrams and 500 bytes", got, rx.Done())
+	}
+	idle := NewReceiverAs(netip.MustParseAddrPort("127.0.0.1:9"), iperf2.LayoutModern, false, base)
+	feed(idle, 1)
+	feed(idle, 2)
+	idle.EndIdle()
+	if got := idle.Counters().Packets.Load(); got != 2 {
+		t.Fatalf("after EndIdle: counters show %d datagrams, want 2", got)
+	}
+}

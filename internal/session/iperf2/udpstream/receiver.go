@@ -89,6 +89,7 @@ func NewReceiver(peer netip.AddrPort, b []byte, at time.Time) *Receiver {
 	}
 	t.rx = stats.NewUDPReceiver(t.layout.FirstID())
 	t.rx.KeepTransit = true // the report's wbx1 extension and result carry it
+	t.rx.Deferred = true    // the owner publishes once per read (Publish)
 	return t
 }
 
@@ -183,12 +184,14 @@ func NewReceiverAs(peer netip.AddrPort, layout i2wire.Layout, seq64 bool, at tim
 	t := &Receiver{peer: peer, layout: layout, seq64: seq64, start: at, last: at,
 		rx: stats.NewUDPReceiver(layout.FirstID())}
 	t.rx.KeepTransit = true
+	t.rx.Deferred = true
 	return t
 }
 
 // Feed accounts for one datagram, which arrived at at, and returns the
 // reply to send, if any: the server report when the datagram is a FIN (or
-// a late FIN that says the report was lost).
+// a late FIN that says the report was lost). Counters show it after the
+// owner's next Publish.
 func (t *Receiver) Feed(b []byte, at time.Time) []byte {
 	id, sec, usec, ok := i2wire.ParseDatagram(b, t.layout, t.seq64)
 	if !ok {
@@ -232,6 +235,7 @@ func (t *Receiver) Feed(b []byte, at time.Time) []byte {
 	if i2wire.IsFIN(id) {
 		// The FIN counts as datagram |id| (iperf's rule, §1.4).
 		t.rx.Datagram(-id, len(b), at, sent)
+		t.rx.Publish() // the counts are final
 		t.finID, t.finAt, t.done = id, at, true
 		hl := t.layout.HeaderLen()
 		t.finHeader = append([]byte(nil), b[:min(hl, len(b))]...)
@@ -289,6 +293,7 @@ func (t *Receiver) EndIdle() {
 	}
 	t.done, t.idleEnded = true, true
 	t.finAt = t.last
+	t.rx.Publish()
 }
 
 // duration is the receive period: first arrival to the FIN (or, for a test

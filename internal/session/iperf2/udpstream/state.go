@@ -24,8 +24,18 @@ func (t *Receiver) Header() (h i2wire.ClientHeader, ok bool) { return t.hdr, t.h
 // be read; nil when it could, or none was announced.
 func (t *Receiver) HeaderErr() error { return t.hdrErr }
 
-// Counters are the test's running counts, for interval reports.
+// Counters are the test's running counts, for interval reports, as of the
+// last Publish (or the FIN, or EndIdle).
 func (t *Receiver) Counters() *stats.Counters { return &t.rx.C }
+
+// Publish makes Counters show every datagram fed so far. Feed leaves them
+// be (a receiver's counts cost five atomic stores): the owner calls this
+// at the end of each read.
+func (t *Receiver) Publish() { t.rx.Publish() }
+
+// Received is how many distinct datagrams were counted, up to the last one
+// fed (Counters may lag it until Publish).
+func (t *Receiver) Received() int64 { return t.rx.Seq.Received() }
 
 // Started reports whether any datagram with an id was counted.
 func (t *Receiver) Started() bool { return t.rx.Seq.Started() }
