@@ -119,7 +119,8 @@ func ReceiveTCP(ctx context.Context, conn net.Conn, bufSize int, idle time.Durat
 
 // TCPReceiveConfig is how ReceiveTCPWith reads.
 type TCPReceiveConfig struct {
-	// BufSize is the size of each read.
+	// BufSize is the size of each read that copies (Copy, or where reads
+	// cannot discard); a discarding read takes up to 1 MiB.
 	BufSize int
 	// Idle ends the receive when nothing arrives for that long (0 = no
 	// limit); the time a Hold holds the receiver does not count.
@@ -148,13 +149,16 @@ func ReceiveTCPWith(ctx context.Context, conn net.Conn, cfg TCPReceiveConfig, c 
 		res.Start = time.Now()
 	}
 	c.Bytes.Store(res.Bytes)
-	buf := make([]byte, cfg.BufSize)
+	var buf []byte
 	var discard *discardReader
 	if !cfg.Copy {
-		discard = newDiscardReader(conn, buf, cfg.Hold == nil)
+		discard = newDiscardReader(conn, cfg.Hold == nil)
 		if discard != nil {
 			defer discard.close()
 		}
+	}
+	if discard == nil {
+		buf = make([]byte, cfg.BufSize)
 	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()

@@ -29,7 +29,7 @@ import (
 // the receiver, so the total is exact.
 type discardReader struct {
 	rc  syscall.RawConn
-	buf []byte // its length bounds one read; the kernel never writes it
+	buf []byte // discardSink: its length bounds one read; the kernel never writes it
 	n   int
 	err error
 	fn  func(fd uintptr) bool
@@ -56,11 +56,23 @@ type lowatTuning struct {
 // lowat is the tuning receivers use.
 var lowat = lowatTuning{lag: time.Millisecond, tick: 5 * time.Millisecond, every: 10 * time.Millisecond, max: 1 << 20, min: 16 << 10}
 
+// discardRead bounds one recv(MSG_TRUNC). A read copies nothing, so its
+// length costs nothing, and reads of up to 1 MiB rather than 128 KiB take
+// what a wake-up found in fewer system calls (each of which may also send
+// a window update): 1.08×, 1.21×, 1.19× and 1.10× the throughput with 1,
+// 2, 4 and 8 streams on loopback, at less CPU per GB (bench/README.md).
+const discardRead = 1 << 20
+
+// discardSink is the buffer every discardReader passes to recv: the kernel
+// never writes it (MSG_TRUNC on TCP), and nothing reads it, so one serves
+// all receivers and a thousand of them cost no memory for it.
+var discardSink = make([]byte, discardRead)
+
 // newDiscardReader returns a discardReader for a plain TCP connection, or
 // nil for anything else (a TLS or test wrapper), which is read as before.
 // adapt lets it raise the receive low-water mark (not for a receiver that
 // a Hold pauses through the read deadline).
-func newDiscardReader(conn net.Conn, buf []byte, adapt bool) *discardReader {
+func newDiscardReader(conn net.Conn, adapt bool) *discardReader {
 	tc, ok := conn.(*net.TCPConn)
 	if !ok {
 		return nil
@@ -69,7 +81,7 @@ func newDiscardReader(conn net.Conn, buf []byte, adapt bool) *discardReader {
 	if err != nil {
 		return nil
 	}
-	d := &discardReader{rc: rc, buf: buf, lowat: 1, want: 1, adapt: adapt}
+	d := &discardReader{rc: rc, buf: discardSink, lowat: 1, want: 1, adapt: adapt}
 	d.fn = d.recv
 	return d
 }

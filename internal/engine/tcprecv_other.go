@@ -12,7 +12,7 @@ import (
 type discardReader struct{}
 
 // newDiscardReader returns nil: conn is read with conn.Read.
-func newDiscardReader(net.Conn, []byte, bool) *discardReader { return nil }
+func newDiscardReader(net.Conn, bool) *discardReader { return nil }
 
 // Read is never called: newDiscardReader returns nil.
 func (*discardReader) Read() (int, error) { return 0, nil }
