@@ -125,6 +125,11 @@ const sweepLate = SweepEvery / 2
 
 // flushUDP runs after the datagrams of one read.
 func (s *Server) flushUDP() {
+	for i := range s.udpProtos {
+		if f := s.udpProtos[i].Flush; f != nil {
+			f()
+		}
+	}
 	if s.fallback != nil {
 		s.fallback.Flush()
 	}

@@ -33,6 +33,9 @@ type UDPProtocol struct {
 	// so). It runs on the server's single reader goroutine: it must not
 	// block. It returns the reply to send to src, if any.
 	Datagram func(src netip.AddrPort, b []byte, at time.Time) (reply []byte)
+	// Flush, if set, runs on the reader once the datagrams of one read
+	// are handled (a protocol publishes its counts there).
+	Flush func()
 	// Done reports whether the protocol is finished with src, so the
 	// source may start a new test.
 	Done func(src netip.AddrPort) bool

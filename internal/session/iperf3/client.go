@@ -386,6 +386,7 @@ func (cl *i3Client) openUDP(ctx context.Context, s *i3ClientStream) error {
 		}
 		if s.urx != nil {
 			s.urx.feed(msgs[0].Buf[:msgs[0].N], msgs[0].Time)
+			s.urx.publish()
 		}
 	}
 	return errors.New("no udp connect reply among the first datagrams")

@@ -332,7 +332,7 @@ func (s *i3ClientStream) sent() session.TCPSent {
 
 func (cl *i3Client) recvStream(ctx context.Context, s *i3ClientStream) {
 	if s.udp != nil {
-		s.err = engine.ReceiveUDP(ctx, s.udp, engine.UDPReceiveConfig{}, func(m *udpio.Message) bool {
+		s.err = engine.ReceiveUDP(ctx, s.udp, engine.UDPReceiveConfig{OnBatch: s.urx.publish}, func(m *udpio.Message) bool {
 			s.urx.feed(m.Buf[:m.N], m.Time)
 			return true
 		})

@@ -21,6 +21,19 @@ type i3Demux struct {
 
 	mu      sync.Mutex
 	streams map[netip.AddrPort]*i3SrvStream
+
+	// fed are the streams fed in the read in hand, owed a publish at its
+	// end (flush); only the one reader goroutine touches it.
+	fed []*i3UDPRecv
+}
+
+// flush publishes the counts of the streams fed in one read.
+func (d *i3Demux) flush() {
+	for _, u := range d.fed {
+		u.publish()
+	}
+	clear(d.fed)
+	d.fed = d.fed[:0]
 }
 
 // match reports whether a new source's first datagram is an iperf3 UDP
@@ -37,8 +50,8 @@ func (d *i3Demux) datagram(src netip.AddrPort, b []byte, at time.Time) []byte {
 	st := d.streams[src]
 	d.mu.Unlock()
 	if st != nil && !st.t.ended.Load() {
-		if st.urx != nil {
-			st.urx.feed(b, at)
+		if st.urx != nil && st.urx.feed(b, at) {
+			d.fed = append(d.fed, st.urx)
 		}
 		return nil
 	}
@@ -97,7 +110,7 @@ func (d *i3Demux) serve(ctx context.Context) {
 		d.mu.Unlock()
 		return true
 	}
-	err := engine.ReceiveUDP(ctx, d.conn, engine.UDPReceiveConfig{Batch: 64, Tick: session.SweepEvery, OnTick: sweep}, func(m *udpio.Message) bool {
+	err := engine.ReceiveUDP(ctx, d.conn, engine.UDPReceiveConfig{Batch: 64, Tick: session.SweepEvery, OnTick: sweep, OnBatch: d.flush}, func(m *udpio.Message) bool {
 		defer func() {
 			// The name is built only on a panic: not per datagram.
 			if v := recover(); v != nil {

@@ -41,7 +41,7 @@ func Enable(ctx context.Context, s *session.Server, cfg Config) (int, error) {
 	hub := &i3Hub{s: s, cfg: cfg, tests: map[i3wire.Cookie]*i3Test{}}
 	main := &i3Demux{hub: hub, conn: s.UDPConn(), streams: map[netip.AddrPort]*i3SrvStream{}}
 	s.AddTCPProtocol(session.TCPProtocol{Name: "iperf3", Match: i3wire.LooksLikeCookie, Serve: hub.serveConn})
-	s.AddUDPProtocol(session.UDPProtocol{Name: "iperf3", Match: main.match, Datagram: main.datagram, Done: main.done})
+	s.AddUDPProtocol(session.UDPProtocol{Name: "iperf3", Match: main.match, Datagram: main.datagram, Flush: main.flush, Done: main.done})
 	if cfg.Port == 0 {
 		return 0, nil
 	}

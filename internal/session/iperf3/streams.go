@@ -50,25 +50,35 @@ func i3Payload(n int) []byte {
 }
 
 // i3UDPRecv is one received iperf3 UDP stream. The reader goroutine feeds
-// it; the test reads its totals at the end; the mutex keeps the two apart.
+// it and publishes its counts once per read (publish); the test reads its
+// totals at the end; the mutex keeps the two apart.
 type i3UDPRecv struct {
 	mu      sync.Mutex
 	rx      *stats.UDPReceiver
 	c64     bool
 	stopped bool
 	bad     int64
+	pending bool // fed since the last publish
 }
 
-func newI3UDPRecv(c64 bool) *i3UDPRecv { return &i3UDPRecv{rx: stats.NewUDPReceiver(1), c64: c64} }
+func newI3UDPRecv(c64 bool) *i3UDPRecv {
+	u := &i3UDPRecv{rx: stats.NewUDPReceiver(1), c64: c64}
+	u.rx.Deferred = true // five atomic stores per read, not per datagram
+	return u
+}
 
 // feed accounts for one datagram; short ones and the 4-byte connect
-// messages are not data.
-func (u *i3UDPRecv) feed(b []byte, at time.Time) {
+// messages are not data. It reports whether this is the first datagram
+// since the last publish: the reader then owes this stream a publish at
+// the read's end.
+func (u *i3UDPRecv) feed(b []byte, at time.Time) (first bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.stopped {
-		return
+		return false
 	}
+	first = !u.pending
+	u.pending = true
 	h, err := i3wire.DecodeUDPHeader(b, u.c64)
 	if err != nil || h.Seq == 0 || h.Seq > 1<<62 {
 		if len(b) != 4 {
@@ -82,6 +92,16 @@ func (u *i3UDPRecv) feed(b []byte, at time.Time) {
 		sent = time.Unix(int64(h.Sec), int64(h.Usec)*1000)
 	}
 	u.rx.Datagram(int64(h.Seq), len(b), at, sent)
+	return first
+}
+
+// publish makes the stream's counters (what intervals read) show every
+// datagram fed so far.
+func (u *i3UDPRecv) publish() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.rx.Publish()
+	u.pending = false
 }
 
 // i3UDPTotals is a UDP receiver's final figures.
@@ -96,6 +116,8 @@ func (u *i3UDPRecv) stop() i3UDPTotals {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.stopped = true
+	u.rx.Publish()
+	u.pending = false
 	s := u.rx.Seq
 	t := i3UDPTotals{bytes: u.rx.Bytes(), received: s.Received(), lost: s.Lost(), ooo: s.OutOfOrder(), dups: s.Duplicates(),
 		bad: u.bad, jitter: u.rx.Jitter.Value(), first: u.rx.FirstArrival(), last: u.rx.LastArrival()}
