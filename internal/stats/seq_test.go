@@ -143,6 +143,7 @@ func TestUDPReceiverCountsDistinctBytes(t *testing.T) {
 	for _, id := range []int64{1, 2, 2, 4, 3} {
 		r.Datagram(id, 100, now, now)
 	}
+	r.Publish()
 	s := r.C.Snapshot()
 	if s.Bytes != 400 || s.Packets != 4 || s.Duplicates != 1 || s.OutOfOrder != 1 || s.Lost != 0 {
 		t.Errorf("snapshot %+v", s)

@@ -62,9 +62,7 @@ type i3UDPRecv struct {
 }
 
 func newI3UDPRecv(c64 bool) *i3UDPRecv {
-	u := &i3UDPRecv{rx: stats.NewUDPReceiver(1), c64: c64}
-	u.rx.Deferred = true // five atomic stores per read, not per datagram
-	return u
+	return &i3UDPRecv{rx: stats.NewUDPReceiver(1), c64: c64}
 }
 
 // feed accounts for one datagram; short ones and the 4-byte connect
@@ -83,7 +81,6 @@ func (u *i3UDPRecv) feed(b []byte, at time.Time) (first bool) {
 	if err != nil || h.Seq == 0 || h.Seq > 1<<62 {
 		if len(b) != 4 {
 			u.bad++
-			u.rx.C.Errors.Store(u.bad)
 		}
 		return
 	}
@@ -100,7 +97,13 @@ func (u *i3UDPRecv) feed(b []byte, at time.Time) (first bool) {
 func (u *i3UDPRecv) publish() {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	u.publishLocked()
+}
+
+// publishLocked is publish with u.mu held.
+func (u *i3UDPRecv) publishLocked() {
 	u.rx.Publish()
+	u.rx.C.Errors.Store(u.bad)
 	u.pending = false
 }
 
@@ -116,8 +119,7 @@ func (u *i3UDPRecv) stop() i3UDPTotals {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.stopped = true
-	u.rx.Publish()
-	u.pending = false
+	u.publishLocked()
 	s := u.rx.Seq
 	t := i3UDPTotals{bytes: u.rx.Bytes(), received: s.Received(), lost: s.Lost(), ooo: s.OutOfOrder(), dups: s.Duplicates(),
 		bad: u.bad, jitter: u.rx.Jitter.Value(), first: u.rx.FirstArrival(), last: u.rx.LastArrival()}

@@ -89,7 +89,6 @@ func NewReceiver(peer netip.AddrPort, b []byte, at time.Time) *Receiver {
 	}
 	t.rx = stats.NewUDPReceiver(t.layout.FirstID())
 	t.rx.KeepTransit = true // the report's wbx1 extension and result carry it
-	t.rx.Deferred = true    // the owner publishes once per read (Publish)
 	return t
 }
 
@@ -184,7 +183,6 @@ func NewReceiverAs(peer netip.AddrPort, layout i2wire.Layout, seq64 bool, at tim
 	t := &Receiver{peer: peer, layout: layout, seq64: seq64, start: at, last: at,
 		rx: stats.NewUDPReceiver(layout.FirstID())}
 	t.rx.KeepTransit = true
-	t.rx.Deferred = true
 	return t
 }
 
