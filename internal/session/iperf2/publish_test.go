@@ -23,15 +23,11 @@ func TestUDPIntervalsSeeEachRead(t *testing.T) {
 	ts := startServer(t, cfg)
 	c := udpSock(t, ts)
 	// A 10 s test, so that its intervals run on through a slow start.
+	h := iperf2.NewClientHeader(true, 1, 5001)
+	h.Amount = iperf2.AmountForDuration(10 * time.Second)
 	datagram := func(id int64) []byte {
-		b := modernDatagram(id, 200, 5001)
-		h, _, err := iperf2.ParseClientHeader(b[16:])
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.Amount = iperf2.AmountForDuration(10 * time.Second)
-		b = h.AppendUDPTo(b[:16])
-		b = b[:200]
+		b := h.AppendUDPTo(make([]byte, 16, 200))
+		b = b[:cap(b)]
 		iperf2.PutDatagram(b, iperf2.LayoutModern, id, time.Now())
 		return b
 	}
