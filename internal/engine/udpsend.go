@@ -87,8 +87,9 @@ type UDPSendResult struct {
 	MaxLag time.Duration
 	// Stalls are the deepest lags of the episodes in which the sender
 	// fell more than pacer.StallFloor behind and caught up in a burst
-	// (the first 4,096: pacer.Stalls).
-	Stalls []time.Duration
+	// (the first 4,096: pacer.Stalls); StallsCut says there were more.
+	Stalls    []time.Duration
+	StallsCut bool
 	// Errors counts datagrams the socket refused; they were not sent and
 	// used no id.
 	Errors  int64
@@ -284,5 +285,7 @@ func (l *lane) finish(clock pacer.Clock) {
 	l.done = true
 	l.res.End = clock.Now()
 	l.res.MaxLag = l.p.MaxLag()
-	l.res.Stalls, _ = l.p.Stalls()
+	var complete bool
+	l.res.Stalls, complete = l.p.Stalls()
+	l.res.StallsCut = !complete
 }

@@ -29,9 +29,10 @@ type SweepOutcome struct {
 	// StallLagsS are the deepest lags of each episode in which our sender
 	// fell behind its schedule by more than a millisecond and caught up in
 	// a burst, in seconds, in order (MaxLagS is the largest); nil when not
-	// followed. Past the pacer's 4,096 the list stops, and what it holds
-	// is a lower bound of the stalls' bursts.
+	// followed. Past the pacer's 4,096 the list stops (StallsCut), and
+	// what it holds is a lower bound of the stalls and their bursts.
 	StallLagsS []float64 `json:"-"`
+	StallsCut  bool      `json:"-"`
 	// SendSeconds and ReceiveSeconds are the two windows: first to last
 	// datagram sent, and as the far end received them. 0 = unknown.
 	SendSeconds    float64 `json:"send_s"`

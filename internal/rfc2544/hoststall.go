@@ -77,8 +77,14 @@ func (j *stallJudge) spoiled(s sweep.Spec, o result.SweepOutcome) string {
 	}
 	// Several stalls, each judged alone: together their bursts beyond the
 	// queue's room may hold what one does not.
+	// A cut list makes both figures lower bounds: the verdict stands (more
+	// bursts only hold more), and the text says "at least".
 	if n, bursts := sweep.StallBursts(o, j.room); n > 1 && float64(lost) <= bursts {
-		return fmt.Sprintf("our sender fell behind its schedule by more than the far end's queue has room for (%.1f ms) %d times (the deepest %.1f ms), and their catch-up bursts (%.0f datagrams) hold all %d lost", j.room*1e3, n, o.MaxLagS*1e3, bursts, lost)
+		atLeast := ""
+		if o.StallsCut {
+			atLeast = "at least "
+		}
+		return fmt.Sprintf("our sender fell behind its schedule by more than the far end's queue has room for (%.1f ms) %s%d times (the deepest %.1f ms), and their catch-up bursts (%s%.0f datagrams) hold all %d lost", j.room*1e3, atLeast, n, o.MaxLagS*1e3, atLeast, bursts, lost)
 	}
 	return ""
 }

@@ -120,6 +120,7 @@ func TestSpoiled(t *testing.T) {
 		// Three stalls past a 5 ms queue (p99 − p50) in a long trial at a rate that
 		// kept it half full: 14 lost, one burst holds 9.6, the three 24.
 		{"several bursts hold the loss", result.SweepOutcome{Lost: 14, OfferedPPS: 800, MaxLagS: 0.012, StallLagsS: []float64{0.012, 0.002, 0.009, 0.009}, RTT: rtt(1, 3, 8)}, "5.0 ms) 3 times (the deepest 12.0 ms), and their catch-up bursts (24 datagrams) hold all 14 lost"},
+		{"a cut list: lower bounds, said so", result.SweepOutcome{Lost: 14, OfferedPPS: 800, MaxLagS: 0.012, StallLagsS: []float64{0.012, 0.002, 0.009, 0.009}, StallsCut: true, RTT: rtt(1, 3, 8)}, "5.0 ms) at least 3 times (the deepest 12.0 ms), and their catch-up bursts (at least 24 datagrams) hold all 14 lost"},
 		{"several bursts, more lost than they hold", result.SweepOutcome{Lost: 25, OfferedPPS: 800, MaxLagS: 0.012, StallLagsS: []float64{0.012, 0.002, 0.009, 0.009}, RTT: rtt(1, 3, 8)}, ""},
 		{"stalls within the queue's room do not count", result.SweepOutcome{Lost: 14, OfferedPPS: 800, MaxLagS: 0.012, StallLagsS: []float64{0.012, 0.004, 0.004, 0.004, 0.004}, RTT: rtt(1, 3, 8)}, ""},
 	} {

@@ -50,6 +50,7 @@ func (r ReflectRunner) Trial(ctx context.Context, s Spec) (result.SweepOutcome, 
 		o.BacklogS = res.SendSeconds * (res.OfferedPPS/o.ServicePPS - 1)
 	}
 	o.MaxLagS = res.MaxLag.Seconds()
+	o.StallsCut = res.StallsCut
 	o.StallLagsS = make([]float64, len(res.Stalls))
 	for i, l := range res.Stalls {
 		o.StallLagsS[i] = l.Seconds()

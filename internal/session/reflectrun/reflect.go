@@ -54,8 +54,10 @@ type Result struct {
 	SendSeconds float64
 	MaxLag      time.Duration
 	// Stalls are the deepest lags of the episodes in which the sender fell
-	// behind and caught up in a burst (engine.UDPSendResult.Stalls).
-	Stalls []time.Duration
+	// behind and caught up in a burst (engine.UDPSendResult.Stalls);
+	// StallsCut says there were more than the list holds.
+	Stalls    []time.Duration
+	StallsCut bool
 	// Received counts distinct datagrams of this run that came back;
 	// Duplicates the extra copies; Stray datagrams that were not ours.
 	Received, Duplicates, Stray int64
@@ -103,7 +105,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 	send, sendErr := sendAll(ctx, conn, cfg, rx.first)
 	res.Sent, res.SendErrors, res.MaxLag = send.Packets, send.Errors, send.MaxLag
-	res.Stalls = send.Stalls
+	res.Stalls, res.StallsCut = send.Stalls, send.StallsCut
 	res.OfferedPPS = send.OfferedRate()
 	if send.Last.After(send.First) {
 		res.SendSeconds = send.Last.Sub(send.First).Seconds()
