@@ -17,9 +17,6 @@ import (
 	i2wire "github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
-// streamOutcome is one UDP stream's send and end-of-test exchange.
-type streamOutcome = udpstream.StreamOutcome
-
 func runUDPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Result) (*result.Result, error) {
 	conns, err := dialUDPStreams(ctx, cfg, r)
 	if err != nil {
@@ -120,7 +117,7 @@ func udpClientStream(cfg *session.ClientConfig) *udpstream.Sender {
 
 // lastSend is when the streams' last data datagram went out (now when
 // none did).
-func lastSend(outs []streamOutcome) time.Time {
+func lastSend(outs []udpstream.StreamOutcome) time.Time {
 	var end time.Time
 	for _, o := range outs {
 		if o.Send.End.After(end) {
@@ -151,7 +148,7 @@ func closeAll(conns []udpio.Conn) {
 
 // fillUDPClientResult sums the streams into the result: our own send
 // counts, and the receiver counts from the server reports.
-func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []streamOutcome) {
+func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []udpstream.StreamOutcome) {
 	snd := &result.Sender{}
 	var rcv *result.Receiver
 	var maxLag time.Duration
