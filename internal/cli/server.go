@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/admit"
+	"github.com/wirebench/wirebench/internal/priority"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/serve"
@@ -64,6 +65,7 @@ allowed with --allow-reverse, and never to those in --deny-reverse
 	fl.StringSliceVar(&f.DenyReverse, "deny-reverse", nil, "never send UDP reverse and connect-back tests to these sources, even on the default networks or in --allow-reverse: CIDR prefixes or addresses, like --allow-reverse")
 	fl.IntVar(&f.MaxPerSource, "max-tests-per-source", admit.DefaultMaxActive, "most tests one source address may have open at once (0 = no limit)")
 	fl.Float64Var(&f.MaxNewPerSecond, "max-new-tests-per-second-per-source", admit.DefaultPerSecond, "most new tests one source address may open per second, after a burst of --max-tests-per-source (0 = no limit)")
+	fl.IntVar(&f.Nice, "nice", priority.DefaultNice, "scheduling priority (nice, -20..19) the server takes where allowed (root or CAP_SYS_NICE), so a busy host delays its readers less; 0 leaves it as started")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document per test, one per line (JSON Lines, schema wirebench/1)")
 	fl.BoolVar(&f.csv, "csv", false, "print each test's intervals and summary as CSV")
 	fl.BoolVarP(&f.enhanced, "enhanced", "e", false, "enhanced text output (iperf2 -e): a TCP sender's retransmits, congestion window, RTT and MSS")

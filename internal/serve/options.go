@@ -28,6 +28,9 @@ type Options struct {
 	// limit.
 	MaxPerSource    int
 	MaxNewPerSecond float64
+	// Nice is the scheduling priority the server asks for where allowed
+	// (--nice; priority.DefaultNice), 0 to leave it as started.
+	Nice int
 }
 
 // ServerConfig validates the options and builds the session server's
@@ -66,6 +69,10 @@ func (o Options) ServerConfig() (session.ServerConfig, error) {
 	if o.Port == 0 {
 		cfg.Port = -1
 	}
+	if o.Nice < -20 || o.Nice > 19 {
+		return cfg, fmt.Errorf("invalid --nice %d: want -20 (the largest share of the CPU) to 19, or 0 to leave the priority as it is", o.Nice)
+	}
+	cfg.Nice = o.Nice
 	if o.Iperf3Port < 0 || o.Iperf3Port > 65535 {
 		return cfg, fmt.Errorf("invalid --iperf3-port %d", o.Iperf3Port)
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/wirebench/wirebench/internal/priority"
 	"net"
 	"net/netip"
 	"slices"
@@ -87,6 +88,9 @@ func Run(ctx context.Context, c Config) error {
 		cfg.Interval = time.Second
 		cfg.OnInterval, cfg.OnGroupInterval = nil, nil
 	}
+	// Every thread of the process, before the server makes more: its one
+	// UDP reader must keep its share of a busy host (docs/server.md).
+	cfg.Priority = priority.Raise(cfg.Nice)
 	ecfg := echo.ServerConfig{IdleTimeout: cfg.IdleTimeout, OnLog: cfg.OnLog}
 	serveWeb := attachWeb(ctx, c, &cfg, &ecfg)
 	srv, err := iperf2.Listen(ctx, cfg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/wirebench/wirebench/internal/priority"
 	"net"
 	"net/netip"
 	"strconv"
@@ -72,6 +73,11 @@ type ServerConfig struct {
 	NoGSO, NoGRO bool
 	// IPv6 listens on IPv6 only (-V); "" Bind then means "::".
 	IPv6 bool
+	// Nice is the scheduling priority the server command asks for
+	// (priority.Raise; 0 leaves it alone), and Priority what it got: said
+	// in the log line of a UDP reader that fell behind.
+	Nice     int
+	Priority priority.Outcome
 
 	// OnTestStart is called when a test is accepted, with the test number
 	// and a description of the peer; OnInterval with each interval of a
