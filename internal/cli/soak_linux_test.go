@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
 
@@ -51,10 +53,15 @@ func TestSoakServerChild(t *testing.T) {
 		t.Skip("the server process of TestGarbageSoak, which starts it")
 	}
 	stats := os.NewFile(3, "stats")
+	steps := traceUDPEnds()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		sc := bufio.NewScanner(os.Stdin)
 		for sc.Scan() {
+			if port, ok := strings.CutPrefix(sc.Text(), "trace "); ok {
+				fmt.Fprintf(stats, "%s\n", steps(port))
+				continue
+			}
 			if path, ok := strings.CutPrefix(sc.Text(), "heap "); ok {
 				if f, err := os.Create(path); err == nil {
 					_ = pprof.WriteHeapProfile(f)
@@ -74,6 +81,76 @@ func TestSoakServerChild(t *testing.T) {
 		cancel()
 	}()
 	os.Exit(run(ctx, strings.Fields(os.Getenv(soakArgsEnv)), io.Discard, os.Stderr))
+}
+
+// traceUDPEnds records, in the server process, each step of the end of
+// every UDP test (session.SetTestTrace): its FIN read and how late, its
+// report queued and sent (or not), late FINs answered or not. The returned
+// func gives the steps of the sources on one port, in one line, so that a
+// client that went without its report is explained by what the server did.
+func traceUDPEnds() func(port string) string {
+	const keep = 24 // first and last steps kept per source
+	type record struct {
+		first, last []string
+		cut         int
+	}
+	var mu sync.Mutex
+	bySource := map[netip.AddrPort]*record{}
+	start := time.Now()
+	garbage := netip.MustParseAddr("127.0.0.1") // the garbage's source: not traced, it would only cost memory
+	session.SetTestTrace(func(peer netip.AddrPort, step string) {
+		if peer.Addr() == garbage {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		r := bySource[peer]
+		if r == nil {
+			r = &record{}
+			bySource[peer] = r
+		}
+		step = fmt.Sprintf("%.3fs %s", time.Since(start).Seconds(), step)
+		switch {
+		case len(r.first) < keep:
+			r.first = append(r.first, step)
+		case len(r.last) < keep:
+			r.last = append(r.last, step)
+		default:
+			r.last = append(r.last[1:], step)
+			r.cut++
+		}
+	})
+	return func(port string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []string
+		for peer, r := range bySource {
+			if strconv.Itoa(int(peer.Port())) != port {
+				continue
+			}
+			steps := append([]string{peer.String() + ":"}, r.first...)
+			if r.cut > 0 {
+				steps = append(steps, fmt.Sprintf("(%d steps left out)", r.cut))
+			}
+			out = append(out, strings.Join(append(steps, r.last...), " | "))
+		}
+		if len(out) == 0 {
+			return "the server recorded no UDP test step from port " + port
+		}
+		return strings.Join(out, " || ")
+	}
+}
+
+// trace asks the server process what it did with the UDP tests from port.
+func (s *soakServer) trace(port string) string {
+	if _, err := io.WriteString(s.stdin, "trace "+port+"\n"); err != nil {
+		return "(could not ask the server: " + err.Error() + ")"
+	}
+	line, err := s.stats.ReadString('\n')
+	if err != nil {
+		return "(could not read the server's answer: " + err.Error() + ")"
+	}
+	return strings.TrimSpace(line)
 }
 
 // soakServer is the server process as the test sees it.
@@ -378,6 +455,12 @@ func (s *soakServer) logAbout(t *testing.T, p *peerRun) {
 			t.Logf("server log: %s", l)
 		}
 	}
+	// What the server did, step by step, with the client's datagrams: its
+	// FIN read (how late), its report sent or not. A report the server sent
+	// in time that the client did not print is the client's: iperf 2.1.8's
+	// reporter thread can end without printing a report that arrived as
+	// its 1 s wait ran out.
+	t.Logf("the server's steps for port %s: %s", m[1], s.trace(m[1]))
 }
 
 // peerRun is one real client process.

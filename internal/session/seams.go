@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/udpio"
@@ -56,4 +57,30 @@ func SetTestHook(f func(point string, peer netip.AddrPort)) {
 		return
 	}
 	testHook.Store(&f)
+}
+
+// testTrace, when set (by tests only), is told each step of a UDP test's
+// end: its FIN read, its report queued, sent or not, late FINs answered or
+// not. A test that saw a client go without its report asks the server for
+// these, so that the failure says what the server did.
+var testTrace atomic.Pointer[func(peer netip.AddrPort, step string)]
+
+// SetTestTrace makes Trace call f (nil: nothing).
+func SetTestTrace(f func(peer netip.AddrPort, step string)) {
+	if f == nil {
+		testTrace.Store(nil)
+		return
+	}
+	testTrace.Store(&f)
+}
+
+// Tracing reports whether a test traces (SetTestTrace): callers build the
+// step's words only then.
+func Tracing() bool { return testTrace.Load() != nil }
+
+// Trace tells the test's trace, if any, of one step of peer's test.
+func Trace(peer netip.AddrPort, step string) {
+	if f := testTrace.Load(); f != nil {
+		(*f)(peer, step)
+	}
 }

@@ -3,6 +3,7 @@ package iperf2
 import (
 	"context"
 	"fmt"
+	"github.com/wirebench/wirebench/internal/session/iperf2/udpstream"
 	"net"
 	"testing"
 	"time"
@@ -111,7 +112,7 @@ func TestCountFINs(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rr := &result.Receiver{Total: tt.total, Lost: tt.lost, Packets: tt.total - tt.lost}
-			fins := countFINs(rr, tt.l, tt.data, tt.fins)
+			fins := udpstream.CountFINs(rr, tt.l, tt.data, tt.fins)
 			if fins != tt.wantFINs || rr.Counting != tt.counting || rr.Packets != tt.wantRx || rr.Total != tt.wantTo {
 				t.Errorf("FINs %d, counting %q, received %d, total %d; want %d, %q, %d, %d",
 					fins, rr.Counting, rr.Packets, rr.Total, tt.wantFINs, tt.counting, tt.wantRx, tt.wantTo)

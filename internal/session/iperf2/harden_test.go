@@ -3,6 +3,7 @@ package iperf2
 import (
 	"context"
 	"encoding/binary"
+	"github.com/wirebench/wirebench/internal/session/iperf2/udpstream"
 	"io"
 	"net"
 	"net/netip"
@@ -236,11 +237,11 @@ func TestUDPReusedPortAfterIdleEnd(t *testing.T) {
 // a warning, never negative ones.
 func TestReportCountsNeverNegative(t *testing.T) {
 	rep := &iperf2.ServerReport{TotalBytes: 1 << 63, Errors: 1<<64 - 1, Datagrams: 10, Stop: time.Second}
-	rr, implausible := reportReceiver(rep)
+	rr, implausible := udpstream.ReportReceiver(rep)
 	if !implausible || rr.Bytes < 0 || rr.Lost < 0 || rr.Total != 10 || rr.Packets < 0 {
 		t.Errorf("receiver %+v, implausible %v", rr, implausible)
 	}
-	if _, implausible := reportReceiver(&iperf2.ServerReport{TotalBytes: 1000, Datagrams: 10}); implausible {
+	if _, implausible := udpstream.ReportReceiver(&iperf2.ServerReport{TotalBytes: 1000, Datagrams: 10}); implausible {
 		t.Error("a plain report was called implausible")
 	}
 }

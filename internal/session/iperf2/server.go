@@ -2,6 +2,7 @@ package iperf2
 
 import (
 	"context"
+	i2wire "github.com/wirebench/wirebench/internal/wire/iperf2"
 	"net"
 	"net/netip"
 	"sync"
@@ -73,4 +74,16 @@ func Listen(ctx context.Context, cfg session.ServerConfig) (*session.Server, err
 	}
 	Enable(s)
 	return s, nil
+}
+
+// udpDialect names the flavour a UDP test's first datagram speaks: its
+// layout, and whether it announced a client header.
+func udpDialect(l i2wire.Layout, hasHdr bool) string {
+	switch {
+	case l == i2wire.LayoutLegacy:
+		return session.DialectIperf2Legacy
+	case hasHdr:
+		return session.DialectIperf2
+	}
+	return session.DialectRaw
 }

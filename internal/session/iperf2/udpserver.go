@@ -156,6 +156,7 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 		id, _, _, _ := i2wire.ParseDatagram(b, i2wire.DetectUDPLayout(b), false)
 		if i2wire.IsFIN(id) {
 			s.Log("stray-fin", fmt.Sprintf("udp: ignored a FIN from %s, which has no test here", src))
+			s.trace(src, "a FIN (id %d) with no test here: ignored", id)
 			return
 		}
 		if len(tests) >= s.cfg.MaxTests && !s.evictFinishedUDP(tests) {
@@ -163,9 +164,11 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 			return
 		}
 		if t = s.startUDP(ctx, src, b, at); t == nil {
+			s.trace(src, "a new test refused by a per-source limit")
 			return // refused by a per-source limit (logged)
 		}
 		tests[src] = t
+		s.trace(src, "test %d opened by a %d-byte datagram (%s)", t.id, len(b), t.res.Test.Dialect)
 	}
 	if t.refused {
 		// Keep ignoring the client while it insists, with no new result.
@@ -178,6 +181,9 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 	}
 	unanswered, done := t.rx.Unanswered(), t.rx.Done()
 	reply := t.rx.Feed(b, at)
+	if session.Tracing() {
+		s.traceFeed(src, t, b, at, done, reply != nil, t.rx.Unanswered() > unanswered)
+	}
 	if !t.fed {
 		t.fed = true
 		s.udpFed = append(s.udpFed, t)
@@ -242,10 +248,14 @@ func (s *server) flushLocked() {
 	// A failed send (ECONNREFUSED, ENOBUFS) skips that report only.
 	for rest := s.udpReports; len(rest) > 0; {
 		n, err := s.udp.WriteBatch(rest)
+		for _, m := range rest[:min(n, len(rest))] {
+			s.trace(m.Addr, "report of %d bytes sent", len(m.Buf))
+		}
 		if err == nil {
 			break
 		}
 		s.Log("reply", fmt.Sprintf("udp: sending the report to %s: %v", rest[min(n, len(rest)-1)].Addr, err))
+		s.trace(rest[min(n, len(rest)-1)].Addr, "report not sent: %v", err)
 		rest = rest[min(n+1, len(rest)):]
 	}
 	clear(s.udpReports)
@@ -267,18 +277,6 @@ func (s *server) evictFinishedUDP(tests map[netip.AddrPort]*udpTest) bool {
 		}
 	}
 	return false
-}
-
-// udpDialect names the flavour a UDP test's first datagram speaks: its
-// layout, and whether it announced a client header.
-func udpDialect(l i2wire.Layout, hasHdr bool) string {
-	switch {
-	case l == i2wire.LayoutLegacy:
-		return session.DialectIperf2Legacy
-	case hasHdr:
-		return session.DialectIperf2
-	}
-	return session.DialectRaw
 }
 
 // startUDP opens a test from its first datagram; it returns nil when a
@@ -424,10 +422,10 @@ func (s *server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst n
 	flow := &result.Flow{Direction: result.DirSend}
 	if out.Report != nil {
 		var implausible bool
-		if flow.Receiver, implausible = reportReceiver(out.Report); implausible {
-			t.res.Warn(implausibleReport)
+		if flow.Receiver, implausible = udpstream.ReportReceiver(out.Report); implausible {
+			t.res.Warn(udpstream.ImplausibleReport)
 		}
-		fins = countFINs(flow.Receiver, i2wire.LayoutModern, snd.Packets, out.FINs)
+		fins = udpstream.CountFINs(flow.Receiver, i2wire.LayoutModern, snd.Packets, out.FINs)
 	} else if fin != udpstream.FinReverse {
 		t.res.Warn("the client sent no report for the connect-back test: its receive counts are unknown")
 	}
@@ -491,6 +489,7 @@ func (s *server) Sweep(ctx context.Context, now time.Time, idleOK bool) {
 			delete(s.udpTests, src)
 			s.udpFinished--
 		case idleOK && !t.finished && !t.reverse && now.Sub(t.rx.Last()) > s.cfg.IdleTimeout:
+			s.trace(src, "ended without a FIN after %v of silence", now.Sub(t.rx.Last()).Round(time.Millisecond))
 			t.rx.EndIdle()
 			s.endUDP(t, "")
 		case t.reverse && !t.finished:

@@ -62,3 +62,6 @@ func (t *Receiver) Last() time.Time { return t.last }
 
 // LastData is the latest data datagram's arrival (the FIN excluded).
 func (t *Receiver) LastData() time.Time { return t.lastData }
+
+// Seq64 reports whether the test's ids are 64-bit.
+func (t *Receiver) Seq64() bool { return t.seq64 }
