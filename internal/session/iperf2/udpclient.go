@@ -250,6 +250,15 @@ func offeredRate(s *result.Sender, send engine.UDPSendResult, length int) {
 	s.BitsPerSecond = s.PacketsPerSecond * float64(length*8)
 }
 
+// reverseSeq64 says whether the server's datagrams in a -R test carry
+// 64-bit ids: they do when our header asked for them (FlagSeqNo64b), as a
+// 2.1 server then writes the upper half too (ours always does). Read as 32
+// bits, id 2^31 (35 minutes at 1 M/s) would be taken for the server's FIN.
+func reverseSeq64(hdr []byte) bool {
+	h, _, err := i2wire.ParseClientHeader(hdr)
+	return err == nil && h.Flags&i2wire.FlagSeqNo64b != 0
+}
+
 // runUDPReverse runs a 2.1 -R UDP test: we send our header until the
 // server's traffic arrives, then receive it until its final negative id.
 func runUDPReverse(ctx context.Context, cfg *session.ClientConfig, conns []udpio.Conn, r *result.Result) (*result.Result, error) {
@@ -258,7 +267,7 @@ func runUDPReverse(ctx context.Context, cfg *session.ClientConfig, conns []udpio
 	counters := make([]*stats.Counters, len(conns))
 	start := time.Now()
 	for i := range conns {
-		recvs[i] = udpstream.NewReceiverAs(conns[i].RemoteAddr(), i2wire.LayoutModern, false, start)
+		recvs[i] = udpstream.NewReceiverAs(conns[i].RemoteAddr(), i2wire.LayoutModern, reverseSeq64(hdr), start)
 		recvs[i].JitterMethod = session.JitterMethod(conns[i].Capabilities().GRO)
 		counters[i] = recvs[i].Counters()
 	}
