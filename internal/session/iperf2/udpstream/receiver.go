@@ -29,6 +29,7 @@ type Receiver struct {
 	peer   netip.AddrPort
 	layout i2wire.Layout
 	seq64  bool
+	ext    i2wire.IDExtender // 32-bit ids (seq64 false) read across their wrap
 	hdr    i2wire.ClientHeader
 	hasHdr bool
 	hdrErr error // why an announced client header could not be read
@@ -195,6 +196,9 @@ func (t *Receiver) Feed(b []byte, at time.Time) []byte {
 	if !ok {
 		t.short++
 		return nil
+	}
+	if !t.seq64 {
+		id = t.ext.Extend(id) // past 2^31 a 32-bit id is data, not a FIN
 	}
 	if t.done {
 		if i2wire.IsFIN(id) && t.report != nil && at.Before(t.reportAt) {

@@ -1,0 +1,98 @@
+package iperf2
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// raw32 is how a 32-bit sender's id reaches the receiver: its low 32 bits,
+// sign-extended (ParseDatagram without seq64).
+func raw32(id int64) int64 { return int64(int32(uint32(id))) }
+
+// TestIDExtenderAcrossTheWrap: a stream from 0, one near 2^31 and one near
+// 2^32 read exactly, data as data and the FIN (the next id negated) and its
+// re-sends as FINs, where reading the 32 bits alone took id 2^31 for a FIN.
+func TestIDExtenderAcrossTheWrap(t *testing.T) {
+	for _, first := range []int64{0, 1, 1<<31 - 3, 1<<32 - 3, 5<<32 - 2} {
+		var e IDExtender
+		// A stream near 2^32 is reached by steps under 2^31, as a long
+		// test's ids would pass there.
+		for id := int64(0); id < first; id += 1 << 30 {
+			if got := e.Extend(raw32(id)); got != id {
+				t.Fatalf("first %d: stepping, id %d read as %d", first, id, got)
+			}
+		}
+		for id := first; id < first+8; id++ {
+			if got := e.Extend(raw32(id)); got != id {
+				t.Fatalf("first %d: data id %d read as %d", first, id, got)
+			}
+		}
+		for k := int64(0); k < 3; k++ { // the FIN and two re-sends
+			fin := -(first + 8 + k)
+			if got := e.Extend(raw32(fin)); got != fin {
+				t.Errorf("first %d: FIN %d read as %d", first, fin, got)
+			}
+		}
+	}
+	if raw32(1<<31) >= 0 {
+		t.Fatal("the test's premise: id 2^31 read alone is negative (a FIN)")
+	}
+}
+
+// TestIDExtenderReordered: late and early datagrams within a wide window
+// keep their ids past the wrap (away from the crossing itself, where a
+// datagram's bits can mean both, see IDExtender).
+func TestIDExtenderReordered(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 9))
+	var e IDExtender
+	base := int64(1<<31 + 1<<20)
+	for id := int64(0); id < base; id += 1 << 30 {
+		e.Extend(raw32(id))
+	}
+	e.Extend(raw32(base))
+	for i := range 5000 {
+		id := base + int64(i) + int64(r.IntN(400)) - 200
+		if id <= base {
+			continue
+		}
+		if got := e.Extend(raw32(id)); got != id {
+			t.Fatalf("id %d read as %d", id, got)
+		}
+	}
+}
+
+// TestIDExtenderAsBefore: below 2^31 every id reads as ParseDatagram read
+// it alone, FINs included.
+func TestIDExtenderAsBefore(t *testing.T) {
+	var e IDExtender
+	for _, id := range []int64{0, 1, 2, 5, 4, 100, 99, 1000, -1001, -1002, 1000} {
+		if got := e.Extend(id); got != id {
+			t.Errorf("id %d read as %d", id, got)
+		}
+	}
+}
+
+// TestIDExtenderInOrderAtTheCrossing: datagrams in order, a swap of two
+// neighbours included, read exactly through 2^31 and 2^32, and the FIN
+// after them.
+func TestIDExtenderInOrderAtTheCrossing(t *testing.T) {
+	for _, cross := range []int64{1 << 31, 1 << 32} {
+		var e IDExtender
+		for id := int64(0); id < cross-10; id += 1 << 30 {
+			e.Extend(raw32(id))
+		}
+		ids := []int64{}
+		for id := cross - 10; id < cross+10; id++ {
+			ids = append(ids, id)
+		}
+		ids[12], ids[13] = ids[13], ids[12] // cross+2 before cross+3
+		for _, id := range ids {
+			if got := e.Extend(raw32(id)); got != id {
+				t.Fatalf("crossing %d: id %d read as %d", cross, id, got)
+			}
+		}
+		if got := e.Extend(raw32(-(cross + 10))); got != -(cross + 10) {
+			t.Errorf("crossing %d: the FIN read as %d", cross, got)
+		}
+	}
+}
