@@ -1,6 +1,6 @@
-// Package scripttest checks the repository's scripts from Go's test runner:
-// what they do when asked for help.
-package scripttest
+// Package repotest checks the repository's scripts and documents from Go's test runner:
+// what the scripts do when asked for help, and facts the documents state.
+package repotest
 
 import (
 	"bytes"
