@@ -24,6 +24,13 @@ type Criterion struct {
 	Relative bool
 }
 
+// Percent is a relative bound's share as people write it: "110" for
+// "110% of baseline", where 100 times the stored share may read
+// 110.00000000000001.
+func (c Criterion) Percent() string {
+	return strconv.FormatFloat(100*c.Value, 'g', 12, 64)
+}
+
 // ops are the comparison operators, longest first so ">=" is not read as ">".
 var ops = []string{">=", "<=", ">", "<"}
 

@@ -182,7 +182,7 @@ func evaluate(c Criterion, run, base *stepRun, baseErr error) (Verdict, error) {
 	case d.RatioCI95 == nil:
 		v.Note = "no 95 % interval: " + noCI(d)
 	case ok != holds(*d.Ratio-*d.RatioCI95, c.Op, c.Value) || ok != holds(*d.Ratio+*d.RatioCI95, c.Op, c.Value):
-		v.Note = fmt.Sprintf("the bound %.1f %% lies within the 95 %% interval of the ratio: the difference is not clear from the samples", 100*c.Value)
+		v.Note = fmt.Sprintf("the bound %s %% lies within the 95 %% interval of the ratio: the difference is not clear from the samples", c.Percent())
 	}
 	return v, nil
 }

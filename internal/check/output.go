@@ -33,10 +33,10 @@ func (v Verdict) Line() string {
 	case !c.Relative:
 		fmt.Fprintf(&b, ", want %s %s", c.Op, formatFigure(c.Path, c.Value))
 	case v.BaselineID == 0:
-		fmt.Fprintf(&b, ", want %s %g %% of baseline", c.Op, 100*c.Value)
+		fmt.Fprintf(&b, ", want %s %s %% of baseline", c.Op, c.Percent())
 	default:
 		fmt.Fprintf(&b, ", %s of baseline %s (run %d)", ratioText(v), formatFigure(c.Path, v.Baseline), v.BaselineID)
-		fmt.Fprintf(&b, ", want %s %g %% (%s)", c.Op, 100*c.Value, formatFigure(c.Path, v.Bound))
+		fmt.Fprintf(&b, ", want %s %s %% (%s)", c.Op, c.Percent(), formatFigure(c.Path, v.Bound))
 	}
 	if v.RunID > 0 {
 		fmt.Fprintf(&b, " [run %d]", v.RunID)
@@ -177,7 +177,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			}
 		}
 		if c.Relative {
-			bound = fmt.Sprintf("%s %g %% of baseline", c.Op, 100*c.Value)
+			bound = fmt.Sprintf("%s %s %% of baseline", c.Op, c.Percent())
 			if v.BaselineID > 0 {
 				bound += " = " + formatFigure(c.Path, v.Bound)
 				base = fmt.Sprintf("%s (run %d), ratio %s", formatFigure(c.Path, v.Baseline), v.BaselineID, ratioText(v))

@@ -15,11 +15,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/store"
 )
 
@@ -31,15 +33,18 @@ type Kind struct {
 	Command string
 	// DocKind is the result document's "kind" ("test").
 	DocKind string
+	// Doc is the document's Go type, whose fields a criterion's path is
+	// checked against before any step runs (schema.go).
+	Doc reflect.Type
 }
 
 // Kinds are the step kinds a plan may use.
 var Kinds = map[string]Kind{
-	"client":  {Command: "client", DocKind: "test"},
-	"matrix":  {Command: "matrix", DocKind: "matrix"},
-	"sweep":   {Command: "sweep", DocKind: "sweep"},
-	"ping":    {Command: "ping", DocKind: "ping"},
-	"rfc2544": {Command: "rfc2544", DocKind: "rfc2544"},
+	"client":  {Command: "client", DocKind: result.KindTest, Doc: reflect.TypeFor[result.Result]()},
+	"matrix":  {Command: "matrix", DocKind: result.KindMatrix, Doc: reflect.TypeFor[result.Matrix]()},
+	"sweep":   {Command: "sweep", DocKind: result.KindSweep, Doc: reflect.TypeFor[result.Sweep]()},
+	"ping":    {Command: "ping", DocKind: result.KindPing, Doc: reflect.TypeFor[result.Ping]()},
+	"rfc2544": {Command: "rfc2544", DocKind: result.KindRFC2544, Doc: reflect.TypeFor[result.RFC2544]()},
 }
 
 // reservedFlags are set by check itself on every step.

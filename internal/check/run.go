@@ -116,6 +116,9 @@ func Run(ctx context.Context, p *Plan, o Options) (*Report, error) {
 	}
 	start := time.Now()
 	rep := &Report{Plan: p.Name, StepErrors: map[string]string{}}
+	if err := p.CheckPaths(); err != nil {
+		return rep, err
+	}
 	for i := range p.Steps {
 		s := &p.Steps[i]
 		if ctx.Err() != nil {
@@ -222,6 +225,10 @@ func findBaseline(ctx context.Context, p *Plan, s *Step, o Options) (*stepRun, e
 	}
 	f := store.Filter{Labels: p.RunLabels(s, o.Baseline), Kind: Kinds[s.Kind].DocKind}
 	r, err := o.Store.Latest(ctx, f)
+	if errors.Is(err, store.ErrNotFound) && o.UpdateBaseline {
+		return nil, fmt.Errorf("no earlier baseline run labelled %s in %s: this run becomes the baseline (--update-baseline)",
+			result.FormatLabels(f.Labels), o.Store.Location())
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("no baseline run labelled %s in %s (run once with --update-baseline to set one)",
 			result.FormatLabels(f.Labels), o.Store.Location())

@@ -137,8 +137,8 @@ func readJUnit(t *testing.T, path string) junitSuite1 {
 }
 
 // TestCheckExitCodes: a bad plan exits 2, a figure the document does not
-// have exits 2 naming the valid ones near it, a step that cannot run
-// exits 1.
+// have exits 2 naming the valid one nearest to it before any step runs,
+// a step that cannot run exits 1.
 func TestCheckExitCodes(t *testing.T) {
 	port := startEchoServer(t)
 	db := filepath.Join(t.TempDir(), "results.db")
@@ -148,7 +148,8 @@ func TestCheckExitCodes(t *testing.T) {
 	}
 	code, _, errOut = cliRun("check", writePlan(t, fmt.Sprintf(`steps: [{name: a, kind: client, args: [127.0.0.1, -p, "%s", -t, "0.2"],
   criteria: ["reciever.bits_per_second >= 1M"]}]`, port)), "--db", db)
-	if code != exitUsage || !strings.Contains(errOut, "valid figures near it: receiver.bits_per_second") {
+	// Found before the step runs: no "check: step a:" line.
+	if code != exitUsage || !strings.Contains(errOut, `did you mean "receiver.bits_per_second"?`) || strings.Contains(errOut, "check: step a:") {
 		t.Errorf("unknown figure: exit %d: %s", code, errOut)
 	}
 	code, out, errOut := cliRun("check", writePlan(t, `steps: [{name: a, kind: client, args: ["127.0.0.1", "-p", "1", "-t", "0.2"],

@@ -51,10 +51,10 @@ The dialect decides what goes on the wire:
   raw            no test header (what zperf and ESP-IDF send)
   iperf3         iperf3's protocol (the default with -p 5201)
   auto           probe the peer with one short TCP exchange first: iperf3 if an
-                 iperf3 server answers, else iperf2 (said as a fallback when the
-                 probe cannot tell). The default on any port but 5201; the choice
-                 is on stderr (text) and in the JSON (dialect_chosen_by). Device
-                 dialects (iperf2-legacy, raw) are never guessed: name them.`,
+                 iperf3 server answers, else iperf2 (a fallback when it cannot
+                 tell). The default on ports but 5001 (iperf2) and 5201 (iperf3);
+                 stderr says so before the probe, the choice after (text; JSON:
+                 dialect_chosen_by). Device dialects (iperf2-legacy, raw): name them.`,
 		Example: `  wirebench client 192.0.2.1 -u -b 100M -i 1 -t 10
   wirebench -c 192.0.2.1 -u -b 8000pps -l 64
   wirebench client 192.0.2.1 --dialect iperf2-legacy -r -L 5002
@@ -140,7 +140,7 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 		return err
 	}
 	given := cmd.Flags().Changed("dialect")
-	choice, err := client.ChooseDialect(e.ctx, cfg, given, f.dut.enabled())
+	choice, err := client.ChooseDialect(e.ctx, cfg, given, f.dut.enabled(), e.logf)
 	if err != nil {
 		return usageOrRun(err)
 	}

@@ -42,8 +42,8 @@ How the peer is asked to send depends on its dialect:
   iperf2 (wirebench server, iperf 2.1)  -R on our connection
   iperf2-legacy (iperf 2.0.5, lwiperf)  -r: the peer connects back after our test
   iperf3 (-p 5201)                      -R
-Without --dialect on a port other than 5201 (or with --dialect auto) the peer is
-probed first with one short TCP exchange: iperf3 if an iperf3 server answers,
+Without --dialect on a port other than 5001 and 5201 (or with --dialect auto) the
+peer is probed first with one short TCP exchange: iperf3 if an iperf3 server answers,
 else iperf2; device dialects are never guessed (docs/probe.md).
   raw (zperf, ESP-IDF)                  cannot: the download cells say so
 A cell the peer cannot do is marked unsupported with the reason, never faked.
@@ -198,7 +198,7 @@ func (f *matrixFlags) chooseDialect(e *env, cmd *cobra.Command, host string, bas
 				return probe.DialectChoice{}, usageOrRun(err)
 			}
 		}
-		c := probe.ChooseDialect(e.ctx, host, f.Port, f.dialect, given)
+		c := probe.ChooseDialect(e.ctx, host, f.Port, f.dialect, given, e.logf)
 		base.Dialect = c.Dialect
 		if e.ctx.Err() != nil {
 			return c, fmt.Errorf("interrupted while probing %s for its dialect: no cell ran", host)

@@ -142,8 +142,9 @@ func newRootCmd(e *env) *cobra.Command {
 iperf dialect the device already runs (iperf2 old and new, zperf, lwiperf,
 ESP-IDF), and explains every result against the line rate of the medium.
 
-iperf habits work too: "wirebench -s" is "wirebench server", and
-"wirebench -c HOST -u -b 100M -t 60" is "wirebench client HOST -u -b 100M -t 60".`,
+iperf habits work too: "wirebench -s" is "wirebench server", "wirebench -v" (or
+--version) is "wirebench version", and "wirebench -c HOST -u -b 100M -t 60" is
+"wirebench client HOST -u -b 100M -t 60".`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -86,7 +86,7 @@ with its error; the sizes finished are printed and saved, and the exit code is 1
 	fl.StringVar(&f.Medium, "medium", "eth1g", "the medium `NAME`, for the starting rate and the % of line column (see wirebench calc)")
 	fl.StringVar(&f.Gap, "gap", "", "pause between trials so that queues drain, a `DUR` (default 200ms; 1s with --mode iperf2, whose 2.1.8 server misses a test that starts within about 0.3 s of the last one's end)")
 	fl.StringVar(&f.dialect, "dialect", "", "our client's wire dialect `NAME` against a server (--mode wirebench or iperf2): iperf2, iperf2-legacy, iperf3 or auto "+
-		"(default: iperf3 when -p 5201, else auto: a short TCP exchange tells an iperf3 server from iperf 2.1+; device dialects are never guessed)")
+		"(default: iperf2 on port 5001, iperf3 on 5201, else auto: a short TCP exchange tells an iperf3 server from iperf 2.1+; device dialects are never guessed)")
 	fl.BoolVar(&f.NoBisect, "no-bisect", false, "report cliffs between the sizes asked for, without bisecting to the byte")
 	f.saving.register(cmd)
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, kind sweep)")
@@ -182,7 +182,7 @@ func (f *sweepCmdFlags) chooseDialect(e *env, cmd *cobra.Command, s *sweep.Setup
 	default:
 		return usagef("invalid --dialect %q: want iperf2, iperf2-legacy, iperf3 or auto (a sweep needs the server's report: raw brings none)", f.dialect)
 	}
-	c := probe.ChooseDialect(e.ctx, s.Test.Host, s.Test.Port, f.dialect, given)
+	c := probe.ChooseDialect(e.ctx, s.Test.Host, s.Test.Port, f.dialect, given, e.logf)
 	if format == formatText {
 		announceDialect(e, c)
 	}

@@ -11,7 +11,7 @@ func newVersionCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
 		Short:   "Print the wirebench version",
-		Example: `  wirebench version`,
+		Example: "  wirebench version\n  wirebench -v\n  wirebench --version",
 		Args:    exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
 			fmt.Fprintf(e.stdout, "wirebench %s\n", version.String())

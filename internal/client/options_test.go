@@ -81,20 +81,20 @@ func TestParseBind(t *testing.T) {
 
 func TestChooseDialectWithDevice(t *testing.T) {
 	cfg := session.ClientConfig{Host: "h", Port: session.DefaultPort, Dialect: probe.DialectAuto}
-	_, err := ChooseDialect(t.Context(), cfg, true, true)
+	_, err := ChooseDialect(t.Context(), cfg, true, true, nil)
 	if !session.IsConfigError(err) {
 		t.Errorf("--dialect auto with --dut: %v, want a config error", err)
 	}
 	cfg.Dialect = session.DialectIperf2Legacy
-	if c, err := ChooseDialect(t.Context(), cfg, true, true); err != nil || c.Dialect != cfg.Dialect || c.By != probe.ChosenByFlag {
+	if c, err := ChooseDialect(t.Context(), cfg, true, true, nil); err != nil || c.Dialect != cfg.Dialect || c.By != probe.ChosenByFlag {
 		t.Errorf("--dialect with --dut: %+v, %v; want the flag's", c, err)
 	}
 	cfg.Dialect = ""
-	if c, err := ChooseDialect(t.Context(), cfg, false, true); err != nil || c.Dialect != "" || c.By != probe.ChosenByDevice {
+	if c, err := ChooseDialect(t.Context(), cfg, false, true, nil); err != nil || c.Dialect != "" || c.By != probe.ChosenByDevice {
 		t.Errorf("--dut alone: %+v, %v; want the device to choose", c, err)
 	}
 	cfg.Port = session.DefaultIperf3Port
-	if c, err := ChooseDialect(t.Context(), cfg, false, true); err != nil || c.Dialect != session.DialectIperf3 || c.By != probe.ChosenByPort {
+	if c, err := ChooseDialect(t.Context(), cfg, false, true, nil); err != nil || c.Dialect != session.DialectIperf3 || c.By != probe.ChosenByPort {
 		t.Errorf("--dut on port 5201: %+v, %v; want iperf3 by port", c, err)
 	}
 }

@@ -18,9 +18,10 @@ import (
 // ChooseDialect picks cfg's dialect before anything runs; given says
 // --dialect was on the command line. With device (a --dut device runs the
 // peer) the device's server decides unless --dialect names one; otherwise
-// the port, --dialect or a short probe of the peer decide. A mistake in
-// the flags is a session.ConfigError.
-func ChooseDialect(ctx context.Context, cfg session.ClientConfig, given, device bool) (probe.DialectChoice, error) {
+// the port, --dialect or a short probe of the peer decide
+// (probe.ChooseDialect; say, when not nil, is told of a probe before it
+// starts). A mistake in the flags is a session.ConfigError.
+func ChooseDialect(ctx context.Context, cfg session.ClientConfig, given, device bool, say func(string, ...any)) (probe.DialectChoice, error) {
 	byPort := probe.DialectChoice{Dialect: session.DialectIperf3, By: probe.ChosenByPort}
 	if device {
 		switch {
@@ -38,7 +39,7 @@ func ChooseDialect(ctx context.Context, cfg session.ClientConfig, given, device 
 			return byPort, err
 		}
 	}
-	choice := probe.ChooseDialect(ctx, cfg.Host, cfg.Port, cfg.Dialect, given)
+	choice := probe.ChooseDialect(ctx, cfg.Host, cfg.Port, cfg.Dialect, given, say)
 	if ctx.Err() != nil {
 		return choice, fmt.Errorf("interrupted while probing %s for its dialect: no test ran", cfg.Host)
 	}

@@ -11,10 +11,21 @@ import (
 // Rewrite turns iperf-style invocations into subcommands, so that
 // "-s ..." becomes "server ..." and "-c HOST ..." (also "-cHOST",
 // "--client HOST", "--client=HOST", "-uc HOST") becomes "client HOST ...".
-// Arguments that already start with a subcommand are returned unchanged.
+// As in iperf 2 and iperf3, -v or --version anywhere in such an
+// invocation ("-v", "-s -v", "-c HOST -v") asks for the version: it becomes
+// "version". Arguments that already start with a subcommand are returned
+// unchanged.
 func Rewrite(args []string) []string {
 	if len(args) == 0 || !strings.HasPrefix(args[0], "-") && args[0] != "" {
 		return args
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-v" || a == "--version" {
+			return []string{"version"}
+		}
 	}
 	for i, a := range args {
 		if a == "--" {

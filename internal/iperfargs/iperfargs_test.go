@@ -26,6 +26,15 @@ func TestRewrite(t *testing.T) {
 		{[]string{"client", "h", "-c", "x"}, []string{"client", "h", "-c", "x"}},
 		{[]string{"calc", "--medium", "eth100"}, []string{"calc", "--medium", "eth100"}},
 		{[]string{"--help"}, []string{"--help"}},
+		// iperf's -v is the version, alone or after -s / -c HOST.
+		{[]string{"-v"}, []string{"version"}},
+		{[]string{"--version"}, []string{"version"}},
+		{[]string{"-s", "-v"}, []string{"version"}},
+		{[]string{"-c", "h", "-u", "-v"}, []string{"version"}},
+		{[]string{"-c", "h", "--", "-v"}, []string{"client", "h", "--", "-v"}},
+		{[]string{"client", "h", "-v"}, []string{"client", "h", "-v"}},
+		// -V (iperf 2's IPv6) is not the version.
+		{[]string{"-s", "-V"}, []string{"server", "-V"}},
 		{nil, nil},
 	}
 	for _, tt := range tests {

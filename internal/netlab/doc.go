@@ -88,7 +88,7 @@
 // HTB pass its turn to the filler. In a test lab the filler runs in this
 // process (Lab.FillStats); a named lab's runs as `wirebench lab fill-run`
 // (Lab.FillLinks). Measured in docs/lab-hosts.md: a 65,500-byte ping reads
-// 11.2 ms on eth100 (10.81 needed), rates as tbf's.
+// 11.2 ms on eth100 (10.899 needed), rates as tbf's.
 //
 // # The tbf recipe (Config.Wire = WireTBF), and where each number comes from
 //
@@ -144,7 +144,7 @@
 //	    wire time for good; 1 ms of slack keeps the rate exact on a busy
 //	    machine. The price is that after an idle period up to one bucket leaves
 //	    back to back at veth speed: a 65,500-byte ping (45 fragments) reads a
-//	    median of 9.0 ms on eth100 where a real wire needs 10.81 ms. A bucket
+//	    median of 9.0 ms on eth100 where a real wire needs 10.899 ms. A bucket
 //	    of one frame (Config.Burst = MTU+38, `lab up --burst`) is exact after
 //	    idle but loses every timer's lateness: on the 2-core VM this was
 //	    measured on (timers ~52 µs late) the same ping read 13.8-15.8 ms and
@@ -177,7 +177,7 @@
 // Measured side by side with tbf on the 2-core VM (docs/lab-hosts.md has
 // the table and commands), in two runs at load 13.6-14.8 and 16-18: ping
 // -s 65500 median 12.30 and 11.20 ms exact against tbf's 9.16 and 9.25
-// (the wire needs 10.81); UDP 1470 71.02 and 70.03 against tbf's
+// (the wire needs 10.899); UDP 1470 71.02 and 70.03 against tbf's
 // 85.16-93.80 Mbit/s; TCP 73.05 and 40.71 against 85.35-93.34; with the
 // forwarder at SCHED_FIFO (EDTWIRE_SCHED=fifo) ping 11.20, UDP 78.59, TCP
 // 89.19. No figure read above the wire.

@@ -20,12 +20,14 @@ import (
 )
 
 // pingWire is the least RTT of a 65,500-byte ping across a 100 Mbit/s
-// wire shaped both ways: 45 fragments, 67,578 bytes of wire time each way
-// (44 of 1514 bytes + one of 938, each + 24), 5.406 ms at 100 Mbit/s.
-const pingWire = 2 * 67578 * 8 / 100e6 * float64(time.Second)
+// wire shaped both ways: 65,508 bytes of IP data in 45 fragments, 68,118
+// bytes of wire time each way (44 frames of 1514 bytes and one of 422,
+// each + 24: preamble 8, FCS 4, inter-frame gap 12), 5.449 ms at
+// 100 Mbit/s, as `wirebench calc` counts it (docs/calc.md).
+const pingWire = 2 * 68118 * 8 / 100e6 * float64(time.Second)
 
 // TestExactWirePing65500: with the exact wire, `ping -s 65500` reads a
-// median RTT of at least the two wire times (10.81 ms) and within +10 %
+// median RTT of at least the two wire times (10.899 ms) and within +10 %
 // of it. The tbf recipe (router, both ways) is measured too, for the
 // comparison, and only logged: its 1 ms bucket lets a burst after idle
 // leave at veth speed.

@@ -18,7 +18,7 @@ const DialectAuto = "auto"
 // How a test's dialect was chosen (dialect_chosen_by in JSON).
 const (
 	ChosenByFlag     = "flag"     // --dialect NAME
-	ChosenByPort     = "port"     // -p 5201 without --dialect: iperf3
+	ChosenByPort     = "port"     // no --dialect, iperf's port: 5001 iperf2, 5201 iperf3
 	ChosenByProbe    = "probe"    // the peer's answer to the probe's opening
 	ChosenByFallback = "fallback" // the probe could not tell: iperf2
 	ChosenByDevice   = "device"   // --dut: the device's server needs it
@@ -35,25 +35,64 @@ type DialectChoice struct {
 	Answered bool
 }
 
-// WillProbe says ChooseDialect probes the peer for a --dialect value (given: the
-// flag was set) and port.
-func WillProbe(port int, value string, given bool) bool {
-	return given && value == DialectAuto || !given && port != session.DefaultIperf3Port
+// PortDialects maps the ports whose number says the dialect to that
+// dialect: with no --dialect, a test to such a port runs in it at once,
+// with no probe, as `iperf -c` and `iperf3 -c` would.
+type PortDialects map[int]string
+
+// DefaultPorts are iperf 2's port (5001: iperf2) and iperf3's (5201:
+// iperf3).
+func DefaultPorts() PortDialects {
+	return PortDialects{session.DefaultPort: session.DialectIperf2, session.DefaultIperf3Port: session.DialectIperf3}
 }
 
-// ChooseDialect settles the dialect: as given (--dialect NAME), iperf3 on port
-// 5201, else by probing host:port (auto, or no --dialect). The caller says
-// the choice (Line, when Probed) once the test is known to run, and adds
-// it to a usage error that follows (Explain); JSON carries it in the
-// document.
-func ChooseDialect(ctx context.Context, host string, port int, value string, given bool) DialectChoice {
-	if !WillProbe(port, value, given) {
+// WillProbe says ChooseDialect probes the peer for a --dialect value (given: the
+// flag was set) and port: with --dialect auto, or with no --dialect on a
+// port that is neither iperf's nor iperf3's.
+func WillProbe(port int, value string, given bool) bool {
+	return DefaultPorts().WillProbe(port, value, given)
+}
+
+// WillProbe says Choose probes the peer for a --dialect value (given: the
+// flag was set) and port.
+func (ps PortDialects) WillProbe(port int, value string, given bool) bool {
+	return given && value == DialectAuto || !given && ps[port] == ""
+}
+
+// ChooseDialect is DefaultPorts().Choose.
+func ChooseDialect(ctx context.Context, host string, port int, value string, given bool, say func(string, ...any)) DialectChoice {
+	return DefaultPorts().Choose(ctx, host, port, value, given, say)
+}
+
+// Choose settles the dialect: as given (--dialect NAME), the port's
+// dialect with no --dialect on one of ps's ports, else by probing
+// host:port (auto, or no --dialect on another port). Before a probe,
+// say (when not nil) is given one line saying that the peer is about to
+// be probed and why. The caller says the choice (Line, when Probed) once
+// the test is known to run, and adds it to a usage error that follows
+// (Explain); JSON carries it in the document.
+func (ps PortDialects) Choose(ctx context.Context, host string, port int, value string, given bool, say func(string, ...any)) DialectChoice {
+	if !ps.WillProbe(port, value, given) {
 		if given {
 			return DialectChoice{Dialect: value, By: ChosenByFlag}
 		}
-		return DialectChoice{Dialect: session.DialectIperf3, By: ChosenByPort}
+		return DialectChoice{Dialect: ps[port], By: ChosenByPort}
+	}
+	if say != nil {
+		say("%s", ProbeNotice(host, port, given))
 	}
 	return probeDialect(ctx, host, port)
+}
+
+// ProbeNotice is the line said before the dialect probe of host:port
+// (given: --dialect auto was asked for).
+func ProbeNotice(host string, port int, given bool) string {
+	why := fmt.Sprintf("port %d is neither iperf's %d nor iperf3's %d; --dialect NAME skips the probe",
+		port, session.DefaultPort, session.DefaultIperf3Port)
+	if given {
+		why = "--dialect auto"
+	}
+	return fmt.Sprintf("probing %s port %d for its dialect, one TCP connection (%s)", host, port, why)
 }
 
 // Precheck checks cfg before a probe, so that what the user typed is

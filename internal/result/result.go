@@ -85,9 +85,9 @@ type Test struct {
 	Direction string `json:"direction"`
 	Dialect   string `json:"dialect"`
 	// DialectChosenBy says how the dialect was chosen: "flag"
-	// (--dialect), "port" (5201), "probe" (the peer's answer), "fallback"
-	// (the probe could not tell: iperf2) or "device" (--dut); empty when
-	// not recorded. DialectReason says what the probe saw.
+	// (--dialect), "port" (5001: iperf2, 5201: iperf3), "probe" (the peer's
+	// answer), "fallback" (the probe could not tell: iperf2) or "device"
+	// (--dut); empty when not recorded. DialectReason says what the probe saw.
 	DialectChosenBy string  `json:"dialect_chosen_by,omitempty"`
 	DialectReason   string  `json:"dialect_reason,omitempty"`
 	Host            string  `json:"host"`

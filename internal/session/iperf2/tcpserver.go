@@ -95,6 +95,9 @@ func (s *server) ServeTCP(ctx context.Context, c net.Conn, first []byte, firstEr
 // for both -R and full duplex, of which full duplex is honoured.
 func (s *server) describeTCP(t *tcpTest) (m tcpModes, bothModes bool) {
 	dialect := session.DialectRaw
+	if i2wire.IsFlaglessTCPHeader(t.first) { // 2.0.5's or lwiperf's header, flags 0: counted as data
+		dialect = session.DialectIperf2Legacy
+	}
 	if t.hasHdr {
 		dialect = session.DialectIperf2Legacy
 		if t.hdr.HasExtension() {
@@ -316,8 +319,11 @@ func (s *server) readTCPHeader(t *tcpTest) error {
 		return fmt.Errorf("the client asked for bounceback or a permit key (flags %08x), which this server does not do; counting the stream as data", flags)
 	}
 	hl := i2wire.ClientHeaderLen(flags, false)
-	if hl == 0 {
-		return nil // zperf/ESP-IDF: plain data from the first byte
+	if hl == 0 { // plain data: zperf, ESP-IDF, or 2.0.5's header with flags 0, which describeTCP tells by 24 bytes
+		rest := make([]byte, i2wire.ClientHeaderV1Len-4)
+		m, _ := io.ReadFull(c, rest) // a stream that ends or pauses sooner is data all the same
+		t.first = append(t.first, rest[:m]...)
+		return nil
 	}
 	if hl < i2wire.ClientHeaderV1Len || hl > i2wire.MaxHeaderLen {
 		// The LEN field can announce 0..255 bytes; fewer than the v1

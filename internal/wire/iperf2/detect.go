@@ -35,6 +35,22 @@ func DetectUDPLayout(b []byte) Layout {
 	return LayoutModern
 }
 
+// IsFlaglessTCPHeader reports whether a TCP stream's first bytes b are
+// the 24-byte client header iperf 2.0.5 and lwiperf send for a test
+// without -r/-d (wire-protocols.md §2.1): flags 0, then numThreads
+// 1..256 and a port 1..65535. A 2.1 server takes such a stream as plain
+// data, since flags 0 announce no header; the streams that carry none
+// never match: zperf's ('zzzz' after a zero word), ESP-IDF's (zeros after
+// a counter), wirebench raw's (digits after a zero word).
+func IsFlaglessTCPHeader(b []byte) bool {
+	if len(b) < ClientHeaderV1Len {
+		return false
+	}
+	be := binary.BigEndian
+	threads, port := be.Uint32(b[4:]), be.Uint32(b[8:])
+	return be.Uint32(b) == 0 && threads >= 1 && threads <= 256 && port >= 1 && port <= 65535
+}
+
 // IsFIN reports whether a datagram id marks the end of the test (it is negative).
 func IsFIN(id int64) bool { return id < 0 }
 

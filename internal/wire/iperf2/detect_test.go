@@ -81,3 +81,30 @@ func TestFINID(t *testing.T) {
 		}
 	}
 }
+
+// TestIsFlaglessTCPHeader: 2.0.5's and lwiperf's header with flags 0 is
+// told from the header-less streams of zperf, ESP-IDF and wirebench raw.
+func TestIsFlaglessTCPHeader(t *testing.T) {
+	v1 := ClientHeader{NumThreads: 1, Port: 5001, Amount: -1000}
+	hdr := v1.AppendTo(nil)
+	zperf := append([]byte{0, 0, 0, 0}, bytes.Repeat([]byte("z"), 60)...)
+	esp := make([]byte, 64)
+	raw := []byte("\x00\x00\x00\x0045678901234567890123456789")
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want bool
+	}{
+		{"2.0.5 header, flags 0", hdr, true},
+		{"2.0.5 header, -P 4", (&ClientHeader{NumThreads: 4, Port: 5001, Amount: 1 << 20}).AppendTo(nil), true},
+		{"cut short", hdr[:20], false},
+		{"zperf", zperf, false},
+		{"ESP-IDF", esp, false},
+		{"wirebench raw", raw, false},
+		{"-r header (flags VERSION1)", (&ClientHeader{Flags: FlagVersion1, NumThreads: 1, Port: 5001}).AppendTo(nil), false},
+	} {
+		if got := IsFlaglessTCPHeader(tc.b); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
