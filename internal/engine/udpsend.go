@@ -102,6 +102,14 @@ type UDPSendResult struct {
 // successful sends alternate).
 const maxRefused = 5
 
+// RefusedFor ends a send whose every write failed for this long, however
+// it is bounded (duration, bytes or packets): a firewall's EPERM, an
+// ENETUNREACH or an EMSGSIZE refuses each datagram in turn, and a send
+// that counts only the datagrams that went out would otherwise never reach
+// its byte count. One datagram accepted starts the count again, so a
+// queue that is full now and then (ENOBUFS) does not end a send.
+const RefusedFor = time.Second
+
 // SendUDP sends paced datagrams on conn until the duration or byte count is
 // reached or ctx is done. It keeps c up to date while it runs. It returns an
 // error only when sending could not go on (for example the peer's port is
@@ -132,6 +140,10 @@ type lane struct {
 	err     error
 	end     time.Time
 	refused int
+	// failing is when the writes began to fail, none accepted since (zero
+	// while the last write sent something); failed counts those writes.
+	failing time.Time
+	failed  int64
 	size    int64
 	done    bool
 }
@@ -270,14 +282,40 @@ func (l *lane) step(now time.Time) (wake time.Time, ok bool) {
 		res.Errors += int64(n - sent)
 		res.LastErr = err
 		l.Counters.Errors.Store(res.Errors)
-		if errors.Is(err, syscall.ECONNREFUSED) {
-			if l.refused++; l.refused >= maxRefused {
-				l.err = fmt.Errorf("sending udp: the peer answered %d times that its port is closed (is the server running?): %w", l.refused, err)
-				return time.Time{}, false
-			}
-		}
+	}
+	if l.err = l.refusal(now, sent, err); l.err != nil {
+		return time.Time{}, false
 	}
 	return time.Time{}, true
+}
+
+// refusal follows the writes that failed and returns the error that ends
+// the send: the peer's port found closed maxRefused times, or no datagram
+// accepted for RefusedFor. It returns nil while the send may go on.
+func (l *lane) refusal(now time.Time, sent int, err error) error {
+	if sent > 0 || err == nil {
+		l.failing, l.failed = time.Time{}, 0
+	}
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		if l.refused++; l.refused >= maxRefused {
+			return fmt.Errorf("sending udp: the peer answered %d times that its port is closed (is the server running?): %w", l.refused, err)
+		}
+		return nil
+	}
+	if sent > 0 {
+		return nil
+	}
+	if l.failed++; l.failing.IsZero() {
+		l.failing = now
+	}
+	if d := now.Sub(l.failing); d >= RefusedFor {
+		return fmt.Errorf("sending udp: this host refused every datagram for %v (%d writes in a row, none sent; a firewall, or no route?): %w",
+			d.Round(time.Millisecond), l.failed, err)
+	}
+	return nil
 }
 
 // finish closes l's result.
