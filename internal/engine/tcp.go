@@ -188,6 +188,9 @@ func ReceiveTCPWith(ctx context.Context, conn net.Conn, cfg TCPReceiveConfig, c 
 		}
 		if at, set := readDeadline(cfg.Idle, discard); set {
 			_ = conn.SetReadDeadline(at)
+			if ctx.Err() != nil {
+				break // this deadline may have replaced the AfterFunc's past one
+			}
 			if hold != nil {
 				if g, _ := hold.state(); g != gen {
 					continue // a Pause came before this deadline replaced its own

@@ -74,10 +74,15 @@ func ReceiveUDP(ctx context.Context, conn udpio.Conn, cfg UDPReceiveConfig, h UD
 		if cfg.Quick != nil && cfg.Quick() && (deadline.IsZero() || now.Add(QuickWait).Before(deadline)) {
 			deadline = now.Add(QuickWait)
 		}
+		// Set the deadline, then look at ctx: a cancellation before the
+		// look is seen here, and one after it runs the AfterFunc after
+		// this deadline was set, so its past deadline is the one left.
+		// Looking first would let this deadline (zero with no Idle or
+		// Tick) replace the AfterFunc's and the read block for good.
+		_ = conn.SetReadDeadline(deadline)
 		if ctx.Err() != nil {
 			return nil
 		}
-		_ = conn.SetReadDeadline(deadline)
 		n, err := conn.ReadBatch(msgs)
 		if n > 0 {
 			lastRx = time.Now()
