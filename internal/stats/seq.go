@@ -108,9 +108,7 @@ func (t *SeqTracker) advance(id int64) {
 	if id-t.max >= Window {
 		clear(t.seen)
 	} else {
-		for i := t.max + 1; i < id; i++ {
-			t.clearBit(i)
-		}
+		t.forget(t.max+1, id-t.max-1)
 	}
 	t.gapLost += id - t.max - 1
 	t.max = id
@@ -123,8 +121,27 @@ func (t *SeqTracker) idx(id int64) (int, uint64) {
 }
 
 func (t *SeqTracker) mark(id int64)     { w, b := t.idx(id); t.seen[w] |= b }
-func (t *SeqTracker) clearBit(id int64) { w, b := t.idx(id); t.seen[w] &^= b }
 func (t *SeqTracker) has(id int64) bool { w, b := t.idx(id); return t.seen[w]&b != 0 }
+
+// forget clears the bits of the n ids from id on (n < Window), a whole
+// 64-bit word at a time where the range covers one and masked at its
+// ends, so that a datagram whose id jumps far ahead costs at most
+// Window/64 word writes, not one step per id skipped. The range wraps
+// around the ring at most once.
+func (t *SeqTracker) forget(id, n int64) {
+	pos := uint64(id) % Window
+	for n > 0 {
+		w, bit := pos/64, pos%64
+		take := min(uint64(n), 64-bit)
+		if take == 64 {
+			t.seen[w] = 0
+		} else {
+			t.seen[w] &^= (1<<take - 1) << bit
+		}
+		n -= int64(take)
+		pos = (pos + take) % Window
+	}
+}
 
 // Started reports whether any id has been added.
 func (t *SeqTracker) Started() bool { return t.started }
