@@ -89,7 +89,8 @@ type Server struct {
 
 // source is one UDP client's state.
 type source struct {
-	first, last     time.Time
+	first, last     time.Time // the first and last datagram's receive times
+	heard           time.Time // cfg.Now() at the last datagram: the idle timeout runs from it
 	requests, bytes int64
 	bye             bool
 }
@@ -167,7 +168,7 @@ func (s *Server) Datagram(src netip.AddrPort, b []byte, at time.Time) []byte {
 		src0 = &source{first: at}
 		s.sources[src] = src0
 	}
-	src0.last = at
+	src0.last, src0.heard = at, s.cfg.Now()
 	if err == nil && m.Kind == KindBye {
 		src0.bye = true
 	}
@@ -198,7 +199,10 @@ func (s *Server) Done(src netip.AddrPort) bool {
 		s.mu.Unlock()
 		return true
 	}
-	if !st.bye && now.Sub(st.last) <= s.cfg.IdleTimeout {
+	// Silence is measured on cfg.Now's clock (monotonic), not from the
+	// receive time, which may be the kernel's wall-clock stamp: a step of
+	// the wall clock must not end a session.
+	if !st.bye && now.Sub(st.heard) <= s.cfg.IdleTimeout {
 		s.mu.Unlock()
 		return false
 	}

@@ -32,8 +32,12 @@ type Fallback interface {
 	// or kept after its end): its datagrams then skip the other
 	// protocols.
 	OwnsUDP(src netip.AddrPort) bool
-	// Datagram handles one datagram from src received at at.
-	Datagram(ctx context.Context, src netip.AddrPort, b []byte, at time.Time)
+	// Datagram handles one datagram from src received at at (the
+	// kernel's wall-clock stamp: what transit times and jitter use), which
+	// arrived at arrived on the monotonic clock (udpio.Message.ArrivedAt:
+	// what idle timeouts and other waits measure from, which a step of
+	// the wall clock does not move).
+	Datagram(ctx context.Context, src netip.AddrPort, b []byte, at, arrived time.Time)
 	// Flush runs once the datagrams of one read are handled.
 	Flush()
 	// Sweep runs about every SweepEvery: it ends tests whose client went
@@ -86,12 +90,14 @@ func (s *Server) readFirstWord(c net.Conn) ([]byte, error) {
 // serveUDP is the UDP demultiplexer: one reader for every test on the port.
 func (s *Server) serveUDP(ctx context.Context) error {
 	lastSweep, lastEvent := time.Now(), time.Now()
-	// sweep runs at a datagram's receive time, or at a tick (the read
-	// found nothing for sweepEvery). A tick that comes late says this
-	// goroutine was starved (a busy machine): datagrams may sit unread in
-	// the socket, so silence measured against the clock proves nothing
-	// then, and no test is ended as idle on such a tick. Receive times are
-	// always sound: the socket queues datagrams in arrival order.
+	// sweep runs at a datagram's arrival on the monotonic clock (never
+	// the kernel's wall-clock stamp, which a clock step moves), or at a
+	// tick (the read found nothing for sweepEvery). A tick that comes
+	// late says this goroutine was starved (a busy machine): datagrams
+	// may sit unread in the socket, so silence measured against the clock
+	// proves nothing then, and no test is ended as idle on such a tick.
+	// Arrival times are always sound: the socket queues datagrams in
+	// arrival order.
 	sweep := func(now time.Time, tick bool) {
 		idleOK := !tick || now.Sub(lastEvent) <= SweepEvery+sweepLate
 		lastEvent = now
@@ -103,7 +109,7 @@ func (s *Server) serveUDP(ctx context.Context) error {
 	cfg := engine.UDPReceiveConfig{Batch: 64, Tick: SweepEvery, OnTick: func(now time.Time) bool { sweep(now, true); return true },
 		OnBatch: s.flushUDP, AfterRead: s.afterListenerRead, Quick: s.drainWanted}
 	err := engine.ReceiveUDP(ctx, s.udp, cfg, func(m *udpio.Message) bool {
-		sweep(m.Time, false) // the receive time: no clock read per datagram
+		sweep(m.ArrivedAt(), false) // no clock read per datagram
 		s.safeDatagram(ctx, m)
 		return true
 	})
@@ -182,7 +188,7 @@ func (s *Server) datagram(ctx context.Context, m *udpio.Message) {
 		s.logs.log("unclaimed", fmt.Sprintf("udp: ignored a %d-byte datagram from %s: no protocol of this server answers it", len(b), src))
 		return
 	}
-	fb.Datagram(ctx, src, b, m.Time)
+	fb.Datagram(ctx, src, b, m.Time, m.ArrivedAt())
 }
 
 // udpOwner returns the other protocol that owns src's datagrams: the one

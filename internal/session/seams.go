@@ -31,6 +31,10 @@ func NewTestServer(ctx context.Context, cfg ServerConfig, ln net.Listener, udp u
 // FeedDatagram handles m as the UDP reader does.
 func (s *Server) FeedDatagram(ctx context.Context, m *udpio.Message) { s.safeDatagram(ctx, m) }
 
+// ServeUDP runs the server's UDP reader on its socket until ctx ends, as
+// Serve does: its datagrams, sweeps and ticks.
+func (s *Server) ServeUDP(ctx context.Context) error { return s.serveUDP(ctx) }
+
 // SweepUDP sweeps the UDP tests at now as the reader does every
 // SweepEvery.
 func (s *Server) SweepUDP(ctx context.Context, now time.Time, idleOK bool) {

@@ -109,7 +109,7 @@ func (c *singleConn) ReadBatch(msgs []Message) (int, error) {
 	}
 	m := &msgs[0]
 	n, oobn, flags, addr, err := c.uc.ReadMsgUDPAddrPort(m.Buf, c.oob)
-	now := wallNow()
+	now, read := readClock()
 	trunc, err := truncated(flags, err)
 	if err != nil {
 		return 0, fmt.Errorf("udpio: read: %w", err)
@@ -117,11 +117,12 @@ func (c *singleConn) ReadBatch(msgs []Message) (int, error) {
 	if trunc && n == 0 {
 		n = len(m.Buf) // Windows reports truncation as an error and fills the buffer
 	}
-	m.N, m.Truncated, m.Addr, m.Time = n, trunc, unmap(addr), now
+	m.N, m.Truncated, m.Addr, m.Time, m.Arrived = n, trunc, unmap(addr), now, read
 	if oobn > 0 {
 		meta := parseOOB(c.oob[:oobn])
 		if !meta.time.IsZero() {
-			m.Time = meta.time
+			// One datagram per read never tells an empty socket.
+			m.Time, m.Arrived = meta.time, arrival(read, now, meta.time, time.Time{})
 		}
 		if meta.hasDrops {
 			c.noteDrops(uint64(meta.drops))

@@ -61,15 +61,19 @@ type rxRing struct {
 	cur  int
 	got  int
 	off  int
+	// empty is when a read last returned fewer datagrams than it asked
+	// for: the socket was empty then (Message.Arrived's bound).
+	empty time.Time
 }
 
 // groSlot is one received (possibly coalesced) packet.
 type groSlot struct {
-	n     int // payload bytes received
-	seg   int // datagram size; the last may be shorter
-	trunc bool
-	addr  netip.AddrPort
-	time  time.Time
+	n       int // payload bytes received
+	seg     int // datagram size; the last may be shorter
+	trunc   bool
+	addr    netip.AddrPort
+	time    time.Time
+	arrived time.Time
 }
 
 // zoneCache remembers the zone string of the last IPv6 scope id seen, so a
@@ -208,7 +212,7 @@ func (c *batchConn) ReadBatch(msgs []Message) (int, error) {
 		rx.iovs[i].SetLen(len(b))
 	}
 	n, err := rx.receive(k)
-	now := wallNow()
+	now, read := readClock()
 	if err != nil {
 		rx.release(k)
 		return 0, fmt.Errorf("udpio: recvmmsg: %w", err)
@@ -218,10 +222,13 @@ func (c *batchConn) ReadBatch(msgs []Message) (int, error) {
 		var meta rxMeta
 		m.N, m.Truncated, m.Addr, meta = rx.slot(i, now)
 		m.N = min(m.N, len(m.Buf))
-		m.Time = meta.time
+		m.Time, m.Arrived = meta.time, arrival(read, now, meta.time, rx.empty)
 		if meta.hasDrops {
 			c.noteDrops(uint64(meta.drops))
 		}
+	}
+	if n < k {
+		rx.empty = read
 	}
 	rx.release(k)
 	return n, nil
@@ -240,7 +247,7 @@ func (c *batchConn) readGRO(msgs []Message) (int, error) {
 			rx.iovs[i].SetLen(groBufSize)
 		}
 		n, err := rx.receive(k)
-		now := wallNow()
+		now, read := readClock()
 		if err != nil {
 			return 0, fmt.Errorf("udpio: recvmmsg: %w", err)
 		}
@@ -259,7 +266,7 @@ func (c *batchConn) readGRO(msgs []Message) (int, error) {
 			var meta rxMeta
 			s.n, s.trunc, s.addr, meta = rx.slot(i, now)
 			s.n = min(s.n, groBufSize)
-			s.time = meta.time
+			s.time, s.arrived = meta.time, arrival(read, now, meta.time, rx.empty)
 			s.seg = meta.groSize
 			if s.seg <= 0 || s.seg > s.n {
 				s.seg = s.n // not coalesced: one datagram
@@ -267,6 +274,9 @@ func (c *batchConn) readGRO(msgs []Message) (int, error) {
 			if meta.hasDrops {
 				c.noteDrops(uint64(meta.drops))
 			}
+		}
+		if n < k {
+			rx.empty = read
 		}
 		rx.cur, rx.got, rx.off = 0, n, 0
 	}
@@ -279,7 +289,7 @@ func (c *batchConn) readGRO(msgs []Message) (int, error) {
 		// Truncated by the caller's buffer, or (the last datagram of
 		// the packet) by the kernel.
 		m.Truncated = m.N < end-rx.off || (s.trunc && end == s.n)
-		m.Addr, m.Time = s.addr, s.time
+		m.Addr, m.Time, m.Arrived = s.addr, s.time, s.arrived
 		out++
 		rx.off = end
 		if rx.off >= s.n {

@@ -16,7 +16,9 @@
 //
 // Receive times are wall-clock times (CLOCK_REALTIME) without a monotonic
 // reading, on every path, so the difference of two Message.Time values always
-// means the same thing.
+// means the same thing. Each datagram also carries its arrival on the
+// monotonic clock (Message.Arrived), which a step of the wall clock does not
+// move: what timeouts measure silence against.
 package udpio
 
 import (
@@ -52,6 +54,41 @@ type Message struct {
 	// stamp when available (Capabilities.KernelRxTime), else the time taken
 	// right after the receiving system call returned.
 	Time time.Time
+	// Arrived is, for a read, when the datagram arrived on the monotonic
+	// clock (it has a monotonic reading): time.Now() right after the
+	// receiving system call returned, less the time the datagram waited
+	// in the socket by Time (the kernel's stamp; none without one). That
+	// wait is bounded by the time since a read last found the socket
+	// empty (by nothing on the one-datagram path), so a step of the wall
+	// clock moves Arrived by at most that much, and only for datagrams
+	// that waited across the step, where it moves Time by the whole step.
+	// Idle timeouts and other waits measure against Arrived: a reader that
+	// fell behind still sees that the datagrams it reads late arrived in
+	// time.
+	Arrived time.Time
+}
+
+// ArrivedAt returns Arrived, or Time when Arrived is unset (a Message that
+// no ReadBatch filled, as tests build them).
+func (m *Message) ArrivedAt() time.Time {
+	if m.Arrived.IsZero() {
+		return m.Time
+	}
+	return m.Arrived
+}
+
+// arrival is Message.Arrived of a datagram stamped stamp (wall clock), read
+// at read (monotonic; readWall the same reading without it), by a reader
+// that last found the socket empty at empty (zero: unknown).
+func arrival(read, readWall, stamp, empty time.Time) time.Time {
+	wait := readWall.Sub(stamp)
+	if wait <= 0 {
+		return read
+	}
+	if !empty.IsZero() {
+		wait = min(wait, read.Sub(empty))
+	}
+	return read.Add(-wait)
 }
 
 // Capabilities says what a Conn could switch on when it was opened.
@@ -250,6 +287,11 @@ func unmap(ap netip.AddrPort) netip.AddrPort {
 	return ap
 }
 
-// wallNow is the fallback receive time: now, without a monotonic reading, so
-// it compares like a kernel stamp.
-func wallNow() time.Time { return time.Now().Round(0) }
+// readClock reads the clock once after a receive: wall is the fallback
+// receive time (Message.Time), without a monotonic reading so it compares
+// like a kernel stamp; mono is the same reading with it (for
+// Message.Arrived).
+func readClock() (wall, mono time.Time) {
+	mono = time.Now()
+	return mono.Round(0), mono
+}

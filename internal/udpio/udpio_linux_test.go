@@ -274,3 +274,67 @@ func TestSendErrorSurfaced(t *testing.T) {
 		})
 	}
 }
+
+// TestArrivedIsMonotonic: on every receive path (recvmmsg, one datagram
+// per call, GRO) each datagram carries Message.Arrived, which has the
+// monotonic clock in it, lies between its send and the end of its read,
+// and, with the kernel's stamps, stays as early as the datagram arrived
+// however late it is read.
+func TestArrivedIsMonotonic(t *testing.T) {
+	for _, opt := range []Options{{}, {NoBatch: true}, {GRO: true}} {
+		t.Run(fmt.Sprintf("nobatch=%v gro=%v", opt.NoBatch, opt.GRO), func(t *testing.T) {
+			srv := listen(t, "udp4", "127.0.0.1:0", opt)
+			cli := dial(t, "udp4", srv.LocalAddr().String(), Options{})
+			// A read that finds the socket empty first, as a reader
+			// that keeps up does (the bound of Arrived's wait).
+			_ = srv.SetReadDeadline(time.Now().Add(time.Millisecond))
+			_, _ = srv.ReadBatch(make([]Message, 4))
+			_ = srv.SetReadDeadline(time.Time{})
+			sent := time.Now()
+			if _, err := cli.WriteBatch(payloads(3, "mono")); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond) // all three wait in the socket
+			readStart := time.Now()
+			for i, m := range readN(t, srv, 3, 64) {
+				if m.Arrived == m.Arrived.Round(0) {
+					t.Errorf("datagram %d: Arrived %v has no monotonic reading", i, m.Arrived)
+				}
+				if m.Arrived.Before(sent) || time.Now().Before(m.Arrived) {
+					t.Errorf("datagram %d: arrived %v after the send, after the read", i, m.Arrived.Sub(sent))
+				}
+				if srv.Capabilities().KernelRxTime && !m.Arrived.Before(readStart) {
+					t.Errorf("datagram %d: arrived %v after the send, read %v after it: the wait in the socket was not taken off",
+						i, m.Arrived.Sub(sent), readStart.Sub(sent))
+				}
+				if m.Time != m.Time.Round(0) {
+					t.Errorf("datagram %d: Time %v has a monotonic reading; it must compare like a kernel stamp", i, m.Time)
+				}
+			}
+		})
+	}
+}
+
+// TestArrivalBounded: the wait a kernel stamp claims is taken off the
+// read's time only up to when the socket was last found empty, so a wall
+// clock that stepped while the datagram waited moves its arrival by no
+// more than that; a stamp after the read (a step back) means no wait.
+func TestArrivalBounded(t *testing.T) {
+	read := time.Now()
+	wall := read.Round(0)
+	for _, tc := range []struct {
+		name         string
+		stamp, empty time.Time
+		want         time.Time
+	}{
+		{"waited 5 ms", wall.Add(-5 * time.Millisecond), read.Add(-time.Second), read.Add(-5 * time.Millisecond)},
+		{"no stamp", wall, read.Add(-time.Second), read},
+		{"stepped ahead while waiting", wall.Add(-10 * time.Second), read.Add(-20 * time.Millisecond), read.Add(-20 * time.Millisecond)},
+		{"stepped back while waiting", wall.Add(10 * time.Second), read.Add(-20 * time.Millisecond), read},
+		{"never found empty", wall.Add(-3 * time.Second), time.Time{}, read.Add(-3 * time.Second)},
+	} {
+		if got := arrival(read, wall, tc.stamp, tc.empty); got != tc.want || got == got.Round(0) {
+			t.Errorf("%s: arrived %v before the read; want %v, with a monotonic reading", tc.name, read.Sub(got), read.Sub(tc.want))
+		}
+	}
+}

@@ -112,6 +112,7 @@ func (s *server) readOwn(ctx context.Context, t *udpTest, src netip.AddrPort, o 
 			// listener would have; anything else goes back to it.
 			other := netip.AddrPortFrom(m.Addr.Addr().Unmap(), m.Addr.Port())
 			if s.udpTests[other] != nil {
+				s.arrived = m.ArrivedAt()
 				s.datagramLocked(ctx, other, b, m.Time)
 			} else {
 				s.Reinject(m)
@@ -122,6 +123,7 @@ func (s *server) readOwn(ctx context.Context, t *udpTest, src netip.AddrPort, o 
 			o.Close() // a new test from src starts on the listener
 			return false
 		}
+		s.arrived = m.ArrivedAt()
 		s.datagramOf(ctx, src, t, b, m.Time)
 		return true
 	})

@@ -34,9 +34,12 @@ type udpTest struct {
 	tx        stats.Counters // what the server sends (-R, connect-back)
 	sendDone  chan struct{}
 	finished  bool
-	expiresAt time.Time
-	dropsAt   uint64
-	dropsOK   bool
+	expiresAt time.Time // monotonic
+	// heard is when its last datagram arrived, on the monotonic clock
+	// (udpio.Message.Arrived): the idle timeout runs from it.
+	heard   time.Time
+	dropsAt uint64
+	dropsOK bool
 	// startN is s.udpStarts once this test started; sharedAtStart says
 	// other tests (or another protocol) had the socket then. Either way,
 	// its drop counter is the socket's, not this test's.
@@ -64,8 +67,9 @@ const finLagWarn = 500 * time.Millisecond
 // Datagram handles one datagram from src (session.Fallback); a panic
 // while doing so ends src's test (if it has one) with an error, and the
 // reader carries on with the next datagram.
-func (s *server) Datagram(ctx context.Context, src netip.AddrPort, b []byte, at time.Time) {
+func (s *server) Datagram(ctx context.Context, src netip.AddrPort, b []byte, at, arrived time.Time) {
 	s.holdForListener()
+	s.arrived = arrived
 	s.datagramLocked(ctx, src, b, at)
 }
 
@@ -170,9 +174,10 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 		tests[src] = t
 		s.trace(src, "test %d opened by a %d-byte datagram (%s)", t.id, len(b), t.res.Test.Dialect)
 	}
+	t.heard = s.arrived
 	if t.refused {
 		// Keep ignoring the client while it insists, with no new result.
-		t.expiresAt = at.Add(finishedKeep)
+		t.expiresAt = s.arrived.Add(finishedKeep)
 		return
 	}
 	session.Hook("udp-datagram", src)
@@ -221,7 +226,7 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 		// at the next sweep, while the listener's one reader carries it
 		// and every other test (it dropped datagrams in that time with
 		// two fast streams sharing two cores).
-		s.maybeOwnSocket(ctx, t, src, at)
+		s.maybeOwnSocket(ctx, t, src, s.arrived)
 	}
 }
 
@@ -319,7 +324,7 @@ func (s *server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 		}
 	}
 	r.Test.Length = len(b)
-	t := &udpTest{rx: rx, res: r, ratedAt: at}
+	t := &udpTest{rx: rx, res: r, ratedAt: s.arrived}
 	t.dropsAt, t.dropsOK = s.udp.Drops()
 	s.udpStarts++
 	t.startN, t.sharedAtStart = s.udpStarts, len(s.udpTests) > s.udpFinished || s.OtherUDPSources() > 0
@@ -339,7 +344,7 @@ func (s *server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 		// learns of the refusal only by receiving nothing.
 		release()
 		s.Log("refused-reverse", fmt.Sprintf("udp: %s: refused a %s test: %v", src, r.Test.Mode, err))
-		t.refused, t.finished, t.expiresAt = true, true, at.Add(finishedKeep)
+		t.refused, t.finished, t.expiresAt = true, true, s.arrived.Add(finishedKeep)
 		s.udpFinished++
 		s.RefuseTest(r, err)
 		return t
@@ -488,8 +493,8 @@ func (s *server) Sweep(ctx context.Context, now time.Time, idleOK bool) {
 		case t.finished && now.After(t.expiresAt):
 			delete(s.udpTests, src)
 			s.udpFinished--
-		case idleOK && !t.finished && !t.reverse && now.Sub(t.rx.Last()) > s.cfg.IdleTimeout:
-			s.trace(src, "ended without a FIN after %v of silence", now.Sub(t.rx.Last()).Round(time.Millisecond))
+		case idleOK && !t.finished && !t.reverse && now.Sub(t.heard) > s.cfg.IdleTimeout:
+			s.trace(src, "ended without a FIN after %v of silence", now.Sub(t.heard).Round(time.Millisecond))
 			t.rx.EndIdle()
 			s.endUDP(t, "")
 		case t.reverse && !t.finished:
