@@ -59,6 +59,32 @@ type i3UDPRecv struct {
 	stopped bool
 	bad     int64
 	pending bool // fed since the last publish
+	// hi is the highest sequence number seen, extended past 32 bits
+	// (extendSeq32) when the counters are 32-bit; 0 before any.
+	hi int64
+}
+
+// extendSeq32 returns the 64-bit sequence number that a 32-bit one, seq,
+// stands for, given hi, the highest seen (0: none yet): the one nearest
+// hi of those whose low 32 bits are seq, as RTP receivers extend their
+// 16-bit numbers (RFC 3550, appendix A.1). An iperf3 sender with 32-bit
+// counters wraps them after 2^32 datagrams (about 8 hours at 150,000
+// datagrams/s); without this every id after the wrap counts as a late one
+// from the start and the loss goes negative. It returns 0 or less for a
+// number that can only lie before the first id.
+func extendSeq32(hi int64, seq uint32) int64 {
+	const wrap = 1 << 32
+	if hi == 0 {
+		return int64(seq)
+	}
+	c := hi&^(wrap-1) | int64(seq)
+	switch {
+	case c-hi > wrap/2:
+		c -= wrap
+	case hi-c > wrap/2:
+		c += wrap
+	}
+	return c
 }
 
 func newI3UDPRecv(c64 bool) *i3UDPRecv {
@@ -78,17 +104,22 @@ func (u *i3UDPRecv) feed(b []byte, at time.Time) (first bool) {
 	first = !u.pending
 	u.pending = true
 	h, err := i3wire.DecodeUDPHeader(b, u.c64)
-	if err != nil || h.Seq == 0 || h.Seq > 1<<62 {
+	seq := int64(h.Seq)
+	if err == nil && !u.c64 {
+		seq = extendSeq32(u.hi, uint32(h.Seq))
+	}
+	if err != nil || seq <= 0 || h.Seq > 1<<62 {
 		if len(b) != 4 {
 			u.bad++
 		}
 		return
 	}
+	u.hi = max(u.hi, seq)
 	var sent time.Time
 	if h.Sec != 0 || h.Usec != 0 {
 		sent = time.Unix(int64(h.Sec), int64(h.Usec)*1000)
 	}
-	u.rx.Datagram(int64(h.Seq), len(b), at, sent)
+	u.rx.Datagram(seq, len(b), at, sent)
 	return first
 }
 
