@@ -41,10 +41,8 @@ type server struct {
 	// udpStarts counts the UDP tests started on the socket. A test that
 	// saw it move shared the socket's drop counter.
 	udpStarts int
-	// arrived is when the datagram being handled arrived, on the
-	// monotonic clock (udpio.Message.ArrivedAt): idle timeouts, the
-	// keeping of finished tests and rate checks measure from it, never
-	// from the datagram's wall-clock stamp, which a clock step moves.
+	// arrived is the datagram in hand's arrival on the monotonic clock
+	// (udpio.Message.ArrivedAt), what waits measure from: never its stamp.
 	arrived time.Time
 	// finishQ hands the results of ended UDP tests on, off the reader.
 	finishQ session.FinishQueue

@@ -106,13 +106,13 @@ func (s *server) readOwn(ctx context.Context, t *udpTest, src netip.AddrPort, o 
 			}
 		}
 		b := m.Buf[:m.N]
+		s.arrived = m.ArrivedAt()
 		if m.Addr != src {
 			// Arrived between the socket's bind and its connect: a
 			// datagram of another test of ours is counted now, as the
 			// listener would have; anything else goes back to it.
 			other := netip.AddrPortFrom(m.Addr.Addr().Unmap(), m.Addr.Port())
 			if s.udpTests[other] != nil {
-				s.arrived = m.ArrivedAt()
 				s.datagramLocked(ctx, other, b, m.Time)
 			} else {
 				s.Reinject(m)
@@ -123,7 +123,6 @@ func (s *server) readOwn(ctx context.Context, t *udpTest, src netip.AddrPort, o 
 			o.Close() // a new test from src starts on the listener
 			return false
 		}
-		s.arrived = m.ArrivedAt()
 		s.datagramOf(ctx, src, t, b, m.Time)
 		return true
 	})

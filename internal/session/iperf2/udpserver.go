@@ -35,11 +35,9 @@ type udpTest struct {
 	sendDone  chan struct{}
 	finished  bool
 	expiresAt time.Time // monotonic
-	// heard is when its last datagram arrived, on the monotonic clock
-	// (udpio.Message.Arrived): the idle timeout runs from it.
-	heard   time.Time
-	dropsAt uint64
-	dropsOK bool
+	heard     time.Time // its last datagram's arrival (monotonic): the idle timeout runs from it
+	dropsAt   uint64
+	dropsOK   bool
 	// startN is s.udpStarts once this test started; sharedAtStart says
 	// other tests (or another protocol) had the socket then. Either way,
 	// its drop counter is the socket's, not this test's.
