@@ -73,12 +73,20 @@ func (c *scriptConn) Close() error                     { close(c.closed); return
 
 // TestUDPTestSurvivesWallClockStep runs the server's UDP reader over a
 // 6-second iperf2 UDP test, a datagram every 100 ms, whose receive stamps
-// (the kernel's, wall clock) step 10 s ahead half way through, while the
-// reads' monotonic readings run on evenly: the test ends by its FIN as one
-// test with all its datagrams, not by the idle timeout at the step and a
-// second test after it. Before, the reader swept at the stamps and
-// measured silence from them.
+// (the kernel's, wall clock) step 10 s ahead, or back, half way through,
+// while the datagrams' arrivals on the monotonic clock run on evenly: the
+// test ends by its FIN as one test with all its datagrams, and no log line
+// says the reader read the FIN late. Before, the reader swept at the
+// stamps and measured silence from them, so the step ahead ended the test
+// on the idle timeout and its second half became a second test; the step
+// back made the FIN look read 4 s after it arrived.
 func TestUDPTestSurvivesWallClockStep(t *testing.T) {
+	for _, step := range []time.Duration{10 * time.Second, -10 * time.Second} {
+		t.Run(step.String(), func(t *testing.T) { clockStepRun(t, step) })
+	}
+}
+
+func clockStepRun(t *testing.T, step time.Duration) {
 	const n = 60
 	base := time.Now() // monotonic
 	wall := base.Round(0)
@@ -86,7 +94,7 @@ func TestUDPTestSurvivesWallClockStep(t *testing.T) {
 	conn := &scriptConn{closed: make(chan struct{})}
 	for i := int64(1); i <= n+1; i++ {
 		if i == n/2 {
-			wall = wall.Add(10 * time.Second) // the step
+			wall = wall.Add(step)
 		}
 		id := i
 		if i == n+1 {
@@ -133,10 +141,15 @@ func TestUDPTestSurvivesWallClockStep(t *testing.T) {
 			t.Errorf("warning %q: the test ended on the idle timeout", w)
 		}
 	}
-	// The test's duration and jitter still come from the stamps (the
-	// duration here includes the 10 s step); only the idle end is asked
-	// of the monotonic clock so far.
 	logMu.Lock()
-	defer logMu.Unlock()
-	t.Logf("duration %.1f s, jitter %.1f ms; logs: %q", r.Receiver.Seconds, r.Receiver.JitterMS, logs)
+	for _, l := range logs {
+		if strings.Contains(l, "behind") {
+			t.Errorf("log %q: the FIN was read as it arrived", l)
+		}
+	}
+	logMu.Unlock()
+	// The test's duration and jitter still come from the stamps (the
+	// duration here is off by the step); the waits are asked of the
+	// monotonic clock so far.
+	t.Logf("duration %.1f s, jitter %.1f ms", r.Receiver.Seconds, r.Receiver.JitterMS)
 }

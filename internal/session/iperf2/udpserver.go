@@ -195,7 +195,7 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 		// The FIN: a reader this far behind answers after an iperf 2.1
 		// client stopped waiting (about 2 s). Say so, with the figure:
 		// it is the server's CPU, not the network.
-		if lag := time.Since(at); lag > finLagWarn {
+		if lag := time.Since(s.arrived); lag > finLagWarn {
 			s.Log("fin-lag", fmt.Sprintf("udp: read the FIN from %s %v after it arrived: this server's UDP reader is behind (short of CPU? the server runs %s)",
 				src, lag.Round(time.Millisecond), s.cfg.Priority))
 		}
