@@ -167,7 +167,7 @@ func (s *Server) dialStreamSocket(ctx context.Context, src netip.AddrPort) (udpi
 // that socket's bind and its connect, when it matched every source. The
 // reader handles it after its current read, as if it had read it.
 func (s *Server) Reinject(m *udpio.Message) {
-	c := udpio.Message{Buf: append([]byte(nil), m.Buf[:m.N]...), N: m.N, Addr: m.Addr, Time: m.Time}
+	c := udpio.Message{Buf: append([]byte(nil), m.Buf[:m.N]...), N: m.N, Addr: m.Addr, Time: m.Time, Arrived: m.Arrived}
 	s.drain.mu.Lock()
 	s.drain.back = append(s.drain.back, c)
 	s.drain.pending.Add(1)
