@@ -17,7 +17,7 @@ type point struct {
 }
 
 // Limited says a load run pushed the far end past what it delivers: it
-// delivered well under what we sent, or held a queue and delivered under it.
+// delivered well under what we sent.
 func Limited(run result.DiagnosisRun) bool {
 	if run.Purpose != result.DiagnoseLoad && run.Purpose != result.DiagnoseBisect {
 		return false
@@ -25,7 +25,7 @@ func Limited(run result.DiagnosisRun) bool {
 	if run.Received == 0 || run.DeliveredPPS <= 0 || run.SentPPS <= 0 {
 		return false
 	}
-	return run.DeliveredPPS < LimitedShare*run.SentPPS || (run.Queued && run.DeliveredPPS < QueuedShare*run.SentPPS)
+	return run.DeliveredPPS < LimitedShare*run.SentPPS
 }
 
 // HostLimited says our sender did not offer the rate asked for.

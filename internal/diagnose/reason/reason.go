@@ -21,9 +21,8 @@ import (
 // Thresholds of the rules (docs/diagnose.md).
 const (
 	// LimitedShare: a load run whose far end delivered under this share of
-	// what we sent hit a limit (or, Queued, under QueuedShare).
+	// what we sent hit a limit.
 	LimitedShare = 0.95
-	QueuedShare  = 0.98
 	// FlatTolerance: rates within this share of their highest are flat.
 	FlatTolerance = 0.03
 	// MediumShare: a delivered rate at or above this share of the medium's
