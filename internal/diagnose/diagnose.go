@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/diagnose/reason"
@@ -51,6 +52,8 @@ type Config struct {
 	OnRun func(p Progress)
 	// Sleep waits between runs (nil: a timer).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Now is the monotonic clock the budget is kept on (nil: time.Now).
+	Now func() time.Time
 }
 
 // Progress is where a diagnosis is.
@@ -90,7 +93,10 @@ func Run(ctx context.Context, cfg Config, r sweep.Runner, doc *result.Diagnosis)
 	if cfg.Sleep == nil {
 		cfg.Sleep = pacer.SystemClock{}.Sleep
 	}
-	start := time.Now()
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	start := cfg.Now()
 	d := &diagnoser{cfg: cfg, r: r, doc: doc}
 	if cfg.Budget > 0 {
 		d.deadline = start.Add(cfg.Budget)
@@ -110,7 +116,7 @@ func Run(ctx context.Context, cfg Config, r sweep.Runner, doc *result.Diagnosis)
 	}
 	o := reason.Reason(reason.Input{Medium: cfg.Medium, Runs: doc.Runs})
 	doc.Verdict, doc.Findings, doc.CannotTell = o.Verdict, o.Findings, o.CannotTell
-	doc.Seconds = time.Since(start).Seconds()
+	doc.Seconds = cfg.Now().Sub(start).Seconds()
 	return err
 }
 
@@ -133,7 +139,7 @@ func (d *diagnoser) left() time.Duration {
 	if d.deadline.IsZero() {
 		return 24 * time.Hour
 	}
-	return time.Until(d.deadline)
+	return d.deadline.Sub(d.cfg.Now())
 }
 
 // run makes one run of spec for purpose, when the budget holds it, and
@@ -206,26 +212,47 @@ func (d *diagnoser) ask(size int, first *result.DiagnosisRun) float64 {
 	return math.Round(r)
 }
 
-// firstPass makes a load run per size, the largest first.
+// firstPass makes two load runs per size, the largest size first, and a
+// third when the two disagree by more than 5 %: what a size delivered is
+// the best of its runs (reason.Best), so that one run this host spoiled
+// does not make a limit.
 func (d *diagnoser) firstPass(ctx context.Context) error {
 	var first *result.DiagnosisRun
 	for i := len(d.cfg.Sizes) - 1; i >= 0; i-- {
 		size := d.cfg.Sizes[i]
-		run, err := d.run(ctx, result.DiagnoseLoad, sweep.Spec{Size: size, RatePPS: d.ask(size, first), Duration: d.cfg.Trial})
-		if err != nil {
-			return err
+		var got []float64
+		for try := 0; try < 2 || (try < 3 && disagree(got)); try++ {
+			run, err := d.run(ctx, result.DiagnoseLoad, sweep.Spec{Size: size, RatePPS: d.ask(size, first), Duration: d.cfg.Trial})
+			if err != nil {
+				return err
+			}
+			got = append(got, run.DeliveredPPS)
 		}
 		if first == nil {
-			first = &run
+			best, _ := reason.Best(d.doc.Runs, size)
+			first = &best
 		}
 	}
 	return nil
 }
 
-// sizeProbe is a few datagrams of size at a low rate: do they arrive?
+// disagree says the delivered rates of a size's runs differ by more than
+// 5 % of the highest.
+func disagree(got []float64) bool {
+	return len(got) >= 2 && slices.Min(got) < 0.95*slices.Max(got)
+}
+
+// sizeProbe is a few datagrams of size at a low rate: do they arrive? A
+// size of which none arrived is tried once more: a run this host spoiled
+// (a reflector here descheduled past the drain) is no size limit.
 func (d *diagnoser) sizeProbe(ctx context.Context, size int) (bool, error) {
-	run, err := d.run(ctx, result.DiagnoseSize, sweep.Spec{Size: size, RatePPS: 200, Packets: 20})
-	return run.Received > 0, err
+	for range 2 {
+		run, err := d.run(ctx, result.DiagnoseSize, sweep.Spec{Size: size, RatePPS: 200, Packets: 20})
+		if err != nil || run.Received > 0 {
+			return run.Received > 0, err
+		}
+	}
+	return false, nil
 }
 
 // sizeLimit checks BigSize and, when it never arrives, bisects the sizes
@@ -264,12 +291,16 @@ func (d *diagnoser) sizeLimit(ctx context.Context) error {
 }
 
 // bisectCliffs runs the sizes between each cliff's sides until it is
-// exact.
+// exact, then runs its first bad size once more: a run this host spoiled
+// shows a size on the low side of a cliff it is not on, and the better of
+// two runs moves the cliff where it belongs.
 func (d *diagnoser) bisectCliffs(ctx context.Context) error {
+	confirmed := map[int]bool{}
+	retried := map[int]bool{}
 	for range 64 {
 		var c *reason.Cliff
 		for _, x := range reason.Cliffs(d.doc.Runs) {
-			if !x.Exact() {
+			if !x.Exact() || !confirmed[x.Above] {
 				c = &x
 				break
 			}
@@ -277,14 +308,22 @@ func (d *diagnoser) bisectCliffs(ctx context.Context) error {
 		if c == nil {
 			return nil
 		}
-		mid := (c.Below + c.Above) / 2
-		run, err := d.run(ctx, result.DiagnoseBisect, sweep.Spec{Size: mid, RatePPS: math.Round(min(d.cfg.MaxPPS, 1.5*c.RateBelow)), Duration: d.cfg.Trial})
+		size := (c.Below + c.Above) / 2
+		if c.Exact() {
+			size = c.Above
+			confirmed[size] = true
+		}
+		run, err := d.run(ctx, result.DiagnoseBisect, sweep.Spec{Size: size, RatePPS: math.Round(min(d.cfg.MaxPPS, 1.5*c.RateBelow)), Duration: d.cfg.Trial})
 		if err != nil {
 			return err
 		}
-		if run.Received == 0 || (!reason.Limited(run) && !reason.Side(*c, run)) {
-			// Neither side's: the bisection cannot go on.
-			d.doc.Warnings = append(d.doc.Warnings, fmt.Sprintf("the cliff between %d and %d B: %d B fits neither side, so it was not bisected further", c.Below, c.Above, mid))
+		if best, _ := reason.Best(d.doc.Runs, size); !c.Exact() && (best.Received == 0 || (!reason.Limited(best) && !reason.Side(*c, best))) {
+			// Neither side's: once more, then the bisection cannot go on.
+			if !retried[size] {
+				retried[size] = true
+				continue
+			}
+			d.doc.Warnings = append(d.doc.Warnings, fmt.Sprintf("the cliff between %d and %d B: %d B fits neither side (delivered %.0f/s of %.0f/s sent), so it was not bisected further", c.Below, c.Above, size, run.DeliveredPPS, run.SentPPS))
 			return nil
 		}
 	}

@@ -80,8 +80,11 @@ func finding(t *testing.T, d *result.Diagnosis, kind string) result.DiagnosisFin
 	return result.DiagnosisFinding{}
 }
 
+// noLowRate leaves out the loss floor's run, for the tests of other findings.
+func noLowRate(o *Options) { o.LowRate = "0" }
+
 func TestLabByteRate(t *testing.T) {
-	d := diagnoseModel(t, "rate=20mbit", nil)
+	d := diagnoseModel(t, "rate=20mbit", noLowRate)
 	f := finding(t, d, result.FindingByteRate)
 	if v := f.Figures["line_bits_per_second"]; v < 19.6e6 || v > 20.4e6 {
 		t.Errorf("line rate %v, want 20 Mbit/s within 2 %%", v)
@@ -89,7 +92,7 @@ func TestLabByteRate(t *testing.T) {
 }
 
 func TestLabFrameRate(t *testing.T) {
-	d := diagnoseModel(t, "service=7000", nil)
+	d := diagnoseModel(t, "service=7000", noLowRate)
 	f := finding(t, d, result.FindingFrameRate)
 	if v := f.Figures["frames_per_second"]; v < 6860 || v > 7140 {
 		t.Errorf("frame rate %v, want 7000/s within 2 %%", v)
@@ -98,7 +101,7 @@ func TestLabFrameRate(t *testing.T) {
 }
 
 func TestLabTick(t *testing.T) {
-	d := diagnoseModel(t, "tick=1ms/7", nil)
+	d := diagnoseModel(t, "tick=1ms/7", noLowRate)
 	f := finding(t, d, result.FindingTick)
 	if f.Figures["period_ms"] != 1 || f.Figures["frames_per_tick"] != 7 {
 		t.Errorf("tick %v, want 1 ms and 7 frames", f.Figures)
@@ -109,7 +112,7 @@ func TestLabTick(t *testing.T) {
 }
 
 func TestLabSizeCliff(t *testing.T) {
-	d := diagnoseModel(t, "service=5000,buffer=2524", nil)
+	d := diagnoseModel(t, "service=5000,buffer=2524", noLowRate)
 	f := finding(t, d, result.FindingSizeCliff)
 	if f.Figures["last_good_size"] != 1262 || f.Figures["first_bad_size"] != 1263 || f.Figures["buffer_bytes"] != 2524 {
 		t.Errorf("cliff %v, want 1262/1263 and a buffer of 2524 bytes", f.Figures)
@@ -117,7 +120,7 @@ func TestLabSizeCliff(t *testing.T) {
 }
 
 func TestLabSizeLimit(t *testing.T) {
-	d := diagnoseModel(t, "max=3000", nil)
+	d := diagnoseModel(t, "max=3000", noLowRate)
 	if f := finding(t, d, result.FindingSizeLimit); f.Figures["max_size"] != 3000 {
 		t.Errorf("size limit %v, want 3000 bytes", f.Figures)
 	}
@@ -133,14 +136,14 @@ func TestLabLossFloor(t *testing.T) {
 }
 
 func TestLabQueue(t *testing.T) {
-	d := diagnoseModel(t, "rate=10mbit,queue=100ms", nil)
+	d := diagnoseModel(t, "rate=10mbit,queue=100ms", noLowRate)
 	if v := finding(t, d, result.FindingQueue).Figures["queue_ms"]; v < 90 || v > 115 {
 		t.Errorf("queue %v ms, want about 100", v)
 	}
 }
 
 func TestLabFrameAndByteRate(t *testing.T) {
-	d := diagnoseModel(t, "rate=50mbit,service=9000", func(o *Options) { o.Sizes = "128,256,512,1024,1470" })
+	d := diagnoseModel(t, "rate=50mbit,service=9000", func(o *Options) { o.Sizes, o.LowRate = "128,256,512,1024,1470", "0" })
 	fr, by := finding(t, d, result.FindingFrameRate), finding(t, d, result.FindingByteRate)
 	if v := fr.Figures["frames_per_second"]; v < 8820 || v > 9180 {
 		t.Errorf("frame rate %v, want 9000/s within 2 %%", v)

@@ -33,17 +33,36 @@ func HostLimited(run result.DiagnosisRun) bool {
 	return run.AskedPPS > 0 && run.SentPPS < HostShare*run.AskedPPS
 }
 
-// points are the load runs (not bisections) that hit a limit, one per size
-// (its latest), by size.
+// Best is the run at size, of the load or bisection runs, that delivered
+// the most: a run this host spoiled (our sender, our receiver or a local
+// far end descheduled) only ever shows less, so the most is the far end's.
+func Best(runs []result.DiagnosisRun, size int) (result.DiagnosisRun, bool) {
+	var best result.DiagnosisRun
+	ok := false
+	for _, run := range runs {
+		if run.Size == size && (run.Purpose == result.DiagnoseLoad || run.Purpose == result.DiagnoseBisect) &&
+			(!ok || run.DeliveredPPS > best.DeliveredPPS) {
+			best, ok = run, true
+		}
+	}
+	return best, ok
+}
+
+// points are, per size of the load runs (not bisections), the best run
+// when it hit a limit, by size.
 func (r *reasoner) points() []point {
-	by := map[int]result.DiagnosisRun{}
+	sizes := map[int]bool{}
 	for _, run := range r.in.Runs {
-		if run.Purpose == result.DiagnoseLoad && Limited(run) {
-			by[run.Size] = run
+		if run.Purpose == result.DiagnoseLoad {
+			sizes[run.Size] = true
 		}
 	}
 	var ps []point
-	for _, run := range by {
+	for size := range sizes {
+		run, _ := Best(r.in.Runs, size)
+		if !Limited(run) {
+			continue
+		}
 		ps = append(ps, point{run: run, pps: run.DeliveredPPS, bps: r.lineBPS(run.Size, run.DeliveredPPS),
 			good: run.DeliveredPPS * float64(run.Size) * 8})
 	}

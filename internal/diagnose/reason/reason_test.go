@@ -210,11 +210,17 @@ func TestSizeLimit(t *testing.T) {
 	size := func(id, size int, got int64) result.DiagnosisRun {
 		return result.DiagnosisRun{ID: id, Purpose: result.DiagnoseSize, Size: size, Sent: 20, Received: got, AskedPPS: 200, SentPPS: 200}
 	}
-	runs := []result.DiagnosisRun{load(1, 1470, 20000, 20000), size(2, 8000, 0), size(3, 4735, 0), size(4, 3000, 20), size(5, 3001, 0)}
+	// 4735 B got nothing in either of its two runs.
+	runs := []result.DiagnosisRun{load(1, 1470, 20000, 20000), size(2, 8000, 0), size(3, 4735, 0), size(6, 4735, 0), size(4, 3000, 20), size(5, 3001, 0)}
 	o := Reason(Input{Medium: medium(t, "eth1g"), Runs: runs})
 	f := one(t, o, result.FindingSizeLimit)
 	if f.Figures["max_size"] != 3000 || f.Confidence != result.ConfidenceHigh {
 		t.Errorf("size limit %+v", f)
+	}
+	// A size that arrived in one run and not in another is no limit.
+	runs[3].Size, runs[3].Received = 3001, 20
+	if o := Reason(Input{Medium: medium(t, "eth1g"), Runs: runs}); one(t, o, result.FindingSizeLimit).Figures["max_size"] != 3001 {
+		t.Errorf("a size that arrived once was taken for the limit: %+v", o.Findings)
 	}
 	// Not bisected: the limit lies between, and says so.
 	o = Reason(Input{Medium: medium(t, "eth1g"), Runs: runs[:2]})

@@ -22,16 +22,14 @@ type Cliff struct {
 func (c Cliff) Exact() bool { return c.Above == c.Below+1 }
 
 // Cliffs finds the cliffs among runs' load and bisection runs: one run per
-// size (the highest delivered), by size; a fall of the byte rate by more
+// size (Best), by size; a fall of the byte rate by more
 // than CliffDrop where the larger size hit a limit. The caller bisects a
 // cliff that is not Exact by running a size between and reasoning again.
 func Cliffs(runs []result.DiagnosisRun) []Cliff {
 	by := map[int]result.DiagnosisRun{}
 	for _, run := range runs {
-		if (run.Purpose == result.DiagnoseLoad || run.Purpose == result.DiagnoseBisect) && run.DeliveredPPS > 0 {
-			if old, ok := by[run.Size]; !ok || run.DeliveredPPS > old.DeliveredPPS {
-				by[run.Size] = run
-			}
+		if best, ok := Best(runs, run.Size); ok && best.DeliveredPPS > 0 {
+			by[run.Size] = best
 		}
 	}
 	sizes := make([]int, 0, len(by))
@@ -111,17 +109,23 @@ func lowerFirst(s string) string {
 // sizeLimit records the largest size that arrives, where a larger one
 // never does: reassembly or an MRU.
 func (r *reasoner) sizeLimit() {
+	arrived := map[int]int{} // size -> a run of it that arrived
+	for _, run := range r.in.Runs {
+		if run.Received > 0 {
+			arrived[run.Size] = run.ID
+		}
+	}
 	good, bad := 0, 0
 	var goodRun, badRun int
-	for _, run := range r.in.Runs {
-		if run.Sent == 0 {
-			continue
+	for size, id := range arrived {
+		if size > good {
+			good, goodRun = size, id
 		}
-		arrives := run.Received > 0
-		switch {
-		case arrives && run.Size > good:
-			good, goodRun = run.Size, run.ID
-		case run.Received == 0 && run.Purpose == result.DiagnoseSize && (bad == 0 || run.Size < bad):
+	}
+	for _, run := range r.in.Runs {
+		// A size of which nothing arrived in any run; one run of a size
+		// that arrived in another was spoiled (the runner tries again).
+		if _, ok := arrived[run.Size]; !ok && run.Purpose == result.DiagnoseSize && run.Sent > 0 && (bad == 0 || run.Size < bad) {
 			bad, badRun = run.Size, run.ID
 		}
 	}
@@ -129,7 +133,7 @@ func (r *reasoner) sizeLimit() {
 		return
 	}
 	if good >= bad {
-		r.cannot("a size limit: %d B arrived in one run and not in another", bad)
+		r.cannot("a size limit: nothing of %d B arrived, but %d B, larger, did", bad, good)
 		return
 	}
 	conf, what := result.ConfidenceHigh, fmt.Sprintf("datagrams above %d bytes never arrive", good)
