@@ -153,7 +153,7 @@ func ids(ps []point) []int {
 }
 
 func (r *reasoner) setLimit(kind, text string, runs []int) {
-	r.limit.kind, r.limit.text, r.limit.runs = kind, text, runs
+	r.limit.kind, r.limit.text, r.limit.runs, r.limit.detail = kind, text, runs, ""
 }
 
 // spread returns a confidence from the points: several sizes spanning a
@@ -178,8 +178,8 @@ func (r *reasoner) frameLimit(ps []point, handover int) {
 		figs["handover_size"] = float64(handover)
 	}
 	big := ps[len(ps)-1]
-	text := fmt.Sprintf("The device is frame-rate limited at %s frames/s: the frame rate is flat at %s-%s/s from %d to %d B.",
-		num(fps), num(lo), num(hi), ps[0].run.Size, big.run.Size)
+	flat := fmt.Sprintf("frame rate flat at %s-%s/s from %d to %d B", num(lo), num(hi), ps[0].run.Size, big.run.Size)
+	text := fmt.Sprintf("The device is frame-rate limited at %s frames/s: the %s.", num(fps), flat)
 	r.add(result.FindingFrameRate, spread(ps), figs, ids(ps), text)
 	cap := fps * float64(big.run.Size) * 8
 	head := fmt.Sprintf("the device is frame-rate limited at %s frames/s. At %d bytes that caps UDP at %s", num(fps), big.run.Size, mbit(cap))
@@ -190,6 +190,7 @@ func (r *reasoner) frameLimit(ps []point, handover int) {
 	if handover == 0 {
 		r.setLimit(result.FindingFrameRate, head, ids(ps))
 	}
+	r.limit.detail = flat
 }
 
 // byteLimit records a flat bit rate over ps.
@@ -205,8 +206,9 @@ func (r *reasoner) byteLimit(ps []point, handover int) {
 	if handover > 0 {
 		figs["handover_size"] = float64(handover)
 	}
-	text := fmt.Sprintf("The device is byte-rate limited at %s on %s's framing: the line bit rate is flat at %s-%s from %d to %d B (%s of UDP payload at %d B).",
-		mbit(line), r.in.Medium.Name, mbit(lo), mbit(hi), ps[0].run.Size, big.run.Size, mbit(big.good), big.run.Size)
+	flat := fmt.Sprintf("line bit rate flat at %s from %d to %d B", mbitRange(lo, hi), ps[0].run.Size, big.run.Size)
+	text := fmt.Sprintf("The device is byte-rate limited at %s on %s's framing: the %s (%s of UDP payload at %d B).",
+		mbit(line), r.in.Medium.Name, flat, mbit(big.good), big.run.Size)
 	r.add(result.FindingByteRate, spread(ps), figs, ids(ps), text)
 	if handover == 0 {
 		head := fmt.Sprintf("the device is byte-rate limited at %s on the line (%s of UDP payload at %d B)", mbit(line), mbit(big.good), big.run.Size)
@@ -214,6 +216,11 @@ func (r *reasoner) byteLimit(ps []point, handover int) {
 			head += fmt.Sprintf(", %.0f %% of %s", 100*line/r.in.Medium.BitRate, r.in.Medium.Name)
 		}
 		r.setLimit(result.FindingByteRate, head+"; the frame rate falls as frames grow, so bytes, not frames, bound it.", ids(ps))
+	}
+	if r.limit.detail != "" && handover > 0 {
+		r.limit.detail += "; " + flat
+	} else {
+		r.limit.detail = flat
 	}
 }
 
@@ -239,6 +246,8 @@ func (r *reasoner) bothLimits(ps, frames, bytes []point) {
 	}
 	r.frameLimit(frames, lo)
 	r.byteLimit(bytes, lo)
+	detail := r.limit.detail
+	defer func() { r.limit.detail = detail }()
 	r.setLimit(result.FindingFrameRate, fmt.Sprintf("the device is limited by its frame rate, %s frames/s, up to about %d B, and by its byte rate, %s on the line, above it.",
 		num(fps), lo, mbit(bps)), ids(ps))
 }
@@ -298,6 +307,7 @@ func (r *reasoner) tick(ps []point) {
 		fmt.Sprintf("Frames leave in bursts of %.0f every %.3g ms: a timer tick of %.0f Hz moves %.0f frames per tick.", k, 1000/hz, hz, k))
 	if r.limit.kind == result.FindingFrameRate {
 		r.limit.text = stringsReplaceOnce(r.limit.text, " frames/s", fmt.Sprintf(" frames/s (%.0f per %.3g ms tick)", k, 1000/hz))
+		r.limit.detail += fmt.Sprintf("; arrivals in bursts of %.0f every %.3f ms", k, 1000/hz)
 	}
 }
 

@@ -66,6 +66,8 @@ type reasoner struct {
 	limit struct {
 		kind, text string
 		runs       []int
+		// detail is what the evidence runs show, after their ids.
+		detail string
 	}
 }
 
@@ -157,7 +159,11 @@ func (r *reasoner) verdict() string {
 		}
 	}
 	if len(r.limit.runs) > 0 {
-		b.WriteString("\nEvidence: " + RunRanges(r.limit.runs) + ".")
+		b.WriteString("\nEvidence: " + RunRanges(r.limit.runs))
+		if r.limit.detail != "" {
+			b.WriteString(" (" + r.limit.detail + ")")
+		}
+		b.WriteString(".")
 	}
 	return b.String()
 }
@@ -196,6 +202,15 @@ func num(v float64) string {
 		return "-" + s
 	}
 	return s
+}
+
+// mbitRange spells two bit rates as one range in Mbit/s.
+func mbitRange(lo, hi float64) string {
+	f := "%.1f-%.1f Mbit/s"
+	if hi < 10e6 {
+		f = "%.2f-%.2f Mbit/s"
+	}
+	return fmt.Sprintf(f, lo/1e6, hi/1e6)
 }
 
 // mbit spells a bit rate in Mbit/s.

@@ -101,7 +101,8 @@ func TestFrameRateLimitAndTick(t *testing.T) {
 	if math.Abs(pf.Figures["b_ns_per_byte"]) > 0.1 {
 		t.Errorf("b = %v ns/byte, want about 0 for a flat frame rate", pf.Figures["b_ns_per_byte"])
 	}
-	for _, want := range []string{"frame-rate limited at 7,000 frames/s (7 per 1 ms tick)", "At 1470 bytes that caps UDP at 82.3 Mbit/s", "Evidence: runs 41-44."} {
+	for _, want := range []string{"frame-rate limited at 7,000 frames/s (7 per 1 ms tick)", "At 1470 bytes that caps UDP at 82.3 Mbit/s",
+		"Evidence: runs 41-44 (frame rate flat at 6,999-7,002/s from 256 to 1470 B; arrivals in bursts of 7 every 1.000 ms)."} {
 		if !strings.Contains(o.Verdict, want) {
 			t.Errorf("verdict %q lacks %q", o.Verdict, want)
 		}
@@ -155,7 +156,7 @@ func TestFrameAndByteLimitHandover(t *testing.T) {
 	if by.Figures["handover_size"] != fr.Figures["handover_size"] {
 		t.Errorf("the two findings' hand-over sizes differ: %v", o.Findings)
 	}
-	if !strings.Contains(o.Verdict, "up to about 6") {
+	if !strings.Contains(o.Verdict, "up to about 6") || !strings.Contains(o.Verdict, "(frame rate flat at 9,000-9,000/s from 128 to 512 B; line bit rate flat at 50.0-50.0 Mbit/s from 1024 to 1470 B)") {
 		t.Errorf("verdict %q does not name the hand-over", o.Verdict)
 	}
 }
