@@ -54,6 +54,10 @@ type Config struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Now is the monotonic clock the budget is kept on (nil: time.Now).
 	Now func() time.Time
+	// TCP, when set, runs a TCP test of TCPLength to the far end (a
+	// server: a reflector carries no TCP), compared with the UDP capacity.
+	TCP       func(ctx context.Context, length time.Duration) (*result.Result, error)
+	TCPLength time.Duration
 }
 
 // Progress is where a diagnosis is.
@@ -65,6 +69,9 @@ type Progress struct {
 // Line is the progress line of p.
 func (p Progress) Line() string {
 	r := p.Run
+	if r.Purpose == result.DiagnoseTCP {
+		return fmt.Sprintf("diagnose: run %d, tcp: %.2f Mbit/s", r.ID, r.BitsPerSecond/1e6)
+	}
 	s := fmt.Sprintf("diagnose: run %d, %s, %d B at %.0f/s: delivered %.0f/s, %.2f %% lost", r.ID, r.Purpose, r.Size, r.SentPPS, r.DeliveredPPS, r.LossPercent)
 	if p.Left > 0 {
 		s += fmt.Sprintf(", %.0f s of budget left", p.Left.Seconds())
@@ -131,7 +138,52 @@ func (d *diagnoser) plan(ctx context.Context) error {
 	if err := d.bisectCliffs(ctx); err != nil {
 		return err
 	}
-	return d.lossFloor(ctx)
+	if err := d.lossFloor(ctx); err != nil {
+		return err
+	}
+	return d.tcp(ctx)
+}
+
+// tcp runs the TCP test, when there is one to run.
+func (d *diagnoser) tcp(ctx context.Context) error {
+	if d.cfg.TCP == nil || d.cfg.TCPLength <= 0 {
+		return nil
+	}
+	if d.left() < d.cfg.Gap+d.cfg.TCPLength+d.cfg.Overhead {
+		return errBudget
+	}
+	if err := d.cfg.Sleep(ctx, d.cfg.Gap); err != nil {
+		return err
+	}
+	res, err := d.cfg.TCP(ctx, d.cfg.TCPLength)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil || res == nil {
+		return fmt.Errorf("the TCP run: %w", cmpErr(err))
+	}
+	run := result.DiagnosisRun{ID: len(d.doc.Runs) + 1, Purpose: result.DiagnoseTCP, Warnings: res.Warnings}
+	if s := res.Sender; s != nil {
+		run.BitsPerSecond = s.BitsPerSecond
+		if t := s.TCP; t != nil {
+			run.RTTMs, run.WindowBytes, run.Retransmits = float64(t.RTTMicros)/1000, float64(t.CwndBytes), t.Retransmits
+		}
+	}
+	if rc := res.Receiver; rc != nil && rc.BitsPerSecond > 0 {
+		run.BitsPerSecond = rc.BitsPerSecond // what arrived, by the far end's count
+	}
+	d.doc.Runs = append(d.doc.Runs, run)
+	if d.cfg.OnRun != nil {
+		d.cfg.OnRun(Progress{Run: run})
+	}
+	return nil
+}
+
+func cmpErr(err error) error {
+	if err == nil {
+		return errors.New("it gave no result")
+	}
+	return err
 }
 
 // left is the budget left (a day when there is none).

@@ -1,10 +1,12 @@
 package diagnose
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sweep"
@@ -34,6 +36,8 @@ const (
 	DefaultLowRate = "2s"
 	DefaultBudget  = "2m"
 	DefaultBigSize = 8000
+	// DefaultTCPLength is the TCP run's length against a server.
+	DefaultTCPLength = 2 * time.Second
 )
 
 // Setup is a diagnosis built from Options.
@@ -78,8 +82,14 @@ func (o Options) Setup(host string) (*Setup, error) {
 	if o.BigSize < 0 || o.BigSize > 65507 {
 		return nil, fmt.Errorf("invalid --big-size %d: want 0 (none) or up to 65507 bytes", o.BigSize)
 	}
-	if o.Mode != sweep.ModeReflect {
+	if run, ok := ss.Runner.(sweep.SessionRunner); ok {
 		cfg.Overhead = 2 * time.Second // the server's report, the test's setup
+		cfg.TCP = func(ctx context.Context, length time.Duration) (*result.Result, error) {
+			c := run.Base
+			c.UDP, c.Duration = false, length
+			return dialect.RunClient(ctx, c)
+		}
+		cfg.TCPLength = DefaultTCPLength
 	}
 	for _, l := range o.Labels {
 		if strings.HasPrefix(l, "diagnose=") {

@@ -83,11 +83,13 @@ type DiagnosisRun struct {
 	FramesPerTick float64 `json:"frames_per_tick,omitempty"`
 	// HostDrops counts datagrams our own receive buffer dropped.
 	HostDrops int64 `json:"host_drops,omitempty"`
-	// BitsPerSecond is a TCP or directional test's goodput; RTTMs and
-	// WindowBytes a TCP test's round-trip time and window, when known.
+	// BitsPerSecond is a TCP or directional test's goodput; RTTMs,
+	// WindowBytes and Retransmits a TCP test's smoothed round trip,
+	// congestion window and segments sent again, when the kernel told.
 	BitsPerSecond float64  `json:"bits_per_second,omitempty"`
 	RTTMs         float64  `json:"rtt_ms,omitempty"`
 	WindowBytes   float64  `json:"window_bytes,omitempty"`
+	Retransmits   int64    `json:"retransmits,omitempty"`
 	Warnings      []string `json:"warnings,omitempty"`
 }
 

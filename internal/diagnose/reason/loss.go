@@ -122,17 +122,20 @@ func (r *reasoner) best(purpose string) (float64, int) {
 	return bps, id
 }
 
-// tcp explains a TCP figure below the UDP capacity by the window and the
-// round trip, or by loss.
+// tcp explains a TCP figure below the UDP capacity by loss (segments sent
+// again, or a loss floor), or, with nothing lost, by the window over the
+// round trip.
 func (r *reasoner) tcp() {
 	tcp, tcpID := r.best(result.DiagnoseTCP)
 	if tcp == 0 {
 		return
 	}
+	// The UDP capacity: an upload run's, or the most UDP payload a load
+	// run delivered.
 	udp, udpID := r.best(result.DiagnoseUpload)
-	for _, f := range r.out.Findings {
-		if f.Kind == result.FindingByteRate && f.Figures["goodput_bits_per_second"] > udp {
-			udp, udpID = f.Figures["goodput_bits_per_second"], f.EvidenceRuns[len(f.EvidenceRuns)-1]
+	for _, run := range r.in.Runs {
+		if g := run.DeliveredPPS * float64(run.Size) * 8; run.Purpose == result.DiagnoseLoad && g > udp {
+			udp, udpID = g, run.ID
 		}
 	}
 	if udp == 0 {
@@ -148,13 +151,16 @@ func (r *reasoner) tcp() {
 			run = x
 		}
 	}
-	by, why := "unexplained", "neither the window over the round trip nor a loss floor explains it"
+	by, why := "unexplained", "neither loss nor the window over the round trip explains it"
 	switch {
+	case run.Retransmits > 0 || r.find(result.FindingLossFloor) != nil:
+		by, why = "loss", fmt.Sprintf("it lost segments (%d sent again) and backed off", run.Retransmits)
+		if run.Retransmits == 0 {
+			why = "the loss floor makes TCP back off"
+		}
 	case run.WindowBytes > 0 && run.RTTMs > 0 && run.WindowBytes*8/(run.RTTMs/1000) <= 1.1*tcp:
 		by = "window"
-		why = fmt.Sprintf("a window of %s bytes over a round trip of %.1f ms carries at most %s", num(run.WindowBytes), run.RTTMs, mbit(run.WindowBytes*8/(run.RTTMs/1000)))
-	case r.find(result.FindingLossFloor) != nil:
-		by, why = "loss", "the loss floor makes TCP back off"
+		why = fmt.Sprintf("with nothing lost, a window of %s bytes over a round trip of %.1f ms carries at most %s", num(run.WindowBytes), run.RTTMs, mbit(run.WindowBytes*8/(run.RTTMs/1000)))
 	}
 	f := r.add(result.FindingTCPBelowUDP, result.ConfidenceMedium,
 		map[string]float64{"tcp_bits_per_second": tcp, "udp_bits_per_second": udp}, []int{tcpID, udpID},

@@ -322,6 +322,28 @@ func TestDirectionAndTCP(t *testing.T) {
 	}
 }
 
+func TestTCPBelowUDPLoadRunsAndRetransmits(t *testing.T) {
+	// The UDP capacity is what a load run delivered: 7,000/s of 1470 B.
+	runs := []result.DiagnosisRun{load(1, 1470, 10500, 7000), load(2, 512, 10500, 7000),
+		{ID: 3, Purpose: result.DiagnoseTCP, BitsPerSecond: 20e6, RTTMs: 2, WindowBytes: 1 << 20, Retransmits: 310}}
+	o := Reason(Input{Medium: medium(t, "eth1g"), Runs: runs})
+	tc := one(t, o, result.FindingTCPBelowUDP)
+	within(t, "udp_bits_per_second", tc.Figures["udp_bits_per_second"], 7000*1470*8, 0.001)
+	if tc.Words["explained_by"] != "loss" || !strings.Contains(tc.Text, "310 sent again") || tc.EvidenceRuns[0] != 1 {
+		t.Errorf("tcp %+v", tc)
+	}
+	// Nothing lost and a window that carries more: unexplained, said so.
+	runs[2].Retransmits = 0
+	if tc := one(t, Reason(Input{Medium: medium(t, "eth1g"), Runs: runs}), result.FindingTCPBelowUDP); tc.Words["explained_by"] != "unexplained" {
+		t.Errorf("tcp %+v", tc)
+	}
+	// TCP at the UDP capacity is no finding.
+	runs[2].BitsPerSecond = 80e6
+	if fs := findings(Reason(Input{Medium: medium(t, "eth1g"), Runs: runs}), result.FindingTCPBelowUDP); len(fs) != 0 {
+		t.Errorf("tcp at the UDP rate: %+v", fs)
+	}
+}
+
 func TestRunRanges(t *testing.T) {
 	for _, c := range []struct {
 		ids  []int
