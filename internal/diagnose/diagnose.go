@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/diagnose/reason"
@@ -264,34 +263,27 @@ func (d *diagnoser) ask(size int, first *result.DiagnosisRun) float64 {
 	return math.Round(r)
 }
 
-// firstPass makes two load runs per size, the largest size first, and a
-// third when the two disagree by more than 5 %: what a size delivered is
-// the best of its runs (reason.Best), so that one run this host spoiled
-// does not make a limit.
+// firstPass makes load runs per size, the largest size first: two, and
+// up to five until two of them agree (reason.Best), so that runs this host
+// spoiled do not make a limit.
 func (d *diagnoser) firstPass(ctx context.Context) error {
 	var first *result.DiagnosisRun
 	for i := len(d.cfg.Sizes) - 1; i >= 0; i-- {
 		size := d.cfg.Sizes[i]
-		var got []float64
-		for try := 0; try < 2 || (try < 3 && disagree(got)); try++ {
-			run, err := d.run(ctx, result.DiagnoseLoad, sweep.Spec{Size: size, RatePPS: d.ask(size, first), Duration: d.cfg.Trial})
-			if err != nil {
+		for try := 0; try < 5; try++ {
+			if _, agreed, _ := reason.Best(d.doc.Runs, size); try >= 2 && agreed {
+				break
+			}
+			if _, err := d.run(ctx, result.DiagnoseLoad, sweep.Spec{Size: size, RatePPS: d.ask(size, first), Duration: d.cfg.Trial}); err != nil {
 				return err
 			}
-			got = append(got, run.DeliveredPPS)
 		}
 		if first == nil {
-			best, _ := reason.Best(d.doc.Runs, size)
+			best, _, _ := reason.Best(d.doc.Runs, size)
 			first = &best
 		}
 	}
 	return nil
-}
-
-// disagree says the delivered rates of a size's runs differ by more than
-// 5 % of the highest.
-func disagree(got []float64) bool {
-	return len(got) >= 2 && slices.Min(got) < 0.95*slices.Max(got)
 }
 
 // sizeProbe is a few datagrams of size at a low rate: do they arrive? A
@@ -369,7 +361,7 @@ func (d *diagnoser) bisectCliffs(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if best, _ := reason.Best(d.doc.Runs, size); !c.Exact() && (best.Received == 0 || (!reason.Limited(best) && !reason.Side(*c, best))) {
+		if best, _, _ := reason.Best(d.doc.Runs, size); !c.Exact() && (best.Received == 0 || (!reason.Limited(best) && !reason.Side(*c, best))) {
 			// Neither side's: once more, then the bisection cannot go on.
 			if !retried[size] {
 				retried[size] = true

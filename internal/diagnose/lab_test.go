@@ -2,6 +2,8 @@ package diagnose
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +71,18 @@ func diagnoseModel(t *testing.T, text string, edit func(o *Options)) *result.Dia
 	return doc
 }
 
+// figure is the figure name of the first finding of kind, and whether
+// there is one.
+func figure(d *result.Diagnosis, kind, name string) (float64, bool) {
+	for _, f := range d.Findings {
+		if f.Kind == kind {
+			return f.Figures[name], true
+		}
+	}
+	return 0, false
+}
+
+// finding is the first finding of kind; the test fails without one.
 func finding(t *testing.T, d *result.Diagnosis, kind string) result.DiagnosisFinding {
 	t.Helper()
 	for _, f := range d.Findings {
@@ -80,88 +94,109 @@ func finding(t *testing.T, d *result.Diagnosis, kind string) result.DiagnosisFin
 	return result.DiagnosisFinding{}
 }
 
+// bound checks figure name of the finding kind lies in [lo, hi].
+func bound(d *result.Diagnosis, kind, name string, lo, hi float64) []string {
+	v, ok := figure(d, kind, name)
+	switch {
+	case !ok:
+		return []string{fmt.Sprintf("no %s finding", kind)}
+	case v < lo || v > hi:
+		return []string{fmt.Sprintf("%s %s = %v, want %v to %v", kind, name, v, lo, hi)}
+	}
+	return nil
+}
+
+// none checks there is no finding of kind.
+func none(d *result.Diagnosis, kind string) []string {
+	if _, ok := figure(d, kind, ""); ok {
+		return []string{"unexpected " + kind + " finding"}
+	}
+	return nil
+}
+
+// attempts runs check up to n times until it finds nothing wrong. The
+// reflector runs in this process on the same two cores: when the machine
+// starves it, it holds a queue as a slow device would. Every attempt is
+// logged and held to the same bounds; a far end on its own host does not
+// stall.
+func attempts(t *testing.T, n int, check func() []string) {
+	t.Helper()
+	var bad []string
+	for i := 1; i <= n; i++ {
+		if bad = check(); len(bad) == 0 {
+			return
+		}
+		b, _ := os.ReadFile("/proc/loadavg")
+		t.Logf("attempt %d of %d missed (load %s): %s", i, n, strings.TrimSpace(string(b)), strings.Join(bad, "; "))
+	}
+	for _, b := range bad {
+		t.Error(b)
+	}
+}
+
 // noLowRate leaves out the loss floor's run, for the tests of other findings.
 func noLowRate(o *Options) { o.LowRate = "0" }
 
 func TestLabByteRate(t *testing.T) {
-	d := diagnoseModel(t, "rate=20mbit", noLowRate)
-	f := finding(t, d, result.FindingByteRate)
-	if v := f.Figures["line_bits_per_second"]; v < 19.6e6 || v > 20.4e6 {
-		t.Errorf("line rate %v, want 20 Mbit/s within 2 %%", v)
-	}
+	attempts(t, 2, func() []string {
+		return bound(diagnoseModel(t, "rate=20mbit", noLowRate), result.FindingByteRate, "line_bits_per_second", 19.6e6, 20.4e6)
+	})
 }
 
 func TestLabFrameRate(t *testing.T) {
-	d := diagnoseModel(t, "service=7000", noLowRate)
-	f := finding(t, d, result.FindingFrameRate)
-	if v := f.Figures["frames_per_second"]; v < 6860 || v > 7140 {
-		t.Errorf("frame rate %v, want 7000/s within 2 %%", v)
-	}
-	noFinding(t, d, result.FindingByteRate)
+	attempts(t, 2, func() []string {
+		d := diagnoseModel(t, "service=7000", noLowRate)
+		return append(bound(d, result.FindingFrameRate, "frames_per_second", 6860, 7140), none(d, result.FindingByteRate)...)
+	})
 }
 
 func TestLabTick(t *testing.T) {
-	d := diagnoseModel(t, "tick=1ms/7", noLowRate)
-	f := finding(t, d, result.FindingTick)
-	if f.Figures["period_ms"] != 1 || f.Figures["frames_per_tick"] != 7 {
-		t.Errorf("tick %v, want 1 ms and 7 frames", f.Figures)
-	}
-	if !strings.Contains(d.Verdict, "(7 per 1 ms tick)") {
-		t.Errorf("verdict %q does not name the tick", d.Verdict)
-	}
+	attempts(t, 2, func() []string {
+		d := diagnoseModel(t, "tick=1ms/7", noLowRate)
+		bad := append(bound(d, result.FindingTick, "period_ms", 1, 1), bound(d, result.FindingTick, "frames_per_tick", 7, 7)...)
+		if !strings.Contains(d.Verdict, "(7 per 1 ms tick)") {
+			bad = append(bad, fmt.Sprintf("verdict %q does not name the tick", d.Verdict))
+		}
+		return bad
+	})
 }
 
 func TestLabSizeCliff(t *testing.T) {
-	d := diagnoseModel(t, "service=5000,buffer=2524", noLowRate)
-	f := finding(t, d, result.FindingSizeCliff)
-	if f.Figures["last_good_size"] != 1262 || f.Figures["first_bad_size"] != 1263 || f.Figures["buffer_bytes"] != 2524 {
-		t.Errorf("cliff %v, want 1262/1263 and a buffer of 2524 bytes", f.Figures)
-	}
+	attempts(t, 2, func() []string {
+		d := diagnoseModel(t, "service=5000,buffer=2524", noLowRate)
+		bad := bound(d, result.FindingSizeCliff, "last_good_size", 1262, 1262)
+		bad = append(bad, bound(d, result.FindingSizeCliff, "first_bad_size", 1263, 1263)...)
+		return append(bad, bound(d, result.FindingSizeCliff, "buffer_bytes", 2524, 2524)...)
+	})
 }
 
 func TestLabSizeLimit(t *testing.T) {
-	d := diagnoseModel(t, "max=3000", noLowRate)
-	if f := finding(t, d, result.FindingSizeLimit); f.Figures["max_size"] != 3000 {
-		t.Errorf("size limit %v, want 3000 bytes", f.Figures)
-	}
+	attempts(t, 2, func() []string {
+		return bound(diagnoseModel(t, "max=3000", noLowRate), result.FindingSizeLimit, "max_size", 3000, 3000)
+	})
 }
 
 func TestLabLossFloor(t *testing.T) {
-	d := diagnoseModel(t, "loss=1%,seed=7", nil)
-	if v := finding(t, d, result.FindingLossFloor).Figures["loss_percent"]; v < 0.7 || v > 1.3 {
-		t.Errorf("loss floor %v %%, want 1 %% ± 0.3", v)
-	}
-	noFinding(t, d, result.FindingFrameRate)
-	noFinding(t, d, result.FindingByteRate)
+	attempts(t, 2, func() []string {
+		d := diagnoseModel(t, "loss=1%,seed=7", nil)
+		bad := bound(d, result.FindingLossFloor, "loss_percent", 0.7, 1.3)
+		return append(append(bad, none(d, result.FindingFrameRate)...), none(d, result.FindingByteRate)...)
+	})
 }
 
 func TestLabQueue(t *testing.T) {
-	d := diagnoseModel(t, "rate=10mbit,queue=100ms", noLowRate)
-	if v := finding(t, d, result.FindingQueue).Figures["queue_ms"]; v < 90 || v > 115 {
-		t.Errorf("queue %v ms, want about 100", v)
-	}
+	attempts(t, 2, func() []string {
+		return bound(diagnoseModel(t, "rate=10mbit,queue=100ms", noLowRate), result.FindingQueue, "queue_ms", 90, 115)
+	})
 }
 
+// TestLabFrameAndByteRate: 50 Mbit/s over 9000 frames/s is 694 line
+// bytes: the model hands over at 628 B of payload.
 func TestLabFrameAndByteRate(t *testing.T) {
-	d := diagnoseModel(t, "rate=50mbit,service=9000", func(o *Options) { o.Sizes, o.LowRate = "128,256,512,1024,1470", "0" })
-	fr, by := finding(t, d, result.FindingFrameRate), finding(t, d, result.FindingByteRate)
-	if v := fr.Figures["frames_per_second"]; v < 8820 || v > 9180 {
-		t.Errorf("frame rate %v, want 9000/s within 2 %%", v)
-	}
-	if v := by.Figures["line_bits_per_second"]; v < 49e6 || v > 51e6 {
-		t.Errorf("line rate %v, want 50 Mbit/s within 2 %%", v)
-	}
-	// 50 Mbit/s over 9000 frames/s is 694 line bytes: 628 B of payload.
-	if v := fr.Figures["handover_size"]; v < 597 || v > 659 {
-		t.Errorf("hand-over at %v B, want 628 within 5 %%", v)
-	}
-}
-
-func noFinding(t *testing.T, d *result.Diagnosis, kind string) {
-	t.Helper()
-	for _, f := range d.Findings {
-		if f.Kind == kind {
-			t.Errorf("unexpected %s finding: %s", kind, f.Text)
-		}
-	}
+	attempts(t, 2, func() []string {
+		d := diagnoseModel(t, "rate=50mbit,service=9000", func(o *Options) { o.Sizes, o.LowRate = "128,256,512,1024,1470", "0" })
+		bad := bound(d, result.FindingFrameRate, "frames_per_second", 8820, 9180)
+		bad = append(bad, bound(d, result.FindingByteRate, "line_bits_per_second", 49e6, 51e6)...)
+		return append(bad, bound(d, result.FindingFrameRate, "handover_size", 597, 659)...)
+	})
 }

@@ -7,36 +7,37 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirebench/wirebench/internal/lab"
-	"github.com/wirebench/wirebench/internal/lab/model"
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/netlab"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2"
 	"github.com/wirebench/wirebench/internal/sweep"
 	"github.com/wirebench/wirebench/internal/testutil/labhost"
 )
 
-// TestLabEth100MediumIsTheLimit is issue 37's: over a lab wire shaped as
-// 100 Mbit/s Ethernet (on a router between the hosts) to a reflector with
-// no model, the verdict is that the medium is the limit. With the netlab
-// build tag only: the wire's rate holds to 2 % on a quiet machine.
+// TestLabEth100MediumIsTheLimit is issue 37's: over the lab's exact wire
+// at 100 Mbit/s Ethernet (the departure-time forwarder in the router) to
+// our server in B, with no model, the verdict is that the medium is the
+// limit. With the netlab build tag only (namespaces, and a machine
+// quiet enough for the wire to hold its rate).
 func TestLabEth100MediumIsTheLimit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	l := labhost.New(t, ctx, netlab.Config{Name: "diag", RateBPS: 100e6, Burst: 62500, Router: true}, "a lab diagnosis takes several seconds")
-	var f *lab.Reflector
+	l := labhost.New(t, ctx, netlab.Config{Name: "diag", RateBPS: 100e6, Wire: netlab.WireExact}, "a lab diagnosis takes several seconds")
+	var srv *session.Server
 	if err := l.B.Do(func() (err error) {
-		f, err = lab.NewReflector(ctx, l.B.Addr.String()+":0", model.Spec{}, "")
+		srv, err = iperf2.Listen(ctx, session.ServerConfig{Bind: l.B.Addr.String(), Port: -1})
 		return err
 	}); err != nil {
-		t.Fatalf("starting the reflector in B: %v", err)
+		t.Fatalf("starting our server in B: %v", err)
 	}
-	rctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _, _ = f.Run(rctx) }()
-	t.Cleanup(func() { stop(); <-done })
+	sctx, stop := context.WithCancel(ctx)
+	served := make(chan struct{})
+	go func() { defer close(served); _ = srv.Serve(sctx) }()
+	t.Cleanup(func() { stop(); <-served })
 
-	runner := sweep.ReflectRunner{Host: l.B.Addr.String(), Port: int(f.Addr().Port())}
+	runner := sweep.SessionRunner{Base: session.ClientConfig{Host: l.B.Addr.String(), Port: srv.Port(), Dialect: session.DialectIperf2}}
 	inA := sweep.RunnerFunc(func(ctx context.Context, s sweep.Spec) (o result.SweepOutcome, err error) {
 		err = l.A.Do(func() (err error) {
 			o, err = runner.Trial(ctx, s)
@@ -49,8 +50,8 @@ func TestLabEth100MediumIsTheLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := Config{Sizes: []int{512, 1024, 1470}, Medium: m, MaxPPS: 20000, Trial: time.Second, Gap: 200 * time.Millisecond,
-		Budget: 2 * time.Minute, Overhead: time.Second, OnRun: func(p Progress) { t.Log(p.Line()) }}
-	doc := NewResult(result.DiagnosisTest{Mode: sweep.ModeReflect, Medium: m.Name})
+		Budget: 2 * time.Minute, Overhead: 2 * time.Second, OnRun: func(p Progress) { t.Log(p.Line()) }}
+	doc := NewResult(result.DiagnosisTest{Mode: sweep.ModeWirebench, Medium: m.Name})
 	if err := Run(ctx, cfg, inA, doc); err != nil {
 		t.Fatal(err)
 	}

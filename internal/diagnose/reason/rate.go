@@ -33,19 +33,45 @@ func HostLimited(run result.DiagnosisRun) bool {
 	return run.AskedPPS > 0 && run.SentPPS < HostShare*run.AskedPPS
 }
 
-// Best is the run at size, of the load or bisection runs, that delivered
-// the most: a run this host spoiled (our sender, our receiver or a local
-// far end descheduled) only ever shows less, so the most is the far end's.
-func Best(runs []result.DiagnosisRun, size int) (result.DiagnosisRun, bool) {
-	var best result.DiagnosisRun
-	ok := false
+// Agree is how close two runs' delivered rates must be to corroborate
+// each other.
+const Agree = 0.02
+
+// Best is the run at size, of the load or bisection runs, that stands for
+// what the far end delivered: the highest whose rate another run at the
+// size corroborates (within Agree), else the highest. A run this host
+// spoiled (our sender, our receiver or a far end on this machine
+// descheduled) shows a rate off the far end's, mostly lower, and two
+// spoiled runs seldom agree; corroborated says whether one was.
+func Best(runs []result.DiagnosisRun, size int) (best result.DiagnosisRun, corroborated, ok bool) {
+	var at []result.DiagnosisRun
 	for _, run := range runs {
-		if run.Size == size && (run.Purpose == result.DiagnoseLoad || run.Purpose == result.DiagnoseBisect) &&
-			(!ok || run.DeliveredPPS > best.DeliveredPPS) {
-			best, ok = run, true
+		if run.Size == size && (run.Purpose == result.DiagnoseLoad || run.Purpose == result.DiagnoseBisect) {
+			at = append(at, run)
 		}
 	}
-	return best, ok
+	if len(at) == 0 {
+		return best, false, false
+	}
+	slices.SortStableFunc(at, func(a, b result.DiagnosisRun) int { return cmpFloat(b.DeliveredPPS, a.DeliveredPPS) })
+	for i, a := range at {
+		for j, b := range at {
+			if i != j && math.Abs(a.DeliveredPPS-b.DeliveredPPS) <= Agree*a.DeliveredPPS {
+				return a, true, true
+			}
+		}
+	}
+	return at[0], false, true
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // points are, per size of the load runs (not bisections), the best run
@@ -59,7 +85,7 @@ func (r *reasoner) points() []point {
 	}
 	var ps []point
 	for size := range sizes {
-		run, _ := Best(r.in.Runs, size)
+		run, _, _ := Best(r.in.Runs, size)
 		if !Limited(run) {
 			continue
 		}

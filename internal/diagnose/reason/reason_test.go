@@ -344,6 +344,23 @@ func TestTCPBelowUDPLoadRunsAndRetransmits(t *testing.T) {
 	}
 }
 
+func TestBestIsCorroborated(t *testing.T) {
+	// Runs this host spoiled scatter; the far end's rate repeats.
+	var runs []result.DiagnosisRun
+	for i, d := range []float64{5490, 7591, 4236, 7000, 7010} {
+		runs = append(runs, load(i+1, 256, 15000, d))
+	}
+	if b, agreed, ok := Best(runs, 256); !ok || !agreed || b.DeliveredPPS != 7010 {
+		t.Errorf("best %v (corroborated %v), want 7010 corroborated", b.DeliveredPPS, agreed)
+	}
+	if b, agreed, _ := Best(runs[:3], 256); agreed || b.DeliveredPPS != 7591 {
+		t.Errorf("best of three that disagree %v (corroborated %v), want the highest, 7591, uncorroborated", b.DeliveredPPS, agreed)
+	}
+	if _, _, ok := Best(runs, 512); ok {
+		t.Error("a best run at a size never run")
+	}
+}
+
 func TestRunRanges(t *testing.T) {
 	for _, c := range []struct {
 		ids  []int

@@ -28,7 +28,7 @@ func (c Cliff) Exact() bool { return c.Above == c.Below+1 }
 func Cliffs(runs []result.DiagnosisRun) []Cliff {
 	by := map[int]result.DiagnosisRun{}
 	for _, run := range runs {
-		if best, ok := Best(runs, run.Size); ok && best.DeliveredPPS > 0 {
+		if best, _, ok := Best(runs, run.Size); ok && best.DeliveredPPS > 0 {
 			by[run.Size] = best
 		}
 	}
