@@ -37,6 +37,12 @@ func observe(id int, purpose string, s sweep.Spec, o result.SweepOutcome, linePP
 	if d := run.DeliveredPPS; o.ServicePPS > 0 && d > 0 && o.ServicePPS > 0.9*d && o.ServicePPS < 1.1*d {
 		run.DeliveredPPS = o.ServicePPS
 	}
+	// Never more than we offered (as sweep reports it): a far end whose
+	// window our stalled sender shortened drained a burst faster, which
+	// says nothing of its limit.
+	if run.SentPPS > 0 {
+		run.DeliveredPPS = min(run.DeliveredPPS, run.SentPPS)
+	}
 	run.Queued = o.ServicePPS > 0 || (o.BacklogKnown && o.RTTs == nil && o.BacklogS > queuedBacklog.Seconds())
 	if o.RTT != nil {
 		run.RTTMinMs = o.RTT.Min
