@@ -57,14 +57,17 @@ func (r *reasoner) overloadLoss() bool {
 }
 
 // queue records how long the far end holds datagrams when pushed past its
-// limit: the rise of the round trip from its lowest to the late part of a
-// limited run.
+// limit: the rise of the round trip from its lowest to the late part of
+// the runs that stand for the sizes that hit a limit (Best).
 func (r *reasoner) queue() {
 	var qs []float64
 	var ids []int
 	full := false
-	for _, run := range r.in.Runs {
-		if !Limited(run) || run.RTTLateMs <= 0 {
+	// The runs that stand for a size that hit a limit (not a run this host
+	// spoiled, which can look like a queue where there is none).
+	for _, p := range r.points() {
+		run := p.run
+		if run.RTTLateMs <= 0 {
 			continue
 		}
 		qs = append(qs, run.RTTLateMs-run.RTTMinMs)

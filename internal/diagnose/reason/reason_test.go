@@ -259,6 +259,13 @@ func TestQueue(t *testing.T) {
 	if f.Confidence != result.ConfidenceHigh {
 		t.Errorf("a queue that overflowed is known: %+v", f)
 	}
+	// A spoiled run beside one that kept up is no queue, nor a limit.
+	spoiled := load(2, 512, 20000, 9000)
+	spoiled.RTTMinMs, spoiled.RTTLateMs = 1, 190
+	o = Reason(Input{Medium: medium(t, "eth1g"), Runs: []result.DiagnosisRun{spoiled, load(3, 512, 20000, 20000), load(4, 512, 20000, 19990)}})
+	if len(findings(o, result.FindingQueue)) != 0 {
+		t.Errorf("a spoiled run made a queue: %+v", o.Findings)
+	}
 	// A queue that never overflowed is a lower bound.
 	run = load(1, 1470, 1100, 1000)
 	run.LossPercent, run.RTTMinMs, run.RTTLateMs = 0, 1, 41
