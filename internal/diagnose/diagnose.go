@@ -159,7 +159,7 @@ func (d *diagnoser) tcp(ctx context.Context) error {
 		return ctx.Err()
 	}
 	if err != nil || res == nil {
-		return fmt.Errorf("the TCP run: %w", cmpErr(err))
+		return fmt.Errorf("the TCP run: %w", orNoResult(err))
 	}
 	run := result.DiagnosisRun{ID: len(d.doc.Runs) + 1, Purpose: result.DiagnoseTCP, Warnings: res.Warnings}
 	if s := res.Sender; s != nil {
@@ -178,7 +178,8 @@ func (d *diagnoser) tcp(ctx context.Context) error {
 	return nil
 }
 
-func cmpErr(err error) error {
+// orNoResult is err, or that the run gave no result when it is nil.
+func orNoResult(err error) error {
 	if err == nil {
 		return errors.New("it gave no result")
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/wirebench/wirebench/internal/result"
 )
@@ -332,18 +333,9 @@ func (r *reasoner) tick(ps []point) {
 	r.add(result.FindingTick, conf, map[string]float64{"period_ms": 1000 / hz, "frames_per_tick": k}, ids(seen),
 		fmt.Sprintf("Frames leave in bursts of %.0f every %.3g ms: a timer tick of %.0f Hz moves %.0f frames per tick.", k, 1000/hz, hz, k))
 	if r.limit.kind == result.FindingFrameRate {
-		r.limit.text = stringsReplaceOnce(r.limit.text, " frames/s", fmt.Sprintf(" frames/s (%.0f per %.3g ms tick)", k, 1000/hz))
+		r.limit.text = strings.Replace(r.limit.text, " frames/s", fmt.Sprintf(" frames/s (%.0f per %.3g ms tick)", k, 1000/hz), 1)
 		r.limit.detail += fmt.Sprintf("; arrivals in bursts of %.0f every %.3f ms", k, 1000/hz)
 	}
-}
-
-func stringsReplaceOnce(s, old, repl string) string {
-	for i := 0; i+len(old) <= len(s); i++ {
-		if s[i:i+len(old)] == old {
-			return s[:i] + repl + s[i+len(old):]
-		}
-	}
-	return s
 }
 
 // medium records a delivered rate at the medium's: nothing else limits.
