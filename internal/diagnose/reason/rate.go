@@ -206,7 +206,7 @@ func (r *reasoner) frameLimit(ps []point, handover int) {
 	}
 	big := ps[len(ps)-1]
 	flat := fmt.Sprintf("frame rate flat at %s-%s/s from %d to %d B", num(lo), num(hi), ps[0].run.Size, big.run.Size)
-	text := fmt.Sprintf("The device is frame-rate limited at %s frames/s: the %s.", num(fps), flat)
+	text := fmt.Sprintf("The device is frame-rate limited at %s frames/s: the %s.", num(fps), strings.Replace(flat, " flat", " is flat", 1))
 	r.add(result.FindingFrameRate, spread(ps), figs, ids(ps), text)
 	cap := fps * float64(big.run.Size) * 8
 	head := fmt.Sprintf("the device is frame-rate limited at %s frames/s. At %d bytes that caps UDP at %s", num(fps), big.run.Size, mbit(cap))
@@ -235,7 +235,7 @@ func (r *reasoner) byteLimit(ps []point, handover int) {
 	}
 	flat := fmt.Sprintf("line bit rate flat at %s from %d to %d B", mbitRange(lo, hi), ps[0].run.Size, big.run.Size)
 	text := fmt.Sprintf("The device is byte-rate limited at %s on %s's framing: the %s (%s of UDP payload at %d B).",
-		mbit(line), r.in.Medium.Name, flat, mbit(big.good), big.run.Size)
+		mbit(line), r.in.Medium.Name, strings.Replace(flat, " flat", " is flat", 1), mbit(big.good), big.run.Size)
 	r.add(result.FindingByteRate, spread(ps), figs, ids(ps), text)
 	if handover == 0 {
 		head := fmt.Sprintf("the device is byte-rate limited at %s on the line (%s of UDP payload at %d B)", mbit(line), mbit(big.good), big.run.Size)

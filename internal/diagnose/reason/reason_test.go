@@ -86,7 +86,7 @@ func TestFrameRateLimitAndTick(t *testing.T) {
 	o := Reason(Input{Medium: medium(t, "eth100"), Runs: runs})
 	f := one(t, o, result.FindingFrameRate)
 	within(t, "frames_per_second", f.Figures["frames_per_second"], 7000, 0.001)
-	if f.Confidence != result.ConfidenceHigh || len(f.EvidenceRuns) != 4 {
+	if f.Confidence != result.ConfidenceHigh || len(f.EvidenceRuns) != 4 || !strings.Contains(f.Text, "the frame rate is flat at 6,999-7,002/s") {
 		t.Errorf("finding %+v: want high confidence on 4 runs", f)
 	}
 	if len(findings(o, result.FindingByteRate)) != 0 {
