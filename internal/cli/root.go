@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/diagnose"
 	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/iperfargs"
 )
@@ -167,6 +168,7 @@ func commands(e *env) []*cobra.Command {
 		newPingCmd(e),
 		newLatencyCmd(e),
 		newSweepCmd(e),
+		diagnose.NewCommand(func(err error) error { return usageError{err} }),
 		newRFC2544Cmd(e),
 		newMatrixCmd(e),
 		newReportCmd(e),

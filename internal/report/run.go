@@ -231,6 +231,11 @@ func savedRenderer(w io.Writer, r *result.Run, cfg result.RunConfig, own SavedRe
 		if decodeErr = json.Unmarshal(r.Result, &s); decodeErr == nil {
 			render = func() error { return orDefault(own.Sweep, WriteSweep)(w, &s) }
 		}
+	case result.KindDiagnosis:
+		var d result.Diagnosis
+		if decodeErr = json.Unmarshal(r.Result, &d); decodeErr == nil {
+			render = func() error { return WriteDiagnosis(w, &d) }
+		}
 	}
 	return render, decodeErr
 }

@@ -56,6 +56,10 @@ type SweepOutcome struct {
 	// in arrival order, where the far end reflects (not in the JSON:
 	// RTT summarises them).
 	RTTs []time.Duration `json:"-"`
+	// Arrivals are the kernel receive times of what came back, since the
+	// first, in arrival order, where the far end reflects (not in the
+	// JSON: a diagnosis looks in them for a timer tick).
+	Arrivals []time.Duration `json:"-"`
 	// Transit is the far end's summary of one-way transit times (a
 	// wirebench server's report), clock offset included; nil when it sent
 	// none.

@@ -41,7 +41,7 @@ func (r ReflectRunner) Trial(ctx context.Context, s Spec) (result.SweepOutcome, 
 	o := result.SweepOutcome{Sent: res.Sent, SendErrors: res.SendErrors, OfferedPPS: res.OfferedPPS,
 		Received: res.Received, Lost: res.Lost(), Total: res.Sent,
 		SendSeconds: res.SendSeconds, ReceiveSeconds: res.ReceiveSeconds, RTT: summariseRTT(res.RTTs), RTTs: res.RTTs,
-		HostDrops: max(res.HostDrops, 0)}
+		Arrivals: res.Arrivals, HostDrops: max(res.HostDrops, 0)}
 	// The backlog is the queue a far end delivering at the rate it
 	// showed while it held one builds at the rate we offered.
 	o.ServicePPS = servicePPS(res.RTTs, res.Arrivals)

@@ -81,6 +81,8 @@ func Build(title string, docs []Document) (*Report, error) {
 			err = r.underLoadSection(s, d)
 		case "rfc2544":
 			err = r.rfc2544Section(s, d)
+		case result.KindDiagnosis:
+			err = r.diagnosisSection(s, d)
 		default:
 			s.Subtitle = "no chart for kind " + strconv.Quote(d.Kind) + ": every figure is in the table below"
 		}

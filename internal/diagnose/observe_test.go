@@ -1,0 +1,34 @@
+package diagnose
+
+import (
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/sweep"
+)
+
+func TestObserve(t *testing.T) {
+	spec := sweep.Spec{Size: 1470, RatePPS: 20000, Duration: time.Second}
+	// A far end pushed past 7,000/s: its count over its window, refined by
+	// the pace timed from its queue where the two agree.
+	o := result.SweepOutcome{Sent: 20000, OfferedPPS: 20000, Received: 7101, ReceiveSeconds: 1.0143, ServicePPS: 7000.5,
+		RTT: &result.SweepRTT{Min: 0.2}, RTTs: []time.Duration{time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 201 * time.Millisecond}}
+	run := observe(3, result.DiagnoseLoad, spec, o, 81000)
+	if run.DeliveredPPS != 7000.5 || !run.Queued || run.RTTLateMs != 201 || run.RTTMinMs != 0.2 || run.ID != 3 {
+		t.Errorf("run %+v", run)
+	}
+	if run.LossPercent < 64.49 || run.LossPercent > 64.5 {
+		t.Errorf("loss %v %%, want 64.495", run.LossPercent)
+	}
+	// A queue pace far from the count is not taken.
+	o.ServicePPS = 215
+	if run := observe(1, result.DiagnoseLoad, spec, o, 81000); run.DeliveredPPS < 6999 || run.DeliveredPPS > 7001 {
+		t.Errorf("delivered %v, want the count over the window, 7,000", run.DeliveredPPS)
+	}
+	// Never more than we offered: a window our stall shortened.
+	o = result.SweepOutcome{Sent: 100, OfferedPPS: 196, Received: 100, ReceiveSeconds: 0.19}
+	if run := observe(1, result.DiagnoseSize, sweep.Spec{Size: 8000, RatePPS: 200, Packets: 100}, o, 15000); run.DeliveredPPS != 196 {
+		t.Errorf("delivered %v, want at most the 196/s we sent", run.DeliveredPPS)
+	}
+}

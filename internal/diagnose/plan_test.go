@@ -1,0 +1,141 @@
+package diagnose
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/linerate"
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/sweep"
+)
+
+// fakeDevice answers trials as a device that serves at most fps frames/s
+// and drops datagrams over maxSize, with no network: the plan's steps
+// tested alone.
+type fakeDevice struct {
+	fps     float64
+	maxSize int
+	trials  []sweep.Spec
+	cancel  func() // called at the trial numbered cancelAt
+	at      int
+}
+
+func (f *fakeDevice) Trial(_ context.Context, s sweep.Spec) (result.SweepOutcome, error) {
+	f.trials = append(f.trials, s)
+	if f.cancel != nil && len(f.trials) == f.at {
+		f.cancel()
+	}
+	secs := s.Duration.Seconds()
+	if s.Packets > 0 {
+		secs = float64(s.Packets) / s.RatePPS
+	}
+	sent := int64(s.RatePPS * secs)
+	o := result.SweepOutcome{Sent: sent, OfferedPPS: s.RatePPS, SendSeconds: secs}
+	if f.maxSize > 0 && s.Size > f.maxSize {
+		return o, nil
+	}
+	rate := min(s.RatePPS, f.fps)
+	o.Received = int64(rate * secs)
+	o.ReceiveSeconds = float64(o.Received-1) / rate
+	return o, nil
+}
+
+func planConfig(t *testing.T) Config {
+	m, err := linerate.LookupMedium("eth1g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Config{Sizes: []int{256, 512, 1024, 1470}, BigSize: 8000, Medium: m, MaxPPS: 20000, Trial: 500 * time.Millisecond,
+		LowRate: time.Second, Sleep: func(context.Context, time.Duration) error { return nil }}
+}
+
+func TestPlanFrameLimitAndSizeLimit(t *testing.T) {
+	dev := &fakeDevice{fps: 7000, maxSize: 3000}
+	doc := NewResult(result.DiagnosisTest{})
+	if err := Run(context.Background(), planConfig(t), dev, doc); err != nil {
+		t.Fatal(err)
+	}
+	// Two load runs per size, the largest first at the highest rate, the
+	// next at 1.5 × what a flat bit rate from there predicts (capped).
+	if s := dev.trials[0]; s.Size != 1470 || s.RatePPS != 20000 {
+		t.Errorf("first run %+v, want 1470 B at 20000/s", s)
+	}
+	if s := dev.trials[2]; s.Size != 1024 || s.RatePPS < 14700 || s.RatePPS > 14900 {
+		t.Errorf("third run %+v, want 1024 B at about 14,800/s", s)
+	}
+	var kinds []string
+	for _, f := range doc.Findings {
+		kinds = append(kinds, f.Kind)
+	}
+	if got := strings.Join(kinds, ","); got != "frame_rate_limit,per_frame_cost,size_limit" {
+		t.Errorf("findings %s", got)
+	}
+	if f := doc.Findings[2]; f.Figures["max_size"] != 3000 {
+		t.Errorf("size limit %+v", f)
+	}
+	if doc.Interrupted || len(doc.Warnings) != 0 {
+		t.Errorf("a plan that ended: interrupted %v, warnings %q", doc.Interrupted, doc.Warnings)
+	}
+	if last := doc.Runs[len(doc.Runs)-1]; last.Purpose != result.DiagnoseLowRate || last.AskedPPS != 1750 {
+		t.Errorf("last run %+v, want the low-rate run at 1750/s", last)
+	}
+}
+
+func TestPlanBudgetGivesFindingsSoFar(t *testing.T) {
+	cfg := planConfig(t)
+	// Room for the first pass only: the budget is checked before each run
+	// against its length and Overhead.
+	cfg.Budget, cfg.Overhead = 4050*time.Millisecond, 0
+	dev := &fakeDevice{fps: 7000, maxSize: 3000}
+	doc := NewResult(result.DiagnosisTest{})
+	// A fake clock: each run takes its length.
+	now := time.Unix(0, 0)
+	cfg.Now = func() time.Time { return now }
+	r := sweep.RunnerFunc(func(ctx context.Context, s sweep.Spec) (result.SweepOutcome, error) {
+		now = now.Add(s.Duration + time.Duration(float64(s.Packets)/s.RatePPS*float64(time.Second)))
+		return dev.Trial(ctx, s)
+	})
+	if err := Run(context.Background(), cfg, r, doc); err != nil {
+		t.Fatal(err)
+	}
+	if !doc.Interrupted || len(doc.Warnings) != 1 || !strings.Contains(doc.Warnings[0], "budget") {
+		t.Errorf("interrupted %v, warnings %q", doc.Interrupted, doc.Warnings)
+	}
+	if len(doc.Runs) != 8 {
+		t.Errorf("%d runs in a budget for 8", len(doc.Runs))
+	}
+	if doc.Verdict == "" {
+		t.Error("no verdict from the runs made")
+	}
+}
+
+func TestPlanInterruptKeepsFinishedRuns(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dev := &fakeDevice{fps: 7000, cancel: cancel, at: 5}
+	doc := NewResult(result.DiagnosisTest{})
+	if err := Run(ctx, planConfig(t), dev, doc); err != nil {
+		t.Fatal(err)
+	}
+	// The run under way when Ctrl-C came is dropped: it is no evidence.
+	if !doc.Interrupted || len(doc.Runs) != 4 {
+		t.Fatalf("interrupted %v with %d runs, want 4", doc.Interrupted, len(doc.Runs))
+	}
+	if f := doc.Findings; len(f) == 0 || f[0].Kind != result.FindingFrameRate {
+		t.Errorf("findings of the 4 runs: %+v", f)
+	}
+}
+
+func TestPlanRunErrorEnds(t *testing.T) {
+	r := sweep.RunnerFunc(func(context.Context, sweep.Spec) (result.SweepOutcome, error) {
+		return result.SweepOutcome{}, errors.New("connection refused")
+	})
+	doc := NewResult(result.DiagnosisTest{})
+	err := Run(context.Background(), planConfig(t), r, doc)
+	if err == nil || !strings.Contains(doc.Error, "connection refused") || len(doc.Runs) != 0 {
+		t.Errorf("err %v, doc error %q, %d runs", err, doc.Error, len(doc.Runs))
+	}
+}
