@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/wirebench/wirebench/internal/docgen"
 	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/iperfargs"
+	"github.com/wirebench/wirebench/internal/version"
 )
 
 // Exit codes.
@@ -181,6 +183,8 @@ func commands(e *env) []*cobra.Command {
 		newCheckCmd(e),
 		newPSchedulerCmd(e),
 		newVersionCmd(e),
+		{Use: "gen-docs DIR", Hidden: true, Short: "Write man pages and shell completions into DIR (scripts/release)", Example: "  wirebench gen-docs dist/docs", Args: exactArgs(1, "one DIR"),
+			RunE: func(c *cobra.Command, a []string) error { return docgen.Write(c.Root(), a[0], "wirebench "+version.String()) }},
 	}
 }
 
