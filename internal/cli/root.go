@@ -184,7 +184,9 @@ func commands(e *env) []*cobra.Command {
 		newPSchedulerCmd(e),
 		newVersionCmd(e),
 		{Use: "gen-docs DIR", Hidden: true, Short: "Write man pages and shell completions into DIR (scripts/release)", Example: "  wirebench gen-docs dist/docs", Args: exactArgs(1, "one DIR"),
-			RunE: func(c *cobra.Command, a []string) error { return docgen.Write(c.Root(), a[0], "wirebench "+version.String()) }},
+			RunE: func(c *cobra.Command, a []string) error {
+				return docgen.Write(c.Root(), a[0], "wirebench "+version.String())
+			}},
 	}
 }
 
