@@ -20,7 +20,6 @@ import (
 	"github.com/wirebench/wirebench/internal/docgen"
 	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/iperfargs"
-	"github.com/wirebench/wirebench/internal/version"
 )
 
 // Exit codes.
@@ -183,10 +182,7 @@ func commands(e *env) []*cobra.Command {
 		newCheckCmd(e),
 		newPSchedulerCmd(e),
 		newVersionCmd(e),
-		{Use: "gen-docs DIR", Hidden: true, Short: "Write man pages and shell completions into DIR (scripts/release)", Example: "  wirebench gen-docs dist/docs", Args: exactArgs(1, "one DIR"),
-			RunE: func(c *cobra.Command, a []string) error {
-				return docgen.Write(c.Root(), a[0], "wirebench "+version.String())
-			}},
+		docgen.Command(), // hidden: the man pages and completions scripts/release packages
 	}
 }
 

@@ -14,7 +14,23 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 	"github.com/spf13/pflag"
+	"github.com/wirebench/wirebench/internal/version"
 )
+
+// Command is the hidden `wirebench gen-docs DIR` that scripts/release
+// runs: Write of the tree it is part of, as this build's version.
+func Command() *cobra.Command {
+	return &cobra.Command{
+		Use:     "gen-docs DIR",
+		Hidden:  true,
+		Short:   "Write man pages and shell completions into DIR (scripts/release)",
+		Example: "  wirebench gen-docs dist/docs",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, a []string) error {
+			return Write(c.Root(), a[0], "wirebench "+version.String())
+		},
+	}
+}
 
 // Write writes into dir the man pages of root and every command under it
 // (man/wirebench.1, man/wirebench-client.1, …, section 1) and root's
