@@ -28,7 +28,11 @@ require (
 	pgregory.net/rapid v1.3.0
 )
 
-require google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
+require (
+	github.com/cpuguy83/go-md2man/v2 v2.0.6 // indirect
+	github.com/russross/blackfriday/v2 v2.1.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
+)
 
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect

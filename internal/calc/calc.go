@@ -13,6 +13,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/units"
 )
 
 // Kind is the "kind" of calc's JSON document (docs/calc.md); its "schema"
@@ -30,6 +31,10 @@ type Plan struct {
 	// RTT, for ICMP, is a measured round trip to turn into the line rate
 	// it implies; 0 for none.
 	RTT time.Duration
+	// Measured, when not nil, is a measured figure to place on the one
+	// medium and payload, typed as MeasuredAsTyped.
+	Measured        *units.Rate
+	MeasuredAsTyped string
 }
 
 // Doc is calc's JSON document (result.Calc), documented in docs/calc.md.
@@ -67,6 +72,11 @@ func Build(p Plan) (Doc, error) {
 				return d, err
 			}
 			r.Size = p.Sizes[i]
+			if p.Measured != nil {
+				if r.Measured, err = Measure(r, m, s, *p.Measured, p.MeasuredAsTyped); err != nil {
+					return d, err
+				}
+			}
 			d.Results = append(d.Results, r)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/linerate"
+	"github.com/wirebench/wirebench/internal/units"
 )
 
 // Options are what the calc command is asked, as typed.
@@ -17,6 +18,9 @@ type Options struct {
 	VLAN, IPv6, TCPTimestamps     bool
 	Explain, Compare              bool
 	RTT                           time.Duration
+	// Measured is a measured figure to place on the medium: goodput
+	// ("83.6M") or datagrams per second ("7000pps"); empty for none.
+	Measured string
 }
 
 // protos are the values --proto takes.
@@ -67,7 +71,34 @@ func (c Options) Plan(args []string) (Plan, error) {
 	if err := p.Stack.Validate(0); err != nil {
 		return p, fmt.Errorf("--mtu: %v", err)
 	}
-	return p, c.sizes(&p)
+	if err := c.sizes(&p); err != nil {
+		return p, err
+	}
+	return p, c.measured(&p)
+}
+
+// measured fills in p's measured figure from --measured: one figure, so
+// one medium and one payload size; an echo's round trip is --rtt's.
+func (c Options) measured(p *Plan) error {
+	if c.Measured == "" {
+		return nil
+	}
+	r, err := units.ParseRate(c.Measured)
+	if err != nil {
+		return fmt.Errorf("--measured: %v", err)
+	}
+	switch {
+	case len(p.Media) != 1:
+		return errors.New("--measured places one figure on one medium: leave out --compare")
+	case len(p.Payloads) != 1:
+		return errors.New("--measured places one figure: give one payload size (the one it was measured with)")
+	case p.Stack.Transport == linerate.ICMP:
+		return errors.New("--measured: an echo's round trip is placed with --rtt")
+	case p.Payloads[0] <= 0:
+		return errors.New("--measured: the payload must be at least 1 byte")
+	}
+	p.Measured, p.MeasuredAsTyped = &r, strings.TrimSpace(c.Measured)
+	return nil
 }
 
 // mediaNames are the media asked for: --medium, or --compare's two.

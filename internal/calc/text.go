@@ -30,6 +30,9 @@ func WriteText(w io.Writer, d Doc, c Options) error {
 	}
 	if len(d.Results) == 1 || (len(d.Results) == len(d.Media) && !c.Compare) {
 		writeSingle(w, d.Results[0], c.Explain)
+		if d.Results[0].Measured != nil {
+			writeMeasured(w, d.Results[0], d.Media[0])
+		}
 		return nil
 	}
 	writeTable(w, d, c)

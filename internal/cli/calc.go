@@ -33,7 +33,8 @@ Media: ` + strings.Join(linerate.MediumNames(), ", ") + `.`,
   wirebench calc --medium eth100 --payload 64-1518 --step 128
   wirebench calc --medium eth1g --frame 64,128,256,512,1024,1280,1518
   wirebench calc --medium eth100 --proto icmp --payload 65500 --explain --rtt 13ms
-  wirebench calc --compare eth100 usb2-eem --aggregate 2`,
+  wirebench calc --compare eth100 usb2-eem --aggregate 2
+  wirebench calc --medium eth100 --payload 1470 --measured 83.6M`,
 		RunE: func(_ *cobra.Command, args []string) error { return runCalc(e, c, args) },
 	}
 	f := cmd.Flags()
@@ -51,6 +52,7 @@ Media: ` + strings.Join(linerate.MediumNames(), ", ") + `.`,
 	f.BoolVar(&c.Compare, "compare", false, "compare the two media given as arguments")
 	f.BoolVar(&c.json, "json", false, "print JSON (see docs/calc.md)")
 	f.DurationVar(&c.RTT, "rtt", 0, "with --proto icmp: a measured round trip, turned into the line rate it implies")
+	f.StringVar(&c.Measured, "measured", "", "a measured `RATE` (83.6M goodput, or 7000pps) placed on the medium: its share, frame rate, what else fits")
 	return cmd
 }
 

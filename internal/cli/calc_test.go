@@ -54,6 +54,17 @@ func TestCalcGolden(t *testing.T) {
 		{"vlan-ipv6-jumbo", []string{"--medium", "eth10g", "--vlan", "--ipv6", "--mtu", "9000", "--payload", "8952"}, []string{"vlan mtu 9000"}},
 		{"custom", []string{"--medium", "custom:50M,10,64,2000", "--payload", "1000", "--explain"}, []string{"frame rate cap"}},
 		{"json", []string{"--medium", "eth100", "--payload", "1470", "--json"}, []string{`"goodput_bps": 95703125`}},
+		{"measured-usb-vs-eth", []string{"--medium", "eth100", "--payload", "1470", "--measured", "83.6M"},
+			[]string{"87.4 % of 95.70 Mbit/s", "7,108.84 frames/s", "fits: nothing else"}},
+		{"measured-pps-tick", []string{"--medium", "eth100", "--payload", "1470", "--measured", "7000pps"},
+			[]string{"82.32 Mbit/s", "86.0 % of 95.70", "7,000 frames/s: a 1 ms tick with 7 frames per tick would give exactly this", "a 4 ms tick with 28, a 10 ms tick with 70"}},
+		{"measured-fragmented-tick", []string{"--medium", "eth100", "--payload", "8000", "--measured", "1000pps"},
+			[]string{"6,000.00 frames/s (datagrams/s 1,000.00)", "a 1 ms tick with 1 datagram per tick"}},
+		{"measured-usb-ceiling", []string{"--medium", "eth1g", "--payload", "1470", "--measured", "407.5M"},
+			[]string{"42.6 % of 957.03", "of the 407.68 Mbit/s usb2-ecm allows at most"}},
+		{"measured-above-medium", []string{"--medium", "eth100", "--payload", "1470", "--measured", "96M"}, []string{"suspect: the measured goodput is 100.31 %"}},
+		{"measured-json", []string{"--medium", "eth100", "--payload", "1470", "--measured", "7000pps", "--json"},
+			[]string{`"as_typed": "7000pps"`, `"goodput_bps": 82320000`, `"per_tick": 7`}},
 		{"json-echo", []string{"--medium", "eth100", "--proto", "icmp", "--payload", "65500", "--rtt", "13ms", "--json"}, []string{`"no_gap_bytes": 67578`, `"wire_bytes": 68118`}},
 	}
 	for _, tt := range tests {
@@ -125,6 +136,11 @@ func TestCalcBadInput(t *testing.T) {
 		{"bad mtu", []string{"--medium", "eth100", "--mtu", "20"}, "invalid MTU"},
 		{"rtt without icmp", []string{"--medium", "eth100", "--rtt", "13ms"}, "--rtt"},
 		{"bad custom", []string{"--medium", "custom:fast,1"}, "invalid custom medium"},
+		{"measured not a rate", []string{"--medium", "eth100", "--measured", "fast"}, "--measured: invalid rate"},
+		{"measured with compare", []string{"--compare", "eth100", "usb2-eem", "--measured", "83.6M"}, "leave out --compare"},
+		{"measured with sizes", []string{"--medium", "eth100", "--payload", "64,1470", "--measured", "83.6M"}, "give one payload size"},
+		{"measured echo", []string{"--medium", "eth100", "--proto", "icmp", "--measured", "83.6M"}, "--rtt"},
+		{"measured empty payload", []string{"--medium", "eth100", "--proto", "raw", "--payload", "0", "--measured", "1M"}, "at least 1 byte"},
 		{"unknown flag", []string{"--medium", "eth100", "--bogus"}, "unknown flag"},
 	}
 	for _, tt := range tests {

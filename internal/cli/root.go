@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/diagnose"
+	"github.com/wirebench/wirebench/internal/docgen"
 	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/iperfargs"
 )
@@ -184,6 +185,7 @@ func commands(e *env) []*cobra.Command {
 		newCheckCmd(e),
 		newPSchedulerCmd(e),
 		newVersionCmd(e),
+		docgen.Command(), // hidden: the man pages and completions scripts/release packages
 	}
 }
 

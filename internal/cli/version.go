@@ -14,7 +14,7 @@ func newVersionCmd(e *env) *cobra.Command {
 		Example: "  wirebench version\n  wirebench -v\n  wirebench --version",
 		Args:    exactArgs(0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
-			fmt.Fprintf(e.stdout, "wirebench %s\n", version.String())
+			fmt.Fprintf(e.stdout, "wirebench %s\n", version.Long())
 			return nil
 		},
 	}

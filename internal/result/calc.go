@@ -40,6 +40,55 @@ type CalcResult struct {
 	Size int `json:"size"`
 	LineBreakdown
 	Echo *CalcEcho `json:"echo,omitempty"`
+	// Measured, with --measured, is a figure the user brought placed on
+	// this medium and payload.
+	Measured *CalcMeasured `json:"measured,omitempty"`
+}
+
+// CalcMeasured is a measured figure (--measured) placed against what the
+// medium allows for the result's payload: its share, the rates it implies
+// and what else it fits.
+type CalcMeasured struct {
+	// AsTyped is the figure as given: a bit rate of goodput ("83.6M") or
+	// datagrams per second ("7000pps").
+	AsTyped    string  `json:"as_typed"`
+	GoodputBPS float64 `json:"goodput_bps"`
+	// PercentOfTheoretical is GoodputBPS as a share of the result's
+	// GoodputBPS, in percent.
+	PercentOfTheoretical float64 `json:"percent_of_theoretical"`
+	PacketsPerSecond     float64 `json:"packets_per_second"`
+	FramesPerSecond      float64 `json:"frames_per_second"`
+	// WireL2BPS and WireL1BPS count the figure's traffic with its frame
+	// headers, and with preamble and gap (USB: whole bus packets).
+	WireL2BPS float64 `json:"wire_l2_bps"`
+	WireL1BPS float64 `json:"wire_l1_bps"`
+	// Suspect, when not empty, says why the figure is more than the
+	// medium can carry.
+	Suspect string `json:"suspect,omitempty"`
+	// Fits lists what else would give this figure; empty when nothing
+	// does.
+	Fits []CalcFit `json:"fits"`
+}
+
+// CalcFit is one thing that would give a measured figure: a timer tick
+// moving a whole number of datagrams per tick ("tick"), or another
+// medium's ceiling ("medium").
+type CalcFit struct {
+	Kind string `json:"kind"`
+	// TickS and PerTick, for a tick: its period in seconds and the
+	// datagrams moved per tick.
+	TickS   float64 `json:"tick_s,omitempty"`
+	PerTick int     `json:"per_tick,omitempty"`
+	// Medium and its TheoreticalBPS, for a medium: the one whose ceiling
+	// for this payload the figure is close to.
+	Medium         string  `json:"medium,omitempty"`
+	TheoreticalBPS float64 `json:"theoretical_bps,omitempty"`
+	// PacketsPerSecond is the rate the fit gives exactly (a tick); for a
+	// medium, its datagrams/s at most.
+	PacketsPerSecond float64 `json:"packets_per_second"`
+	// OffPercent is how far the figure is from the fit, in percent of the
+	// fit (negative: the figure is below it).
+	OffPercent float64 `json:"off_percent"`
 }
 
 // CalcEcho is the ICMP echo view: the count that leaves out the inter-frame
