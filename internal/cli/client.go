@@ -139,6 +139,9 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := f.auth.Check(); err != nil {
+		return usageError{err} // before the probe: a mistake costs no traffic
+	}
 	given := cmd.Flags().Changed("dialect")
 	choice, err := client.ChooseDialect(e.ctx, cfg, given, f.dut.enabled(), e.logf)
 	if err != nil {

@@ -53,13 +53,23 @@ type ClientOptions struct {
 	Username, PublicKeyPath, Padding, Secret string
 }
 
+// Check checks what of the options does not depend on the dialect, so
+// that a mistake is said before any traffic (the probe that picks the
+// dialect opens a connection).
+func (o ClientOptions) Check() error {
+	if o.Padding != "pkcs1" && o.Padding != "oaep" {
+		return fmt.Errorf("invalid --rsa-padding %q: want one of pkcs1, oaep", o.Padding)
+	}
+	return nil
+}
+
 // Auth checks the options for a test in dialect and returns the
 // credentials, but for the password; needPassword says whether the
 // password is needed (Password). Every error is a mistake in the options.
 func (o ClientOptions) Auth(dialect string) (a session.Iperf3ClientAuth, needPassword bool, err error) {
 	a = session.Iperf3ClientAuth{Username: o.Username, Secret: Secret(o.Secret)}
-	if o.Padding != "pkcs1" && o.Padding != "oaep" {
-		return a, false, fmt.Errorf("invalid --rsa-padding %q: want one of pkcs1, oaep", o.Padding)
+	if err := o.Check(); err != nil {
+		return a, false, err
 	}
 	if a.Padding, err = iperf3.ParsePadding(o.Padding); err != nil {
 		return a, false, err
