@@ -20,11 +20,12 @@ func splitArgs(s string) []string {
 
 // FuzzIperfArgs: the iperf-style rewriting (-s, -c HOST, grouped shorts,
 // --client=HOST, optional values) never panics, leaves a command line that
-// starts with a subcommand alone, and turns an iperf-style one into the
-// client or server subcommand without losing or inventing arguments.
+// starts with a subcommand alone, turns one that asks for the version
+// (-v, --version) into "version" alone, and any other iperf-style one into
+// the client or server subcommand without losing or inventing arguments.
 func FuzzIperfArgs(f *testing.F) {
 	for _, s := range []string{"-s", "-c\x0010.0.0.1\x00-u", "-uc10.0.0.1", "-uc", "--client=h", "-su", "client\x00h\x00--latency\x00icmp",
-		"-c", "--\x00-s", "-Rrc\x00h", "\x00-c"} {
+		"-c", "--\x00-s", "-Rrc\x00h", "\x00-c", "-v", "-s\x00--version", "-c\x00h\x00--\x00-v"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -35,6 +36,12 @@ func FuzzIperfArgs(f *testing.F) {
 				t.Fatalf("a subcommand line was rewritten: %q -> %q", in, out)
 			}
 		} else if len(out) > 0 && strings.Join(out, "\x00") != s {
+			if asksVersion(in) {
+				if len(out) != 1 || out[0] != "version" {
+					t.Fatalf("%q asks for the version (-v, --version), rewritten to %q", in, out)
+				}
+				return
+			}
 			if out[0] != "client" && out[0] != "server" {
 				t.Fatalf("rewritten to %q from %q", out, in)
 			}
@@ -47,6 +54,20 @@ func FuzzIperfArgs(f *testing.F) {
 			t.Fatalf("joining %q gave more arguments: %q", out, joined)
 		}
 	})
+}
+
+// asksVersion says whether an iperf-style line asks for the version: -v
+// or --version before any "--", as iperf 2 and iperf3 read them.
+func asksVersion(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "-v" || a == "--version" {
+			return true
+		}
+	}
+	return false
 }
 
 // FuzzClientFlags parses arbitrary client flag lines the way the client
