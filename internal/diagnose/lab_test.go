@@ -50,6 +50,14 @@ func diagnoseModel(t *testing.T, text string, edit func(o *Options)) *result.Dia
 	if edit != nil {
 		edit(&o)
 	}
+	return diagnoseWith(t, o)
+}
+
+// diagnoseWith runs a diagnosis with options o against 127.0.0.1 (three
+// minutes at most) and logs its runs, verdict, findings and what it
+// could not tell.
+func diagnoseWith(t *testing.T, o Options) *result.Diagnosis {
+	t.Helper()
 	s, err := o.Setup("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)

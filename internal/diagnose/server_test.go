@@ -50,21 +50,7 @@ func TestServerModeByteRateAndTCP(t *testing.T) {
 	port := startRelayedServer(t, "rate=20mbit")
 	o := Options{Port: port, Mode: "wirebench", Medium: "eth1g", Sizes: "512,1024,1470", MaxRate: DefaultMaxRate,
 		Trial: "1s", LowRate: "0", Budget: DefaultBudget, BigSize: 0}
-	s, err := o.Setup("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Config.OnRun = func(p Progress) { t.Log(p.Line()) }
-	doc := NewResult(s.Test)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := Run(ctx, s.Config, s.Runner, doc); err != nil {
-		t.Fatal(err)
-	}
-	t.Log(doc.Verdict)
-	for _, c := range doc.CannotTell {
-		t.Logf("cannot tell: %s", c)
-	}
+	doc := diagnoseWith(t, o)
 	f := finding(t, doc, result.FindingByteRate)
 	if v := f.Figures["line_bits_per_second"]; v < 19.6e6 || v > 20.4e6 {
 		t.Errorf("line rate %v, want 20 Mbit/s within 2 %%", v)
