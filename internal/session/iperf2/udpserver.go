@@ -185,7 +185,7 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 	unanswered, done := t.rx.Unanswered(), t.rx.Done()
 	reply := t.rx.Feed(b, at)
 	if session.Tracing() {
-		s.traceFeed(src, t, b, at, done, reply != nil, t.rx.Unanswered() > unanswered)
+		s.traceFeed(src, t, b, done, reply != nil, t.rx.Unanswered() > unanswered)
 	}
 	if !t.fed {
 		t.fed = true

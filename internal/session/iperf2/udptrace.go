@@ -20,12 +20,14 @@ func (s *server) trace(src netip.AddrPort, format string, args ...any) {
 // traceFeed traces what one datagram fed to t did at the test's end: its
 // FIN read (and how long after it arrived), a report queued, a late FIN
 // answered again or not, and why.
-func (s *server) traceFeed(src netip.AddrPort, t *udpTest, b []byte, at time.Time, wasDone, replied, unanswered bool) {
+func (s *server) traceFeed(src netip.AddrPort, t *udpTest, b []byte, wasDone, replied, unanswered bool) {
 	id, _, _, ok := i2wire.ParseDatagram(b, t.rx.Layout(), t.rx.Seq64())
 	if !ok || !i2wire.IsFIN(id) && !wasDone {
 		return // data of a running test
 	}
-	lag := time.Since(at).Round(time.Millisecond)
+	// On the monotonic clock, as the fin-lag log line measures it: the
+	// kernel's wall-clock stamp (at) moves with a clock step.
+	lag := time.Since(s.arrived).Round(time.Millisecond)
 	switch {
 	case !wasDone && t.rx.Done():
 		s.trace(src, "FIN (id %d) read %v after it arrived; report queued: %v", id, lag, replied)
