@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/pacer"
+	"github.com/wirebench/wirebench/internal/priority"
 	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/udpio"
 )
@@ -94,6 +95,19 @@ type UDPSendResult struct {
 	// used no id.
 	Errors  int64
 	LastErr error
+	// Pacing is the scheduling the sender's thread got (zero for an
+	// unpaced send or a test clock).
+	Pacing priority.Pacing
+}
+
+// paced says whether any lane keeps a schedule.
+func paced(lanes []*lane) bool {
+	for _, l := range lanes {
+		if l.Config.PPS > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // maxRefused ends a send after this many datagrams were refused: each
@@ -158,33 +172,28 @@ type lane struct {
 func SendUDPStreams(ctx context.Context, streams []UDPStream) ([]UDPSendResult, []error) {
 	results, errs := make([]UDPSendResult, len(streams)), make([]error, len(streams))
 	clock := streams[0].Config.Clock
-	if clock == nil {
+	locked := clock == nil
+	if locked {
 		clock = pacer.SystemClock{}
 		// Precise short sleeps block this thread: keep the sender on it.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		pacer.TuneThread()
 	}
-	lanes := make([]*lane, 0, len(streams))
-	for i, st := range streams {
-		cfg := st.Config
-		if cfg.Duration <= 0 && cfg.Bytes <= 0 {
-			errs[i] = errors.New("udp send: neither a duration nor a byte count was given")
-			continue
+	lanes, block := newLanes(streams, errs)
+	// A paced send on the real clock runs in the real-time class where
+	// that is allowed, so that a busy host delays its wake-ups less
+	// (bounded: see package priority).
+	var rt *priority.Pacer
+	if locked && paced(lanes) {
+		rt = priority.PaceThread(block)
+		defer rt.Release()
+		// The sender's sleeps keep its processor: the Go scheduler
+		// would otherwise need another thread, at the normal class,
+		// to hand one back after each (package pacer, HoldP).
+		if rt.RealTime && runtime.GOMAXPROCS(0) >= 2 {
+			clock = pacer.SystemClock{HoldP: true}
 		}
-		if cfg.Batch <= 0 {
-			cfg.Batch = DefaultSendBatch
-			if n := len(cfg.Template); n > 0 {
-				cfg.Batch = min(cfg.Batch, max(64, maxBatchBytes/n))
-			}
-		}
-		l := &lane{UDPStream: st, msgs: make([]udpio.Message, cfg.Batch), size: int64(len(cfg.Template))}
-		l.Config = cfg
-		for j := range l.msgs {
-			l.msgs[j].Buf = append([]byte(nil), cfg.Template...)
-			l.msgs[j].Addr = cfg.Dst
-		}
-		lanes = append(lanes, l)
 	}
 	// The schedules start once every batch is ready: copying the
 	// templates takes milliseconds, which would make the first datagram
@@ -196,6 +205,7 @@ func SendUDPStreams(ctx context.Context, streams []UDPStream) ([]UDPSendResult, 
 	}
 	for ctx.Err() == nil {
 		now := clock.Now()
+		rt.Check(now)
 		var wake time.Time
 		active, sent := 0, false
 		for _, l := range lanes {
@@ -234,9 +244,50 @@ func SendUDPStreams(ctx context.Context, streams []UDPStream) ([]UDPSendResult, 
 			continue
 		}
 		results[i], errs[i] = lanes[j].res, lanes[j].err
+		if rt != nil {
+			results[i].Pacing = rt.Pacing
+		}
 		j++
 	}
 	return results, errs
+}
+
+// newLanes makes a lane of each stream that can be sent (errs says why
+// one cannot), with its batch of datagram copies. The copies of all lanes
+// share one block, which a real-time sender locks in RAM.
+func newLanes(streams []UDPStream, errs []error) (lanes []*lane, block []byte) {
+	lanes = make([]*lane, 0, len(streams))
+	for i, st := range streams {
+		cfg := st.Config
+		if cfg.Duration <= 0 && cfg.Bytes <= 0 {
+			errs[i] = errors.New("udp send: neither a duration nor a byte count was given")
+			continue
+		}
+		if cfg.Batch <= 0 {
+			cfg.Batch = DefaultSendBatch
+			if n := len(cfg.Template); n > 0 {
+				cfg.Batch = min(cfg.Batch, max(64, maxBatchBytes/n))
+			}
+		}
+		l := &lane{UDPStream: st, msgs: make([]udpio.Message, cfg.Batch), size: int64(len(cfg.Template))}
+		l.Config = cfg
+		lanes = append(lanes, l)
+	}
+	size := 0
+	for _, l := range lanes {
+		size += len(l.msgs) * len(l.Config.Template)
+	}
+	block = make([]byte, size)
+	rest := block
+	for _, l := range lanes {
+		n := len(l.Config.Template)
+		for j := range l.msgs {
+			l.msgs[j].Buf, rest = rest[:n:n], rest[n:]
+			copy(l.msgs[j].Buf, l.Config.Template)
+			l.msgs[j].Addr = l.Config.Dst
+		}
+	}
+	return lanes, block
 }
 
 // step sends what of l is due at now. It returns when l next wants to send

@@ -22,7 +22,17 @@ type Clock interface {
 }
 
 // SystemClock is the real clock.
-type SystemClock struct{}
+type SystemClock struct {
+	// HoldP makes short sleeps keep the calling goroutine's processor
+	// (the Go scheduler's P; see sleep_linux.go): after the sleep the
+	// goroutine runs on at once, where otherwise it waits for another
+	// thread of the process to hand it one, which on a busy host takes
+	// milliseconds whatever the thread's own priority. It takes one of
+	// GOMAXPROCS processors from the process's other goroutines for as
+	// long as the sender runs: for a real-time sender's locked thread,
+	// with GOMAXPROCS of 2 or more.
+	HoldP bool
+}
 
 // Now returns time.Now().
 func (SystemClock) Now() time.Time { return time.Now() }
@@ -30,12 +40,16 @@ func (SystemClock) Now() time.Time { return time.Now() }
 // Sleep sleeps for d, returning early with ctx.Err() when ctx is done.
 // Waits shorter than a few milliseconds block the calling thread for
 // precision (see sleep_linux.go) and are not interrupted by ctx.
-func (SystemClock) Sleep(ctx context.Context, d time.Duration) error {
+func (c SystemClock) Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
 	if d < preciseLimit {
-		preciseSleep(d)
+		if c.HoldP {
+			heldSleep(d)
+		} else {
+			preciseSleep(d)
+		}
 		return ctx.Err()
 	}
 	t := time.NewTimer(d)

@@ -2,6 +2,7 @@ package pacer
 
 import (
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,6 +21,21 @@ const preciseLimit = 4 * time.Millisecond
 func preciseSleep(d time.Duration) {
 	ts := unix.NsecToTimespec(int64(d))
 	for unix.Nanosleep(&ts, &ts) == unix.EINTR {
+	}
+}
+
+// heldSleep blocks the calling OS thread for d without telling the Go
+// scheduler (a raw system call): the goroutine keeps its P, so no other
+// thread has to hand it one when the sleep ends. The runtime's monitor
+// may still preempt a goroutine that held its P for 10 ms; the sleep then
+// ends early (EINTR) and goes on.
+func heldSleep(d time.Duration) {
+	ts := unix.NsecToTimespec(int64(d))
+	for {
+		_, _, e := unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), uintptr(unsafe.Pointer(&ts)), 0)
+		if e != unix.EINTR {
+			return
+		}
 	}
 }
 

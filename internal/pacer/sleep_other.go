@@ -9,5 +9,8 @@ const preciseLimit = 0
 
 func preciseSleep(d time.Duration) { time.Sleep(d) }
 
+// heldSleep is preciseSleep here.
+func heldSleep(d time.Duration) { time.Sleep(d) }
+
 // TuneThread does nothing on this system.
 func TuneThread() {}

@@ -31,3 +31,22 @@ func TestOutcomeString(t *testing.T) {
 		t.Errorf("not permitted: %q", s)
 	}
 }
+
+// TestPacingSummaryString says what senders got, and how to get real time
+// when none had it.
+func TestPacingSummaryString(t *testing.T) {
+	for _, c := range []struct {
+		s    PacingSummary
+		want string
+	}{
+		{PacingSummary{}, ""},
+		{PacingSummary{RealTime: 3, MemoryLocked: true}, "real-time (SCHED_FIFO, at most 50 % of a core), its buffers locked in RAM"},
+		{PacingSummary{RealTime: 3, Demoted: 1}, "real-time (SCHED_FIFO); 1 of 3 sends used more than 50 % of a core and went back to normal priority"},
+		{PacingSummary{Normal: 2, Why: ErrNotPermitted.Error()}, "normal priority: " + ErrNotPermitted.Error()},
+		{PacingSummary{RealTime: 1, Normal: 2, Why: "a server"}, "real-time for 1 of 3 sends; the others at normal priority: a server"},
+	} {
+		if got := c.s.String(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.s, got, c.want)
+		}
+	}
+}

@@ -218,6 +218,10 @@ type Sender struct {
 	Seconds       float64 `json:"seconds"`
 	// SendErrors counts writes the kernel refused (ENOBUFS and the like).
 	SendErrors int64 `json:"send_errors,omitempty"`
+	// Pacing says how a paced UDP sender's thread was scheduled here:
+	// real-time and its bounds, or normal priority and why (empty for
+	// TCP, an unpaced send or one not made here).
+	Pacing string `json:"pacing,omitempty"`
 	// PacketsPerSecond is Packets/Seconds for UDP.
 	PacketsPerSecond float64 `json:"packets_per_second,omitempty"`
 	// Basis says what a TCP sender's Bytes count: "acknowledged" (bytes

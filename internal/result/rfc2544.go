@@ -83,11 +83,15 @@ type RFC2544 struct {
 	Version string `json:"version,omitempty"`
 	// RunID is the id the results store saved this run as, in the
 	// printed document only (left out when the run was not saved).
-	RunID     int64         `json:"run_id,omitempty"`
-	StartedAt time.Time     `json:"started_at"`
-	Seconds   float64       `json:"seconds"`
-	Test      RFC2544Test   `json:"test"`
-	Sizes     []RFC2544Size `json:"sizes"`
+	RunID     int64     `json:"run_id,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	Seconds   float64   `json:"seconds"`
+	// SenderPacing says how this host's paced sender was scheduled:
+	// real-time (and its bounds) or normal priority and why (the
+	// priority package's words); empty when no paced send ran here.
+	SenderPacing string        `json:"sender_pacing,omitempty"`
+	Test         RFC2544Test   `json:"test"`
+	Sizes        []RFC2544Size `json:"sizes"`
 	// Interrupted says the run was stopped (Ctrl-C): what finished is
 	// kept; a test cut short is absent from its size.
 	Interrupted bool     `json:"interrupted"`

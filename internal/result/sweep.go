@@ -222,6 +222,10 @@ type Sweep struct {
 	Cliffs    []SweepCliff `json:"cliffs"`
 	Seconds   float64      `json:"duration_s"`
 	Warnings  []string     `json:"warnings"`
+	// SenderPacing says how this host's paced sender was scheduled:
+	// real-time (and its bounds) or normal priority and why (the
+	// priority package's words); empty when no paced send ran here.
+	SenderPacing string `json:"sender_pacing,omitempty"`
 	// Interrupted says the sweep was stopped (Ctrl-C) before it finished:
 	// the sizes above are those finished until then.
 	Interrupted bool   `json:"interrupted,omitempty"`

@@ -3,6 +3,7 @@ package rfc2544
 import (
 	"context"
 	"fmt"
+	"github.com/wirebench/wirebench/internal/priority"
 	"slices"
 	"time"
 
@@ -33,6 +34,7 @@ func Run(ctx context.Context, cfg Config, r sweep.Runner, res *result.RFC2544) e
 	res.Test.Tests, res.Test.Loads, res.Test.Schedule, res.Test.PDRPercent = cfg.Tests, cfg.Loads, cfg.Schedule, cfg.PDRPercent
 	sizes := slices.Compact(slices.Sorted(slices.Values(cfg.Sizes)))
 	res.Test.Sizes = sizes
+	pacing := priority.Summary()
 	b := &bench{cfg: cfg, r: r, start: time.Now()}
 	b.planned = time.Duration(len(sizes)) * b.perSize()
 	var err error
@@ -51,6 +53,11 @@ func Run(ctx context.Context, cfg Config, r sweep.Runner, res *result.RFC2544) e
 		for _, w := range sr.Warnings {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%d B: %s", sr.Size, w))
 		}
+	}
+	pacing = priority.Summary().Since(pacing)
+	res.SenderPacing = pacing.String()
+	if a := pacing.StallAdvice(); a != "" && hostSpoiled(res.Sizes) {
+		res.Warnings = append(res.Warnings, a)
 	}
 	if ctx.Err() != nil {
 		res.Interrupted = true
@@ -157,4 +164,15 @@ func (b *bench) progress(test string, size int, what string) {
 		left = time.Duration(float64(left) * float64(el) / float64(b.spent))
 	}
 	b.cfg.OnProgress(Progress{Test: test, Size: size, What: what, Elapsed: el, Left: max(left, 0)})
+}
+
+// hostSpoiled says whether this host's sender spoiled a trial or a burst
+// of sizes.
+func hostSpoiled(sizes []result.RFC2544Size) bool {
+	for _, sr := range sizes {
+		if sr.DiscountedTrials > 0 || sr.NDR.LimitedByHost || sr.BackToBack != nil && sr.BackToBack.HostSpoiled {
+			return true
+		}
+	}
+	return false
 }

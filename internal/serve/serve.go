@@ -91,6 +91,9 @@ func Run(ctx context.Context, c Config) error {
 	// Every thread of the process, before the server makes more: its one
 	// UDP reader must keep its share of a busy host (docs/server.md).
 	cfg.Priority = priority.Raise(cfg.Nice)
+	// What peers ask it to send stays in the normal class: many tests at
+	// once must not each hold a real-time thread.
+	priority.KeepSendersNormal("a server's senders run at the server's priority (--nice)")
 	ecfg := echo.ServerConfig{IdleTimeout: cfg.IdleTimeout, OnLog: cfg.OnLog}
 	serveWeb := attachWeb(ctx, c, &cfg, &ecfg)
 	srv, err := iperf2.Listen(ctx, cfg)

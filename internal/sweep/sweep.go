@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/wirebench/wirebench/internal/priority"
 	"math"
 	"slices"
 	"time"
@@ -208,6 +209,19 @@ func NewResult(test result.SweepTest) *result.Sweep {
 		Sizes: []result.SweepSize{}, Cliffs: []result.SweepCliff{}, Warnings: []string{}}
 }
 
+// hostStalled says whether a trial of sizes was spoiled by this host's
+// sender (stalled, or limited by it).
+func hostStalled(sizes []result.SweepSize) bool {
+	for _, sr := range sizes {
+		for _, tr := range sr.TrialLog {
+			if tr.Verdict == VerdictStall || tr.Verdict == VerdictHost {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Run sweeps cfg.Sizes with r into res (made by NewResult). When ctx ends
 // it stops after the trial under way, marks res interrupted and returns
 // what was finished; other errors (a trial that could not be made) end
@@ -217,6 +231,7 @@ func Run(ctx context.Context, cfg Config, r Runner, res *result.Sweep) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	pacing := priority.Summary()
 	s := &sweeper{cfg: cfg, r: r, res: res, start: time.Now(), done: map[int]*result.SweepSize{}}
 	sizes := slices.Sorted(slices.Values(slices.Compact(slices.Sorted(slices.Values(cfg.Sizes)))))
 	s.planned = len(sizes) * cfg.Repeat
@@ -230,6 +245,11 @@ func Run(ctx context.Context, cfg Config, r Runner, res *result.Sweep) error {
 		for _, w := range sr.Warnings {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%d B: %s", sr.Size, w))
 		}
+	}
+	pacing = priority.Summary().Since(pacing)
+	res.SenderPacing = pacing.String()
+	if a := pacing.StallAdvice(); a != "" && hostStalled(res.Sizes) {
+		res.Warnings = append(res.Warnings, a)
 	}
 	if ctx.Err() != nil {
 		res.Interrupted = true

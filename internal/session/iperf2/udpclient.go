@@ -183,7 +183,7 @@ func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []udp
 		snd.Bytes += s.Bytes
 		snd.Packets += s.Packets
 		snd.SendErrors += s.SendErrors
-		maxLag = max(maxLag, o.Send.MaxLag)
+		maxLag, snd.Pacing = max(maxLag, o.Send.MaxLag), o.Send.Pacing.String()
 		echoes += o.Fin.Echoes
 		st := result.Stream{ID: i + 1, Sender: s}
 		if o.Fin.Report != nil {

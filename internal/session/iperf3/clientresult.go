@@ -121,7 +121,7 @@ func (cl *i3Client) addSendStream(t *clientTotals, s *i3ClientStream, st *result
 		a, b = s.tcpRes.Start, s.tcpRes.Start.Add(time.Duration(sd.Seconds*float64(time.Second)))
 	} else {
 		sd = &result.Sender{Bytes: s.udpRes.Bytes, Packets: s.udpRes.Packets, SendErrors: s.udpRes.Errors,
-			Seconds: s.udpRes.End.Sub(s.udpRes.Start).Seconds()}
+			Seconds: s.udpRes.End.Sub(s.udpRes.Start).Seconds(), Pacing: s.udpRes.Pacing.String()}
 		a, b = s.udpRes.Start, s.udpRes.End
 	}
 	if t.first.IsZero() || a.Before(t.first) {
