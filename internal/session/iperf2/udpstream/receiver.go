@@ -88,7 +88,7 @@ func NewReceiver(peer netip.AddrPort, b []byte, at time.Time) *Receiver {
 			t.hdrErr = err
 		}
 	}
-	t.rx = stats.NewUDPReceiver(t.layout.FirstID())
+	t.rx = stats.NewUDPReceiver(FirstID(t.layout))
 	t.rx.KeepTransit = true // the report's wbx1 extension and result carry it
 	return t
 }
@@ -182,7 +182,7 @@ func (t *Receiver) TakeHeld(opening []byte) []Held {
 // we asked for: -R, or a connect-back from a 2.1 server).
 func NewReceiverAs(peer netip.AddrPort, layout i2wire.Layout, seq64 bool, at time.Time) *Receiver {
 	t := &Receiver{peer: peer, layout: layout, seq64: seq64, start: at, last: at,
-		rx: stats.NewUDPReceiver(layout.FirstID())}
+		rx: stats.NewUDPReceiver(FirstID(layout))}
 	t.rx.KeepTransit = true
 	return t
 }
