@@ -11,11 +11,11 @@ import (
 	i2wire "github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
-// Min64BitLen is the shortest iperf 2 datagram that carries the whole
+// min64BitLen is the shortest iperf 2 datagram that carries the whole
 // 2.1 client header, whose flags ask the server for 64-bit ids: the 16-byte
 // datagram header, the 24-byte header and its 36-byte extension. A shorter
 // datagram cuts it, and the server reads the ids as 32 bits.
-const Min64BitLen = 16 + i2wire.ClientHeaderV1Len + i2wire.ClientHeaderExtLen
+const min64BitLen = 16 + i2wire.ClientHeaderV1Len + i2wire.ClientHeaderExtLen
 
 // idWrap is where a stream's ids outgrow what its peer reads: at is the
 // number (from 1) of the first datagram whose id does not fit; why says
@@ -38,12 +38,12 @@ func wrapOf(cfg session.ClientConfig) (w idWrap, ok bool) {
 	case cfg.Dialect == session.DialectIperf3:
 		return idWrap{at: 1 << 32, iperf3: true, fix: "add --udp-counters-64bit"}, !cfg.UDPCounters64Bit
 	case cfg.Dialect == session.DialectIperf2Legacy: // ids from 0
-		return idWrap{at: 1<<31 + 1, why: "iperf 2.0.5's header cannot ask for 64-bit ids", fix: fmt.Sprintf(fix2, Min64BitLen)}, true
+		return idWrap{at: 1<<31 + 1, why: "iperf 2.0.5's header cannot ask for 64-bit ids", fix: fmt.Sprintf(fix2, min64BitLen)}, true
 	case cfg.Dialect == session.DialectRaw:
-		return idWrap{at: 1 << 31, why: "raw datagrams carry no header to ask for 64-bit ids", fix: fmt.Sprintf(fix2, Min64BitLen)}, true
-	case cfg.Dialect == session.DialectIperf2 && cfg.Length < Min64BitLen:
+		return idWrap{at: 1 << 31, why: "raw datagrams carry no header to ask for 64-bit ids", fix: fmt.Sprintf(fix2, min64BitLen)}, true
+	case cfg.Dialect == session.DialectIperf2 && cfg.Length < min64BitLen:
 		return idWrap{at: 1 << 31, why: fmt.Sprintf("-l %d cuts the header that asks for 64-bit ids", cfg.Length),
-			fix: fmt.Sprintf("-l of at least %d bytes", Min64BitLen)}, true
+			fix: fmt.Sprintf("-l of at least %d bytes", min64BitLen)}, true
 	}
 	return w, false
 }
