@@ -183,7 +183,7 @@ func runClient(e *env, cmd *cobra.Command, host string, f *clientFlags) error {
 	text.SetFormat(unit)
 	text.SetEnhanced(f.enhanced)
 	if format == formatText {
-		announceDialect(e, choice)
+		client.Announce(e.logf, choice, prepared)
 		cfg.OnInterval = func(in result.Interval) {
 			text.Interval(report.IntervalID(cfg.Parallel), in, cfg.UDP, in.Flow == "reverse" || cfg.Reverse)
 		}

@@ -3,6 +3,7 @@ package iperf2
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	i2wire "github.com/wirebench/wirebench/internal/wire/iperf2"
 
@@ -26,6 +27,9 @@ func Prepare(cfg session.ClientConfig) (session.ClientConfig, error) {
 	applyDefaults(&cfg)
 	if err := cfg.Validate(); err != nil {
 		return cfg, session.ConfigError{Err: err}
+	}
+	if s := udpClientStream(&cfg); cfg.UDP && (cfg.Tradeoff || cfg.Dual) && cfg.Length < s.Layout.HeaderLen()+len(s.Header) {
+		return cfg, session.ConfigError{Err: fmt.Errorf("-r and -d over UDP need -l of at least %d bytes: shorter datagrams cut the header that asks the server to connect back", s.Layout.HeaderLen()+len(s.Header))}
 	}
 	return cfg, nil
 }

@@ -347,9 +347,11 @@ func runUDPReverse(ctx context.Context, cfg *session.ClientConfig, conns []udpio
 	return r, nil
 }
 
-// receiveReverse sends hdr (a full first datagram) until data arrives,
+// receiveReverse sends hdr in a first datagram (long enough for all of it
+// even when -l is shorter: cut, it asked for nothing) until data arrives,
 // then counts the server's datagrams.
 func receiveReverse(ctx context.Context, c udpio.Conn, hdr []byte, length int, rv *udpstream.Receiver) error {
+	length = max(length, i2wire.LayoutModern.HeaderLen()+len(hdr))
 	first := (&udpstream.Sender{Layout: i2wire.LayoutModern, Header: hdr, Length: length}).Template(session.FillPattern)
 	i2wire.PutDatagram(first, i2wire.LayoutModern, 0, time.Now())
 	var got atomic.Bool

@@ -309,7 +309,7 @@ func (cl *i3Client) sendStream(ctx context.Context, s *i3ClientStream, wrote fun
 	}
 	if cfg.UDP {
 		s.udpRes, s.err = engine.SendUDP(ctx, s.udp, engine.UDPSendConfig{Template: i3Payload(cfg.Length),
-			Stamp: i3Stamp(cfg.UDPCounters64Bit), PPS: cfg.PPS() / float64(cfg.Parallel), Duration: cfg.Duration, Bytes: per, FirstID: 1}, &s.c)
+			Stamp: i3Stamp(cfg.UDPCounters64Bit), PPS: cfg.PPS() / float64(cfg.Parallel), Duration: cfg.Duration, Bytes: per, FirstID: firstSeq()}, &s.c)
 		return
 	}
 	// No FIN (an iperf3 server stops reading at TEST_END, not at EOF),

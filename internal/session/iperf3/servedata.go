@@ -299,7 +299,7 @@ func (sv *i3ServerTest) stream(ctx context.Context, st *i3SrvStream, backstop ti
 			pps = float64(p.Bandwidth) / float64(length*8)
 		}
 		st.udpRes, st.err = engine.SendUDP(ctx, st.uconn, engine.UDPSendConfig{Template: payload, Stamp: i3Stamp(p.UDPCounters64Bit),
-			PPS: pps, Duration: backstop, Bytes: per, FirstID: 1, Dst: st.dst, Batch: session.ServerSendBatch(length)}, &st.c)
+			PPS: pps, Duration: backstop, Bytes: per, FirstID: firstSeq(), Dst: st.dst, Batch: session.ServerSendBatch(length)}, &st.c)
 	case st.send:
 		st.tcpRes, st.err = session.SendTCP(ctx, st.tcp, p.ZeroCopy, engine.TCPSendConfig{Buffer: payload, Duration: backstop, Bytes: per}, &st.c)
 	default:

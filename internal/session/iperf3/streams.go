@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/engine"
@@ -88,8 +89,17 @@ func extendSeq32(hi int64, seq uint32) int64 {
 }
 
 func newI3UDPRecv(c64 bool) *i3UDPRecv {
-	return &i3UDPRecv{rx: stats.NewUDPReceiver(1), c64: c64}
+	return &i3UDPRecv{rx: stats.NewUDPReceiver(firstSeq()), c64: c64}
 }
+
+// testSeqBase, set by tests only, is added to the sequence number every
+// UDP stream of this process sends first and expects first (1 on the
+// wire): from just below 2^32 a test crosses the 32-bit wrap in a few
+// datagrams rather than hours.
+var testSeqBase atomic.Int64
+
+// firstSeq is the sequence number of a UDP stream's first datagram.
+func firstSeq() int64 { return 1 + testSeqBase.Load() }
 
 // feed accounts for one datagram; short ones and the 4-byte connect
 // messages are not data. It reports whether this is the first datagram

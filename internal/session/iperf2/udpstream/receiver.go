@@ -88,7 +88,7 @@ func NewReceiver(peer netip.AddrPort, b []byte, at time.Time) *Receiver {
 			t.hdrErr = err
 		}
 	}
-	t.rx = stats.NewUDPReceiver(t.layout.FirstID())
+	t.rx = stats.NewUDPReceiver(FirstID(t.layout))
 	t.rx.KeepTransit = true // the report's wbx1 extension and result carry it
 	return t
 }
@@ -125,11 +125,22 @@ func (t *Receiver) OpensNewTest(b []byte) bool {
 	if l != t.layout || announcesHeader(b, l) != (t.hasHdr || t.hdrErr != nil) {
 		return true
 	}
-	id, _, _, ok := i2wire.ParseDatagram(b, t.layout, t.seq64)
+	id, ok := t.peekID(b)
 	if !ok || i2wire.IsFIN(id) {
 		return false
 	}
 	return !t.rx.Seq.Missing(id)
+}
+
+// peekID is the id of datagram b as Feed would read it (a 32-bit one
+// extended past its wrap), without feeding it.
+func (t *Receiver) peekID(b []byte) (int64, bool) {
+	id, _, _, ok := i2wire.ParseDatagram(b, t.layout, t.seq64)
+	if ok && !t.seq64 {
+		ext := t.ext // a copy: peeking moves nothing
+		id = ext.Extend(id)
+	}
+	return id, ok
 }
 
 // Ahead reports whether data datagram b comes after ids not yet seen
@@ -137,7 +148,7 @@ func (t *Receiver) OpensNewTest(b []byte) bool {
 // they still arrive, late. A reader that takes a stream over from another
 // socket waits on it for the datagrams still in flight there.
 func (t *Receiver) Ahead(b []byte) bool {
-	id, _, _, ok := i2wire.ParseDatagram(b, t.layout, t.seq64)
+	id, ok := t.peekID(b)
 	if !ok || i2wire.IsFIN(id) || !t.rx.Seq.Started() {
 		return false
 	}
@@ -182,7 +193,7 @@ func (t *Receiver) TakeHeld(opening []byte) []Held {
 // we asked for: -R, or a connect-back from a 2.1 server).
 func NewReceiverAs(peer netip.AddrPort, layout i2wire.Layout, seq64 bool, at time.Time) *Receiver {
 	t := &Receiver{peer: peer, layout: layout, seq64: seq64, start: at, last: at,
-		rx: stats.NewUDPReceiver(layout.FirstID())}
+		rx: stats.NewUDPReceiver(FirstID(layout))}
 	t.rx.KeepTransit = true
 	return t
 }

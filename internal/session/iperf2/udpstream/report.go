@@ -72,8 +72,8 @@ func CountFINs(rr *result.Receiver, l i2wire.Layout, data int64, fins int) int64
 	if fins <= 0 {
 		return 0
 	}
-	lo := -i2wire.FINID(l, data, 0)
-	hi := -i2wire.FINID(l, data, fins-1)
+	lo := -finID(l, data, 0)
+	hi := -finID(l, data, fins-1)
 	switch total := rr.Total; {
 	case total >= lo && total <= hi:
 		rr.Counting = result.CountingHighestID

@@ -87,7 +87,7 @@ func (s *Sender) Send(ctx context.Context, conn udpio.Conn, dst netip.AddrPort, 
 		PPS:      s.PPS,
 		Duration: s.Duration,
 		Bytes:    s.Bytes,
-		FirstID:  layout.FirstID(),
+		FirstID:  FirstID(layout),
 		Dst:      dst,
 		Batch:    s.Batch,
 	}, c)
@@ -103,7 +103,7 @@ func (s *Sender) SendStreams(ctx context.Context, conns []udpio.Conn, tmpl []byt
 		streams[i] = engine.UDPStream{Conn: c, Counters: counters[i], Config: engine.UDPSendConfig{
 			Template: tmpl,
 			Stamp:    func(b []byte, id int64, now time.Time) { i2wire.PutDatagram(b, layout, id, now) },
-			PPS:      s.PPS, Duration: s.Duration, Bytes: s.Bytes, FirstID: layout.FirstID(),
+			PPS:      s.PPS, Duration: s.Duration, Bytes: s.Bytes, FirstID: FirstID(layout),
 			Batch: s.Batch,
 		}}
 	}
@@ -208,7 +208,7 @@ func (s *Sender) Finish(ctx context.Context, conn udpio.Conn, dst netip.AddrPort
 	start := time.Now()
 	var out FinOutcome
 	for retry := 0; retry < tries && ctx.Err() == nil; retry++ {
-		id := i2wire.FINID(s.Layout, dataSent, retry)
+		id := finID(s.Layout, dataSent, retry)
 		i2wire.PutDatagram(fin, s.Layout, id, time.Now())
 		if retry == 0 {
 			check.FirstFIN = id
