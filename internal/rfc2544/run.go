@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/rfc2544/findings"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
@@ -47,11 +48,9 @@ func Run(ctx context.Context, cfg Config, r sweep.Runner, res *result.RFC2544) e
 		}
 	}
 	res.Seconds = time.Since(b.start).Seconds()
-	for _, sr := range res.Sizes {
-		for _, w := range sr.Warnings {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%d B: %s", sr.Size, w))
-		}
-	}
+	// One line per cause over the run; each size's own warnings stay in
+	// its "warnings" (the detail).
+	res.Warnings = append(res.Warnings, findings.Texts(findings.Of(res))...)
 	if ctx.Err() != nil {
 		res.Interrupted = true
 		res.Warnings = append(res.Warnings, "the run was interrupted: only the sizes and tests shown were finished (a size's \"done\" lists its finished tests)")
