@@ -63,8 +63,8 @@ func hostLimit(g *gather, r *result.RFC2544) {
 		if !done(sr, result.RFC2544TestThroughput) {
 			continue
 		}
-		n := sr.NDR != nil && sr.NDR.LimitedByHost && sr.NDRFound
-		p := sr.PDR != nil && sr.PDR.LimitedByHost && sr.PDRFound
+		n := sr.NDR != nil && sr.NDR.LimitedByHost && sr.NDRPPS > 0
+		p := sr.PDR != nil && sr.PDR.LimitedByHost && sr.PDRPPS > 0
 		if n || p {
 			sizes = append(sizes, sr.Size)
 		}
@@ -124,9 +124,10 @@ func bursts(g *gather, r *result.RFC2544) {
 		if bb.Capped && bb.AtLineRate && !bb.HostSpoiled {
 			capped = append(capped, sr.Size)
 		}
-		switch boundOf(sr).Bound {
-		case result.RFC2544BoundExact:
-		case result.RFC2544BoundNotMeasured:
+		switch b := boundOf(sr); {
+		case b.Bound == result.RFC2544BoundExact, b.Bound == result.RFC2544BoundBetween && b.AtLeastFrames == b.AtMostFrames:
+			// a result: the bursts that count pin it
+		case b.Bound == result.RFC2544BoundNotMeasured:
 			unmeasured = append(unmeasured, sr.Size)
 		default:
 			bounded = append(bounded, sr.Size)
