@@ -147,7 +147,8 @@ func writeRFCLatency(w io.Writer, r *result.RFC2544) {
 			continue
 		}
 		if len(sr.Latency) == 0 {
-			notes = append(notes, fmt.Sprintf("%d B: %s", sr.Size, sr.LatencyNote))
+			// Why is the size's warning, said once under the table.
+			fmt.Fprintf(tw, "%d\tnot measured\t\n", sr.Size)
 			continue
 		}
 		if sr.Latency[0].Kind != result.RFC2544RoundTrip {

@@ -12,7 +12,7 @@ import (
 // burstTries is how often a burst this host sent below line rate is sent
 // again before it counts (flagged); a burst that lost while this host's
 // sender stalled, likewise.
-const burstTries = 3
+const burstTries = findings.BurstTries
 
 // backToBack runs result.RFC2544Schedule.BurstRepeats searches; each after the first
 // starts from the previous result.

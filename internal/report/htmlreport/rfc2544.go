@@ -272,7 +272,7 @@ func rfcLatencyTable(v *result.RFC2544) *Table {
 		}
 		row := []string{strconv.Itoa(z.Size)}
 		if len(z.Latency) == 0 {
-			row = append(row, "not measured: "+z.LatencyNote)
+			row = append(row, "not measured (see the warnings)")
 			tb.Rows = append(tb.Rows, row)
 			continue
 		}

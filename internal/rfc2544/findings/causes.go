@@ -41,7 +41,7 @@ func stalls(g *gather, r *result.RFC2544) {
 	}
 	c := g.get(result.RFC2544TestThroughput, CauseStalls)
 	c.Detail = append(c.Detail, detail...)
-	s := fmt.Sprintf("host stalls spoiled %s %s (our sender fell behind its schedule by more than the far end's queue holds, or our socket dropped): none counts as the far end's loss",
+	s := fmt.Sprintf("host stalls spoiled %s %s: our sender fell behind its schedule by more than the far end's queue holds, or our socket dropped, so none counts as the far end's loss",
 		plural(trials, "throughput trial"), sizesWord(sizes))
 	if again > 0 {
 		s += fmt.Sprintf("; %d were run again at their rate", again)
@@ -150,7 +150,7 @@ func bursts(g *gather, r *result.RFC2544) {
 		tail = ""
 	}
 	if len(stall) > 0 {
-		s := fmt.Sprintf("host stalls spoiled %s %s (our sender fell behind the line rate's schedule and caught up faster than the medium): each was sent again",
+		s := fmt.Sprintf("host stalls spoiled %s %s: our sender fell behind the line rate's schedule and caught up faster than the medium, so each was sent again",
 			plural(discounted, "back-to-back burst"), sizesWord(stall))
 		if len(spoiled) > 0 {
 			s += fmt.Sprintf("; at %s one length lost in every try, so its loss shows nothing", plural(len(spoiled), "size"))

@@ -111,13 +111,23 @@ func classify(w string) (test, cause string) {
 func Of(r *result.RFC2544) []Finding {
 	g := &gather{}
 	for _, sr := range r.Sizes {
+		cause := burstCause(sr)
 		for _, w := range sr.Warnings {
-			if test, _ := classify(w); test == result.RFC2544TestBackToBack && burstCause(sr) != "" {
-				c := g.get(test, burstCause(sr))
-				c.Detail = append(c.Detail, fmt.Sprintf("%d B: %s", sr.Size, w))
-				continue
+			if test, _ := classify(w); test != result.RFC2544TestBackToBack || cause == "" {
+				g.add(sr.Size, w)
 			}
-			g.add(sr.Size, w)
+		}
+		if cause != "" && done(sr, result.RFC2544TestBackToBack) {
+			// The size's back-to-back words are said from its bound
+			// (a document written before the bound was stated says
+			// both "an upper bound" and "a lower bound").
+			bb := boundOf(sr)
+			w := BurstWords(&bb, BurstTries, r.Test.Schedule.MaxBurst)
+			if w == "" {
+				w = fmt.Sprintf("back-to-back: %d bursts discounted and sent again; a clean try decided each", bb.DiscountedBursts)
+			}
+			c := g.get(result.RFC2544TestBackToBack, cause)
+			c.Detail = append(c.Detail, fmt.Sprintf("%d B: %s", sr.Size, w))
 		}
 	}
 	stalls(g, r)
