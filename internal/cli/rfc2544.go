@@ -33,6 +33,7 @@ type rfc2544Flags struct {
 	gap      string
 	json     bool
 	csv      bool
+	verbose  bool
 	// sameClock is --same-clock; sameClockSet says it was given (as
 	// false, it turns off finding the clock shared).
 	sameClock    bool
@@ -103,6 +104,7 @@ the schema wirebench/1, kind "rfc2544"; runs are saved in the results store.`,
 	fl.BoolVar(&f.sameClock, "same-clock", false, "with --mode wirebench: the server reads this machine's clock, so the latency test gives one-way latency; without it, loopback, this machine's own addresses and its lab namespaces are found to, and any other address gives delay variation only; --same-clock=false counts none")
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, kind rfc2544)")
 	fl.BoolVar(&f.csv, "csv", false, "print the figures as CSV (test, size, point, metric, value)")
+	fl.BoolVarP(&f.verbose, "verbose", "V", false, "under each warning, list what it sums up: each size's and each spoiled trial's own words")
 	return cmd
 }
 
@@ -153,7 +155,7 @@ func runRFC2544(e *env, cmd *cobra.Command, host string, f *rfc2544Flags) error 
 	case formatCSV:
 		err = report.WriteRFC2544CSV(e.stdout, res)
 	default:
-		err = report.WriteRFC2544(e.stdout, res)
+		err = report.WriteRFC2544(e.stdout, res, f.verbose)
 	}
 	if err != nil {
 		return err

@@ -83,6 +83,13 @@ func TestRFC2544Command(t *testing.T) {
 	if ndr, _ := doc.Sizes[0]["ndr_pps"].(float64); ndr <= 0 {
 		t.Errorf("ndr_pps %v", doc.Sizes[0]["ndr_pps"])
 	}
+	// --verbose (-V) is the text report with each warning's detail: the
+	// same tables, first.
+	out.Reset()
+	if code := run(context.Background(), append(base, "--tests", "backtoback", "-V", "--no-save"), &out, &errb); code != exitOK ||
+		!strings.HasPrefix(out.String(), "RFC 2544 benchmark of 127.0.0.1") || !strings.Contains(out.String(), "\nBack-to-back frames") {
+		t.Errorf("--verbose (exit %d):\n%s%s", code, out.String(), errb.String())
+	}
 	out.Reset()
 	if code := run(context.Background(), append(base, "--tests", "loss", "--csv", "--no-save"), &out, &errb); code != exitOK ||
 		!strings.HasPrefix(out.String(), "test,size,point_percent,metric,value\n") || !strings.Contains(out.String(), "loss,512,100,loss_percent,") {

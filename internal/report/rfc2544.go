@@ -10,36 +10,38 @@ import (
 	"text/tabwriter"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/rfc2544/findings"
 )
 
-// WriteRFC2544 prints RFC 2544's report layout: one table per test, the
-// sizes as rows, then the warnings.
-func WriteRFC2544(w io.Writer, r *result.RFC2544) error {
+// WriteRFC2544 prints RFC 2544's report layout: what was found first, one
+// table per test with the sizes as rows, each followed by the warnings that
+// qualify its figures, one line per cause with its count
+// (findings.Of); verbose adds under each the sizes' and trials' own words.
+// Warnings of the run as a whole come last.
+func WriteRFC2544(w io.Writer, r *result.RFC2544, verbose bool) error {
 	t := r.Test
 	fmt.Fprintf(w, "RFC 2544 benchmark of %s (%s), medium %s, %d sizes", t.Host, t.Mode, t.Medium, len(r.Sizes))
 	if t.Strict {
 		fmt.Fprint(w, ", strict (RFC 2544's trial lengths)")
 	}
 	fmt.Fprintf(w, ", %.0f s\n", r.Seconds)
-	tests := t.Tests
-	if slices.Contains(tests, result.RFC2544TestThroughput) {
-		writeRFCThroughput(w, r)
-	}
-	if slices.Contains(tests, result.RFC2544TestLatency) {
-		writeRFCLatency(w, r)
-	}
-	if slices.Contains(tests, result.RFC2544TestLoss) {
-		writeRFCLoss(w, r)
-	}
-	if slices.Contains(tests, result.RFC2544TestBackToBack) {
-		writeRFCBackToBack(w, r)
+	fs := findings.Of(r)
+	for _, test := range []struct {
+		name  string
+		write func(io.Writer, *result.RFC2544)
+	}{{result.RFC2544TestThroughput, writeRFCThroughput}, {result.RFC2544TestLatency, writeRFCLatency},
+		{result.RFC2544TestLoss, writeRFCLoss}, {result.RFC2544TestBackToBack, writeRFCBackToBack}} {
+		if slices.Contains(t.Tests, test.name) {
+			test.write(w, r)
+			writeRFCFindings(w, findings.ForTest(fs, test.name), verbose)
+		}
 	}
 	if r.Interrupted {
 		fmt.Fprintln(w, "\nInterrupted: only what is shown was finished.")
 	}
-	if len(r.Warnings) > 0 {
+	if run := findings.RunWarnings(r, fs); len(run) > 0 {
 		fmt.Fprintln(w, "\nWarnings:")
-		for _, s := range r.Warnings {
+		for _, s := range run {
 			fmt.Fprintf(w, "  - %s\n", s)
 		}
 	}
@@ -47,6 +49,19 @@ func WriteRFC2544(w io.Writer, r *result.RFC2544) error {
 		fmt.Fprintf(w, "\nError: %s\n", r.Error)
 	}
 	return nil
+}
+
+// writeRFCFindings prints the warnings on a table's figures under it, one
+// line per cause; verbose adds what each sums up.
+func writeRFCFindings(w io.Writer, fs []findings.Finding, verbose bool) {
+	for _, f := range fs {
+		fmt.Fprintf(w, "  warning: %s\n", f.Text)
+		if verbose {
+			for _, d := range f.Detail {
+				fmt.Fprintf(w, "      %s\n", d)
+			}
+		}
+	}
 }
 
 func rfcTable(w io.Writer, title string) *tabwriter.Writer {
@@ -65,7 +80,7 @@ func writeRFCThroughput(w io.Writer, r *result.RFC2544) {
 			continue
 		}
 		ndr := rfcRateCells(sr.NDRPPS, sr.NDRBPS, sr.LinePPS, sr.NDR, r.Test.Schedule.ConfirmS, &unconfirmed)
-		pdr := rfcRateCells(sr.PDRPPS, sr.PDRBPS, 0, sr.PDR, r.Test.Schedule.ConfirmS, &unconfirmed)
+		pdr := rfcRateCells(sr.PDRPPS, sr.PDRBPS, sr.LinePPS, sr.PDR, r.Test.Schedule.ConfirmS, &unconfirmed)
 		loss, held := "-", "-"
 		if sr.PDR != nil && sr.PDRPPS > 0 && sr.PDR.LossPercent != nil {
 			loss = fmt.Sprintf("%.3f", *sr.PDR.LossPercent)
@@ -79,22 +94,13 @@ func writeRFCThroughput(w io.Writer, r *result.RFC2544) {
 	if unconfirmed {
 		fmt.Fprintln(w, "  * not confirmed: no trial of the confirming length passed at this rate (see the warnings)")
 	}
-	for _, sr := range r.Sizes {
-		if sr.DiscountedTrials == 0 || !rfcDone(sr, result.RFC2544TestThroughput) {
-			continue
-		}
-		line := fmt.Sprintf("  %d B: %d trials discounted: they lost while this host spoiled them (its sender stalled for longer than the far end's queue has room for, or its socket dropped), not counted as the far end's loss", sr.Size, sr.DiscountedTrials)
-		if sr.NDR != nil && sr.NDR.LimitedByHost {
-			line += "; the NDR is this host's limit, a lower bound of the far end's"
-		}
-		fmt.Fprintln(w, line)
-	}
 }
 
 // rfcRateCells formats a throughput rate's packet rate, Mbit/s and share of
 // the line: "none" when no rate passed (not 0: the rate is below the lowest
-// tried, not zero), and a "*" on a rate that did not hold for a confirming
-// trial of confirmS.
+// tried, not zero), a "*" on a rate that did not hold for a confirming
+// trial of confirmS, and ">=" on a rate that is this host's limit (a lower
+// bound of the far end's).
 func rfcRateCells(pps, bps, linePPS float64, sr *result.SweepSize, confirmS float64, unconfirmed *bool) [3]string {
 	if sr == nil || !(pps > 0) {
 		return [3]string{"none", "-", "-"}
@@ -103,11 +109,15 @@ func rfcRateCells(pps, bps, linePPS float64, sr *result.SweepSize, confirmS floa
 	if confirmS > 0 && sr.HeldS < confirmS {
 		mark, *unconfirmed = "*", true
 	}
+	bound := ""
+	if sr.LimitedByHost {
+		bound = ">="
+	}
 	pct := "-"
 	if linePPS > 0 {
-		pct = fmt.Sprintf("%.1f", 100*pps/linePPS)
+		pct = fmt.Sprintf("%s%.1f", bound, 100*pps/linePPS)
 	}
-	return [3]string{fmt.Sprintf("%.0f%s", pps, mark), fmt.Sprintf("%.3f%s", bps/1e6, mark), pct}
+	return [3]string{fmt.Sprintf("%s%.0f%s", bound, pps, mark), fmt.Sprintf("%s%.3f%s", bound, bps/1e6, mark), pct}
 }
 
 // rfcLatencyTitles name what the latency table holds, by kind.
@@ -137,7 +147,8 @@ func writeRFCLatency(w io.Writer, r *result.RFC2544) {
 			continue
 		}
 		if len(sr.Latency) == 0 {
-			notes = append(notes, fmt.Sprintf("%d B: %s", sr.Size, sr.LatencyNote))
+			// Why is the size's warning, said once under the table.
+			fmt.Fprintf(tw, "%d\tnot measured\t\n", sr.Size)
 			continue
 		}
 		if sr.Latency[0].Kind != result.RFC2544RoundTrip {
@@ -188,8 +199,11 @@ func writeRFCLoss(w io.Writer, r *result.RFC2544) {
 	fmt.Fprintln(w, "  (* this host sent less than asked: the loss is at the rate it offered; - not run: two steps above lost nothing)")
 }
 
+// writeRFCBackToBack prints each size's longest clean burst: the figure
+// when it is a result, else the bound its bursts support (>=, <=, a range
+// or "not measured"; findings.Cell), with no min and max then.
 func writeRFCBackToBack(w io.Writer, r *result.RFC2544) {
-	tw := rfcTable(w, "Back-to-back frames (longest burst at line rate with no loss)")
+	tw := rfcTable(w, "Back-to-back frames (longest burst at line rate with no loss; >=, <= or a range: a bound, not a result)")
 	fmt.Fprintln(tw, "size B\tframes\tline time us\tmin\tmax\tsearches\tat line rate\t")
 	for _, sr := range r.Sizes {
 		if !rfcDone(sr, result.RFC2544TestBackToBack) || sr.BackToBack == nil {
@@ -200,11 +214,12 @@ func writeRFCBackToBack(w io.Writer, r *result.RFC2544) {
 		if !bb.AtLineRate {
 			at = fmt.Sprintf("no (%.0f %%)", bb.SlowestPercent)
 		}
-		frames := strconv.FormatFloat(sr.BackToBackFrames, 'f', -1, 64)
-		if bb.Capped {
-			frames = ">= " + frames
+		frames, us, ok := findings.Cell(sr, ">=", "<=", "-")
+		lo, hi := "-", "-"
+		if ok {
+			lo, hi = strconv.FormatInt(bb.MinFrames, 10), strconv.FormatInt(bb.MaxFrames, 10)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%.1f\t%d\t%d\t%d\t%s\t\n", sr.Size, frames, sr.BackToBackUS, bb.MinFrames, bb.MaxFrames, len(bb.Searches), at)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t\n", sr.Size, frames, us, lo, hi, len(bb.Searches), at)
 	}
 	tw.Flush()
 }

@@ -91,7 +91,8 @@ func ptr(v float64) *float64 { return &v }
 
 // TestDiscountedAndClockAreSaid: a size with trials this host spoiled says
 // how many under the throughput table and in the CSV, with its NDR named
-// this host's limit; the latency table says how the clock was decided.
+// this host's limit and marked a lower bound in its cell; the latency
+// table says how the clock was decided.
 func TestDiscountedAndClockAreSaid(t *testing.T) {
 	r := &result.RFC2544{Test: result.RFC2544Test{PDRPercent: 0.5, Clock: result.RFC2544ClockShared, ClockWhy: "found: 198.18.0.2 is a lab host",
 		Loads: []float64{50}}, Sizes: []result.RFC2544Size{
@@ -99,13 +100,15 @@ func TestDiscountedAndClockAreSaid(t *testing.T) {
 			DiscountedTrials: 3, Latency: []result.RFC2544LatencyPoint{{LoadPercent: 50, Kind: result.RFC2544OneWay, P50MS: 0.1}},
 			Done: []string{result.RFC2544TestThroughput, result.RFC2544TestLatency}},
 	}}
+	r.Test.Tests = []string{result.RFC2544TestThroughput, result.RFC2544TestLatency}
 	var b, c strings.Builder
-	writeRFCThroughput(&b, r)
-	writeRFCLatency(&b, r)
+	if err := WriteRFC2544(&b, r, false); err != nil {
+		t.Fatal(err)
+	}
 	if err := WriteRFC2544CSV(&c, r); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"1472 B: 3 trials discounted", "the NDR is this host's limit", "clock: shared (found: 198.18.0.2 is a lab host)"} {
+	for _, want := range []string{"host stalls spoiled 3 throughput trials at 1472 B", "at 1472 B the NDR is this host's limit", ">=700", "clock: shared (found: 198.18.0.2 is a lab host)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, b.String())
 		}

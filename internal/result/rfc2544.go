@@ -220,7 +220,28 @@ type RFC2544BackToBack struct {
 	// in every try and counted as lost: the length is then a lower bound.
 	DiscountedBursts int  `json:"discounted_bursts,omitempty"`
 	HostSpoiled      bool `json:"host_spoiled,omitempty"`
+	// Bound is what the bursts say of the far end's longest burst at
+	// line rate without loss, one of the RFC2544Bound values: exact (the
+	// frames figure as measured), or, when this host's sending qualifies
+	// the search (AtLineRate false, HostSpoiled, Capped), what only the
+	// bursts that count show: at least AtLeastFrames (the longest that
+	// went at line rate and lost nothing), at most AtMostFrames (one less
+	// than the shortest that lost with no stall of this host's), between
+	// the two, or not measured (neither). The frames figure of a search
+	// so qualified is no result: the text and HTML tables print the bound.
+	Bound         string `json:"bound,omitempty"`
+	AtLeastFrames int64  `json:"at_least_frames,omitempty"`
+	AtMostFrames  int64  `json:"at_most_frames,omitempty"`
 }
+
+// RFC2544BackToBack.Bound values.
+const (
+	RFC2544BoundExact       = "exact"
+	RFC2544BoundAtLeast     = "at_least"
+	RFC2544BoundAtMost      = "at_most"
+	RFC2544BoundBetween     = "between"
+	RFC2544BoundNotMeasured = "not_measured"
+)
 
 // RFC2544Discounted is one throughput trial this host spoiled.
 type RFC2544Discounted struct {

@@ -5,13 +5,14 @@ import (
 	"fmt"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/rfc2544/findings"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
 // burstTries is how often a burst this host sent below line rate is sent
 // again before it counts (flagged); a burst that lost while this host's
 // sender stalled, likewise.
-const burstTries = 3
+const burstTries = findings.BurstTries
 
 // backToBack runs result.RFC2544Schedule.BurstRepeats searches; each after the first
 // starts from the previous result.
@@ -36,14 +37,13 @@ func (b *bench) backToBack(ctx context.Context, sr *result.RFC2544Size) error {
 	sr.BackToBack = bb
 	sr.BackToBackFrames = float64(sum) / float64(len(bb.Searches))
 	sr.BackToBackUS = sr.BackToBackFrames / line * 1e6
-	if !bb.AtLineRate {
-		sr.Warnings = append(sr.Warnings, fmt.Sprintf("back-to-back: this host could not send a burst that lost nothing at the medium's line rate in %d tries (the slowest went at %.1f %% of it): the far end had time to drain during it, so the length is an upper bound", burstTries, bb.SlowestPercent))
-	}
-	if bb.HostSpoiled {
-		sr.Warnings = append(sr.Warnings, fmt.Sprintf("back-to-back: a burst lost while this host's sender stalled and caught up faster than line rate in each of its %d tries (%d bursts discounted in all): it counted as lost, so the length is a lower bound", burstTries, bb.DiscountedBursts))
-	}
-	if bb.Capped {
-		sr.Warnings = append(sr.Warnings, fmt.Sprintf("back-to-back: no burst up to %d frames was lost: the far end carries at least that", b.cfg.Schedule.MaxBurst))
+	// What the bursts bound is decided here, once: a search this host's
+	// sending qualified says one thing (findings.BurstBound), never both
+	// "an upper bound" and "a lower bound".
+	b2 := findings.BurstBound(bb, line)
+	bb.Bound, bb.AtLeastFrames, bb.AtMostFrames = b2.Bound, b2.AtLeastFrames, b2.AtMostFrames
+	if w := findings.BurstWords(bb, burstTries, b.cfg.Schedule.MaxBurst); w != "" {
+		sr.Warnings = append(sr.Warnings, w)
 	}
 	return nil
 }

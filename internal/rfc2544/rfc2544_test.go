@@ -101,7 +101,7 @@ func TestRunFake(t *testing.T) {
 		}
 	}
 	var text, csv bytes.Buffer
-	if err := report.WriteRFC2544(&text, res); err != nil {
+	if err := report.WriteRFC2544(&text, res, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Throughput", "Latency at load", "Frame loss rate", "Back-to-back frames"} {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/rfc2544/findings"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
@@ -49,11 +50,9 @@ func Run(ctx context.Context, cfg Config, r sweep.Runner, res *result.RFC2544) e
 		}
 	}
 	res.Seconds = time.Since(b.start).Seconds()
-	for _, sr := range res.Sizes {
-		for _, w := range sr.Warnings {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%d B: %s", sr.Size, w))
-		}
-	}
+	// One line per cause over the run; each size's own warnings stay in
+	// its "warnings" (the detail).
+	res.Warnings = append(res.Warnings, findings.Texts(findings.Of(res))...)
 	pacing = priority.Summary().Since(pacing)
 	res.SenderPacing = pacing.String()
 	if a := pacing.StallAdvice(); a != "" && hostSpoiled(res.Sizes) {

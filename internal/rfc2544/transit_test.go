@@ -50,7 +50,7 @@ func TestDelayVariationOnly(t *testing.T) {
 		t.Errorf("note %q", sr.LatencyNote)
 	}
 	var text bytes.Buffer
-	if err := report.WriteRFC2544(&text, res); err != nil || !strings.Contains(text.String(), "Delay variation at load (NOT latency") {
+	if err := report.WriteRFC2544(&text, res, false); err != nil || !strings.Contains(text.String(), "Delay variation at load (NOT latency") {
 		t.Errorf("text (%v):\n%s", err, text.String())
 	}
 	var csv bytes.Buffer

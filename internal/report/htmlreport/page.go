@@ -136,7 +136,7 @@ details { margin: 0.5em 0; } summary { cursor: pointer; color: #245; }
 {{range .Sections}}<section class="doc" data-kind="{{.Kind}}">
 <h2>{{.Name}}</h2>
 {{if .Subtitle}}<p class="sub">{{.Subtitle}}</p>{{end}}
-{{range .Warnings}}<p class="warn">warning: {{.}}</p>
+{{range .Lead}}{{template "table" .}}{{end}}{{range .Warnings}}<p class="warn">warning: {{.}}</p>
 {{end}}{{range .Charts}}<figure class="chart" id="{{.ID}}">
 {{svg .}}
 <figcaption>{{.Title}}{{with .Caption}}: {{.}}{{end}}</figcaption>
@@ -144,13 +144,17 @@ details { margin: 0.5em 0; } summary { cursor: pointer; color: #245; }
 {{end}}{{with .Summary}}<table class="summary"><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>
-{{end}}{{range .Tables}}<table class="summary" data-table="{{.Name}}">{{with .Title}}<caption>{{.}}</caption>{{end}}<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
-{{end}}{{if .Tree}}<details><summary>every figure of the document</summary>
+{{end}}{{range .Tables}}{{template "table" .}}{{end}}{{if .Tree}}<details><summary>every figure of the document</summary>
 {{.Tree}}
 </details>{{end}}
 </section>
 {{end}}</body>
 </html>
-`
+{{define "table"}}<table class="summary" data-table="{{.Name}}">{{with .Title}}<caption>{{.}}</caption>{{end}}<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+{{with .Warnings}}<details class="warnings" data-warnings="{{len .}}"><summary>{{len .}} warning(s) on these figures</summary>
+{{range .}}<p class="warn">warning: {{.Text}}</p>
+{{with .Detail}}<ul class="detail">{{range .}}<li>{{.}}</li>{{end}}</ul>
+{{end}}{{end}}</details>
+{{end}}{{end}}`

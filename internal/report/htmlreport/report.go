@@ -35,8 +35,11 @@ type Section struct {
 	Charts   []*Chart
 	// Summary is the section's headline table.
 	Summary *Table
-	// Tables are further tables, each with its title (an RFC 2544 run's
-	// table per test).
+	// Lead are the tables that open the section, before its warnings and
+	// charts: what was found (an RFC 2544 run's table per test, each with
+	// the warnings on its figures under it).
+	Lead []*Table
+	// Tables are further tables, each with its title.
 	Tables []*Table
 	// Tree is the whole document, every number in it, as nested tables.
 	Tree template.HTML
@@ -49,6 +52,15 @@ type Table struct {
 	Name, Title string
 	Head        []string
 	Rows        [][]string
+	// Warnings qualify the table's figures: shown under it, collapsed.
+	Warnings []Warning
+}
+
+// Warning is one cause of doubt over a table's figures, and what it sums
+// up (each size's and trial's own words).
+type Warning struct {
+	Text   string
+	Detail []string
 }
 
 // Build lays out a report of docs, in the order given. A document whose

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/rfc2544/findings"
 )
 
 // An RFC 2544 run's charts: the throughput per size (NDR, PDR and the
@@ -114,21 +115,21 @@ func (r *Report) rfc2544Section(s *Section, d Document) error {
 	}
 	s.Subtitle += fmt.Sprintf(", %d sizes, %.0f s", len(v.Sizes), v.Seconds)
 	sort.SliceStable(v.Sizes, func(i, j int) bool { return v.Sizes[i].Size < v.Sizes[j].Size })
-	// The run's warnings hold each size's, prefixed with the size; a
-	// size's own that the run's lack are added.
-	s.Warnings = warningsOf(v.Warnings)
-	for _, z := range v.Sizes {
-		for _, w := range z.Warnings {
-			if w = fmt.Sprintf("%d B: %s", z.Size, w); !has(s.Warnings, w) {
-				s.Warnings = append(s.Warnings, w)
-			}
+	// What was found opens the section: the tables, each with the
+	// warnings on its figures under it, one per cause (findings.Of); the
+	// section's own warnings are the run's as a whole.
+	fs := findings.Of(&v)
+	s.Lead = rfcTables(&v)
+	for _, tb := range s.Lead {
+		for _, f := range findings.ForTest(fs, tb.Name) {
+			tb.Warnings = append(tb.Warnings, Warning{Text: f.Text, Detail: f.Detail})
 		}
 	}
+	s.Warnings = findings.RunWarnings(&v, fs)
 	if v.Interrupted {
 		s.Warnings = append(s.Warnings, "interrupted: only what is shown was finished")
 	}
 	s.Warnings = append(s.Warnings, errorOf(v.Error)...)
-	s.Tables = rfcTables(&v)
 
 	if has(t.Tests, result.RFC2544TestThroughput) {
 		ss, note := rfcThroughputSeries(&v)
@@ -201,20 +202,26 @@ func rfcThroughputTable(v *result.RFC2544) *Table {
 		if !rfcDone(z, result.RFC2544TestThroughput) {
 			continue
 		}
+		// A rate that is this host's limit is a lower bound of the far
+		// end's: marked so in its cells.
+		nb, pb := "", ""
+		if z.NDR != nil && z.NDR.LimitedByHost {
+			nb = "≥ "
+		}
+		if z.PDR != nil && z.PDR.LimitedByHost {
+			pb = "≥ "
+		}
 		pct, loss, held := "–", "–", "–"
 		if z.LinePPS > 0 {
-			pct = fmt.Sprintf("%.1f", 100*z.NDRPPS/z.LinePPS)
+			pct = fmt.Sprintf("%s%.1f", nb, 100*z.NDRPPS/z.LinePPS)
 		}
 		if z.PDR != nil && z.PDR.LossPercent != nil {
 			loss = f3(*z.PDR.LossPercent) // null: no trial measured it; stays "–"
 		}
 		if z.NDR != nil {
 			held = strconv.FormatFloat(z.NDR.HeldS, 'g', -1, 64)
-			if z.NDR.LimitedByHost {
-				pct += " (this host's limit)"
-			}
 		}
-		ndrPPS, ndrMbps, pdrPPS, pdrMbps := fmt.Sprintf("%.0f", z.NDRPPS), mbps(z.NDRBPS), fmt.Sprintf("%.0f", z.PDRPPS), mbps(z.PDRBPS)
+		ndrPPS, ndrMbps, pdrPPS, pdrMbps := fmt.Sprintf("%s%.0f", nb, z.NDRPPS), nb+mbps(z.NDRBPS), fmt.Sprintf("%s%.0f", pb, z.PDRPPS), pb+mbps(z.PDRBPS)
 		if !(z.NDRPPS > 0) {
 			ndrPPS, ndrMbps, pct, held = "none", "–", "–", "–"
 		}
@@ -265,7 +272,7 @@ func rfcLatencyTable(v *result.RFC2544) *Table {
 		}
 		row := []string{strconv.Itoa(z.Size)}
 		if len(z.Latency) == 0 {
-			row = append(row, "not measured: "+z.LatencyNote)
+			row = append(row, "not measured (see the warnings)")
 			tb.Rows = append(tb.Rows, row)
 			continue
 		}
@@ -315,8 +322,11 @@ func rfcLossTable(v *result.RFC2544) *Table {
 	return tb
 }
 
+// rfcBackToBackTable has each size's longest clean burst: the figure when
+// it is a result, else the bound its bursts support (≥, ≤, a range, or not
+// measured; findings.Cell), with no min and max then.
 func rfcBackToBackTable(v *result.RFC2544) *Table {
-	tb := &Table{Name: result.RFC2544TestBackToBack, Title: "Back-to-back frames (longest burst at line rate with no loss)",
+	tb := &Table{Name: result.RFC2544TestBackToBack, Title: "Back-to-back frames (longest burst at line rate with no loss; ≥, ≤ or a range: a bound, not a result)",
 		Head: []string{"size (B)", "frames", "line time (µs)", "min", "max", "searches", "at line rate"}}
 	for _, z := range v.Sizes {
 		bb := z.BackToBack
@@ -327,12 +337,12 @@ func rfcBackToBackTable(v *result.RFC2544) *Table {
 		if !bb.AtLineRate {
 			at = fmt.Sprintf("no (%.0f %%)", bb.SlowestPercent)
 		}
-		frames := strconv.FormatFloat(z.BackToBackFrames, 'f', -1, 64)
-		if bb.Capped {
-			frames = "≥ " + frames
+		frames, us, ok := findings.Cell(z, "≥ ", "≤ ", "–")
+		lo, hi := "–", "–"
+		if ok {
+			lo, hi = strconv.FormatInt(bb.MinFrames, 10), strconv.FormatInt(bb.MaxFrames, 10)
 		}
-		tb.Rows = append(tb.Rows, []string{strconv.Itoa(z.Size), frames, fmt.Sprintf("%.1f", z.BackToBackUS),
-			strconv.FormatInt(bb.MinFrames, 10), strconv.FormatInt(bb.MaxFrames, 10), strconv.Itoa(len(bb.Searches)), at})
+		tb.Rows = append(tb.Rows, []string{strconv.Itoa(z.Size), frames, us, lo, hi, strconv.Itoa(len(bb.Searches)), at})
 	}
 	return tb
 }

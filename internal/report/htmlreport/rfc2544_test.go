@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/rfc2544/findings"
 )
 
 // handRFC2544 is an RFC 2544 document written by hand in the keys the
@@ -114,15 +115,16 @@ func TestRFC2544SectionHasItsChartsAndATablePerTest(t *testing.T) {
 	}
 	s := r.Sections[0]
 	var names []string
-	for _, tb := range s.Tables {
+	for _, tb := range s.Lead {
 		names = append(names, tb.Name)
 	}
 	if fmt.Sprint(names) != "[throughput latency loss backtoback]" {
 		t.Fatalf("tables %v", names)
 	}
 	// Sizes as rows, smallest first; each test lists the sizes that did it.
-	tp, lat, loss, b2b := s.Tables[0], s.Tables[1], s.Tables[2], s.Tables[3]
-	if len(tp.Rows) != 2 || tp.Rows[0][0] != "64" || tp.Rows[0][3] != "3.4 (this host's limit)" || tp.Rows[1][3] != "75.0" || tp.Rows[1][6] != "0.200" {
+	tp, lat, loss, b2b := s.Lead[0], s.Lead[1], s.Lead[2], s.Lead[3]
+	// 64 B's NDR is this host's limit: a lower bound, marked in its cells.
+	if len(tp.Rows) != 2 || tp.Rows[0][0] != "64" || tp.Rows[0][1] != "≥ 5000" || tp.Rows[0][3] != "≥ 3.4" || tp.Rows[1][3] != "75.0" || tp.Rows[1][6] != "0.200" {
 		t.Errorf("throughput rows %q", tp.Rows)
 	}
 	if fmt.Sprint(lat.Head) != "[size (B) 10 % 50 % 100 %]" || len(lat.Rows) != 1 ||
@@ -213,5 +215,71 @@ func TestRFC2544UnknownPDRLossIsNotZero(t *testing.T) {
 	tb = rfcThroughputTable(v)
 	if got := tb.Rows[0][6]; got != "–" {
 		t.Errorf("unknown PDR loss reads %q, want –", got)
+	}
+}
+
+// TestRFC2544StallingHostPage: the report of a run recorded on a stalling
+// host (../testdata/rfc2544-stalling.json, the text report's golden run)
+// opens with the throughput table, before any warning or chart; each cause
+// is one warning under the table it qualifies, inside a collapsed
+// <details>; and a back-to-back search that sent its passes slowly and lost
+// bursts in our stalls shows a bound or "not measured", not its figure.
+func TestRFC2544StallingHostPage(t *testing.T) {
+	d := loadDoc(t, "../../testdata/rfc2544-stalling.json")
+	var v result.RFC2544
+	if err := d.view(&v); err != nil {
+		t.Fatal(err)
+	}
+	r, page := buildHTML(t, []Document{d})
+	s := r.Sections[0]
+	start := strings.Index(page, `<section class="doc" data-kind="rfc2544">`)
+	body := page[start:]
+	first := strings.Index(body, `<table class="summary" data-table="throughput">`)
+	if first < 0 {
+		t.Fatal("no throughput table")
+	}
+	for _, later := range []string{`class="warn"`, "<figure", `data-table="latency"`} {
+		if i := strings.Index(body, later); i >= 0 && i < first {
+			t.Errorf("%s comes before the throughput table", later)
+		}
+	}
+	fs := findings.Of(&v)
+	shown := 0
+	for _, tb := range s.Lead {
+		shown += len(tb.Warnings)
+	}
+	if shown != len(fs) || strings.Count(body, ">warning: ") != len(fs)+len(s.Warnings) {
+		t.Errorf("%d table warnings, %d on the page, for %d causes and %d of the run's", shown, strings.Count(body, ">warning: "), len(fs), len(s.Warnings))
+	}
+	for _, f := range fs {
+		p := `<p class="warn">warning: ` + template.HTMLEscapeString(f.Text) + `</p>`
+		i := strings.Index(body, p)
+		if i < 0 || strings.Count(body, p) != 1 {
+			t.Errorf("cause %s shown %d times", f.Cause, strings.Count(body, p))
+			continue
+		}
+		if open := strings.LastIndex(body[:i], `<details class="warnings"`); open < 0 || strings.Contains(body[open:i], "</details>") {
+			t.Errorf("cause %s is not inside a <details> under its table", f.Cause)
+		}
+		if strings.Contains(f.Text, "upper bound") && strings.Contains(f.Text, "lower bound") {
+			t.Errorf("cause %s says both bounds: %q", f.Cause, f.Text)
+		}
+	}
+	b2b := s.Lead[len(s.Lead)-1]
+	both := 0
+	for _, z := range v.Sizes {
+		bb := z.BackToBack
+		if bb == nil || bb.AtLineRate || !bb.HostSpoiled {
+			continue
+		}
+		both++
+		for _, row := range b2b.Rows {
+			if row[0] == fmt.Sprint(z.Size) && (row[1] == fmt.Sprint(z.BackToBackFrames) || row[3] != "–" || !strings.ContainsAny(row[1], "≥≤–") && row[1] != "not measured") {
+				t.Errorf("%d B back-to-back row %q: want a bound or not measured, no min and max", z.Size, row)
+			}
+		}
+	}
+	if both == 0 {
+		t.Error("the recorded run has no size whose back-to-back search both sent slowly and lost in a stall")
 	}
 }
