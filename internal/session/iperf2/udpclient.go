@@ -150,7 +150,8 @@ func closeAll(conns []udpio.Conn) {
 func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []udpstream.StreamOutcome) {
 	snd := &result.Sender{}
 	var rcv *result.Receiver
-	var maxLag time.Duration
+	var maxLag, span time.Duration
+	var behind engine.Behind
 	var offered float64 // datagrams/s summed over streams
 	noReport, echoes, noReportFINs := 0, 0, 0
 	badReport := false
@@ -184,6 +185,8 @@ func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []udp
 		snd.Packets += s.Packets
 		snd.SendErrors += s.SendErrors
 		maxLag = max(maxLag, o.Send.MaxLag)
+		addBehind(&behind, o.Send.Behind)
+		span += o.Send.End.Sub(o.Send.Start)
 		echoes += o.Fin.Echoes
 		st := result.Stream{ID: i + 1, Sender: s}
 		if o.Fin.Report != nil {
@@ -213,7 +216,7 @@ func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []udp
 	if rcv != nil {
 		r.Receiver = rcv
 	}
-	session.WarnSender(r, cfg, snd, maxLag)
+	session.WarnSender(r, cfg, snd, maxLag, &behind, span)
 	if badReport {
 		r.Warn(udpstream.ImplausibleReport)
 	}
@@ -224,6 +227,15 @@ func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []udp
 	if rcv != nil && cfg.Parallel > 1 {
 		r.Warn("the receiver jitter shown for several streams is the largest of the streams' jitters")
 	}
+}
+
+// addBehind adds one stream's time behind its schedule into a sum.
+func addBehind(sum *engine.Behind, b engine.Behind) {
+	sum.InSend += b.InSend
+	sum.Stalled += b.Stalled
+	sum.MaxStall = max(sum.MaxStall, b.MaxStall)
+	sum.InSendRunDelay += b.InSendRunDelay
+	sum.RunDelayKnown = sum.RunDelayKnown || b.RunDelayKnown
 }
 
 func finWait(cfg *session.ClientConfig) string {
