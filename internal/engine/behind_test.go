@@ -114,6 +114,8 @@ func TestBehindTellsQueueFromStall(t *testing.T) {
 				t.Errorf("QueueHeld = %v, want %v", got, tc.held)
 			}
 			switch {
+			case tc.held && (b.HeldRate() < 9570*0.998 || b.HeldRate() > 9570*1.002):
+				t.Errorf("held rate %.1f datagrams/s, want the link's 9570", b.HeldRate())
 			case tc.held && b.InSend < span*9/10:
 				t.Errorf("a sender the link held back for the whole test was behind in send calls only %v of %v", b.InSend, span)
 			case tc.stall != nil && (b.MaxStall < tc.wantStall || b.MaxStall > tc.wantStall+time.Second/pps):

@@ -126,6 +126,55 @@ type Behind struct {
 	// RunDelayKnown says it could be read (Linux, the system clock).
 	InSendRunDelay time.Duration
 	RunDelayKnown  bool
+	// HeldPackets is the datagrams handed over between the end of the
+	// first and of the last send call that ended more than
+	// pacer.StallFloor behind schedule (a sender is behind only once its
+	// socket's buffer is full, the sends before take datagrams at once), and
+	// HeldSpan the time between them. Each such call returned once the
+	// egress queue had taken its datagrams, so the socket's buffer was
+	// about as full at both ends: HeldPackets over HeldSpan is the rate
+	// the queue passed on, without the datagrams that filled the buffer
+	// and the queue at the start (which make the whole test's offered
+	// rate higher than the link's).
+	HeldPackets int64
+	HeldSpan    time.Duration
+	heldFrom    time.Time
+	heldAt      int64
+	// sum says b is a sum of streams (Add), and heldRate their held
+	// rates summed.
+	sum      bool
+	heldRate float64
+}
+
+// HeldRate is the datagrams per second the egress queue took while it held
+// the sender back (HeldPackets over HeldSpan; for a sum of streams, the
+// sum of theirs), 0 when unknown.
+func (b Behind) HeldRate() float64 {
+	if b.sum {
+		return b.heldRate
+	}
+	if b.HeldSpan <= 0 {
+		return 0
+	}
+	return float64(b.HeldPackets) / b.HeldSpan.Seconds()
+}
+
+// Add adds the figures of another stream's o into b, a sum of streams:
+// times add up, the longest stall is the longer, held rates add up (each
+// stream's own datagrams over its own held stretch).
+func (b *Behind) Add(o Behind) {
+	if !b.sum {
+		*b = Behind{sum: true, heldRate: b.HeldRate(), InSend: b.InSend, Stalled: b.Stalled, MaxStall: b.MaxStall,
+			InSendRunDelay: b.InSendRunDelay, RunDelayKnown: b.RunDelayKnown, HeldPackets: b.HeldPackets, HeldSpan: b.HeldSpan}
+	}
+	b.heldRate += o.HeldRate()
+	b.InSend += o.InSend
+	b.Stalled += o.Stalled
+	b.MaxStall = max(b.MaxStall, o.MaxStall)
+	b.InSendRunDelay += o.InSendRunDelay
+	b.RunDelayKnown = b.RunDelayKnown || o.RunDelayKnown
+	b.HeldPackets += o.HeldPackets
+	b.HeldSpan = max(b.HeldSpan, o.HeldSpan)
 }
 
 // QueueHeld says whether b is the mark of a sender held back by this
@@ -388,7 +437,7 @@ func (l *lane) step(clock pacer.Clock, now time.Time) (wake time.Time, ok bool) 
 	l.account(s)
 	l.thread.begin(l.due.Before(s))
 	sent, err := l.Conn.WriteBatch(l.msgs[:n])
-	l.settle(clock)
+	l.settle(clock, sent)
 	if sent > 0 {
 		if res.First.IsZero() {
 			res.First = now
@@ -412,13 +461,22 @@ func (l *lane) step(clock pacer.Clock, now time.Time) (wake time.Time, ok bool) 
 }
 
 // settle ends the accounting of a send call that started at l's last
-// account: the call's time goes to the thread's time in send calls, and l
-// is due at its next datagram's time.
-func (l *lane) settle(clock pacer.Clock) {
+// account and handed over sent datagrams: the call's time goes to the
+// thread's time in send calls, l is due at its next datagram's time, and
+// a call that ended behind schedule extends the held stretch (HeldSpan).
+func (l *lane) settle(clock pacer.Clock, sent int) {
 	e := clock.Now()
 	l.thread.end(e.Sub(l.acct))
 	l.due = l.p.Next()
+	b := &l.res.Behind
 	l.account(e)
+	if e.Sub(l.due) > pacer.StallFloor { // the call ended behind schedule: the buffer was full
+		packets := l.res.Packets + int64(max(sent, 0))
+		if b.heldFrom.IsZero() {
+			b.heldFrom, b.heldAt = e, packets
+		}
+		b.HeldPackets, b.HeldSpan = packets-b.heldAt, e.Sub(b.heldFrom)
+	}
 }
 
 // refusal follows the writes that failed and returns the error that ends

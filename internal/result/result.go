@@ -267,6 +267,14 @@ type SenderBehind struct {
 	// wire after it stayed busy. The sender's rate is then the rate the
 	// link (or a shaper on it) took: a finding, not a fault of the sender.
 	QueueHeld bool `json:"queue_held,omitempty"`
+	// TakenBPS is, for a sender QueueHeld, the rate the queue took (in
+	// payload bits per second) while it held the sender back, over TakenS
+	// seconds: from the first send call that ended behind schedule to the
+	// last, when the socket's buffer was about as full, so it leaves out
+	// the datagrams that filled the buffer and the queue at the start,
+	// which make the sender's rate over the whole test a little higher.
+	TakenBPS float64 `json:"taken_bits_per_second,omitempty"`
+	TakenS   float64 `json:"taken_seconds,omitempty"`
 }
 
 // LocalDropCounters are the changes of this host's send-path drop counters

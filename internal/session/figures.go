@@ -32,9 +32,13 @@ func WarnSender(r *result.Result, cfg *ClientConfig, snd *result.Sender, maxLag 
 	short, held := got < 0.99*want, false
 	if behind != nil {
 		deficit := time.Duration(float64(span) * max(1-got/want, 0))
-		held = short && behind.QueueHeld(span, deficit)
+		held = short && behind.QueueHeld(span, deficit) && behind.HeldRate() > 0
 		snd.Behind = &result.SenderBehind{InSendS: behind.InSend.Seconds(), StalledS: behind.Stalled.Seconds(),
 			MaxStallMS: float64(behind.MaxStall) / 1e6, AskedBPS: want * float64(cfg.Length*8), QueueHeld: held}
+		if held {
+			snd.Behind.TakenBPS = behind.HeldRate() * float64(cfg.Length*8)
+			snd.Behind.TakenS = behind.HeldSpan.Seconds()
+		}
 		if behind.RunDelayKnown {
 			rd := behind.InSendRunDelay.Seconds()
 			snd.Behind.InSendRunDelayS = &rd

@@ -185,7 +185,7 @@ func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []udp
 		snd.Packets += s.Packets
 		snd.SendErrors += s.SendErrors
 		maxLag = max(maxLag, o.Send.MaxLag)
-		addBehind(&behind, o.Send.Behind)
+		behind.Add(o.Send.Behind)
 		span += o.Send.End.Sub(o.Send.Start)
 		echoes += o.Fin.Echoes
 		st := result.Stream{ID: i + 1, Sender: s}
@@ -227,15 +227,6 @@ func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []udp
 	if rcv != nil && cfg.Parallel > 1 {
 		r.Warn("the receiver jitter shown for several streams is the largest of the streams' jitters")
 	}
-}
-
-// addBehind adds one stream's time behind its schedule into a sum.
-func addBehind(sum *engine.Behind, b engine.Behind) {
-	sum.InSend += b.InSend
-	sum.Stalled += b.Stalled
-	sum.MaxStall = max(sum.MaxStall, b.MaxStall)
-	sum.InSendRunDelay += b.InSendRunDelay
-	sum.RunDelayKnown = sum.RunDelayKnown || b.RunDelayKnown
 }
 
 func finWait(cfg *session.ClientConfig) string {
