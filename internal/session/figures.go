@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/engine"
@@ -66,14 +67,21 @@ func StallBound(pps float64) time.Duration {
 // stallText says for how long a sender was behind its schedule outside its
 // send calls, when known.
 func stallText(b *engine.Behind) string {
-	if b == nil || b.Stalled+b.InSendRunDelay == 0 {
+	if b == nil {
 		return ""
 	}
-	s := fmt.Sprintf(": its thread did not send when datagrams were due for %v in all (the longest %v)", b.Stalled.Round(time.Microsecond), b.MaxStall.Round(time.Microsecond))
-	if b.InSendRunDelay > 0 {
-		s += fmt.Sprintf(" and waited %v for a CPU inside its send calls", b.InSendRunDelay.Round(time.Microsecond))
+	var parts []string
+	if b.Stalled > 0 {
+		parts = append(parts, fmt.Sprintf("its thread did not send when datagrams were due for %v in all (the longest %v)",
+			b.Stalled.Round(time.Microsecond), b.MaxStall.Round(time.Microsecond)))
 	}
-	return s + ": the CPU went elsewhere"
+	if b.InSendRunDelay > 0 {
+		parts = append(parts, fmt.Sprintf("it waited %v for a CPU inside its send calls", b.InSendRunDelay.Round(time.Microsecond)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, " and ") + ", time the CPU went elsewhere"
 }
 
 // SumReceiver adds one stream's counts into a sum.
