@@ -18,7 +18,7 @@ import (
 //	wirebench lab exec a -- wirebench client 198.18.0.2 -u -b RATE --medium eth100 -t 3 --json
 //
 // (the queue-held ones under chrt -f 20, which kept the 2-core machine's
-// other jobs off the sender's CPU; the stalled one without, at load 7–11),
+// other jobs off the sender's CPU; the stalled one without, at load 11–15),
 // rendered by the text report and compared with the .txt beside it.
 // Beyond the golden text, each states what the run must show: a sender the
 // lab's 95.70 Mbit/s wire held back prints the rate the link took as a
