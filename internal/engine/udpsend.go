@@ -112,7 +112,9 @@ type UDPSendResult struct {
 //
 // A thread that waits for a CPU inside a send call is not held back by
 // the queue, though: where the kernel keeps the thread's run delay (Linux
-// schedstat), it is read around each send call made behind schedule, and
+// schedstat), it is read around each send call made more than 1 ms
+// (pacer.StallFloor) behind schedule (a reading costs a system call; a
+// sender held back is soon far behind), and
 // InSendRunDelay is the part of InSend the thread was ready to run but had
 // no CPU, beyond 1 ms per call (cpuWaitFloor). It counts as a stall.
 type Behind struct {
@@ -267,7 +269,8 @@ type threadSend struct {
 // 1 ms at 1 Gbit/s. Only the part of a call's wait beyond it counts.
 const cpuWaitFloor = pacer.StallFloor
 
-// begin starts a send call, made behind schedule when behind.
+// begin starts a send call, made more than pacer.StallFloor behind
+// schedule when behind: only then is the run delay read around it.
 func (t *threadSend) begin(behind bool) {
 	t.reading = false
 	if t.rd != nil && behind {
@@ -435,7 +438,7 @@ func (l *lane) step(clock pacer.Clock, now time.Time) (wake time.Time, ok bool) 
 	}
 	s := clock.Now()
 	l.account(s)
-	l.thread.begin(l.due.Before(s))
+	l.thread.begin(s.Sub(l.due) > pacer.StallFloor)
 	sent, err := l.Conn.WriteBatch(l.msgs[:n])
 	l.settle(clock, sent)
 	if sent > 0 {
