@@ -98,6 +98,9 @@ type UDPSendResult struct {
 	// Pacing is the scheduling the sender's thread got (zero for an
 	// unpaced send or a test clock).
 	Pacing priority.Pacing
+	// Behind splits the time this stream was behind its schedule (see
+	// Behind); only for a paced stream.
+	Behind Behind
 }
 
 // paced says whether any lane keeps a schedule.
@@ -108,6 +111,97 @@ func paced(lanes []*lane) bool {
 		}
 	}
 	return false
+}
+
+// Behind is where the time a paced sender spent behind its schedule went.
+// A send call on a socket whose send buffer is full waits until the
+// buffer drains: the buffer holds our datagrams until this host's egress
+// queue (its qdisc, a shaper, the interface) passes them on, so time
+// behind schedule spent inside send calls is this host's egress queue
+// holding the sender back: the link, or a shaper on it, is slower than the
+// rate asked, and the wire stayed busy. Time behind schedule outside send
+// calls is time the sender's thread was not sending when it should have
+// been: it was not running (the CPU went elsewhere) or woke late from a
+// sleep. Only that can leave the egress queue empty and the wire idle.
+//
+// A thread that waits for a CPU inside a send call is not held back by
+// the queue, though: where the kernel keeps the thread's run delay (Linux
+// schedstat), it is read around each send call made more than 1 ms
+// (pacer.StallFloor) behind schedule (a reading costs a system call; a
+// sender held back is soon far behind), and
+// InSendRunDelay is the part of InSend the thread was ready to run but had
+// no CPU, beyond 1 ms per call (cpuWaitFloor). It counts as a stall.
+type Behind struct {
+	// InSend is the time behind schedule spent inside send calls (of any
+	// stream of the thread); Stalled the time behind schedule outside
+	// them, less 1 ms (pacer.StallFloor) of each stretch (a paced
+	// sender's every wake from a sleep is some tens of µs late, which
+	// costs no rate), and MaxStall the longest such stretch, whole.
+	InSend, Stalled, MaxStall time.Duration
+	// InSendRunDelay is the part of InSend the thread waited for a CPU;
+	// RunDelayKnown says it could be read (Linux, the system clock).
+	InSendRunDelay time.Duration
+	RunDelayKnown  bool
+	// HeldPackets is the datagrams handed over between the end of the
+	// first and of the last send call that ended more than
+	// pacer.StallFloor behind schedule (a sender is behind only once its
+	// socket's buffer is full, the sends before take datagrams at once), and
+	// HeldSpan the time between them. Each such call returned once the
+	// egress queue had taken its datagrams, so the socket's buffer was
+	// about as full at both ends: HeldPackets over HeldSpan is the rate
+	// the queue passed on, without the datagrams that filled the buffer
+	// and the queue at the start (which make the whole test's offered
+	// rate higher than the link's).
+	HeldPackets int64
+	HeldSpan    time.Duration
+	heldFrom    time.Time
+	heldAt      int64
+	// sum says b is a sum of streams (Add), and heldRate their held
+	// rates summed.
+	sum      bool
+	heldRate float64
+}
+
+// HeldRate is the datagrams per second the egress queue took while it held
+// the sender back (HeldPackets over HeldSpan; for a sum of streams, the
+// sum of theirs), 0 when unknown.
+func (b Behind) HeldRate() float64 {
+	if b.sum {
+		return b.heldRate
+	}
+	if b.HeldSpan <= 0 {
+		return 0
+	}
+	return float64(b.HeldPackets) / b.HeldSpan.Seconds()
+}
+
+// Add adds the figures of another stream's o into b, a sum of streams:
+// times add up, the longest stall is the longer, held rates add up (each
+// stream's own datagrams over its own held stretch).
+func (b *Behind) Add(o Behind) {
+	if !b.sum {
+		*b = Behind{sum: true, heldRate: b.HeldRate(), InSend: b.InSend, Stalled: b.Stalled, MaxStall: b.MaxStall,
+			InSendRunDelay: b.InSendRunDelay, RunDelayKnown: b.RunDelayKnown, HeldPackets: b.HeldPackets, HeldSpan: b.HeldSpan}
+	}
+	b.heldRate += o.HeldRate()
+	b.InSend += o.InSend
+	b.Stalled += o.Stalled
+	b.MaxStall = max(b.MaxStall, o.MaxStall)
+	b.InSendRunDelay += o.InSendRunDelay
+	b.RunDelayKnown = b.RunDelayKnown || o.RunDelayKnown
+	b.HeldPackets += o.HeldPackets
+	b.HeldSpan = max(b.HeldSpan, o.HeldSpan)
+}
+
+// QueueHeld says whether b is the mark of a sender held back by this
+// host's egress queue rather than stalled, for a sender that ended deficit
+// behind its schedule after sending for span: its wait inside send calls
+// (less the part it waited for a CPU) covers the deficit, and the time it
+// stalled, in which the queue may have run empty (Stalled and
+// InSendRunDelay), is at most a hundredth of span, so the queue, and the
+// wire after it, stayed busy all but that fraction of the time.
+func (b Behind) QueueHeld(span, deficit time.Duration) bool {
+	return span > 0 && deficit > 0 && b.InSend-b.InSendRunDelay >= deficit && (b.Stalled+b.InSendRunDelay)*100 <= span
 }
 
 // maxRefused ends a send after this many datagrams were refused: each
@@ -160,6 +254,73 @@ type lane struct {
 	failed  int64
 	size    int64
 	done    bool
+	// due is when the lane means to send next (its next datagram's due
+	// time, or later when it waits to gather a batch); acct is the time up
+	// to which its time behind is accounted, acctSend the thread's
+	// inSend then (see account).
+	due      time.Time
+	acct     time.Time
+	acctSend time.Duration
+	acctRun  time.Duration
+	thread   *threadSend
+}
+
+// threadSend is the time the sending thread spent inside send calls, for
+// all its streams, and of it the time it waited for a CPU (read from rd
+// around the calls made behind schedule; rd nil when not available).
+type threadSend struct {
+	inSend, inSendRun time.Duration
+	rd                *runDelayClock
+	runAt             time.Duration // rd's reading before the current call
+	reading           bool
+}
+
+// cpuWaitFloor is the wait for a CPU inside one send call that is taken
+// not to have emptied this host's egress queue: a blocked UDP send wakes
+// when half the socket's send buffer is free again, so the other half is
+// still queued, and the system's default buffer (about 208 KiB of memory,
+// some 90 datagrams of 1470 bytes) holds 5 ms of them at 100 Mbit/s and
+// 1 ms at 1 Gbit/s. Only the part of a call's wait beyond it counts.
+const cpuWaitFloor = pacer.StallFloor
+
+// begin starts a send call, made more than pacer.StallFloor behind
+// schedule when behind: only then is the run delay read around it.
+func (t *threadSend) begin(behind bool) {
+	t.reading = false
+	if t.rd != nil && behind {
+		t.runAt, t.reading = t.rd.read()
+	}
+}
+
+// end ends a send call that lasted d.
+func (t *threadSend) end(d time.Duration) {
+	t.inSend += d
+	if t.reading {
+		if now, ok := t.rd.read(); ok && now-t.runAt > cpuWaitFloor {
+			t.inSendRun += min(now-t.runAt-cpuWaitFloor, d)
+		}
+	}
+}
+
+// account splits the time l was behind schedule, from its last account
+// until t, into time the thread spent inside send calls (any stream's)
+// and time outside them.
+func (l *lane) account(t time.Time) {
+	from := l.acct
+	if l.due.After(from) {
+		from = l.due
+	}
+	if l.p != nil && l.Config.PPS > 0 && t.After(from) {
+		span := t.Sub(from)
+		in := min(span, l.thread.inSend-l.acctSend)
+		b := &l.res.Behind
+		b.InSend += in
+		b.Stalled += max(span-in-pacer.StallFloor, 0)
+		b.MaxStall = max(b.MaxStall, span-in)
+		b.InSendRunDelay += min(in, l.thread.inSendRun-l.acctRun)
+		b.RunDelayKnown = l.thread.rd != nil
+	}
+	l.acct, l.acctSend, l.acctRun = t, l.thread.inSend, l.thread.inSendRun
 }
 
 // SendUDPStreams sends several streams, each as SendUDP would, from the one
@@ -198,10 +359,18 @@ func SendUDPStreams(ctx context.Context, streams []UDPStream) ([]UDPSendResult, 
 	// The schedules start once every batch is ready: copying the
 	// templates takes milliseconds, which would make the first datagram
 	// late and every rate measured from it high.
+	thread := &threadSend{}
+	if streams[0].Config.Clock == nil {
+		if rd, ok := openRunDelay(); ok {
+			thread.rd = rd
+			defer rd.close()
+		}
+	}
 	for _, l := range lanes {
 		l.p = pacer.New(clock, l.Config.PPS)
 		l.res = UDPSendResult{Start: l.p.Start(), NextID: l.Config.FirstID}
 		l.end = l.res.Start.Add(l.Config.Duration)
+		l.due, l.acct, l.thread = l.res.Start, l.res.Start, thread
 	}
 	for ctx.Err() == nil {
 		now := clock.Now()
@@ -212,7 +381,7 @@ func SendUDPStreams(ctx context.Context, streams []UDPStream) ([]UDPSendResult, 
 			if l.done {
 				continue
 			}
-			w, ok := l.step(now)
+			w, ok := l.step(clock, now)
 			switch {
 			case !ok:
 				l.finish(clock)
@@ -293,7 +462,7 @@ func newLanes(streams []UDPStream, errs []error) (lanes []*lane, block []byte) {
 // step sends what of l is due at now. It returns when l next wants to send
 // (zero: it sent, look again at once), or ok=false when l is done: its
 // duration or byte count reached, or its peer refused it.
-func (l *lane) step(now time.Time) (wake time.Time, ok bool) {
+func (l *lane) step(clock pacer.Clock, now time.Time) (wake time.Time, ok bool) {
 	cfg, res := &l.Config, &l.res
 	if cfg.Duration > 0 && !now.Before(l.end) || cfg.Bytes > 0 && res.Bytes >= cfg.Bytes {
 		return time.Time{}, false
@@ -309,6 +478,7 @@ func (l *lane) step(now time.Time) (wake time.Time, ok bool) {
 		if cfg.Duration > 0 && l.end.Before(wait) {
 			wait = l.end
 		}
+		l.due = wait
 		if !wait.After(now) {
 			return time.Time{}, true // due by the next look
 		}
@@ -317,7 +487,11 @@ func (l *lane) step(now time.Time) (wake time.Time, ok bool) {
 	for i := 0; i < n; i++ {
 		cfg.Stamp(l.msgs[i].Buf, res.NextID+int64(i), now)
 	}
+	s := clock.Now()
+	l.account(s)
+	l.thread.begin(s.Sub(l.due) > pacer.StallFloor)
 	sent, err := l.Conn.WriteBatch(l.msgs[:n])
+	l.settle(clock, sent)
 	if sent > 0 {
 		if res.First.IsZero() {
 			res.First = now
@@ -338,6 +512,25 @@ func (l *lane) step(now time.Time) (wake time.Time, ok bool) {
 		return time.Time{}, false
 	}
 	return time.Time{}, true
+}
+
+// settle ends the accounting of a send call that started at l's last
+// account and handed over sent datagrams: the call's time goes to the
+// thread's time in send calls, l is due at its next datagram's time, and
+// a call that ended behind schedule extends the held stretch (HeldSpan).
+func (l *lane) settle(clock pacer.Clock, sent int) {
+	e := clock.Now()
+	l.thread.end(e.Sub(l.acct))
+	l.due = l.p.Next()
+	b := &l.res.Behind
+	l.account(e)
+	if e.Sub(l.due) > pacer.StallFloor { // the call ended behind schedule: the buffer was full
+		packets := l.res.Packets + int64(max(sent, 0))
+		if b.heldFrom.IsZero() {
+			b.heldFrom, b.heldAt = e, packets
+		}
+		b.HeldPackets, b.HeldSpan = packets-b.heldAt, e.Sub(b.heldFrom)
+	}
 }
 
 // refusal follows the writes that failed and returns the error that ends
@@ -373,6 +566,7 @@ func (l *lane) refusal(now time.Time, sent int, err error) error {
 func (l *lane) finish(clock pacer.Clock) {
 	l.done = true
 	l.res.End = clock.Now()
+	l.account(l.res.End)
 	l.res.MaxLag = l.p.MaxLag()
 	var complete bool
 	l.res.Stalls, complete = l.p.Stalls()

@@ -134,6 +134,7 @@ func (t *Text) senderLine(b *strings.Builder, id string, k columns, s *result.Se
 	switch {
 	case udp:
 		fmt.Fprintf(b, "%s Sent %d datagrams%s\n", idText(id), s.Packets, errs)
+		queueHeldLine(b, id, s)
 	case errs != "":
 		fmt.Fprintf(b, "%s%s\n", idText(id), errs)
 	}

@@ -242,6 +242,43 @@ type Sender struct {
 	LocalDrops *int64 `json:"local_drops,omitempty"`
 	// LocalDropCounters are the host counters LocalDrops comes from.
 	LocalDropCounters *LocalDropCounters `json:"local_drop_counters,omitempty"`
+	// Behind says where the time a paced UDP sender of ours spent behind
+	// its schedule went (our UDP client; nil for others).
+	Behind *SenderBehind `json:"behind,omitempty"`
+}
+
+// SenderBehind is where the time a paced sender spent behind its schedule
+// went: waiting inside send calls, while this host's egress queue (its
+// qdisc, a shaper, the interface) held the datagrams the socket's send
+// buffer had room for, or outside them, when the sender's thread did not
+// run when a datagram was due (a stall).
+type SenderBehind struct {
+	// InSendS is the time behind schedule spent inside send calls,
+	// StalledS the time behind schedule outside them, MaxStallMS the
+	// longest such stretch. Summed over streams.
+	InSendS    float64 `json:"in_send_seconds"`
+	StalledS   float64 `json:"stalled_seconds"`
+	MaxStallMS float64 `json:"max_stall_ms"`
+	// InSendRunDelayS is the part of InSendS the sender's thread was
+	// ready to run but waited for a CPU (Linux schedstat); nil where it
+	// cannot be read. It counts as stalled.
+	InSendRunDelayS *float64 `json:"in_send_run_delay_seconds,omitempty"`
+	// AskedBPS is the rate asked, in payload bits per second.
+	AskedBPS float64 `json:"asked_bits_per_second"`
+	// QueueHeld says the sender offered less than asked because this
+	// host's egress queue took no more: it was behind in send calls, and
+	// stalled for at most 1 % of the sending time, so the queue and the
+	// wire after it stayed busy. The sender's rate is then the rate the
+	// link (or a shaper on it) took: a finding, not a fault of the sender.
+	QueueHeld bool `json:"queue_held,omitempty"`
+	// TakenBPS is, for a sender QueueHeld, the rate the queue took (in
+	// payload bits per second) while it held the sender back, over TakenS
+	// seconds: from the first send call that ended behind schedule to the
+	// last, when the socket's buffer was about as full, so it leaves out
+	// the datagrams that filled the buffer and the queue at the start,
+	// which make the sender's rate over the whole test a little higher.
+	TakenBPS float64 `json:"taken_bits_per_second,omitempty"`
+	TakenS   float64 `json:"taken_seconds,omitempty"`
 }
 
 // LocalDropCounters are the changes of this host's send-path drop counters

@@ -2,16 +2,23 @@ package session
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
 )
 
 // Figures every dialect fills alike: rates, sums of streams, the sender's
 // warnings.
 
-// WarnSender says when the sender did not offer what was asked.
-func WarnSender(r *result.Result, cfg *ClientConfig, snd *result.Sender, maxLag time.Duration) {
+// WarnSender says when the sender did not offer what was asked. behind,
+// when not nil, is where our paced sender's time behind its schedule went,
+// summed over its streams, and span their sending time, summed alike: a
+// sender this host's egress queue held back (engine.Behind.QueueHeld)
+// offered what the link took, which snd.Behind then records as the
+// result, with no warning; a sender that stalled gets the warnings.
+func WarnSender(r *result.Result, cfg *ClientConfig, snd *result.Sender, maxLag time.Duration, behind *engine.Behind, span time.Duration) {
 	if snd.SendErrors > 0 {
 		r.Warn(fmt.Sprintf("our host refused %d datagrams (socket send errors): they were not sent and are not in the counts", snd.SendErrors))
 	}
@@ -23,13 +30,58 @@ func WarnSender(r *result.Result, cfg *ClientConfig, snd *result.Sender, maxLag 
 	if got == 0 {
 		got = float64(snd.Packets) / snd.Seconds
 	}
-	if got < 0.99*want {
-		r.Warn(fmt.Sprintf("the sender fell behind its pacing: it offered %.0f datagrams/s of the %.0f asked (%.1f %%); the path was not tested at the requested rate",
-			got, want, 100*got/want))
+	short, held := got < 0.99*want, false
+	if behind != nil {
+		deficit := time.Duration(float64(span) * max(1-got/want, 0))
+		held = short && behind.QueueHeld(span, deficit) && behind.HeldRate() > 0
+		snd.Behind = &result.SenderBehind{InSendS: behind.InSend.Seconds(), StalledS: behind.Stalled.Seconds(),
+			MaxStallMS: float64(behind.MaxStall) / 1e6, AskedBPS: want * float64(cfg.Length*8), QueueHeld: held}
+		if held {
+			snd.Behind.TakenBPS = behind.HeldRate() * float64(cfg.Length*8)
+			snd.Behind.TakenS = behind.HeldSpan.Seconds()
+		}
+		if behind.RunDelayKnown {
+			rd := behind.InSendRunDelay.Seconds()
+			snd.Behind.InSendRunDelayS = &rd
+		}
 	}
-	if interval := time.Duration(float64(time.Second) / want); maxLag > max(20*time.Millisecond, 20*interval) {
+	if short && !held {
+		r.Warn(fmt.Sprintf("the sender fell behind its pacing: it offered %.0f datagrams/s of the %.0f asked (%.1f %%)%s; the path was not tested at the requested rate",
+			got, want, 100*got/want, stallText(behind)))
+	}
+	if behind != nil && behind.MaxStall <= StallBound(want) {
+		return // the lag built up in send calls, whose datagrams left at the queue's pace
+	}
+	if maxLag > StallBound(want) {
 		r.Warn(fmt.Sprintf("the sender fell up to %v behind its schedule and caught up in bursts: the offered load was burstier than the average rate says", maxLag.Round(time.Microsecond)))
 	}
+}
+
+// StallBound is the lag from which a sender of pps datagrams per second
+// that caught up in a burst gets a warning: 20 ms, or 20 datagrams'
+// intervals when that is longer.
+func StallBound(pps float64) time.Duration {
+	return max(20*time.Millisecond, time.Duration(20*float64(time.Second)/pps))
+}
+
+// stallText says for how long a sender was behind its schedule outside its
+// send calls, when known.
+func stallText(b *engine.Behind) string {
+	if b == nil {
+		return ""
+	}
+	var parts []string
+	if b.Stalled > 0 {
+		parts = append(parts, fmt.Sprintf("its thread did not send when datagrams were due for %v in all (the longest %v)",
+			b.Stalled.Round(time.Microsecond), b.MaxStall.Round(time.Microsecond)))
+	}
+	if b.InSendRunDelay > 0 {
+		parts = append(parts, fmt.Sprintf("it waited %v for a CPU inside its send calls", b.InSendRunDelay.Round(time.Microsecond)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, " and ") + ", time the CPU went elsewhere"
 }
 
 // SumReceiver adds one stream's counts into a sum.

@@ -1,8 +1,14 @@
 package session
 
 import (
+	"math"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/engine"
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/units"
 )
 
 // TestDroppedDatagrams: a socket's drop count is datagrams without receive
@@ -13,5 +19,47 @@ func TestDroppedDatagrams(t *testing.T) {
 	}
 	if got := DroppedDatagrams(12, true); !strings.HasPrefix(got, "at least 12 datagrams (12 packets") {
 		t.Errorf("with offload: %q", got)
+	}
+}
+
+// TestWarnSenderQueueHeldOrStalled: a UDP sender at 95.7 % of the 100
+// Mbit/s asked whose time behind schedule went into send calls (this
+// host's egress queue held it back) gets no warning, and its result says
+// the rate the link took; the same shortfall from time outside send calls,
+// or from waiting for a CPU inside them, keeps the warnings.
+func TestWarnSenderQueueHeldOrStalled(t *testing.T) {
+	cfg := &ClientConfig{UDP: true, Rate: units.Rate{Value: 100e6}, Length: 1470, Duration: 10 * time.Second}
+	want := cfg.PPS()
+	span := 10 * time.Second
+	for _, tc := range []struct {
+		name string
+		b    engine.Behind
+		held bool
+	}{
+		{"queue", engine.Behind{InSend: 9900 * time.Millisecond, Stalled: 20 * time.Millisecond, MaxStall: 3 * time.Millisecond,
+			HeldPackets: 8138 * 9, HeldSpan: 9 * time.Second}, true},
+		{"stalled", engine.Behind{InSend: 9500 * time.Millisecond, Stalled: 400 * time.Millisecond, MaxStall: 130 * time.Millisecond,
+			HeldPackets: 8138 * 9, HeldSpan: 9 * time.Second}, false},
+		{"cpu wait in send", engine.Behind{InSend: 9900 * time.Millisecond, InSendRunDelay: 300 * time.Millisecond, RunDelayKnown: true,
+			HeldPackets: 8138 * 9, HeldSpan: 9 * time.Second}, false},
+		{"never blocked", engine.Behind{InSend: time.Millisecond, MaxStall: 900 * time.Microsecond}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := result.New("client")
+			snd := &result.Sender{Packets: int64(0.957 * want * span.Seconds()), Seconds: span.Seconds(), PacketsPerSecond: 0.957 * want}
+			WarnSender(r, cfg, snd, 420*time.Millisecond, &tc.b, span)
+			warned := strings.Contains(strings.Join(r.Warnings, "\n"), "not tested at the requested rate")
+			if snd.Behind == nil || snd.Behind.QueueHeld != tc.held || warned == tc.held {
+				t.Fatalf("held %v: behind %+v, warnings %q", tc.held, snd.Behind, r.Warnings)
+			}
+			if tc.held {
+				if got := snd.Behind.TakenBPS; math.Abs(got-8138*1470*8) > 1 {
+					t.Errorf("taken %.0f bit/s, want 8138 datagrams/s of 1470 bytes", got)
+				}
+				if len(r.Warnings) != 0 {
+					t.Errorf("a sender the queue held back got warnings %q", r.Warnings)
+				}
+			}
+		})
 	}
 }

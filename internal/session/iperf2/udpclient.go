@@ -150,7 +150,8 @@ func closeAll(conns []udpio.Conn) {
 func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []udpstream.StreamOutcome) {
 	snd := &result.Sender{}
 	var rcv *result.Receiver
-	var maxLag time.Duration
+	var maxLag, span time.Duration
+	var behind engine.Behind
 	var offered float64 // datagrams/s summed over streams
 	noReport, echoes, noReportFINs := 0, 0, 0
 	badReport := false
@@ -184,6 +185,8 @@ func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []udp
 		snd.Packets += s.Packets
 		snd.SendErrors += s.SendErrors
 		maxLag, snd.Pacing = max(maxLag, o.Send.MaxLag), o.Send.Pacing.String()
+		behind.Add(o.Send.Behind)
+		span += o.Send.End.Sub(o.Send.Start)
 		echoes += o.Fin.Echoes
 		st := result.Stream{ID: i + 1, Sender: s}
 		if o.Fin.Report != nil {
@@ -213,7 +216,7 @@ func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []udp
 	if rcv != nil {
 		r.Receiver = rcv
 	}
-	session.WarnSender(r, cfg, snd, maxLag)
+	session.WarnSender(r, cfg, snd, maxLag, &behind, span)
 	if badReport {
 		r.Warn(udpstream.ImplausibleReport)
 	}

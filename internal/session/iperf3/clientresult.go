@@ -187,7 +187,7 @@ func (cl *i3Client) sendSummary(t *clientTotals) *result.Receiver {
 		r.Warn("no results came back from the iperf3 server: the receiver's counts are unknown")
 	}
 	if udp {
-		session.WarnSender(r, cfg, &t.snd, 0)
+		session.WarnSender(r, cfg, &t.snd, 0, nil, 0)
 	}
 	return peerRcv
 }
