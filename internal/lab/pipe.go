@@ -39,6 +39,9 @@ type seqState struct {
 	pushed    int64
 	finPassed bool
 	lastFIN   int64
+	// arrived is the highest id that arrived from the source; only the
+	// reflector's reading goroutine touches it (flowFor).
+	arrived int64
 }
 
 // finSlot says whether b, pushed on a flow with state s, is a FIN that

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/wirebench/wirebench/internal/wire/iperf2"
 	"net"
 	"net/netip"
 	"os"
@@ -60,7 +61,7 @@ func (f *Reflector) Run(ctx context.Context) (Report, error) {
 	for ctx.Err() == nil {
 		n, err := f.ln.ReadBatch(msgs)
 		for _, m := range msgs[:n] {
-			f.p.push(m.Buf[:m.N], m.Time, f.ln, m.Addr, f.seqFor(m.Addr))
+			f.p.push(m.Buf[:m.N], m.Time, f.ln, m.Addr, f.flowFor(m.Addr, m.Buf[:m.N]))
 		}
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			if errors.Is(err, net.ErrClosed) {
@@ -97,6 +98,36 @@ func (f *Reflector) seqFor(a netip.AddrPort) *seqState {
 	}
 	return s
 }
+
+// flowFor returns the reordering state of the flow b, from a, belongs to:
+// a datagram that starts a test (iperf 2 id 0 or 1, the first of either
+// layout) after the source sent more than a reordering could put ahead of
+// it starts a new flow. A sweep or RFC 2544 run opens a socket per trial,
+// and over hundreds of trials the kernel hands out a source port again:
+// without this, the later trial's ids, below the earlier one's, were
+// counted as reordered (thousands, behind a model that reorders nothing).
+func (f *Reflector) flowFor(a netip.AddrPort, b []byte) *seqState {
+	s := f.seqFor(a)
+	if s == nil {
+		return nil
+	}
+	id, _, _, ok := iperf2.ParseDatagram(b, iperf2.LayoutLegacy, false)
+	if ok && id >= 0 && id <= 1 && s.arrived > newFlowAfter {
+		s = &seqState{}
+		f.seqs[a] = s
+	}
+	if ok && id > s.arrived {
+		s.arrived = id
+	}
+	return s
+}
+
+// newFlowAfter is the highest id a flow may have sent before a datagram
+// with the first id counts as a new test's rather than as reordered: the
+// first datagram of a test overtaken by 64 of its successors on the way to
+// the reflector (the model's own reordering is on the way back, counted
+// where it leaves) is no path's doing.
+const newFlowAfter = 64
 
 // Seed is the seed the model's fates are drawn from.
 func (f *Reflector) Seed() uint64 { return f.seed }
