@@ -67,8 +67,9 @@ func WriteUp(w io.Writer, st State) {
 		switch {
 		case st.Wire != nil: // no bucket
 		case st.Filler != nil:
-			fmt.Fprintf(w, "  filled wire: a filler (pid %d) empties the wire's bucket after 20 ms of idle, so a burst after idle\n"+
-				"  leaves at the wire's rate; it sleeps until the lab sends again (lab status shows what it costs)\n", st.Filler.PID)
+			fmt.Fprintf(w, "  filled wire: filler frames (pid %d) use the wire's idle time, so a burst after idle leaves at the wire's rate;\n"+
+				"  they go to no one (EtherType 0x88b5, dropped by the far end) and show in its interface counters; after 2 s\n"+
+				"  without traffic the filler empties the wire's bucket instead and sleeps until the lab sends (lab status: its cost)\n", st.Filler.PID)
 		case st.Burst > frame:
 			fmt.Fprintf(w, "  bucket %d bytes: after idle that much leaves at veth speed (a large ping reads short);\n"+
 				"  --burst %d is exact after idle where timers fire on time (docs/lab-hosts.md)\n", st.Burst, frame)

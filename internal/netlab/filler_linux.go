@@ -3,7 +3,6 @@
 package netlab
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -11,7 +10,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -20,35 +18,46 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Filler keeps the filled wire's bucket from filling while the lab's
-// traffic leaves the wire idle, on every link it was opened for. It does
-// so without sending anything: once the traffic class's packet counter
-// has stood still for FillAfterIdle it shrinks the wire class's bucket
-// (class 1:1, burst and cburst) to nothing, so that a burst after idle
-// leaves at the wire's rate from its first frame, as on a real wire, and
-// then sleeps in the kernel until the link sends a frame (a packet socket
-// armed for outgoing frames). Woken, it gives the wire its bucket back and
-// reads the traffic class's counter every FillPoll until the traffic has
-// been idle for FillAfterIdle again. An idle lab costs it nothing but a
-// wake-up every fillWake per link to look for Close.
+// Filler sends filler frames on every link it was opened for, once the
+// lab's traffic has left the link idle for FillAfterIdle, as fast as the
+// filler class lets them leave (see tcFilledCommands): a send blocks while
+// the socket's few frames wait in the qdisc, so a filler costs a write per
+// frame the wire had room for, and a poll of the traffic class's packet
+// counter every FillPoll. After FillFor of filling without traffic it
+// stops sending and goes into deep idle (fillidle_linux.go): it empties
+// the wire class's bucket (burst 0), which keeps it empty without a
+// frame sent, and sleeps until the link sends; then it gives the bucket
+// back. So an idle lab costs nothing (the filler frames cost about 14 %
+// of a core for an idle eth100 lab, issue 38), while traffic that comes
+// back within FillFor finds the wire as before.
 //
-// Why wait for idle: the bucket absorbs the traffic's own short pauses (a
-// TCP sender refilling its small queue a little late on a busy machine)
-// and the wire's late timers, as tbf's does; what a real wire does not
-// have is a bucket full after idle, and FillAfterIdle of idle is long
-// before the bucket matters to anything but the next burst.
+// Why not deep idle from the start: a bucket of 0 cannot absorb the
+// wire's late timers, and the filler gives the bucket back only once it
+// has been woken and run; on a loaded machine (load 13-16 on 2 cores)
+// that took long enough for a 65,500-byte ping to read 12.0-12.5 ms where
+// the filled wire reads 11.0-11.2. The first burst after a deep idle pays
+// that; the next ones within FillFor do not.
 //
-// Until issue 38 the filler sent filler frames into class 1:20 for the
-// whole of every idle time (about 10,000 a second per link, 18 % of a core
-// for an idle eth100 lab); the name stayed.
+// Why wait for idle: a filler frame takes up to 100 µs of wire from
+// traffic that pauses for a microsecond (a TCP sender refilling its small
+// queue a little late on a busy machine), which a real wire would lose
+// only the microsecond of; while traffic flows the bucket absorbs such
+// pauses, as tbf's does. What a real wire does not have is a bucket full
+// after idle, and FillAfterIdle of idle is long before the filler has
+// spent it.
 const (
 	FillAfterIdle = 20 * time.Millisecond
 	FillPoll      = 5 * time.Millisecond
+	FillFor       = 2 * time.Second
 )
 
-// fillWake is how long the idle wait sleeps before it looks whether
-// Close was called.
-const fillWake = 250 * time.Millisecond
+// fillBurst bounds the frames sent between two polls while filling (about
+// FillPoll of 100 µs frames); fillQueue is about how many wait in the
+// filler class at a time (see open).
+const (
+	fillBurst = 50
+	fillQueue = 10
+)
 
 type Filler struct {
 	links []*fillLink
@@ -59,25 +68,30 @@ type Filler struct {
 
 type fillLink struct {
 	FillLink
-	tap     int // packet socket that wakes the idle wait (arm)
-	rt      int // rtnetlink socket in the link's namespace, for the wire class
-	ifindex int
+	fd      int
+	frame   []byte
+	sa      *unix.SockaddrLinklayer
 	nl      *netlink.Handle // in the link's namespace, for the traffic class's counter
 	link    netlink.Link
+	ifindex int
+	tap     int          // packet socket that wakes the deep idle (arm)
+	rt      int          // rtnetlink socket in the link's namespace, for the wire class
 	wire    nl.TcHtbCopt // the wire class's parameters as the lab made them
 	rate64  uint64       // the wire class's rate and ceiling, bytes/s
 	ceil64  uint64
 	idles   atomic.Uint64
+	frames  atomic.Uint64
+	bytes   atomic.Uint64
 	errs    atomic.Uint64
 	lastErr atomic.Value // string
 }
 
-// OpenFiller opens the sockets of each link in its namespace (by name,
-// under /run/netns) and reads its wire class; Run starts the watch.
+// OpenFiller opens a packet socket on each link, in its namespace (by
+// name, under /run/netns); Run starts sending.
 func OpenFiller(links []FillLink) (*Filler, error) {
 	f := &Filler{}
 	for _, l := range links {
-		fl := &fillLink{FillLink: l, tap: -1, rt: -1}
+		fl := &fillLink{FillLink: l, fd: -1, tap: -1, rt: -1}
 		err := inNamespace(l.NS, func() error { return fl.open() })
 		if err != nil {
 			fl.close()
@@ -89,134 +103,61 @@ func OpenFiller(links []FillLink) (*Filler, error) {
 	return f, nil
 }
 
-// open opens the link's sockets in the calling thread's namespace and
-// reads the wire class's parameters back from the kernel.
+// open opens the link's socket in the calling thread's namespace and
+// builds its frame.
 func (fl *fillLink) open() error {
 	ifi, err := net.InterfaceByName(fl.Ifname)
 	if err != nil {
 		return err
 	}
-	fl.ifindex = ifi.Index
+	if fl.Frame < 60 || fl.Frame > 65535 {
+		return fmt.Errorf("frame length %d: want 60..65535", fl.Frame)
+	}
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("packet socket: %w", err)
+	}
+	fl.fd = fd
 	if fl.nl, err = netlink.NewHandle(); err != nil {
 		return fmt.Errorf("netlink: %w", err)
 	}
 	if fl.link, err = fl.nl.LinkByName(fl.Ifname); err != nil {
 		return fmt.Errorf("find %s: %w", fl.Ifname, err)
 	}
-	if err := fl.readWire(); err != nil {
-		return err
-	}
-	if fl.rt, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE); err != nil {
-		return fmt.Errorf("rtnetlink socket: %w", err)
-	}
-	tv := unix.NsecToTimeval(time.Second.Nanoseconds())
-	if err := unix.SetsockoptTimeval(fl.rt, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		return fmt.Errorf("rtnetlink socket: %w", err)
-	}
-	if err := unix.Bind(fl.rt, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return fmt.Errorf("rtnetlink socket: %w", err)
-	}
-	return fl.openTap()
-}
-
-// readWire reads the wire class (1:1) the lab made: what raise restores.
-func (fl *fillLink) readWire() error {
-	cls, err := fl.nl.ClassList(fl.link, 0)
-	if err != nil {
-		return fmt.Errorf("classes of %s: %w", fl.Ifname, err)
-	}
-	for _, c := range cls {
-		h, ok := c.(*netlink.HtbClass)
-		if !ok || h.Handle != wireHandle {
-			continue
-		}
-		if h.Rate == 0 || h.Ceil == 0 || h.Buffer == 0 {
-			return fmt.Errorf("wire class %s of %s has no rate or bucket", fillWireClass, fl.Ifname)
-		}
-		fl.rate64, fl.ceil64 = h.Rate, h.Ceil
-		fl.wire = nl.TcHtbCopt{
-			Rate:    htbRate(h.Rate),
-			Ceil:    htbRate(h.Ceil),
-			Buffer:  h.Buffer,
-			Cbuffer: h.Cbuffer,
-			Quantum: h.Quantum,
-			Level:   h.Level,
-			Prio:    h.Prio,
-		}
-		return nil
-	}
-	return fmt.Errorf("%s has no HTB class %s (not a filled wire)", fl.Ifname, fillWireClass)
-}
-
-// htbRate is the rate spec tcFilledCommands gives the wire (Ethernet link
-// layer, overhead 24), at bytesPS; above 32 bits the rate goes in its own
-// attribute (setBucket).
-func htbRate(bytesPS uint64) nl.TcRateSpec {
-	return nl.TcRateSpec{Linklayer: nl.LINKLAYER_ETHERNET, Overhead: EthernetOverhead, CellAlign: -1, Rate: uint32(min(bytesPS, 1<<32-1))}
-}
-
-// openTap opens the packet socket that wakes the idle wait: a filter lets
-// only frames this end sends through (one byte of each), and it is bound
-// to the link for every protocol only while armed (arm).
-func (fl *fillLink) openTap() error {
-	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("packet socket: %w", err)
-	}
-	fl.tap = fd
-	prog := []unix.SockFilter{
-		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: skfAdOff + skfAdPkttype},
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.PACKET_OUTGOING, Jt: 0, Jf: 1},
-		{Code: unix.BPF_RET | unix.BPF_K, K: 1},
-		{Code: unix.BPF_RET | unix.BPF_K, K: 0},
-	}
-	tv := unix.NsecToTimeval(fillWake.Nanoseconds())
+	// The frame's own class; a send buffer of about fillQueue frames
+	// (the kernel doubles what it is given and counts each frame's
+	// buffers, about its length plus 1 KiB), so that the frames queued at
+	// a time hold the sender back and carry the wire through about 1 ms in
+	// which this thread does not run (the class queue is longer, so none
+	// is dropped); a send timeout of one poll, so that a send blocked
+	// behind the lab's traffic returns to look at it.
+	tv := unix.NsecToTimeval(FillPoll.Nanoseconds())
 	for _, err := range []error{
-		unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}),
-		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 4096),
-		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv),
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PRIORITY, FillerPriority),
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, fillQueue*(fl.Frame+1024)/2),
+		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv),
 	} {
 		if err != nil {
-			return fmt.Errorf("packet socket options: %w", err)
+			return fmt.Errorf("socket options: %w", err)
 		}
 	}
-	return fl.arm(false)
-}
-
-// arm binds the tap to every protocol on the link (armed: the kernel hands
-// it a copy of each frame the link sends) or to the filler frames' unused
-// EtherType (disarmed: a protocol nothing in a lab sends, which costs the
-// lab's traffic nothing; a packet socket cannot be unbound), and empties
-// its queue when disarming.
-func (fl *fillLink) arm(on bool) error {
-	proto := uint16(FillEtherType)
-	if on {
-		proto = unix.ETH_P_ALL
+	fl.ifindex = ifi.Index
+	if err := fl.openIdle(); err != nil {
+		return err
 	}
-	if err := unix.Bind(fl.tap, &unix.SockaddrLinklayer{Ifindex: fl.ifindex, Protocol: htons(proto)}); err != nil {
-		return fmt.Errorf("bind the packet socket: %w", err)
-	}
-	if !on {
-		var b [1]byte
-		for {
-			if _, _, err := unix.Recvfrom(fl.tap, b[:], unix.MSG_DONTWAIT|unix.MSG_TRUNC); err != nil {
-				break
-			}
-		}
-	}
+	fl.frame = make([]byte, fl.Frame)
+	copy(fl.frame[0:6], fillDst[:])
+	copy(fl.frame[6:12], ifi.HardwareAddr)
+	fl.frame[12], fl.frame[13] = FillEtherType>>8, FillEtherType&0xff
+	copy(fl.frame[14:], fillPayload)
+	fl.sa = &unix.SockaddrLinklayer{Ifindex: ifi.Index, Protocol: htons(FillEtherType), Halen: 6}
+	copy(fl.sa.Addr[:], fillDst[:])
 	return nil
 }
 
-// skfAdOff + skfAdPkttype is where classic BPF loads the packet's type
-// from (linux/filter.h: SKF_AD_OFF is -0x1000, SKF_AD_PKTTYPE 4).
-const (
-	skfAdOff     = 1<<32 - 0x1000
-	skfAdPkttype = 4
-)
-
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
-// Run starts one watch per link; Close stops them.
+// Run starts one sender per link; Close stops them.
 func (f *Filler) Run() {
 	for _, fl := range f.links {
 		f.wg.Add(1)
@@ -224,33 +165,41 @@ func (f *Filler) Run() {
 	}
 }
 
-// run watches the link until stop, on an OS thread of its own at nice -15
-// (if this process may), so that the bucket is back soon after traffic
-// starts: while traffic flows it reads the traffic class's counter every
-// FillPoll; once that has stood still for FillAfterIdle it empties the
-// bucket and sleeps until the link sends. It gives the wire its bucket
-// back when it stops. An error (the interface went away with its lab) is
-// counted and retried after a pause, never in a tight loop.
+// run sends frames until stop, on an OS thread of its own at nice -15 (if
+// this process may): a filler that waits for the CPU behind the programs
+// whose traffic the wire carries leaves the bucket to fill, and the next
+// burst leaves faster than the wire. It polls the traffic class's packet
+// counter every FillPoll and fills only once the counter has not moved for
+// FillAfterIdle; after FillFor of filling it goes into deep idle. A full
+// send buffer blocks a write for up to one poll; any other error (the
+// interface went away with its lab) is retried after a pause, never in a
+// tight loop. It leaves the wire with its bucket when it stops.
 func (fl *fillLink) run(stop *atomic.Bool) {
 	runtime.LockOSThread() // never unlocked: the thread and its priority end with the goroutine
 	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), -15)
-	last, _ := fl.trafficPackets()
+	var last uint64
+	var active time.Time // the last poll that saw traffic
 	for !stop.Load() {
-		last = fl.waitIdle(stop, last)
-		if stop.Load() {
-			break
+		if p, ok := fl.trafficPackets(); ok && p != last {
+			last, active = p, time.Now()
 		}
-		if !fl.try(fl.setBucket(false)) || !fl.try(fl.arm(true)) {
-			sleep(10 * time.Millisecond)
+		idle := time.Since(active)
+		switch {
+		case idle < FillAfterIdle:
+			sleep(FillPoll)
+			continue
+		case idle >= FillAfterIdle+FillFor:
+			if !fl.deepIdle(stop, last) {
+				sleep(10 * time.Millisecond)
+			}
+			active = time.Now() // woken by traffic (or stop): fill again only after FillAfterIdle
 			continue
 		}
-		fl.idles.Add(1)
-		// Traffic that came between the last read and arming woke no one.
-		if p, ok := fl.trafficPackets(); !ok || p == last {
-			fl.waitTraffic(stop)
+		for i := 0; i < fillBurst && !stop.Load(); i++ {
+			if !fl.send() {
+				break
+			}
 		}
-		fl.try(fl.arm(false))
-		fl.try(fl.setBucket(true))
 	}
 	fl.try(fl.setBucket(true))
 }
@@ -265,95 +214,28 @@ func (fl *fillLink) try(err error) bool {
 	return false
 }
 
-// waitIdle reads the traffic class's counter every FillPoll until it has
-// stood still for FillAfterIdle (or stop) and returns its last value.
-func (fl *fillLink) waitIdle(stop *atomic.Bool, last uint64) uint64 {
-	active := time.Now() // the last read that saw traffic
-	for !stop.Load() && time.Since(active) < FillAfterIdle {
-		sleep(FillPoll)
-		if p, ok := fl.trafficPackets(); ok && p != last {
-			last, active = p, time.Now()
-		}
+// send sends one frame and says whether the next may follow at once.
+func (fl *fillLink) send() bool {
+	err := unix.Sendto(fl.fd, fl.frame, 0, fl.sa)
+	switch {
+	case err == nil:
+		fl.frames.Add(1)
+		fl.bytes.Add(uint64(len(fl.frame)))
+		return true
+	case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
+		// the wire was busy for a whole poll: look at the traffic again
+	default:
+		fl.try(fmt.Errorf("send a filler frame: %w", err))
+		sleep(10 * time.Millisecond)
 	}
-	return last
-}
-
-// waitTraffic blocks until the armed tap sees a frame leave or stop.
-func (fl *fillLink) waitTraffic(stop *atomic.Bool) {
-	var b [1]byte
-	for !stop.Load() {
-		_, _, err := unix.Recvfrom(fl.tap, b[:], unix.MSG_TRUNC)
-		switch {
-		case err == nil:
-			return
-		case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
-		default:
-			fl.try(fmt.Errorf("wait for traffic: %w", err))
-			sleep(10 * time.Millisecond)
-		}
-	}
-}
-
-// setBucket changes the wire class (1:1) to its bucket as the lab made it
-// (full) or to none (burst and cburst 0: a frame leaves only once the
-// wire's rate has paid for it, after the frame before), over rtnetlink.
-// HTB keeps the class's tokens across the change and caps them at the new
-// bucket the next time it charges the class, so emptying takes effect on
-// the next frame and refilling gives back no time the wire did not idle.
-func (fl *fillLink) setBucket(full bool) error {
-	opt := fl.wire
-	if !full {
-		opt.Buffer, opt.Cbuffer = 0, 0
-	}
-	req := nl.NewNetlinkRequest(unix.RTM_NEWTCLASS, unix.NLM_F_ACK)
-	req.AddData(&nl.TcMsg{Family: nl.FAMILY_ALL, Ifindex: int32(fl.ifindex), Handle: wireHandle, Parent: netlink.MakeHandle(1, 0)})
-	req.AddData(nl.NewRtAttr(nl.TCA_KIND, nl.ZeroTerminated("htb")))
-	opts := nl.NewRtAttr(nl.TCA_OPTIONS, nil)
-	opts.AddRtAttr(nl.TCA_HTB_PARMS, opt.Serialize())
-	if fl.rate64 >= 1<<32 {
-		opts.AddRtAttr(nl.TCA_HTB_RATE64, nl.Uint64Attr(fl.rate64))
-	}
-	if fl.ceil64 >= 1<<32 {
-		opts.AddRtAttr(nl.TCA_HTB_CEIL64, nl.Uint64Attr(fl.ceil64))
-	}
-	req.AddData(opts)
-	if err := rtRequest(fl.rt, req.Serialize()); err != nil {
-		return fmt.Errorf("set the wire's bucket on %s (full %v): %w", fl.Ifname, full, err)
-	}
-	return nil
-}
-
-// rtRequest sends one rtnetlink request on fd and reads its acknowledgement.
-func rtRequest(fd int, b []byte) error {
-	if err := unix.Sendto(fd, b, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return err
-	}
-	seq := binary.NativeEndian.Uint32(b[8:12])
-	buf := make([]byte, 8192)
-	for {
-		n, _, err := unix.Recvfrom(fd, buf, 0)
-		if err != nil {
-			return fmt.Errorf("read the acknowledgement: %w", err)
-		}
-		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
-		if err != nil {
-			return fmt.Errorf("read the acknowledgement: %w", err)
-		}
-		for _, m := range msgs {
-			if m.Header.Seq != seq || m.Header.Type != unix.NLMSG_ERROR || len(m.Data) < 4 {
-				continue // an answer to an earlier request that timed out
-			}
-			if e := int32(binary.NativeEndian.Uint32(m.Data[0:4])); e != 0 {
-				return unix.Errno(-e)
-			}
-			return nil
-		}
-	}
+	return false
 }
 
 // sleep sleeps in the kernel on the calling (locked, boosted) thread. Go's
 // time.Sleep would be woken by the runtime's timers on whichever thread
-// runs them, at normal priority.
+// runs them, at normal priority: on a busy machine that came tens of
+// milliseconds late, long enough for the bucket to fill before a burst
+// (a 65,500-byte ping read 9.1 ms now and then).
 func sleep(d time.Duration) {
 	ts := unix.NsecToTimespec(d.Nanoseconds())
 	_ = unix.Nanosleep(&ts, nil)
@@ -381,19 +263,19 @@ var (
 	wireHandle    = netlink.MakeHandle(1, 1)
 )
 
-// Stats returns how often each link's bucket was emptied for idle so far.
+// Stats returns what each link's filler has sent so far.
 func (f *Filler) Stats() []FillStats {
 	out := make([]FillStats, 0, len(f.links))
 	for _, fl := range f.links {
-		st := FillStats{NS: fl.NS, Ifname: fl.Ifname, Idles: fl.idles.Load(), Errors: fl.errs.Load()}
+		st := FillStats{NS: fl.NS, Ifname: fl.Ifname, Frames: fl.frames.Load(), Bytes: fl.bytes.Load(), Idles: fl.idles.Load(), Errors: fl.errs.Load()}
 		st.LastError, _ = fl.lastErr.Load().(string)
 		out = append(out, st)
 	}
 	return out
 }
 
-// Close stops the watches (within fillWake), which give each wire its
-// bucket back, and closes the sockets.
+// Close stops the senders (within the send timeout, or fillWake in deep
+// idle), which give each wire its bucket back, and closes the sockets.
 func (f *Filler) Close() error {
 	f.once.Do(func() {
 		f.stop.Store(true)
@@ -411,7 +293,7 @@ func (f *Filler) closeFDs() {
 
 // close closes the link's sockets and netlink handle.
 func (fl *fillLink) close() {
-	for _, fd := range []*int{&fl.tap, &fl.rt} {
+	for _, fd := range []*int{&fl.fd, &fl.tap, &fl.rt} {
 		if *fd >= 0 {
 			unix.Close(*fd)
 			*fd = -1
@@ -422,6 +304,7 @@ func (fl *fillLink) close() {
 		fl.nl = nil
 	}
 }
+
 // inNamespace runs fn on a locked OS thread moved into the named
 // namespace (/run/netns/ns); sockets fn opens stay there.
 func inNamespace(ns string, fn func() error) error {
@@ -434,11 +317,11 @@ func inNamespace(ns string, fn func() error) error {
 }
 
 // FillLinks returns the filler's links of a WireFilled lab: every shaped
-// veth end.
+// veth end, with the frame length for the lab's rate.
 func (l *Lab) FillLinks() []FillLink {
 	var out []FillLink
 	for _, e := range l.shapedEnds() {
-		out = append(out, FillLink{NS: e.h.Name, Ifname: e.ifname})
+		out = append(out, FillLink{NS: e.h.Name, Ifname: e.ifname, Frame: FillFrame(l.Config.RateBPS, l.Config.mtu())})
 	}
 	return out
 }
