@@ -34,7 +34,10 @@ func TestFillerDeepIdle(t *testing.T) {
 
 	// Traffic wakes it: it fills after the traffic, then idles deeply again.
 	var c net.PacketConn
-	if err := l.A.Do(func() (err error) { c, err = net.ListenPacket("udp", netip.AddrPortFrom(l.A.Addr, 0).String()); return err }); err != nil {
+	if err := l.A.Do(func() (err error) {
+		c, err = net.ListenPacket("udp", netip.AddrPortFrom(l.A.Addr, 0).String())
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
