@@ -106,9 +106,11 @@ func htbRate(bytesPS uint64) nl.TcRateSpec {
 	return nl.TcRateSpec{Linklayer: nl.LINKLAYER_ETHERNET, Overhead: EthernetOverhead, CellAlign: -1, Rate: uint32(min(bytesPS, 1<<32-1))}
 }
 
-// openTap opens the packet socket that wakes the idle wait: a filter lets
-// only frames this end sends through (one byte of each), and it is bound
-// to the link for every protocol only while armed (arm).
+// openTap opens the packet socket that wakes the deep idle: a filter lets
+// through only frames this end sends (one byte of each) other than filler
+// frames (those still queued when the filler went into deep idle leave
+// after it armed the tap, and must not wake it), and it is bound to the
+// link for every protocol only while armed (arm).
 func (fl *fillLink) openTap() error {
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -117,7 +119,9 @@ func (fl *fillLink) openTap() error {
 	fl.tap = fd
 	prog := []unix.SockFilter{
 		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: skfAdOff + skfAdPkttype},
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.PACKET_OUTGOING, Jt: 0, Jf: 1},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.PACKET_OUTGOING, Jt: 0, Jf: 3},
+		{Code: unix.BPF_LD | unix.BPF_H | unix.BPF_ABS, K: 12}, // the EtherType
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: FillEtherType, Jt: 1, Jf: 0},
 		{Code: unix.BPF_RET | unix.BPF_K, K: 1},
 		{Code: unix.BPF_RET | unix.BPF_K, K: 0},
 	}
