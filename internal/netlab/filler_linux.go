@@ -33,9 +33,9 @@ import (
 //
 // Why not deep idle from the start: a bucket of 0 cannot absorb the
 // wire's late timers, and the filler gives the bucket back only once it
-// has been woken and run; on a loaded machine (load 13-16 on 2 cores) a
-// 65,500-byte ping then read medians of 10.7-12.5 ms (four of six runs
-// above 12.0), where filling read 10.0-11.0 in the same hour. The first
+// has been woken and run; on a loaded machine (load 12-16 on 2 cores) a
+// 65,500-byte ping then read medians of 10.7-12.5 ms (seven of nine runs
+// above 11.99), where filling read 10.0-11.0 in the same hour. The first
 // burst after a deep idle pays that; the next ones within FillFor do not.
 //
 // Why wait for idle: a filler frame takes up to 100 µs of wire from
