@@ -83,7 +83,7 @@ func newLabUpCmd(e *env, name *string) *cobra.Command {
 	fl.StringVar(&f.Medium, "medium", "", "shape both directions as Ethernet medium `NAME` (eth10, eth100, eth1g, ...)")
 	fl.StringVar(&f.Rate, "rate", "", "shape both directions as an Ethernet wire of this rate (e.g. 100mbit)")
 	fl.IntVar(&f.MTU, "mtu", netlab.DefaultMTU, "MTU of the veth pair")
-	fl.StringVar(&f.Wire, "wire", "filled", "how the wire is emulated: filled (a token bucket whose idle time filler frames use up: exact rates on a busy machine, and a burst after idle leaves at the wire's rate), tbf (the bucket alone: bursts after idle leave at veth speed) or exact (an experimental departure-time forwarder in host r); docs/lab-hosts.md")
+	fl.StringVar(&f.Wire, "wire", "filled", "how the wire is emulated: filled (a token bucket emptied while the wire idles: exact rates on a busy machine, and a burst after idle leaves at the wire's rate), tbf (the bucket alone: bursts after idle leave at veth speed) or exact (an experimental departure-time forwarder in host r); docs/lab-hosts.md")
 	fl.IntVar(&f.Burst, "burst", 0, "the shaper's bucket in `BYTES` (default 1 ms of the rate, which absorbs late timers on a busy machine; with --wire tbf that much leaves at veth speed after idle; docs/lab-hosts.md)")
 	return cmd
 }

@@ -31,9 +31,11 @@ type Status struct {
 	// Wire is the exact wire's counters per direction as its forwarder
 	// last wrote them (every second), with `lab up --wire exact`.
 	Wire []edtwire.Stats `json:"wire,omitempty"`
-	// Filler is what the filled wire's filler has sent per shaped link, as
-	// it last wrote it (every second).
+	// Filler is what the filled wire's filler has done per shaped link,
+	// as it last wrote it (every second).
 	Filler []netlab.FillStats `json:"filler,omitempty"`
+	// Cost is the CPU time each of the lab's own processes has used.
+	Cost []ProcCost `json:"cost,omitempty"`
 	// StateFileError says why the state file could not be read, if it
 	// exists but is unreadable or garbled (the lab is then "partial").
 	StateFileError string `json:"state_file_error,omitempty"`
@@ -66,6 +68,7 @@ func ReadStatus(name string) (Status, error) {
 	s.Relays = relayStatuses(s.Config, s.Namespaces)
 	s.Wire = readWireStats(s.Config)
 	s.Filler = readFillerStats(s.Config)
+	s.Cost = readCosts(s.Config, s.Namespaces, s.Relays)
 	switch {
 	case s.Config != nil && Complete(*s.Config, nss) && !unmounted:
 		s.State = StateUp

@@ -68,7 +68,8 @@ func WriteUp(w io.Writer, st State) {
 		case st.Wire != nil: // no bucket
 		case st.Filler != nil:
 			fmt.Fprintf(w, "  filled wire: filler frames (pid %d) use the wire's idle time, so a burst after idle leaves at the wire's rate;\n"+
-				"  they go to no one (EtherType 0x88b5, dropped by the far end) and show in its interface counters\n", st.Filler.PID)
+				"  they go to no one (EtherType 0x88b5, dropped by the far end) and show in its interface counters; after 2 s\n"+
+				"  without traffic the filler empties the wire's bucket instead and sleeps until the lab sends (lab status: its cost)\n", st.Filler.PID)
 		case st.Burst > frame:
 			fmt.Fprintf(w, "  bucket %d bytes: after idle that much leaves at veth speed (a large ping reads short);\n"+
 				"  --burst %d is exact after idle where timers fire on time (docs/lab-hosts.md)\n", st.Burst, frame)
@@ -152,6 +153,7 @@ func (s Status) WriteText(w io.Writer) {
 	}
 	writeWireStatus(w, s.Config, s.Wire)
 	writeFillerStatus(w, s.Config, s.Filler)
+	writeCosts(w, s.Cost)
 }
 
 // writeRelayStatus writes one line per relay of `lab status`.

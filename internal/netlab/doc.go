@@ -82,7 +82,13 @@
 // after idle leaves at the wire's rate; a frame that finds the wire idle
 // waits behind at most one filler frame. While traffic flows the filler
 // waits, so that the bucket absorbs the traffic's own short pauses as
-// tbf's does (see Filler). The traffic class's leaf is a
+// tbf's does (see Filler). After FillFor (2 s) of filling with no traffic
+// the filler goes into deep idle: it empties the wire class's bucket
+// (burst 0, over rtnetlink), which then stays empty with nothing sent, and
+// sleeps on a packet socket until the link sends; woken, it gives the
+// bucket back. So an idle lab costs no CPU, and only the first burst after
+// a deep idle meets a bucket of 0, which cannot absorb a late timer until
+// the filler has run (fillidle_linux.go). The traffic class's leaf is a
 // tbf whose only job is tbf_segment (its one-frame mtu, below), at rates
 // so high that it never holds a frame back: a leaf that throttles makes
 // HTB pass its turn to the filler. In a test lab the filler runs in this

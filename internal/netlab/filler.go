@@ -11,24 +11,27 @@ type FillLink struct {
 	Frame  int    `json:"frame"`
 }
 
-// FillStats is what a filler sent on one link: frames and bytes
-// (Ethernet header included).
+// FillStats is what a filler did on one link: the filler frames it sent
+// (bytes with the Ethernet header) and how often it went into deep idle
+// (emptied the wire's bucket and stopped sending, see Filler).
 type FillStats struct {
 	NS     string `json:"ns"`
 	Ifname string `json:"ifname"`
 	Frames uint64 `json:"frames"`
 	Bytes  uint64 `json:"bytes"`
+	Idles  uint64 `json:"idles"`
 	// Errors counts sends that failed (other than by waiting for the
-	// wire); LastError is the last one's text.
+	// wire) and changes of the bucket that did; LastError is the last
+	// one's text.
 	Errors    uint64 `json:"errors,omitempty"`
 	LastError string `json:"last_error,omitempty"`
 }
 
 // String describes the counters in one line.
 func (s FillStats) String() string {
-	out := fmt.Sprintf("%s %s: %d filler frames, %d bytes", s.NS, s.Ifname, s.Frames, s.Bytes)
+	out := fmt.Sprintf("%s %s: %d filler frames, %d bytes; %d deep idles", s.NS, s.Ifname, s.Frames, s.Bytes, s.Idles)
 	if s.Errors > 0 {
-		out += fmt.Sprintf(", %d failed sends (last: %s)", s.Errors, s.LastError)
+		out += fmt.Sprintf(", %d failed sends or bucket changes (last: %s)", s.Errors, s.LastError)
 	}
 	return out
 }

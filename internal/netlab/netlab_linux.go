@@ -171,6 +171,7 @@ func (l *Lab) build(ctx context.Context) error {
 		{"veth", l.addVeth},
 		{"addresses", l.addAddrs},
 		{"no dad", l.noDAD},
+		{"no router solicitations", l.noRS},
 		{"forwarding", l.forward},
 		{"link up", l.upVeth},
 		{"routes", l.addRoutes},
@@ -322,6 +323,21 @@ func (l *Lab) noDAD(context.Context) error {
 		// /proc/sys/net shows the namespace of the thread that opens it.
 		if err := e.h.Do(func() error { return os.WriteFile(p, []byte("0"), 0o644) }); err != nil {
 			return fmt.Errorf("netlab: disable DAD on %s in %s: %w", e.ifname, e.h.Name, err)
+		}
+	}
+	return nil
+}
+
+// noRS stops every veth end from soliciting routers: a lab has none, and
+// the solicitations (every few seconds at first, then less often) are the
+// only traffic an idle lab's wire would carry, each waking the filled
+// wire's filler from its deep idle for FillFor.
+func (l *Lab) noRS(context.Context) error {
+	for _, e := range l.ends() {
+		p := "/proc/sys/net/ipv6/conf/" + e.ifname + "/router_solicitations"
+		err := e.h.Do(func() error { return os.WriteFile(p, []byte("0"), 0o644) })
+		if err != nil && !errors.Is(err, os.ErrNotExist) { // no IPv6 in this kernel: nothing solicits
+			return fmt.Errorf("netlab: no router solicitations on %s in %s: %w", e.ifname, e.h.Name, err)
 		}
 	}
 	return nil

@@ -138,7 +138,7 @@ func TestCreateCloseLeavesNothing(t *testing.T) {
 func TestFailureMidwayCleansUp(t *testing.T) {
 	requireLab(t)
 	const label = "midway"
-	steps := []string{"namespace a", "namespace b", "namespace r", "loopback", "veth", "addresses", "no dad",
+	steps := []string{"namespace a", "namespace b", "namespace r", "loopback", "veth", "addresses", "no dad", "no router solicitations",
 		"forwarding", "link up", "routes", "shaping", "carrier"}
 	for _, tt := range []struct {
 		name   string
