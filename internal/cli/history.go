@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/store"
+	"github.com/wirebench/wirebench/internal/units"
 )
 
 // historyKinds are the kinds of run the results store holds, the values
@@ -31,7 +33,8 @@ latency run is saved unless run with --no-save (docs/store.md).`,
 		Example: `  wirebench history
   wirebench history --label device=pic32 --label link=usb --since 7d
   wirebench history --kind test --since 24h --csv > runs.csv
-  wirebench history --db postgres://lab@db.example/wirebench --json`,
+  wirebench history --db postgres://lab@db.example/wirebench --json
+  wirebench history --prune --older-than 90d --keep 10000`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runHistory(e, f) },
 	}
@@ -42,6 +45,9 @@ latency run is saved unless run with --no-save (docs/store.md).`,
 	fl.IntVarP(&f.Limit, "limit", "n", 0, "only the newest `N` runs (0 = all)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document (kind history)")
 	fl.BoolVar(&f.csv, "csv", false, "print CSV: id, started_at, kind, target, labels, summary, version")
+	fl.BoolVar(&f.Prune, "prune", false, "delete, of the runs --label and --kind select, those older than --older-than and those beyond the newest --keep")
+	fl.StringVar(&f.OlderThan, "older-than", "", "with --prune: runs started more than `DUR` ago (90d) or before a date")
+	fl.IntVar(&f.Keep, "keep", 0, "with --prune: keep the newest `N` runs")
 	f.dbFlag.register(cmd)
 	return cmd
 }
@@ -52,6 +58,10 @@ func runHistory(e *env, f *historyFlags) error {
 		return err
 	}
 	filter, err := f.Filter(time.Now())
+	var prune store.Prune
+	if err == nil && f.Prune {
+		prune, err = f.PruneRule(time.Now())
+	}
 	if err != nil {
 		return usageError{err}
 	}
@@ -60,6 +70,11 @@ func runHistory(e *env, f *historyFlags) error {
 		return err
 	}
 	defer st.Close()
+	if f.Prune {
+		n, err := st.Prune(e.ctx, prune)
+		fmt.Fprintf(e.stdout, "pruned %s from %s\n", units.Plural(n, "run"), st.Location())
+		return err
+	}
 	runs, err := st.List(e.ctx, filter)
 	if err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/store"
@@ -64,7 +63,7 @@ func (s *saveFlags) store(e *env) *store.Saver {
 		s.saver = &store.Saver{URL: s.db, Labels: s.labels,
 			Warn: func(w string) { e.logf("warning: %s", w) }}
 		if s.cmd != nil {
-			s.saver.Config = func() any { return commandConfig(s.cmd) }
+			s.saver.Config = func() any { return store.CommandConfig(s.cmd.CommandPath(), s.cmd.Flags()) }
 		}
 	})
 	return s.saver
@@ -104,19 +103,4 @@ func (s *saveFlags) announce(e *env, id int64, format outputFormat) {
 	if id > 0 && format != formatJSON {
 		e.logf("saved as run %d", id)
 	}
-}
-
-// commandConfig is the saved configuration of a run: the command, its
-// arguments and every flag with its value (defaults included), secrets
-// and database passwords left out (store.SavedFlagValue).
-func commandConfig(cmd *cobra.Command) map[string]any {
-	flags := map[string]string{}
-	var changed []string
-	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		flags[f.Name] = store.SavedFlagValue(f.Name, f.Value.String())
-		if f.Changed {
-			changed = append(changed, f.Name)
-		}
-	})
-	return map[string]any{"command": cmd.CommandPath(), "args": cmd.Flags().Args(), "flags": flags, "changed": changed}
 }

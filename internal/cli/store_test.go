@@ -440,3 +440,46 @@ func TestSavedRunIsNamed(t *testing.T) {
 		t.Errorf("history --kind sweeps: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// TestHistoryPrune: history --prune deletes, of the runs its labels
+// select, those beyond the newest --keep and those older than
+// --older-than, says how many, and leaves the others; without a rule, or
+// with --since, it is a usage error that deletes nothing.
+func TestHistoryPrune(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "runs.db")
+	now := time.Now().UTC()
+	for i, lab := range []string{"a", "a", "a", "b"} {
+		_, err := store.Save(context.Background(), db, &store.Run{Kind: result.KindTest, Labels: map[string]string{"lab": lab},
+			StartedAt: now.Add(-time.Duration(40-10*i) * 24 * time.Hour), Result: json.RawMessage(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func() int {
+		t.Helper()
+		code, out, errOut := cliRun("history", "--db", db, "--csv")
+		if code != 0 {
+			t.Fatalf("history: %d %s", code, errOut)
+		}
+		return strings.Count(out, "\n") - 1
+	}
+	for _, args := range [][]string{{"--prune"}, {"--prune", "--keep", "1", "--since", "1d"}, {"--prune", "--older-than", "soon"}} {
+		if code, _, errOut := cliRun(append([]string{"history", "--db", db}, args...)...); code != 2 || errOut == "" {
+			t.Errorf("history %v: exit %d, %q; want a usage error", args, code, errOut)
+		}
+	}
+	if n := count(); n != 4 {
+		t.Fatalf("%d runs after refused prunes, want 4", n)
+	}
+	code, out, errOut := cliRun("history", "--db", db, "--prune", "--label", "lab=a", "--keep", "1")
+	if code != 0 || !strings.HasPrefix(out, "pruned 2 runs from ") {
+		t.Fatalf("prune --keep 1 of lab=a: %d %q %q", code, out, errOut)
+	}
+	code, out, _ = cliRun("history", "--db", db, "--prune", "--older-than", "15d")
+	if code != 0 || !strings.HasPrefix(out, "pruned 1 run from ") {
+		t.Fatalf("prune --older-than 15d: %d %q", code, out)
+	}
+	if n := count(); n != 1 {
+		t.Errorf("%d runs left, want 1 (lab=b, 10 days old)", n)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/wirebench/wirebench/internal/units"
 	"sort"
 	"strings"
 	"syscall"
@@ -305,15 +306,7 @@ func hintOnce(m *result.Matrix) {
 		return
 	}
 	m.Warnings = append(m.Warnings, fmt.Sprintf("the peer ended the test at once in %s (%s): %s",
-		plural(len(names), "cell"), strings.Join(names, ", "), session.Iperf3Hint))
-}
-
-// plural is "1 cell", "3 cells".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
+		units.Plural(len(names), "cell"), strings.Join(names, ", "), session.Iperf3Hint))
 }
 
 // sortCells orders cells as the table reads: by protocol as run, the

@@ -1,6 +1,10 @@
 package store
 
-import "net/url"
+import (
+	"net/url"
+
+	"github.com/spf13/pflag"
+)
 
 // secretFlags are flags whose values are never saved.
 var secretFlags = map[string]bool{"auth-secret": true, "password": true}
@@ -25,4 +29,20 @@ func redactURL(s string) string {
 		return u.Redacted()
 	}
 	return s
+}
+
+// CommandConfig is the saved configuration of a run: the command's path,
+// its arguments and every flag with its value (defaults included), secrets
+// and database passwords left out (SavedFlagValue), and which flags were
+// given.
+func CommandConfig(path string, fs *pflag.FlagSet) map[string]any {
+	flags := map[string]string{}
+	var changed []string
+	fs.VisitAll(func(f *pflag.Flag) {
+		flags[f.Name] = SavedFlagValue(f.Name, f.Value.String())
+		if f.Changed {
+			changed = append(changed, f.Name)
+		}
+	})
+	return map[string]any{"command": path, "args": fs.Args(), "flags": flags, "changed": changed}
 }

@@ -25,6 +25,33 @@ type Query struct {
 	Kind string
 	// Limit keeps only the newest Limit runs; 0: all.
 	Limit int
+	// Prune asks to delete runs instead of listing them: of those Labels
+	// and Kind select, the ones older than OlderThan (a duration or a
+	// date, as Since) and those beyond the newest Keep.
+	Prune     bool
+	OlderThan string
+	Keep      int
+}
+
+// PruneRule checks a --prune query and turns it into a Prune.
+func (q Query) PruneRule(now time.Time) (Prune, error) {
+	switch {
+	case q.Since != "" || q.Limit != 0:
+		return Prune{}, fmt.Errorf("--prune takes --older-than and --keep, not --since or --limit")
+	case q.Keep < 0:
+		return Prune{}, fmt.Errorf("invalid --keep %d", q.Keep)
+	case q.OlderThan == "" && q.Keep == 0:
+		return Prune{}, ErrNothingToPrune
+	}
+	f, err := q.Filter(now)
+	if err != nil {
+		return Prune{}, err
+	}
+	before, err := parseTime("--older-than", q.OlderThan, now)
+	if err != nil {
+		return Prune{}, err
+	}
+	return Prune{Filter: f, Before: before, Keep: q.Keep}, nil
 }
 
 // Filter checks the query and turns it into a Filter, with Since counted
@@ -34,7 +61,7 @@ func (q Query) Filter(now time.Time) (Filter, error) {
 	if err != nil {
 		return Filter{}, err
 	}
-	since, err := parseSince(q.Since, now)
+	since, err := parseTime("--since", q.Since, now)
 	if err != nil {
 		return Filter{}, err
 	}
@@ -47,9 +74,9 @@ func (q Query) Filter(now time.Time) (Filter, error) {
 	return Filter{Labels: labels, Since: since, Kind: q.Kind, Limit: q.Limit}, nil
 }
 
-// parseSince turns --since into a time: a duration back from now (with d
-// and w for days and weeks), or a date.
-func parseSince(s string, now time.Time) (time.Time, error) {
+// parseTime turns flag's value into a time: a duration back from now
+// (with d and w for days and weeks), or a date.
+func parseTime(flag, s string, now time.Time) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
@@ -58,7 +85,7 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 			return t, nil
 		}
 	}
-	bad := fmt.Errorf("invalid --since %q: want a duration like 24h, 7d, 2w or a date like 2026-11-30", s)
+	bad := fmt.Errorf("invalid %s %q: want a duration like 24h, 7d, 2w or a date like 2026-11-30", flag, s)
 	mult := time.Duration(0)
 	switch {
 	case strings.HasSuffix(s, "d"):

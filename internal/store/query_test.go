@@ -30,3 +30,29 @@ func TestQueryFilter(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryPruneRule: --prune takes an age, a count or both, with the
+// listing's --label and --kind, and refuses --since and --limit, which
+// would read as which runs to keep.
+func TestQueryPruneRule(t *testing.T) {
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	p, err := Query{Prune: true, OlderThan: "30d", Keep: 100, Kind: KindTest, Labels: []string{"lab=a"}}.PruneRule(now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Before.Equal(now.Add(-30*24*time.Hour)) || p.Keep != 100 || p.Filter.Kind != KindTest || p.Filter.Labels["lab"] != "a" {
+		t.Errorf("rule %+v", p)
+	}
+	for q, want := range map[*Query]string{
+		{Prune: true}:                           "needs an age",
+		{Prune: true, Keep: -1}:                 "invalid --keep",
+		{Prune: true, Keep: 5, Since: "1d"}:     "not --since",
+		{Prune: true, Keep: 5, Limit: 3}:        "not --since or --limit",
+		{Prune: true, OlderThan: "yesterday"}:   "invalid --older-than",
+		{Prune: true, Keep: 5, Kind: "nothing"}: "invalid --kind",
+	} {
+		if _, err := q.PruneRule(now); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%+v: %v, want %q", *q, err, want)
+		}
+	}
+}

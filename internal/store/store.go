@@ -69,6 +69,9 @@ type Store interface {
 	Get(ctx context.Context, id int64) (*Run, error)
 	// Latest returns the newest run matching f in full, or ErrNotFound.
 	Latest(ctx context.Context, f Filter) (*Run, error)
+	// Prune deletes the runs p names, with their labels, and says how
+	// many it deleted.
+	Prune(ctx context.Context, p Prune) (int64, error)
 	// Location says where the store is, for messages (a file path, or the
 	// database URL without its password).
 	Location() string

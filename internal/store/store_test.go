@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -204,6 +205,62 @@ func suite(t *testing.T, fresh func(*testing.T) string) {
 		}
 		if r, err := Find(ctx, s, sel); err != nil || r.ID != b {
 			t.Errorf("Find(device=pic32,kind=test) = %v, %v; want run %d", r, err, b)
+		}
+	})
+
+	t.Run("Prune", func(t *testing.T) {
+		s := open(t, fresh(t))
+		now := time.Now().UTC()
+		var ids []int64
+		for i, kind := range []string{KindTest, KindPing, KindTest, KindTest, KindPing, KindTest} {
+			// Runs 0..5 started 50, 40, … 0 days ago; the even ones labelled lab=a.
+			labels := map[string]string{"lab": "b"}
+			if i%2 == 0 {
+				labels["lab"] = "a"
+			}
+			id, err := s.Save(ctx, &Run{Kind: kind, Labels: labels, StartedAt: now.Add(-time.Duration(50-10*i) * 24 * time.Hour), Result: json.RawMessage(`{}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		left := func() []int64 {
+			runs, err := s.List(ctx, Filter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []int64
+			for _, r := range runs {
+				out = append(out, r.ID)
+			}
+			return out
+		}
+		if _, err := s.Prune(ctx, Prune{}); !errors.Is(err, ErrNothingToPrune) {
+			t.Errorf("Prune with no rule: %v, want ErrNothingToPrune", err)
+		}
+		// Tests older than 25 days: runs 0 and 2.
+		if n, err := s.Prune(ctx, Prune{Filter: Filter{Kind: KindTest}, Before: now.Add(-25 * 24 * time.Hour)}); err != nil || n != 2 {
+			t.Fatalf("Prune of tests older than 25 days: %d, %v; want 2", n, err)
+		}
+		if got, want := left(), []int64{ids[1], ids[3], ids[4], ids[5]}; !slices.Equal(got, want) {
+			t.Fatalf("after the age rule: %v, want %v", got, want)
+		}
+		// Of lab=b (1, 3, 5), keep the newest one.
+		if n, err := s.Prune(ctx, Prune{Filter: Filter{Labels: map[string]string{"lab": "b"}}, Keep: 1}); err != nil || n != 2 {
+			t.Fatalf("Prune keeping 1 of lab=b: %d, %v; want 2", n, err)
+		}
+		if got, want := left(), []int64{ids[4], ids[5]}; !slices.Equal(got, want) {
+			t.Fatalf("after the count rule: %v, want %v", got, want)
+		}
+		if _, err := s.Get(ctx, ids[3]); !errors.Is(err, ErrNotFound) {
+			t.Errorf("a pruned run is still there: %v", err)
+		}
+		// Either rule: keep 5 of all, or older than 5 days: run 4 goes.
+		if n, err := s.Prune(ctx, Prune{Before: now.Add(-5 * 24 * time.Hour), Keep: 5}); err != nil || n != 1 {
+			t.Fatalf("Prune by either rule: %d, %v; want 1", n, err)
+		}
+		if l, err := s.(*sqlStore).labels(ctx, ids[4]); err != nil || len(l) != 0 {
+			t.Errorf("a pruned run's labels are left: %v, %v", l, err)
 		}
 	})
 

@@ -167,3 +167,12 @@ func FormatBytesIn(n float64, f byte) string {
 	}
 	return FormatBytes(n)
 }
+
+// Plural is n with its noun, as people write it: "1 run", "37 runs" (the
+// noun's plural taken as noun + "s").
+func Plural[N ~int | ~int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
