@@ -46,7 +46,9 @@ func Bisect(lo, hi, res float64) float64 {
 	if math.IsInf(hi, 1) {
 		return 0
 	}
-	return math.Ceil(math.Log2(math.Log(hi/lo) / math.Log1p(res)))
+	// Less a hair of rounding, so that an interval of exactly 2^k steps
+	// takes k trials.
+	return math.Ceil(math.Log2(math.Log(hi/lo)/math.Log1p(res)) - 1e-9)
 }
 
 // BisectInt is how many trials a bisection of the integers between lo and
