@@ -163,18 +163,33 @@ type Point struct {
 	Elapsed, Estimate, Actual time.Duration
 }
 
+// Verdict is what Check found: the updates that rose more than allowed,
+// those off by more than allowed, and how many updates were judged on
+// that (from the share of the run on).
+type Verdict struct {
+	Rises, Misses []string
+	Judged        int
+}
+
+// Within is the share of the judged updates that were within the bound.
+func (v Verdict) Within() float64 {
+	if v.Judged == 0 {
+		return 1
+	}
+	return 1 - float64(len(v.Misses))/float64(v.Judged)
+}
+
 // Check judges a run's estimates of the time left: from the share from of
 // the run's length total in, each within the share tol of the time that
 // really was left (judged as a progress line shows it, to the second:
 // half a second of rounding is allowed beside the share), and throughout,
-// none above zero more than rise times the one above zero before it. It
-// returns every breach, in words.
-func Check(ps []Point, total time.Duration, from, tol, rise float64) []string {
-	var bad []string
+// none above zero more than rise times the one above zero before it.
+func Check(ps []Point, total time.Duration, from, tol, rise float64) Verdict {
+	var v Verdict
 	var prev time.Duration
 	for i, p := range ps {
 		if prev > 0 && float64(p.Estimate) > rise*float64(prev) {
-			bad = append(bad, fmt.Sprintf("update %d at %v: the estimate rose from %v to %v, more than %g×", i+1, p.Elapsed.Round(time.Second), prev.Round(time.Second), p.Estimate.Round(time.Second), rise))
+			v.Rises = append(v.Rises, fmt.Sprintf("update %d at %v: the estimate rose from %v to %v, more than %g×", i+1, p.Elapsed.Round(time.Second), prev.Round(time.Second), p.Estimate.Round(time.Second), rise))
 		}
 		if p.Estimate > 0 {
 			prev = p.Estimate
@@ -182,9 +197,10 @@ func Check(ps []Point, total time.Duration, from, tol, rise float64) []string {
 		if float64(p.Elapsed) < from*float64(total) {
 			continue
 		}
+		v.Judged++
 		if miss := math.Abs(float64(p.Estimate - p.Actual)); miss > tol*float64(p.Actual)+float64(time.Second/2) {
-			bad = append(bad, fmt.Sprintf("update %d at %v: estimated %v left, really %v (off by %.0f %%)", i+1, p.Elapsed.Round(time.Second), p.Estimate.Round(time.Second), p.Actual.Round(time.Second), 100*miss/float64(max(p.Actual, time.Millisecond))))
+			v.Misses = append(v.Misses, fmt.Sprintf("update %d at %v: estimated %v left, really %v (off by %.0f %%)", i+1, p.Elapsed.Round(time.Second), p.Estimate.Round(time.Second), p.Actual.Round(time.Second), 100*miss/float64(max(p.Actual, time.Millisecond))))
 		}
 	}
-	return bad
+	return v
 }
