@@ -17,10 +17,14 @@ import (
 // Part is some of the work left: Trials trials (an expectation, so
 // fractional) that are asked to last Nominal in all, of a Class (trials of
 // one class share their measured overhead, e.g. "search", "latency").
+// Measured says the trials are what units of work took in this run, re-runs
+// included; otherwise they are the run's structure, which counts none, and
+// the estimate adds the share of re-runs seen so far.
 type Part struct {
-	Class   string
-	Trials  float64
-	Nominal time.Duration
+	Class    string
+	Trials   float64
+	Nominal  time.Duration
+	Measured bool
 }
 
 // Work is all the work left, part by part.
@@ -33,7 +37,7 @@ func Trials(class string, n float64, each time.Duration) Part {
 
 // Scale is p times k: k units of work like p.
 func (p Part) Scale(k float64) Part {
-	return Part{Class: p.Class, Trials: p.Trials * k, Nominal: time.Duration(k * float64(p.Nominal))}
+	return Part{Class: p.Class, Trials: p.Trials * k, Nominal: time.Duration(k * float64(p.Nominal)), Measured: p.Measured}
 }
 
 // Bisect is how many trials a bisection of the rates between lo (passed)
@@ -69,7 +73,7 @@ type Estimator struct {
 	trials   int // trials seen
 	reruns   int // of which re-runs of the one before (the same trial again)
 	units    map[string]*unitMean
-	unit     Part // the trials, not counting re-runs, of the unit under way
+	unit     Part // the trials of the unit under way, re-runs included
 	shown    time.Duration
 	hasShown bool
 }
@@ -99,6 +103,8 @@ func New(start time.Time) *Estimator {
 // so far that were re-runs. Its cost is the time since the trial before
 // it ended.
 func (e *Estimator) Trial(class string, end time.Time, nominal time.Duration, rerun bool) {
+	e.unit.Trials++
+	e.unit.Nominal += nominal
 	over := end.Sub(e.last) - nominal
 	e.last = end
 	m := e.overhead[class]
@@ -111,14 +117,11 @@ func (e *Estimator) Trial(class string, end time.Time, nominal time.Duration, re
 	e.trials++
 	if rerun {
 		e.reruns++
-		return
 	}
-	e.unit.Trials++
-	e.unit.Nominal += nominal
 }
 
 // Unit closes a unit of work of kind (a search, a test of one size): the
-// trials recorded since the last unit closed, re-runs aside, are what a
+// trials recorded since the last unit closed, re-runs included, are what a
 // unit of kind takes (see Expect).
 func (e *Estimator) Unit(kind string) {
 	u := e.units[kind]
@@ -133,11 +136,11 @@ func (e *Estimator) Unit(kind string) {
 }
 
 // Started is the part of the unit under way done so far: its trials,
-// re-runs aside, and their nominal length.
+// re-runs included, and their nominal length.
 func (e *Estimator) Started() Part { return e.unit }
 
 // Expect is what a unit of kind takes, as class trials: the mean of the
-// units of kind closed so far, or prior when none has.
+// units of kind closed so far (Measured), or prior when none has.
 func (e *Estimator) Expect(kind, class string, prior Part) Part {
 	u := e.units[kind]
 	if u == nil || u.n == 0 {
@@ -145,7 +148,7 @@ func (e *Estimator) Expect(kind, class string, prior Part) Part {
 		return prior
 	}
 	k := float64(u.n)
-	return Part{Class: class, Trials: u.trials / k, Nominal: time.Duration(float64(u.nominal) / k)}
+	return Part{Class: class, Trials: u.trials / k, Nominal: time.Duration(float64(u.nominal) / k), Measured: true}
 }
 
 // Rest is what is left of the unit under way when a unit of kind takes
@@ -155,13 +158,8 @@ func (e *Estimator) Rest(kind, class string, prior, floor Part) Part {
 	x := e.Expect(kind, class, prior)
 	x.Trials -= e.unit.Trials
 	x.Nominal -= e.unit.Nominal
-	floor.Class = class
-	if x.Trials < floor.Trials {
-		x.Trials = floor.Trials
-	}
-	if x.Nominal < floor.Nominal {
-		x.Nominal = floor.Nominal
-	}
+	x.Trials = max(x.Trials, floor.Trials)
+	x.Nominal = max(x.Nominal, floor.Nominal)
 	return x
 }
 
@@ -178,18 +176,24 @@ func (e *Estimator) cost(class string) time.Duration {
 }
 
 // Raw is the time w takes at the cost measured so far, unsmoothed: each
-// part's nominal length plus its trials' overhead, and the re-runs a run
-// with this share of them adds.
+// part's nominal length plus its trials' overhead, and for the parts
+// counted from the structure the re-runs a run with this share of them
+// adds.
 func (e *Estimator) Raw(w Work) time.Duration {
+	rerun := 1.0
+	if e.trials > e.reruns && e.reruns > 0 {
+		rerun = min(float64(e.trials)/float64(e.trials-e.reruns), 3)
+	}
 	var d float64
 	for _, p := range w {
 		if p.Trials <= 0 && p.Nominal <= 0 {
 			continue
 		}
-		d += float64(max(p.Nominal, 0)) + max(p.Trials, 0)*float64(e.cost(p.Class))
-	}
-	if e.trials > e.reruns && e.reruns > 0 {
-		d *= min(float64(e.trials)/float64(e.trials-e.reruns), 3)
+		x := float64(max(p.Nominal, 0)) + max(p.Trials, 0)*float64(e.cost(p.Class))
+		if !p.Measured {
+			x *= rerun
+		}
+		d += x
 	}
 	return time.Duration(d)
 }

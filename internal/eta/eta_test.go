@@ -56,7 +56,7 @@ func TestCostLearned(t *testing.T) {
 }
 
 // TestUnits: a unit's expectation is the mean of those closed, re-runs
-// aside, its prior before; Rest is the expectation less what the unit
+// included, its prior before; Rest is the expectation less what the unit
 // under way has done, never below its floor.
 func TestUnits(t *testing.T) {
 	t0 := time.Unix(0, 0)
@@ -72,14 +72,14 @@ func TestUnits(t *testing.T) {
 		e.Trial("search", t0.Add(time.Duration(i*100+n)*time.Second), time.Second, true)
 		e.Unit("ndr")
 	}
-	if got := e.Expect("ndr", "search", prior); got.Trials != 8 || got.Nominal != 8*time.Second {
-		t.Errorf("mean of 6 and 10 trials of 1 s: %+v", got)
+	if got := e.Expect("ndr", "search", prior); got.Trials != 9 || got.Nominal != 9*time.Second || !got.Measured {
+		t.Errorf("mean of 6 and 10 trials of 1 s and a re-run each: %+v", got)
 	}
 	for k := range 5 {
 		e.Trial("search", t0.Add(time.Duration(300+k)*time.Second), time.Second, false)
 	}
-	if got := e.Rest("ndr", "search", prior, Part{Trials: 1, Nominal: 10 * time.Second}); got.Trials != 3 || got.Nominal != 10*time.Second {
-		t.Errorf("8 expected, 5 done, a 10 s confirmation certain: %+v", got)
+	if got := e.Rest("ndr", "search", prior, Part{Trials: 1, Nominal: 10 * time.Second}); got.Trials != 4 || got.Nominal != 10*time.Second {
+		t.Errorf("9 expected, 5 done, a 10 s confirmation certain: %+v", got)
 	}
 }
 
