@@ -102,3 +102,17 @@ func TestNeverRisesTwofold(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasuredNoRerunShare: a part measured from the run's units already
+// holds its re-runs; only the structure's parts get the share on top.
+func TestMeasuredNoRerunShare(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	e := New(t0)
+	e.Trial("search", t0.Add(time.Second), time.Second, false)
+	e.Trial("search", t0.Add(2*time.Second), time.Second, true) // half were re-runs: × 2
+	structure := e.Raw(Work{Trials("search", 3, time.Second)})
+	measured := e.Raw(Work{{Class: "search", Trials: 3, Nominal: 3 * time.Second, Measured: true}})
+	if structure != 6*time.Second || measured != 3*time.Second {
+		t.Errorf("3 trials of 1 s, no overhead, half re-run: structure %v (want 6s), measured %v (want 3s)", structure, measured)
+	}
+}
