@@ -52,7 +52,8 @@ func TestProgressTimeLeft(t *testing.T) {
 			t.Errorf("an unsupported cell's line gives a time left: %q", l)
 		}
 	}
-	for _, b := range trialtrace.Check(ps, total, 0.25, 0.35, 2) {
+	v := trialtrace.Check(ps, total, 0.25, 0.35, 2)
+	for _, b := range append(v.Rises, v.Misses...) {
 		t.Error(b)
 	}
 	t.Log(strings.Join(lines, "\n"))
