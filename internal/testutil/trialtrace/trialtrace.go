@@ -79,7 +79,7 @@ func (r *Recorder) Save(path string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.tr.EndS = time.Since(r.start).Seconds()
-	b, err := json.MarshalIndent(r.tr, "", " ")
+	b, err := json.Marshal(r.tr)
 	if err != nil {
 		return fmt.Errorf("encoding the trace: %w", err)
 	}
