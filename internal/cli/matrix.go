@@ -147,7 +147,7 @@ func runMatrix(e *env, cmd *cobra.Command, host string, f *matrixFlags) error {
 	}
 	prog := report.NewProgress(e.stderr)
 	mp := matrix.NewProgress(prog.Line, prog.Live())
-	cfg.OnCell, cfg.OnInterval = mp.Cell, mp.Interval
+	cfg.OnStart, cfg.OnCell, cfg.OnInterval = mp.Start, mp.Cell, mp.Interval
 	m, err := matrix.Run(e.ctx, sessions, cfg)
 	prog.Done()
 	if err != nil {

@@ -53,6 +53,10 @@ type Config struct {
 	// to wind down the last: iperf 2.1.8's UDP server, asked for the next
 	// test at once, sometimes loses it (no report, or nothing sent back).
 	Pause time.Duration
+	// OnStart, when set, is called once before the first cell: how many
+	// tests will run (a row of both directions at once is one) and how
+	// long each is asked to last.
+	OnStart func(tests int, each time.Duration)
 	// OnCell, when set, is called before each cell runs (n counts from 1).
 	OnCell func(n, total int, c result.MatrixCell)
 	// OnInterval, when set, receives the intervals of the running cell.
@@ -214,9 +218,15 @@ func Run(ctx context.Context, s Session, cfg Config) (*result.Matrix, error) {
 		m.RateBPS = cfg.Base.Rate.Value
 	}
 	ps := plans(cfg)
-	total := 0
+	total, tests := 0, 0
 	for _, p := range ps {
 		total += len(p.cells)
+		if p.cells[0].Status != StatusUnsupported {
+			tests++
+		}
+	}
+	if cfg.OnStart != nil {
+		cfg.OnStart(tests, cfg.Base.Duration)
 	}
 	n := 0
 	answered := cfg.PeerAnswered // the peer ran a test of this matrix, or answered its probe

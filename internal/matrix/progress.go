@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/wirebench/wirebench/internal/eta"
 	"github.com/wirebench/wirebench/internal/result"
 )
 
@@ -16,12 +18,26 @@ type Progress struct {
 	show func(line string)
 	live bool
 	head string // the running cell's
+	// The time left: the tests still to run, each asked to last each,
+	// at the cost per test measured so far (internal/eta).
+	now        func() time.Time
+	est        *eta.Estimator
+	tests, ran int
+	each       time.Duration
 }
 
 // NewProgress returns a Progress that shows its lines through show; live
 // says they are redrawn in place.
 func NewProgress(show func(line string), live bool) *Progress {
-	return &Progress{show: show, live: live}
+	return &Progress{show: show, live: live, now: time.Now}
+}
+
+// Start is told how many tests the matrix runs and how long each is asked
+// to last (Config.OnStart), and starts the estimate of the time left.
+func (p *Progress) Start(tests int, each time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tests, p.each, p.est = tests, each, eta.New(p.now())
 }
 
 // Cell shows that cell n of total starts.
@@ -35,6 +51,14 @@ func (p *Progress) Cell(n, total int, c result.MatrixCell) {
 	}
 	if c.Status == StatusUnsupported {
 		line += ": unsupported"
+	} else if p.est != nil {
+		if p.ran > 0 {
+			// The test before this one ended: its cost is measured.
+			p.est.Trial("test", p.now(), p.each, false)
+		}
+		left := p.est.Left(eta.Work{eta.Trials("test", float64(p.tests-p.ran), p.each)})
+		p.ran++
+		line += fmt.Sprintf(", about %v left", left.Round(time.Second))
 	}
 	p.show(line)
 }

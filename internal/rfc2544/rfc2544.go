@@ -77,6 +77,9 @@ type Config struct {
 	OnProgress func(Progress)
 	// Sleep waits between trials; nil uses a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Now reads the monotonic clock for the progress's times; nil uses
+	// time.Now.
+	Now func() time.Time
 }
 
 func (c *Config) defaults() {

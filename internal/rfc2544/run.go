@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/eta"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/rfc2544/findings"
 	"github.com/wirebench/wirebench/internal/sweep"
@@ -19,7 +20,8 @@ type Progress struct {
 	// What is the trial in words ("NDR 3 at 8120/s: pass").
 	What string
 	// Elapsed is the run's time so far, Left an estimate of what remains
-	// (from the schedule, scaled by how the run has kept to it).
+	// (internal/eta: the trials the tests still need, from their
+	// structure, at the cost per trial measured so far).
 	Elapsed, Left time.Duration
 }
 
@@ -36,10 +38,11 @@ func Run(ctx context.Context, cfg Config, r sweep.Runner, res *result.RFC2544) e
 	sizes := slices.Compact(slices.Sorted(slices.Values(cfg.Sizes)))
 	res.Test.Sizes = sizes
 	pacing := priority.Summary()
-	b := &bench{cfg: cfg, r: r, start: time.Now()}
-	b.planned = time.Duration(len(sizes)) * b.perSize()
+	b := &bench{cfg: cfg, r: r, start: cfg.now()}
+	b.est = eta.New(b.start)
 	var err error
-	for _, size := range sizes {
+	for i, size := range sizes {
+		b.sizesAfter = sizes[i+1:]
 		sr := result.RFC2544Size{Size: size, LinePPS: cfg.LinePPS(size), Latency: []result.RFC2544LatencyPoint{}, LossCurve: []result.RFC2544LossPoint{}, Done: []string{}, Warnings: []string{}}
 		err = b.size(ctx, &sr)
 		if len(sr.Done) > 0 || err == nil {
@@ -49,7 +52,7 @@ func Run(ctx context.Context, cfg Config, r sweep.Runner, res *result.RFC2544) e
 			break
 		}
 	}
-	res.Seconds = time.Since(b.start).Seconds()
+	res.Seconds = cfg.now().Sub(b.start).Seconds()
 	// One line per cause over the run; each size's own warnings stay in
 	// its "warnings" (the detail).
 	res.Warnings = append(res.Warnings, findings.Texts(findings.Of(res))...)
@@ -74,9 +77,15 @@ type bench struct {
 	cfg     Config
 	r       sweep.Runner
 	start   time.Time
-	planned time.Duration // the schedule's estimate of the whole run
-	spent   time.Duration // the schedule's estimate of what is done
 	started bool
+	// The time-left estimate: the trial before (a re-run asks it
+	// again), the throughput search under way (unitNDR, unitPDR) and the
+	// sizes after the one under way.
+	est        *eta.Estimator
+	prev       sweep.Spec
+	ran        bool
+	phase      string
+	sizesAfter []int
 }
 
 // size runs every test asked for on one size, in RFC 2544's order.
@@ -100,36 +109,11 @@ func (b *bench) size(ctx context.Context, sr *result.RFC2544Size) error {
 			return fmt.Errorf("%s test at %d B: %w", t, sr.Size, err)
 		}
 		sr.Done = append(sr.Done, t)
-		b.spent += b.estimate(t)
+		if t != result.RFC2544TestThroughput {
+			b.est.Unit(t) // its searches are units of their own
+		}
 	}
 	return nil
-}
-
-// estimate is what the schedule expects one test of one size to take.
-func (b *bench) estimate(test string) time.Duration {
-	s, gap := b.cfg.Schedule, b.cfg.Gap
-	switch test {
-	case result.RFC2544TestThroughput:
-		return 9*(s.Search+gap) + s.Confirm + gap
-	case result.RFC2544TestLatency:
-		if b.cfg.Latency == "" {
-			return 0
-		}
-		return time.Duration(len(b.cfg.Loads)*s.LatencyRepeats) * (s.Latency + gap)
-	case result.RFC2544TestLoss:
-		return 5 * (s.Loss + gap)
-	case result.RFC2544TestBackToBack:
-		return time.Duration(s.BurstRepeats) * 14 * (gap + 300*time.Millisecond)
-	}
-	return 0
-}
-
-func (b *bench) perSize() time.Duration {
-	var d time.Duration
-	for _, t := range b.cfg.Tests {
-		d += b.estimate(t)
-	}
-	return d
 }
 
 // trial runs one trial after the gap that lets queues drain, and reports
@@ -145,24 +129,22 @@ func (b *bench) trial(ctx context.Context, test string, s sweep.Spec, what func(
 	if err != nil {
 		return o, fmt.Errorf("trial of %d B at %.0f datagrams/s: %w", s.Size, s.RatePPS, err)
 	}
+	b.observe(test, s)
 	if ctx.Err() == nil {
-		b.progress(test, s.Size, what(o))
+		b.progress(test, s.Size, what(o), eta.Part{})
 	}
 	return o, nil
 }
 
-// progress reports a trial with an estimate of the time left.
-func (b *bench) progress(test string, size int, what string) {
+// progress reports a trial with an estimate of the time left; search is
+// what the throughput search under way still needs.
+func (b *bench) progress(test string, size int, what string, search eta.Part) {
 	if b.cfg.OnProgress == nil {
 		return
 	}
-	el := time.Since(b.start)
-	left := b.planned - b.spent
-	if b.spent > 0 {
-		// Scale the schedule by how the finished tests kept to it.
-		left = time.Duration(float64(left) * float64(el) / float64(b.spent))
-	}
-	b.cfg.OnProgress(Progress{Test: test, Size: size, What: what, Elapsed: el, Left: max(left, 0)})
+	el := b.cfg.now().Sub(b.start)
+	left := b.est.Left(b.left(test, size, search))
+	b.cfg.OnProgress(Progress{Test: test, Size: size, What: what, Elapsed: el, Left: left})
 }
 
 // hostSpoiled says whether this host's sender spoiled a trial or a burst

@@ -54,15 +54,21 @@ func (b *bench) search(ctx context.Context, size int, loss float64, prior []resu
 	s := b.cfg.Schedule
 	cfg := sweep.Config{Sizes: []int{size}, MaxPPS: b.cfg.LinePPS, LinePPS: b.cfg.LinePPS, LossPercent: loss,
 		Trial: s.Search, Confirm: s.Confirm, NoBisect: true, Gap: b.cfg.Gap, BacklogFloor: b.cfg.BacklogFloor,
-		Sleep: b.cfg.Sleep, Spoiled: j.spoiled, StallRetries: stallRetries, MaxTrials: searchTrials}
+		Sleep: b.cfg.Sleep, Now: b.cfg.Now, Spoiled: j.spoiled, StallRetries: stallRetries, MaxTrials: searchTrials}
 	if prior != nil {
 		cfg.Prior = map[int][]result.SweepTrial{size: prior}
 	}
+	b.phase = unitNDR
+	if prior != nil {
+		b.phase = unitPDR
+	}
 	cfg.OnTrial = func(p sweep.Progress) {
-		b.progress(result.RFC2544TestThroughput, size, fmt.Sprintf("%s trial %d at %.0f/s: %s (loss %.3f %%)", name, p.Trial, p.RatePPS, p.Verdict, sweep.LossPercent(p.Outcome)))
+		b.observe(result.RFC2544TestThroughput, p.Spec)
+		b.progress(result.RFC2544TestThroughput, size, fmt.Sprintf("%s trial %d at %.0f/s: %s (loss %.3f %%)", name, p.Trial, p.RatePPS, p.Verdict, sweep.LossPercent(p.Outcome)), p.SearchLeft)
 	}
 	res := sweep.NewResult(result.SweepTest{})
 	err := sweep.Run(ctx, cfg, b.r, res)
+	b.est.Unit(b.phase)
 	b.started = true
 	if ctx.Err() != nil {
 		return nil, nil

@@ -42,6 +42,8 @@ func (s *sweeper) bisect(ctx context.Context, c result.SweepCliff) (result.Sweep
 		sr, ok := s.done[mid]
 		if !ok {
 			s.planned += s.cfg.Repeat
+			left := result.SweepCliff{Below: below.Size, Above: above.Size, RateBelowPPS: below.RatePPS, RateAbovePPS: above.RatePPS}
+			s.bisectLeft = max(s.laterBisect+s.cliffSizes(left)-1, s.laterBisect)
 			var err error
 			if sr, err = s.size(ctx, mid, true); err != nil || sr == nil {
 				return c, err

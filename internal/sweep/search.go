@@ -185,7 +185,11 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *result.SweepSiz
 			rate = next(lo, hi, top, step, res, p.est == 0, p.est, res)
 		}
 	}
+	// The progress of a trial is told once its verdict has moved the
+	// bounds: what the search still needs follows from them.
+	defer s.tell(searchState{size: size, ran: cfg.MaxTrials})
 	for f.trials < cfg.MaxTrials {
+		s.tell(searchState{size: size, lo: lo, hi: hi, confirming: confirming, ran: f.trials})
 		if ctx.Err() != nil {
 			return f, nil
 		}
@@ -318,8 +322,8 @@ func (s *sweeper) logTrial(sr *result.SweepSize, spec Spec, o result.SweepOutcom
 	rec.RTTs = nil // summarised in result.SweepRTT; the log keeps no per-datagram times
 	sr.TrialLog = append(sr.TrialLog, rec)
 	if s.cfg.OnTrial != nil {
-		s.cfg.OnTrial(Progress{Size: size, Repeat: rep, Trial: trial, RatePPS: spec.RatePPS, Outcome: o, Verdict: v,
-			Done: s.fin, Planned: s.planned, Elapsed: timeSince(s.start), Bisected: bisected})
+		s.told = &Progress{Size: size, Repeat: rep, Trial: trial, RatePPS: spec.RatePPS, Outcome: o, Verdict: v,
+			Done: s.fin, Planned: s.planned, Elapsed: s.cfg.now().Sub(s.start), Bisected: bisected, Spec: spec}
 	}
 	return &sr.TrialLog[len(sr.TrialLog)-1]
 }

@@ -3,13 +3,9 @@ package sweep
 import (
 	"math"
 	"strconv"
-	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
 )
-
-// timeSince is time.Since, a variable so the clock is one place.
-var timeSince = time.Since
 
 func mean(v []float64) float64 {
 	if len(v) == 0 {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/eta"
 	"github.com/wirebench/wirebench/internal/pacer"
 	"github.com/wirebench/wirebench/internal/result"
 )
@@ -108,6 +109,9 @@ type Config struct {
 	OnTrial func(p Progress)
 	// Sleep waits between trials; nil uses a timer (tests pass a fake).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Now reads the monotonic clock for the progress's times; nil uses
+	// time.Now (tests pass a fake).
+	Now func() time.Time
 }
 
 // Progress is where a sweep is, for a progress line.
@@ -122,15 +126,18 @@ type Progress struct {
 	Planned  int    // searches planned so far (grows when a cliff is bisected)
 	Elapsed  time.Duration
 	Bisected bool // the size was added by cliff bisection
+	// Spec is the trial that ran.
+	Spec Spec
+	// Left estimates the time the sweep has left (internal/eta): the
+	// trials its searches still need, from their structure, at the cost
+	// per trial measured so far; SearchLeft is the work the search under
+	// way still needs.
+	Left       time.Duration
+	SearchLeft eta.Part
 }
 
-// ETA estimates the time left from the searches done so far.
-func (p Progress) ETA() time.Duration {
-	if p.Done == 0 || p.Planned <= p.Done {
-		return 0
-	}
-	return time.Duration(float64(p.Elapsed) / float64(p.Done) * float64(p.Planned-p.Done))
-}
+// ETA is the estimate of the time left (Left).
+func (p Progress) ETA() time.Duration { return p.Left }
 
 // Trial verdicts.
 const (
@@ -232,7 +239,8 @@ func Run(ctx context.Context, cfg Config, r Runner, res *result.Sweep) error {
 		return err
 	}
 	pacing := priority.Summary()
-	s := &sweeper{cfg: cfg, r: r, res: res, start: time.Now(), done: map[int]*result.SweepSize{}}
+	s := &sweeper{cfg: cfg, r: r, res: res, start: cfg.now(), done: map[int]*result.SweepSize{}}
+	s.est = eta.New(s.start)
 	sizes := slices.Sorted(slices.Values(slices.Compact(slices.Sorted(slices.Values(cfg.Sizes)))))
 	s.planned = len(sizes) * cfg.Repeat
 	err := s.run(ctx, sizes)
@@ -240,7 +248,7 @@ func Run(ctx context.Context, cfg Config, r Runner, res *result.Sweep) error {
 	for _, size := range slices.Sorted(mapKeys(s.done)) {
 		res.Sizes = append(res.Sizes, *s.done[size])
 	}
-	res.Seconds = time.Since(s.start).Seconds()
+	res.Seconds = cfg.now().Sub(s.start).Seconds()
 	for _, sr := range res.Sizes {
 		for _, w := range sr.Warnings {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%d B: %s", sr.Size, w))
@@ -290,16 +298,35 @@ type sweeper struct {
 	planned, fin  int
 	trialsStarted bool
 	silent        int // trials in a row without the far end's counts
+	// The time-left estimate: the trial before (a re-run asks it again),
+	// the sizes still to search and the bisections the cliffs may need.
+	est         *eta.Estimator
+	prev        Spec
+	ran         bool
+	sizesLeft   int
+	bisectLeft  float64
+	laterBisect float64   // of bisectLeft, the cliffs' after the one under way
+	told        *Progress // a trial's progress, told once its verdict is weighed
 }
 
 func (s *sweeper) run(ctx context.Context, sizes []int) error {
-	for _, size := range sizes {
+	for i, size := range sizes {
+		s.sizesLeft = len(sizes) - i - 1
 		if _, err := s.size(ctx, size, false); err != nil {
 			return err
 		}
+		if !s.cfg.NoBisect {
+			// The cliffs between the sizes done so far will be
+			// bisected: the estimate counts them from now on.
+			s.bisectLeft = s.bisections(findCliffs(s.sorted(), s.cfg.CliffDrop))
+		}
 	}
 	cliffs := findCliffs(s.sorted(), s.cfg.CliffDrop)
-	for _, c := range cliffs {
+	for i, c := range cliffs {
+		s.bisectLeft, s.laterBisect = 0, 0
+		if !s.cfg.NoBisect {
+			s.bisectLeft, s.laterBisect = s.bisections(cliffs[i:]), s.bisections(cliffs[i+1:])
+		}
 		if !s.cfg.NoBisect {
 			var err error
 			if c, err = s.bisect(ctx, c); err != nil {
@@ -346,6 +373,7 @@ func (s *sweeper) size(ctx context.Context, size int, bisected bool) (*result.Sw
 		}
 		found = append(found, f)
 		s.fin++
+		s.est.Unit(unitSearch)
 	}
 	summarise(sr, found)
 	judge(sr, s.res.Test.Medium)
@@ -365,6 +393,7 @@ func (s *sweeper) trial(ctx context.Context, spec Spec) (result.SweepOutcome, er
 	if err != nil {
 		return o, fmt.Errorf("trial of %d B at %.0f datagrams/s: %w", spec.Size, spec.RatePPS, err)
 	}
+	s.observe(spec)
 	if s.silent = s.silent + 1; !o.NoReport {
 		s.silent = 0
 	}

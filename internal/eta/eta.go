@@ -1,0 +1,214 @@
+// Package eta estimates the time a run of trials has left (sweep, RFC
+// 2544, matrix): the work that remains, counted from the run's structure
+// (the trials a bisection still needs for its interval and resolution,
+// the searches, tests and sizes still to come), times the cost of a trial
+// as this run has measured it (its nominal length plus the overhead around
+// it: the gap, setting up, draining, and the re-runs a stalling host
+// forces). The estimate is smoothed so that it never rises more than 2×
+// from one update to the next. It measures nothing itself and does no I/O;
+// the caller passes the monotonic clock's readings.
+package eta
+
+import (
+	"math"
+	"time"
+)
+
+// Part is some of the work left: Trials trials (an expectation, so
+// fractional) that are asked to last Nominal in all, of a Class (trials of
+// one class share their measured overhead, e.g. "search", "latency").
+// Measured says the trials are what units of work took in this run, re-runs
+// included; otherwise they are the run's structure, which counts none, and
+// the estimate adds the share of re-runs seen so far.
+type Part struct {
+	Class    string
+	Trials   float64
+	Nominal  time.Duration
+	Measured bool
+}
+
+// Work is all the work left, part by part.
+type Work []Part
+
+// Trials is n trials of class, each asked to last each.
+func Trials(class string, n float64, each time.Duration) Part {
+	return Part{Class: class, Trials: n, Nominal: time.Duration(n * float64(each))}
+}
+
+// Scale is p times k: k units of work like p.
+func (p Part) Scale(k float64) Part {
+	return Part{Class: p.Class, Trials: p.Trials * k, Nominal: time.Duration(k * float64(p.Nominal)), Measured: p.Measured}
+}
+
+// Bisect is how many trials a bisection of the rates between lo (passed)
+// and hi (failed) still needs until hi is within the share res above lo;
+// 0 when it is already.
+func Bisect(lo, hi, res float64) float64 {
+	if !(lo > 0) || !(hi > lo*(1+res)) || !(res > 0) {
+		return 0
+	}
+	if math.IsInf(hi, 1) {
+		return 0
+	}
+	// Less a hair of rounding, so that an interval of exactly 2^k steps
+	// takes k trials.
+	return math.Ceil(math.Log2(math.Log(hi/lo)/math.Log1p(res)) - 1e-9)
+}
+
+// BisectInt is how many trials a bisection of the integers between lo and
+// hi still needs until they are adjacent.
+func BisectInt(lo, hi int64) float64 {
+	if hi-lo <= 1 {
+		return 0
+	}
+	return math.Ceil(math.Log2(float64(hi - lo)))
+}
+
+// Estimator learns the cost of trials as a run goes and turns the work
+// left into time. It is not safe for concurrent use.
+type Estimator struct {
+	last     time.Time // the latest trial's end (or the run's start)
+	overhead map[string]*mean
+	all      mean
+	trials   int // trials seen
+	reruns   int // of which re-runs of the one before (the same trial again)
+	units    map[string]*unitMean
+	unit     Part // the trials of the unit under way, re-runs included
+	shown    time.Duration
+	hasShown bool
+}
+
+type mean struct {
+	sum time.Duration
+	n   int
+}
+
+func (m *mean) add(d time.Duration) { m.sum, m.n = m.sum+d, m.n+1 }
+
+type unitMean struct {
+	trials  float64
+	nominal time.Duration
+	n       int
+}
+
+// New starts an estimator for a run that starts at start.
+func New(start time.Time) *Estimator {
+	return &Estimator{last: start, overhead: map[string]*mean{}, units: map[string]*unitMean{}}
+}
+
+// Trial records a trial of class that ended at end and was asked to last
+// nominal; rerun says it was the trial before it run again (the same
+// size, rate and length: a host stall's re-run), which the run's
+// structure does not count and the estimate adds as the share of trials
+// so far that were re-runs. Its cost is the time since the trial before
+// it ended.
+func (e *Estimator) Trial(class string, end time.Time, nominal time.Duration, rerun bool) {
+	e.unit.Trials++
+	e.unit.Nominal += nominal
+	over := end.Sub(e.last) - nominal
+	e.last = end
+	m := e.overhead[class]
+	if m == nil {
+		m = &mean{}
+		e.overhead[class] = m
+	}
+	m.add(over)
+	e.all.add(over)
+	e.trials++
+	if rerun {
+		e.reruns++
+	}
+}
+
+// Unit closes a unit of work of kind (a search, a test of one size): the
+// trials recorded since the last unit closed, re-runs included, are what a
+// unit of kind takes (see Expect).
+func (e *Estimator) Unit(kind string) {
+	u := e.units[kind]
+	if u == nil {
+		u = &unitMean{}
+		e.units[kind] = u
+	}
+	u.trials += e.unit.Trials
+	u.nominal += e.unit.Nominal
+	u.n++
+	e.unit = Part{}
+}
+
+// Started is the part of the unit under way done so far: its trials,
+// re-runs included, and their nominal length.
+func (e *Estimator) Started() Part { return e.unit }
+
+// Expect is what a unit of kind takes, as class trials: the mean of the
+// units of kind closed so far (Measured), or prior when none has.
+func (e *Estimator) Expect(kind, class string, prior Part) Part {
+	u := e.units[kind]
+	if u == nil || u.n == 0 {
+		prior.Class = class
+		return prior
+	}
+	k := float64(u.n)
+	return Part{Class: class, Trials: u.trials / k, Nominal: time.Duration(float64(u.nominal) / k), Measured: true}
+}
+
+// Rest is what is left of the unit under way when a unit of kind takes
+// Expect(kind, class, prior): that less what it has done, but at least
+// floor (what its structure still needs for certain).
+func (e *Estimator) Rest(kind, class string, prior, floor Part) Part {
+	x := e.Expect(kind, class, prior)
+	x.Trials -= e.unit.Trials
+	x.Nominal -= e.unit.Nominal
+	x.Trials = max(x.Trials, floor.Trials)
+	x.Nominal = max(x.Nominal, floor.Nominal)
+	return x
+}
+
+// cost is the measured overhead of a trial of class: its own mean, or
+// every trial's while it has none; never below zero.
+func (e *Estimator) cost(class string) time.Duration {
+	if m := e.overhead[class]; m != nil && m.n > 0 {
+		return max(m.sum/time.Duration(m.n), 0)
+	}
+	if e.all.n > 0 {
+		return max(e.all.sum/time.Duration(e.all.n), 0)
+	}
+	return 0
+}
+
+// Raw is the time w takes at the cost measured so far, unsmoothed: each
+// part's nominal length plus its trials' overhead, and for the parts
+// counted from the structure the re-runs a run with this share of them
+// adds.
+func (e *Estimator) Raw(w Work) time.Duration {
+	rerun := 1.0
+	if e.trials > e.reruns && e.reruns > 0 {
+		rerun = min(float64(e.trials)/float64(e.trials-e.reruns), 3)
+	}
+	var d float64
+	for _, p := range w {
+		if p.Trials <= 0 && p.Nominal <= 0 {
+			continue
+		}
+		x := float64(max(p.Nominal, 0)) + max(p.Trials, 0)*float64(e.cost(p.Class))
+		if !p.Measured {
+			x *= rerun
+		}
+		d += x
+	}
+	return time.Duration(d)
+}
+
+// Left is the time w takes (Raw), never more than twice the last value
+// above zero it gave: an estimate that rises does so over several updates.
+// (Nothing left is said as 0 without resetting that: work found after it,
+// such as a sweep's cliff to bisect, rises from the value before.)
+func (e *Estimator) Left(w Work) time.Duration {
+	d := e.Raw(w)
+	if e.hasShown && d > 2*e.shown {
+		d = 2 * e.shown
+	}
+	if d > 0 {
+		e.shown, e.hasShown = d, true
+	}
+	return d
+}

@@ -1,0 +1,118 @@
+package eta
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestBisect(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi, res, want float64
+	}{
+		{1000, 1010, 0.01, 0},        // already within 1 %
+		{1000, 1020, 0.01, 1},        // one halving: 1000..1010
+		{500, 1000, 0.01, 7},         // ln 2 / ln 1.01 = 69.7 steps of 1 %: 2^7 = 128 ≥ 69.7 > 64
+		{0, 1000, 0.01, 0},           // no pass yet: not a bisection
+		{1000, math.Inf(1), 0.01, 0}, // no failure yet: not a bisection
+		{1000, 1000 * 1.01 * 1.01, 0.01, 1},
+	} {
+		if got := Bisect(c.lo, c.hi, c.res); got != c.want {
+			t.Errorf("Bisect(%v, %v, %v) = %v, want %v", c.lo, c.hi, c.res, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		lo, hi int64
+		want   float64
+	}{{0, 1, 0}, {16, 32, 4}, {16, 33, 5}, {0, 100001, 17}} {
+		if got := BisectInt(c.lo, c.hi); got != c.want {
+			t.Errorf("BisectInt(%d, %d) = %v, want %v", c.lo, c.hi, got, c.want)
+		}
+	}
+}
+
+// TestCostLearned: trials of 1 s that take 1.5 s from one end to the next
+// cost 0.5 s of overhead each; a class without trials of its own takes
+// every trial's overhead; a re-run adds its share.
+func TestCostLearned(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	e := New(t0)
+	now := t0
+	for range 4 {
+		now = now.Add(1500 * time.Millisecond)
+		e.Trial("search", now, time.Second, false)
+	}
+	if got, want := e.Raw(Work{Trials("search", 10, time.Second)}), 15*time.Second; got != want {
+		t.Errorf("10 search trials of 1 s: %v, want %v", got, want)
+	}
+	if got, want := e.Raw(Work{Trials("loss", 2, 2*time.Second)}), 5*time.Second; got != want {
+		t.Errorf("2 loss trials of 2 s at the search's overhead: %v, want %v", got, want)
+	}
+	now = now.Add(1500 * time.Millisecond)
+	e.Trial("search", now, time.Second, true) // 1 of 5 a re-run: × 5/4
+	if got, want := e.Raw(Work{Trials("search", 8, time.Second)}), 15*time.Second; got != want {
+		t.Errorf("8 search trials with a quarter more re-run: %v, want %v", got, want)
+	}
+}
+
+// TestUnits: a unit's expectation is the mean of those closed, re-runs
+// included, its prior before; Rest is the expectation less what the unit
+// under way has done, never below its floor.
+func TestUnits(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	e := New(t0)
+	prior := Part{Trials: 9, Nominal: 18 * time.Second}
+	if got := e.Expect("ndr", "search", prior); got.Trials != 9 || got.Nominal != 18*time.Second || got.Class != "search" {
+		t.Errorf("prior: %+v", got)
+	}
+	for i, n := range []int{6, 10} {
+		for k := range n {
+			e.Trial("search", t0.Add(time.Duration(i*100+k)*time.Second), time.Second, false)
+		}
+		e.Trial("search", t0.Add(time.Duration(i*100+n)*time.Second), time.Second, true)
+		e.Unit("ndr")
+	}
+	if got := e.Expect("ndr", "search", prior); got.Trials != 9 || got.Nominal != 9*time.Second || !got.Measured {
+		t.Errorf("mean of 6 and 10 trials of 1 s and a re-run each: %+v", got)
+	}
+	for k := range 5 {
+		e.Trial("search", t0.Add(time.Duration(300+k)*time.Second), time.Second, false)
+	}
+	if got := e.Rest("ndr", "search", prior, Part{Trials: 1, Nominal: 10 * time.Second}); got.Trials != 4 || got.Nominal != 10*time.Second {
+		t.Errorf("9 expected, 5 done, a 10 s confirmation certain: %+v", got)
+	}
+}
+
+// TestNeverRisesTwofold: the estimate rises at most 2× per update, falls
+// at once, and a zero (nothing left, for now) does not reset the bound.
+func TestNeverRisesTwofold(t *testing.T) {
+	e := New(time.Unix(0, 0))
+	seq := []struct{ work, want time.Duration }{
+		{100 * time.Second, 100 * time.Second},
+		{500 * time.Second, 200 * time.Second},
+		{500 * time.Second, 400 * time.Second},
+		{500 * time.Second, 500 * time.Second},
+		{10 * time.Second, 10 * time.Second},
+		{0, 0},
+		{300 * time.Second, 20 * time.Second},
+	}
+	for i, s := range seq {
+		if got := e.Left(Work{{Class: "x", Nominal: s.work}}); got != s.want {
+			t.Errorf("update %d: work of %v shows %v, want %v", i+1, s.work, got, s.want)
+		}
+	}
+}
+
+// TestMeasuredNoRerunShare: a part measured from the run's units already
+// holds its re-runs; only the structure's parts get the share on top.
+func TestMeasuredNoRerunShare(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	e := New(t0)
+	e.Trial("search", t0.Add(time.Second), time.Second, false)
+	e.Trial("search", t0.Add(2*time.Second), time.Second, true) // half were re-runs: × 2
+	structure := e.Raw(Work{Trials("search", 3, time.Second)})
+	measured := e.Raw(Work{{Class: "search", Trials: 3, Nominal: 3 * time.Second, Measured: true}})
+	if structure != 6*time.Second || measured != 3*time.Second {
+		t.Errorf("3 trials of 1 s, no overhead, half re-run: structure %v (want 6s), measured %v (want 3s)", structure, measured)
+	}
+}

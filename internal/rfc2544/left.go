@@ -1,0 +1,130 @@
+package rfc2544
+
+import (
+	"time"
+
+	"github.com/wirebench/wirebench/internal/eta"
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/sweep"
+)
+
+// The time-left estimate's units: the throughput test's two searches, and
+// the other tests of one size (named as the tests are).
+const (
+	unitNDR = "ndr"
+	unitPDR = "pdr"
+)
+
+// now reads the run's clock.
+func (c *Config) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// observe records a trial of test that ran, for the time-left estimate. A
+// trial asked again as the one before it was is a re-run (a host stall's,
+// a spoiled burst's), except a latency test's repeats, which the schedule
+// counts.
+func (b *bench) observe(test string, s sweep.Spec) {
+	rerun := b.ran && s == b.prev && test != result.RFC2544TestLatency
+	b.est.Trial(class(test), b.cfg.now(), s.Nominal(), rerun)
+	b.prev, b.ran = s, true
+}
+
+// class is the eta class of test's trials: the throughput test's are a
+// search's.
+func class(test string) string {
+	if test == result.RFC2544TestThroughput {
+		return "search"
+	}
+	return test
+}
+
+// prior is what the unit of kind is expected to take at size before one
+// has finished: a search's trial at line rate, a bisection from half of it
+// and its confirmation; the PDR's confirmation alone (it starts from the
+// NDR's trials); every latency trial; every loss step; and per burst
+// search the doubling and the bisection up to the longest burst.
+func (b *bench) prior(kind string, size int) eta.Part {
+	s := b.cfg.Schedule
+	switch kind {
+	case unitNDR:
+		n := 1 + eta.Bisect(0.5, 1, searchResolution)
+		return eta.Part{Trials: n + 1, Nominal: time.Duration(n)*s.Search + max(s.Confirm, s.Search)}
+	case unitPDR:
+		return eta.Part{Trials: 1, Nominal: max(s.Confirm, s.Search)}
+	case result.RFC2544TestLatency:
+		if b.cfg.Latency == "" {
+			return eta.Part{}
+		}
+		return eta.Trials(kind, float64(len(b.cfg.Loads)*max(s.LatencyRepeats, 1)), s.Latency)
+	case result.RFC2544TestLoss:
+		return eta.Trials(kind, lossSteps, s.Loss)
+	case result.RFC2544TestBackToBack:
+		n := 2 * eta.BisectInt(0, max(s.MaxBurst, 2))
+		burst := time.Duration(float64(s.MaxBurst) / 2 / b.cfg.LinePPS(size) * float64(time.Second))
+		return eta.Trials(kind, n*float64(max(s.BurstRepeats, 1)), burst)
+	}
+	return eta.Part{}
+}
+
+// searchResolution is the throughput search's (sweep's default).
+const searchResolution = 0.01
+
+// lossSteps is how many steps the frame loss test takes at most: 100 %
+// of line down to 10 %.
+const lossSteps = 10
+
+// unitsOf is the eta units test runs as.
+func unitsOf(test string) []string {
+	if test == result.RFC2544TestThroughput {
+		return []string{unitNDR, unitPDR}
+	}
+	return []string{test}
+}
+
+// expect is what test takes at a size not yet begun.
+func (b *bench) expect(test string, size int) eta.Work {
+	var w eta.Work
+	for _, u := range unitsOf(test) {
+		w = append(w, b.est.Expect(u, class(test), b.prior(u, size)))
+	}
+	return w
+}
+
+// left is the work the run has left after a trial of test at size: the
+// rest of the test under way (search is what the throughput search under
+// way still needs), the size's later tests and the later sizes' tests.
+func (b *bench) left(test string, size int, search eta.Part) eta.Work {
+	var w eta.Work
+	switch test {
+	case result.RFC2544TestThroughput:
+		w = append(w, search)
+		if b.phase == unitNDR {
+			w = append(w, b.est.Expect(unitPDR, class(test), b.prior(unitPDR, size)))
+		}
+	case result.RFC2544TestLoss:
+		r := b.est.Rest(test, class(test), b.prior(test, size), eta.Part{})
+		if most := float64(lossSteps) - b.est.Started().Trials; r.Trials > most {
+			r = r.Scale(max(most, 0) / r.Trials)
+		}
+		w = append(w, r)
+	default:
+		w = append(w, b.est.Rest(test, class(test), b.prior(test, size), eta.Part{}))
+	}
+	later := false
+	for _, t := range b.cfg.Tests {
+		if later {
+			w = append(w, b.expect(t, size)...)
+		}
+		later = later || t == test
+	}
+	for _, s := range b.sizesAfter {
+		for _, t := range b.cfg.Tests {
+			w = append(w, b.expect(t, s)...)
+		}
+	}
+	return w
+}

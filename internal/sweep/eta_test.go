@@ -1,0 +1,154 @@
+package sweep_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/sweep"
+	"github.com/wirebench/wirebench/internal/testutil/trialtrace"
+)
+
+// TestRecordTrace records a real sweep's trials for the time-left tests:
+// it runs only when WIREBENCH_RECORD_TRACE names the file to write and
+// WIREBENCH_RECORD_PORT the loopback port of a running reflector
+// (wirebench reflect --model ...); WIREBENCH_RECORD_ARGS are the sizes and
+// medium as "SIZES MEDIUM" (default "rfc2544 eth100").
+func TestRecordTrace(t *testing.T) {
+	path, port := os.Getenv("WIREBENCH_RECORD_TRACE"), os.Getenv("WIREBENCH_RECORD_PORT")
+	if path == "" || port == "" {
+		t.Skip("records a trace only when WIREBENCH_RECORD_TRACE and WIREBENCH_RECORD_PORT are set")
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := sweep.Options{Port: p, Sizes: "rfc2544", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}
+	if a := os.Getenv("WIREBENCH_RECORD_SIZES"); a != "" {
+		o.Sizes = a
+	}
+	if m := os.Getenv("WIREBENCH_RECORD_MEDIUM"); m != "" {
+		o.Medium = m
+	}
+	s, err := o.Setup("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := trialtrace.NewRecorder("wirebench sweep 127.0.0.1 --mode reflect --sizes "+o.Sizes+" --medium "+o.Medium+" against wirebench reflect --model "+os.Getenv("WIREBENCH_RECORD_MODEL"), s.Runner)
+	s.Config.OnTrial = func(p sweep.Progress) { t.Log(p.Line()) }
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	res := sweep.NewResult(s.Test)
+	if err := sweep.Run(ctx, s.Config, rec, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Save(path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recorded are the sweeps recorded against a reflector on loopback (see
+// TestRecordTrace), with the options they ran with and the share of the
+// estimates from a quarter of the way in that must be within 35 % of the
+// time really left. Not all: in a sweep, work appears that nothing before
+// it shows, and no estimate that rises at most 2× per update can follow it
+// at once. In the buffer recording the cliff between 1234 and 1472 B,
+// bisected over 8 sizes that take two thirds of the run, shows only in
+// 1472 B's search, 27 % of the way in; and a search takes 2 to 14 trials
+// as its size lies at, below or on the cliff. In the loaded recording
+// (rate=10mbit on a busy 2-core host) the host limited 5 of 9 sizes, no
+// search converged (every one ran out of trials), and the cliff into 82 B
+// (where no rate passed) stopped after 2 of 6 halvings at a host-limited
+// size; there the estimate before internal/eta, which knew nothing of
+// cliffs to come and saw searches all of one length, was closer more
+// often. Every estimate of both keeps to the 2× rule. The shares asserted
+// are what the estimator reaches today, a little rounded down: a floor
+// against making it worse, not a claim of the ±35 % bound.
+var recorded = []struct {
+	file     string
+	opts     sweep.Options
+	within   float64
+	beatsOld bool // within the bound more often than the estimate before internal/eta
+}{
+	{"sweep-eth100-10mbit.json", sweep.Options{Sizes: "rfc2544", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.4, false},
+	{"sweep-eth100-buffer.json", sweep.Options{Sizes: "466,978,1234,1472", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.6, true},
+}
+
+// replay runs the sweep recorded in file again, its trials answered from
+// the recording on its clock, and returns its progress updates: the
+// estimate each showed (left, when given; otherwise the Line's) and the
+// time the recorded run really had left.
+func replay(t *testing.T, file string, o sweep.Options, left func(sweep.Progress) time.Duration) ([]trialtrace.Point, time.Duration) {
+	t.Helper()
+	tr, err := trialtrace.Load(filepath.Join("testdata", "eta", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Port = 5001
+	s, err := o.Setup("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := trialtrace.NewReplay(tr)
+	s.Config.Sleep, s.Config.Now = rp.Sleep, rp.Now
+	var ps []trialtrace.Point
+	s.Config.OnTrial = func(p sweep.Progress) {
+		ps = append(ps, trialtrace.Point{Elapsed: rp.Elapsed(), Estimate: left(p), Actual: rp.Left()})
+	}
+	if err := sweep.Run(context.Background(), s.Config, rp, sweep.NewResult(s.Test)); err != nil {
+		t.Fatalf("replaying %s: %v", file, err)
+	}
+	if !rp.Done() {
+		t.Fatalf("replaying %s: the sweep ended before every recorded trial", file)
+	}
+	return ps, time.Duration(tr.EndS * float64(time.Second))
+}
+
+// legacyETA is the estimate the progress line gave before internal/eta:
+// the time so far per finished search, times the searches left.
+func legacyETA(p sweep.Progress) time.Duration {
+	if p.Done == 0 || p.Planned <= p.Done {
+		return 0
+	}
+	return time.Duration(float64(p.Elapsed) / float64(p.Done) * float64(p.Planned-p.Done))
+}
+
+// TestTimeLeftHolds replays recorded sweeps: no estimate of the time left
+// rises more than 2× over the one before, and from a quarter of the way in
+// at least the recording's share of them (see recorded) is within 35 % of
+// what really was left (where said, a larger share than the estimate the
+// line gave before internal/eta, which breaks the bound on the same
+// recordings).
+func TestTimeLeftHolds(t *testing.T) {
+	for _, r := range recorded {
+		t.Run(r.file, func(t *testing.T) {
+			ps, total := replay(t, r.file, r.opts, sweep.Progress.ETA)
+			for _, p := range ps {
+				t.Logf("at %6.1fs: estimated %6.1fs left, really %6.1fs", p.Elapsed.Seconds(), p.Estimate.Seconds(), p.Actual.Seconds())
+			}
+			v := trialtrace.Check(ps, total, 0.25, 0.35, 2)
+			for _, b := range v.Rises {
+				t.Error(b)
+			}
+			for _, b := range v.Misses {
+				t.Log("off: " + b)
+			}
+			old, _ := replay(t, r.file, r.opts, legacyETA)
+			was := trialtrace.Check(old, total, 0.25, 0.35, 2)
+			t.Logf("within 35 %% from a quarter in: %.0f %% of %d estimates (before internal/eta: %.0f %%, and %d rose more than 2×)",
+				100*v.Within(), v.Judged, 100*was.Within(), len(was.Rises))
+			if v.Within() < r.within {
+				t.Errorf("%.0f %% of the estimates within 35 %%, want at least %.0f %%", 100*v.Within(), 100*r.within)
+			}
+			if len(was.Misses)+len(was.Rises) == 0 {
+				t.Error("the estimate before internal/eta holds on this recording too: it cannot tell the two apart")
+			}
+			if r.beatsOld && v.Within() <= was.Within() {
+				t.Errorf("%.0f %% of the estimates within 35 %%, no more than before internal/eta (%.0f %%)", 100*v.Within(), 100*was.Within())
+			}
+		})
+	}
+}

@@ -1,0 +1,137 @@
+package sweep
+
+import (
+	"time"
+
+	"github.com/wirebench/wirebench/internal/eta"
+	"github.com/wirebench/wirebench/internal/result"
+)
+
+// unitSearch is the eta unit of one search, and the class of its trials.
+const unitSearch = "search"
+
+// Nominal is how long s is asked to last: its duration, or its count of
+// datagrams at its rate.
+func (s Spec) Nominal() time.Duration {
+	if s.Packets > 0 && s.RatePPS > 0 {
+		return time.Duration(float64(s.Packets) / s.RatePPS * float64(time.Second))
+	}
+	return s.Duration
+}
+
+// now reads the run's clock.
+func (c *Config) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// observe records a trial that ran for the time-left estimate: a trial
+// asked again as the one before it was is a re-run.
+func (s *sweeper) observe(spec Spec) {
+	s.est.Trial(unitSearch, s.cfg.now(), spec.Nominal(), s.ran && spec == s.prev)
+	s.prev, s.ran = spec, true
+}
+
+// searchPrior is what a search is expected to take before one has
+// finished: a trial at the highest rate, a bisection from half of it, and
+// the confirmation.
+func (s *sweeper) searchPrior(size int) eta.Part {
+	top := s.cfg.MaxPPS(size)
+	p := eta.Trials(unitSearch, 1+eta.Bisect(top/2, top, s.cfg.Resolution), s.spec(size, top, false).Nominal())
+	c := s.spec(size, top, true).Nominal()
+	return eta.Part{Class: unitSearch, Trials: p.Trials + 1, Nominal: p.Nominal + c}
+}
+
+// searchState is where a search stands after a trial's verdict: the
+// highest rate that passed (0: none), the lowest that failed (+Inf: none),
+// whether the next trial confirms, and how many trials it ran.
+type searchState struct {
+	size       int
+	lo, hi     float64
+	confirming bool
+	ran        int
+}
+
+// searchLeft is the work a search standing at st still needs: the trials
+// that bisect what lies between lo and hi (or the highest rate) down to the
+// resolution, and the confirmation; while no rate has passed, what a
+// search takes in this run less what it has run. It never counts more
+// trials than the search has left (Config.MaxTrials).
+func (s *sweeper) searchLeft(st searchState) eta.Part {
+	room := float64(s.cfg.MaxTrials - st.ran)
+	if room <= 0 {
+		return eta.Part{Class: unitSearch}
+	}
+	top := s.cfg.MaxPPS(st.size)
+	short, confirm := s.spec(st.size, top, false).Nominal(), s.spec(st.size, max(st.lo, top/2), true).Nominal()
+	switch {
+	case st.confirming:
+		return capped(eta.Part{Class: unitSearch, Trials: 1, Nominal: confirm}, room, short)
+	case st.lo == 0:
+		floor := eta.Part{Trials: 2, Nominal: short + confirm}
+		return capped(s.est.Rest(unitSearch, unitSearch, s.searchPrior(st.size), floor), room, short)
+	}
+	n := eta.Bisect(st.lo, min(st.hi, top), s.cfg.Resolution)
+	return capped(eta.Part{Class: unitSearch, Trials: n + 1, Nominal: time.Duration(n)*short + confirm}, room, short)
+}
+
+// capped is p cut to room trials: when its trials do not fit, the
+// search runs out of them before it confirms, so those left are search
+// trials, each as long as short.
+func capped(p eta.Part, room float64, short time.Duration) eta.Part {
+	if p.Trials <= room {
+		return p
+	}
+	p.Trials, p.Nominal = room, time.Duration(room*float64(short))
+	return p
+}
+
+// tell tells Config.OnTrial the progress of the latest trial, if not yet
+// told, with the time left from where its search stands (st).
+func (s *sweeper) tell(st searchState) {
+	p := s.told
+	if p == nil {
+		return
+	}
+	s.told = nil
+	cur := s.searchLeft(st)
+	more := float64(s.cfg.Repeat-p.Repeat) + (float64(s.sizesLeft)+s.bisectLeft)*float64(s.cfg.Repeat)
+	p.SearchLeft = cur
+	p.Left = s.est.Left(eta.Work{cur, s.est.Expect(unitSearch, unitSearch, s.searchPrior(st.size)).Scale(more)})
+	s.cfg.OnTrial(*p)
+}
+
+// bisections is how many sizes bisecting the cliffs cs is expected to
+// take (see cliffSizes).
+func (s *sweeper) bisections(cs []result.SweepCliff) float64 {
+	n := 0.0
+	for _, c := range cs {
+		n += s.cliffSizes(c)
+	}
+	return n
+}
+
+// cliffSizes is how many sizes bisecting the cliff c is expected to take.
+// A cliff is taken to be one step (what bisecting it looks for: a buffer
+// that holds one datagram fewer), which keeps the whole fall in one half
+// of the interval every time, down to the byte. But a size this host
+// cannot send at its rate stops the bisection (it tells neither side):
+// each step goes on only as often as the sizes so far were not
+// host-limited (counted with one of each assumed, so that a run without
+// any yet does not take it as certain).
+func (s *sweeper) cliffSizes(c result.SweepCliff) float64 {
+	limited := 0
+	for _, sr := range s.done {
+		if sr.LimitedByHost {
+			limited++
+		}
+	}
+	q := 1 - float64(limited+1)/float64(len(s.done)+2) // a step goes on
+	n, p := 0.0, 1.0
+	for range int(eta.BisectInt(int64(c.Below), int64(c.Above))) {
+		n, p = n+p, p*q
+	}
+	return n
+}
