@@ -151,7 +151,7 @@ func (b *bench) progress(test string, size int, what string, search eta.Part) {
 // of sizes.
 func hostSpoiled(sizes []result.RFC2544Size) bool {
 	for _, sr := range sizes {
-		if sr.DiscountedTrials > 0 || sr.NDR.LimitedByHost || sr.BackToBack != nil && sr.BackToBack.HostSpoiled {
+		if sr.DiscountedTrials > 0 || sr.NDR != nil && sr.NDR.LimitedByHost || sr.BackToBack != nil && sr.BackToBack.HostSpoiled {
 			return true
 		}
 	}
