@@ -76,6 +76,7 @@ allowed with --allow-reverse, and never to those in --deny-reverse
 	f.offloadFlags.register(cmd)
 	f.linkFlags.register(cmd)
 	f.saving.register(cmd)
+	fl.IntVar(&f.saving.keep, "keep-runs", 0, "keep the results store to the newest `N` runs, deleting older ones as tests are saved (0 = keep all; docs/store.md)")
 	f.webFlags.register(cmd)
 	f.dut.register(cmd, true)
 	return cmd

@@ -34,6 +34,7 @@ type saveFlags struct {
 	dbFlag
 	noSave bool
 	labels []string
+	keep   int // --keep-runs (server): store.Saver.Keep
 
 	cmd   *cobra.Command
 	once  sync.Once
@@ -60,7 +61,7 @@ func (s *saveFlags) check() error {
 // e's stderr.
 func (s *saveFlags) store(e *env) *store.Saver {
 	s.once.Do(func() {
-		s.saver = &store.Saver{URL: s.db, Labels: s.labels,
+		s.saver = &store.Saver{URL: s.db, Labels: s.labels, Keep: s.keep,
 			Warn: func(w string) { e.logf("warning: %s", w) }}
 		if s.cmd != nil {
 			s.saver.Config = func() any { return store.CommandConfig(s.cmd.CommandPath(), s.cmd.Flags()) }

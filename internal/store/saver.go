@@ -33,6 +33,13 @@ type Saver struct {
 	// Warn says that a run was not saved and why (once while saves keep
 	// failing); nil says nothing.
 	Warn func(warning string)
+	// Keep, when positive, keeps the store to the newest Keep runs (a
+	// server's --keep-runs): every PruneEvery saves, and at the first,
+	// the older runs are deleted, so the store holds at most Keep +
+	// PruneEvery - 1 runs.
+	Keep   int
+	saves  int
+	pruned int64 // runs deleted so far
 
 	mu      sync.Mutex
 	st      Store
@@ -54,8 +61,41 @@ func (s *Saver) Save(ctx context.Context, kind, target, summary string, started 
 	}
 	s.mu.Lock()
 	s.failing = false
+	prune := s.Keep > 0 && s.saves%PruneEvery == 0
+	s.saves++
 	s.mu.Unlock()
+	if prune {
+		s.prune(ctx)
+	}
 	return id, ""
+}
+
+// PruneEvery is how many saves a Saver with Keep makes between prunes.
+const PruneEvery = 100
+
+// prune deletes the runs beyond the newest Keep; a failure is said (it
+// loses nothing) and tried again PruneEvery saves later.
+func (s *Saver) prune(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), SaveTimeout)
+	defer cancel()
+	st, err := s.Open(ctx)
+	if err == nil {
+		var n int64
+		n, err = st.Prune(ctx, Prune{Keep: s.Keep})
+		s.mu.Lock()
+		s.pruned += n
+		s.mu.Unlock()
+	}
+	if err != nil && s.Warn != nil {
+		s.Warn(fmt.Sprintf("could not keep the results store to %d runs: %v", s.Keep, err))
+	}
+}
+
+// Pruned is how many runs Keep deleted so far.
+func (s *Saver) Pruned() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pruned
 }
 
 // skip reports a run not saved, for why: it returns the warning, passed to
