@@ -45,16 +45,28 @@ func WarnSender(r *result.Result, cfg *ClientConfig, snd *result.Sender, maxLag 
 			snd.Behind.InSendRunDelayS = &rd
 		}
 	}
+	advice := pacingAdvice(snd) // said once, with the first stall warning
 	if short && !held {
-		r.Warn(fmt.Sprintf("the sender fell behind its pacing: it offered %.0f datagrams/s of the %.0f asked (%.1f %%)%s; the path was not tested at the requested rate",
-			got, want, 100*got/want, stallText(behind)))
+		r.Warn(fmt.Sprintf("the sender fell behind its pacing: it offered %.0f datagrams/s of the %.0f asked (%.1f %%)%s; the path was not tested at the requested rate%s",
+			got, want, 100*got/want, stallText(behind), advice))
+		advice = ""
 	}
 	if behind != nil && behind.MaxStall <= StallBound(want) {
 		return // the lag built up in send calls, whose datagrams left at the queue's pace
 	}
 	if maxLag > StallBound(want) {
-		r.Warn(fmt.Sprintf("the sender fell up to %v behind its schedule and caught up in bursts: the offered load was burstier than the average rate says", maxLag.Round(time.Microsecond)))
+		r.Warn(fmt.Sprintf("the sender fell up to %v behind its schedule and caught up in bursts: the offered load was burstier than the average rate says%s", maxLag.Round(time.Microsecond), advice))
 	}
+}
+
+// pacingAdvice adds to a stall warning how the sender was scheduled when
+// it was not real-time (the priority package's words say why, and how to
+// get it where something can be done).
+func pacingAdvice(snd *result.Sender) string {
+	if !strings.HasPrefix(snd.Pacing, "normal priority") {
+		return ""
+	}
+	return "; the sender ran at " + snd.Pacing
 }
 
 // StallBound is the lag from which a sender of pps datagrams per second

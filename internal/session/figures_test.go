@@ -63,3 +63,23 @@ func TestWarnSenderQueueHeldOrStalled(t *testing.T) {
 		})
 	}
 }
+
+// TestWarnSenderSaysItsPriority: a stalled sender that ran at normal
+// priority says so once, with what to do, however many stall warnings it
+// gets; one that ran real-time says nothing of it.
+func TestWarnSenderSaysItsPriority(t *testing.T) {
+	cfg := &ClientConfig{UDP: true, Rate: units.Rate{Value: 100e6}, Length: 1470, Duration: 10 * time.Second}
+	b := engine.Behind{InSend: time.Millisecond, Stalled: 400 * time.Millisecond, MaxStall: 130 * time.Millisecond}
+	for pacing, want := range map[string]bool{
+		"normal priority: not permitted (run as root, or grant CAP_SYS_NICE, e.g. setcap cap_sys_nice+ep on the binary)": true,
+		"real-time (SCHED_FIFO, at most 50 % of a core), its buffers locked in RAM":                                     false,
+	} {
+		r := result.New("client")
+		snd := &result.Sender{Packets: int64(0.9 * cfg.PPS() * 10), Seconds: 10, PacketsPerSecond: 0.9 * cfg.PPS(), Pacing: pacing}
+		WarnSender(r, cfg, snd, 130*time.Millisecond, &b, 10*time.Second)
+		all := strings.Join(r.Warnings, "\n")
+		if len(r.Warnings) != 2 || strings.Contains(all, "CAP_SYS_NICE") != want || strings.Count(all, "the sender ran at") != map[bool]int{true: 1}[want] {
+			t.Errorf("%s: warnings %q", pacing, r.Warnings)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package iperf3
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -136,6 +137,7 @@ func (cl *i3Client) addSendStream(t *clientTotals, s *i3ClientStream, st *result
 	session.AddTCPFigures(&t.snd, sd)
 	t.snd.Packets += sd.Packets
 	t.snd.SendErrors += sd.SendErrors
+	t.snd.Pacing = cmp.Or(t.snd.Pacing, sd.Pacing)
 	st.Sender = sd
 	t.sendStreams = append(t.sendStreams, st)
 }
