@@ -67,8 +67,31 @@ func (c *Chart) drawOn(cv draw.Canvas) (err error) {
 			err = fmt.Errorf("drawing chart %s: %v", c.ID, v)
 		}
 	}()
+	fitTitle(c.p, cv.Rectangle.Size().X)
 	c.p.Draw(cv)
 	return nil
+}
+
+// fitTitle breaks the plot's title into lines, at spaces, so that none is
+// wider than w less a margin: a title longer than the chart would be cut
+// at both of its edges.
+func fitTitle(p *plot.Plot, w vg.Length) {
+	sty := p.Title.TextStyle
+	max := w - 2*vg.Points(8)
+	var lines []string
+	for _, para := range strings.Split(p.Title.Text, "\n") {
+		line := ""
+		for _, word := range strings.Fields(para) {
+			try := strings.TrimSpace(line + " " + word)
+			if line != "" && sty.Width(try) > max {
+				lines = append(lines, line)
+				try = word
+			}
+			line = try
+		}
+		lines = append(lines, line)
+	}
+	p.Title.Text = strings.Join(lines, "\n")
 }
 
 // SVG renders the chart as an SVG element (no XML prolog), for inlining,

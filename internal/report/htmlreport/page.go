@@ -119,7 +119,7 @@ h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 
 .sub { color: #555; margin-top: -0.5em; }
 .warn { background: #fff4e0; border-left: 4px solid #e69500; padding: 0.3em 0.8em; margin: 0.3em 0; }
 figure.chart { margin: 1em 0; background: #fff; }
-figure.chart svg { max-width: 100%; height: auto; display: block; }
+figure.chart svg { width: 100%; height: auto; display: block; }
 figcaption { font-size: 0.9em; color: #555; }
 table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.85em; }
 th, td { border: 1px solid #ddd; padding: 0.15em 0.5em; text-align: right; vertical-align: top; }
