@@ -31,6 +31,8 @@ type Chart struct {
 const (
 	chartW = 16 * vg.Centimeter
 	chartH = 8 * vg.Centimeter
+	// chartMargin is the blank edge around every chart.
+	chartMargin = 6 * vg.Millimeter / 2
 )
 
 // palette colours the series of a chart, in order.
@@ -67,6 +69,10 @@ func (c *Chart) drawOn(cv draw.Canvas) (err error) {
 			err = fmt.Errorf("drawing chart %s: %v", c.ID, v)
 		}
 	}()
+	// A margin: a browser's box of a text (its font's ascent and
+	// descent) is taller than its ink, and an axis' last tick label is
+	// centred on the plot's edge.
+	cv = draw.Crop(cv, chartMargin, -chartMargin, chartMargin, -chartMargin)
 	fitTitle(c.p, cv.Rectangle.Size().X)
 	c.p.Draw(cv)
 	return nil
@@ -107,6 +113,9 @@ func (c *Chart) SVG() ([]byte, error) {
 	}
 	s, err := cv.injectHooks(b.Bytes())
 	if err != nil {
+		return nil, fmt.Errorf("drawing chart %s as SVG: %w", c.ID, err)
+	}
+	if s, err = cv.textLengths(s); err != nil {
 		return nil, fmt.Errorf("drawing chart %s as SVG: %w", c.ID, err)
 	}
 	if i := bytes.Index(s, []byte("<svg")); i > 0 {

@@ -14,6 +14,7 @@ import (
 
 	"gonum.org/v1/plot"
 
+	"github.com/wirebench/wirebench/internal/report/htmltree"
 	"github.com/wirebench/wirebench/internal/result"
 )
 
@@ -76,7 +77,7 @@ func Build(title string, docs []Document) (*Report, error) {
 		r.Sections = append(r.Sections, cmp)
 	}
 	for _, d := range docs {
-		s := &Section{Name: d.Name, Kind: d.Kind, Tree: treeHTML(d.Tree)}
+		s := &Section{Name: d.Name, Kind: d.Kind, Tree: htmltree.HTML(d.Tree)}
 		var err error
 		switch d.Kind {
 		case "test":
