@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"fmt"
+	"sort"
 
 	"gonum.org/v1/plot/plotter"
 
@@ -29,6 +30,9 @@ func rfcFrameRateSeries(v *result.RFC2544) []series {
 			pdr = append(pdr, plotter.XY{X: x, Y: 100 * z.PDRPPS / z.LinePPS})
 		}
 		line = append(line, plotter.XY{X: x, Y: 100})
+	}
+	for _, xys := range []plotter.XYs{ndr, pdr, line} {
+		sort.Slice(xys, func(i, j int) bool { return xys[i].X < xys[j].X }) // a line runs left to right
 	}
 	lineName := "medium's frame rate"
 	if v.Test.Medium != "" {
