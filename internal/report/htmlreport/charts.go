@@ -83,13 +83,13 @@ func (c *Chart) drawOn(cv draw.Canvas) (err error) {
 // at both of its edges.
 func fitTitle(p *plot.Plot, w vg.Length) {
 	sty := p.Title.TextStyle
-	max := w - 2*vg.Points(8)
+	room := w - 2*vg.Points(8)
 	var lines []string
 	for _, para := range strings.Split(p.Title.Text, "\n") {
 		line := ""
 		for _, word := range strings.Fields(para) {
 			try := strings.TrimSpace(line + " " + word)
-			if line != "" && sty.Width(try) > max {
+			if line != "" && sty.Width(try) > room {
 				lines = append(lines, line)
 				try = word
 			}
