@@ -183,6 +183,10 @@ func TestRFC2544RunInChromium(t *testing.T) {
 		switch {
 		case c.Title == "Throughput (NDR, PDR)":
 			got.Throughput, got.LineNote = c.Series, c.Caption
+		case c.Title == "Frame rate (NDR, PDR)":
+			if c.Series["NDR (no loss)"] == 0 || len(c.Series) != 3 {
+				t.Errorf("the frame rate chart has series %v, want the NDR, PDR and the medium's frame rate", c.Series)
+			}
 		case c.Title == "Frame loss rate":
 			got.Loss = c.Series
 		case strings.HasPrefix(c.Title, "Latency at load, "):

@@ -262,8 +262,8 @@ func TestRFC2544ChartsCarryTheirDataInChromium(t *testing.T) {
 			latencySizes = append(latencySizes, z)
 		}
 	}
-	if len(got.Charts) != 2+len(latencySizes) || len(latencySizes) == 0 {
-		t.Fatalf("%d charts, want throughput, loss and %d latency charts: %+v", len(got.Charts), len(latencySizes), got.Charts)
+	if len(got.Charts) != 3+len(latencySizes) || len(latencySizes) == 0 {
+		t.Fatalf("%d charts, want throughput, frame rate, loss and %d latency charts: %+v", len(got.Charts), len(latencySizes), got.Charts)
 	}
 	for _, c := range got.Charts {
 		if c.W < 300 || c.H < 100 {
@@ -306,7 +306,13 @@ func TestRFC2544ChartsCarryTheirDataInChromium(t *testing.T) {
 		}
 	}
 
-	loss := got.Charts[1]
+	// The frame rate chart: the NDR as a share of the medium's frame rate,
+	// whose line (at 100 %) is on it even where the Mbit/s chart's is off scale.
+	if fr := got.Charts[1]; !strings.HasPrefix(fr.Caption, "Frame rate (NDR, PDR)") || len(fr.Series) != 3 ||
+		fr.Series[0].Role != "ndr" || npts(fr.Series[0].Points) != len(withNDR) || fr.Series[2].Role != "line" {
+		t.Errorf("frame rate chart %+v, want NDR with %d points and the medium's line", fr, len(withNDR))
+	}
+	loss := got.Charts[2]
 	steps := 0
 	for i, z := range v.Sizes {
 		steps += len(z.LossCurve)
@@ -319,7 +325,7 @@ func TestRFC2544ChartsCarryTheirDataInChromium(t *testing.T) {
 	}
 
 	for i, z := range latencySizes {
-		c := got.Charts[2+i]
+		c := got.Charts[3+i]
 		var roles []string
 		for _, s := range c.Series {
 			roles = append(roles, s.Role)

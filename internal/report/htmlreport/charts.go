@@ -31,6 +31,8 @@ type Chart struct {
 const (
 	chartW = 16 * vg.Centimeter
 	chartH = 8 * vg.Centimeter
+	// chartMargin is the blank edge around every chart.
+	chartMargin = 6 * vg.Millimeter / 2
 )
 
 // palette colours the series of a chart, in order.
@@ -67,8 +69,35 @@ func (c *Chart) drawOn(cv draw.Canvas) (err error) {
 			err = fmt.Errorf("drawing chart %s: %v", c.ID, v)
 		}
 	}()
+	// A margin: a browser's box of a text (its font's ascent and
+	// descent) is taller than its ink, and an axis' last tick label is
+	// centred on the plot's edge.
+	cv = draw.Crop(cv, chartMargin, -chartMargin, chartMargin, -chartMargin)
+	fitTitle(c.p, cv.Rectangle.Size().X)
 	c.p.Draw(cv)
 	return nil
+}
+
+// fitTitle breaks the plot's title into lines, at spaces, so that none is
+// wider than w less a margin: a title longer than the chart would be cut
+// at both of its edges.
+func fitTitle(p *plot.Plot, w vg.Length) {
+	sty := p.Title.TextStyle
+	room := w - 2*vg.Points(8)
+	var lines []string
+	for _, para := range strings.Split(p.Title.Text, "\n") {
+		line := ""
+		for _, word := range strings.Fields(para) {
+			try := strings.TrimSpace(line + " " + word)
+			if line != "" && sty.Width(try) > room {
+				lines = append(lines, line)
+				try = word
+			}
+			line = try
+		}
+		lines = append(lines, line)
+	}
+	p.Title.Text = strings.Join(lines, "\n")
 }
 
 // SVG renders the chart as an SVG element (no XML prolog), for inlining,
@@ -84,6 +113,9 @@ func (c *Chart) SVG() ([]byte, error) {
 	}
 	s, err := cv.injectHooks(b.Bytes())
 	if err != nil {
+		return nil, fmt.Errorf("drawing chart %s as SVG: %w", c.ID, err)
+	}
+	if s, err = cv.textLengths(s); err != nil {
 		return nil, fmt.Errorf("drawing chart %s as SVG: %w", c.ID, err)
 	}
 	if i := bytes.Index(s, []byte("<svg")); i > 0 {

@@ -45,6 +45,41 @@ type hookCanvas struct {
 	face  font.Face
 	hooks []hook
 	open  int // groups begun and not yet ended
+	// widths are the widths of the texts drawn, in order, as gonum laid
+	// them out (textLengths writes them into the SVG).
+	widths []vg.Length
+}
+
+// FillString draws a text and records its width.
+func (c *hookCanvas) FillString(f font.Face, pt vg.Point, s string) {
+	c.widths = append(c.widths, f.Width(s))
+	c.Canvas.FillString(f, pt, s)
+}
+
+// textRE matches the opening of a text element as vgsvg writes it.
+var textRE = regexp.MustCompile(`<text x="`)
+
+// textLengths gives every text of svg (its sentinels already replaced)
+// the width gonum laid it out at, as its textLength: gonum places a text
+// by its font's metrics (Liberation Sans), and a browser without that
+// font draws it in another, wider one, which ran titles and labels past
+// the chart's edge. With textLength the browser fits the text to the
+// space gonum gave it, whatever font it has.
+func (c *hookCanvas) textLengths(svg []byte) ([]byte, error) {
+	i := 0
+	out := textRE.ReplaceAllFunc(svg, func(m []byte) []byte {
+		if i >= len(c.widths) {
+			i++
+			return m
+		}
+		w := c.widths[i]
+		i++
+		return []byte(fmt.Sprintf(`<text textLength="%.3f" lengthAdjust="spacingAndGlyphs" x="`, w.Points()))
+	})
+	if i != len(c.widths) {
+		return nil, fmt.Errorf("%d texts in the SVG, %d drawn", i, len(c.widths))
+	}
+	return out, nil
 }
 
 func newHookCanvas(w, h vg.Length) *hookCanvas {

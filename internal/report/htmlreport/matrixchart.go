@@ -1,6 +1,7 @@
 package htmlreport
 
 import (
+	"math"
 	"strings"
 
 	"github.com/wirebench/wirebench/internal/result"
@@ -33,7 +34,7 @@ func cellSeries(c result.MatrixCell) (ss []series, offerOnly bool) {
 			offerOnly = offerOnly || (in.MeasuredBy == "sender" && in.Flow != "reverse")
 		}
 	}
-	ss = intervalSeries(c.Name(), clipIntervals(ivs, testEnd(t)))
+	ss = intervalSeries(c.Name(), ownTimeAxis(t, ivs))
 	drawnOffer := false
 	for i := range ss {
 		switch {
@@ -48,6 +49,33 @@ func cellSeries(c result.MatrixCell) (ss []series, offerOnly bool) {
 		}
 	}
 	return ss, drawnOffer
+}
+
+// ownTimeAxis puts a cell's intervals on the cell's own time axis, none
+// past its end. A tradeoff test (iperf 2's -r, the download cell of an
+// iperf2-legacy matrix) runs its reverse flow after the forward one: the
+// peer connects back when the forward test ends, so that flow's intervals
+// start at the forward test's end. They are drawn from that end, so both
+// flows show their whole test (each clipped at its own end) instead of
+// the reverse one being cut off at the forward test's end.
+func ownTimeAxis(t *result.Result, ivs []result.Interval) []result.Interval {
+	end := testEnd(t)
+	if t.Test.Mode != "tradeoff" || math.IsInf(end, 0) {
+		return clipIntervals(ivs, end)
+	}
+	var fwd, rev []result.Interval
+	for _, in := range ivs {
+		if in.Flow != "reverse" {
+			fwd = append(fwd, in)
+			continue
+		}
+		if in.End <= end {
+			continue // the forward test's time: the reverse flow had not begun
+		}
+		in.Start, in.End = math.Max(in.Start, end)-end, in.End-end
+		rev = append(rev, in)
+	}
+	return append(clipIntervals(fwd, end), clipIntervals(rev, end)...)
 }
 
 // matrixTimeCharts builds a matrix's throughput-over-time charts, one per

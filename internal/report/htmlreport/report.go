@@ -14,6 +14,7 @@ import (
 
 	"gonum.org/v1/plot"
 
+	"github.com/wirebench/wirebench/internal/report/htmltree"
 	"github.com/wirebench/wirebench/internal/result"
 )
 
@@ -76,7 +77,7 @@ func Build(title string, docs []Document) (*Report, error) {
 		r.Sections = append(r.Sections, cmp)
 	}
 	for _, d := range docs {
-		s := &Section{Name: d.Name, Kind: d.Kind, Tree: treeHTML(d.Tree)}
+		s := &Section{Name: d.Name, Kind: d.Kind, Tree: htmltree.HTML(d.Tree)}
 		var err error
 		switch d.Kind {
 		case "test":
@@ -224,7 +225,7 @@ func (r *Report) matrixSection(s *Section, d Document) error {
 		}
 	}
 	for _, ch := range matrixTimeCharts(&m) {
-		p, err := linesChart(ch.title, "time (s)", "Mbit/s", ch.ss)
+		p, err := linesChart(ch.title, "time since the cell's own start (s)", "Mbit/s", ch.ss)
 		if err := r.addNoted(s, ch.title, ch.note, p, err); err != nil {
 			return err
 		}
@@ -253,32 +254,29 @@ func (r *Report) pingSection(s *Section, d Document) error {
 	}
 	s.Subtitle = "ping " + pv.Target
 	s.Warnings = warningsOf(pv.Warnings)
-	s.Summary = &Table{Head: []string{"size (B)", "sent", "received", "loss %", "min", "p50", "p90", "p99", "max (ms)"}}
-	names := []string{"min", "p50", "p90", "p99", "max"}
-	groups := make([]bars, len(names))
-	for i := range groups {
-		groups[i].name = names[i]
-	}
-	var labels []string
-	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	pc := buildPingCharts(&pv)
+	s.Summary = &Table{Head: append([]string{"size (B)", "sent", "received", "loss %", "min", "p50", "p90", "p99", "max (ms)"}, pc.head...)}
+	i := 0
 	for _, z := range pv.Sizes {
 		if z == nil {
 			continue
 		}
 		row := []string{strconv.Itoa(z.Size), strconv.Itoa(z.Sent), strconv.Itoa(z.Received), fmt.Sprintf("%.2f", z.LossPct)}
-		vals := []float64{ms(z.RTT.Min), ms(z.RTT.P50), ms(z.RTT.P90), ms(z.RTT.P99), ms(z.RTT.Max)}
-		for i, v := range vals {
-			groups[i].values = append(groups[i].values, v)
-			row = append(row, fmt.Sprintf("%.3f", v))
+		for _, v := range []time.Duration{z.RTT.Min, z.RTT.P50, z.RTT.P90, z.RTT.P99, z.RTT.Max} {
+			row = append(row, fmt.Sprintf("%.3f", msOf(v)))
 		}
-		labels = append(labels, strconv.Itoa(z.Size)+" B")
-		s.Summary.Rows = append(s.Summary.Rows, row)
+		s.Summary.Rows = append(s.Summary.Rows, append(row, pc.cells[i]...))
+		i++
 	}
-	if len(labels) == 0 {
+	p, err := pc.rttChart()
+	if err := r.addNoted(s, "RTT", pc.rttNote, p, err); err != nil {
+		return err
+	}
+	if len(pc.rate) == 0 {
 		return nil
 	}
-	p, err := barsChart("RTT by payload size", "RTT (ms)", labels, groups)
-	return r.add(s, "RTT", p, err)
+	p, err = linesChart("Implied rate by payload size against the medium", "ICMP payload (bytes)", "Mbit/s", pc.rate)
+	return r.addNoted(s, "Implied rate", pc.rateNote, p, err)
 }
 
 func rttRow(name string, x result.RTTSummary) []string {

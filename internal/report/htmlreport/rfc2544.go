@@ -141,6 +141,11 @@ func (r *Report) rfc2544Section(s *Section, d Document) error {
 		if err := r.addNoted(s, "Throughput (NDR, PDR)", caption, p, err); err != nil {
 			return err
 		}
+		p, err = linesChart("Frame rate against the medium's, by frame size", "payload size (bytes)", "% of the medium's frame rate", rfcFrameRateSeries(&v))
+		caption = "frames per second the far end delivered, as a share of the most the medium carries at that size (dashed: 100 %)"
+		if err := r.addNoted(s, "Frame rate (NDR, PDR)", caption, p, err); err != nil {
+			return err
+		}
 	}
 	if has(t.Tests, result.RFC2544TestLoss) {
 		p, err := linesChart("Frame loss rate", "offered load (% of the medium's maximum rate)", "frames lost (%)", rfcLossSeries(&v))

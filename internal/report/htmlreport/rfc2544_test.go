@@ -110,7 +110,7 @@ func TestRFC2544SectionHasItsChartsAndATablePerTest(t *testing.T) {
 		titles = append(titles, c.Title)
 	}
 	// One latency chart: 64 B did not finish the latency test.
-	if got := strings.Join(titles, "|"); got != "Throughput (NDR, PDR)|Frame loss rate|Latency at load, 1518 B" {
+	if got := strings.Join(titles, "|"); got != "Throughput (NDR, PDR)|Frame rate (NDR, PDR)|Frame loss rate|Latency at load, 1518 B" {
 		t.Errorf("charts %q", got)
 	}
 	s := r.Sections[0]
@@ -155,7 +155,9 @@ func TestRFC2544SVGHooks(t *testing.T) {
 			t.Fatal(err)
 		}
 		series, points := svgGroups(t, b, "wb-series"), svgGroups(t, b, "wb-point")
-		want := map[string][2]int{"Throughput (NDR, PDR)": {3, 4}, "Frame loss rate": {2, 5}, "Latency at load, 1518 B": {4, 6}}[c.Title]
+		want := map[string][2]int{"Throughput (NDR, PDR)": {3, 4},
+			// As a share of the medium's frame rate, its line at 100 %.
+			"Frame rate (NDR, PDR)": {3, 4}, "Frame loss rate": {2, 5}, "Latency at load, 1518 B": {4, 6}}[c.Title]
 		if len(series) != want[0] || len(points) != want[1] {
 			t.Errorf("%s: %d series, %d points, want %v", c.Title, len(series), len(points), want)
 		}
