@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -101,6 +102,19 @@ type UDPSendResult struct {
 	// Behind splits the time this stream was behind its schedule (see
 	// Behind); only for a paced stream.
 	Behind Behind
+}
+
+// heldP counts the senders whose sleeps keep their processor.
+var heldP atomic.Int32
+
+// holdP takes one of the GOMAXPROCS-1 processors senders may keep, and
+// says whether it could (then heldP.Add(-1) gives it back).
+func holdP() bool {
+	if heldP.Add(1) <= int32(runtime.GOMAXPROCS(0)-1) {
+		return true
+	}
+	heldP.Add(-1)
+	return false
 }
 
 // paced says whether any lane keeps a schedule.
@@ -351,8 +365,11 @@ func SendUDPStreams(ctx context.Context, streams []UDPStream) ([]UDPSendResult, 
 		defer rt.Release()
 		// The sender's sleeps keep its processor: the Go scheduler
 		// would otherwise need another thread, at the normal class,
-		// to hand one back after each (package pacer, HoldP).
-		if rt.RealTime && runtime.GOMAXPROCS(0) >= 2 {
+		// to hand one back after each (package pacer, HoldP). At most
+		// GOMAXPROCS-1 senders do, so the process's other goroutines
+		// (its receivers) always have a processor.
+		if rt.RealTime && holdP() {
+			defer heldP.Add(-1)
 			clock = pacer.SystemClock{HoldP: true}
 		}
 	}
