@@ -140,6 +140,9 @@ func (d *diagnoser) plan(ctx context.Context) error {
 	if err := d.lossFloor(ctx); err != nil {
 		return err
 	}
+	if err := d.queue(ctx); err != nil {
+		return err
+	}
 	return d.tcp(ctx)
 }
 
@@ -369,6 +372,43 @@ func (d *diagnoser) bisectCliffs(ctx context.Context) error {
 				continue
 			}
 			d.doc.Warnings = append(d.doc.Warnings, fmt.Sprintf("the cliff between %d and %d B: %d B fits neither side (delivered %.0f/s of %.0f/s sent), so it was not bisected further", c.Below, c.Above, size, run.DeliveredPPS, run.SentPPS))
+			return nil
+		}
+	}
+	return nil
+}
+
+// maxQueueRun is the longest queue run: it fills a queue of about 2 s.
+const maxQueueRun = 4 * time.Second
+
+// queue measures the queue in front of a limit, where round trips are
+// timed (a reflector): a run at the largest size that hit a limit, at
+// twice what it delivered, so that the queue fills at one second of delay
+// per second of sending (a load run at 1.5 × fills at half that, and one
+// of 500 ms ends before a queue of 200 ms is full). The run starts at
+// twice Trial (1 s at least) and doubles up to maxQueueRun until its round
+// trip settles with datagrams dropped: a queue that was full.
+func (d *diagnoser) queue(ctx context.Context) error {
+	var at *result.DiagnosisRun
+	for i := len(d.cfg.Sizes) - 1; i >= 0 && at == nil; i-- {
+		if best, _, ok := reason.Best(d.doc.Runs, d.cfg.Sizes[i]); ok && best.RTTLateMs > 0 && reason.Limited(best) {
+			at = &best
+		}
+	}
+	if at == nil {
+		return nil
+	}
+	rate := math.Round(min(d.cfg.MaxPPS, 2*at.DeliveredPPS))
+	for length := max(2*d.cfg.Trial, time.Second); length <= maxQueueRun; length *= 2 {
+		run, err := d.run(ctx, result.DiagnoseQueue, sweep.Spec{Size: at.Size, RatePPS: rate, Duration: length})
+		if err != nil {
+			return err
+		}
+		// What the queue held drains before the next run.
+		if err := d.cfg.Sleep(ctx, time.Duration(run.RTTLateMs*float64(time.Millisecond))); err != nil {
+			return err
+		}
+		if run.RTTLateMs <= 0 || (run.RTTSettled && run.LossPercent > 1) {
 			return nil
 		}
 	}

@@ -32,3 +32,21 @@ func TestObserve(t *testing.T) {
 		t.Errorf("delivered %v, want at most the 196/s we sent", run.DeliveredPPS)
 	}
 }
+
+func TestLateRTTSettled(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	var rising, full []time.Duration
+	for i := range 300 {
+		rising = append(rising, ms(float64(i)/3))                      // 0 to 100 ms: still filling
+		full = append(full, ms(min(float64(i), 150)+0.5*float64(i%2))) // full at 150 ms from the middle on
+	}
+	if m, settled := lateRTT(rising); settled || m < 83 || m > 84 {
+		t.Errorf("rising: %v ms, settled %v; want 83.3, not settled", m, settled)
+	}
+	if m, settled := lateRTT(full); !settled || m < 150 || m > 150.5 {
+		t.Errorf("full: %v ms, settled %v; want 150, settled", m, settled)
+	}
+	if _, settled := lateRTT(full[:8]); settled {
+		t.Error("eight round trips are too few to settle")
+	}
+}

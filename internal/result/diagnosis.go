@@ -32,6 +32,7 @@ const (
 	DiagnoseDownload   = "download"       // UDP from the device to us
 	DiagnoseTCP        = "tcp"            // a TCP test in the upload direction
 	DiagnoseBisect     = "bisect"         // a load probe at a size between a cliff's two sides
+	DiagnoseQueue      = "queue"          // a probe at twice the limit, long enough to fill the queue
 	DiagnoseSideSender = "sender"         // host_limit's side: our sender
 	DiagnoseSideRecv   = "receiver"       // host_limit's side: our receiver
 )
@@ -77,6 +78,10 @@ type DiagnosisRun struct {
 	// of the last third of the run's (a reflector's); 0 when unknown.
 	RTTMinMs  float64 `json:"rtt_min_ms,omitempty"`
 	RTTLateMs float64 `json:"rtt_late_ms,omitempty"`
+	// RTTSettled says the round trip had stopped rising in the last third
+	// of the run (its two halves' medians within 5 % or 1 ms): a queue
+	// that filled, not one still filling when the run ended.
+	RTTSettled bool `json:"rtt_settled,omitempty"`
 	// TickHz and FramesPerTick are the timer tick the arrivals followed
 	// (internal/tickdiag), 0 when none was seen or arrivals were not timed.
 	TickHz        float64 `json:"tick_hz,omitempty"`

@@ -57,37 +57,52 @@ func (r *reasoner) overloadLoss() bool {
 }
 
 // queue records how long the far end holds datagrams when pushed past its
-// limit: the rise of the round trip from its lowest to the late part of
-// the runs that stand for the sizes that hit a limit (Best).
+// limit: the rise of the round trip from its lowest to the late part of a
+// run: of the queue runs (twice the limit, long enough to fill the queue)
+// and of the runs that stand for the sizes that hit a limit (Best; not a
+// run this host spoiled, which can look like a queue where there is
+// none). Only a run that lost datagrams and whose round trip had settled
+// was full; without one, the longest is a lower bound: a queue still
+// filling when a run ends is shorter by the time it had left to fill.
 func (r *reasoner) queue() {
-	var qs []float64
-	var ids []int
-	full := false
-	// The runs that stand for a size that hit a limit (not a run this host
-	// spoiled, which can look like a queue where there is none).
-	for _, p := range r.points() {
-		run := p.run
-		if run.RTTLateMs <= 0 {
-			continue
+	var runs []result.DiagnosisRun
+	for _, run := range r.in.Runs {
+		if run.Purpose == result.DiagnoseQueue && run.RTTLateMs > 0 {
+			runs = append(runs, run)
 		}
-		qs = append(qs, run.RTTLateMs-run.RTTMinMs)
-		ids = append(ids, run.ID)
-		full = full || run.LossPercent > 1
+	}
+	for _, p := range r.points() {
+		if p.run.RTTLateMs > 0 {
+			runs = append(runs, p.run)
+		}
+	}
+	var full, qs []float64
+	var fullIDs, ids []int
+	for _, run := range runs {
+		q := run.RTTLateMs - run.RTTMinMs
+		qs, ids = append(qs, q), append(ids, run.ID)
+		if run.RTTSettled && run.LossPercent > 1 {
+			full, fullIDs = append(full, q), append(fullIDs, run.ID)
+		}
+	}
+	if len(full) > 0 {
+		slices.Sort(full)
+		slices.Sort(fullIDs)
+		if q := full[len(full)/2]; q >= MinQueueMs {
+			r.add(result.FindingQueue, result.ConfidenceHigh, map[string]float64{"queue_ms": q}, fullIDs,
+				fmt.Sprintf("Queue: under load the device buffers about %.0f ms in front of its limit before it drops: the delay it adds when full (bufferbloat).", q))
+		}
+		return
 	}
 	if len(qs) == 0 {
 		return
 	}
-	slices.Sort(qs)
-	q := qs[len(qs)/2]
+	q := slices.Max(qs)
 	if q < MinQueueMs {
 		return
 	}
-	conf, text := result.ConfidenceHigh, fmt.Sprintf("Queue: under load the device buffers about %.0f ms in front of its limit before it drops: the delay it adds when full (bufferbloat).", q)
-	if !full {
-		conf = result.ConfidenceLow
-		text = fmt.Sprintf("Queue: under load the device buffered at least %.0f ms in front of its limit and dropped nothing, so its queue may be longer.", q)
-	}
-	r.add(result.FindingQueue, conf, map[string]float64{"queue_ms": q}, ids, text)
+	r.add(result.FindingQueue, result.ConfidenceLow, map[string]float64{"queue_ms": q}, ids,
+		fmt.Sprintf("Queue: under load the device buffered at least %.0f ms in front of its limit; its queue had not filled by the end of the runs (still rising, or nothing dropped), so it may be longer.", q))
 }
 
 // direction compares upload and download runs.
