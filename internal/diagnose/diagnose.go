@@ -57,6 +57,9 @@ type Config struct {
 	// server: a reflector carries no TCP), compared with the UDP capacity.
 	TCP       func(ctx context.Context, length time.Duration) (*result.Result, error)
 	TCPLength time.Duration
+	// TCPResults, when not nil, is given the TCP run's own result
+	// document by its run id (to be saved as it is).
+	TCPResults map[int]*result.Result
 }
 
 // Progress is where a diagnosis is.
@@ -120,8 +123,7 @@ func Run(ctx context.Context, cfg Config, r sweep.Runner, doc *result.Diagnosis)
 	case err != nil:
 		doc.Error = err.Error()
 	}
-	o := reason.Reason(reason.Input{Medium: cfg.Medium, Runs: doc.Runs})
-	doc.Verdict, doc.Findings, doc.CannotTell = o.Verdict, o.Findings, o.CannotTell
+	conclude(cfg, doc)
 	doc.Seconds = cfg.Now().Sub(start).Seconds()
 	return err
 }
@@ -157,6 +159,7 @@ func (d *diagnoser) tcp(ctx context.Context) error {
 	if err := d.cfg.Sleep(ctx, d.cfg.Gap); err != nil {
 		return err
 	}
+	started := time.Now()
 	res, err := d.cfg.TCP(ctx, d.cfg.TCPLength)
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -164,7 +167,10 @@ func (d *diagnoser) tcp(ctx context.Context) error {
 	if err != nil || res == nil {
 		return fmt.Errorf("the TCP run: %w", orNoResult(err))
 	}
-	run := result.DiagnosisRun{ID: len(d.doc.Runs) + 1, Purpose: result.DiagnoseTCP, Warnings: res.Warnings}
+	run := result.DiagnosisRun{ID: len(d.doc.Runs) + 1, Purpose: result.DiagnoseTCP, Warnings: res.Warnings, StartedAt: started.UTC()}
+	if d.cfg.TCPResults != nil {
+		d.cfg.TCPResults[run.ID] = res
+	}
 	if s := res.Sender; s != nil {
 		run.BitsPerSecond = s.BitsPerSecond
 		if t := s.TCP; t != nil {
@@ -213,6 +219,7 @@ func (d *diagnoser) run(ctx context.Context, purpose string, spec sweep.Spec) (r
 		}
 	}
 	d.started = true
+	started := time.Now()
 	o, err := d.r.Trial(ctx, spec)
 	if ctx.Err() != nil {
 		return result.DiagnosisRun{}, ctx.Err()
@@ -221,6 +228,7 @@ func (d *diagnoser) run(ctx context.Context, purpose string, spec sweep.Spec) (r
 		return result.DiagnosisRun{}, fmt.Errorf("run of %d B at %.0f datagrams/s: %w", spec.Size, spec.RatePPS, err)
 	}
 	run := observe(len(d.doc.Runs)+1, purpose, spec, o, d.linePPS(spec.Size))
+	run.StartedAt = started.UTC()
 	d.doc.Runs = append(d.doc.Runs, run)
 	if d.cfg.OnRun != nil {
 		p := Progress{Run: run}

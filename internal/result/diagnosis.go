@@ -54,12 +54,14 @@ type DiagnosisFinding struct {
 
 // DiagnosisRun is one short test of a diagnosis, as measured.
 type DiagnosisRun struct {
-	// ID numbers the runs of one diagnosis from 1; SavedID is the results
-	// store's id of the run when it was saved.
-	ID      int    `json:"id"`
-	SavedID int64  `json:"saved_id,omitempty"`
-	Purpose string `json:"purpose"` // DiagnoseLoad, DiagnoseLowRate, ...
-	Size    int    `json:"size"`
+	// ID numbers the runs of one diagnosis from 1, or is the results
+	// store's id of the run when every run was saved (SavedID, then equal).
+	ID      int   `json:"id"`
+	SavedID int64 `json:"saved_id,omitempty"`
+	// StartedAt is when the run started (for saving it; not in the JSON).
+	StartedAt time.Time `json:"-"`
+	Purpose   string    `json:"purpose"` // DiagnoseLoad, DiagnoseLowRate, ...
+	Size      int       `json:"size"`
 	// AskedPPS is the rate asked of our sender, SentPPS what it really
 	// offered (first to last datagram).
 	AskedPPS float64 `json:"asked_pps"`
