@@ -91,7 +91,7 @@ func Main(ctx context.Context, stdout, stderr io.Writer, s *Setup, o Options) er
 	id := doc.StartedAt.Format("20060102T150405Z")
 	doc.Test.LabelKey = "diagnose=" + id
 	if !o.NoSave {
-		s.Config.TCPResults = map[int]*result.Result{}
+		s.Config.Results = map[int]*result.Result{}
 	}
 	runErr := Run(ctx, s.Config, s.Runner, doc)
 	prog.Done()
@@ -130,7 +130,7 @@ func save(ctx context.Context, stderr io.Writer, s *Setup, o Options, doc *resul
 	defer saver.Close()
 	saveCtx := context.WithoutCancel(ctx) // each save is bounded by store.SaveTimeout
 	target := net.JoinHostPort(s.Test.Host, strconv.Itoa(s.Test.Port))
-	if w := saveRuns(saveCtx, saver, target, s.Config, doc, s.Config.TCPResults); w != "" {
+	if w := saveRuns(saveCtx, saver, target, s.Config, doc, s.Config.Results); w != "" {
 		doc.Warnings = append(doc.Warnings, w)
 		return // the diagnosis would fail the same way
 	}

@@ -57,9 +57,13 @@ type Config struct {
 	// server: a reflector carries no TCP), compared with the UDP capacity.
 	TCP       func(ctx context.Context, length time.Duration) (*result.Result, error)
 	TCPLength time.Duration
-	// TCPResults, when not nil, is given the TCP run's own result
-	// document by its run id (to be saved as it is).
-	TCPResults map[int]*result.Result
+	// Direction, when set, runs the UDP upload and download tests that
+	// the direction finding compares (a server: a reflector carries both
+	// directions in every round trip).
+	Direction DirectionFunc
+	// Results, when not nil, is given the own result document of each
+	// TCP, upload and download run by its run id (to be saved as it is).
+	Results map[int]*result.Result
 }
 
 // Progress is where a diagnosis is.
@@ -71,8 +75,9 @@ type Progress struct {
 // Line is the progress line of p.
 func (p Progress) Line() string {
 	r := p.Run
-	if r.Purpose == result.DiagnoseTCP {
-		return fmt.Sprintf("diagnose: run %d, tcp: %.2f Mbit/s", r.ID, r.BitsPerSecond/1e6)
+	switch r.Purpose {
+	case result.DiagnoseTCP, result.DiagnoseUpload, result.DiagnoseDownload:
+		return fmt.Sprintf("diagnose: run %d, %s: %.2f Mbit/s", r.ID, r.Purpose, r.BitsPerSecond/1e6)
 	}
 	s := fmt.Sprintf("diagnose: run %d, %s, %d B at %.0f/s: delivered %.0f/s, %.2f %% lost", r.ID, r.Purpose, r.Size, r.SentPPS, r.DeliveredPPS, r.LossPercent)
 	if p.Left > 0 {
@@ -145,6 +150,9 @@ func (d *diagnoser) plan(ctx context.Context) error {
 	if err := d.queue(ctx); err != nil {
 		return err
 	}
+	if err := d.directions(ctx); err != nil {
+		return err
+	}
 	return d.tcp(ctx)
 }
 
@@ -168,9 +176,7 @@ func (d *diagnoser) tcp(ctx context.Context) error {
 		return fmt.Errorf("the TCP run: %w", orNoResult(err))
 	}
 	run := result.DiagnosisRun{ID: len(d.doc.Runs) + 1, Purpose: result.DiagnoseTCP, Warnings: res.Warnings, StartedAt: started.UTC()}
-	if d.cfg.TCPResults != nil {
-		d.cfg.TCPResults[run.ID] = res
-	}
+
 	if s := res.Sender; s != nil {
 		run.BitsPerSecond = s.BitsPerSecond
 		if t := s.TCP; t != nil {
@@ -180,10 +186,7 @@ func (d *diagnoser) tcp(ctx context.Context) error {
 	if rc := res.Receiver; rc != nil && rc.BitsPerSecond > 0 {
 		run.BitsPerSecond = rc.BitsPerSecond // what arrived, by the far end's count
 	}
-	d.doc.Runs = append(d.doc.Runs, run)
-	if d.cfg.OnRun != nil {
-		d.cfg.OnRun(Progress{Run: run})
-	}
+	d.record(run, res)
 	return nil
 }
 
@@ -229,14 +232,7 @@ func (d *diagnoser) run(ctx context.Context, purpose string, spec sweep.Spec) (r
 	}
 	run := observe(len(d.doc.Runs)+1, purpose, spec, o, d.linePPS(spec.Size))
 	run.StartedAt = started.UTC()
-	d.doc.Runs = append(d.doc.Runs, run)
-	if d.cfg.OnRun != nil {
-		p := Progress{Run: run}
-		if !d.deadline.IsZero() {
-			p.Left = max(d.left(), 0)
-		}
-		d.cfg.OnRun(p)
-	}
+	d.record(run, nil)
 	return run, nil
 }
 

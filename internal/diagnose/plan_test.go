@@ -206,3 +206,44 @@ func TestPlanQueueRun(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanDirections: an upload and a download run at the largest size,
+// each with its own document kept; a download the server refuses is a
+// warning, and the plan goes on.
+func TestPlanDirections(t *testing.T) {
+	for _, refuse := range []bool{false, true} {
+		cfg := planConfig(t)
+		cfg.LowRate, cfg.BigSize, cfg.Results = 0, 0, map[int]*result.Result{}
+		var asked []float64
+		cfg.Direction = func(_ context.Context, down bool, size int, pps float64, length time.Duration) (*result.Result, error) {
+			asked = append(asked, pps)
+			if down && refuse {
+				return nil, errors.New("the server does not send (-R)")
+			}
+			r := result.New("client")
+			bps := map[bool]float64{false: 40e6, true: 80e6}[down]
+			r.Receiver = &result.Receiver{BitsPerSecond: bps, Packets: int64(bps / 8 / float64(size) * length.Seconds()), Seconds: length.Seconds()}
+			return r, nil
+		}
+		tcp := false
+		cfg.TCP, cfg.TCPLength = func(context.Context, time.Duration) (*result.Result, error) {
+			tcp = true
+			return &result.Result{Sender: &result.Sender{BitsPerSecond: 39e6}}, nil
+		}, time.Second
+		doc := NewResult(result.DiagnosisTest{})
+		if err := Run(context.Background(), cfg, &fakeDevice{fps: 7000}, doc); err != nil {
+			t.Fatal(err)
+		}
+		if !tcp || len(asked) != 2 || asked[0] != 20000 {
+			t.Errorf("refuse %v: tcp run %v, directions asked %v (want 2 at 20000/s)", refuse, tcp, asked)
+		}
+		_, found := figure(doc, result.FindingDirection, "")
+		warned := len(doc.Warnings) == 1 && strings.Contains(doc.Warnings[0], "download run could not be made")
+		if found == refuse || warned != refuse {
+			t.Errorf("refuse %v: direction found %v, warnings %q", refuse, found, doc.Warnings)
+		}
+		if !refuse && len(cfg.Results) != 3 {
+			t.Errorf("%d own documents kept, want the upload's, the download's and the TCP run's", len(cfg.Results))
+		}
+	}
+}

@@ -14,11 +14,11 @@ import (
 // runDocument is the test document (kind test) a diagnosis run is saved
 // as, so that compare, report and check read it as any UDP test: what we
 // sent, and what the far end delivered (by its own report against a
-// server, by what came back against a reflector). tcp is the TCP run's own
-// document, saved as it is.
-func runDocument(t result.DiagnosisTest, run result.DiagnosisRun, tcp *result.Result) *result.Result {
-	if tcp != nil {
-		return tcp
+// server, by what came back against a reflector). own is the run's own
+// document (a TCP, upload or download test), saved as it is.
+func runDocument(t result.DiagnosisTest, run result.DiagnosisRun, own *result.Result) *result.Result {
+	if own != nil {
+		return own
 	}
 	r := result.New("client")
 	r.StartedAt = run.StartedAt
@@ -45,20 +45,20 @@ func runDocument(t result.DiagnosisTest, run result.DiagnosisRun, tcp *result.Re
 	return r
 }
 
-// saveRuns saves each run of doc as its own test (with the saver's labels,
+// saveRuns saves each run of doc (own: the runs' own documents) as its own test (with the saver's labels,
 // diagnose=ID among them) and, when every one was saved, numbers the runs
 // by their saved ids and reasons over them again, so that the findings'
 // evidence_runs and the verdict name runs `show`, `compare` and `check`
 // find. When one cannot be saved, the rest are not tried, the runs keep
 // their own numbers and the warning is returned.
-func saveRuns(ctx context.Context, saver *store.Saver, target string, cfg Config, doc *result.Diagnosis, tcp map[int]*result.Result) string {
+func saveRuns(ctx context.Context, saver *store.Saver, target string, cfg Config, doc *result.Diagnosis, own map[int]*result.Result) string {
 	saved := make([]int64, len(doc.Runs))
 	for i, run := range doc.Runs {
-		r := runDocument(doc.Test, run, tcp[run.ID])
+		r := runDocument(doc.Test, run, own[run.ID])
 		summary := fmt.Sprintf("diagnose %s run, %d B at %.0f/s: delivered %.0f/s (%s), %.2f %% lost", run.Purpose, run.Size,
 			run.SentPPS, run.DeliveredPPS, units.FormatBits(run.DeliveredPPS*float64(run.Size)*8), run.LossPercent)
-		if run.Purpose == result.DiagnoseTCP {
-			summary = "diagnose tcp run: " + report.TestSummary(r)
+		if own[run.ID] != nil {
+			summary = fmt.Sprintf("diagnose %s run: %s", run.Purpose, report.TestSummary(r))
 		}
 		id, w := saver.Save(ctx, result.KindTest, target, summary, run.StartedAt, r)
 		if w != "" {

@@ -116,16 +116,29 @@ func (r *reasoner) direction() {
 		r.cannot("the direction: only one direction was measured")
 		return
 	}
-	text := fmt.Sprintf("Direction: upload %s, download %s: the two directions are alike.", mbit(up), mbit(down))
+	upS, downS := r.atLeast(result.DiagnoseUpload, upID, up), r.atLeast(result.DiagnoseDownload, downID, down)
+	text := fmt.Sprintf("Direction: upload %s, download %s: the two directions are alike.", upS, downS)
 	if lo, hi := min(up, down), max(up, down); lo < 0.9*hi {
 		slow := "download"
 		if up < down {
 			slow = "upload"
 		}
-		text = fmt.Sprintf("Direction: upload %s, download %s: %s is the slower, at %.0f %% of the other.", mbit(up), mbit(down), slow, 100*lo/hi)
+		text = fmt.Sprintf("Direction: upload %s, download %s: %s is the slower, at %.0f %% of the other.", upS, downS, slow, 100*lo/hi)
 	}
 	r.add(result.FindingDirection, result.ConfidenceMedium,
 		map[string]float64{"upload_bits_per_second": up, "download_bits_per_second": down}, []int{upID, downID}, text)
+}
+
+// atLeast is bps in words, "at least" when run id carried 95 % or more of
+// the payload rate asked of it: the far end kept up, so its limit lies
+// above what was asked.
+func (r *reasoner) atLeast(purpose string, id int, bps float64) string {
+	for _, run := range r.in.Runs {
+		if run.ID == id && run.Purpose == purpose && run.AskedPPS > 0 && bps >= LimitedShare*run.AskedPPS*float64(run.Size)*8 {
+			return "at least " + mbit(bps) + " (all that was asked)"
+		}
+	}
+	return mbit(bps)
 }
 
 // best is the highest goodput of the runs of purpose, and its run.

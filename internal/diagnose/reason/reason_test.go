@@ -363,6 +363,12 @@ func TestDirectionAndTCP(t *testing.T) {
 	if tc := one(t, Reason(Input{Medium: medium(t, "eth1g"), Runs: runs}), result.FindingTCPBelowUDP); tc.Words["explained_by"] != "loss" {
 		t.Errorf("tcp with a loss floor %+v", tc)
 	}
+	// A direction that carried what was asked is a lower bound.
+	fast := []result.DiagnosisRun{{ID: 8, Purpose: result.DiagnoseUpload, Size: 1470, AskedPPS: 20000, BitsPerSecond: 19.15e6},
+		{ID: 9, Purpose: result.DiagnoseDownload, Size: 1470, AskedPPS: 20000, BitsPerSecond: 227.1e6}}
+	if d := one(t, Reason(Input{Medium: medium(t, "eth1g"), Runs: fast}), result.FindingDirection); d.Text != "Direction: upload 19.1 Mbit/s, download at least 227.1 Mbit/s (all that was asked): upload is the slower, at 8 % of the other." {
+		t.Errorf("direction %q", d.Text)
+	}
 	// One direction alone cannot be compared.
 	if o := Reason(Input{Medium: medium(t, "eth1g"), Runs: runs[:1]}); !cannotTell(o, "only one direction") {
 		t.Errorf("cannot tell %q", o.CannotTell)
