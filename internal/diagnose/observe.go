@@ -54,9 +54,30 @@ func observe(id int, purpose string, s sweep.Spec, o result.SweepOutcome, linePP
 		slices.Sort(arr)
 		if t := tickdiag.Diagnose(arr, linePPS); t != nil {
 			run.TickHz, run.FramesPerTick = t.TickHz, t.FramesPerTick
+			run.ArrivalsMs = excerpt(arr, time.Duration(excerptTicks*float64(time.Second)/t.TickHz))
 		}
 	}
 	return run
+}
+
+// excerptTicks and excerptMax bound the arrivals a run keeps for the
+// report's chart of a tick.
+const (
+	excerptTicks = 20
+	excerptMax   = 400
+)
+
+// excerpt is the arrivals (sorted) from the middle of a run for span (at
+// most excerptMax), in ms since the first of them.
+func excerpt(arr []time.Duration, span time.Duration) []float64 {
+	from := arr[len(arr)/2:]
+	var out []float64
+	for _, a := range from {
+		if d := a - from[0]; d <= span && len(out) < excerptMax {
+			out = append(out, float64(d)/1e6)
+		}
+	}
+	return out
 }
 
 // lateRTT is the median round trip of the last third of a run, in ms:

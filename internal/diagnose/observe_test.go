@@ -50,3 +50,19 @@ func TestLateRTTSettled(t *testing.T) {
 		t.Error("eight round trips are too few to settle")
 	}
 }
+
+func TestExcerpt(t *testing.T) {
+	var arr []time.Duration
+	for i := range 2000 {
+		arr = append(arr, time.Duration(i/7)*time.Millisecond+time.Duration(i%7)*time.Microsecond)
+	}
+	ex := excerpt(arr, 20*time.Millisecond)
+	// From the middle (arrival 1000, the last of its tick's 7): it and the
+	// 20 ticks that follow within 20 ms, 141 arrivals, the first at 0.
+	if len(ex) != 141 || ex[0] != 0 || ex[len(ex)-1] > 20 {
+		t.Errorf("%d arrivals, first %v, last %v", len(ex), ex[0], ex[len(ex)-1])
+	}
+	if ex := excerpt(arr, time.Second); len(ex) != excerptMax {
+		t.Errorf("%d arrivals kept, want at most %d", len(ex), excerptMax)
+	}
+}

@@ -88,6 +88,10 @@ type DiagnosisRun struct {
 	// (internal/tickdiag), 0 when none was seen or arrivals were not timed.
 	TickHz        float64 `json:"tick_hz,omitempty"`
 	FramesPerTick float64 `json:"frames_per_tick,omitempty"`
+	// ArrivalsMs are, for a run whose arrivals followed a tick, an excerpt
+	// of them from the run's middle (20 ticks, at most 400 arrivals), in
+	// ms since the first of the excerpt: the report charts them.
+	ArrivalsMs []float64 `json:"arrivals_ms,omitempty"`
 	// HostDrops counts datagrams our own receive buffer dropped.
 	HostDrops int64 `json:"host_drops,omitempty"`
 	// BitsPerSecond is a TCP or directional test's goodput; RTTMs,
