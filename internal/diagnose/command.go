@@ -90,19 +90,13 @@ func Main(ctx context.Context, stdout, stderr io.Writer, s *Setup, o Options) er
 	doc.Version = version.String()
 	id := doc.StartedAt.Format("20060102T150405Z")
 	doc.Test.LabelKey = "diagnose=" + id
+	if !o.NoSave {
+		s.Config.Results = map[int]*result.Result{}
+	}
 	runErr := Run(ctx, s.Config, s.Runner, doc)
 	prog.Done()
 	if !o.NoSave {
-		saver := &store.Saver{URL: o.DB, Labels: append([]string{doc.Test.LabelKey}, o.Labels...),
-			Warn: func(w string) { fmt.Fprintf(stderr, "warning: %s\n", w) }}
-		saveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), store.SaveTimeout)
-		rid, w := saver.Save(saveCtx, result.KindDiagnosis, net.JoinHostPort(s.Test.Host, strconv.Itoa(s.Test.Port)), summary(doc), doc.StartedAt, doc)
-		cancel()
-		saver.Close()
-		doc.RunID = rid
-		if w != "" {
-			doc.Warnings = append(doc.Warnings, w)
-		}
+		save(ctx, stderr, s, o, doc)
 	}
 	var err error
 	switch {
@@ -126,6 +120,25 @@ func Main(ctx context.Context, stdout, stderr io.Writer, s *Setup, o Options) er
 		return fmt.Errorf("diagnose: %w", runErr)
 	}
 	return nil
+}
+
+// save keeps each run of doc as its own test, then doc, all labelled
+// diagnose=ID (and the user's labels).
+func save(ctx context.Context, stderr io.Writer, s *Setup, o Options, doc *result.Diagnosis) {
+	saver := &store.Saver{URL: o.DB, Labels: append([]string{doc.Test.LabelKey}, o.Labels...),
+		Warn: func(w string) { fmt.Fprintf(stderr, "warning: %s\n", w) }}
+	defer saver.Close()
+	saveCtx := context.WithoutCancel(ctx) // each save is bounded by store.SaveTimeout
+	target := net.JoinHostPort(s.Test.Host, strconv.Itoa(s.Test.Port))
+	if w := saveRuns(saveCtx, saver, target, s.Config, doc, s.Config.Results); w != "" {
+		doc.Warnings = append(doc.Warnings, w)
+		return // the diagnosis would fail the same way
+	}
+	rid, w := saver.Save(saveCtx, result.KindDiagnosis, target, summary(doc), doc.StartedAt, doc)
+	doc.RunID = rid
+	if w != "" {
+		doc.Warnings = append(doc.Warnings, w)
+	}
 }
 
 // summary is the one line the store lists the diagnosis by.

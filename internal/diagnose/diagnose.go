@@ -57,6 +57,13 @@ type Config struct {
 	// server: a reflector carries no TCP), compared with the UDP capacity.
 	TCP       func(ctx context.Context, length time.Duration) (*result.Result, error)
 	TCPLength time.Duration
+	// Direction, when set, runs the UDP upload and download tests that
+	// the direction finding compares (a server: a reflector carries both
+	// directions in every round trip).
+	Direction DirectionFunc
+	// Results, when not nil, is given the own result document of each
+	// TCP, upload and download run by its run id (to be saved as it is).
+	Results map[int]*result.Result
 }
 
 // Progress is where a diagnosis is.
@@ -68,8 +75,9 @@ type Progress struct {
 // Line is the progress line of p.
 func (p Progress) Line() string {
 	r := p.Run
-	if r.Purpose == result.DiagnoseTCP {
-		return fmt.Sprintf("diagnose: run %d, tcp: %.2f Mbit/s", r.ID, r.BitsPerSecond/1e6)
+	switch r.Purpose {
+	case result.DiagnoseTCP, result.DiagnoseUpload, result.DiagnoseDownload:
+		return fmt.Sprintf("diagnose: run %d, %s: %.2f Mbit/s", r.ID, r.Purpose, r.BitsPerSecond/1e6)
 	}
 	s := fmt.Sprintf("diagnose: run %d, %s, %d B at %.0f/s: delivered %.0f/s, %.2f %% lost", r.ID, r.Purpose, r.Size, r.SentPPS, r.DeliveredPPS, r.LossPercent)
 	if p.Left > 0 {
@@ -120,8 +128,7 @@ func Run(ctx context.Context, cfg Config, r sweep.Runner, doc *result.Diagnosis)
 	case err != nil:
 		doc.Error = err.Error()
 	}
-	o := reason.Reason(reason.Input{Medium: cfg.Medium, Runs: doc.Runs})
-	doc.Verdict, doc.Findings, doc.CannotTell = o.Verdict, o.Findings, o.CannotTell
+	conclude(cfg, doc)
 	doc.Seconds = cfg.Now().Sub(start).Seconds()
 	return err
 }
@@ -140,6 +147,12 @@ func (d *diagnoser) plan(ctx context.Context) error {
 	if err := d.lossFloor(ctx); err != nil {
 		return err
 	}
+	if err := d.queue(ctx); err != nil {
+		return err
+	}
+	if err := d.directions(ctx); err != nil {
+		return err
+	}
 	return d.tcp(ctx)
 }
 
@@ -154,6 +167,7 @@ func (d *diagnoser) tcp(ctx context.Context) error {
 	if err := d.cfg.Sleep(ctx, d.cfg.Gap); err != nil {
 		return err
 	}
+	started := time.Now()
 	res, err := d.cfg.TCP(ctx, d.cfg.TCPLength)
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -161,7 +175,8 @@ func (d *diagnoser) tcp(ctx context.Context) error {
 	if err != nil || res == nil {
 		return fmt.Errorf("the TCP run: %w", orNoResult(err))
 	}
-	run := result.DiagnosisRun{ID: len(d.doc.Runs) + 1, Purpose: result.DiagnoseTCP, Warnings: res.Warnings}
+	run := result.DiagnosisRun{ID: len(d.doc.Runs) + 1, Purpose: result.DiagnoseTCP, Warnings: res.Warnings, StartedAt: started.UTC()}
+
 	if s := res.Sender; s != nil {
 		run.BitsPerSecond = s.BitsPerSecond
 		if t := s.TCP; t != nil {
@@ -171,10 +186,7 @@ func (d *diagnoser) tcp(ctx context.Context) error {
 	if rc := res.Receiver; rc != nil && rc.BitsPerSecond > 0 {
 		run.BitsPerSecond = rc.BitsPerSecond // what arrived, by the far end's count
 	}
-	d.doc.Runs = append(d.doc.Runs, run)
-	if d.cfg.OnRun != nil {
-		d.cfg.OnRun(Progress{Run: run})
-	}
+	d.record(run, res)
 	return nil
 }
 
@@ -210,6 +222,7 @@ func (d *diagnoser) run(ctx context.Context, purpose string, spec sweep.Spec) (r
 		}
 	}
 	d.started = true
+	started := time.Now()
 	o, err := d.r.Trial(ctx, spec)
 	if ctx.Err() != nil {
 		return result.DiagnosisRun{}, ctx.Err()
@@ -218,14 +231,8 @@ func (d *diagnoser) run(ctx context.Context, purpose string, spec sweep.Spec) (r
 		return result.DiagnosisRun{}, fmt.Errorf("run of %d B at %.0f datagrams/s: %w", spec.Size, spec.RatePPS, err)
 	}
 	run := observe(len(d.doc.Runs)+1, purpose, spec, o, d.linePPS(spec.Size))
-	d.doc.Runs = append(d.doc.Runs, run)
-	if d.cfg.OnRun != nil {
-		p := Progress{Run: run}
-		if !d.deadline.IsZero() {
-			p.Left = max(d.left(), 0)
-		}
-		d.cfg.OnRun(p)
-	}
+	run.StartedAt = started.UTC()
+	d.record(run, nil)
 	return run, nil
 }
 
@@ -369,6 +376,43 @@ func (d *diagnoser) bisectCliffs(ctx context.Context) error {
 				continue
 			}
 			d.doc.Warnings = append(d.doc.Warnings, fmt.Sprintf("the cliff between %d and %d B: %d B fits neither side (delivered %.0f/s of %.0f/s sent), so it was not bisected further", c.Below, c.Above, size, run.DeliveredPPS, run.SentPPS))
+			return nil
+		}
+	}
+	return nil
+}
+
+// maxQueueRun is the longest queue run: it fills a queue of about 2 s.
+const maxQueueRun = 4 * time.Second
+
+// queue measures the queue in front of a limit, where round trips are
+// timed (a reflector): a run at the largest size that hit a limit, at
+// twice what it delivered, so that the queue fills at one second of delay
+// per second of sending (a load run at 1.5 × fills at half that, and one
+// of 500 ms ends before a queue of 200 ms is full). The run starts at
+// twice Trial (1 s at least) and doubles up to maxQueueRun until its round
+// trip settles with datagrams dropped: a queue that was full.
+func (d *diagnoser) queue(ctx context.Context) error {
+	var at *result.DiagnosisRun
+	for i := len(d.cfg.Sizes) - 1; i >= 0 && at == nil; i-- {
+		if best, _, ok := reason.Best(d.doc.Runs, d.cfg.Sizes[i]); ok && best.RTTLateMs > 0 && reason.Limited(best) {
+			at = &best
+		}
+	}
+	if at == nil {
+		return nil
+	}
+	rate := math.Round(min(d.cfg.MaxPPS, 2*at.DeliveredPPS))
+	for length := max(2*d.cfg.Trial, time.Second); length <= maxQueueRun; length *= 2 {
+		run, err := d.run(ctx, result.DiagnoseQueue, sweep.Spec{Size: at.Size, RatePPS: rate, Duration: length})
+		if err != nil {
+			return err
+		}
+		// What the queue held drains before the next run.
+		if err := d.cfg.Sleep(ctx, time.Duration(run.RTTLateMs*float64(time.Millisecond))); err != nil {
+			return err
+		}
+		if run.RTTLateMs <= 0 || (run.RTTSettled && run.LossPercent > 1) {
 			return nil
 		}
 	}

@@ -198,6 +198,31 @@ func TestLabQueue(t *testing.T) {
 	})
 }
 
+// TestLabQueueLongerThanLoadRuns: load runs of 250 ms at 1.5 × the limit
+// fill at most 125 ms of a 200 ms queue (they gave 104 ms before the queue
+// run); the queue run, twice the limit until its round trip settles with
+// drops, gives the whole queue.
+func TestLabQueueLongerThanLoadRuns(t *testing.T) {
+	attempts(t, 2, func() []string {
+		d := diagnoseModel(t, "rate=10mbit,queue=200ms", func(o *Options) { o.Trial, o.LowRate, o.BigSize = "250ms", "0", 0 })
+		bad := bound(d, result.FindingQueue, "queue_ms", 160, 240)
+		if f, ok := findingOf(d, result.FindingQueue); ok && f.Confidence != result.ConfidenceHigh {
+			bad = append(bad, fmt.Sprintf("queue confidence %s, want high (a full queue)", f.Confidence))
+		}
+		return bad
+	})
+}
+
+// findingOf is the first finding of kind, and whether there is one.
+func findingOf(d *result.Diagnosis, kind string) (result.DiagnosisFinding, bool) {
+	for _, f := range d.Findings {
+		if f.Kind == kind {
+			return f, true
+		}
+	}
+	return result.DiagnosisFinding{}, false
+}
+
 // TestLabFrameAndByteRate: 50 Mbit/s over 9000 frames/s is 694 line
 // bytes: the model hands over at 628 B of payload.
 func TestLabFrameAndByteRate(t *testing.T) {

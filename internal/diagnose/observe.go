@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -46,25 +47,61 @@ func observe(id int, purpose string, s sweep.Spec, o result.SweepOutcome, linePP
 	run.Queued = o.ServicePPS > 0 || (o.BacklogKnown && o.RTTs == nil && o.BacklogS > queuedBacklog.Seconds())
 	if o.RTT != nil {
 		run.RTTMinMs = o.RTT.Min
-		run.RTTLateMs = lateRTT(o.RTTs)
+		run.RTTLateMs, run.RTTSettled = lateRTT(o.RTTs)
 	}
 	if len(o.Arrivals) >= tickdiag.MinFrames {
 		arr := slices.Clone(o.Arrivals)
 		slices.Sort(arr)
 		if t := tickdiag.Diagnose(arr, linePPS); t != nil {
 			run.TickHz, run.FramesPerTick = t.TickHz, t.FramesPerTick
+			run.ArrivalsMs = excerpt(arr, time.Duration(excerptTicks*float64(time.Second)/t.TickHz))
 		}
 	}
 	return run
 }
 
-// lateRTT is the median round trip of the last third of a run, in ms: where
-// a far end pushed past its limit holds its full queue.
-func lateRTT(rtts []time.Duration) float64 {
-	if len(rtts) < 3 {
-		return 0
+// excerptTicks and excerptMax bound the arrivals a run keeps for the
+// report's chart of a tick.
+const (
+	excerptTicks = 20
+	excerptMax   = 400
+)
+
+// excerpt is the arrivals (sorted) from the middle of a run for span (at
+// most excerptMax), in ms since the first of them.
+func excerpt(arr []time.Duration, span time.Duration) []float64 {
+	from := arr[len(arr)/2:]
+	var out []float64
+	for _, a := range from {
+		if d := a - from[0]; d <= span && len(out) < excerptMax {
+			out = append(out, float64(d)/1e6)
+		}
 	}
-	late := slices.Clone(rtts[len(rtts)*2/3:])
-	slices.Sort(late)
-	return float64(late[len(late)/2]) / 1e6
+	return out
+}
+
+// lateRTT is the median round trip of the last third of a run, in ms:
+// where a far end pushed past its limit holds its full queue; and whether
+// the round trip had settled there (the medians of the last third's two
+// halves within 5 % or 1 ms). A queue still filling when the run ended
+// rises through the last third, and its median is no queue's length.
+func lateRTT(rtts []time.Duration) (ms float64, settled bool) {
+	if len(rtts) < 3 {
+		return 0, false
+	}
+	late := rtts[len(rtts)*2/3:]
+	h := len(late) / 2
+	m := median(late)
+	if h < 3 {
+		return m, false
+	}
+	m1, m2 := median(late[:h]), median(late[h:])
+	return m, math.Abs(m2-m1) <= max(1, 0.05*max(m1, m2))
+}
+
+// median is the median of d, in ms.
+func median(d []time.Duration) float64 {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return float64(s[len(s)/2]) / 1e6
 }

@@ -32,3 +32,37 @@ func TestObserve(t *testing.T) {
 		t.Errorf("delivered %v, want at most the 196/s we sent", run.DeliveredPPS)
 	}
 }
+
+func TestLateRTTSettled(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	var rising, full []time.Duration
+	for i := range 300 {
+		rising = append(rising, ms(float64(i)/3))                      // 0 to 100 ms: still filling
+		full = append(full, ms(min(float64(i), 150)+0.5*float64(i%2))) // full at 150 ms from the middle on
+	}
+	if m, settled := lateRTT(rising); settled || m < 83 || m > 84 {
+		t.Errorf("rising: %v ms, settled %v; want 83.3, not settled", m, settled)
+	}
+	if m, settled := lateRTT(full); !settled || m < 150 || m > 150.5 {
+		t.Errorf("full: %v ms, settled %v; want 150, settled", m, settled)
+	}
+	if _, settled := lateRTT(full[:8]); settled {
+		t.Error("eight round trips are too few to settle")
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	var arr []time.Duration
+	for i := range 2000 {
+		arr = append(arr, time.Duration(i/7)*time.Millisecond+time.Duration(i%7)*time.Microsecond)
+	}
+	ex := excerpt(arr, 20*time.Millisecond)
+	// From the middle (arrival 1000, the last of its tick's 7): it and the
+	// 20 ticks that follow within 20 ms, 141 arrivals, the first at 0.
+	if len(ex) != 141 || ex[0] != 0 || ex[len(ex)-1] > 20 {
+		t.Errorf("%d arrivals, first %v, last %v", len(ex), ex[0], ex[len(ex)-1])
+	}
+	if ex := excerpt(arr, time.Second); len(ex) != excerptMax {
+		t.Errorf("%d arrivals kept, want at most %d", len(ex), excerptMax)
+	}
+}

@@ -90,6 +90,11 @@ func (o Options) Setup(host string) (*Setup, error) {
 			return dialect.RunClient(ctx, c)
 		}
 		cfg.TCPLength = DefaultTCPLength
+		cfg.Direction = func(ctx context.Context, download bool, size int, pps float64, length time.Duration) (*result.Result, error) {
+			c := run.Config(sweep.Spec{Size: size, RatePPS: pps, Duration: length})
+			c.Reverse = download
+			return dialect.RunClient(ctx, c)
+		}
 	}
 	for _, l := range o.Labels {
 		if strings.HasPrefix(l, "diagnose=") {

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,7 +43,9 @@ func startRelayedServer(t *testing.T, text string) int {
 
 // TestServerModeByteRateAndTCP diagnoses our server behind a 20 Mbit/s
 // relay (--mode wirebench): the receive counts come from the server's
-// reports, and a TCP run through the relay follows the UDP runs.
+// reports; an upload and a download run, and a TCP run, follow the UDP
+// runs. The relay shapes what we send, not what the server sends back, so
+// the upload is the slower direction.
 func TestServerModeByteRateAndTCP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a diagnosis over loopback takes tens of seconds; skipped with -short")
@@ -54,6 +57,12 @@ func TestServerModeByteRateAndTCP(t *testing.T) {
 	f := finding(t, doc, result.FindingByteRate)
 	if v := f.Figures["line_bits_per_second"]; v < 19.6e6 || v > 20.4e6 {
 		t.Errorf("line rate %v, want 20 Mbit/s within 2 %%", v)
+	}
+	dir := finding(t, doc, result.FindingDirection)
+	up, down := dir.Figures["upload_bits_per_second"], dir.Figures["download_bits_per_second"]
+	// 20 Mbit/s on eth1g's framing carries 19.14 Mbit/s of 1470 B payload.
+	if up < 19.14e6*0.97 || up > 19.14e6*1.03 || down < 1.5*up || !strings.Contains(dir.Text, "upload is the slower") {
+		t.Errorf("direction %+v: want an upload of 19.1 Mbit/s within 3 %% and a download over 1.5 times it", dir)
 	}
 	last := doc.Runs[len(doc.Runs)-1]
 	if last.Purpose != result.DiagnoseTCP || last.BitsPerSecond <= 0 {

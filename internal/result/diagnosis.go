@@ -32,6 +32,7 @@ const (
 	DiagnoseDownload   = "download"       // UDP from the device to us
 	DiagnoseTCP        = "tcp"            // a TCP test in the upload direction
 	DiagnoseBisect     = "bisect"         // a load probe at a size between a cliff's two sides
+	DiagnoseQueue      = "queue"          // a probe at twice the limit, long enough to fill the queue
 	DiagnoseSideSender = "sender"         // host_limit's side: our sender
 	DiagnoseSideRecv   = "receiver"       // host_limit's side: our receiver
 )
@@ -53,12 +54,14 @@ type DiagnosisFinding struct {
 
 // DiagnosisRun is one short test of a diagnosis, as measured.
 type DiagnosisRun struct {
-	// ID numbers the runs of one diagnosis from 1; SavedID is the results
-	// store's id of the run when it was saved.
-	ID      int    `json:"id"`
-	SavedID int64  `json:"saved_id,omitempty"`
-	Purpose string `json:"purpose"` // DiagnoseLoad, DiagnoseLowRate, ...
-	Size    int    `json:"size"`
+	// ID numbers the runs of one diagnosis from 1, or is the results
+	// store's id of the run when every run was saved (SavedID, then equal).
+	ID      int   `json:"id"`
+	SavedID int64 `json:"saved_id,omitempty"`
+	// StartedAt is when the run started (for saving it; not in the JSON).
+	StartedAt time.Time `json:"-"`
+	Purpose   string    `json:"purpose"` // DiagnoseLoad, DiagnoseLowRate, ...
+	Size      int       `json:"size"`
 	// AskedPPS is the rate asked of our sender, SentPPS what it really
 	// offered (first to last datagram).
 	AskedPPS float64 `json:"asked_pps"`
@@ -77,10 +80,18 @@ type DiagnosisRun struct {
 	// of the last third of the run's (a reflector's); 0 when unknown.
 	RTTMinMs  float64 `json:"rtt_min_ms,omitempty"`
 	RTTLateMs float64 `json:"rtt_late_ms,omitempty"`
+	// RTTSettled says the round trip had stopped rising in the last third
+	// of the run (its two halves' medians within 5 % or 1 ms): a queue
+	// that filled, not one still filling when the run ended.
+	RTTSettled bool `json:"rtt_settled,omitempty"`
 	// TickHz and FramesPerTick are the timer tick the arrivals followed
 	// (internal/tickdiag), 0 when none was seen or arrivals were not timed.
 	TickHz        float64 `json:"tick_hz,omitempty"`
 	FramesPerTick float64 `json:"frames_per_tick,omitempty"`
+	// ArrivalsMs are, for a run whose arrivals followed a tick, an excerpt
+	// of them from the run's middle (20 ticks, at most 400 arrivals), in
+	// ms since the first of the excerpt: the report charts them.
+	ArrivalsMs []float64 `json:"arrivals_ms,omitempty"`
 	// HostDrops counts datagrams our own receive buffer dropped.
 	HostDrops int64 `json:"host_drops,omitempty"`
 	// BitsPerSecond is a TCP or directional test's goodput; RTTMs,

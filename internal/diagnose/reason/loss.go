@@ -57,37 +57,52 @@ func (r *reasoner) overloadLoss() bool {
 }
 
 // queue records how long the far end holds datagrams when pushed past its
-// limit: the rise of the round trip from its lowest to the late part of
-// the runs that stand for the sizes that hit a limit (Best).
+// limit: the rise of the round trip from its lowest to the late part of a
+// run: of the queue runs (twice the limit, long enough to fill the queue)
+// and of the runs that stand for the sizes that hit a limit (Best; not a
+// run this host spoiled, which can look like a queue where there is
+// none). Only a run that lost datagrams and whose round trip had settled
+// was full; without one, the longest is a lower bound: a queue still
+// filling when a run ends is shorter by the time it had left to fill.
 func (r *reasoner) queue() {
-	var qs []float64
-	var ids []int
-	full := false
-	// The runs that stand for a size that hit a limit (not a run this host
-	// spoiled, which can look like a queue where there is none).
-	for _, p := range r.points() {
-		run := p.run
-		if run.RTTLateMs <= 0 {
-			continue
+	var runs []result.DiagnosisRun
+	for _, run := range r.in.Runs {
+		if run.Purpose == result.DiagnoseQueue && run.RTTLateMs > 0 {
+			runs = append(runs, run)
 		}
-		qs = append(qs, run.RTTLateMs-run.RTTMinMs)
-		ids = append(ids, run.ID)
-		full = full || run.LossPercent > 1
+	}
+	for _, p := range r.points() {
+		if p.run.RTTLateMs > 0 {
+			runs = append(runs, p.run)
+		}
+	}
+	var full, qs []float64
+	var fullIDs, ids []int
+	for _, run := range runs {
+		q := run.RTTLateMs - run.RTTMinMs
+		qs, ids = append(qs, q), append(ids, run.ID)
+		if run.RTTSettled && run.LossPercent > 1 {
+			full, fullIDs = append(full, q), append(fullIDs, run.ID)
+		}
+	}
+	if len(full) > 0 {
+		slices.Sort(full)
+		slices.Sort(fullIDs)
+		if q := full[len(full)/2]; q >= MinQueueMs {
+			r.add(result.FindingQueue, result.ConfidenceHigh, map[string]float64{"queue_ms": q}, fullIDs,
+				fmt.Sprintf("Queue: under load the device buffers about %.0f ms in front of its limit before it drops: the delay it adds when full (bufferbloat).", q))
+		}
+		return
 	}
 	if len(qs) == 0 {
 		return
 	}
-	slices.Sort(qs)
-	q := qs[len(qs)/2]
+	q := slices.Max(qs)
 	if q < MinQueueMs {
 		return
 	}
-	conf, text := result.ConfidenceHigh, fmt.Sprintf("Queue: under load the device buffers about %.0f ms in front of its limit before it drops: the delay it adds when full (bufferbloat).", q)
-	if !full {
-		conf = result.ConfidenceLow
-		text = fmt.Sprintf("Queue: under load the device buffered at least %.0f ms in front of its limit and dropped nothing, so its queue may be longer.", q)
-	}
-	r.add(result.FindingQueue, conf, map[string]float64{"queue_ms": q}, ids, text)
+	r.add(result.FindingQueue, result.ConfidenceLow, map[string]float64{"queue_ms": q}, ids,
+		fmt.Sprintf("Queue: under load the device buffered at least %.0f ms in front of its limit; its queue had not filled by the end of the runs (still rising, or nothing dropped), so it may be longer.", q))
 }
 
 // direction compares upload and download runs.
@@ -101,16 +116,29 @@ func (r *reasoner) direction() {
 		r.cannot("the direction: only one direction was measured")
 		return
 	}
-	text := fmt.Sprintf("Direction: upload %s, download %s: the two directions are alike.", mbit(up), mbit(down))
+	upS, downS := r.atLeast(result.DiagnoseUpload, upID, up), r.atLeast(result.DiagnoseDownload, downID, down)
+	text := fmt.Sprintf("Direction: upload %s, download %s: the two directions are alike.", upS, downS)
 	if lo, hi := min(up, down), max(up, down); lo < 0.9*hi {
 		slow := "download"
 		if up < down {
 			slow = "upload"
 		}
-		text = fmt.Sprintf("Direction: upload %s, download %s: %s is the slower, at %.0f %% of the other.", mbit(up), mbit(down), slow, 100*lo/hi)
+		text = fmt.Sprintf("Direction: upload %s, download %s: %s is the slower, at %.0f %% of the other.", upS, downS, slow, 100*lo/hi)
 	}
 	r.add(result.FindingDirection, result.ConfidenceMedium,
 		map[string]float64{"upload_bits_per_second": up, "download_bits_per_second": down}, []int{upID, downID}, text)
+}
+
+// atLeast is bps in words, "at least" when run id carried 95 % or more of
+// the payload rate asked of it: the far end kept up, so its limit lies
+// above what was asked.
+func (r *reasoner) atLeast(purpose string, id int, bps float64) string {
+	for _, run := range r.in.Runs {
+		if run.ID == id && run.Purpose == purpose && run.AskedPPS > 0 && bps >= LimitedShare*run.AskedPPS*float64(run.Size)*8 {
+			return "at least " + mbit(bps) + " (all that was asked)"
+		}
+	}
+	return mbit(bps)
 }
 
 // best is the highest goodput of the runs of purpose, and its run.

@@ -2,6 +2,7 @@ package reason
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -252,7 +253,7 @@ func TestOverloadLossIsNoFloor(t *testing.T) {
 
 func TestQueue(t *testing.T) {
 	run := load(1, 1470, 20000, 814)
-	run.RTTMinMs, run.RTTLateMs = 1.2, 101.5
+	run.RTTMinMs, run.RTTLateMs, run.RTTSettled = 1.2, 101.5, true
 	o := Reason(Input{Medium: medium(t, "eth1g"), Runs: []result.DiagnosisRun{run}})
 	f := one(t, o, result.FindingQueue)
 	within(t, "queue_ms", f.Figures["queue_ms"], 100.3, 0.001)
@@ -261,16 +262,55 @@ func TestQueue(t *testing.T) {
 	}
 	// A spoiled run beside one that kept up is no queue, nor a limit.
 	spoiled := load(2, 512, 20000, 9000)
-	spoiled.RTTMinMs, spoiled.RTTLateMs = 1, 190
+	spoiled.RTTMinMs, spoiled.RTTLateMs, spoiled.RTTSettled = 1, 190, true
 	o = Reason(Input{Medium: medium(t, "eth1g"), Runs: []result.DiagnosisRun{spoiled, load(3, 512, 20000, 20000), load(4, 512, 20000, 19990)}})
 	if len(findings(o, result.FindingQueue)) != 0 {
 		t.Errorf("a spoiled run made a queue: %+v", o.Findings)
 	}
 	// A queue that never overflowed is a lower bound.
 	run = load(1, 1470, 1100, 1000)
-	run.LossPercent, run.RTTMinMs, run.RTTLateMs = 0, 1, 41
+	run.LossPercent, run.RTTMinMs, run.RTTLateMs, run.RTTSettled = 0, 1, 41, true
 	if f := one(t, Reason(Input{Medium: medium(t, "eth1g"), Runs: []result.DiagnosisRun{run}}), result.FindingQueue); f.Confidence != result.ConfidenceLow || !strings.Contains(f.Text, "at least 40 ms") {
 		t.Errorf("a queue not full: %+v", f)
+	}
+}
+
+// TestQueueStillFilling: load runs of 500 ms at 1.5 × a 10 Mbit/s limit
+// end before a 200 ms queue fills (their round trips still rise: 104 ms
+// late in the run, as `--trial 250ms` gave against rate=10mbit,queue=200ms),
+// while the first, far above the limit, filled it. Only the full runs
+// give the queue.
+func TestQueueStillFilling(t *testing.T) {
+	m := medium(t, "eth1g")
+	full := load(1, 1470, 20000, 814)
+	full.RTTMinMs, full.RTTLateMs, full.RTTSettled = 1.3, 200.0, true
+	var runs []result.DiagnosisRun
+	for i, size := range []int{256, 512, 1024} {
+		r := load(i+2, size, 1.5*10e6/wireBits(t, m, size), 10e6/wireBits(t, m, size))
+		r.LossPercent, r.RTTMinMs, r.RTTLateMs = 0, 0.5, 104.5
+		runs = append(runs, r)
+	}
+	rising := load(5, 1470, 20000, 814)
+	rising.RTTMinMs, rising.RTTLateMs = 1, 120 // lost, but still rising
+	o := Reason(Input{Medium: m, Runs: append(runs, rising)})
+	if f := one(t, o, result.FindingQueue); f.Confidence != result.ConfidenceLow || f.Figures["queue_ms"] != 119 {
+		t.Errorf("no run was full, so the longest is a lower bound: %+v", f)
+	}
+	o = Reason(Input{Medium: m, Runs: append(runs, full)})
+	f := one(t, o, result.FindingQueue)
+	if f.Confidence != result.ConfidenceHigh || f.Figures["queue_ms"] != 198.7 || len(f.EvidenceRuns) != 1 || f.EvidenceRuns[0] != 1 {
+		t.Errorf("the full run is the queue: %+v", f)
+	}
+	q := result.DiagnosisRun{ID: 6, Purpose: result.DiagnoseQueue, Size: 1470, AskedPPS: 1628, SentPPS: 1628, Sent: 1628, Received: 1000,
+		DeliveredPPS: 814, LossPercent: 38.6, RTTMinMs: 1, RTTLateMs: 201, RTTSettled: true}
+	o = Reason(Input{Medium: m, Runs: append(append(runs, full), q)})
+	if f := one(t, o, result.FindingQueue); f.Figures["queue_ms"] != 200 || !slices.Equal(f.EvidenceRuns, []int{1, 6}) || f.Confidence != result.ConfidenceHigh {
+		t.Errorf("the queue run and the full load run are the evidence: %+v", f)
+	}
+	// A queue run still filling adds nothing to a full one.
+	q.RTTSettled = false
+	if f := one(t, Reason(Input{Medium: m, Runs: append(append(runs, full), q)}), result.FindingQueue); f.Figures["queue_ms"] != 198.7 || !slices.Equal(f.EvidenceRuns, []int{1}) {
+		t.Errorf("a queue run still filling: %+v", f)
 	}
 }
 
@@ -322,6 +362,12 @@ func TestDirectionAndTCP(t *testing.T) {
 	runs = append(runs, result.DiagnosisRun{ID: 4, Purpose: result.DiagnoseLowRate, Size: 1470, Sent: 10000, Received: 9800, SentPPS: 1000})
 	if tc := one(t, Reason(Input{Medium: medium(t, "eth1g"), Runs: runs}), result.FindingTCPBelowUDP); tc.Words["explained_by"] != "loss" {
 		t.Errorf("tcp with a loss floor %+v", tc)
+	}
+	// A direction that carried what was asked is a lower bound.
+	fast := []result.DiagnosisRun{{ID: 8, Purpose: result.DiagnoseUpload, Size: 1470, AskedPPS: 20000, BitsPerSecond: 19.15e6},
+		{ID: 9, Purpose: result.DiagnoseDownload, Size: 1470, AskedPPS: 20000, BitsPerSecond: 227.1e6}}
+	if d := one(t, Reason(Input{Medium: medium(t, "eth1g"), Runs: fast}), result.FindingDirection); d.Text != "Direction: upload 19.1 Mbit/s, download at least 227.1 Mbit/s (all that was asked): upload is the slower, at 8 % of the other." {
+		t.Errorf("direction %q", d.Text)
 	}
 	// One direction alone cannot be compared.
 	if o := Reason(Input{Medium: medium(t, "eth1g"), Runs: runs[:1]}); !cannotTell(o, "only one direction") {

@@ -60,7 +60,37 @@ func (r *Report) diagnosisSection(s *Section, d Document) error {
 		return err
 	}
 	p, err = linesChart("Bit rate by size", "payload size (bytes)", "Mbit/s", []series{{name: "delivered UDP payload", xys: bps, role: "measured"}})
-	return r.addNoted(s, "Bit rate by size", "a line that levels off is a byte-rate limit; the timer tick's arrivals are not kept in the document, so it has no chart", p, err)
+	if err := r.addNoted(s, "Bit rate by size", "a line that levels off is a byte-rate limit", p, err); err != nil {
+		return err
+	}
+	return r.tickChart(s, dg)
+}
+
+// tickChart charts the arrivals of the tick finding's first evidence run
+// that kept them, against time: a staircase whose steps are the bursts,
+// one tick apart.
+func (r *Report) tickChart(s *Section, dg result.Diagnosis) error {
+	for _, f := range dg.Findings {
+		if f.Kind != result.FindingTick {
+			continue
+		}
+		for _, id := range f.EvidenceRuns {
+			for _, run := range dg.Runs {
+				if run.ID != id || len(run.ArrivalsMs) < 2 {
+					continue
+				}
+				xys := make(plotter.XYs, len(run.ArrivalsMs))
+				for i, ms := range run.ArrivalsMs {
+					xys[i] = plotter.XY{X: ms, Y: float64(i + 1)}
+				}
+				title := "Arrivals against time (run " + strconv.Itoa(run.ID) + ")"
+				p, err := linesChart(title, "time (ms)", "datagrams arrived", []series{{name: "arrivals", xys: xys, role: "measured"}})
+				return r.addNoted(s, title, "each step is a burst of frames released at one tick; "+
+					strconv.FormatFloat(run.FramesPerTick, 'g', 4, 64)+" per tick every "+strconv.FormatFloat(1000/run.TickHz, 'g', 4, 64)+" ms", p, err)
+			}
+		}
+	}
+	return nil
 }
 
 // diagnosisRates are, per size of the load and bisection runs, the most a

@@ -41,3 +41,43 @@ func TestDiagnosisSection(t *testing.T) {
 		t.Errorf("rates %v %v: want the most per size of the load runs only", fps, mbit)
 	}
 }
+
+func TestDiagnosisTickChart(t *testing.T) {
+	var arr []float64
+	for tick := range 20 {
+		for k := range 7 {
+			arr = append(arr, float64(tick)+0.01*float64(k))
+		}
+	}
+	doc := result.Diagnosis{Schema: result.Schema, Kind: result.KindDiagnosis, Verdict: "Verdict: 7 per 1 ms tick.",
+		Findings: []result.DiagnosisFinding{{Kind: result.FindingTick, Confidence: result.ConfidenceHigh,
+			Figures: map[string]float64{"period_ms": 1, "frames_per_tick": 7}, EvidenceRuns: []int{1, 2}}},
+		Runs: []result.DiagnosisRun{{ID: 1, Purpose: result.DiagnoseLoad, Size: 256, DeliveredPPS: 7000},
+			{ID: 2, Purpose: result.DiagnoseLoad, Size: 512, DeliveredPPS: 7000, TickHz: 1000, FramesPerTick: 7, ArrivalsMs: arr}}}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Decode("diag.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Build("t", []Document{d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Sections[len(r.Sections)-1]
+	if len(s.Charts) != 3 {
+		t.Fatalf("%d charts, want the two rate charts and the arrivals", len(s.Charts))
+	}
+	if c := s.Charts[2]; c.Title != "Arrivals against time (run 2)" || !strings.Contains(c.Caption, "7 per tick every 1 ms") {
+		t.Errorf("chart %q: %q", c.Title, c.Caption)
+	}
+	// Without kept arrivals, no chart.
+	doc.Runs[1].ArrivalsMs = nil
+	data, _ = json.Marshal(doc)
+	d, _ = Decode("diag.json", data)
+	if r, err := Build("t", []Document{d}); err != nil || len(r.Sections[len(r.Sections)-1].Charts) != 2 {
+		t.Errorf("no arrivals: err %v", err)
+	}
+}
