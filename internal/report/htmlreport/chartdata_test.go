@@ -247,17 +247,8 @@ func TestSweepChartFollowsTheDataAndMarksCliffs(t *testing.T) {
 }
 
 func TestLegendGoesToAFreeCorner(t *testing.T) {
-	id := func(x float64) float64 { return x }
-	rising := []series{{name: "a", xys: plotter.XYs{{X: 0, Y: 0}, {X: 10, Y: 10}}}}
-	// A line from bottom left to top right leaves top left free.
-	if c, ok := freeCorner(rising, 0, 10, 0, 11, 0.3, 0.2, id); !ok || c != (corner{top: true, left: true}) {
-		t.Errorf("corner %+v %v, want top left", c, ok)
-	}
 	flatHigh := []series{{name: "a", xys: plotter.XYs{{X: 0, Y: 10}, {X: 10, Y: 10}}},
 		{name: "b", xys: plotter.XYs{{X: 0, Y: 0.5}, {X: 10, Y: 0.5}}}}
-	if _, ok := freeCorner(flatHigh, 0, 10, 0, 11, 0.3, 0.2, id); ok {
-		t.Error("lines along the top and bottom leave no corner free")
-	}
 	p, err := linesChart("t", "x", "y", flatHigh)
 	if err != nil || p == nil {
 		t.Fatal(err)

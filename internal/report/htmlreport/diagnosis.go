@@ -22,9 +22,7 @@ func (r *Report) diagnosisSection(s *Section, d Document) error {
 	if h := dg.Test.Host; h != "" {
 		s.Subtitle += " of " + h
 	}
-	if m := dg.Test.Medium; m != "" {
-		s.Subtitle += ", medium " + m
-	}
+	s.Subtitle += mediumSuffix(dg.Test.Medium)
 	s.Warnings = warningsOf(dg.Warnings)
 	s.Summary = &Table{Name: "verdict", Head: []string{"verdict"}, Rows: [][]string{{dg.Verdict}}}
 	f := &Table{Name: "findings", Title: "Findings", Head: []string{"kind", "confidence", "figures", "evidence runs", "text"}}

@@ -197,9 +197,7 @@ func (r *Report) matrixSection(s *Section, d Document) error {
 		return err
 	}
 	s.Subtitle = fmt.Sprintf("matrix against %s:%d, %s dialect", m.Host, m.Port, m.Dialect)
-	if m.Medium != "" {
-		s.Subtitle += ", medium " + m.Medium
-	}
+	s.Subtitle += mediumSuffix(m.Medium)
 	s.Warnings = append(warningsOf(m.Warnings), errorOf(m.Error)...)
 	s.Summary = &Table{Head: []string{"protocol", "direction", "method", "Mbit/s", "loss %", "jitter (ms)", "% of line", "basis", "status", "reason"}}
 	var labels []string
@@ -375,4 +373,13 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	return nil
+}
+
+// mediumSuffix is ", medium NAME" for a section's subtitle, "" when no
+// medium was named.
+func mediumSuffix(medium string) string {
+	if medium == "" {
+		return ""
+	}
+	return ", medium " + medium
 }

@@ -107,9 +107,7 @@ func (r *Report) rfc2544Section(s *Section, d Document) error {
 	}
 	t := v.Test
 	s.Subtitle = fmt.Sprintf("RFC 2544 benchmark of %s:%d (far end: %s)", t.Host, t.Port, t.Mode)
-	if t.Medium != "" {
-		s.Subtitle += ", medium " + t.Medium
-	}
+	s.Subtitle += mediumSuffix(t.Medium)
 	if t.Strict {
 		s.Subtitle += ", RFC 2544's trial lengths"
 	}
@@ -282,20 +280,29 @@ func rfcLatencyTable(v *result.RFC2544) *Table {
 			continue
 		}
 		for _, l := range v.Test.Loads {
-			cell := "–"
-			for _, p := range z.Latency {
-				if p.LoadPercent == l {
-					cell = fmt.Sprintf("%s / %s / %s", f3(p.P50MS), f3(p.P99MS), f3(p.MaxMS))
-					if p.HostLimited {
-						cell += " *"
-					}
-				}
-			}
-			row = append(row, cell)
+			row = append(row, pointCell(z.Latency, func(p result.RFC2544LatencyPoint) (bool, string, bool) {
+				return p.LoadPercent == l, fmt.Sprintf("%s / %s / %s", f3(p.P50MS), f3(p.P99MS), f3(p.MaxMS)), p.HostLimited
+			}))
 		}
 		tb.Rows = append(tb.Rows, row)
 	}
 	return tb
+}
+
+// pointCell is the cell of the last point of ps that of says is the
+// column's (of returns whether it is, its text, and whether this host
+// sent less than asked: marked *), "–" when none is.
+func pointCell[P any](ps []P, of func(P) (bool, string, bool)) string {
+	cell := "–"
+	for _, p := range ps {
+		if ok, text, hostLimited := of(p); ok {
+			cell = text
+			if hostLimited {
+				cell += " *"
+			}
+		}
+	}
+	return cell
 }
 
 // rfcLossTable has a column per step, 100 % of the medium's rate first.
@@ -311,16 +318,9 @@ func rfcLossTable(v *result.RFC2544) *Table {
 		}
 		row := []string{strconv.Itoa(z.Size)}
 		for s := 100; s >= 10; s -= 10 {
-			cell := "–"
-			for _, p := range z.LossCurve {
-				if p.OfferedPercent == float64(s) {
-					cell = fmt.Sprintf("%.2f", p.LossPercent)
-					if p.HostLimited {
-						cell += " *"
-					}
-				}
-			}
-			row = append(row, cell)
+			row = append(row, pointCell(z.LossCurve, func(p result.RFC2544LossPoint) (bool, string, bool) {
+				return p.OfferedPercent == float64(s), fmt.Sprintf("%.2f", p.LossPercent), p.HostLimited
+			}))
 		}
 		tb.Rows = append(tb.Rows, row)
 	}

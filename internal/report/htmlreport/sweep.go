@@ -134,9 +134,7 @@ func (r *Report) sweepSection(s *Section, d Document) error {
 	if h := sw.Test.Host; h != "" {
 		s.Subtitle += " against " + h
 	}
-	if m := sw.Test.Medium; m != "" {
-		s.Subtitle += ", medium " + m
-	}
+	s.Subtitle += mediumSuffix(sw.Test.Medium)
 	s.Warnings = warningsOf(sw.Warnings)
 	s.Summary = &Table{Head: []string{"size (B)", "packets/s", "Mbit/s", "% of line", "theoretical Mbit/s"}}
 	sort.SliceStable(sw.Sizes, func(i, j int) bool { return sw.Sizes[i].Size < sw.Sizes[j].Size })
