@@ -409,6 +409,9 @@ type Flow struct {
 	Sender    *Sender    `json:"sender,omitempty"`
 	Receiver  *Receiver  `json:"receiver,omitempty"`
 	Intervals []Interval `json:"intervals,omitempty"`
+	// Warnings are those of the test's Warnings that are about this flow
+	// alone (its own counts, its connection), where the session can tell.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Stream is one stream's share of a multi-stream test.
