@@ -139,7 +139,14 @@ func (s *Server) TestFinished(id int, r *result.Result) {
 	for _, st := range r.Streams {
 		ids = append(ids, st.ID)
 	}
-	s.hub.End(LiveEnd{ID: id, RunID: runID, Summary: Summarize(r)}, ids...)
+	s.hub.End(LiveEnd{ID: id, RunID: runID, Summary: Summarize(r), Pending: s.memory == nil}, ids...)
+}
+
+// Saved tells the live page that a results store (the History, when it is
+// not the Memory) saved test id as run runID, or, runID 0, could not
+// (warning says why): the page links the ended test to its run.
+func (s *Server) Saved(id int, runID int64, warning string) {
+	s.hub.Saved(id, runID, warning)
 }
 
 // EchoFinished records an echo (request/response latency) test the
