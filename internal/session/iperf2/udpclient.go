@@ -71,13 +71,7 @@ func runUDPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 	localDrops.Apply(r, conns[0].Capabilities().GSO)
 	session.WarnInterrupted(ctx, r)
 	if back != nil {
-		r.Reverse = backFlow
-		r.Warnings = append(r.Warnings, back.warnings...)
-		if backFlow != nil && len(back.warnings) > 0 {
-			// Said of the connect-back alone: a matrix's download cell
-			// takes these, not the forward test's (docs/matrix.md).
-			backFlow.Warnings = append([]string(nil), back.warnings...)
-		}
+		r.AddReverse(backFlow, back.warnings)
 	}
 	if back != nil && backFlow == nil && r.Receiver == nil && r.Error == "" && ctx.Err() == nil {
 		r.Error = reverseRefused("the server neither reported on our datagrams nor connected back", conns[0].LocalAddr())
