@@ -48,6 +48,9 @@ type LiveEnd struct {
 	RunID   int64  `json:"run_id"`
 	Summary string `json:"summary"`
 	Pending bool   `json:"pending,omitempty"`
+	// Streams are the test numbers of its parallel streams (each started
+	// as a test of its own), ended with it.
+	Streams []int `json:"streams,omitempty"`
 }
 
 // LiveSaved is the data of a "saved" event: a results store saved test

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/wirebench/wirebench/internal/dialect"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/session"
 )
 
 // storeHistory is a History that is not the dashboard's Memory, as a
@@ -97,5 +99,22 @@ func TestLiveCardInChromium(t *testing.T) {
 	}
 	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(".live-test").length`)); n != 0 {
 		t.Errorf("%d cards still say the test is running", n)
+	}
+
+	// A parallel UDP test: each stream starts as a test of its own; none
+	// is left as a running card once the test ended.
+	pc := session.ClientConfig{Host: "127.0.0.1", Port: ts.port, UDP: true, Duration: 2 * time.Second, Parallel: 2}
+	pc.Rate.Value = 2e6
+	if _, err := dialect.RunClient(ctx, pc); err != nil {
+		t.Fatalf("parallel udp test: %v", err)
+	}
+	if ts.next(t) == nil {
+		t.FailNow()
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`!!document.querySelector('#history tbody tr[data-run-id="6"]')`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("the parallel test never reached the history as run 6: %v", err)
+	}
+	if left, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll(".live-test")].map(c => c.textContent)`)); len(left) != 0 {
+		t.Errorf("after the parallel test ended, cards still say they run: %q", left)
 	}
 }

@@ -135,11 +135,13 @@ func (s *Server) TestFinished(id int, r *result.Result) {
 			s.logf("dashboard: test %d not kept: %v", id, err)
 		}
 	}
-	ids := []int{id}
+	end := LiveEnd{ID: id, RunID: runID, Summary: Summarize(r), Pending: s.memory == nil}
 	for _, st := range r.Streams {
-		ids = append(ids, st.ID)
+		if st.ID != id {
+			end.Streams = append(end.Streams, st.ID)
+		}
 	}
-	s.hub.End(LiveEnd{ID: id, RunID: runID, Summary: Summarize(r), Pending: s.memory == nil}, ids...)
+	s.hub.End(end, append([]int{id}, end.Streams...)...)
 }
 
 // Saved tells the live page that a results store (the History, when it is

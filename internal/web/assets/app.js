@@ -137,6 +137,7 @@ const savedEarly = new Map(); // test id -> a "saved" event that came before its
 // (pending), or why it was not kept.
 function endLive(d) {
   removeLive(d.id);
+  for (const sid of d.streams || []) removeLive(sid); // its parallel streams, each started as a test
   const run = el("span", { class: "run-link" });
   const card = el("div", { class: "card ended-test", "data-test-id": String(d.id) },
     el("h3", {}, `live ${d.id} ended`), el("div", { class: "meta" }, d.summary || "", " · ", run));
