@@ -275,14 +275,13 @@ func Run(ctx context.Context, s Session, cfg Config) (*result.Matrix, error) {
 				n++
 			}
 			c.Result, c.Latency = r, lat
-			fill(&c, r, err, cfg.Place)
+			own := ownWarnings(r, c.Direction, i == 0)
+			own = append(own, fill(&c, r, err, cfg.Place, own, i == 0)...)
 			m.Cells = append(m.Cells, c)
-			if i == 0 && r != nil {
-				for _, w := range r.Warnings {
-					m.Warnings = append(m.Warnings, c.Name()+": "+w)
-				}
+			for _, w := range own {
+				m.Warnings = append(m.Warnings, c.Name()+": "+w)
 			}
-			if c.Status == StatusFailed && !quotesWarning(c.Reason, r) {
+			if c.Status == StatusFailed && !quotesWarning(c.Reason, own) {
 				m.Warnings = append(m.Warnings, c.Name()+": failed: "+c.Reason)
 			}
 		}
@@ -369,13 +368,10 @@ func runRetryBusy(ctx context.Context, s Session, cfg session.ClientConfig, answ
 	}
 }
 
-// quotesWarning says the reason already quotes one of r's warnings (which
-// the matrix's warnings carry anyway).
-func quotesWarning(reason string, r *result.Result) bool {
-	if r == nil {
-		return false
-	}
-	for _, w := range r.Warnings {
+// quotesWarning says the reason already quotes one of the cell's warnings
+// (which the matrix's warnings carry anyway).
+func quotesWarning(reason string, warnings []string) bool {
+	for _, w := range warnings {
 		if strings.Contains(reason, w) {
 			return true
 		}
@@ -390,18 +386,21 @@ func PrepCheck(c session.ClientConfig) session.ClientConfig {
 	return c
 }
 
-// fill takes a cell's figures from its test's result.
-func fill(c *result.MatrixCell, r *result.Result, err error, place func(*result.Result, float64) (float64, bool)) {
+// fill takes a cell's figures from its test's result, given the warnings
+// true of them (own) and whether the cell is its test's first (the one r's
+// own placement belongs to). It returns the placement's warnings about the
+// cell's figures.
+func fill(c *result.MatrixCell, r *result.Result, err error, place func(*result.Result, float64) (float64, bool), own []string, first bool) []string {
 	if r != nil {
 		c.Device = r.Device
 	}
 	if err != nil {
 		c.Status, c.Reason = StatusFailed, err.Error()
-		return
+		return nil
 	}
 	if r == nil {
 		c.Status, c.Reason = StatusFailed, "no result"
-		return
+		return nil
 	}
 	rcv, snd := flowOf(r, c.Direction)
 	switch {
@@ -434,24 +433,31 @@ func fill(c *result.MatrixCell, r *result.Result, err error, place func(*result.
 		c.Reason = "no traffic was counted in this direction"
 		if r.Error != "" {
 			c.Reason += ": " + r.Error
-		} else if len(r.Warnings) > 0 {
-			c.Reason += ": " + r.Warnings[0]
+		} else if len(own) > 0 {
+			c.Reason += ": " + own[0]
 		}
-		return
+		return nil
 	}
 	c.Status = StatusOK
 	if r.Error != "" {
 		c.Status, c.Reason = StatusFailed, "the test ended early: "+r.Error
 	}
-	if place != nil && c.BitsPerSecond != nil {
-		if pct, ok := place(r, *c.BitsPerSecond); ok {
-			c.PercentOfLine = ptr(pct)
-			if why := linerate.AboveMedium(c.Basis+" goodput", pct, mediumOf(r)); why != "" && c.Status == StatusOK {
-				c.Status = StatusSuspect
-				c.Reason = joinReason(why, c.Reason)
-			}
+	if place == nil || c.BitsPerSecond == nil {
+		return nil
+	}
+	on := r
+	if !first || fromReverse(r, c.Direction) {
+		on = flowView(r, c.Direction, rcv, snd)
+	}
+	before := len(on.Warnings)
+	if pct, ok := place(on, *c.BitsPerSecond); ok {
+		c.PercentOfLine = ptr(pct)
+		if why := linerate.AboveMedium(c.Basis+" goodput", pct, mediumOf(on)); why != "" && c.Status == StatusOK {
+			c.Status = StatusSuspect
+			c.Reason = joinReason(why, c.Reason)
 		}
 	}
+	return append([]string(nil), on.Warnings[before:]...)
 }
 
 // mediumOf names the medium r was placed on ("the medium" when unknown).

@@ -46,7 +46,7 @@ func WriteMatrix(w io.Writer, m *result.Matrix) error {
 	}
 	b.WriteString("\n")
 	writeMatrixGrid(&b, m)
-	for _, wng := range m.Warnings {
+	for _, wng := range matrixWarnings(m) {
 		fmt.Fprintf(&b, "warning: %s\n", wng)
 	}
 	_, err := io.WriteString(w, b.String())

@@ -64,3 +64,30 @@ func TestWriteMatrixCSV(t *testing.T) {
 		t.Errorf("udp download row %q", got)
 	}
 }
+
+// Several cells with the same cause say it once, with the count and names
+// of the cells in table order; a cause of one cell, and the matrix's own
+// warnings, stay as they are, each where it first came.
+func TestWriteMatrixWarningsOncePerCause(t *testing.T) {
+	m := matrixFixture()
+	tcpDown := result.MatrixCell{Protocol: "tcp", Direction: result.MatrixDownload, Status: "ok"}
+	m.Cells = append(m.Cells[:1], append([]result.MatrixCell{tcpDown}, m.Cells[1:]...)...)
+	const mss = "--medium: TCP is placed assuming full-size segments"
+	m.Warnings = []string{
+		"tcp download: " + mss,
+		"tcp upload: " + mss,
+		"udp upload: the sender fell behind its pacing",
+		"the UDP cells ran at iperf's default 1 Mbit/s",
+	}
+	var b strings.Builder
+	if err := WriteMatrix(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	want := "warning: 2 cells (tcp upload, tcp download): " + mss + "\n" +
+		"warning: udp upload: the sender fell behind its pacing\n" +
+		"warning: the UDP cells ran at iperf's default 1 Mbit/s\n"
+	if !strings.HasSuffix(out, want) {
+		t.Errorf("text ends\n%s\nwant it to end\n%s", out[strings.Index(out, "warning"):], want)
+	}
+}

@@ -409,6 +409,9 @@ type Flow struct {
 	Sender    *Sender    `json:"sender,omitempty"`
 	Receiver  *Receiver  `json:"receiver,omitempty"`
 	Intervals []Interval `json:"intervals,omitempty"`
+	// Warnings are those of the test's Warnings that are about this flow
+	// alone (its own counts, its connection), where the session can tell.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Stream is one stream's share of a multi-stream test.
@@ -456,6 +459,18 @@ func Count(v int64) *int64 { return &v }
 
 // Warn appends a warning.
 func (r *Result) Warn(msg string) { r.Warnings = append(r.Warnings, msg) }
+
+// AddReverse sets f (nil when the flow never came) as r's reverse flow,
+// with the warnings said of it alone: they join r's Warnings and, when f
+// came, are kept on f too, so that a reader of one flow (a matrix's -r
+// download cell) can tell them from the main flow's.
+func (r *Result) AddReverse(f *Flow, warnings []string) {
+	r.Reverse = f
+	r.Warnings = append(r.Warnings, warnings...)
+	if f != nil && len(warnings) > 0 {
+		f.Warnings = append([]string(nil), warnings...)
+	}
+}
 
 // Socket is what was asked of this side's data sockets, and what the kernel
 // reported back.

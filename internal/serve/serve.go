@@ -68,6 +68,10 @@ type Web struct {
 func Run(ctx context.Context, c Config) error {
 	cfg := c.Server
 	c.Printer.Hook(&cfg)
+	// The dashboard, when asked for: set before any test can end (and be
+	// saved), so the save worker below reads it only after.
+	var ws *web.Server
+	var serveWeb func() error
 	if c.Apply == nil {
 		c.Apply = func(*result.Result) {}
 	}
@@ -77,7 +81,11 @@ func Run(ctx context.Context, c Config) error {
 			c.Printer.Print(id, r)
 		}
 	} else {
-		stop := saveAndPrint(&cfg, c)
+		stop := saveAndPrint(&cfg, c, func(id int, run int64, w string) {
+			if ws != nil {
+				ws.Saved(id, run, w) // the live page links the test to its run
+			}
+		})
 		// Serve returns once every test has ended: the last results
 		// are saved and printed before Run returns.
 		defer stop()
@@ -95,7 +103,7 @@ func Run(ctx context.Context, c Config) error {
 	// once must not each hold a real-time thread.
 	priority.KeepSendersNormal("a server's senders run at the server's priority (--nice)")
 	ecfg := echo.ServerConfig{IdleTimeout: cfg.IdleTimeout, OnLog: cfg.OnLog}
-	serveWeb := attachWeb(ctx, c, &cfg, &ecfg)
+	ws, serveWeb = attachWeb(ctx, c, &cfg, &ecfg)
 	srv, err := iperf2.Listen(ctx, cfg)
 	if err != nil {
 		return err
@@ -132,7 +140,7 @@ func Run(ctx context.Context, c Config) error {
 // JSON or CSV document it could not keep; a store slower than the tests
 // end only makes the line longer: no test is left unsaved for it. The
 // returned stop waits for the line to empty.
-func saveAndPrint(cfg *session.ServerConfig, c Config) (stop func()) {
+func saveAndPrint(cfg *session.ServerConfig, c Config, saved func(id int, run int64, warning string)) (stop func()) {
 	var queue line[endedTest]
 	done := make(chan struct{})
 	go func() {
@@ -140,6 +148,7 @@ func saveAndPrint(cfg *session.ServerConfig, c Config) (stop func()) {
 		for t := range queue.all() {
 			r := t.r
 			id, w := c.Save(r)
+			saved(t.id, id, w)
 			if (w != "" || id > 0) && c.Output == JSON || w != "" && c.Output == CSV {
 				// A copy: others (the dashboard) may be reading t.r now.
 				cp := *r
@@ -168,16 +177,16 @@ type endedTest struct {
 }
 
 // attachWeb attaches the dashboard (c.Web) to cfg and its echo tests'
-// metrics to ecfg; the returned serve starts serving it (a no-op without
-// a dashboard).
-func attachWeb(ctx context.Context, c Config, cfg *session.ServerConfig, ecfg *echo.ServerConfig) (serve func() error) {
+// metrics to ecfg and returns it (nil without one) and a func that starts
+// serving it (a no-op without a dashboard).
+func attachWeb(ctx context.Context, c Config, cfg *session.ServerConfig, ecfg *echo.ServerConfig) (*web.Server, func() error) {
 	if c.Web == nil {
-		return func() error { return nil }
+		return nil, func() error { return nil }
 	}
 	ws := web.New(web.Config{Probe: web.ProbeConfig{Allow: c.Web.ProbeAllow}, OnLog: cfg.OnLog, History: c.Web.History})
 	ws.Attach(cfg)
 	ecfg.OnSession = ws.EchoFinished
-	return func() error {
+	return ws, func() error {
 		var lc net.ListenConfig
 		ln, err := lc.Listen(ctx, "tcp", c.Web.Addr)
 		if err != nil {

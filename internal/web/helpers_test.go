@@ -31,6 +31,13 @@ type testServer struct {
 	done    chan int               // test numbers as they finish
 }
 
+// testSaver is a History that saves runs itself, as a results store
+// does: startTestServer saves each result in it and tells the dashboard.
+type testSaver interface {
+	History
+	Save(r *result.Result) (int64, error)
+}
+
 // startTestServer starts it, with intervals every interval.
 func startTestServer(t testing.TB, cfg Config, interval time.Duration) *testServer {
 	t.Helper()
@@ -41,8 +48,19 @@ func startTestServer(t testing.TB, cfg Config, interval time.Duration) *testServ
 	// ended it (Attach runs callbacks set before it first), so what
 	// /metrics and /api/live show is settled when the test reads them.
 	webResult := scfg.OnResult
+	saver, _ := cfg.History.(testSaver)
 	scfg.OnResult = func(id int, r *result.Result) {
 		webResult(id, r)
+		if saver != nil {
+			// As a server with a results store does: the store saves the
+			// run after the dashboard ended it, then says its id.
+			run, err := saver.Save(r)
+			w := ""
+			if err != nil {
+				w = err.Error()
+			}
+			ts.web.Saved(id, run, w)
+		}
 		ts.mu.Lock()
 		ts.results[id] = r
 		ts.mu.Unlock()

@@ -26,7 +26,8 @@ type LiveTest struct {
 
 // Event is one server-sent event: a test started ("start", data a
 // LiveTest), an interval of a test ended ("interval", data a
-// LiveInterval) or a test finished ("end", data a LiveEnd).
+// LiveInterval), a test finished ("end", data a LiveEnd) or a results
+// store saved it ("saved", data a LiveSaved).
 type Event struct {
 	Type string
 	Data any
@@ -40,11 +41,25 @@ type LiveInterval struct {
 
 // LiveEnd is the data of an "end" event: the test's number, the run id
 // its result was kept under in the History (0 when it was not kept) and
-// its one-line summary.
+// its one-line summary. Pending says a results store keeps it instead:
+// its run id comes in a "saved" event once it is saved (LiveSaved).
 type LiveEnd struct {
 	ID      int    `json:"id"`
 	RunID   int64  `json:"run_id"`
 	Summary string `json:"summary"`
+	Pending bool   `json:"pending,omitempty"`
+	// Streams are the test numbers of its parallel streams (each started
+	// as a test of its own), ended with it.
+	Streams []int `json:"streams,omitempty"`
+}
+
+// LiveSaved is the data of a "saved" event: a results store saved test
+// ID as run RunID (0 when it could not: Warning says why). It may come
+// before the test's "end" event.
+type LiveSaved struct {
+	ID      int    `json:"id"`
+	RunID   int64  `json:"run_id"`
+	Warning string `json:"warning,omitempty"`
 }
 
 // Bounds of the live state.
@@ -132,6 +147,14 @@ func (h *Hub) End(end LiveEnd, ids ...int) {
 		delete(h.tests, id)
 	}
 	h.publish(Event{Type: "end", Data: end})
+}
+
+// Saved announces that test id was saved as run runID (0: it was not,
+// warning says why).
+func (h *Hub) Saved(id int, runID int64, warning string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.publish(Event{Type: "saved", Data: LiveSaved{ID: id, RunID: runID, Warning: warning}})
 }
 
 // Active is the number of tests in progress tracked.

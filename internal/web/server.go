@@ -135,11 +135,20 @@ func (s *Server) TestFinished(id int, r *result.Result) {
 			s.logf("dashboard: test %d not kept: %v", id, err)
 		}
 	}
-	ids := []int{id}
+	end := LiveEnd{ID: id, RunID: runID, Summary: Summarize(r), Pending: s.memory == nil}
 	for _, st := range r.Streams {
-		ids = append(ids, st.ID)
+		if st.ID != id {
+			end.Streams = append(end.Streams, st.ID)
+		}
 	}
-	s.hub.End(LiveEnd{ID: id, RunID: runID, Summary: Summarize(r)}, ids...)
+	s.hub.End(end, append([]int{id}, end.Streams...)...)
+}
+
+// Saved tells the live page that a results store (the History, when it is
+// not the Memory) saved test id as run runID, or, runID 0, could not
+// (warning says why): the page links the ended test to its run.
+func (s *Server) Saved(id int, runID int64, warning string) {
+	s.hub.Saved(id, runID, warning)
 }
 
 // EchoFinished records an echo (request/response latency) test the

@@ -152,8 +152,7 @@ func runTCPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 	fillTCPClientResult(r, cfg, outs, sending, receiving)
 	session.WarnInterrupted(ctx, r)
 	if back != nil {
-		r.Reverse = backFlow
-		r.Warnings = append(r.Warnings, back.warnings...)
+		r.AddReverse(backFlow, back.warnings)
 	}
 	if back != nil && backFlow == nil && resetAny(outs) {
 		r.Error = reverseRefused("the server reset the connection at once and never connected back (an iperf3 server "+

@@ -71,8 +71,7 @@ func runUDPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 	localDrops.Apply(r, conns[0].Capabilities().GSO)
 	session.WarnInterrupted(ctx, r)
 	if back != nil {
-		r.Reverse = backFlow
-		r.Warnings = append(r.Warnings, back.warnings...)
+		r.AddReverse(backFlow, back.warnings)
 	}
 	if back != nil && backFlow == nil && r.Receiver == nil && r.Error == "" && ctx.Err() == nil {
 		r.Error = reverseRefused("the server neither reported on our datagrams nor connected back", conns[0].LocalAddr())

@@ -86,7 +86,7 @@ function renderLive(id) {
   const dropped = lt.dropped_intervals > 0 ? el("div", { class: "muted" }, `${lt.dropped_intervals} older intervals not shown`) : null;
   if (!lt.chartsBox) lt.chartsBox = el("div", { class: "charts" });
   const card = el("div", { class: "card live-test", "data-test-id": String(id) },
-    el("h3", {}, `test ${id}`),
+    liveTitle(id),
     el("div", { class: "meta" }, testLine(lt.test), " · started ", new Date(lt.started_at).toISOString().slice(11, 19), " UTC · ", now),
     dropped,
     lt.chartsBox);
@@ -117,6 +117,50 @@ function refreshLiveCharts(id) {
       if (lt.stale && live.get(id) === lt) refreshLiveCharts(id);
     }, Math.max(0, LIVE_REFRESH_MS - (Date.now() - started)));
   });
+}
+
+// liveTitle names a test in progress by the server's test number, said
+// so that it is not read as a run id: the run id is known once the run is
+// kept, and the ended card links to it.
+function liveTitle(id) {
+  return el("h3", { title: "the server's test number; the run id follows once the run is saved" }, `live ${id}`);
+}
+
+// ENDED_SHOWN_MS is how long an ended test's card stays, linking to its
+// run, before the history alone shows it.
+const ENDED_SHOWN_MS = 60000;
+const ended = new Map(); // test id -> its ended card
+const savedEarly = new Map(); // test id -> a "saved" event that came before its "end"
+
+// endLive turns a test's card into its ended card: its summary and the
+// run it was kept as (a link), "saving…" until a results store says
+// (pending), or why it was not kept.
+function endLive(d) {
+  removeLive(d.id);
+  for (const sid of d.streams || []) removeLive(sid); // its parallel streams, each started as a test
+  const run = el("span", { class: "run-link" });
+  const card = el("div", { class: "card ended-test", "data-test-id": String(d.id) },
+    el("h3", {}, `live ${d.id} ended`), el("div", { class: "meta" }, d.summary || "", " · ", run));
+  ended.set(d.id, card);
+  document.getElementById("live").append(card);
+  const early = savedEarly.get(d.id);
+  savedEarly.delete(d.id);
+  if (d.run_id > 0) setRun(d.id, d.run_id, "");
+  else if (early) setRun(d.id, early.run_id, early.warning);
+  else if (d.pending) run.append("saving…");
+  else run.append("not kept");
+  setTimeout(() => { card.remove(); ended.delete(d.id); }, ENDED_SHOWN_MS);
+}
+
+// setRun links test id's ended card to run runID, or says why it was not
+// saved.
+function setRun(id, runID, warning) {
+  const card = ended.get(id);
+  if (!card) { savedEarly.set(id, { run_id: runID, warning }); return; }
+  card.dataset.runId = String(runID || "");
+  const span = card.querySelector(".run-link");
+  if (runID > 0) span.replaceChildren("saved as ", el("a", { href: `#/run/${runID}` }, `run ${runID}`));
+  else span.replaceChildren(el("span", { class: "warn" }, "not saved" + (warning ? ": " + warning : "")));
 }
 
 function removeLive(id) {
@@ -150,8 +194,12 @@ function connect() {
     renderLive(d.id);
   });
   es.addEventListener("end", e => {
+    endLive(JSON.parse(e.data));
+    loadHistory();
+  });
+  es.addEventListener("saved", e => {
     const d = JSON.parse(e.data);
-    removeLive(d.id);
+    setRun(d.id, d.run_id, d.warning);
     loadHistory();
   });
   es.addEventListener("dropped", () => {
