@@ -72,7 +72,7 @@ func TestWarnSenderSaysItsPriority(t *testing.T) {
 	b := engine.Behind{InSend: time.Millisecond, Stalled: 400 * time.Millisecond, MaxStall: 130 * time.Millisecond}
 	for pacing, want := range map[string]bool{
 		"normal priority: not permitted (run as root, or grant CAP_SYS_NICE, e.g. setcap cap_sys_nice+ep on the binary)": true,
-		"real-time (SCHED_FIFO, at most 50 % of a core), its buffers locked in RAM":                                     false,
+		"real-time (SCHED_FIFO, at most 50 % of a core), its buffers locked in RAM":                                      false,
 	} {
 		r := result.New("client")
 		snd := &result.Sender{Packets: int64(0.9 * cfg.PPS() * 10), Seconds: 10, PacketsPerSecond: 0.9 * cfg.PPS(), Pacing: pacing}
