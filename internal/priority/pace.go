@@ -251,3 +251,15 @@ func (p Pacing) String() string {
 	}
 	return s.String()
 }
+
+// RunReport is what a run (a sweep, an RFC 2544 run) says of its senders'
+// scheduling since before was taken: the words for its document
+// (PacingSummary.String) and, when this host spoiled its figures
+// (spoiled) while they ran at normal priority, the warning (else "").
+func RunReport(before PacingSummary, spoiled bool) (words, warning string) {
+	s := Summary().Since(before)
+	if spoiled {
+		warning = s.StallAdvice()
+	}
+	return s.String(), warning
+}

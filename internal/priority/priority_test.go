@@ -50,3 +50,21 @@ func TestPacingSummaryString(t *testing.T) {
 		}
 	}
 }
+
+// TestRunReport: a run with no paced send of its own says nothing, however
+// the process's earlier senders were scheduled, and gives no advice.
+func TestRunReport(t *testing.T) {
+	note(func(s *PacingSummary) { s.Normal++; s.Why = "earlier" })
+	if words, advice := RunReport(Summary(), true); words != "" || advice != "" {
+		t.Errorf("a run without senders: %q, %q", words, advice)
+	}
+	before := Summary()
+	note(func(s *PacingSummary) { s.Normal++; s.Why = ErrNotPermitted.Error() })
+	words, advice := RunReport(before, true)
+	if !strings.HasPrefix(words, "normal priority: ") || !strings.Contains(advice, "CAP_SYS_NICE") {
+		t.Errorf("a run at normal priority: %q, %q", words, advice)
+	}
+	if _, advice := RunReport(before, false); advice != "" {
+		t.Errorf("advice for a run this host did not spoil: %q", advice)
+	}
+}

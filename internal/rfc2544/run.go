@@ -56,10 +56,10 @@ func Run(ctx context.Context, cfg Config, r sweep.Runner, res *result.RFC2544) e
 	// One line per cause over the run; each size's own warnings stay in
 	// its "warnings" (the detail).
 	res.Warnings = append(res.Warnings, findings.Texts(findings.Of(res))...)
-	pacing = priority.Summary().Since(pacing)
-	res.SenderPacing = pacing.String()
-	if a := pacing.StallAdvice(); a != "" && hostSpoiled(res.Sizes) {
-		res.Warnings = append(res.Warnings, a)
+	var advice string
+	res.SenderPacing, advice = priority.RunReport(pacing, hostSpoiled(res.Sizes))
+	if advice != "" {
+		res.Warnings = append(res.Warnings, advice)
 	}
 	if ctx.Err() != nil {
 		res.Interrupted = true

@@ -254,10 +254,10 @@ func Run(ctx context.Context, cfg Config, r Runner, res *result.Sweep) error {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%d B: %s", sr.Size, w))
 		}
 	}
-	pacing = priority.Summary().Since(pacing)
-	res.SenderPacing = pacing.String()
-	if a := pacing.StallAdvice(); a != "" && hostStalled(res.Sizes) {
-		res.Warnings = append(res.Warnings, a)
+	var advice string
+	res.SenderPacing, advice = priority.RunReport(pacing, hostStalled(res.Sizes))
+	if advice != "" {
+		res.Warnings = append(res.Warnings, advice)
 	}
 	if ctx.Err() != nil {
 		res.Interrupted = true
