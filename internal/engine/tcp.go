@@ -45,6 +45,20 @@ type TCPResult struct {
 	Bytes      int64
 	Writes     int64
 	Start, End time.Time
+	// First is when a receiver's first read returned bytes (zero before
+	// any, and for a sender): the peer's start and one trip across the
+	// path after Start, read late by as long as this host was slow to
+	// wake the reader.
+	First time.Time
+}
+
+// FirstByteSeconds is a receiver's time from Start to its first byte
+// read, in seconds; 0 when nothing was read.
+func (r TCPResult) FirstByteSeconds() float64 {
+	if r.First.IsZero() {
+		return 0
+	}
+	return r.First.Sub(r.Start).Seconds()
 }
 
 // SendTCP writes to conn until the duration or byte count is reached or ctx
@@ -206,6 +220,9 @@ func ReceiveTCPWith(ctx context.Context, conn net.Conn, cfg TCPReceiveConfig, c 
 		res.Bytes += int64(n)
 		if n > 0 {
 			res.End = time.Now()
+			if res.First.IsZero() {
+				res.First = res.End
+			}
 			c.Bytes.Store(res.Bytes)
 			if discard != nil {
 				discard.observe(n, res.End)

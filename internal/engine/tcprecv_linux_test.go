@@ -183,3 +183,31 @@ func TestReceiveTCPMarkFitsTheBuffer(t *testing.T) {
 		t.Errorf("the mark reached %d bytes with a %d-byte receive buffer; want at most a quarter of it", got, rb)
 	}
 }
+
+// TestReceiveTCPFirstByte: a receiver started before its peer sends says
+// when the first byte came, after its start (Since) and by no less than
+// the peer's own delay, for the discarding and the copying reader alike.
+func TestReceiveTCPFirstByte(t *testing.T) {
+	for _, cp := range []bool{false, true} {
+		d, a := tcpPair(t)
+		const delay = 30 * time.Millisecond
+		since := time.Now()
+		go func() {
+			time.Sleep(delay)
+			_, _ = d.Write(make([]byte, 1<<20))
+			d.Close()
+		}()
+		var c stats.Counters
+		res, err := ReceiveTCPWith(context.Background(), a, TCPReceiveConfig{BufSize: 64 << 10, Since: since, Copy: cp}, &c)
+		if err != nil || res.Bytes != 1<<20 {
+			t.Fatalf("copy %v: received %d, error %v; want %d and none", cp, res.Bytes, err, 1<<20)
+		}
+		if fb := res.FirstByteSeconds(); fb < delay.Seconds() || res.First.After(res.End) {
+			t.Fatalf("copy %v: first byte %.4f s after the start (end %.4f s); want at least %.3f s and not after the end",
+				cp, fb, res.End.Sub(res.Start).Seconds(), delay.Seconds())
+		}
+	}
+	if (TCPResult{}).FirstByteSeconds() != 0 {
+		t.Fatal("a result with no byte read has a first byte")
+	}
+}

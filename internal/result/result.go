@@ -356,6 +356,11 @@ type Receiver struct {
 	// the counts came from the peer, whose method is not reported.
 	JitterMethod string  `json:"jitter_method,omitempty"`
 	Seconds      float64 `json:"seconds"`
+	// FirstByteSeconds is, for TCP counted here, the time from the
+	// receive's start (the request sent, the connection accepted) to its
+	// first byte read: the peer's own start and one trip across the path,
+	// which Seconds includes; absent when unknown.
+	FirstByteSeconds float64 `json:"first_byte_s,omitempty"`
 	// Total is the number of datagrams the receiver expected (iperf's
 	// "Total"): the highest sequence number seen, the FIN included.
 	Total int64 `json:"total,omitempty"`

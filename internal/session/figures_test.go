@@ -83,3 +83,15 @@ func TestWarnSenderSaysItsPriority(t *testing.T) {
 		}
 	}
 }
+
+// TestSumReceiverFirstByte: a test's first byte is its earliest stream's,
+// and a stream that does not know its own leaves the sum's alone.
+func TestSumReceiverFirstByte(t *testing.T) {
+	var sum result.Receiver
+	for _, fb := range []float64{0.012, 0, 0.004, 0.009} {
+		SumReceiver(&sum, &result.Receiver{Bytes: 10, Source: "local", FirstByteSeconds: fb})
+	}
+	if sum.FirstByteSeconds != 0.004 || sum.Bytes != 40 {
+		t.Fatalf("sum first byte %v s, %d bytes; want 0.004 s, 40 bytes", sum.FirstByteSeconds, sum.Bytes)
+	}
+}

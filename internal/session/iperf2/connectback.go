@@ -138,7 +138,7 @@ func (b *connectBack) serveTCP(ctx context.Context) {
 		}
 		res, rerr := engine.ReceiveTCPWith(ctx, c, engine.TCPReceiveConfig{BufSize: session.DefaultTCPLength, Idle: 10 * time.Second, Since: accepted}, &b.counters)
 		c.Close()
-		rcv := &result.Receiver{Bytes: res.Bytes, Seconds: res.End.Sub(res.Start).Seconds(), Source: "local"}
+		rcv := &result.Receiver{Bytes: res.Bytes, Seconds: res.End.Sub(res.Start).Seconds(), Source: "local", FirstByteSeconds: res.FirstByteSeconds()}
 		if rcv.Seconds > 0 {
 			rcv.BitsPerSecond = float64(rcv.Bytes) * 8 / rcv.Seconds
 		}

@@ -280,7 +280,7 @@ func fillTCPClientResult(r *result.Result, cfg *session.ClientConfig, outs []tcp
 		var rr *result.Receiver
 		switch {
 		case receiving:
-			rr = &result.Receiver{Bytes: o.recv.Bytes, Seconds: o.recv.End.Sub(o.recv.Start).Seconds(), Source: "local"}
+			rr = &result.Receiver{Bytes: o.recv.Bytes, Seconds: o.recv.End.Sub(o.recv.Start).Seconds(), Source: "local", FirstByteSeconds: o.recv.FirstByteSeconds()}
 		case o.reported:
 			rr = &result.Receiver{Bytes: o.report.Bytes, Seconds: o.report.Elapsed.Seconds(), Source: "peer-report"}
 			reports++

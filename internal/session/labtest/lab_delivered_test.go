@@ -36,7 +36,12 @@ const labDeliveredTol = 0.003
 // counted bytes written until the clock stopped, which includes what still
 // sat in the socket buffer and tbf's queue, and read 95.2 Mbit/s for a 5 s
 // test: more than the wire carries. Receiving, it is the bytes read over
-// the time until the last one arrived.
+// the time from the request until the last one arrived; when that reads
+// low, the rate over the time data flowed (from the first byte, the
+// receiver's first_byte_s) must be the wire's: a peer that starts late on a
+// loaded host (iperf's thread woke 9-20 ms after our request in a CI
+// rehearsal, five tries in a row at 93.2-93.7 Mbit/s for 2 s) delays the
+// data, not the wire, and the figure from the request is then honestly low.
 //
 // Each check may run up to labAttempts times, for the reason given at
 // labAttempts (the emulated wire itself runs short now and then on a
@@ -121,6 +126,21 @@ func checkDelivered(t *testing.T, try int, cr, sr *result.Result, reverse bool, 
 				cr.Receiver.Bytes, cr.Receiver.Seconds, cr.Receiver.BitsPerSecond/1e6, relErr(cr.Receiver.BitsPerSecond, want))
 			if s.Bytes != cr.Receiver.Bytes {
 				return fmt.Errorf("the server received %d bytes, the client counts %d acknowledged", cr.Receiver.Bytes, s.Bytes)
+			}
+		}
+	}
+	if reverse && !within(got, want, labDeliveredTol) && got < want {
+		// The receive's clock starts at the request, so a peer slow to
+		// start sending (iperf's thread on a loaded host) lowers the
+		// figure by its start's share of the test. Then the rate while
+		// data flowed must be the wire's.
+		r := cr.Receiver
+		if r.FirstByteSeconds > 0 && r.FirstByteSeconds < r.Seconds {
+			flowing := float64(r.Bytes) * 8 / (r.Seconds - r.FirstByteSeconds)
+			t.Logf("try %d: the first byte came %.1f ms after the request; over the %.4f s data flowed: %.3f Mbit/s (%+.3f %%)",
+				try, 1e3*r.FirstByteSeconds, r.Seconds-r.FirstByteSeconds, flowing/1e6, relErr(flowing, want))
+			if within(flowing, want, labDeliveredTol) {
+				return nil
 			}
 		}
 	}
