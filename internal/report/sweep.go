@@ -10,11 +10,19 @@ import (
 
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/result"
+	sweepfindings "github.com/wirebench/wirebench/internal/sweep/findings"
 )
 
 // WriteSweep prints a sweep as a table per size, with the cliffs and
-// warnings under it.
-func WriteSweep(w io.Writer, r *result.Sweep) error {
+// warnings under it (WriteSweepText without its detail).
+func WriteSweep(w io.Writer, r *result.Sweep) error { return WriteSweepText(w, r, false) }
+
+// WriteSweepText prints a sweep as a table per size (a rate that is only a
+// bound marked in its cell), with the cliffs under it, then its warnings:
+// one line per cause with its count (sweep/findings), and the run's own;
+// verbose adds under each cause what it sums up, size by size and trial
+// by trial.
+func WriteSweepText(w io.Writer, r *result.Sweep, verbose bool) error {
 	var b strings.Builder
 	t := r.Test
 	fmt.Fprintf(&b, "sweep: %s at %s port %d, medium %s, loss ≤ %g %%, ", t.Mode, t.Host, t.Port, t.Medium, t.LossPercent)
@@ -41,16 +49,20 @@ func WriteSweep(w io.Writer, r *result.Sweep) error {
 	for _, s := range r.Sizes {
 		// A size where no rate passed reads "none": its rate lies
 		// below the lowest tried, and nothing was confirmed to lose.
-		rt, mb := "none", "-"
+		// A rate this host limited is a lower bound: marked ">=".
+		rt, mb, bound := "none", "-", ""
+		if sweepfindings.LowerBound(s) {
+			bound = ">="
+		}
 		if s.Found {
-			rt, mb = fmt.Sprintf("%.0f", s.RatePPS), fmt.Sprintf("%.2f", s.RateBPS/1e6)
+			rt, mb = fmt.Sprintf("%s%.0f", bound, s.RatePPS), fmt.Sprintf("%s%.2f", bound, s.RateBPS/1e6)
 		}
 		if s.Repeats != nil && s.Found {
 			rt += fmt.Sprintf(" ± %.0f", s.Repeats.CIHighPPS-s.Repeats.MeanPPS)
 		}
 		pct := "-"
 		if s.PercentOfLine != nil {
-			pct = fmt.Sprintf("%.2f%%", *s.PercentOfLine)
+			pct = fmt.Sprintf("%s%.2f%%", bound, *s.PercentOfLine)
 		}
 		rtt := "-"
 		if s.RTT != nil {
@@ -83,7 +95,15 @@ func WriteSweep(w io.Writer, r *result.Sweep) error {
 	} else if u != nil {
 		fmt.Fprintf(&b, "unfinished: %d B, after %d trials: %s\n", u.Size, len(u.TrialLog), r.Error)
 	}
-	for _, wng := range r.Warnings {
+	for _, f := range sweepfindings.Of(r) {
+		fmt.Fprintf(&b, "warning: %s\n", f.Text)
+		if verbose {
+			for _, d := range f.Detail {
+				fmt.Fprintf(&b, "    %s\n", d)
+			}
+		}
+	}
+	for _, wng := range sweepfindings.RunWarnings(r) {
 		fmt.Fprintf(&b, "warning: %s\n", wng)
 	}
 	_, err := io.WriteString(w, b.String())
@@ -121,16 +141,20 @@ func sweepSizeNote(s result.SweepSize) string {
 	if s.Status == linerate.StatusSuspect {
 		n = append(n, "SUSPECT: above what the medium allows")
 	}
-	if s.LimitedByHost {
+	switch {
+	case s.LimitedByHost && sweepfindings.Unstable(s):
+		// One conclusion: repetitions that disagree give no figure.
+		n = append(n, "spread too wide, some repetitions limited by this host")
+	case s.LimitedByHost:
 		n = append(n, "limited by this host")
 	}
 	if s.AtMax {
 		n = append(n, "at the highest rate tried")
 	}
-	if !s.Confirmed {
+	if !s.Confirmed && s.Found { // no rate passed: nothing to confirm
 		n = append(n, "unconfirmed")
 	}
-	if s.Repeats != nil && s.Repeats.Unstable {
+	if sweepfindings.Unstable(s) && !s.LimitedByHost {
 		n = append(n, "spread too wide")
 	}
 	if s.Bisected {
