@@ -49,14 +49,13 @@ func datagram(id int64) []byte {
 }
 
 // runSharedDrops runs n UDP tests at once on one server whose socket drops
-// datagrams during every test, printing them in text to out as serve.Run
+// datagrams during every test, printing them through p as serve.Run
 // does (its printer's hooks, each result printed as it ends, the printer
 // closed last), and returns their results.
-func runSharedDrops(t *testing.T, n int, out *bytes.Buffer) map[int]*result.Result {
+func runSharedDrops(t *testing.T, n int, p *Printer) map[int]*result.Result {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	p := NewPrinter(out, Text, 0, false)
 	cfg := session.ServerConfig{MaxTests: n + 1, MaxDuration: time.Second, MaxTestsPerSource: -1, NewTestsPerSecondPerSource: -1}
 	p.Hook(&cfg)
 	var mu sync.Mutex
@@ -105,7 +104,7 @@ func runSharedDrops(t *testing.T, n int, out *bytes.Buffer) map[int]*result.Resu
 func TestSharedDropsSaidOncePerCause(t *testing.T) {
 	const n = 40
 	var out bytes.Buffer
-	results := runSharedDrops(t, n, &out)
+	results := runSharedDrops(t, n, NewPrinter(&out, Text, 0, false))
 	text := out.String()
 	var drops, cpu []string
 	for _, line := range strings.Split(text, "\n") {
@@ -139,5 +138,32 @@ func TestSharedDropsSaidOncePerCause(t *testing.T) {
 		if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "may be theirs") }) {
 			t.Errorf("test %d's document lost its warning: %q", id, r.Warnings)
 		}
+	}
+}
+
+// TestSharedDropsJSON: with --json, stdout carries each test's document,
+// warning and all; the causes' lines go to the log (stderr), said once
+// and counted once.
+func TestSharedDropsJSON(t *testing.T) {
+	const n = 10
+	var out bytes.Buffer
+	var logs []string
+	p := NewPrinter(&out, JSON, 0, false)
+	p.logf = func(format string, args ...any) { logs = append(logs, fmt.Sprintf(format, args...)) }
+	runSharedDrops(t, n, p)
+	if got := strings.Count(out.String(), "may be theirs"); got != n {
+		t.Errorf("%d documents carry the drops warning, want %d", got, n)
+	}
+	if strings.Contains(out.String(), "WARNING: server") {
+		t.Errorf("a cause line among the documents on stdout")
+	}
+	var drops int
+	for _, l := range logs {
+		if strings.Contains(l, "server socket dropped") || strings.Contains(l, "dropped by this server's UDP socket") {
+			drops++
+		}
+	}
+	if drops != 2 {
+		t.Errorf("the drops said %d times in the log, want 2 (first, count):\n%s", drops, strings.Join(logs, "\n"))
 	}
 }
