@@ -44,6 +44,9 @@ func TestSweepStallingHostText(t *testing.T) {
 	}
 	golden(t, "sweep-reflect-stalling.txt", text.String())
 	out := text.String()
+	if strings.Contains(out, "→ 0 datagrams/s") || strings.Contains(out, "falls 100 %") {
+		t.Errorf("a cliff reads a size where no rate passed as 0:\n%s", out)
+	}
 	fs := sweepfindings.Of(&r)
 	run := sweepfindings.RunWarnings(&r)
 	if got := strings.Count(out, "\nwarning: "); got != len(fs)+len(run) || got >= len(r.Warnings) {
