@@ -80,24 +80,7 @@ func WriteSweepText(w io.Writer, r *result.Sweep, verbose bool) error {
 			fmt.Fprintf(&b, "suspect: %d B: %s\n", s.Size, s.Reason)
 		}
 	}
-	found := map[int]bool{}
-	for _, s := range r.Sizes {
-		found[s.Size] = s.Found
-	}
-	cliffRate := func(size int, pps float64) string {
-		if !found[size] && pps == 0 {
-			return "none" // no rate passed: below the lowest tried, not 0
-		}
-		return fmt.Sprintf("%.0f", pps)
-	}
-	for _, c := range r.Cliffs {
-		hint := c.Hint
-		if !found[c.Above] && c.RateAbovePPS == 0 {
-			// The document's hint reads the missing rate as 0.
-			hint = fmt.Sprintf("no rate passed at %d B (its rate lies below the lowest tried), so how far the rate falls is not measured", c.Above)
-		}
-		fmt.Fprintf(&b, "cliff: %d → %d B: %s → %s datagrams/s: %s\n", c.Below, c.Above, cliffRate(c.Below, c.RateBelowPPS), cliffRate(c.Above, c.RateAbovePPS), hint)
-	}
+	writeSweepCliffs(&b, r)
 	if len(r.Cliffs) == 0 && len(r.Sizes) > 1 {
 		b.WriteString("no cliff: the byte rate does not fall between neighbouring sizes\n")
 	}
@@ -123,6 +106,30 @@ func WriteSweepText(w io.Writer, r *result.Sweep, verbose bool) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeSweepCliffs writes a line per cliff: a size where no rate passed
+// reads "none" (not 0), and its cliff says how far the rate falls is not
+// measured.
+func writeSweepCliffs(b *strings.Builder, r *result.Sweep) {
+	found := map[int]bool{}
+	for _, s := range r.Sizes {
+		found[s.Size] = s.Found
+	}
+	cliffRate := func(size int, pps float64) string {
+		if !found[size] && pps == 0 {
+			return "none" // no rate passed: below the lowest tried, not 0
+		}
+		return fmt.Sprintf("%.0f", pps)
+	}
+	for _, c := range r.Cliffs {
+		hint := c.Hint
+		if !found[c.Above] && c.RateAbovePPS == 0 {
+			// The document's hint reads the missing rate as 0.
+			hint = fmt.Sprintf("no rate passed at %d B (its rate lies below the lowest tried), so how far the rate falls is not measured", c.Above)
+		}
+		fmt.Fprintf(b, "cliff: %d → %d B: %s → %s datagrams/s: %s\n", c.Below, c.Above, cliffRate(c.Below, c.RateBelowPPS), cliffRate(c.Above, c.RateAbovePPS), hint)
+	}
 }
 
 // sweepHeldFor prints the trial length a rate held for ("10 s"; "-": none).
