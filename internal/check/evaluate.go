@@ -47,6 +47,7 @@ func withDerived(doc any) any {
 		for _, s := range sizes {
 			if size, ok := s.(map[string]any); ok {
 				nullNotDone(size)
+				nullBounds(size)
 				nullNotFound(size, "ndr_found", "ndr_pps", "ndr_pps", "ndr_bps")
 				nullNotFound(size, "pdr_found", "pdr_pps", "pdr_pps", "pdr_bps")
 			}
@@ -146,11 +147,16 @@ func num(v any) float64 {
 func evaluate(c Criterion, run, base *stepRun, baseErr error) (Verdict, error) {
 	v := Verdict{Criterion: c}
 	val, err := Lookup(run.doc, c.Path)
-	if errors.Is(err, ErrNull) {
+	be, bound := asBound(err)
+	if bound && !c.Relative {
+		return judgeBound(v, be, c.Value), nil
+	}
+	switch {
+	case bound: // judged on the bound, against the baseline's figure below
+	case errors.Is(err, ErrNull):
 		v.Status, v.Note = Error, err.Error()
 		return v, nil
-	}
-	if err != nil {
+	case err != nil:
 		return v, err
 	}
 	v.Value = val
@@ -169,6 +175,9 @@ func evaluate(c Criterion, run, base *stepRun, baseErr error) (Verdict, error) {
 		return v, nil
 	}
 	v.Baseline, v.BaselineID, v.Bound = bv, base.runID, c.Value*bv
+	if bound {
+		return judgeBound(v, be, c.Value*bv), nil
+	}
 	if bv == 0 {
 		v.Status = verdict(holds(val, c.Op, 0))
 		v.Note = "the baseline's figure is 0: the bound is 0"

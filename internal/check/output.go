@@ -25,9 +25,13 @@ func formatFigure(path string, v float64) string {
 func (v Verdict) Line() string {
 	c := v.Criterion
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-5s %s: %s = %s", v.Status, v.Step, c.Path, formatFigure(c.Path, v.Value))
+	if v.ValueText != "" {
+		fmt.Fprintf(&b, "%-5s %s: %s: a bound, not a result: %s", v.Status, v.Step, c.Path, v.ValueText)
+	} else {
+		fmt.Fprintf(&b, "%-5s %s: %s = %s", v.Status, v.Step, c.Path, formatFigure(c.Path, v.Value))
+	}
 	switch {
-	case v.Status == Error && v.Value == 0 && v.BaselineID == 0:
+	case v.Status == Error && v.Value == 0 && v.BaselineID == 0 && v.ValueText == "":
 		b.Reset()
 		fmt.Fprintf(&b, "%-5s %s: %s", v.Status, v.Step, c.Text)
 	case !c.Relative:
@@ -170,8 +174,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	for _, v := range r.Verdicts {
 		c := v.Criterion
 		value, bound, base := "", c.Op+" "+formatFigure(c.Path, c.Value), ""
-		if v.Status != Error || v.RunID != 0 {
+		switch {
+		case v.ValueText != "":
+			value = "a bound, not a result: " + v.ValueText
+		case v.Status != Error || v.RunID != 0:
 			value = formatFigure(c.Path, v.Value)
+		}
+		if value != "" {
 			if v.RunID > 0 {
 				value += fmt.Sprintf(" (run %d)", v.RunID)
 			}

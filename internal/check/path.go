@@ -86,10 +86,10 @@ func Lookup(doc any, p string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	cur := doc
+	cur, parent := doc, any(nil)
 	for i, s := range segs {
 		where := strings.Join(raws(segs[:i+1]), ".")
-		parent := cur
+		parent = cur
 		if s.key != "" {
 			cur, err = child(cur, s.key)
 			if err != nil {
@@ -113,6 +113,9 @@ func Lookup(doc any, p string) (float64, error) {
 	case json.Number:
 		return v.Float64()
 	case nil:
+		if be := boundOfKey(parent, segs[len(segs)-1].key, p); be != nil {
+			return 0, be
+		}
 		return 0, fmt.Errorf("figure %s: %w (the document has no value for it; docs/json.md says why per key)", p, ErrNull)
 	}
 	return 0, unknownPath(doc, p, long, long, fmt.Errorf("it is a %s, not a number", typeName(cur)))

@@ -54,6 +54,10 @@ type Verdict struct {
 	// Value is the figure of this run; Bound what it was held to (for a
 	// relative criterion, the share times the baseline figure).
 	Value, Bound float64
+	// ValueText, when not "", is this run's figure where the document
+	// holds only a bound of it (">= 12 frames", BoundError): Value is then
+	// no figure.
+	ValueText string
 	// Baseline is the baseline run's figure and id, for a relative criterion
 	// that found one.
 	Baseline   float64

@@ -75,7 +75,7 @@ func runShow(e *env, f *showFlags, arg string) error {
 // made it printed it (report.WriteSavedResult), matrix and sweep runs
 // with their device reports.
 func writeRunResult(w io.Writer, r *store.Run, cfg result.RunConfig) error {
-	return report.WriteSavedResult(w, r, cfg, report.SavedRenderers{Matrix: writeMatrixRun, Sweep: writeSweepRun})
+	return report.WriteSavedResult(w, r, cfg, report.SavedRenderers{Matrix: writeMatrixRun, Sweep: func(w io.Writer, s *result.Sweep) error { return writeSweepRun(w, s, false) }})
 }
 
 // writeMatrixRun prints a matrix as the matrix command did: the table,
@@ -88,9 +88,9 @@ func writeMatrixRun(w io.Writer, m *result.Matrix) error {
 }
 
 // writeSweepRun prints a sweep as the sweep command did: the table, then
-// the device's report (runs made with --dut).
-func writeSweepRun(w io.Writer, s *result.Sweep) error {
-	if err := report.WriteSweep(w, s); err != nil {
+// the device's report (runs made with --dut); verbose is -V's detail.
+func writeSweepRun(w io.Writer, s *result.Sweep, verbose bool) error {
+	if err := report.WriteSweepText(w, s, verbose); err != nil {
 		return err
 	}
 	return writeSweepDevice(w, s)

@@ -5,11 +5,10 @@ import (
 	"net"
 	"strconv"
 
-	"github.com/wirebench/wirebench/internal/report"
-	"github.com/wirebench/wirebench/internal/result"
-
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/probe"
+	"github.com/wirebench/wirebench/internal/report"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/sweep"
 	"github.com/wirebench/wirebench/internal/version"
@@ -88,6 +87,7 @@ with its error; the sizes finished are printed and saved, and the exit code is 1
 	fl.StringVar(&f.dialect, "dialect", "", "our client's wire dialect `NAME` against a server (--mode wirebench or iperf2): iperf2, iperf2-legacy, iperf3 or auto "+
 		"(default: iperf2 on port 5001, iperf3 on 5201, else auto: a short TCP exchange tells an iperf3 server from iperf 2.1+; device dialects are never guessed)")
 	fl.BoolVar(&f.NoBisect, "no-bisect", false, "report cliffs between the sizes asked for, without bisecting to the byte")
+	fl.BoolVarP(&f.Verbose, "verbose", "V", false, "under each warning, list what it sums up: each size's and each spoiled trial's own words")
 	f.saving.register(cmd)
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, kind sweep)")
 	fl.BoolVar(&f.csv, "csv", false, "print the table as CSV")
@@ -151,7 +151,7 @@ func runSweep(e *env, cmd *cobra.Command, host string, f *sweepCmdFlags) error {
 	case formatCSV:
 		err = report.WriteSweepCSV(e.stdout, res)
 	default:
-		err = writeSweepRun(e.stdout, res)
+		err = writeSweepRun(e.stdout, res, f.Verbose)
 	}
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/rfc2544/findings"
 )
 
 // Metric is one figure of a run.
@@ -38,6 +39,13 @@ type Metric struct {
 	// (so no confidence interval), where that is not obvious: e.g. a UDP
 	// sender's intervals, which measure no loss or jitter.
 	NoSamples string `json:"no_samples,omitempty"`
+	// Bound, when not "", says Value is no result but a bound of it, as
+	// the tables print it (">= 32", "<= 503", "32-503"): an RFC 2544
+	// back-to-back search this host's sending qualified. AtLeast and
+	// AtMost are the bound's ends (0 and +Inf where it has none; not in the
+	// JSON).
+	Bound           string  `json:"bound,omitempty"`
+	AtLeast, AtMost float64 `json:"-"`
 }
 
 // Metrics takes the comparable figures out of one result document, in a
@@ -293,6 +301,13 @@ type Diff struct {
 	// NoCI says why there is no interval, when a run's figure has no
 	// measured samples (Metric.NoSamples), naming the run.
 	NoCI string `json:"no_ci,omitempty"`
+	// ABound and BBound are A's and B's figure where it is only a bound
+	// (Metric.Bound); then A or B is that bound's end, Ratio is absent,
+	// Difference 0, and Bounded says what the bounds tell.
+	ABound  string `json:"a_bound,omitempty"`
+	BBound  string `json:"b_bound,omitempty"`
+	Bounded string `json:"bounded,omitempty"`
+	order   int    // with a bound: +1 B above A for sure, -1 below, 0 unclear
 }
 
 // Verdicts of Judge.
@@ -309,6 +324,8 @@ const (
 // 0 any change counts.
 func Judge(d Diff, tolerance float64) string {
 	switch {
+	case d.ABound != "" || d.BBound != "":
+		return d.boundVerdict()
 	case d.Difference == 0:
 		return Same
 	case d.DifferenceCI95 != nil && math.Abs(d.Difference) <= *d.DifferenceCI95:
@@ -349,6 +366,9 @@ func Pair(a, b []Metric) (diffs []Diff, onlyA, onlyB []string) {
 }
 
 func diff(a, b Metric) Diff {
+	if a.Bound != "" || b.Bound != "" {
+		return boundDiff(a, b)
+	}
 	d := Diff{Name: a.Name, Unit: a.Unit, HigherIsBetter: a.HigherIsBetter, A: a.Value, B: b.Value, Difference: b.Value - a.Value}
 	if a.Value != 0 {
 		r := b.Value / a.Value
@@ -439,7 +459,12 @@ func rfc2544Metrics(r *result.RFC2544) []Metric {
 		for _, p := range s.LossCurve {
 			ms = append(ms, Metric{Name: "loss_percent_" + strconv.FormatFloat(p.OfferedPercent, 'f', -1, 64) + "pct" + at, Unit: "%", Value: p.LossPercent})
 		}
-		if s.BackToBack != nil {
+		if bb, ok := findings.SizeBound(s); ok && bb.Bound != result.RFC2544BoundExact {
+			// No result: the bound its bursts show, where they show one.
+			if m, ok := boundMetric("back_to_back_frames"+at, s, bb); ok {
+				ms = append(ms, m)
+			}
+		} else if s.BackToBack != nil {
 			m := Metric{Name: "back_to_back_frames" + at, Unit: "frames", Value: s.BackToBackFrames, HigherIsBetter: true}
 			if len(s.BackToBack.Searches) > 1 {
 				var v []float64

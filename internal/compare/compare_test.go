@@ -94,7 +94,7 @@ func TestMetricsOtherKinds(t *testing.T) {
 			"throughput_tcp_upload=9.4e+07/0"},
 		{`{"kind":"sweep","sizes":[{"size":64,"rate_pps":9000},{"size":1470,"rate_pps":5000,"repeats":{"rates_pps":[4900,5000,5100]}},{"size":1472,"rate_pps":3000,"limited_by_host":true}]}`,
 			"rate_pps@64=9000/0,rate_pps@1470=5000/3"},
-		{`{"kind":"rfc2544","sizes":[{"size":1472,"done":["throughput","latency","loss","backtoback"],"ndr_pps":812,"pdr_pps":813,"latency":[{"load_percent":10,"p50_ms":6.2,"p99_ms":6.5}],"loss_curve":[{"offered_percent":100,"loss_percent":90}],"back_to_back":{"searches":[{"frames":4},{"frames":5}]},"back_to_back_frames":4.5},{"size":18,"done":[],"latency":[],"loss_curve":[]}]}`,
+		{`{"kind":"rfc2544","sizes":[{"size":1472,"done":["throughput","latency","loss","backtoback"],"ndr_pps":812,"pdr_pps":813,"latency":[{"load_percent":10,"p50_ms":6.2,"p99_ms":6.5}],"loss_curve":[{"offered_percent":100,"loss_percent":90}],"back_to_back":{"at_line_rate":true,"searches":[{"frames":4},{"frames":5}]},"back_to_back_frames":4.5},{"size":18,"done":[],"latency":[],"loss_curve":[]}]}`,
 			"ndr_pps@1472=812/0,pdr_pps@1472=813/0,latency_p50_ms_10pct@1472=6.2/0,latency_p99_ms_10pct@1472=6.5/0,loss_percent_100pct@1472=90/0,back_to_back_frames@1472=4.5/2"},
 		// No NDR found: left out (or 0 in a run saved before that); the
 		// PDR that was found is compared.

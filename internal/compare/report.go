@@ -79,7 +79,11 @@ func (v *Verdict) Judge(c Comparison) {
 		}
 		if d.Ratio == nil {
 			v.Passed = false
-			v.Reasons = append(v.Reasons, fmt.Sprintf("%s: the baseline's %s is 0, so B/A is undefined", c.who(), d.Name))
+			why := fmt.Sprintf("the baseline's %s is 0, so B/A is undefined", d.Name)
+			if d.Bounded != "" {
+				why = d.Name + ": " + d.Bounded
+			}
+			v.Reasons = append(v.Reasons, c.who()+": "+why)
 			return
 		}
 		r := *d.Ratio
@@ -134,8 +138,20 @@ func fmtValue(v float64, unit string) string {
 	return strconv.FormatFloat(v, 'g', 6, 64)
 }
 
-// fmtDiff writes B−A with its interval.
+// boundOr writes a figure that is only a bound as its bound ("≥ 32"),
+// any other in its unit.
+func boundOr(bound string, v float64, unit string) string {
+	if bound == "" {
+		return fmtValue(v, unit)
+	}
+	return strings.NewReplacer(">= ", "≥ ", "<= ", "≤ ", "-", "–").Replace(bound) + " (bound)"
+}
+
+// fmtDiff writes B−A with its interval ("—" where a figure is a bound).
 func fmtDiff(d Diff) string {
+	if d.ABound != "" || d.BBound != "" {
+		return "—"
+	}
 	var s string
 	if d.Unit == "bit/s" {
 		s = signed(d.Difference/1e6, 2) + " Mbit/s"
@@ -191,7 +207,7 @@ func WriteText(w io.Writer, doc *Doc) error {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  METRIC\tA\tB\tB/A (95 % CI)\tB−A (95 % CI)")
 		for _, d := range c.Metrics {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", d.Name, fmtValue(d.A, d.Unit), fmtValue(d.B, d.Unit), fmtRatio(d), fmtDiff(d))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", d.Name, boundOr(d.ABound, d.A, d.Unit), boundOr(d.BBound, d.B, d.Unit), fmtRatio(d), fmtDiff(d))
 		}
 		_ = tw.Flush()
 		if len(c.Metrics) > 0 && c.Metrics[0].Ratio != nil {
@@ -199,6 +215,9 @@ func WriteText(w io.Writer, doc *Doc) error {
 			fmt.Fprintf(&b, "  %s\n", ratioSentence(r, doc.Baseline, *d.Ratio, d.Name))
 		}
 		for _, d := range c.Metrics {
+			if d.Bounded != "" {
+				fmt.Fprintf(&b, "  %s: %s\n", d.Name, d.Bounded)
+			}
 			if d.NoCI != "" {
 				fmt.Fprintf(&b, "  %s: no 95 %% interval: %s\n", d.Name, d.NoCI)
 			}
@@ -250,12 +269,14 @@ func listOrNone(l []string) string {
 }
 
 // WriteCSV writes one line per compared run and metric. The runs'
-// names (as the text calls them) come last, after the columns older
-// versions wrote, so that readers by position keep working; a name of
-// several labels has commas and is quoted.
+// names (as the text calls them) and the bounds come last, after the
+// columns older versions wrote, so that readers by position keep working;
+// a name of several labels has commas and is quoted. Where a figure is
+// only a bound (a_bound, b_bound), a or b is the bound's end and the
+// difference is empty, as the ratio is.
 func WriteCSV(w io.Writer, doc *Doc) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"baseline", "run", "metric", "unit", "a", "b", "ratio", "ratio_ci95", "difference", "difference_ci95", "baseline_name", "run_name"})
+	_ = cw.Write([]string{"baseline", "run", "metric", "unit", "a", "b", "ratio", "ratio_ci95", "difference", "difference_ci95", "baseline_name", "run_name", "a_bound", "b_bound"})
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	opt := func(p *float64) string {
 		if p == nil {
@@ -265,9 +286,13 @@ func WriteCSV(w io.Writer, doc *Doc) error {
 	}
 	for _, c := range doc.Comparisons {
 		for _, d := range c.Metrics {
+			diff := num(d.Difference)
+			if d.ABound != "" || d.BBound != "" {
+				diff = ""
+			}
 			_ = cw.Write([]string{strconv.FormatInt(doc.Baseline.ID, 10), strconv.FormatInt(c.Run, 10), d.Name, d.Unit,
-				num(d.A), num(d.B), opt(d.Ratio), opt(d.RatioCI95), num(d.Difference), opt(d.DifferenceCI95),
-				c.BaselineName, c.Name})
+				num(d.A), num(d.B), opt(d.Ratio), opt(d.RatioCI95), diff, opt(d.DifferenceCI95),
+				c.BaselineName, c.Name, d.ABound, d.BBound})
 		}
 	}
 	cw.Flush()

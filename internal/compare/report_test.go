@@ -85,7 +85,7 @@ func TestWriteCSV(t *testing.T) {
 	if len(rows) != 3 || rows[0][0] != "baseline" || rows[0][11] != "run_name" {
 		t.Fatalf("rows %q", rows)
 	}
-	if got := strings.Join(rows[1], "|"); got != "12|13|throughput|bit/s|1e+08|8e+07|0.8||-2e+07||link=eth|link=usb" {
+	if got := strings.Join(rows[1], "|"); got != "12|13|throughput|bit/s|1e+08|8e+07|0.8||-2e+07||link=eth|link=usb||" {
 		t.Errorf("throughput row %q", got)
 	}
 }

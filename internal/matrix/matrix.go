@@ -53,10 +53,11 @@ type Config struct {
 	// to wind down the last: iperf 2.1.8's UDP server, asked for the next
 	// test at once, sometimes loses it (no report, or nothing sent back).
 	Pause time.Duration
-	// OnStart, when set, is called once before the first cell: how many
-	// tests will run (a row of both directions at once is one) and how
-	// long each is asked to last.
-	OnStart func(tests int, each time.Duration)
+	// OnStart, when set, is called once before the first cell with how
+	// long each test that will run is asked to last, in order (a row of
+	// both directions at once is one test; a download asked with -r runs
+	// the upload first and then the download, so it lasts twice as long).
+	OnStart func(each []time.Duration)
 	// OnCell, when set, is called before each cell runs (n counts from 1).
 	OnCell func(n, total int, c result.MatrixCell)
 	// OnInterval, when set, receives the intervals of the running cell.
@@ -218,15 +219,16 @@ func Run(ctx context.Context, s Session, cfg Config) (*result.Matrix, error) {
 		m.RateBPS = cfg.Base.Rate.Value
 	}
 	ps := plans(cfg)
-	total, tests := 0, 0
+	total := 0
+	var each []time.Duration
 	for _, p := range ps {
 		total += len(p.cells)
 		if p.cells[0].Status != StatusUnsupported {
-			tests++
+			each = append(each, nominal(p.cfg))
 		}
 	}
 	if cfg.OnStart != nil {
-		cfg.OnStart(tests, cfg.Base.Duration)
+		cfg.OnStart(each)
 	}
 	n := 0
 	answered := cfg.PeerAnswered // the peer ran a test of this matrix, or answered its probe
@@ -289,6 +291,15 @@ func Run(ctx context.Context, s Session, cfg Config) (*result.Matrix, error) {
 	sortCells(m.Cells)
 	hintOnce(m)
 	return m, nil
+}
+
+// nominal is how long a test of c is asked to last: its duration, twice
+// over for -r (the two directions one after the other).
+func nominal(c session.ClientConfig) time.Duration {
+	if c.Tradeoff {
+		return 2 * c.Duration
+	}
+	return c.Duration
 }
 
 // hintOnce takes the dialect hint (session.Iperf3Hint) out of the cells'

@@ -18,12 +18,12 @@ type Progress struct {
 	show func(line string)
 	live bool
 	head string // the running cell's
-	// The time left: the tests still to run, each asked to last each,
-	// at the cost per test measured so far (internal/eta).
-	now        func() time.Time
-	est        *eta.Estimator
-	tests, ran int
-	each       time.Duration
+	// The time left: the tests still to run, each asked to last its
+	// each, at the cost per test measured so far (internal/eta).
+	now  func() time.Time
+	est  *eta.Estimator
+	ran  int
+	each []time.Duration
 }
 
 // NewProgress returns a Progress that shows its lines through show; live
@@ -32,12 +32,12 @@ func NewProgress(show func(line string), live bool) *Progress {
 	return &Progress{show: show, live: live, now: time.Now}
 }
 
-// Start is told how many tests the matrix runs and how long each is asked
-// to last (Config.OnStart), and starts the estimate of the time left.
-func (p *Progress) Start(tests int, each time.Duration) {
+// Start is told how long each test the matrix runs is asked to last, in
+// order (Config.OnStart), and starts the estimate of the time left.
+func (p *Progress) Start(each []time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.tests, p.each, p.est = tests, each, eta.New(p.now())
+	p.each, p.est = each, eta.New(p.now())
 }
 
 // Cell shows that cell n of total starts.
@@ -52,11 +52,15 @@ func (p *Progress) Cell(n, total int, c result.MatrixCell) {
 	if c.Status == StatusUnsupported {
 		line += ": unsupported"
 	} else if p.est != nil {
-		if p.ran > 0 {
+		if p.ran > 0 && p.ran <= len(p.each) {
 			// The test before this one ended: its cost is measured.
-			p.est.Trial("test", p.now(), p.each, false)
+			p.est.Trial("test", p.now(), p.each[p.ran-1], false)
 		}
-		left := p.est.Left(eta.Work{eta.Trials("test", float64(p.tests-p.ran), p.each)})
+		var w eta.Work
+		for _, d := range p.each[min(p.ran, len(p.each)):] {
+			w = append(w, eta.Trials("test", 1, d))
+		}
+		left := p.est.Left(w)
 		p.ran++
 		line += fmt.Sprintf(", about %v left", left.Round(time.Second))
 	}

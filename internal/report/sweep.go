@@ -10,11 +10,19 @@ import (
 
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/result"
+	sweepfindings "github.com/wirebench/wirebench/internal/sweep/findings"
 )
 
 // WriteSweep prints a sweep as a table per size, with the cliffs and
-// warnings under it.
-func WriteSweep(w io.Writer, r *result.Sweep) error {
+// warnings under it (WriteSweepText without its detail).
+func WriteSweep(w io.Writer, r *result.Sweep) error { return WriteSweepText(w, r, false) }
+
+// WriteSweepText prints a sweep as a table per size (a rate that is only a
+// bound marked in its cell), with the cliffs under it, then its warnings:
+// one line per cause with its count (sweep/findings), and the run's own;
+// verbose adds under each cause what it sums up, size by size and trial
+// by trial.
+func WriteSweepText(w io.Writer, r *result.Sweep, verbose bool) error {
 	var b strings.Builder
 	t := r.Test
 	fmt.Fprintf(&b, "sweep: %s at %s port %d, medium %s, loss ≤ %g %%, ", t.Mode, t.Host, t.Port, t.Medium, t.LossPercent)
@@ -41,16 +49,20 @@ func WriteSweep(w io.Writer, r *result.Sweep) error {
 	for _, s := range r.Sizes {
 		// A size where no rate passed reads "none": its rate lies
 		// below the lowest tried, and nothing was confirmed to lose.
-		rt, mb := "none", "-"
+		// A rate this host limited is a lower bound: marked ">=".
+		rt, mb, bound := "none", "-", ""
+		if sweepfindings.LowerBound(s) {
+			bound = ">="
+		}
 		if s.Found {
-			rt, mb = fmt.Sprintf("%.0f", s.RatePPS), fmt.Sprintf("%.2f", s.RateBPS/1e6)
+			rt, mb = fmt.Sprintf("%s%.0f", bound, s.RatePPS), fmt.Sprintf("%s%.2f", bound, s.RateBPS/1e6)
 		}
 		if s.Repeats != nil && s.Found {
 			rt += fmt.Sprintf(" ± %.0f", s.Repeats.CIHighPPS-s.Repeats.MeanPPS)
 		}
 		pct := "-"
 		if s.PercentOfLine != nil {
-			pct = fmt.Sprintf("%.2f%%", *s.PercentOfLine)
+			pct = fmt.Sprintf("%s%.2f%%", bound, *s.PercentOfLine)
 		}
 		rtt := "-"
 		if s.RTT != nil {
@@ -68,9 +80,7 @@ func WriteSweep(w io.Writer, r *result.Sweep) error {
 			fmt.Fprintf(&b, "suspect: %d B: %s\n", s.Size, s.Reason)
 		}
 	}
-	for _, c := range r.Cliffs {
-		fmt.Fprintf(&b, "cliff: %d → %d B: %.0f → %.0f datagrams/s: %s\n", c.Below, c.Above, c.RateBelowPPS, c.RateAbovePPS, c.Hint)
-	}
+	writeSweepCliffs(&b, r)
 	if len(r.Cliffs) == 0 && len(r.Sizes) > 1 {
 		b.WriteString("no cliff: the byte rate does not fall between neighbouring sizes\n")
 	}
@@ -83,11 +93,43 @@ func WriteSweep(w io.Writer, r *result.Sweep) error {
 	} else if u != nil {
 		fmt.Fprintf(&b, "unfinished: %d B, after %d trials: %s\n", u.Size, len(u.TrialLog), r.Error)
 	}
-	for _, wng := range r.Warnings {
+	for _, f := range sweepfindings.Of(r) {
+		fmt.Fprintf(&b, "warning: %s\n", f.Text)
+		if verbose {
+			for _, d := range f.Detail {
+				fmt.Fprintf(&b, "    %s\n", d)
+			}
+		}
+	}
+	for _, wng := range sweepfindings.RunWarnings(r) {
 		fmt.Fprintf(&b, "warning: %s\n", wng)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeSweepCliffs writes a line per cliff: a size where no rate passed
+// reads "none" (not 0), and its cliff says how far the rate falls is not
+// measured.
+func writeSweepCliffs(b *strings.Builder, r *result.Sweep) {
+	found := map[int]bool{}
+	for _, s := range r.Sizes {
+		found[s.Size] = s.Found
+	}
+	cliffRate := func(size int, pps float64) string {
+		if !found[size] && pps == 0 {
+			return "none" // no rate passed: below the lowest tried, not 0
+		}
+		return fmt.Sprintf("%.0f", pps)
+	}
+	for _, c := range r.Cliffs {
+		hint := c.Hint
+		if !found[c.Above] && c.RateAbovePPS == 0 {
+			// The document's hint reads the missing rate as 0.
+			hint = fmt.Sprintf("no rate passed at %d B (its rate lies below the lowest tried), so how far the rate falls is not measured", c.Above)
+		}
+		fmt.Fprintf(b, "cliff: %d → %d B: %s → %s datagrams/s: %s\n", c.Below, c.Above, cliffRate(c.Below, c.RateBelowPPS), cliffRate(c.Above, c.RateAbovePPS), hint)
+	}
 }
 
 // sweepHeldFor prints the trial length a rate held for ("10 s"; "-": none).
@@ -121,16 +163,20 @@ func sweepSizeNote(s result.SweepSize) string {
 	if s.Status == linerate.StatusSuspect {
 		n = append(n, "SUSPECT: above what the medium allows")
 	}
-	if s.LimitedByHost {
+	switch {
+	case s.LimitedByHost && sweepfindings.Unstable(s):
+		// One conclusion: repetitions that disagree give no figure.
+		n = append(n, "spread too wide, some repetitions limited by this host")
+	case s.LimitedByHost:
 		n = append(n, "limited by this host")
 	}
 	if s.AtMax {
 		n = append(n, "at the highest rate tried")
 	}
-	if !s.Confirmed {
+	if !s.Confirmed && s.Found { // no rate passed: nothing to confirm
 		n = append(n, "unconfirmed")
 	}
-	if s.Repeats != nil && s.Repeats.Unstable {
+	if sweepfindings.Unstable(s) && !s.LimitedByHost {
 		n = append(n, "spread too wide")
 	}
 	if s.Bisected {

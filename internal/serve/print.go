@@ -8,6 +8,7 @@ import (
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/sharedcause"
 )
 
 // Output is how a server prints its tests.
@@ -29,6 +30,12 @@ type Printer struct {
 	unit     byte
 	enhanced bool
 
+	// causes says the causes the tests share once with their count
+	// (sharedcause): in text on out, else through logf (stdout carries
+	// documents only; set by Run, nil says nothing).
+	causes *sharedcause.Tally
+	logf   func(format string, args ...any)
+
 	mu        sync.Mutex // guards texts, udpTests and csvHeader
 	texts     map[int]*report.Text
 	udpTests  map[int]bool
@@ -39,9 +46,25 @@ type Printer struct {
 // unit is the text's rate unit (report.Text.SetFormat) and enhanced asks
 // for iperf2 -e's sender figures.
 func NewPrinter(out io.Writer, output Output, unit byte, enhanced bool) *Printer {
-	return &Printer{out: &syncWriter{w: out}, output: output, unit: unit, enhanced: enhanced,
+	p := &Printer{out: &syncWriter{w: out}, output: output, unit: unit, enhanced: enhanced,
 		texts: map[int]*report.Text{}, udpTests: map[int]bool{}}
+	p.causes = sharedcause.NewTally(p.sayCause, 0)
+	return p
 }
+
+// sayCause says a line of the shared causes' tally.
+func (p *Printer) sayCause(line string) {
+	switch {
+	case p.output == Text:
+		_, _ = io.WriteString(p.out, line+"\n")
+	case p.logf != nil:
+		p.logf("%s", line)
+	}
+}
+
+// Close says the shared causes' counts not yet said; call it once every
+// test has been printed.
+func (p *Printer) Close() { p.causes.Close() }
 
 func (p *Printer) text(id int) *report.Text {
 	p.mu.Lock()
@@ -91,8 +114,12 @@ func (p *Printer) Hook(cfg *session.ServerConfig) {
 }
 
 // Print prints test id's result: its summary (and the device's figures)
-// in text, its document in JSON, its rows in CSV.
+// in text, its document in JSON, its rows in CSV. A warning of a cause
+// the server's tests share (sharedcause: its socket's drops, its CPU) is
+// not printed in the text's summary: the tally says it once, with its
+// count, after the first test it appears in; every document keeps it.
 func (p *Printer) Print(id int, r *result.Result) {
+	defer p.causes.Add(id, r)
 	switch p.output {
 	case JSON:
 		_ = report.WriteJSON(p.out, r, false)
@@ -106,7 +133,13 @@ func (p *Printer) Print(id int, r *result.Result) {
 		_ = report.WriteCSV(p.out, r)
 	default:
 		t := p.text(id)
-		t.Summary(r)
+		if own := sharedcause.Own(r.Warnings); len(own) < len(r.Warnings) {
+			cp := *r
+			cp.Warnings = own
+			t.Summary(&cp)
+		} else {
+			t.Summary(r)
+		}
 		p.mu.Lock()
 		delete(p.texts, id)
 		delete(p.udpTests, id)

@@ -68,6 +68,9 @@ type Web struct {
 func Run(ctx context.Context, c Config) error {
 	cfg := c.Server
 	c.Printer.Hook(&cfg)
+	c.Printer.logf = c.Logf
+	// Last, once every test has been saved and printed (stop, below).
+	defer c.Printer.Close()
 	// The dashboard, when asked for: set before any test can end (and be
 	// saved), so the save worker below reads it only after.
 	var ws *web.Server

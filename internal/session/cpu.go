@@ -7,6 +7,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/cpuuse"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/sharedcause"
 )
 
 // FillCPU sets r.CPU to the process's CPU use since a, and warns when this
@@ -59,8 +60,7 @@ func (c cpuLimit) warning() string {
 	if !c.bound() {
 		return ""
 	}
-	return fmt.Sprintf("this host's CPU was the limit: the process used %.0f%% of one core (%d stream(s), %d cores) while %s; the figures measure this host rather than the network",
-		c.Percent, c.Streams, c.Cores, c.What)
+	return sharedcause.CPULimitWarning(c.Percent, c.Streams, c.Cores, c.What)
 }
 
 // cpuLimitOf gathers the evidence from a result with its CPU filled in.

@@ -22,6 +22,9 @@ type Options struct {
 	Packets                      int64 // datagrams per trial instead of Trial
 	Repeat                       int
 	NoBisect                     bool
+	// Verbose asks the text for each warning's detail: the sizes' and
+	// trials' own words (report.WriteSweepText).
+	Verbose bool
 }
 
 // Setup is a sweep built from Options: its configuration, the test as its

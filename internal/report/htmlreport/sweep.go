@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/wirebench/wirebench/internal/result"
+	sweepfindings "github.com/wirebench/wirebench/internal/sweep/findings"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 )
@@ -135,7 +136,12 @@ func (r *Report) sweepSection(s *Section, d Document) error {
 		s.Subtitle += " against " + h
 	}
 	s.Subtitle += mediumSuffix(sw.Test.Medium)
-	s.Warnings = warningsOf(sw.Warnings)
+	// One line per cause with its count (the sizes' and trials' own
+	// words are in the document), then the run's own warnings.
+	for _, f := range sweepfindings.Of(&sw) {
+		s.Warnings = append(s.Warnings, f.Text)
+	}
+	s.Warnings = append(s.Warnings, sweepfindings.RunWarnings(&sw)...)
 	s.Summary = &Table{Head: []string{"size (B)", "packets/s", "Mbit/s", "% of line", "theoretical Mbit/s"}}
 	sort.SliceStable(sw.Sizes, func(i, j int) bool { return sw.Sizes[i].Size < sw.Sizes[j].Size })
 	for _, z := range sw.Sizes {

@@ -60,6 +60,18 @@ func BurstBound(bb *result.RFC2544BackToBack, linePPS float64) result.RFC2544Bac
 // or whose loss this host spoiled before it counts.
 const BurstTries = 3
 
+// SizeBound is what size sr's back-to-back searches bound, from the
+// document (Bound, AtLeastFrames, AtMostFrames; BurstBound for a document
+// written before the bound was stated); ok is false when the size ran no
+// back-to-back test. A Bound other than exact means its frames figure is
+// no result: check and compare read the bound instead.
+func SizeBound(sr result.RFC2544Size) (bb result.RFC2544BackToBack, ok bool) {
+	if sr.BackToBack == nil || !done(sr, result.RFC2544TestBackToBack) {
+		return bb, false
+	}
+	return boundOf(sr), true
+}
+
 // boundOf is a size's back-to-back test with its bound as its document
 // states it, or as BurstBound decides it for a document written before it
 // was stated.

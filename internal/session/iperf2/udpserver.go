@@ -12,6 +12,7 @@ import (
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/session/iperf2/udpstream"
+	"github.com/wirebench/wirebench/internal/sharedcause"
 	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/udpio"
 	i2wire "github.com/wirebench/wirebench/internal/wire/iperf2"
@@ -543,14 +544,9 @@ func (s *server) endUDP(t *udpTest, why string) {
 			d += t.own.Drops() // the test's own socket's (udpown.go)
 		}
 		if ok && t.dropsOK && d > t.dropsAt {
-			w := fmt.Sprintf("our server socket dropped %s during this test because its receive buffer was full (host-side loss, counted as lost)",
-				session.DroppedDatagrams(d-t.dropsAt, s.udp.Capabilities().GRO))
-			if t.sharedAtStart || s.udpStarts != t.startN {
-				// The counter is the socket's: it cannot tell whose
-				// datagrams it dropped.
-				w += "; other tests used the socket meanwhile, so some of these drops (host_drops) may be theirs"
-			}
-			warns = append(warns, w)
+			// The counter is the socket's: it cannot tell whose datagrams it dropped.
+			shared := t.sharedAtStart || s.udpStarts != t.startN
+			warns = append(warns, sharedcause.SocketDropsWarning(session.DroppedDatagrams(d-t.dropsAt, s.udp.Capabilities().GRO), shared))
 			rcv.HostDrops = int64(d - t.dropsAt)
 		}
 	}

@@ -505,7 +505,9 @@ async function showCompare(a, b) {
   if (c.metrics.length === 0) parts.push(el("p", { class: "muted" }, "The two runs share no figure."));
   else parts.push(table("compare-table", ["figure", "A", "B", "B/A (95 % CI)", "B−A (95 % CI)", "verdict"],
     c.metrics.map(d => el("tr", { class: "compare-row " + d.verdict, "data-metric": d.name },
-      td(d.name, ""), td(fmtFigure(d.a, d.unit)), td(fmtFigure(d.b, d.unit)), td(fmtRatio(d)), td(fmtDifference(d)),
+      // A figure that is only a bound (an RFC 2544 back-to-back search this host qualified) shows the bound, no difference.
+      td(d.name, ""), td(d.a_bound ? d.a_bound + " (bound)" : fmtFigure(d.a, d.unit)), td(d.b_bound ? d.b_bound + " (bound)" : fmtFigure(d.b, d.unit)),
+      td(fmtRatio(d)), td(d.a_bound || d.b_bound ? "—" : fmtDifference(d)),
       td(d.verdict + (d.higher_is_better ? "" : " (lower is better)"), "verdict-cell")))));
   if (c.only_in_a.length + c.only_in_b.length > 0) {
     parts.push(el("p", { class: "muted" }, `Not compared: only in A: ${c.only_in_a.join(", ") || "none"}; only in B: ${c.only_in_b.join(", ") || "none"}.`));
