@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
@@ -46,7 +46,7 @@ func (d *fakeDevice) Trial(_ context.Context, s sweep.Spec) (result.SweepOutcome
 		o.BacklogS = secs * (s.RatePPS/d.capPPS - 1)
 	}
 	o.Received, o.Lost = got, sent-got
-	rec := echo.NewRecorder()
+	rec := stats.NewRTTRecorder()
 	for range min(got, 200) {
 		o.RTTs = append(o.RTTs, d.rtt)
 		rec.Record(d.rtt)

@@ -7,9 +7,10 @@ import (
 )
 
 // Window keeps the most recent arrival times of a stream, up to a fixed
-// count, for Diagnose: a test of any length costs the same memory (8 bytes
-// an arrival, allocated once at the first), and the diagnosis looks at the
-// stream's latest stretch of consecutive arrivals. It is owned by one
+// count, for Diagnose: a test of any length costs at most the same memory
+// (8 bytes an arrival; a short test only what it used, growing by doubling
+// up to the size), and the diagnosis looks at the stream's latest stretch
+// of consecutive arrivals. It is owned by one
 // goroutine; the zero Window keeps nothing (see NewWindow).
 type Window struct {
 	ring []time.Duration
@@ -26,11 +27,13 @@ func (w *Window) Add(at time.Duration) {
 	if w.size == 0 {
 		return
 	}
-	if w.ring == nil {
-		w.ring = make([]time.Duration, 0, w.size)
-	}
 	w.n++
 	if len(w.ring) < w.size {
+		if len(w.ring) == cap(w.ring) {
+			grown := make([]time.Duration, len(w.ring), min(max(2*cap(w.ring), 64), w.size))
+			copy(grown, w.ring)
+			w.ring = grown
+		}
 		w.ring = append(w.ring, at)
 		return
 	}
@@ -44,8 +47,8 @@ func (w *Window) Added() int64 { return w.n }
 // Len returns how many arrivals the window holds (at most its size).
 func (w *Window) Len() int { return len(w.ring) }
 
-// Cap returns the memory the window holds, in arrivals: its size once
-// anything was added, 0 before.
+// Cap returns the memory the window holds, in arrivals: never more than
+// its size.
 func (w *Window) Cap() int { return cap(w.ring) }
 
 // Arrivals returns a copy of the arrivals held, oldest first.

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
@@ -72,7 +71,7 @@ type Result struct {
 	// RTT is the distribution of the round-trip times (kernel receive
 	// time minus the send time carried) of every datagram that came back:
 	// count, minimum, mean and maximum exact, percentiles from a histogram
-	// to within 0.1 % (echo.Recorder).
+	// to within 0.1 % (stats.RTTRecorder).
 	RTT result.RTTSummary
 	// RTTs are the round-trip times of a uniform sample of the datagrams
 	// that came back, in arrival order: every SampleStep-th (1 for a run
@@ -199,7 +198,7 @@ type returns struct {
 
 	mu      sync.Mutex
 	seq     *stats.SeqTracker
-	rtt     *echo.Recorder
+	rtt     *stats.RTTRecorder
 	sample  *stats.Thinned
 	ticks   *tickdiag.Window
 	sentTo  int64 // highest id sent, once sending ended; -1 while sending
@@ -210,7 +209,7 @@ type returns struct {
 // newReturns counts what comes back into res, for datagrams of length bytes.
 func newReturns(res *Result, length int) *returns {
 	first := reflectLayout.FirstID()
-	return &returns{res: res, length: length, first: first, seq: stats.NewSeqTracker(first), rtt: echo.NewRecorder(),
+	return &returns{res: res, length: length, first: first, seq: stats.NewSeqTracker(first), rtt: stats.NewRTTRecorder(),
 		sample: stats.NewThinned(SampleSize), ticks: tickdiag.NewWindow(TickWindow), sentTo: -1}
 }
 
