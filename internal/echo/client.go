@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/version"
 )
 
@@ -149,7 +150,7 @@ func Run(ctx context.Context, cfg Config) (*result.Latency, error) {
 		return nil, err
 	}
 	defer p.close()
-	rec := NewRecorder()
+	rec := stats.NewRTTRecorder()
 	err = runLoop(ctx, p, &cfg, rec, &r.RTTStats)
 	r.Test.Peer = p.peer()
 	if err != nil {
@@ -185,7 +186,7 @@ func newProber(ctx context.Context, cfg *Config) (prober, error) {
 // reached or ctx ends, recording into rec and st. A request cut short by
 // ctx is not counted. It returns an error only for a connection that
 // broke.
-func runLoop(ctx context.Context, p prober, cfg *Config, rec *Recorder, st *result.RTTStats) error {
+func runLoop(ctx context.Context, p prober, cfg *Config, rec *stats.RTTRecorder, st *result.RTTStats) error {
 	start := time.Now()
 	next := start
 	var deadline time.Time

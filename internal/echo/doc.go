@@ -18,7 +18,7 @@
 //     nothing).
 //
 // RTTs go into an HDR histogram (3 significant digits, 1 ns to 60 s); the
-// Recorder.Summary gives exact min, max, mean and standard deviation, and percentiles
+// stats.RTTRecorder.Summary gives exact min, max, mean and standard deviation, and percentiles
 // from the histogram (within 0.1 %).
 //
 // UnderLoad runs a light probe (UDP echo, or ICMP through internal/ping)

@@ -12,6 +12,7 @@ import (
 	"github.com/wirebench/wirebench/internal/ping"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/version"
 )
 
@@ -188,7 +189,7 @@ func (u *udpPhases) phase(ctx context.Context, d time.Duration, _ *atomic.Bool) 
 	cfg.Duration = d
 	var st result.RTTStats
 	before := u.p.late()
-	err := runLoop(ctx, u.p, &cfg, NewRecorder(), &st)
+	err := runLoop(ctx, u.p, &cfg, stats.NewRTTRecorder(), &st)
 	st.Late -= before
 	return st, err
 }
@@ -203,7 +204,7 @@ func (c *icmpPhases) close() { _ = c.p.Close() }
 
 func (c *icmpPhases) phase(ctx context.Context, d time.Duration, stop *atomic.Bool) (result.RTTStats, error) {
 	var st result.RTTStats
-	rec := NewRecorder()
+	rec := stats.NewRTTRecorder()
 	start := time.Now()
 	add := func(sr *result.PingSize) {
 		st.Sent += int64(sr.Sent)

@@ -52,13 +52,19 @@ type SweepOutcome struct {
 	ServicePPS float64 `json:"service_pps,omitempty"`
 	// RTT is the round-trip time where the far end reflects.
 	RTT *SweepRTT `json:"rtt_ms,omitempty"`
-	// RTTs are the round-trip times of every datagram that came back,
-	// in arrival order, where the far end reflects (not in the JSON:
-	// RTT summarises them).
-	RTTs []time.Duration `json:"-"`
-	// Arrivals are the kernel receive times of what came back, since the
-	// first, in arrival order, where the far end reflects (not in the
-	// JSON: a diagnosis looks in them for a timer tick).
+	// RTTs are the round-trip times of a uniform sample of what came
+	// back, in arrival order, where the far end reflects: every
+	// RTTStep-th datagram, at most reflectrun.SampleSize of them (not in
+	// the JSON: RTT summarises every datagram).
+	RTTs    []time.Duration `json:"-"`
+	RTTStep int64           `json:"-"`
+	// RTTDist is the distribution of every round trip that came back
+	// (count, min, mean, max exact; percentiles and bins from a
+	// histogram to within 0.1 %), where the far end reflects.
+	RTTDist *RTTSummary `json:"-"`
+	// Arrivals are the kernel receive times, since the first, of the
+	// last reflectrun.TickWindow datagrams that came back, consecutive
+	// (not in the JSON: a diagnosis looks in them for a timer tick).
 	Arrivals []time.Duration `json:"-"`
 	// Transit is the far end's summary of one-way transit times (a
 	// wirebench server's report), clock offset included; nil when it sent

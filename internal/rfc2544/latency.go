@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
@@ -36,7 +35,7 @@ func (b *bench) latency(ctx context.Context, sr *result.RFC2544Size) error {
 func (b *bench) latencyPoint(ctx context.Context, sr *result.RFC2544Size, load float64) (result.RFC2544LatencyPoint, error) {
 	reps := max(b.cfg.Schedule.LatencyRepeats, 1)
 	p := result.RFC2544LatencyPoint{LoadPercent: load, RatePPS: sr.NDRPPS * load / 100, Kind: b.cfg.Latency, Repeats: reps, Histogram: []result.RTTBin{}}
-	all := echo.NewRecorder()
+	all := []result.RTTBin{}
 	var sums [7]float64
 	got := 0 // repeats that gave figures
 	for i := 1; i <= reps; i++ {
@@ -53,7 +52,7 @@ func (b *bench) latencyPoint(ctx context.Context, sr *result.RFC2544Size, load f
 		if o.SendErrors > 0 || o.OfferedPPS < 0.99*p.RatePPS {
 			p.HostLimited = true
 		}
-		stats, ok := b.trialStats(o, all)
+		stats, ok := b.trialStats(o, &all)
 		if !ok {
 			continue
 		}
@@ -70,7 +69,7 @@ func (b *bench) latencyPoint(ctx context.Context, sr *result.RFC2544Size, load f
 	}
 	p.MinMS, p.MeanMS, p.P50MS, p.P90MS, p.P99MS, p.P999MS, p.MaxMS = sums[0], sums[1], sums[2], sums[3], sums[4], sums[5], sums[6]
 	if b.cfg.Latency == result.RFC2544RoundTrip {
-		p.Histogram = all.Summary().Bins
+		p.Histogram = all
 	}
 	b.latencyWarnings(sr, p, load, got, reps)
 	return p, nil
@@ -79,7 +78,7 @@ func (b *bench) latencyPoint(ctx context.Context, sr *result.RFC2544Size, load f
 // trialStats are one trial's min, mean, p50, p90, p99, p99.9 and max in
 // ms (the mean 0 for the transit kinds), the round trips also recorded in
 // all; ok is false when the trial timed nothing.
-func (b *bench) trialStats(o result.SweepOutcome, all *echo.Recorder) (st [7]float64, ok bool) {
+func (b *bench) trialStats(o result.SweepOutcome, all *[]result.RTTBin) (st [7]float64, ok bool) {
 	if b.cfg.Latency != result.RFC2544RoundTrip {
 		tr := o.Transit
 		if tr == nil || tr.Count == 0 {
@@ -96,16 +95,31 @@ func (b *bench) trialStats(o result.SweepOutcome, all *echo.Recorder) (st [7]flo
 		}
 		return st, true
 	}
-	if len(o.RTTs) == 0 {
+	s := o.RTTDist
+	if s == nil || s.Count == 0 {
 		return st, false
 	}
-	rec := echo.NewRecorder()
-	for _, d := range o.RTTs {
-		rec.Record(d)
-		all.Record(d)
-	}
-	s := rec.Summary()
+	*all = mergeBins(*all, s.Bins)
 	return [7]float64{s.Min, s.Mean, s.P50, s.P90, s.P99, s.P999, s.Max}, true
+}
+
+// mergeBins adds the counts of bins b to a's: both are echo's coarse bins,
+// whose edges are fixed (20 a decade), in ascending order.
+func mergeBins(a, b []result.RTTBin) []result.RTTBin {
+	out := make([]result.RTTBin, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(b) == 0 || (len(a) > 0 && a[0].From < b[0].From):
+			out, a = append(out, a[0]), a[1:]
+		case len(a) == 0 || b[0].From < a[0].From:
+			out, b = append(out, b[0]), b[1:]
+		default:
+			m := a[0]
+			m.Count += b[0].Count
+			out, a, b = append(out, m), a[1:], b[1:]
+		}
+	}
+	return out
 }
 
 // timed is how many datagrams a trial timed.
@@ -113,7 +127,10 @@ func timed(o result.SweepOutcome) int64 {
 	if o.Transit != nil {
 		return o.Transit.Count
 	}
-	return int64(len(o.RTTs))
+	if o.RTTDist != nil {
+		return o.RTTDist.Count
+	}
+	return 0
 }
 
 // latencyWarnings says what makes a point doubtful.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
@@ -45,8 +46,14 @@ func (d *fakeDevice) Trial(_ context.Context, s sweep.Spec) (result.SweepOutcome
 		o.BacklogS = secs * (s.RatePPS/d.capPPS - 1)
 	}
 	o.Received, o.Lost = got, sent-got
+	rec := stats.NewRTTRecorder()
 	for range min(got, 200) {
 		o.RTTs = append(o.RTTs, d.rtt)
+		rec.Record(d.rtt)
+	}
+	if rec.Count() > 0 {
+		sum := rec.Summary()
+		o.RTTDist = &sum
 	}
 	return o, nil
 }

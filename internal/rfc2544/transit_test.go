@@ -19,7 +19,7 @@ type transitDevice struct{ fakeDevice }
 
 func (d *transitDevice) Trial(ctx context.Context, s sweep.Spec) (result.SweepOutcome, error) {
 	o, err := d.fakeDevice.Trial(ctx, s)
-	o.RTTs = nil
+	o.RTTs, o.RTTDist = nil, nil
 	o.Transit = &result.Transit{Min: -5_000_000 + 200, P50: -5_000_000 + 300, P90: -5_000_000 + 500, P99: -5_000_000 + 900,
 		P999: -5_000_000 + 1000, Max: -5_000_000 + 1200, Count: o.Received}
 	return o, err

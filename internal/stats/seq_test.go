@@ -175,3 +175,27 @@ func TestSeqTrackerMissing(t *testing.T) {
 		t.Error("id 2 arrived late and is still missing")
 	}
 }
+
+// TestSeqTrackerMemoryBounded feeds ten million ids, each pair swapped and
+// a pair lost every million or so: the id window's memory stays Window
+// bits, and the counts are exact.
+func TestSeqTrackerMemoryBounded(t *testing.T) {
+	tr := NewSeqTracker(1)
+	words, c := len(tr.seen), cap(tr.seen)
+	const n = 10_000_000
+	var lost int64
+	for id := int64(1); id <= n; id += 2 {
+		if id%1_000_001 == 0 {
+			lost += 2
+			continue
+		}
+		tr.Add(id + 1)
+		tr.Add(id)
+	}
+	if len(tr.seen) != words || cap(tr.seen) != c || words != Window/64 {
+		t.Fatalf("id window %d words (cap %d) after %d ids, want %d", len(tr.seen), cap(tr.seen), n, Window/64)
+	}
+	if tr.Received() != n-lost || tr.Lost() != lost || tr.OutOfOrder() != (n-lost)/2 {
+		t.Fatalf("received %d lost %d out of order %d, want %d, %d, %d", tr.Received(), tr.Lost(), tr.OutOfOrder(), n-lost, lost, (n-lost)/2)
+	}
+}

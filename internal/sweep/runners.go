@@ -3,7 +3,7 @@ package sweep
 import (
 	"context"
 	"errors"
-	"math"
+	"fmt"
 	"slices"
 	"time"
 
@@ -11,6 +11,7 @@ import (
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/session/reflectrun"
+	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/units"
 )
 
@@ -40,11 +41,14 @@ func (r ReflectRunner) Trial(ctx context.Context, s Spec) (result.SweepOutcome, 
 		PPS: s.RatePPS, Duration: s.Duration, Packets: s.Packets, Drain: r.Drain})
 	o := result.SweepOutcome{Sent: res.Sent, SendErrors: res.SendErrors, OfferedPPS: res.OfferedPPS,
 		Received: res.Received, Lost: res.Lost(), Total: res.Sent,
-		SendSeconds: res.SendSeconds, ReceiveSeconds: res.ReceiveSeconds, RTT: summariseRTT(res.RTTs), RTTs: res.RTTs,
-		Arrivals: res.Arrivals, HostDrops: max(res.HostDrops, 0)}
+		SendSeconds: res.SendSeconds, ReceiveSeconds: res.ReceiveSeconds, RTT: summariseRTT(res.RTT), RTTs: res.RTTs,
+		RTTStep: res.SampleStep, Arrivals: res.TickArrivals, HostDrops: max(res.HostDrops, 0)}
+	if res.RTT.Count > 0 {
+		o.RTTDist = &res.RTT
+	}
 	// The backlog is the queue a far end delivering at the rate it
 	// showed while it held one builds at the rate we offered.
-	o.ServicePPS = servicePPS(res.RTTs, res.Arrivals)
+	o.ServicePPS = servicePPS(res.RTTs, res.Arrivals, res.SampleStep)
 	o.BacklogKnown = len(res.RTTs) >= 20
 	if o.ServicePPS > 0 && res.OfferedPPS > o.ServicePPS {
 		o.BacklogS = res.SendSeconds * (res.OfferedPPS/o.ServicePPS - 1)
@@ -57,6 +61,9 @@ func (r ReflectRunner) Trial(ctx context.Context, s Spec) (result.SweepOutcome, 
 	}
 	if res.Duplicates > 0 {
 		o.Warnings = append(o.Warnings, "the far end sent some datagrams back twice; each was counted once")
+	}
+	if res.TooOld > 0 {
+		o.Warnings = append(o.Warnings, fmt.Sprintf("%d datagrams came back more than %d behind the latest: each was counted as received without checking whether it came back twice", res.TooOld, stats.Window))
 	}
 	if res.Sent > 0 && res.Received == 0 {
 		// Not NoReport: nothing back is what a device that drops every
@@ -77,7 +84,7 @@ const (
 	queuedSpan = 10 * time.Millisecond
 )
 
-// servicePPS is the rate a far end delivered at while it held a queue: the
+// servicePPS is, from a sample of every step-th datagram back, the rate a far end delivered at while it held a queue: the
 // spacing of its deliveries over the stretches where what came back had
 // waited, pooled. Within a stretch the spacing is fitted through the
 // earliest delivery of each of about 20 chunks (the lower envelope): a
@@ -88,7 +95,7 @@ const (
 // stall builds a queue the far end drains at its own rate, which is what
 // is measured; a far end that cannot keep our rate holds a queue for most
 // of the trial.
-func servicePPS(rtts, arrivals []time.Duration) float64 {
+func servicePPS(rtts, arrivals []time.Duration, step int64) float64 {
 	n := min(len(rtts), len(arrivals))
 	if n < 20 {
 		return 0
@@ -115,7 +122,7 @@ func servicePPS(rtts, arrivals []time.Duration) float64 {
 	if sxx == 0 || sxy <= 0 {
 		return 0
 	}
-	return sxx / sxy
+	return sxx / sxy * float64(max(step, 1))
 }
 
 // envelopeFit fits arrival time over arrival order through the lower
@@ -179,18 +186,13 @@ func envelopeFit(arr []time.Duration) (sxy, sxx float64) {
 	return sxy, sxx
 }
 
-// summariseRTT is the result.SweepRTT summary in milliseconds (nil for none).
-func summariseRTT(rtts []time.Duration) *result.SweepRTT {
-	if len(rtts) == 0 {
+// summariseRTT is the result.SweepRTT summary of a run's round trips
+// (nil for none): min, mean and max exact, percentiles within 0.1 %.
+func summariseRTT(s result.RTTSummary) *result.SweepRTT {
+	if s.Count == 0 {
 		return nil
 	}
-	ms := make([]float64, len(rtts))
-	for i, d := range rtts {
-		ms[i] = float64(d) / 1e6
-	}
-	slices.Sort(ms)
-	q := func(p float64) float64 { return ms[min(len(ms)-1, int(math.Ceil(p*float64(len(ms))))-1)] }
-	return &result.SweepRTT{Min: ms[0], Mean: mean(ms), P50: q(0.50), P99: q(0.99), Max: ms[len(ms)-1]}
+	return &result.SweepRTT{Min: s.Min, Mean: s.Mean, P50: s.P50, P99: s.P99, Max: s.Max}
 }
 
 // SessionRunner runs trials as iperf2-dialect UDP tests against a server

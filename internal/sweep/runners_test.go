@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/stats"
 )
 
 // SessionRunner judges a trial on the far end's report when one came
@@ -160,10 +161,21 @@ func TestServicePPS(t *testing.T) {
 		{"slower far end", 4950, 4800, 4800, false, false},
 		{"slower far end, late reflector", 4950, 4800, 4800, false, true},
 	} {
-		got := servicePPS(trace(c.offered, c.service, c.stall, c.late))
+		rtts, arr := trace(c.offered, c.service, c.stall, c.late)
+		got := servicePPS(rtts, arr, 1)
 		t.Logf("%s: %.1f/s", c.name, got)
 		if (c.want == 0 && got != 0) || (c.want > 0 && math.Abs(got/c.want-1) > 0.002) {
 			t.Errorf("%s: %.1f/s, want %.0f/s", c.name, got, c.want)
+		}
+		// A reflect run keeps a thinned sample of a long run: every 4th
+		// datagram here gives the same rate.
+		s := stats.NewThinned(len(rtts)/4 + 2)
+		for i := range rtts {
+			s.Add(rtts[i], arr[i])
+		}
+		thin := servicePPS(s.Values(), s.Times(), s.Step())
+		if s.Step() != 4 || (c.want == 0 && thin != 0) || (c.want > 0 && math.Abs(thin/c.want-1) > 0.01) {
+			t.Errorf("%s, every %dth datagram: %.1f/s, want %.0f/s", c.name, s.Step(), thin, c.want)
 		}
 	}
 }

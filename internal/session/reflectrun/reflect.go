@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/engine"
+	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/tickdiag"
 	"github.com/wirebench/wirebench/internal/udpio"
 	i2wire "github.com/wirebench/wirebench/internal/wire/iperf2"
 )
@@ -60,14 +62,28 @@ type Result struct {
 	StallsCut bool
 	// Received counts distinct datagrams of this run that came back;
 	// Duplicates the extra copies; Stray datagrams that were not ours.
-	Received, Duplicates, Stray int64
+	// Ids are told apart in a window of the latest stats.Window ids (a
+	// run's memory does not grow with its length): TooOld counts those
+	// that came back further behind, counted as received unchecked.
+	Received, Duplicates, Stray, TooOld int64
 	// ReceiveSeconds spans the first datagram back to the last.
 	ReceiveSeconds float64
-	// RTTs are the round-trip times of the datagrams that came back, in
-	// arrival order (kernel receive time minus the send time they carry);
-	// Arrivals their kernel receive times, since the first.
-	RTTs     []time.Duration
-	Arrivals []time.Duration
+	// RTT is the distribution of the round-trip times (kernel receive
+	// time minus the send time carried) of every datagram that came back:
+	// count, minimum, mean and maximum exact, percentiles from a histogram
+	// to within 0.1 % (stats.RTTRecorder).
+	RTT result.RTTSummary
+	// RTTs are the round-trip times of a uniform sample of the datagrams
+	// that came back, in arrival order: every SampleStep-th (1 for a run
+	// of up to SampleSize); Arrivals their kernel receive times, since the
+	// first datagram back.
+	RTTs, Arrivals []time.Duration
+	SampleStep     int64
+	// TickArrivals are the kernel receive times, since the first, of the
+	// last TickWindow datagrams back, consecutive, for the timer-tick
+	// diagnosis; TickCovers says which ("" when they are all).
+	TickArrivals []time.Duration
+	TickCovers   string
 	// HostDrops counts datagrams our own socket dropped (its receive buffer
 	// was full): they came back but were lost here; -1 when unknown.
 	HostDrops int64
@@ -75,6 +91,15 @@ type Result struct {
 
 // Lost is what did not come back.
 func (r *Result) Lost() int64 { return max(r.Sent-r.Received, 0) }
+
+// The bounds of a run's memory, whatever its length: the sample of round
+// trips (2 × 8 bytes a datagram, 2 MiB) and the window of consecutive
+// arrivals for the tick diagnosis (8 bytes each, 512 KiB), beside the
+// histogram (about 220 KiB) and the id window (8 KiB).
+const (
+	SampleSize = 1 << 17
+	TickWindow = 1 << 16
+)
 
 // reflectLayout stamps each datagram as an iperf2 2.1 datagram (id from 1
 // and the send time), so a reflector's data counts apply to it too.
@@ -97,7 +122,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	defer conn.Close()
 	drops0, dropsKnown := conn.Drops()
 
-	rx := &returns{res: &res, length: cfg.Length, first: reflectLayout.FirstID(), seen: map[int64]struct{}{}, sentTo: -1}
+	rx := newReturns(&res, cfg.Length)
 	recvCtx, stopRecv := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRecv()
 	recvDone := make(chan error, 1)
@@ -172,10 +197,20 @@ type returns struct {
 	first  int64 // the first id sent
 
 	mu      sync.Mutex
-	seen    map[int64]struct{}
+	seq     *stats.SeqTracker
+	rtt     *stats.RTTRecorder
+	sample  *stats.Thinned
+	ticks   *tickdiag.Window
 	sentTo  int64 // highest id sent, once sending ended; -1 while sending
 	firstRx time.Time
 	lastRx  time.Time
+}
+
+// newReturns counts what comes back into res, for datagrams of length bytes.
+func newReturns(res *Result, length int) *returns {
+	first := reflectLayout.FirstID()
+	return &returns{res: res, length: length, first: first, seq: stats.NewSeqTracker(first), rtt: stats.NewRTTRecorder(),
+		sample: stats.NewThinned(SampleSize), ticks: tickdiag.NewWindow(TickWindow), sentTo: -1}
 }
 
 // take counts one datagram that came back; it returns false once
@@ -189,19 +224,20 @@ func (rx *returns) take(m *udpio.Message) bool {
 		res.Stray++
 		return true
 	}
-	if _, dup := rx.seen[id]; dup {
+	if rx.seq.Add(id) == stats.Duplicate {
 		res.Duplicates++
 		return true
 	}
-	rx.seen[id] = struct{}{}
 	if rx.firstRx.IsZero() {
 		rx.firstRx = m.Time
 	}
 	rx.lastRx = m.Time
-	res.RTTs = append(res.RTTs, m.Time.Sub(time.Unix(int64(sec), int64(usec)*1000)))
-	res.Arrivals = append(res.Arrivals, m.Time.Sub(rx.firstRx))
+	rtt, at := m.Time.Sub(time.Unix(int64(sec), int64(usec)*1000)), m.Time.Sub(rx.firstRx)
+	rx.rtt.Record(rtt)
+	rx.sample.Add(rtt, at)
+	rx.ticks.Add(at)
 	// Everything came back: stop listening.
-	return rx.sentTo < 0 || int64(len(rx.seen)) < rx.sentTo-rx.first+1
+	return rx.sentTo < 0 || rx.seq.Received() < rx.sentTo-rx.first+1
 }
 
 // sent notes that sending ended at id last, after packets datagrams, and
@@ -210,7 +246,7 @@ func (rx *returns) sent(last, packets int64) (all bool) {
 	rx.mu.Lock()
 	defer rx.mu.Unlock()
 	rx.sentTo = last
-	return int64(len(rx.seen)) >= packets
+	return rx.seq.Received() >= packets
 }
 
 // finish puts the counts into res, once receiving ended.
@@ -218,10 +254,12 @@ func (rx *returns) finish() {
 	rx.mu.Lock()
 	defer rx.mu.Unlock()
 	res := rx.res
-	res.Received = int64(len(rx.seen))
+	res.Received, res.TooOld = rx.seq.Received(), rx.seq.TooOld()
 	if rx.lastRx.After(rx.firstRx) {
 		res.ReceiveSeconds = rx.lastRx.Sub(rx.firstRx).Seconds()
 	}
-	res.RTTs = slices.Clip(res.RTTs)
-	res.Arrivals = slices.Clip(res.Arrivals)
+	res.RTT = rx.rtt.Summary()
+	res.RTTs, res.Arrivals = slices.Clone(rx.sample.Values()), slices.Clone(rx.sample.Times())
+	res.SampleStep = rx.sample.Step()
+	res.TickArrivals, res.TickCovers = rx.ticks.Arrivals(), rx.ticks.Covers()
 }

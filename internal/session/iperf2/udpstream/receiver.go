@@ -62,17 +62,20 @@ type Receiver struct {
 	dataN, dataBytes    int64
 	firstLen            int
 	firstData, lastData time.Time
-	// arrivals are the receive times of the first maxArrivals data
-	// datagrams, relative to start, for the timer-tick diagnosis.
-	arrivals []time.Duration
+	// arrivals are the receive times of the last arrivalWindow data
+	// datagrams, relative to start, for the timer-tick diagnosis: a
+	// test's memory does not grow with its length.
+	arrivals *tickdiag.Window
 	// diag is the diagnosis made at the FIN (diagDone), for the report's
 	// wirebench extension and the server's own result.
 	diag     string
 	diagDone bool
 }
 
-// maxArrivals bounds the arrival times one test keeps (8 bytes each).
-const maxArrivals = 100_000
+// arrivalWindow is how many arrival times one test keeps (8 bytes each,
+// 128 KiB): the last ones, enough for 8 ticks of a 1000 Hz timer up to
+// 2 Mpps and of a 100 Hz one up to 200 kpps (docs/server.md).
+const arrivalWindow = 16384
 
 // NewReceiver starts a test from its first datagram b, which arrived at
 // at from peer: its layout and client header (if it announces one) are
@@ -90,6 +93,7 @@ func NewReceiver(peer netip.AddrPort, b []byte, at time.Time) *Receiver {
 	}
 	t.rx = stats.NewUDPReceiver(FirstID(t.layout))
 	t.rx.KeepTransit = true // the report's wbx1 extension and result carry it
+	t.arrivals = tickdiag.NewWindow(arrivalWindow)
 	return t
 }
 
@@ -193,7 +197,7 @@ func (t *Receiver) TakeHeld(opening []byte) []Held {
 // we asked for: -R, or a connect-back from a 2.1 server).
 func NewReceiverAs(peer netip.AddrPort, layout i2wire.Layout, seq64 bool, at time.Time) *Receiver {
 	t := &Receiver{peer: peer, layout: layout, seq64: seq64, start: at, last: at,
-		rx: stats.NewUDPReceiver(FirstID(layout))}
+		rx: stats.NewUDPReceiver(FirstID(layout)), arrivals: tickdiag.NewWindow(arrivalWindow)}
 	t.rx.KeepTransit = true
 	return t
 }
@@ -265,9 +269,7 @@ func (t *Receiver) Feed(b []byte, at time.Time) []byte {
 	t.dataN++
 	t.dataBytes += int64(len(b))
 	t.lastData = at
-	if len(t.arrivals) < maxArrivals {
-		t.arrivals = append(t.arrivals, at.Sub(t.start))
-	}
+	t.arrivals.Add(at.Sub(t.start))
 	return nil
 }
 
@@ -281,22 +283,30 @@ func (t *Receiver) Diagnose() string {
 	if t.diagDone {
 		return t.diag
 	}
-	if t.done {
-		t.diagDone = true // the arrivals are complete: one diagnosis serves the report and the result
-	}
 	t.diag = t.findTick()
+	if t.done {
+		// The arrivals are complete: one diagnosis serves the report and
+		// the result, and a finished test kept for late FINs holds no
+		// arrivals.
+		t.diagDone = true
+		t.arrivals = tickdiag.NewWindow(0)
+	}
 	return t.diag
 }
 
 // findTick runs the timer-tick diagnosis over the arrivals.
 func (t *Receiver) findTick() string {
-	d := tickdiag.Diagnose(t.arrivals, 0)
+	d := tickdiag.Diagnose(t.arrivals.Ordered(), 0)
 	if d == nil {
 		return ""
 	}
-	return fmt.Sprintf("%s (evidence: %.0f frames/s, within %.2f %% of %.0f = %.0f × %.0f Hz; bursts of %.1f every %v; phase lock %.2f over %d bursts)",
+	over := ""
+	if c := t.arrivals.Covers(); c != "" {
+		over = " in " + c
+	}
+	return fmt.Sprintf("%s (evidence: %.0f frames/s, within %.2f %% of %.0f = %.0f × %.0f Hz; bursts of %.1f every %v; phase lock %.2f over %d bursts%s)",
 		d.Message, d.FrameRate, 100*math.Abs(d.Offset), d.NearestMultiple, d.NearestMultiple/d.TickHz, d.TickHz,
-		d.FramesPerTick, d.Period.Round(time.Microsecond), d.PhaseLock, d.Bursts)
+		d.FramesPerTick, d.Period.Round(time.Microsecond), d.PhaseLock, d.Bursts, over)
 }
 
 // EndIdle ends a test whose client stopped sending without a FIN (ESP-IDF).

@@ -1,4 +1,4 @@
-package echo
+package stats
 
 import (
 	"math"
@@ -19,8 +19,8 @@ const (
 	binsPerDecade = 20
 )
 
-// Recorder collects round-trip times. It is not safe for concurrent use.
-type Recorder struct {
+// RTTRecorder collects round-trip times. It is not safe for concurrent use.
+type RTTRecorder struct {
 	h    *hdrhistogram.Histogram
 	n    int64
 	min  time.Duration
@@ -30,13 +30,13 @@ type Recorder struct {
 	over int64 // samples beyond the histogram's range (clamped)
 }
 
-// NewRecorder returns an empty recorder.
-func NewRecorder() *Recorder {
-	return &Recorder{h: hdrhistogram.New(histLowest, histHighest, histDigits)}
+// NewRTTRecorder returns an empty recorder.
+func NewRTTRecorder() *RTTRecorder {
+	return &RTTRecorder{h: hdrhistogram.New(histLowest, histHighest, histDigits)}
 }
 
 // Record adds one RTT.
-func (r *Recorder) Record(d time.Duration) {
+func (r *RTTRecorder) Record(d time.Duration) {
 	v := int64(d)
 	if v < histLowest {
 		v = histLowest
@@ -59,10 +59,10 @@ func (r *Recorder) Record(d time.Duration) {
 }
 
 // Count returns the number of samples.
-func (r *Recorder) Count() int64 { return r.n }
+func (r *RTTRecorder) Count() int64 { return r.n }
 
 // Summary returns the distribution recorded so far.
-func (r *Recorder) Summary() result.RTTSummary {
+func (r *RTTRecorder) Summary() result.RTTSummary {
 	s := result.RTTSummary{Count: r.n, Bins: []result.RTTBin{}}
 	if r.n == 0 {
 		return s

@@ -1,4 +1,4 @@
-package echo
+package stats
 
 import (
 	"math"
@@ -23,7 +23,7 @@ func TestSummary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := NewRecorder()
+			r := NewRTTRecorder()
 			for _, v := range tt.ms {
 				r.Record(time.Duration(v * 1e6))
 			}
@@ -59,7 +59,7 @@ func TestSummary(t *testing.T) {
 }
 
 func TestRecorderClamps(t *testing.T) {
-	r := NewRecorder()
+	r := NewRTTRecorder()
 	r.Record(0)
 	r.Record(2 * time.Minute)
 	s := r.Summary()
@@ -69,7 +69,7 @@ func TestRecorderClamps(t *testing.T) {
 }
 
 func TestBinsAreCoarse(t *testing.T) {
-	r := NewRecorder()
+	r := NewRTTRecorder()
 	for i := range 10000 {
 		r.Record(time.Duration(1e6 + i*1000)) // 1 ms to 11 ms
 	}
