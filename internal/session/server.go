@@ -39,15 +39,21 @@ type ServerConfig struct {
 	// is treated as header-less data.
 	HeaderTimeout time.Duration
 	// MaxTests bounds the tests open at once (default 1024): what a flood
-	// of spoofed sources can make the server hold.
+	// of spoofed sources can make the server hold. It bounds the UDP
+	// tests, the iperf3 tests and, apart, the TCP tests (AdmitTCPTest);
+	// the accept loop closes connections beyond MaxOpenConnsPerTest times
+	// it at once, before any goroutine is started for them.
 	MaxTests int
 	// MaxDuration caps what this server sends in reverse and connect-back
 	// tests, whatever a client asks (default 1 hour).
 	MaxDuration time.Duration
 	// MaxSendRate caps, in bit/s of payload, the rate this server sends at
-	// in iperf2 UDP reverse and connect-back tests (0 = as the client asks).
-	// The client's header is all it takes to make the server send, so this
-	// bounds what a spoofed source can aim at its victim.
+	// in UDP tests a client asked for without authenticating: iperf2 UDP
+	// reverse and connect-back tests are sent no faster, iperf3 UDP -R and
+	// --bidir tests asking for more (or for no limit) are refused (0 =
+	// DefaultMaxSendRate, negative = as the client asks). A datagram with
+	// a spoofable source is all it takes to make the server send, so this
+	// bounds what one can aim at a victim.
 	MaxSendRate float64
 	// AllowReverse lists the sources, beyond loopback, private, CGNAT,
 	// benchmarking, link-local and ULA networks (admit.Classify), that UDP
@@ -117,6 +123,9 @@ func (c *ServerConfig) applyDefaults() {
 	if c.MaxDuration == 0 {
 		c.MaxDuration = time.Hour
 	}
+	if c.MaxSendRate == 0 {
+		c.MaxSendRate = DefaultMaxSendRate
+	}
 	if c.MaxTestsPerSource == 0 {
 		c.MaxTestsPerSource = admit.DefaultMaxActive
 	}
@@ -178,6 +187,9 @@ type Server struct {
 	// order they were connected in.
 	accepted  sync.Map
 	acceptSeq atomic.Uint64
+	// openConns counts the accepted TCP connections being served;
+	// tcpTests the TCP tests admitted (AdmitTCPTest) and not yet ended.
+	openConns, tcpTests atomic.Int64
 }
 
 // noteAccept numbers a newly accepted connection; the returned func
@@ -328,8 +340,12 @@ func (s *Server) serveTCP(ctx context.Context) error {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
+		if !s.admitConn(c) {
+			continue
+		}
 		forget := s.noteAccept(c)
 		s.goTest("tcp: "+c.RemoteAddr().String(), func() {
+			defer s.openConns.Add(-1)
 			defer forget()
 			s.handleTCP(ctx, c, accepted)
 		})

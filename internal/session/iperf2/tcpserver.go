@@ -75,6 +75,10 @@ func (s *server) ServeTCP(ctx context.Context, c net.Conn, first []byte, firstEr
 		return
 	}
 	defer release()
+	if release, ok = s.AdmitTCPTest("tcp", t.peer); !ok {
+		return // closed without an acknowledgement, as for a per-source limit
+	}
+	defer release()
 	if err := s.CheckReverse(t.peer.Addr()); err != nil && m.connectBack {
 		// Closed without an acknowledgement: the client sees its test end.
 		s.Log("refused-reverse", fmt.Sprintf("tcp: %s: refused a -r/-d test: %v", t.peer, err))
