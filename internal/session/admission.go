@@ -89,44 +89,25 @@ func isLocalAddr(a netip.Addr) bool {
 	return false
 }
 
-// Caps on what requests that prove nothing can make the server do (issue
-// 36).
-const (
-	// DefaultMaxSendRate is ServerConfig.MaxSendRate's default, bit/s of
-	// payload: a UDP reverse or connect-back test at the line rate of
-	// 1 GbE (about 957 Mbit/s of 1470-byte payloads) runs as asked; one
-	// spoofed datagram can aim no more than that at its victim.
-	DefaultMaxSendRate = 1e9
-	// MaxOpenConnsPerTest times ServerConfig.MaxTests is how many TCP
-	// connections the server serves at once (4096 by default): room for
-	// iperf3's data streams beside their control connections.
-	MaxOpenConnsPerTest = 4
-)
-
 // admitConn takes a slot for a newly accepted connection, or closes it at
-// once (logged) when MaxOpenConnsPerTest × MaxTests are being served: a
+// once (logged) when admit.ConnsPerTest × MaxTests are being served: a
 // flood of connections then costs no goroutine each.
 func (s *Server) admitConn(c net.Conn) bool {
-	limit := int64(MaxOpenConnsPerTest * s.cfg.MaxTests)
-	if n := s.openConns.Add(1); n > limit {
-		s.openConns.Add(-1)
-		s.logs.log("tcp-conns", fmt.Sprintf("tcp: closed a connection from %s at once: %d connections are open (%d × --max-tests)",
-			c.RemoteAddr(), n-1, MaxOpenConnsPerTest))
+	if n, ok := s.openConns.Take(admit.ConnsPerTest * s.cfg.MaxTests); !ok {
+		s.logs.log("tcp-conns", fmt.Sprintf("tcp: closed a connection from %s at once: %d connections are open (%d × --max-tests)", c.RemoteAddr(), n, admit.ConnsPerTest))
 		c.Close()
 		return false
 	}
 	return true
 }
 
-// admitTCPTest takes one of MaxTests slots for a TCP test from peer, which
-// every source shares (the per-source limits are admitSource's). When all
-// are taken the refusal is logged and ok is false.
-func (s *Server) admitTCPTest(proto string, peer netip.AddrPort) (release func(), ok bool) {
-	if n := s.tcpTests.Add(1); n > int64(s.cfg.MaxTests) {
-		s.tcpTests.Add(-1)
-		s.logs.log("tcp-full", fmt.Sprintf("%s: %s: refused a new test: %d TCP tests are running (--max-tests)", proto, peer, n-1))
+// AdmitTCPTest takes one of the MaxTests slots every source shares for a
+// TCP test from peer (the per-source limits are AdmitSource's); when none
+// is free the refusal is logged and ok is false.
+func (s *Server) AdmitTCPTest(proto string, peer netip.AddrPort) (release func(), ok bool) {
+	if n, ok := s.tcpTests.Take(s.cfg.MaxTests); !ok {
+		s.logs.log("tcp-full", fmt.Sprintf("%s: %s: refused a new test: %d TCP tests are running (--max-tests)", proto, peer, n))
 		return nil, false
 	}
-	var once sync.Once
-	return func() { once.Do(func() { s.tcpTests.Add(-1) }) }, true
+	return sync.OnceFunc(s.tcpTests.Give), true
 }

@@ -53,13 +53,6 @@ func (s *Server) CheckReverse(addr netip.Addr) error { return s.reverse.Check(ad
 // RefuseTest reports a test refused for why.
 func (s *Server) RefuseTest(r *result.Result, why error) { s.refuseTest(r, why) }
 
-// AdmitTCPTest takes one of the MaxTests slots every source shares for a
-// TCP test from peer; when none is free the refusal is logged and ok is
-// false.
-func (s *Server) AdmitTCPTest(proto string, peer netip.AddrPort) (release func(), ok bool) {
-	return s.admitTCPTest(proto, peer)
-}
-
 // NewTest numbers a test and announces it (OnTestStart).
 func (s *Server) NewTest(r *result.Result) int { return s.newTest(r) }
 

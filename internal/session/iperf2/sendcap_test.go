@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/admit"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/units"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
@@ -130,12 +132,53 @@ func TestTCPTestsHaveAGlobalCap(t *testing.T) {
 // waited out the header timeout on a goroutine of its own.
 func TestAcceptClosesConnectionsOverTheCap(t *testing.T) {
 	port, _, _, logs := capServer(t, session.ServerConfig{MaxTests: 1, HeaderTimeout: time.Minute})
-	for range session.MaxOpenConnsPerTest {
+	for range admit.ConnsPerTest {
 		dialTCP(t, port, nil) // silent: each holds a handler waiting for its header
 	}
 	over := dialTCP(t, port, nil)
 	waitLog(t, logs, "connections are open")
 	if !closedByServer(over) {
 		t.Error("the connection over the cap was held open, not closed")
+	}
+}
+
+// TestServerCapsReverseRateByDefault: with no --max-rate given, a UDP -R
+// test (one datagram with a spoofable source asks for it) is sent at
+// admit.DefaultMaxSendRate at most, said in the result and once in the
+// log; before, the server sent at whatever rate the header asked.
+func TestServerCapsReverseRateByDefault(t *testing.T) {
+	port, _, results, logs := capServer(t, session.ServerConfig{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := runClient(ctx, session.ClientConfig{Host: "127.0.0.1", Port: port, UDP: true, Reverse: true,
+		Rate: units.Rate{Value: 5e9}, Bytes: 3e6, Length: 1470})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := waitResult(t, results)
+	if r.Test.RateBPS > admit.DefaultMaxSendRate*(1+1e-9) {
+		t.Errorf("server sent at %.0f bit/s, want at most %.0f", r.Test.RateBPS, admit.DefaultMaxSendRate)
+	}
+	if w := strings.Join(r.Warnings, "\n"); !strings.Contains(w, "the client asked for 5.00 Gbits/sec; this server sends at most 1.00 Gbits/sec (--max-rate)") {
+		t.Errorf("warnings %q", w)
+	}
+	waitLog(t, logs, "asked this server to send at 5.00 Gbits/sec; sending at 1.00 Gbits/sec (--max-rate)")
+}
+
+// TestServerSaysItCutTheDuration: a reverse test asking to run longer than
+// --max-duration is cut to it, as before, and now the result and the log
+// say so (before, silently).
+func TestServerSaysItCutTheDuration(t *testing.T) {
+	for _, udp := range []bool{true, false} {
+		port, _, results, logs := capServer(t, session.ServerConfig{MaxDuration: 300 * time.Millisecond})
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, _ = runClient(ctx, session.ClientConfig{Host: "127.0.0.1", Port: port, UDP: udp, Reverse: true,
+			Rate: units.Rate{Value: 1e6}, Duration: 2 * time.Second})
+		cancel()
+		r := waitResult(t, results)
+		if w := strings.Join(r.Warnings, "\n"); !strings.Contains(w, "the client asked for 2s; this server sends for at most 300ms (--max-duration)") {
+			t.Errorf("udp %v: warnings %q", udp, w)
+		}
+		waitLog(t, logs, "asked this server to send for 2s; sending for 300ms (--max-duration)")
 	}
 }

@@ -88,6 +88,9 @@ func (s *server) ServeTCP(ctx context.Context, c net.Conn, first []byte, firstEr
 	if bothModes {
 		t.res.Warn("the client's header asked for both reverse (-R) and full duplex; ran full duplex")
 	}
+	if d, ok := t.hdr.Duration(); ok && (m.reverse || m.fullDuplex || m.connectBack) {
+		s.sendCaps("tcp", t.res, t.peer, 0, d) // said; sendDuration cuts it
+	}
 	t.id = s.NewTest(t.res)
 	session.Hook("tcp-test", t.peer)
 	s.ackHeader(t)

@@ -397,7 +397,7 @@ func (s *server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst n
 	// a UDP datagram, or one garbage datagram makes us allocate gigabytes.
 	length = min(max(length, 16), maxUDPPayload)
 	d, ok := h.Duration()
-	if !ok || d > s.cfg.MaxDuration {
+	if !ok {
 		d = s.cfg.MaxDuration
 	}
 	pps := t.res.Test.RatePPS
@@ -408,10 +408,8 @@ func (s *server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst n
 		}
 		pps = rate / float64(length*8)
 	}
-	if limit := s.cfg.MaxSendRate; limit > 0 && pps*float64(length*8) > limit {
-		t.res.Warn(fmt.Sprintf("the client asked for %.0f bit/s; this server sends at most %.0f bit/s (--max-rate)", pps*float64(length*8), limit))
-		pps = limit / float64(length*8)
-	}
+	bps, d := s.sendCaps("udp", t.res, t.rx.Peer(), pps*float64(length*8), d)
+	pps = bps / float64(length*8)
 	var bytes int64
 	if n, ok := h.ByteCount(); ok {
 		bytes, d = n, s.cfg.MaxDuration
