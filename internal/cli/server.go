@@ -65,6 +65,7 @@ allowed with --allow-reverse, and never to those in --deny-reverse
 	fl.StringSliceVar(&f.DenyReverse, "deny-reverse", nil, "never send UDP reverse and connect-back tests to these sources, even on the default networks or in --allow-reverse: CIDR prefixes or addresses, like --allow-reverse")
 	fl.IntVar(&f.MaxPerSource, "max-tests-per-source", admit.DefaultMaxActive, "most tests one source address may have open at once (0 = no limit)")
 	fl.Float64Var(&f.MaxNewPerSecond, "max-new-tests-per-second-per-source", admit.DefaultPerSecond, "most new tests one source address may open per second, after a burst of --max-tests-per-source (0 = no limit)")
+	fl.BoolVar(&f.KeepRaw, "keep-raw", false, "save every header-less (raw) test in the results store; without it one under 10 UDP datagrams or 1 s, or a TCP connection with no data, is printed and counted in the log but not saved")
 	fl.IntVar(&f.Nice, "nice", priority.DefaultNice, "scheduling priority (nice, -20..19) the server takes where allowed (root or CAP_SYS_NICE), so a busy host delays its readers less; 0 leaves it as started")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document per test, one per line (JSON Lines, schema wirebench/1)")
 	fl.BoolVar(&f.csv, "csv", false, "print each test's intervals and summary as CSV")
@@ -131,7 +132,7 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 			printer.Print(id, r)
 		})
 	}
-	sc := serve.Config{Server: cfg, Printer: printer, Output: serveOutput(format), Apply: link.Apply, Logf: e.logf,
+	sc := serve.Config{Server: cfg, Printer: printer, Output: serveOutput(format), Apply: link.Apply, Logf: e.logf, KeepRaw: f.KeepRaw,
 		Iperf3: iperf3.Config{Port: f.Iperf3Port, MaxRate: cfg.MaxSendRate, Auth: auth}, AuthNote: f.auth.Describe(auth)}
 	if !f.saving.noSave {
 		sc.Save = func(r *result.Result) (int64, string) {

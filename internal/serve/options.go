@@ -28,6 +28,8 @@ type Options struct {
 	// limit.
 	MaxPerSource    int
 	MaxNewPerSecond float64
+	// KeepRaw saves every header-less test (--keep-raw; Config.KeepRaw).
+	KeepRaw bool
 	// Nice is the scheduling priority the server asks for where allowed
 	// (--nice; priority.DefaultNice), 0 to leave it as started.
 	Nice int
