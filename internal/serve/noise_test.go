@@ -32,10 +32,14 @@ func TestHeaderlessNoiseIsCountedNotSaved(t *testing.T) {
 		{"9 datagrams over 5 s", rawResult(result.UDP, session.DialectRaw, 9, 9*1470, 5), false},
 		{"500 datagrams over 0.5 s", rawResult(result.UDP, session.DialectRaw, 500, 500*1470, 0.5), false},
 		{"a silent connection", rawResult(result.TCP, session.DialectRaw, 0, 0, 4), false},
-		{"no receiver at all", func() *result.Result { r := rawResult(result.UDP, session.DialectRaw, 0, 0, 0); r.Receiver = nil; return r }(), false},
+		{"no receiver at all", func() *result.Result {
+			r := rawResult(result.UDP, session.DialectRaw, 0, 0, 0)
+			r.Receiver = nil
+			return r
+		}(), false},
 		{"an ESP-IDF test", rawResult(result.UDP, session.DialectRaw, 850, 850*1470, 10), true},
 		{"10 datagrams over 1 s", rawResult(result.UDP, session.DialectRaw, 10, 10*1470, 1), true},
-		{"a header-less TCP test", rawResult(result.TCP, session.DialectRaw, 0, 1 << 20, 10), true},
+		{"a header-less TCP test", rawResult(result.TCP, session.DialectRaw, 0, 1<<20, 10), true},
 		{"one iperf 2 datagram", rawResult(result.UDP, session.DialectIperf2, 1, 1470, 0), true},
 		{"a raw test that failed", func() *result.Result {
 			r := rawResult(result.UDP, session.DialectRaw, 1, 12, 0)
@@ -48,7 +52,10 @@ func TestHeaderlessNoiseIsCountedNotSaved(t *testing.T) {
 		var logs []string
 		c := Config{Printer: NewPrinter(io.Discard, Text, 0, false), Apply: func(*result.Result) {}, KeepRaw: keep,
 			Logf: func(f string, a ...any) { logs = append(logs, fmt.Sprintf(f, a...)) },
-			Save: func(r *result.Result) (int64, string) { saved = append(saved, r.Test.Peer); return int64(len(saved)), "" }}
+			Save: func(r *result.Result) (int64, string) {
+				saved = append(saved, r.Test.Peer)
+				return int64(len(saved)), ""
+			}}
 		var cfg session.ServerConfig
 		stop := saveAndPrint(&cfg, c, func(int, int64, string) {})
 		want, skipped := []string{}, 0
