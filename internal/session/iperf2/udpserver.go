@@ -161,6 +161,9 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 			s.trace(src, "a FIN (id %d) with no test here: ignored", id)
 			return
 		}
+		if s.endedHandles(ctx, tests, src, b, at) {
+			return
+		}
 		if len(tests) >= s.cfg.MaxTests && !s.evictFinishedUDP(tests) {
 			s.Log("full", fmt.Sprintf("udp: ignored a new test from %s: %d tests are open (--max-tests)", src, len(tests)))
 			return
@@ -274,8 +277,7 @@ func (s *server) evictFinishedUDP(tests map[netip.AddrPort]*udpTest) bool {
 	}
 	for src, t := range tests {
 		if t.finished {
-			delete(tests, src)
-			s.udpFinished--
+			s.forgetUDP(src, t, s.arrived)
 			return true
 		}
 	}
@@ -487,8 +489,7 @@ func (s *server) Sweep(ctx context.Context, now time.Time, idleOK bool) {
 	for src, t := range s.udpTests {
 		switch {
 		case t.finished && now.After(t.expiresAt):
-			delete(s.udpTests, src)
-			s.udpFinished--
+			s.forgetUDP(src, t, now)
 		case idleOK && !t.finished && !t.reverse && now.Sub(t.heard) > s.cfg.IdleTimeout:
 			s.trace(src, "ended without a FIN after %v of silence", now.Sub(t.heard).Round(time.Millisecond))
 			t.rx.EndIdle()

@@ -39,6 +39,7 @@ type Receiver struct {
 	last      time.Time // latest datagram's arrival
 	finAt     time.Time
 	finID     int64
+	lastSent  time.Time // the latest send stamp of its datagrams (the sender's clock): see Ended
 	done      bool
 	idleEnded bool
 	report    []byte
@@ -113,6 +114,11 @@ func announcesHeader(b []byte, l i2wire.Layout) bool {
 //     report;
 //   - a data id this test still counts as lost (between its first id and
 //     its FIN, not received) is a late datagram of this test;
+//   - a data id already received, with a send stamp not after the latest
+//     this test carried, is a copy the network delivered late
+//     (Ended.Repeats), held as a late datagram, unless it comes after
+//     StreamOf-1 such datagrams held with lower ids: a stream of them is a
+//     new test (its sender's clock restarted, or stamps every run alike);
 //   - any other data id (one already received, or at or beyond the FIN) is
 //     a sender that restarted its ids: a new test.
 //
@@ -129,7 +135,10 @@ func (t *Receiver) OpensNewTest(b []byte) bool {
 	if !ok || i2wire.IsFIN(id) {
 		return false
 	}
-	return !t.rx.Seq.Missing(id)
+	if t.rx.Seq.Missing(id) {
+		return false
+	}
+	return !t.Ended().Repeats(b) || t.heldBelow(id) >= StreamOf-1
 }
 
 // peekID is the id of datagram b as Feed would read it (a 32-bit one
@@ -243,7 +252,10 @@ func (t *Receiver) Feed(b []byte, at time.Time) []byte {
 	t.last = at
 	var sent time.Time
 	if sec != 0 || usec != 0 {
-		sent = time.Unix(int64(sec), int64(usec)*1000)
+		sent = sentAt(sec, usec)
+		if sent.After(t.lastSent) {
+			t.lastSent = sent
+		}
 	}
 	if i2wire.IsFIN(id) {
 		// The FIN counts as datagram |id| (iperf's rule, §1.4).
