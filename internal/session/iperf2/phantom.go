@@ -59,7 +59,7 @@ func (s *server) repeatsEnded(src netip.AddrPort, b []byte, at time.Time) (start
 		delete(s.udpEnded, src)
 		return nil, false
 	}
-	start, stream := e.Hold(b, at)
+	start, stream := e.Hold(b, at, s.arrived)
 	if stream {
 		delete(s.udpEnded, src)
 		return start, false
@@ -79,9 +79,18 @@ func (s *server) endedHandles(ctx context.Context, tests map[netip.AddrPort]*udp
 	if isCopy || len(start) == 0 {
 		return isCopy
 	}
-	for _, h := range start {
-		s.iperf2Datagram(ctx, tests, src, tests[src], h.B, h.At)
-	}
+	s.feedHeld(ctx, tests, src, start)
 	s.iperf2Datagram(ctx, tests, src, tests[src], b, at)
 	return true
+}
+
+// feedHeld feeds datagrams held for a test from src to src's test (the
+// first opens it), each at its own arrival; s.arrived is then the datagram
+// in hand's again. s.udpMu is held.
+func (s *server) feedHeld(ctx context.Context, tests map[netip.AddrPort]*udpTest, src netip.AddrPort, held []udpstream.Held) {
+	defer func(arrived time.Time) { s.arrived = arrived }(s.arrived)
+	for _, h := range held {
+		s.arrived = h.Arrived
+		s.iperf2Datagram(ctx, tests, src, tests[src], h.B, h.At)
+	}
 }

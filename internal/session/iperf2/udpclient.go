@@ -369,7 +369,7 @@ func receiveReverse(ctx context.Context, c udpio.Conn, hdr []byte, length int, r
 	cfg := engine.UDPReceiveConfig{Idle: session.DefaultIdleTimeout, OnBatch: rv.Publish}
 	return engine.ReceiveUDP(ctx, c, cfg, func(m *udpio.Message) bool {
 		got.Store(true)
-		rv.Feed(m.Buf[:m.N], m.Time)
+		rv.FeedArrived(m.Buf[:m.N], m.Time, m.ArrivedAt())
 		return !rv.Done()
 	})
 }

@@ -149,9 +149,7 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 		// of the old test may have been this test's first.
 		delete(tests, src)
 		s.udpFinished--
-		for _, h := range t.rx.TakeHeld(b) {
-			s.iperf2Datagram(ctx, tests, src, tests[src], h.B, h.At)
-		}
+		s.feedHeld(ctx, tests, src, t.rx.TakeHeld(b))
 		t = tests[src]
 	}
 	if t == nil {
@@ -186,7 +184,7 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 		return // the client's hellos while we send
 	}
 	unanswered, done := t.rx.Unanswered(), t.rx.Done()
-	reply := t.rx.Feed(b, at)
+	reply := t.rx.FeedArrived(b, at, s.arrived)
 	if session.Tracing() {
 		s.traceFeed(src, t, b, done, reply != nil, t.rx.Unanswered() > unanswered)
 	}
@@ -295,7 +293,7 @@ func (s *server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 	if !ok {
 		return nil
 	}
-	rx := udpstream.NewReceiver(src, b, at)
+	rx := udpstream.NewReceiver(src, b, s.arrived)
 	rx.JitterMethod = session.JitterMethod(s.udp.Capabilities().GRO)
 	if err := rx.HeaderErr(); err != nil {
 		s.Log("udp-header", fmt.Sprintf("udp: %s announced a test header but sent it cut short (%v); counting its datagrams as header-less data", src, err))
@@ -357,10 +355,10 @@ func (s *server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 	}
 	emit := s.Interval(t.id)
 	if !t.reverse && r.Test.Mode == "" {
-		t.member = s.joinGroup(ctx, result.UDP, src, h, hasHdr, t.id, at, counted)
+		t.member = s.joinGroup(ctx, result.UDP, src, h, hasHdr, t.id, s.arrived, counted)
 		emit = s.emitter(t.member, t.id)
 	}
-	t.iv = engine.NewIntervals(at, s.cfg.Interval, emit, &engine.Flow{Counters: []*stats.Counters{counted}, Sender: t.reverse})
+	t.iv = engine.NewIntervals(s.arrived, s.cfg.Interval, emit, &engine.Flow{Counters: []*stats.Counters{counted}, Sender: t.reverse})
 	if d, ok := h.Duration(); hasHdr && ok && d > 0 {
 		t.iv.SetEnd(d) // the last row is Stop's, at the last datagram
 	}

@@ -176,11 +176,11 @@ func (b *Listener) serveUDP(ctx context.Context, iv *engine.Intervals) {
 		}
 		buf := m.Buf[:m.N]
 		if t == nil {
-			t = udpstream.NewReceiver(m.Addr, buf, m.Time)
+			t = udpstream.NewReceiver(m.Addr, buf, m.ArrivedAt())
 			t.JitterMethod = session.JitterMethod(b.uc.Capabilities().GRO)
 			iv.AddFlow(&engine.Flow{Name: "reverse", Counters: []*stats.Counters{t.Counters()}})
 		}
-		if reply := t.Feed(buf, m.Time); reply != nil {
+		if reply := t.FeedArrived(buf, m.Time, m.ArrivedAt()); reply != nil {
 			_, _ = b.uc.WriteBatch([]udpio.Message{{Buf: reply, Addr: m.Addr}})
 			if lingerUntil.IsZero() {
 				lingerUntil = time.Now().Add(300 * time.Millisecond)

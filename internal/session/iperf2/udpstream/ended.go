@@ -72,7 +72,7 @@ func (e Ended) Repeats(b []byte) bool {
 // and Hold returns the datagrams to feed that test before b (the copies
 // kept), with stream true. b must outlive the call only when stream is
 // false (it is copied).
-func (e *Ended) Hold(b []byte, at time.Time) (start []Held, stream bool) {
+func (e *Ended) Hold(b []byte, at, arrived time.Time) (start []Held, stream bool) {
 	if len(b) > maxCopyLen {
 		return nil, true
 	}
@@ -86,7 +86,7 @@ func (e *Ended) Hold(b []byte, at time.Time) (start []Held, stream bool) {
 		start, e.copies = e.copies, nil
 		return start, true
 	}
-	e.copies = append(e.copies, Held{B: append([]byte(nil), b...), At: at})
+	e.copies = append(e.copies, Held{B: append([]byte(nil), b...), At: at, Arrived: arrived})
 	return nil, false
 }
 

@@ -166,8 +166,9 @@ func (t *Receiver) Ahead(b []byte) bool {
 
 // Held is a copy of a datagram and its arrival time.
 type Held struct {
-	B  []byte
-	At time.Time
+	B       []byte
+	At      time.Time // the kernel's stamp (wall clock)
+	Arrived time.Time // on the monotonic clock
 }
 
 // maxHeldBytes bounds the late datagrams one finished test holds. A new
@@ -207,11 +208,19 @@ func NewReceiverAs(peer netip.AddrPort, layout i2wire.Layout, seq64 bool, at tim
 	return t
 }
 
-// Feed accounts for one datagram, which arrived at at, and returns the
-// reply to send, if any: the server report when the datagram is a FIN (or
-// a late FIN that says the report was lost). Counters show it after the
-// owner's next Publish.
-func (t *Receiver) Feed(b []byte, at time.Time) []byte {
+// Feed is FeedArrived with the stamp for the arrival: for a caller with no
+// reading of the monotonic clock.
+func (t *Receiver) Feed(b []byte, at time.Time) []byte { return t.FeedArrived(b, at, at) }
+
+// FeedArrived accounts for one datagram and returns the reply to send, if
+// any: the server report when the datagram is a FIN (or a late FIN that
+// says the report was lost). Counters show it after the owner's next
+// Publish. The datagram arrived at at, the kernel's stamp on the wall clock, which
+// transit times and jitter compare with the sender's stamps, and at arrived
+// on the monotonic clock (udpio.Message.ArrivedAt), which the test's
+// durations, its rate and the arrivals of the tick diagnosis are read on:
+// a step of the wall clock moves none of them.
+func (t *Receiver) FeedArrived(b []byte, at, arrived time.Time) []byte {
 	id, sec, usec, ok := i2wire.ParseDatagram(b, t.layout, t.seq64)
 	if !ok {
 		t.short++
@@ -221,7 +230,7 @@ func (t *Receiver) Feed(b []byte, at time.Time) []byte {
 		id = t.ext.Extend(id) // past 2^31 a 32-bit id is data, not a FIN
 	}
 	if t.done {
-		if i2wire.IsFIN(id) && t.report != nil && at.Before(t.reportAt) {
+		if i2wire.IsFIN(id) && t.report != nil && arrived.Before(t.reportAt) {
 			// An iperf 2.1 client re-sends its FIN every 10 ms until a
 			// report arrives. FINs that reached the socket before our
 			// last report left were sent before the client could have
@@ -240,16 +249,16 @@ func (t *Receiver) Feed(b []byte, at time.Time) []byte {
 		} else {
 			t.late++
 			if t.heldBytes+len(b) <= maxHeldBytes {
-				t.held = append(t.held, Held{B: append([]byte(nil), b...), At: at})
+				t.held = append(t.held, Held{B: append([]byte(nil), b...), At: at, Arrived: arrived})
 				t.heldBytes += len(b)
 			}
 		}
 		return nil
 	}
 	if !t.rx.Seq.Started() {
-		t.start = at
+		t.start = arrived
 	}
-	t.last = at
+	t.last = arrived
 	var sent time.Time
 	if sec != 0 || usec != 0 {
 		sent = sentAt(sec, usec)
@@ -261,7 +270,7 @@ func (t *Receiver) Feed(b []byte, at time.Time) []byte {
 		// The FIN counts as datagram |id| (iperf's rule, §1.4).
 		t.rx.Datagram(-id, len(b), at, sent)
 		t.rx.Publish() // the counts are final
-		t.finID, t.finAt, t.done = id, at, true
+		t.finID, t.finAt, t.done = id, arrived, true
 		hl := t.layout.HeaderLen()
 		t.finHeader = append([]byte(nil), b[:min(hl, len(b))]...)
 		t.finLen = len(b)
@@ -272,13 +281,13 @@ func (t *Receiver) Feed(b []byte, at time.Time) []byte {
 		return nil
 	}
 	if t.dataN == 0 {
-		t.firstData, t.firstLen = at, len(b)
+		t.firstData, t.firstLen = arrived, len(b)
 	}
 	t.dataN++
 	t.dataBytes += int64(len(b))
-	t.lastData = at
+	t.lastData = arrived
 	if len(t.arrivals) < maxArrivals {
-		t.arrivals = append(t.arrivals, at.Sub(t.start))
+		t.arrivals = append(t.arrivals, arrived.Sub(t.start))
 	}
 	return nil
 }
