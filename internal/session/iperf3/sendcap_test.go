@@ -41,7 +41,7 @@ func TestIperf3DefaultSendCap(t *testing.T) {
 	f := newAuthFiles(t)
 	auth := startI3Server(t, session.ServerConfig{}, Config{Auth: f.server(t, nil)})
 	t.Setenv("IPERF3_PASSWORD", "secret")
-	if rep, _ := runIperf3Client(t, auth.i3port, "-u", "-R", "-b", "2G", "-n", "2M", "--username", "alice", "--rsa-public-key-path", f.Public); rep == nil {
+	if rep, _ := runIperf3Client(t, auth.i3port, "-u", "-R", "-b", "2G", "-n", "300K", "--username", "alice", "--rsa-public-key-path", f.Public); rep == nil {
 		t.Error("an authenticated UDP -R test above the default cap did not run")
 	}
 }
