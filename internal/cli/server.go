@@ -57,14 +57,15 @@ allowed with --allow-reverse, and never to those in --deny-reverse
 	fl.BoolVarP(&f.OneShot, "one-off", "1", false, "exit after the first test")
 	fl.Float64VarP(&f.Interval, "interval", "i", 0, "seconds between interval reports (0 = none)")
 	fl.Float64Var(&f.IdleTimeout, "idle-timeout", 5, "seconds of silence that end a UDP test without FIN or a silent TCP connection")
-	fl.IntVar(&f.MaxTests, "max-tests", 1024, "most tests open at once")
-	fl.Float64Var(&f.MaxDuration, "max-duration", 3600, "longest this server sends in a reverse or connect-back test, in seconds; iperf3 clients asking for more are refused")
+	fl.IntVar(&f.MaxTests, "max-tests", 1024, "most tests open at once: UDP, iperf3 and TCP tests each (every source shares them; --max-tests-per-source is one source's share); TCP connections beyond 4 times this being served are closed as they are accepted")
+	fl.Float64Var(&f.MaxDuration, "max-duration", 3600, "longest this server sends in a reverse, full-duplex or connect-back test, in seconds, whatever the client asks (an hour: raise it for longer soak tests); iperf3 clients asking for more are refused")
 	fl.IntVar(&f.Iperf3Port, "iperf3-port", session.DefaultIperf3Port, "also answer iperf3 clients on this port (0 = only on the main port, where they are recognised too)")
-	fl.StringVar(&f.MaxRate, "max-rate", "", "refuse iperf3 tests asking for (or measured at) more than this total rate, and send no faster than this in iperf2 UDP -R/-r/-d tests; bit/s with k/M/G")
+	fl.StringVar(&f.MaxRate, "max-rate", "", "most this server sends at, bit/s with k/M/G, in a UDP test a client asked for without authenticating (one spoofable datagram asks): iperf2 UDP -R/-r/-d are sent no faster, iperf3 UDP -R/--bidir asking for more (or unpaced) are refused; given, it also refuses iperf3 tests asking for (or measured at) more; 0 = no limit (default 1G, the line rate of 1 GbE; iperf3 tests that authenticate are not capped by the default)")
 	fl.StringSliceVar(&f.AllowReverse, "allow-reverse", nil, "also send UDP reverse and connect-back tests to these sources: CIDR prefixes or addresses, repeatable and comma-separated; \"any\" allows every source (default: only loopback, private, CGNAT, benchmarking 198.18.0.0/15, link-local and ULA sources)")
 	fl.StringSliceVar(&f.DenyReverse, "deny-reverse", nil, "never send UDP reverse and connect-back tests to these sources, even on the default networks or in --allow-reverse: CIDR prefixes or addresses, like --allow-reverse")
 	fl.IntVar(&f.MaxPerSource, "max-tests-per-source", admit.DefaultMaxActive, "most tests one source address may have open at once (0 = no limit)")
 	fl.Float64Var(&f.MaxNewPerSecond, "max-new-tests-per-second-per-source", admit.DefaultPerSecond, "most new tests one source address may open per second, after a burst of --max-tests-per-source (0 = no limit)")
+	fl.BoolVar(&f.KeepRaw, "keep-raw", false, "save every header-less (raw) test in the results store; without it one under 10 UDP datagrams or 1 s, or a TCP connection with no data, is printed and counted in the log but not saved")
 	fl.IntVar(&f.Nice, "nice", priority.DefaultNice, "scheduling priority (nice, -20..19) the server takes where allowed (root or CAP_SYS_NICE), so a busy host delays its readers less; 0 leaves it as started")
 	fl.BoolVar(&f.json, "json", false, "print one JSON document per test, one per line (JSON Lines, schema wirebench/1)")
 	fl.BoolVar(&f.csv, "csv", false, "print each test's intervals and summary as CSV")
@@ -131,7 +132,7 @@ func runServer(e *env, cmd *cobra.Command, f *serverFlags) error {
 			printer.Print(id, r)
 		})
 	}
-	sc := serve.Config{Server: cfg, Printer: printer, Output: serveOutput(format), Apply: link.Apply, Logf: e.logf,
+	sc := serve.Config{Server: cfg, Printer: printer, Output: serveOutput(format), Apply: link.Apply, Logf: e.logf, KeepRaw: f.KeepRaw,
 		Iperf3: iperf3.Config{Port: f.Iperf3Port, MaxRate: cfg.MaxSendRate, Auth: auth}, AuthNote: f.auth.Describe(auth)}
 	if !f.saving.noSave {
 		sc.Save = func(r *result.Result) (int64, string) {

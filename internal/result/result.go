@@ -393,6 +393,14 @@ type Receiver struct {
 	Transit *Transit `json:"transit_us,omitempty"`
 }
 
+// NoteFirstByte keeps the earlier of r's FirstByteSeconds and s, where 0
+// in either is unknown.
+func (r *Receiver) NoteFirstByte(s float64) {
+	if s > 0 && (r.FirstByteSeconds == 0 || s < r.FirstByteSeconds) {
+		r.FirstByteSeconds = s
+	}
+}
+
 // Transit summarises one-way transit times (receive time minus the
 // sender's timestamp) in µs. The values include the offset between the
 // sender's and the receiver's clocks: they are one-way delays only when

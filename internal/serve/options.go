@@ -22,12 +22,14 @@ type Options struct {
 	// Interval, IdleTimeout and MaxDuration are in seconds.
 	Interval, IdleTimeout, MaxDuration float64
 	MaxTests                           int
-	MaxRate                            string // bit/s with k/M/G; "": no limit
+	MaxRate                            string // bit/s with k/M/G; "": the default, "0": no limit
 	AllowReverse, DenyReverse          []string
 	// MaxPerSource and MaxNewPerSecond are the per-source limits; 0 is no
 	// limit.
 	MaxPerSource    int
 	MaxNewPerSecond float64
+	// KeepRaw saves every header-less test (--keep-raw; Config.KeepRaw).
+	KeepRaw bool
 	// Nice is the scheduling priority the server asks for where allowed
 	// (--nice; priority.DefaultNice), 0 to leave it as started.
 	Nice int
@@ -35,7 +37,8 @@ type Options struct {
 
 // ServerConfig validates the options and builds the session server's
 // configuration from them (its socket options and hooks left to the
-// caller); its MaxSendRate is --max-rate's, 0 for none. Every error is a
+// caller); its MaxSendRate is --max-rate's: 0 (not given) for the
+// default, session.DefaultMaxSendRate, negative for none ("0"). Every error is a
 // mistake in the options.
 func (o Options) ServerConfig() (session.ServerConfig, error) {
 	cfg := session.ServerConfig{Bind: o.Bind, Port: o.Port, OneShot: o.OneShot, MaxTests: o.MaxTests,
@@ -76,10 +79,12 @@ func (o Options) ServerConfig() (session.ServerConfig, error) {
 	if o.Iperf3Port < 0 || o.Iperf3Port > 65535 {
 		return cfg, fmt.Errorf("invalid --iperf3-port %d", o.Iperf3Port)
 	}
-	if o.MaxRate != "" {
+	if o.MaxRate == "0" {
+		cfg.MaxSendRate = -1
+	} else if o.MaxRate != "" {
 		r, err := units.ParseRate(o.MaxRate)
-		if err != nil || r.PPS || r.Value <= 0 {
-			return cfg, fmt.Errorf("invalid --max-rate %q: want a rate in bit/s like 100M", o.MaxRate)
+		if err != nil || r.PPS {
+			return cfg, fmt.Errorf("invalid --max-rate %q: want a rate in bit/s like 100M, or 0 for no limit", o.MaxRate)
 		}
 		cfg.MaxSendRate = r.Value
 	}

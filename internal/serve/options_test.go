@@ -20,10 +20,16 @@ func TestOptionsServerConfig(t *testing.T) {
 		cfg.MaxTests != 8 || cfg.MaxSendRate != 100e6 || len(cfg.AllowReverse) != 1 || cfg.MaxTestsPerSource != -1 || cfg.NewTestsPerSecondPerSource != 2.5 {
 		t.Errorf("got %+v", cfg)
 	}
+	for rate, want := range map[string]float64{"": 0, "0": -1, "10G": 10e9} { // "": the session's default
+		if cfg, err := (Options{MaxRate: rate}).ServerConfig(); err != nil || cfg.MaxSendRate != want {
+			t.Errorf("--max-rate %q: MaxSendRate %v (%v), want %v", rate, cfg.MaxSendRate, err, want)
+		}
+	}
 	for _, tt := range []struct {
 		o    Options
 		want string
 	}{
+		{Options{MaxRate: "-1M"}, "invalid --max-rate"},
 		{Options{Interval: -1}, "invalid --interval"},
 		{Options{MaxDuration: 1e12}, "invalid --max-duration"},
 		{Options{AllowReverse: []string{"x"}}, "invalid --allow-reverse"},

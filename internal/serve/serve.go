@@ -45,6 +45,9 @@ type Config struct {
 	// Save keeps a test's result, returning the saved run's id or a
 	// warning (store.Saver.Save); nil: results are not saved.
 	Save func(r *result.Result) (id int64, warning string)
+	// KeepRaw saves every header-less test; without it one that does not
+	// look like a test (LooksLikeTest) is printed and counted, not saved.
+	KeepRaw bool
 	// Web, when not nil, serves the dashboard beside the tests.
 	Web *Web
 	// Logf prints an operational line on stderr.
@@ -145,11 +148,18 @@ func Run(ctx context.Context, c Config) error {
 // returned stop waits for the line to empty.
 func saveAndPrint(cfg *session.ServerConfig, c Config, saved func(id int, run int64, warning string)) (stop func()) {
 	var queue line[endedTest]
+	var noise noiseCount
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for t := range queue.all() {
 			r := t.r
+			if !c.KeepRaw && !LooksLikeTest(r) {
+				noise.skipped(c.Logf)
+				saved(t.id, 0, "not saved: a header-less test that did not look like a test (--keep-raw saves it)")
+				c.Printer.Print(t.id, r)
+				continue
+			}
 			id, w := c.Save(r)
 			saved(t.id, id, w)
 			if (w != "" || id > 0) && c.Output == JSON || w != "" && c.Output == CSV {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"sync"
 
 	"github.com/wirebench/wirebench/internal/admit"
 	"github.com/wirebench/wirebench/internal/result"
@@ -86,4 +87,27 @@ func isLocalAddr(a netip.Addr) bool {
 		}
 	}
 	return false
+}
+
+// admitConn takes a slot for a newly accepted connection, or closes it at
+// once (logged) when admit.ConnsPerTest × MaxTests are being served: a
+// flood of connections then costs no goroutine each.
+func (s *Server) admitConn(c net.Conn) bool {
+	if n, ok := s.openConns.Take(admit.ConnsPerTest * s.cfg.MaxTests); !ok {
+		s.logs.log("tcp-conns", fmt.Sprintf("tcp: closed a connection from %s at once: %d connections are open (%d × --max-tests)", c.RemoteAddr(), n, admit.ConnsPerTest))
+		c.Close()
+		return false
+	}
+	return true
+}
+
+// AdmitTCPTest takes one of the MaxTests slots every source shares for a
+// TCP test from peer (the per-source limits are AdmitSource's); when none
+// is free the refusal is logged and ok is false.
+func (s *Server) AdmitTCPTest(proto string, peer netip.AddrPort) (release func(), ok bool) {
+	if n, ok := s.tcpTests.Take(s.cfg.MaxTests); !ok {
+		s.logs.log("tcp-full", fmt.Sprintf("%s: %s: refused a new test: %d TCP tests are running (--max-tests)", proto, peer, n))
+		return nil, false
+	}
+	return sync.OnceFunc(s.tcpTests.Give), true
 }

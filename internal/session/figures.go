@@ -108,9 +108,7 @@ func SumReceiver(sum *result.Receiver, rr *result.Receiver) {
 	if sum.JitterMethod == "" || rr.JitterMethod == result.JitterPerBatch {
 		sum.JitterMethod = rr.JitterMethod
 	}
-	if rr.FirstByteSeconds > 0 && (sum.FirstByteSeconds == 0 || rr.FirstByteSeconds < sum.FirstByteSeconds) {
-		sum.FirstByteSeconds = rr.FirstByteSeconds // the test's first byte: its earliest stream's
-	}
+	sum.NoteFirstByte(rr.FirstByteSeconds) // the test's first byte: its earliest stream's
 	sum.Bytes += rr.Bytes
 	sum.Packets += rr.Packets
 	sum.Lost += rr.Lost

@@ -38,16 +38,18 @@ type ServerConfig struct {
 	// iperf2's TESTEXCHANGETIMEOUT); a connection that sends nothing by then
 	// is treated as header-less data.
 	HeaderTimeout time.Duration
-	// MaxTests bounds the tests open at once (default 1024): what a flood
-	// of spoofed sources can make the server hold.
+	// MaxTests bounds the UDP, iperf3 and TCP tests open at once, each
+	// (default 1024), and connections served at once (admit.ConnsPerTest
+	// times it): what a flood of sources can make the server hold.
 	MaxTests int
 	// MaxDuration caps what this server sends in reverse and connect-back
 	// tests, whatever a client asks (default 1 hour).
 	MaxDuration time.Duration
 	// MaxSendRate caps, in bit/s of payload, the rate this server sends at
-	// in iperf2 UDP reverse and connect-back tests (0 = as the client asks).
-	// The client's header is all it takes to make the server send, so this
-	// bounds what a spoofed source can aim at its victim.
+	// in UDP tests a client asked for without authenticating (one spoofable
+	// datagram asks): iperf2 UDP reverse and connect-back tests are sent no
+	// faster, iperf3 UDP -R and --bidir tests asking for more (or unpaced)
+	// are refused (0 = admit.DefaultMaxSendRate, negative = no cap).
 	MaxSendRate float64
 	// AllowReverse lists the sources, beyond loopback, private, CGNAT,
 	// benchmarking, link-local and ULA networks (admit.Classify), that UDP
@@ -117,6 +119,9 @@ func (c *ServerConfig) applyDefaults() {
 	if c.MaxDuration == 0 {
 		c.MaxDuration = time.Hour
 	}
+	if c.MaxSendRate == 0 {
+		c.MaxSendRate = admit.DefaultMaxSendRate
+	}
 	if c.MaxTestsPerSource == 0 {
 		c.MaxTestsPerSource = admit.DefaultMaxActive
 	}
@@ -178,6 +183,9 @@ type Server struct {
 	// order they were connected in.
 	accepted  sync.Map
 	acceptSeq atomic.Uint64
+	// openConns counts the accepted TCP connections being served,
+	// tcpTests the TCP tests admitted (AdmitTCPTest) and not yet ended.
+	openConns, tcpTests admit.Gate
 }
 
 // noteAccept numbers a newly accepted connection; the returned func
@@ -328,8 +336,12 @@ func (s *Server) serveTCP(ctx context.Context) error {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
+		if !s.admitConn(c) {
+			continue
+		}
 		forget := s.noteAccept(c)
 		s.goTest("tcp: "+c.RemoteAddr().String(), func() {
+			defer s.openConns.Give()
 			defer forget()
 			s.handleTCP(ctx, c, accepted)
 		})

@@ -3,6 +3,7 @@ package iperf2
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"os"
@@ -148,8 +149,16 @@ func clockStepRun(t *testing.T, step time.Duration) {
 		}
 	}
 	logMu.Unlock()
-	// The test's duration and jitter still come from the stamps (the
-	// duration here is off by the step); the waits are asked of the
-	// monotonic clock so far.
-	t.Logf("duration %.1f s, jitter %.1f ms", r.Receiver.Seconds, r.Receiver.JitterMS)
+	// The test's duration and rate are read on the monotonic clock: the
+	// first datagram to the FIN, 60 gaps of 100 ms. Before, they came
+	// from the stamps: 16 s for the step ahead, -4 s for the step back.
+	// Jitter compares with the sender's stamps, so the step shows in it.
+	if math.Abs(r.Receiver.Seconds-6) > 1e-6 {
+		t.Errorf("duration %.6f s, want the 6 s of the arrivals", r.Receiver.Seconds)
+	}
+	// 60 data datagrams over 59 gaps of 100 ms.
+	if want := float64(n-1) / 5.9; math.Abs(r.Receiver.PacketsPerSecond-want) > 1e-6*want {
+		t.Errorf("%.6f datagrams/s, want %.6f", r.Receiver.PacketsPerSecond, want)
+	}
+	t.Logf("duration %.3f s, %.3f datagrams/s, jitter %.1f ms", r.Receiver.Seconds, r.Receiver.PacketsPerSecond, r.Receiver.JitterMS)
 }

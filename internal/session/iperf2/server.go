@@ -32,6 +32,10 @@ type server struct {
 	// udpFinished counts the finished tests still in udpTests (kept to
 	// answer late FINs).
 	udpFinished int
+	// udpEnded remembers, for endedKeep, the tests forgotten from
+	// udpTests, so a late copy of one of their datagrams opens no phantom
+	// test (phantom.go).
+	udpEnded map[netip.AddrPort]endedTest
 	// udpReports are the server reports to send once the reader has
 	// handled the datagrams of one read (Flush).
 	udpReports []udpio.Message
@@ -63,7 +67,8 @@ func Enable(s *session.Server) { enable(s) }
 
 // enable is Enable, returning the iperf2 server for tests.
 func enable(s *session.Server) *server {
-	srv := &server{Server: s, cfg: s.Config(), udp: s.UDPConn(), udpTests: map[netip.AddrPort]*udpTest{}}
+	srv := &server{Server: s, cfg: s.Config(), udp: s.UDPConn(), udpTests: map[netip.AddrPort]*udpTest{},
+		udpEnded: map[netip.AddrPort]endedTest{}}
 	s.SetFallback(srv)
 	return srv
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2/connectback"
 	"github.com/wirebench/wirebench/internal/stats"
 	i2wire "github.com/wirebench/wirebench/internal/wire/iperf2"
 )
@@ -85,14 +86,14 @@ func runTCPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 	r.Test.Peer = conns[0].RemoteAddr().String()
 	cfg.Connected(conns[0].LocalAddr(), r.Test.Peer)
 	cfg.RecordSocket(r, conns[0], nil)
-	var back *connectBack
+	var back *connectback.Listener
 	if cfg.Tradeoff || cfg.Dual {
 		server, _ := netip.ParseAddrPort(conns[0].RemoteAddr().String())
 		var err error
-		if back, err = listenConnectBack(ctx, cfg, server.Addr()); err != nil {
+		if back, err = connectback.Listen(ctx, cfg, server.Addr()); err != nil {
 			return nil, err
 		}
-		defer back.close()
+		defer back.Close()
 	}
 	sendC := make([]*stats.Counters, cfg.Parallel)
 	recvC := make([]*stats.Counters, cfg.Parallel)
@@ -126,7 +127,7 @@ func runTCPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 	}
 	iv.Run(ctx)
 	if back != nil {
-		back.start(ctx, iv, cfg.Dual)
+		back.Start(ctx, iv, cfg.Dual)
 	}
 	outs := make([]tcpStreamOutcome, cfg.Parallel)
 	var wg sync.WaitGroup
@@ -140,7 +141,7 @@ func runTCPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 	wg.Wait()
 	var backFlow *result.Flow
 	if back != nil {
-		backFlow = back.wait(ctx, cfg.Duration)
+		backFlow = back.Wait(ctx, cfg.Duration)
 	}
 	end := time.Now()
 	if back == nil {
@@ -152,7 +153,7 @@ func runTCPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 	fillTCPClientResult(r, cfg, outs, sending, receiving)
 	session.WarnInterrupted(ctx, r)
 	if back != nil {
-		r.AddReverse(backFlow, back.warnings)
+		r.AddReverse(backFlow, back.Warnings())
 	}
 	if back != nil && backFlow == nil && resetAny(outs) {
 		r.Error = reverseRefused("the server reset the connection at once and never connected back (an iperf3 server "+

@@ -75,6 +75,10 @@ func (s *server) ServeTCP(ctx context.Context, c net.Conn, first []byte, firstEr
 		return
 	}
 	defer release()
+	if release, ok = s.AdmitTCPTest("tcp", t.peer); !ok {
+		return // closed without an acknowledgement, as for a per-source limit
+	}
+	defer release()
 	if err := s.CheckReverse(t.peer.Addr()); err != nil && m.connectBack {
 		// Closed without an acknowledgement: the client sees its test end.
 		s.Log("refused-reverse", fmt.Sprintf("tcp: %s: refused a -r/-d test: %v", t.peer, err))
@@ -83,6 +87,9 @@ func (s *server) ServeTCP(ctx context.Context, c net.Conn, first []byte, firstEr
 	}
 	if bothModes {
 		t.res.Warn("the client's header asked for both reverse (-R) and full duplex; ran full duplex")
+	}
+	if d, ok := t.hdr.Duration(); ok && (m.reverse || m.fullDuplex || m.connectBack) {
+		s.sendCaps("tcp", t.res, t.peer, 0, d) // said; sendDuration cuts it
 	}
 	t.id = s.NewTest(t.res)
 	session.Hook("tcp-test", t.peer)

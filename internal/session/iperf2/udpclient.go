@@ -10,6 +10,7 @@ import (
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2/connectback"
 	"github.com/wirebench/wirebench/internal/session/iperf2/udpstream"
 	"github.com/wirebench/wirebench/internal/stats"
 	"github.com/wirebench/wirebench/internal/udpio"
@@ -22,12 +23,12 @@ func runUDPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 		return nil, err
 	}
 	defer closeAll(conns)
-	var back *connectBack
+	var back *connectback.Listener
 	if cfg.Tradeoff || cfg.Dual {
-		if back, err = listenConnectBack(ctx, cfg, conns[0].RemoteAddr().Addr()); err != nil {
+		if back, err = connectback.Listen(ctx, cfg, conns[0].RemoteAddr().Addr()); err != nil {
 			return nil, err
 		}
-		defer back.close()
+		defer back.Close()
 	}
 	if cfg.Reverse {
 		return runUDPReverse(ctx, cfg, conns, r)
@@ -48,17 +49,17 @@ func runUDPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 	}
 	iv.Run(ctx)
 	if back != nil {
-		back.start(ctx, iv, cfg.Dual)
+		back.Start(ctx, iv, cfg.Dual)
 	}
 	drops := session.WatchSendPathDrops(conns[0].RemoteAddr().Addr())
 	outs := spec.RunStreams(ctx, conns, counters, session.FillPattern)
 	localDrops := drops.Done()
 	if back != nil && cfg.Tradeoff {
-		back.release()
+		back.Release()
 	}
 	var backFlow *result.Flow
 	if back != nil {
-		backFlow = back.wait(ctx, cfg.Duration)
+		backFlow = back.Wait(ctx, cfg.Duration)
 	}
 	end := time.Now()
 	if back == nil {
@@ -71,7 +72,7 @@ func runUDPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 	localDrops.Apply(r, conns[0].Capabilities().GSO)
 	session.WarnInterrupted(ctx, r)
 	if back != nil {
-		r.AddReverse(backFlow, back.warnings)
+		r.AddReverse(backFlow, back.Warnings())
 	}
 	if back != nil && backFlow == nil && r.Receiver == nil && r.Error == "" && ctx.Err() == nil {
 		r.Error = reverseRefused("the server neither reported on our datagrams nor connected back", conns[0].LocalAddr())
@@ -129,7 +130,7 @@ func lastSend(outs []udpstream.StreamOutcome) time.Time {
 }
 
 // flowName labels the forward flow only when a second flow exists.
-func flowName(back *connectBack, name string) string {
+func flowName(back *connectback.Listener, name string) string {
 	if back == nil {
 		return ""
 	}
@@ -368,7 +369,7 @@ func receiveReverse(ctx context.Context, c udpio.Conn, hdr []byte, length int, r
 	cfg := engine.UDPReceiveConfig{Idle: session.DefaultIdleTimeout, OnBatch: rv.Publish}
 	return engine.ReceiveUDP(ctx, c, cfg, func(m *udpio.Message) bool {
 		got.Store(true)
-		rv.Feed(m.Buf[:m.N], m.Time)
+		rv.FeedArrived(m.Buf[:m.N], m.Time, m.ArrivedAt())
 		return !rv.Done()
 	})
 }

@@ -150,9 +150,7 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 		// of the old test may have been this test's first.
 		delete(tests, src)
 		s.udpFinished--
-		for _, h := range t.rx.TakeHeld(b) {
-			s.iperf2Datagram(ctx, tests, src, tests[src], h.B, h.At)
-		}
+		s.feedHeld(ctx, tests, src, t.rx.TakeHeld(b))
 		t = tests[src]
 	}
 	if t == nil {
@@ -160,6 +158,9 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 		if i2wire.IsFIN(id) {
 			s.Log("stray-fin", fmt.Sprintf("udp: ignored a FIN from %s, which has no test here", src))
 			s.trace(src, "a FIN (id %d) with no test here: ignored", id)
+			return
+		}
+		if s.endedHandles(ctx, tests, src, b, at) {
 			return
 		}
 		if len(tests) >= s.cfg.MaxTests && !s.evictFinishedUDP(tests) {
@@ -184,7 +185,7 @@ func (s *server) iperf2Datagram(ctx context.Context, tests map[netip.AddrPort]*u
 		return // the client's hellos while we send
 	}
 	unanswered, done := t.rx.Unanswered(), t.rx.Done()
-	reply := t.rx.Feed(b, at)
+	reply := t.rx.FeedArrived(b, at, s.arrived)
 	if session.Tracing() {
 		s.traceFeed(src, t, b, done, reply != nil, t.rx.Unanswered() > unanswered)
 	}
@@ -275,8 +276,7 @@ func (s *server) evictFinishedUDP(tests map[netip.AddrPort]*udpTest) bool {
 	}
 	for src, t := range tests {
 		if t.finished {
-			delete(tests, src)
-			s.udpFinished--
+			s.forgetUDP(src, t, s.arrived)
 			return true
 		}
 	}
@@ -294,7 +294,7 @@ func (s *server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 	if !ok {
 		return nil
 	}
-	rx := udpstream.NewReceiver(src, b, at)
+	rx := udpstream.NewReceiver(src, b, s.arrived)
 	rx.JitterMethod = session.JitterMethod(s.udp.Capabilities().GRO)
 	if err := rx.HeaderErr(); err != nil {
 		s.Log("udp-header", fmt.Sprintf("udp: %s announced a test header but sent it cut short (%v); counting its datagrams as header-less data", src, err))
@@ -356,10 +356,10 @@ func (s *server) startUDP(ctx context.Context, src netip.AddrPort, b []byte, at 
 	}
 	emit := s.Interval(t.id)
 	if !t.reverse && r.Test.Mode == "" {
-		t.member = s.joinGroup(ctx, result.UDP, src, h, hasHdr, t.id, at, counted)
+		t.member = s.joinGroup(ctx, result.UDP, src, h, hasHdr, t.id, s.arrived, counted)
 		emit = s.emitter(t.member, t.id)
 	}
-	t.iv = engine.NewIntervals(at, s.cfg.Interval, emit, &engine.Flow{Counters: []*stats.Counters{counted}, Sender: t.reverse})
+	t.iv = engine.NewIntervals(s.arrived, s.cfg.Interval, emit, &engine.Flow{Counters: []*stats.Counters{counted}, Sender: t.reverse})
 	if d, ok := h.Duration(); hasHdr && ok && d > 0 {
 		t.iv.SetEnd(d) // the last row is Stop's, at the last datagram
 	}
@@ -398,7 +398,7 @@ func (s *server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst n
 	// a UDP datagram, or one garbage datagram makes us allocate gigabytes.
 	length = min(max(length, 16), maxUDPPayload)
 	d, ok := h.Duration()
-	if !ok || d > s.cfg.MaxDuration {
+	if !ok {
 		d = s.cfg.MaxDuration
 	}
 	pps := t.res.Test.RatePPS
@@ -409,10 +409,8 @@ func (s *server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst n
 		}
 		pps = rate / float64(length*8)
 	}
-	if limit := s.cfg.MaxSendRate; limit > 0 && pps*float64(length*8) > limit {
-		t.res.Warn(fmt.Sprintf("the client asked for %.0f bit/s; this server sends at most %.0f bit/s (--max-rate)", pps*float64(length*8), limit))
-		pps = limit / float64(length*8)
-	}
+	bps, d := s.sendCaps("udp", t.res, t.rx.Peer(), pps*float64(length*8), d)
+	pps = bps / float64(length*8)
 	var bytes int64
 	if n, ok := h.ByteCount(); ok {
 		bytes, d = n, s.cfg.MaxDuration
@@ -490,8 +488,7 @@ func (s *server) Sweep(ctx context.Context, now time.Time, idleOK bool) {
 	for src, t := range s.udpTests {
 		switch {
 		case t.finished && now.After(t.expiresAt):
-			delete(s.udpTests, src)
-			s.udpFinished--
+			s.forgetUDP(src, t, now)
 		case idleOK && !t.finished && !t.reverse && now.Sub(t.heard) > s.cfg.IdleTimeout:
 			s.trace(src, "ended without a FIN after %v of silence", now.Sub(t.heard).Round(time.Millisecond))
 			t.rx.EndIdle()

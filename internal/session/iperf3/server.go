@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/admit"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/session/iperf3/serverauth"
@@ -149,7 +150,7 @@ func (sv *i3ServerTest) run(ctx context.Context) error {
 		}
 		h.s.Log("i3-auth", fmt.Sprintf("iperf3: %s: authenticated (%s)", t.peer, who))
 	}
-	if se := h.refusal(p); se != nil {
+	if se := h.refusal(p, t.peer); se != nil {
 		return sv.refuse(ctx, se)
 	}
 	if err := sv.refuseReverse(ctx, p); err != nil {
@@ -256,10 +257,9 @@ func (sv *i3ServerTest) badMsg(m ctrlMsg, when string) error {
 }
 
 // i3Refusal is a test refused after its parameters.
-func (h *i3Hub) refusal(p *i3wire.Params) *i3wire.ServerErr {
+func (h *i3Hub) refusal(p *i3wire.Params, peer netip.AddrPort) *i3wire.ServerErr {
 	if err := p.Validate(); err != nil {
-		var se *i3wire.ServerErr
-		if errors.As(err, &se) {
+		if se, ok := errors.AsType[*i3wire.ServerErr](err); ok {
 			return se
 		}
 		return &i3wire.ServerErr{IErrno: i3wire.ErrnoRecvParams}
@@ -268,6 +268,10 @@ func (h *i3Hub) refusal(p *i3wire.Params) *i3wire.ServerErr {
 		return &i3wire.ServerErr{IErrno: i3wire.ErrnoMaxDuration}
 	}
 	if h.cfg.MaxRate > 0 && p.Bandwidth > 0 && float64(p.Bandwidth)*float64(p.TotalStreams()) > h.cfg.MaxRate {
+		return &i3wire.ServerErr{IErrno: i3wire.ErrnoTotalRate}
+	}
+	if why := admit.OverSendCap(p.Protocol == i3wire.ProtoUDP && (p.Reverse || p.Bidirectional) && h.cfg.Auth == nil, float64(p.Bandwidth)*float64(p.StreamsPerDirection()), h.s.Config().MaxSendRate); why != "" {
+		h.s.Log("max-rate", "iperf3: "+peer.String()+": "+why) // the default cap on what a test that proved nothing makes us send
 		return &i3wire.ServerErr{IErrno: i3wire.ErrnoTotalRate}
 	}
 	return nil

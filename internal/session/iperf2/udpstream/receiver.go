@@ -39,6 +39,7 @@ type Receiver struct {
 	last      time.Time // latest datagram's arrival
 	finAt     time.Time
 	finID     int64
+	lastSent  time.Time // the latest send stamp of its datagrams (the sender's clock): see Ended
 	done      bool
 	idleEnded bool
 	report    []byte
@@ -117,6 +118,11 @@ func announcesHeader(b []byte, l i2wire.Layout) bool {
 //     report;
 //   - a data id this test still counts as lost (between its first id and
 //     its FIN, not received) is a late datagram of this test;
+//   - a data id already received, with a send stamp not after the latest
+//     this test carried, is a copy the network delivered late
+//     (Ended.Repeats), held as a late datagram, unless it comes after
+//     StreamOf-1 such datagrams held with lower ids: a stream of them is a
+//     new test (its sender's clock restarted, or stamps every run alike);
 //   - any other data id (one already received, or at or beyond the FIN) is
 //     a sender that restarted its ids: a new test.
 //
@@ -133,7 +139,10 @@ func (t *Receiver) OpensNewTest(b []byte) bool {
 	if !ok || i2wire.IsFIN(id) {
 		return false
 	}
-	return !t.rx.Seq.Missing(id)
+	if t.rx.Seq.Missing(id) {
+		return false
+	}
+	return !t.Ended().Repeats(b) || t.heldBelow(id) >= StreamOf-1
 }
 
 // peekID is the id of datagram b as Feed would read it (a 32-bit one
@@ -161,8 +170,9 @@ func (t *Receiver) Ahead(b []byte) bool {
 
 // Held is a copy of a datagram and its arrival time.
 type Held struct {
-	B  []byte
-	At time.Time
+	B       []byte
+	At      time.Time // the kernel's stamp (wall clock)
+	Arrived time.Time // on the monotonic clock
 }
 
 // maxHeldBytes bounds the late datagrams one finished test holds. A new
@@ -202,11 +212,19 @@ func NewReceiverAs(peer netip.AddrPort, layout i2wire.Layout, seq64 bool, at tim
 	return t
 }
 
-// Feed accounts for one datagram, which arrived at at, and returns the
-// reply to send, if any: the server report when the datagram is a FIN (or
-// a late FIN that says the report was lost). Counters show it after the
-// owner's next Publish.
-func (t *Receiver) Feed(b []byte, at time.Time) []byte {
+// Feed is FeedArrived with the stamp for the arrival: for a caller with no
+// reading of the monotonic clock.
+func (t *Receiver) Feed(b []byte, at time.Time) []byte { return t.FeedArrived(b, at, at) }
+
+// FeedArrived accounts for one datagram and returns the reply to send, if
+// any: the server report when the datagram is a FIN (or a late FIN that
+// says the report was lost). Counters show it after the owner's next
+// Publish. The datagram arrived at at, the kernel's stamp on the wall clock, which
+// transit times and jitter compare with the sender's stamps, and at arrived
+// on the monotonic clock (udpio.Message.ArrivedAt), which the test's
+// durations, its rate and the arrivals of the tick diagnosis are read on:
+// a step of the wall clock moves none of them.
+func (t *Receiver) FeedArrived(b []byte, at, arrived time.Time) []byte {
 	id, sec, usec, ok := i2wire.ParseDatagram(b, t.layout, t.seq64)
 	if !ok {
 		t.short++
@@ -216,7 +234,7 @@ func (t *Receiver) Feed(b []byte, at time.Time) []byte {
 		id = t.ext.Extend(id) // past 2^31 a 32-bit id is data, not a FIN
 	}
 	if t.done {
-		if i2wire.IsFIN(id) && t.report != nil && at.Before(t.reportAt) {
+		if i2wire.IsFIN(id) && t.report != nil && arrived.Before(t.reportAt) {
 			// An iperf 2.1 client re-sends its FIN every 10 ms until a
 			// report arrives. FINs that reached the socket before our
 			// last report left were sent before the client could have
@@ -235,25 +253,28 @@ func (t *Receiver) Feed(b []byte, at time.Time) []byte {
 		} else {
 			t.late++
 			if t.heldBytes+len(b) <= maxHeldBytes {
-				t.held = append(t.held, Held{B: append([]byte(nil), b...), At: at})
+				t.held = append(t.held, Held{B: append([]byte(nil), b...), At: at, Arrived: arrived})
 				t.heldBytes += len(b)
 			}
 		}
 		return nil
 	}
 	if !t.rx.Seq.Started() {
-		t.start = at
+		t.start = arrived
 	}
-	t.last = at
+	t.last = arrived
 	var sent time.Time
 	if sec != 0 || usec != 0 {
-		sent = time.Unix(int64(sec), int64(usec)*1000)
+		sent = sentAt(sec, usec)
+		if sent.After(t.lastSent) {
+			t.lastSent = sent
+		}
 	}
 	if i2wire.IsFIN(id) {
 		// The FIN counts as datagram |id| (iperf's rule, §1.4).
 		t.rx.Datagram(-id, len(b), at, sent)
 		t.rx.Publish() // the counts are final
-		t.finID, t.finAt, t.done = id, at, true
+		t.finID, t.finAt, t.done = id, arrived, true
 		hl := t.layout.HeaderLen()
 		t.finHeader = append([]byte(nil), b[:min(hl, len(b))]...)
 		t.finLen = len(b)
@@ -264,12 +285,12 @@ func (t *Receiver) Feed(b []byte, at time.Time) []byte {
 		return nil
 	}
 	if t.dataN == 0 {
-		t.firstData, t.firstLen = at, len(b)
+		t.firstData, t.firstLen = arrived, len(b)
 	}
 	t.dataN++
 	t.dataBytes += int64(len(b))
-	t.lastData = at
-	t.arrivals.Add(at.Sub(t.start))
+	t.lastData = arrived
+	t.arrivals.Add(arrived.Sub(t.start))
 	return nil
 }
 

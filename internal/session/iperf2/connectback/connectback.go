@@ -1,4 +1,8 @@
-package iperf2
+// Package connectback is an iperf 2 client's listener for the legacy -r/-d
+// connect-back, in which the server opens a new test (TCP or UDP) towards
+// the client: only the server's own address is accepted, and what it sends
+// is counted as the test's "reverse" flow.
+package connectback
 
 import (
 	"context"
@@ -18,10 +22,10 @@ import (
 	"github.com/wirebench/wirebench/internal/udpio"
 )
 
-// connectBack is a client's listener for the legacy -r/-d connect-back:
+// Listener is a client's listener for the legacy -r/-d connect-back:
 // the server opens a new test towards us. Only the server's own address is
 // accepted.
-type connectBack struct {
+type Listener struct {
 	udp      bool
 	ln       net.Listener
 	uc       udpio.Conn
@@ -37,8 +41,10 @@ type connectBack struct {
 	cancel   context.CancelFunc
 }
 
-func listenConnectBack(ctx context.Context, cfg *session.ClientConfig, server netip.Addr) (*connectBack, error) {
-	b := &connectBack{udp: cfg.UDP, allowed: server.Unmap(), length: cfg.Length, done: make(chan struct{})}
+// Listen opens the listener on cfg.ListenPort (-L) for the connect-back of
+// a test against server.
+func Listen(ctx context.Context, cfg *session.ClientConfig, server netip.Addr) (*Listener, error) {
+	b := &Listener{udp: cfg.UDP, allowed: server.Unmap(), length: cfg.Length, done: make(chan struct{})}
 	addr := net.JoinHostPort("", strconv.Itoa(cfg.ListenPort))
 	if server.Is4() || server.Is4In6() {
 		addr = net.JoinHostPort("0.0.0.0", strconv.Itoa(cfg.ListenPort))
@@ -58,12 +64,12 @@ func listenConnectBack(ctx context.Context, cfg *session.ClientConfig, server ne
 	return b, nil
 }
 
-// start begins accepting the connect-back and reports it as the "reverse"
+// Start begins accepting the connect-back and reports it as the "reverse"
 // flow of iv.
-func (b *connectBack) start(ctx context.Context, iv *engine.Intervals, dual bool) {
+func (b *Listener) Start(ctx context.Context, iv *engine.Intervals, dual bool) {
 	b.started = time.Now()
 	if dual {
-		b.release()
+		b.Release()
 	}
 	ctx, b.cancel = context.WithCancel(ctx)
 	if b.udp {
@@ -74,8 +80,8 @@ func (b *connectBack) start(ctx context.Context, iv *engine.Intervals, dual bool
 	go b.serveTCP(ctx)
 }
 
-// release marks when the server may start sending (now).
-func (b *connectBack) release() {
+// Release marks when the server may start sending (now).
+func (b *Listener) Release() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.released.IsZero() {
@@ -83,10 +89,10 @@ func (b *connectBack) release() {
 	}
 }
 
-// wait waits for the connect-back test to end: at most the test duration
+// Wait waits for the connect-back test to end: at most the test duration
 // plus 5 s after release.
-func (b *connectBack) wait(ctx context.Context, d time.Duration) *result.Flow {
-	b.release()
+func (b *Listener) Wait(ctx context.Context, d time.Duration) *result.Flow {
+	b.Release()
 	b.mu.Lock()
 	deadline := b.released.Add(d + 5*time.Second)
 	b.mu.Unlock()
@@ -108,7 +114,8 @@ func (b *connectBack) wait(ctx context.Context, d time.Duration) *result.Flow {
 	return b.flow
 }
 
-func (b *connectBack) close() {
+// Close stops the listener and what it serves.
+func (b *Listener) Close() {
 	if b.cancel != nil {
 		b.cancel()
 	}
@@ -120,7 +127,7 @@ func (b *connectBack) close() {
 	}
 }
 
-func (b *connectBack) serveTCP(ctx context.Context) {
+func (b *Listener) serveTCP(ctx context.Context) {
 	defer close(b.done)
 	stop := context.AfterFunc(ctx, func() { b.ln.Close() })
 	defer stop()
@@ -150,7 +157,7 @@ func (b *connectBack) serveTCP(ctx context.Context) {
 	}
 }
 
-func (b *connectBack) serveUDP(ctx context.Context, iv *engine.Intervals) {
+func (b *Listener) serveUDP(ctx context.Context, iv *engine.Intervals) {
 	defer close(b.done)
 	var t *udpstream.Receiver
 	var lingerUntil time.Time
@@ -169,11 +176,11 @@ func (b *connectBack) serveUDP(ctx context.Context, iv *engine.Intervals) {
 		}
 		buf := m.Buf[:m.N]
 		if t == nil {
-			t = udpstream.NewReceiver(m.Addr, buf, m.Time)
+			t = udpstream.NewReceiver(m.Addr, buf, m.ArrivedAt())
 			t.JitterMethod = session.JitterMethod(b.uc.Capabilities().GRO)
 			iv.AddFlow(&engine.Flow{Name: "reverse", Counters: []*stats.Counters{t.Counters()}})
 		}
-		if reply := t.Feed(buf, m.Time); reply != nil {
+		if reply := t.FeedArrived(buf, m.Time, m.ArrivedAt()); reply != nil {
 			_, _ = b.uc.WriteBatch([]udpio.Message{{Buf: reply, Addr: m.Addr}})
 			if lingerUntil.IsZero() {
 				lingerUntil = time.Now().Add(300 * time.Millisecond)
@@ -193,3 +200,7 @@ func (b *connectBack) serveUDP(ctx context.Context, iv *engine.Intervals) {
 		b.warnings = append(b.warnings, t.Warnings()...)
 	}
 }
+
+// Warnings are what the connect-back saw that the result should say; read
+// them after Wait.
+func (b *Listener) Warnings() []string { return b.warnings }
