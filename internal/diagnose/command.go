@@ -78,12 +78,18 @@ iperf2. The JSON document has the schema wirebench/1, kind "diagnosis"
 	fl.BoolVar(&o.NoSave, "no-save", false, "do not save the diagnosis in the results store")
 	fl.StringArrayVar(&o.Labels, "label", nil, "label the saved diagnosis with `LABEL`, key=value (repeatable)")
 	fl.StringVar(&o.DB, "db", "", "results store `URL` (as for every saved run; docs/store.md)")
+	o.DUT.Register(fl, false)
+	o.DUT.RegisterPeer(fl, "our address `ADDR` the device sends to in the download run (default: the source address of the route to the telnet host; needed for serial and cmd)")
 	return cmd
 }
 
 // Main runs the diagnosis s and prints it to stdout, the progress to
 // stderr; it saves it unless o.NoSave.
 func Main(ctx context.Context, stdout, stderr io.Writer, s *Setup, o Options) error {
+	logf := func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
+	if err := s.OpenDevice(ctx, logf); err != nil {
+		return err
+	}
 	prog := report.NewProgress(stderr)
 	s.Config.OnRun = func(p Progress) { prog.Line(p.Line()) }
 	doc := NewResult(s.Test)
@@ -95,6 +101,7 @@ func Main(ctx context.Context, stdout, stderr io.Writer, s *Setup, o Options) er
 	}
 	runErr := Run(ctx, s.Config, s.Runner, doc)
 	prog.Done()
+	s.closeDevice(doc, func(format string, args ...any) { fmt.Fprintf(stderr, "warning: "+format+"\n", args...) })
 	if !o.NoSave {
 		save(ctx, stderr, s, o, doc)
 	}
