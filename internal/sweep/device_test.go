@@ -29,7 +29,9 @@ func (d *shellDevice) Run(_ context.Context, cfg session.ClientConfig) (*result.
 	return &result.Result{Sender: &result.Sender{Packets: 1001, PacketsPerSecond: 1000, Seconds: 1},
 		Device: &result.Device{Shell: "fake", Role: "server", Packets: &got, Lost: &lost}}, nil
 }
-func (d *shellDevice) Counts(dev result.Device) (int64, int64, bool) { return *dev.Packets, *dev.Lost, true }
+func (d *shellDevice) Counts(dev result.Device) (int64, int64, bool) {
+	return *dev.Packets, *dev.Lost, true
+}
 
 // UseDevice runs every trial through the device, in the dialect its server
 // needs, and judges it on the device's own counts when no report came
