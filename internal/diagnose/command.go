@@ -45,9 +45,17 @@ long run well under the limit for the loss floor. It stops at --budget, and a
 first Ctrl-C stops after the run under way: either way the findings reached
 are printed. The far end (--mode) is as for sweep: reflect, wirebench or
 iperf2. The JSON document has the schema wirebench/1, kind "diagnosis"
-(docs/diagnose.md); it is saved with the label diagnose=ID.`,
+(docs/diagnose.md); it is saved with the label diagnose=ID.
+
+With --dut SPEC the far end is a device driven through its own shell, as
+sweep --dut drives it (docs/dut.md): every UDP run and the TCP run start the
+device's server through its shell (zperf udp download, iperf -s -u, ...),
+and the download run has the device's client send to our server at
+--dut-peer. A shell times no round trips nor arrivals: the queue and a tick
+cannot be told, and the diagnosis says so.`,
 		Example: `  wirebench diagnose 127.0.0.1 -p 5001 --mode reflect --medium eth100
-  wirebench diagnose 192.0.2.1 --sizes 64,512,1024,1470 --budget 5m --json`,
+  wirebench diagnose 192.0.2.1 --sizes 64,512,1024,1470 --budget 5m --json
+  wirebench diagnose 192.0.2.1 --dut serial:/dev/ttyACM0 --dut-shell zephyr --dut-peer 192.0.2.10`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usage(fmt.Errorf("expected one HOST, got %d argument(s)", len(args)))
