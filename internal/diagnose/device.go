@@ -41,10 +41,16 @@ type device struct {
 }
 
 // checkDevice checks the --dut flags (every error a mistake in them);
-// nil without --dut.
+// nil without --dut. A --dut-shell that names no shell is refused without
+// --dut too: a typo is not ignored because --dut was left out.
 func (o Options) checkDevice(so sweep.Options, ss *sweep.Setup) (*device, error) {
-	if err := o.DUT.CheckShell(); err != nil || !o.DUT.Enabled() {
-		return nil, err
+	if o.DUT.Shell != "" || o.DUT.Enabled() {
+		if err := o.DUT.CheckShell(); err != nil {
+			return nil, err
+		}
+	}
+	if !o.DUT.Enabled() {
+		return nil, nil
 	}
 	if err := so.CheckDevice(); err != nil {
 		return nil, err

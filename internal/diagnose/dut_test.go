@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/testutil/zshell"
 )
@@ -111,5 +112,13 @@ func TestDeviceRefusesReflect(t *testing.T) {
 	o.Mode, o.DUT.Shell = "wirebench", "no-such-shell"
 	if _, err := o.Setup("127.0.0.1"); err == nil || !strings.Contains(err.Error(), "--dut-shell") {
 		t.Errorf("error %v, want an unknown --dut-shell refused", err)
+	}
+	o.DUT.Spec = ""
+	if _, err := o.Setup("127.0.0.1"); err == nil || !strings.Contains(err.Error(), "--dut-shell") {
+		t.Errorf("error %v, want an unknown --dut-shell refused without --dut too", err)
+	}
+	o.DUT = dut.Flags{}
+	if s, err := o.Setup("127.0.0.1"); err != nil || s.dev != nil {
+		t.Errorf("no --dut flags: %v, device %v", err, s)
 	}
 }
