@@ -255,7 +255,7 @@ func (f *clientFlags) openDUT(e *env, cmd *cobra.Command, cfg *session.ClientCon
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := clientTest(*cfg, f.dut.iface, f.dut.shellDialect()); err != nil {
+	if _, err := clientTest(*cfg, f.dut.Iface, f.dut.shellDialect()); err != nil {
 		return nil, nil, err
 	}
 	s, devErr = f.dut.open(e.ctx, o)

@@ -29,6 +29,24 @@ func TestDiagnoseUsageErrors(t *testing.T) {
 	}
 }
 
+// diagnose's --dut flags are sweep's, checked as sweep checks them.
+func TestDiagnoseDUTUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mode", "reflect", "--dut", "telnet:127.0.0.1:1"}, "not reflect"},
+		{[]string{"--dut-shell", "zephry"}, `invalid --dut-shell "zephry"`},
+		{[]string{"--dut", "telnet:127.0.0.1:1", "--dut-timeout", "0"}, "invalid --dut-timeout 0"},
+	} {
+		var out, errb bytes.Buffer
+		args := append([]string{"diagnose", "127.0.0.1", "--no-save"}, c.args...)
+		if code := run(context.Background(), args, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want a usage error saying %q", args, code, errb.String(), c.want)
+		}
+	}
+}
+
 // TestDiagnoseCommand runs the command against a plain reflector with a
 // small plan: the JSON document, and the diagnosis saved with its label.
 func TestDiagnoseCommand(t *testing.T) {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/wirebench/wirebench/internal/dut"
@@ -13,44 +11,16 @@ import (
 	"github.com/wirebench/wirebench/internal/session"
 )
 
-// dutFlags drive the device's own shell (--dut, docs/dut.md).
-type dutFlags struct {
-	spec       string
-	shell      string
-	peer       string
-	iface      string
-	step       float64
-	report     float64
-	transcript string
-	// server only: the test the device runs as client
-	time float64
-	rate string
-	len  string
-}
+// dutFlags drive the device's own shell (--dut, docs/dut.md); their
+// definitions are dut.Flags.Register's, shared with diagnose.
+type dutFlags struct{ dut.Flags }
 
-func (f *dutFlags) register(cmd *cobra.Command, server bool) {
-	fl := cmd.Flags()
-	fl.StringVar(&f.spec, "dut", "", "drive the device's own shell at `SPEC`: serial:DEVICE[?baud=N], telnet:HOST[:PORT], labgrid:PLACE[@HOST:PORT] or cmd:COMMAND (docs/dut.md)")
-	fl.StringVar(&f.shell, "dut-shell", "auto", "the device's shell `NAME`: "+strings.Join(dut.Shells(), ", "))
-	fl.StringVar(&f.iface, "dut-iface", "", "the device's interface `IFACE` for the test (Harmony: defnet IFACE)")
-	fl.Float64Var(&f.step, "dut-timeout", dut.DefaultStepTimeout.Seconds(), "`SECONDS` each step with the device's shell may take (prompt, command answer)")
-	fl.Float64Var(&f.report, "dut-report-timeout", dut.DefaultReportTimeout.Seconds(), "`SECONDS` the device may take to print its report after the test")
-	fl.StringVar(&f.transcript, "dut-transcript", "", "also write the session with the device's shell to `FILE` (it is in --json as device.transcript)")
-	if server {
-		fl.StringVar(&f.peer, "dut-peer", "", "our address `ADDR` the device connects to (default: the source address of the route to the telnet host; needed for serial and cmd)")
-		fl.Float64Var(&f.time, "dut-time", 10, "`SECONDS` the device sends for")
-		fl.StringVar(&f.rate, "dut-rate", "1M", "UDP `RATE` the device sends at, bit/s with k/M/G")
-		fl.StringVar(&f.len, "dut-len", "", "datagram or write size the device uses, in `BYTES` (default: the firmware's)")
-	}
-}
+func (f *dutFlags) register(cmd *cobra.Command, server bool) { f.Register(cmd.Flags(), server) }
 
-func (f *dutFlags) enabled() bool { return f.spec != "" }
+func (f *dutFlags) enabled() bool { return f.Enabled() }
 
 // asked is the flags as the dut package takes them.
-func (f *dutFlags) asked() dut.Flags {
-	return dut.Flags{Spec: f.spec, Shell: f.shell, Iface: f.iface, StepTimeout: f.step, ReportTimeout: f.report,
-		Peer: f.peer, Rate: f.rate, Len: f.len, Time: f.time}
-}
+func (f *dutFlags) asked() dut.Flags { return f.Flags }
 
 // checkShell rejects a --dut-shell that names no shell, with --dut or
 // without (a typo is not ignored because --dut was left out).
@@ -65,7 +35,7 @@ func (f *dutFlags) options() (dut.Options, dut.Spec, error) {
 // open connects to the device; on failure the session (for its
 // transcript) and the error are returned.
 func (f *dutFlags) open(ctx context.Context, o dut.Options) (*dut.Session, error) {
-	return dut.Open(ctx, f.spec, o)
+	return dut.Open(ctx, f.Spec, o)
 }
 
 // openThroughout connects to the device for a run that needs it in every
@@ -121,10 +91,7 @@ func (f *dutFlags) writeTranscript(e *env, r *result.Result) {
 
 // saveTranscript writes lines to --dut-transcript, when it was given.
 func (f *dutFlags) saveTranscript(e *env, lines []string) {
-	if f.transcript == "" {
-		return
-	}
-	if err := os.WriteFile(f.transcript, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+	if err := f.WriteTranscript(lines); err != nil {
 		e.logf("writing the device transcript: %v", err)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // test uses the matrix's own -t, -b and -l.
 func (f *dutFlags) registerMatrix(cmd *cobra.Command) {
 	f.register(cmd, false)
-	cmd.Flags().StringVar(&f.peer, "dut-peer", "", "our address `ADDR` the device sends to in download cells (default: the source address of the route to the telnet host; needed for serial and cmd)")
+	f.RegisterPeer(cmd.Flags(), "our address `ADDR` the device sends to in download cells (default: the source address of the route to the telnet host; needed for serial and cmd)")
 }
 
 // dutMatrix is a matrix.Session that drives the device for each cell.
@@ -41,7 +41,7 @@ func (f *dutFlags) openMatrixDUT(e *env, cmd *cobra.Command, cfg *matrix.Config,
 	if err != nil {
 		return nil, err
 	}
-	peer := f.peer
+	peer := f.Peer
 	if peer == "" {
 		if sp.Host() == "" {
 			return nil, usagef("--dut-peer ADDR is needed: a %s console does not tell which of our addresses the device reaches", sp.Kind)
@@ -55,12 +55,12 @@ func (f *dutFlags) openMatrixDUT(e *env, cmd *cobra.Command, cfg *matrix.Config,
 		return nil, err
 	}
 	adoptDialect(e, s, &cfg.Base.Dialect, cmd.Flags().Changed("dialect"))
-	if _, err := clientTest(cfg.Base, f.iface, s.Dialect()); err != nil {
+	if _, err := clientTest(cfg.Base, f.Iface, s.Dialect()); err != nil {
 		s.Close()
 		return nil, err
 	}
 	cfg.PeerClient = true
-	return &dutMatrix{Cells: dut.Cells{S: s, Inner: inner.Run, Iface: f.iface, Peer: peer}, f: f}, nil
+	return &dutMatrix{Cells: dut.Cells{S: s, Inner: inner.Run, Iface: f.Iface, Peer: peer}, f: f}, nil
 }
 
 // close ends the device session and writes its transcript to

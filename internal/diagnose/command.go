@@ -45,9 +45,17 @@ long run well under the limit for the loss floor. It stops at --budget, and a
 first Ctrl-C stops after the run under way: either way the findings reached
 are printed. The far end (--mode) is as for sweep: reflect, wirebench or
 iperf2. The JSON document has the schema wirebench/1, kind "diagnosis"
-(docs/diagnose.md); it is saved with the label diagnose=ID.`,
+(docs/diagnose.md); it is saved with the label diagnose=ID.
+
+With --dut SPEC the far end is a device driven through its own shell, as
+sweep --dut drives it (docs/dut.md): every UDP run and the TCP run start the
+device's server through its shell (zperf udp download, iperf -s -u, ...),
+and the download run has the device's client send to our server at
+--dut-peer. A shell times no round trips nor arrivals: the queue and a tick
+cannot be told, and the diagnosis says so.`,
 		Example: `  wirebench diagnose 127.0.0.1 -p 5001 --mode reflect --medium eth100
-  wirebench diagnose 192.0.2.1 --sizes 64,512,1024,1470 --budget 5m --json`,
+  wirebench diagnose 192.0.2.1 --sizes 64,512,1024,1470 --budget 5m --json
+  wirebench diagnose 192.0.2.1 --dut serial:/dev/ttyACM0 --dut-shell zephyr --dut-peer 192.0.2.10`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usage(fmt.Errorf("expected one HOST, got %d argument(s)", len(args)))
@@ -78,12 +86,18 @@ iperf2. The JSON document has the schema wirebench/1, kind "diagnosis"
 	fl.BoolVar(&o.NoSave, "no-save", false, "do not save the diagnosis in the results store")
 	fl.StringArrayVar(&o.Labels, "label", nil, "label the saved diagnosis with `LABEL`, key=value (repeatable)")
 	fl.StringVar(&o.DB, "db", "", "results store `URL` (as for every saved run; docs/store.md)")
+	o.DUT.Register(fl, false)
+	o.DUT.RegisterPeer(fl, "our address `ADDR` the device sends to in the download run (default: the source address of the route to the telnet host; needed for serial and cmd)")
 	return cmd
 }
 
 // Main runs the diagnosis s and prints it to stdout, the progress to
 // stderr; it saves it unless o.NoSave.
 func Main(ctx context.Context, stdout, stderr io.Writer, s *Setup, o Options) error {
+	logf := func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
+	if err := s.OpenDevice(ctx, logf); err != nil {
+		return err
+	}
 	prog := report.NewProgress(stderr)
 	s.Config.OnRun = func(p Progress) { prog.Line(p.Line()) }
 	doc := NewResult(s.Test)
@@ -95,6 +109,7 @@ func Main(ctx context.Context, stdout, stderr io.Writer, s *Setup, o Options) er
 	}
 	runErr := Run(ctx, s.Config, s.Runner, doc)
 	prog.Done()
+	s.closeDevice(doc, func(format string, args ...any) { fmt.Fprintf(stderr, "warning: "+format+"\n", args...) })
 	if !o.NoSave {
 		save(ctx, stderr, s, o, doc)
 	}

@@ -61,6 +61,13 @@ type Config struct {
 	// the direction finding compares (a server: a reflector carries both
 	// directions in every round trip).
 	Direction DirectionFunc
+	// ByTime makes every run end by time, never by a datagram count: a
+	// device's server ends by time (a size check of N datagrams runs for
+	// the time they take at its rate).
+	ByTime bool
+	// Unseen is what the far end cannot show at all, said as what the
+	// diagnosis cannot tell (reason.Input.Unseen).
+	Unseen []string
 	// Results, when not nil, is given the own result document of each
 	// TCP, upload and download run by its run id (to be saved as it is).
 	Results map[int]*result.Result
@@ -212,6 +219,9 @@ func (d *diagnoser) run(ctx context.Context, purpose string, spec sweep.Spec) (r
 	length := spec.Duration
 	if spec.Packets > 0 {
 		length = time.Duration(float64(spec.Packets) / spec.RatePPS * float64(time.Second))
+		if d.cfg.ByTime {
+			spec.Duration, spec.Packets = length, 0
+		}
 	}
 	if d.left() < d.cfg.Gap+length+d.cfg.Overhead {
 		return result.DiagnosisRun{}, errBudget

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/dialect"
+	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sweep"
@@ -26,6 +27,8 @@ type Options struct {
 	NoSave              bool
 	DB                  string
 	JSON, CSV           bool
+	// DUT are the --dut flags: the device's own shell is the far end.
+	DUT dut.Flags
 }
 
 // Defaults of the command.
@@ -45,6 +48,8 @@ type Setup struct {
 	Config Config
 	Test   result.DiagnosisTest
 	Runner sweep.Runner
+	// dev is the device's shell (--dut), opened by OpenDevice.
+	dev *device
 }
 
 // Setup checks the options and builds the diagnosis of host.
@@ -55,6 +60,10 @@ func (o Options) Setup(host string) (*Setup, error) {
 	so := sweep.Options{Port: o.Port, Sizes: o.Sizes, Mode: o.Mode, Loss: "0", Trial: o.Trial, Confirm: "0",
 		Gap: o.Gap, MaxRate: o.MaxRate, Medium: o.Medium, Repeat: 1}
 	ss, err := so.Setup(host)
+	if err != nil {
+		return nil, err
+	}
+	dev, err := o.checkDevice(so, ss)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +112,7 @@ func (o Options) Setup(host string) (*Setup, error) {
 	}
 	test := result.DiagnosisTest{Mode: o.Mode, Host: host, Port: o.Port, Medium: m.Name, BudgetS: cfg.Budget.Seconds(),
 		MaxPPS: maxPPS, Sizes: cfg.Sizes}
-	return &Setup{Config: cfg, Test: test, Runner: ss.Runner}, nil
+	return &Setup{Config: cfg, Test: test, Runner: ss.Runner, dev: dev}, nil
 }
 
 // NewResult returns an empty document for test, ready to fill.

@@ -76,6 +76,6 @@ func saveRuns(ctx context.Context, saver *store.Saver, target string, cfg Config
 // conclude reasons over doc's runs into its verdict, findings and what
 // cannot be told.
 func conclude(cfg Config, doc *result.Diagnosis) {
-	o := reason.Reason(reason.Input{Medium: cfg.Medium, Runs: doc.Runs})
+	o := reason.Reason(reason.Input{Medium: cfg.Medium, Runs: doc.Runs, Unseen: cfg.Unseen})
 	doc.Verdict, doc.Findings, doc.CannotTell = o.Verdict, o.Findings, o.CannotTell
 }

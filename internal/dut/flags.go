@@ -14,8 +14,9 @@ import (
 // Flags are the --dut flags, as typed (docs/dut.md).
 type Flags struct {
 	// Spec is where the device's shell is (ParseSpec), Shell its name
-	// (Shells, or "auto"), Iface the device's interface for the test.
-	Spec, Shell, Iface string
+	// (Shells, or "auto"), Iface the device's interface for the test,
+	// Transcript the file the session is also written to ("": none).
+	Spec, Shell, Iface, Transcript string
 	// StepTimeout and ReportTimeout are in seconds.
 	StepTimeout, ReportTimeout float64
 	// The test the device runs as client against our server: Peer is the

@@ -16,7 +16,14 @@ import (
 func WriteDiagnosis(w io.Writer, d *result.Diagnosis) error {
 	var b strings.Builder
 	t := d.Test
-	fmt.Fprintf(&b, "diagnose: %s at %s port %d, medium %s, %d runs in %.0f s\n\n", t.Mode, t.Host, t.Port, t.Medium, len(d.Runs), d.Seconds)
+	fmt.Fprintf(&b, "diagnose: %s at %s port %d, medium %s, %d runs in %.0f s", t.Mode, t.Host, t.Port, t.Medium, len(d.Runs), d.Seconds)
+	if t.DUT != "" {
+		fmt.Fprintf(&b, ", through the device's shell at %s", t.DUT)
+		if d.Device != nil && d.Device.Shell != "" {
+			fmt.Fprintf(&b, " (%s)", d.Device.Shell)
+		}
+	}
+	b.WriteString("\n\n")
 	b.WriteString(d.Verdict + "\n\n")
 	if len(d.Findings) > 0 {
 		b.WriteString("Findings:\n")

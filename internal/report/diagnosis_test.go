@@ -37,6 +37,20 @@ func TestWriteDiagnosis(t *testing.T) {
 	}
 }
 
+// A diagnosis through a device's shell says so in its first line.
+func TestWriteDiagnosisDevice(t *testing.T) {
+	d := diagnosisDoc()
+	d.Test.Mode, d.Test.DUT = "wirebench", "telnet:127.0.0.1:2323"
+	d.Device = &result.SweepDeviceSession{Spec: d.Test.DUT, Shell: "zephyr", Transcript: []string{}}
+	var b bytes.Buffer
+	if err := WriteDiagnosis(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	if want := "runs in 0 s, through the device's shell at telnet:127.0.0.1:2323 (zephyr)\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("text lacks %q:\n%s", want, b.String())
+	}
+}
+
 func TestWriteDiagnosisCSV(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteDiagnosisCSV(&b, diagnosisDoc()); err != nil {

@@ -114,6 +114,9 @@ type DiagnosisTest struct {
 	MaxPPS   float64 `json:"max_pps"`
 	Sizes    []int   `json:"sizes"`
 	LabelKey string  `json:"label,omitempty"` // diagnose=ID on every saved run
+	// DUT is the --dut line when the device's own shell ran the device's
+	// side of every run (its server; its client for a download).
+	DUT string `json:"dut,omitempty"`
 }
 
 // Diagnosis is a diagnosis's document (schema wirebench/1, kind
@@ -134,7 +137,10 @@ type Diagnosis struct {
 	Seconds    float64        `json:"duration_s"`
 	// Interrupted says the diagnosis was stopped (Ctrl-C) or ran out of
 	// budget before its plan ended: the findings are those reached.
-	Interrupted bool     `json:"interrupted,omitempty"`
-	Warnings    []string `json:"warnings"`
-	Error       string   `json:"error,omitempty"`
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Device is the session with the device's shell (--dut): its
+	// transcript, and the device's error that ended the plan, if any.
+	Device   *SweepDeviceSession `json:"device,omitempty"`
+	Warnings []string            `json:"warnings"`
+	Error    string              `json:"error,omitempty"`
 }

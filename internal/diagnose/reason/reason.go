@@ -48,6 +48,10 @@ type Input struct {
 	// rates, its rate is what "the medium is the limit" compares with.
 	Medium linerate.Medium
 	Runs   []result.DiagnosisRun
+	// Unseen is what the far end cannot show at all (a device's shell
+	// times no round trips), said after the rules' own as what the runs
+	// cannot tell.
+	Unseen []string
 }
 
 // Outcome is what the reasoning reached.
@@ -83,6 +87,7 @@ func Reason(in Input) Outcome {
 	r.queue()
 	r.direction()
 	r.tcp()
+	r.out.CannotTell = append(r.out.CannotTell, r.in.Unseen...)
 	r.out.Verdict = r.verdict()
 	return r.out
 }

@@ -34,6 +34,15 @@ type UDPServerOptions struct {
 	// in Replies): a firmware whose server prints its figures on its own
 	// console and answers nothing.
 	Mute bool
+	// FramesPerSecond, above 0, makes a device with a frame-rate limit:
+	// it serves one data datagram every 1/FramesPerSecond from a queue of
+	// FrameQueue datagrams (default 200 ms' worth, at least 16: a stand-in read late by its host keeps its datagrams) and drops
+	// what arrives to a full queue, uncounted, as a device past its limit
+	// does. A datagram counts as arrived when it is served (its time is
+	// the server's), and the FIN waits behind the queue, so the server's
+	// window is the device's own pace.
+	FramesPerSecond float64
+	FrameQueue      int
 }
 
 // UDPServerResult is what a UDP stand-in server counted and sent.
@@ -59,6 +68,7 @@ type UDPServerResult struct {
 	Report    ServerReport // the report as put on the wire
 	Replies   [][]byte     // exact bytes of every reply sent, in order
 	LateFINs  int          // datagrams that arrived after the first report
+	Limited   int64        // data datagrams the frame-rate limit dropped
 }
 
 func (o UDPServerOptions) withDefaults() UDPServerOptions {
@@ -91,10 +101,44 @@ type udpServe struct {
 	o       UDPServerOptions
 	res     *UDPServerResult
 	started bool
+	limit   frameLimit
+}
+
+// frameLimit is UDPServerOptions.FramesPerSecond's queue: next is when
+// the last datagram queued is served.
+type frameLimit struct{ next time.Time }
+
+// admit runs a datagram with id that arrived at at through the frame-rate
+// limit: when it is served, or false when the queue is full (without a
+// limit: at once).
+func (s *udpServe) admit(id int32, at time.Time) (time.Time, bool) {
+	rate := s.o.FramesPerSecond
+	if rate <= 0 {
+		return at, true
+	}
+	depth := s.o.FrameQueue
+	if depth <= 0 {
+		depth = max(16, int(rate/5))
+	}
+	slot := time.Duration(float64(time.Second) / rate)
+	l := &s.limit
+	if l.next.Before(at) {
+		l.next = at // idle: served as it arrives
+	}
+	if id < 0 {
+		return l.next, true // the FIN, behind what is queued
+	}
+	if int(l.next.Sub(at)/slot) >= depth {
+		s.res.Limited++
+		return at, false
+	}
+	l.next = l.next.Add(slot)
+	return l.next, true
 }
 
 // read returns the next datagram from the peer; timeout bounds the wait
-// (0: the context). ok is false on timeout.
+// (0: the context). ok is false on timeout. With a frame-rate limit, at is
+// when the device served it.
 func (s *udpServe) read(buf []byte, timeout time.Duration) (n int, at time.Time, ok bool, err error) {
 	for s.res.Received+int64(s.res.Ignored) < s.o.MaxPackets {
 		var dl time.Time
@@ -120,6 +164,13 @@ func (s *udpServe) read(buf []byte, timeout time.Duration) (n int, at time.Time,
 		} else if from.String() != s.res.Peer.String() {
 			s.res.Ignored++
 			continue
+		}
+		if n >= 4 {
+			served, ok := s.admit(int32(binary.BigEndian.Uint32(buf)), at)
+			if !ok {
+				continue
+			}
+			at = served
 		}
 		s.res.Received++
 		if n >= 4 {

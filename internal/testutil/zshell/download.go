@@ -103,7 +103,7 @@ func (s *Shell) udpServer(ctx context.Context, addr string) (func() (Counted, bo
 	if s.modern() {
 		open = standin.ZperfNewUDPServer
 	}
-	srv, err := open(ctx, addr, standin.UDPServerOptions{})
+	srv, err := open(ctx, addr, standin.UDPServerOptions{FramesPerSecond: s.o.FramesPerSecond})
 	if err != nil {
 		return nil, err
 	}

@@ -54,6 +54,10 @@ type Options struct {
 	NoZperf bool
 	// Iperf3 makes zperf speak iperf3 (default Version then "4.3.0").
 	Iperf3 bool
+	// FramesPerSecond, above 0, gives the board's UDP receive path (zperf
+	// udp download) a frame-rate limit: what arrives above it is dropped
+	// (standin.UDPServerOptions.FramesPerSecond).
+	FramesPerSecond float64
 }
 
 // Counted is what the stand-in behind one report counted.
