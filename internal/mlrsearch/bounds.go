@@ -11,6 +11,7 @@ type bounds struct {
 	loAt   int     // lo's record (-1: none)
 	cand   float64 // highest pass of a shorter length between lo and hi (0: none): measured again
 	est    float64 // what the device delivered in the lowest failure that says (0: unknown)
+	spoilt bool    // the lowest failure is a rate this host could not test
 	passes int     // of the phase's trials, those that met the criterion
 	fails  int     // and those that failed it
 }
@@ -28,7 +29,7 @@ func (s *searcher) bounds(i, k int) bounds {
 	b := bounds{hi: math.Inf(1), loAt: -1}
 	for _, r := range s.recs {
 		if r.counts() && !r.pass(i) && r.Rate < b.hi {
-			b.hi, b.est = r.Rate, r.Delivered/(1-s.cfg.Losses[i])
+			b.hi, b.est, b.spoilt = r.Rate, r.Delivered/(1-s.cfg.Losses[i]), r.Untested
 		}
 	}
 	for j, r := range s.recs {
@@ -98,7 +99,8 @@ func (s *searcher) next() (Trial, bool) {
 //     with every pass of the phase;
 //   - with no pass yet, just under what the device delivered in the lowest
 //     failure, when that lies well under it, or under the failure by a step
-//     that doubles with every failure of the phase;
+//     that doubles with every failure of the phase (half of it when
+//     nothing says where the device's limit lies);
 //   - between a pass and a failure, just above what the device delivered
 //     when that lies between them (a failure there leaves half the width),
 //     or their geometric middle, after a run of passes no more than a
@@ -115,9 +117,11 @@ func (s *searcher) rate(b bounds, w float64) float64 {
 		if r := b.est * (1 - w/4); b.est > 0 && r <= b.hi*(1-w/2) {
 			return max(s.cfg.Min, r)
 		}
-		if b.est == 0 {
-			// Nothing says where the limit lies (this host could not
-			// test the rate): halve rather than creep down.
+		if b.est == 0 && !b.spoilt {
+			// Nothing says where the limit lies: halve rather than
+			// creep down. (A rate this host could not test says
+			// nothing of the device either, but shorter trials
+			// passed near it: step down from it.)
 			return max(s.cfg.Min, b.hi/2)
 		}
 		return max(s.cfg.Min, b.hi*max(0.5, 1-w*math.Pow(2, float64(b.fails))))
@@ -177,6 +181,12 @@ type State struct {
 	Lower, Upper []float64
 	Trials       int
 	cfg          Config
+}
+
+// Start is where a search with c stands before its first trial.
+func (c Config) Start() State {
+	c.defaults()
+	return (&searcher{cfg: c}).state()
 }
 
 func (s *searcher) state() State {

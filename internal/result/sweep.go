@@ -103,7 +103,13 @@ type SweepRTT struct {
 type SweepTrial struct {
 	Repeat  int     `json:"repeat"`
 	RatePPS float64 `json:"rate_pps"`
-	Confirm bool    `json:"confirm,omitempty"`
+	// Confirm marks a confirming trial: the final trial of the full length
+	// (--confirm) that a reported rate held in.
+	Confirm bool `json:"confirm,omitempty"`
+	// Phase is the multi-rate search's phase the trial ran in (1 first,
+	// its trials the shortest; the last one's are the final, confirming
+	// trials); absent for a trial of sweep's own search.
+	Phase int `json:"phase,omitempty"`
 	// TrialS and TrialPackets are the length the trial was asked for:
 	// seconds, or datagrams (with --packets).
 	TrialS       float64 `json:"trial_s,omitempty"`

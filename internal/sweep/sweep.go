@@ -116,14 +116,18 @@ type Config struct {
 
 // Progress is where a sweep is, for a progress line.
 type Progress struct {
-	Size     int
-	Repeat   int // 1-based repetition
-	Trial    int // 1-based trial of this search
-	RatePPS  float64
-	Outcome  result.SweepOutcome
-	Verdict  string // VerdictPass, VerdictLoss, VerdictPace, VerdictHost or VerdictStall
-	Done     int    // searches finished
-	Planned  int    // searches planned so far (grows when a cliff is bisected)
+	Size    int
+	Repeat  int // 1-based repetition
+	Trial   int // 1-based trial of this search
+	RatePPS float64
+	Outcome result.SweepOutcome
+	Verdict string // VerdictPass, VerdictLoss, VerdictPace, VerdictHost or VerdictStall
+	// Verdicts are a multi-rate search's verdicts, one per criterion
+	// (SearchTargets), and Phase its phase (1 first); nil and 0 otherwise.
+	Verdicts []string
+	Phase    int
+	Done     int // searches finished
+	Planned  int // searches planned so far (grows when a cliff is bisected)
 	Elapsed  time.Duration
 	Bisected bool // the size was added by cliff bisection
 	// Spec is the trial that ran.
