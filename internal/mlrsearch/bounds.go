@@ -12,6 +12,7 @@ type bounds struct {
 	cand   float64 // highest pass of a shorter length between lo and hi (0: none): measured again
 	est    float64 // what the device delivered in the lowest failure that says (0: unknown)
 	spoilt bool    // the lowest failure is a rate this host could not test
+	near   bool    // a trial of any length passed under hi
 	passes int     // of the phase's trials, those that met the criterion
 	fails  int     // and those that failed it
 }
@@ -51,8 +52,11 @@ func (s *searcher) bounds(i, k int) bounds {
 		}
 	}
 	for _, r := range s.recs {
-		if r.counts() && r.pass(i) && r.Duration < d && r.Rate > b.lo && r.Rate < b.hi {
-			b.cand = max(b.cand, r.Rate)
+		if r.counts() && r.pass(i) && r.Rate < b.hi {
+			b.near = true
+			if r.Duration < d && r.Rate > b.lo {
+				b.cand = max(b.cand, r.Rate)
+			}
 		}
 	}
 	return b
@@ -100,7 +104,8 @@ func (s *searcher) next() (Trial, bool) {
 //   - with no pass yet, just under what the device delivered in the lowest
 //     failure, when that lies well under it, or under the failure by a step
 //     that doubles with every failure of the phase (half of it when
-//     nothing says where the device's limit lies);
+//     nothing says where the device's limit lies: no estimate, and no
+//     pass under a rate this host could not test);
 //   - between a pass and a failure, just above what the device delivered
 //     when that lies between them (a failure there leaves half the width),
 //     or their geometric middle, after a run of passes no more than a
@@ -117,11 +122,11 @@ func (s *searcher) rate(b bounds, w float64) float64 {
 		if r := b.est * (1 - w/4); b.est > 0 && r <= b.hi*(1-w/2) {
 			return max(s.cfg.Min, r)
 		}
-		if b.est == 0 && !b.spoilt {
+		if b.est == 0 && !(b.spoilt && b.near) {
 			// Nothing says where the limit lies: halve rather than
 			// creep down. (A rate this host could not test says
-			// nothing of the device either, but shorter trials
-			// passed near it: step down from it.)
+			// nothing of the device either, but when shorter trials
+			// passed near it, step down from it.)
 			return max(s.cfg.Min, b.hi/2)
 		}
 		return max(s.cfg.Min, b.hi*max(0.5, 1-w*math.Pow(2, float64(b.fails))))

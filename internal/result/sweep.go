@@ -115,8 +115,9 @@ type SweepTrial struct {
 	TrialS       float64 `json:"trial_s,omitempty"`
 	TrialPackets int64   `json:"trial_packets,omitempty"`
 	Verdict      string  `json:"verdict"`
-	// Reused marks a trial of an earlier search (sweep.Config.Prior) judged
-	// again under this search's criterion, not run again.
+	// Reused marks a trial listed under another criterion's search too
+	// (RFC 2544's PDR: the trials of the one search that found the NDR
+	// and the PDR, judged under the PDR's criterion), not run again.
 	Reused bool `json:"reused,omitempty"`
 	// DeliveredPPS is the rate the far end delivered: its count over its
 	// own receive window (see sweep.Config.Verdict).

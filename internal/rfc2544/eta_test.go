@@ -2,6 +2,7 @@ package rfc2544_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,7 +20,8 @@ import (
 // tests: it runs only when WIREBENCH_RECORD_TRACE names the file to write
 // and WIREBENCH_RECORD_PORT the loopback port of a running reflector
 // (wirebench reflect --model ...), as the rfc2544 command with --mode
-// reflect and its defaults would (WIREBENCH_RECORD_MEDIUM, default eth100).
+// reflect and its defaults would (WIREBENCH_RECORD_MEDIUM, default eth100);
+// WIREBENCH_RECORD_JSON, when set, names a file for the run's document.
 func TestRecordTrace(t *testing.T) {
 	path, port := os.Getenv("WIREBENCH_RECORD_TRACE"), os.Getenv("WIREBENCH_RECORD_PORT")
 	if path == "" || port == "" {
@@ -47,6 +49,15 @@ func TestRecordTrace(t *testing.T) {
 	}
 	if err := rec.Save(path); err != nil {
 		t.Fatal(err)
+	}
+	if j := os.Getenv("WIREBENCH_RECORD_JSON"); j != "" {
+		b, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(j, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

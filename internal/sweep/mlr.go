@@ -18,8 +18,8 @@ const Phases = 2
 // SearchTargets runs one multi-rate, duration-aware search
 // (internal/mlrsearch) of size under several loss criteria at once (in
 // percent, strictest first: RFC 2544's NDR and PDR), with cfg's trials,
-// gap, stall rules and progress (cfg.Sizes, Repeat, Prior and Packets are
-// not used: the search's trials are timed). Every trial judges every
+// gap, stall rules and progress (cfg.Sizes, Repeat and Packets are not
+// used: the search's trials are timed). Every trial judges every
 // criterion: it appears in each criterion's trial log with its verdict
 // under it (in the logs after the first marked reused: the same trial).
 // The search starts with a trial of cfg.Trial at the highest rate; its
@@ -35,7 +35,14 @@ func SearchTargets(ctx context.Context, cfg Config, r Runner, size int, losses [
 	}
 	s := &sweeper{cfg: cfg, r: r, res: NewResult(result.SweepTest{}), start: cfg.now(), done: map[int]*result.SweepSize{}, planned: 1}
 	s.est = eta.New(s.start)
-	srs, found, err := s.multi(ctx, size, losses)
+	srs := make([]*result.SweepSize, len(losses))
+	for i := range losses {
+		srs[i] = &result.SweepSize{Size: size, TrialLog: []result.SweepTrial{}}
+		if cfg.LinePPS != nil {
+			srs[i].LinePPS = cfg.LinePPS(size)
+		}
+	}
+	found, err := s.multi(ctx, size, 1, losses, srs, false)
 	if ctx.Err() != nil {
 		return nil, nil
 	}
@@ -49,19 +56,16 @@ func SearchTargets(ctx context.Context, cfg Config, r Runner, size int, losses [
 	return srs, nil
 }
 
-// multi runs the multi-rate search of size under losses and settles each
-// criterion's result as search does.
-func (s *sweeper) multi(ctx context.Context, size int, losses []float64) ([]*result.SweepSize, []search, error) {
+// multi runs repetition rep of the multi-rate search of size under
+// losses, its trials logged into srs (one per criterion), and settles
+// each criterion's result as search does.
+func (s *sweeper) multi(ctx context.Context, size, rep int, losses []float64, srs []*result.SweepSize, bisected bool) ([]search, error) {
 	cfg := &s.cfg
 	top := cfg.MaxPPS(size)
-	srs := make([]*result.SweepSize, len(losses))
 	judges := make([]Config, len(losses))
 	shares := make([]float64, len(losses))
+	base := len(srs[0].TrialLog)
 	for i, l := range losses {
-		srs[i] = &result.SweepSize{Size: size, TrialLog: []result.SweepTrial{}}
-		if cfg.LinePPS != nil {
-			srs[i].LinePPS = cfg.LinePPS(size)
-		}
 		judges[i], judges[i].LossPercent, shares[i] = *cfg, l, l/100
 	}
 	var (
@@ -70,6 +74,7 @@ func (s *sweeper) multi(ctx context.Context, size int, losses []float64) ([]*res
 		untested  = math.Inf(1) // the lowest rate stalled in every time it ran
 		n         int
 	)
+	final := max(cfg.Confirm, cfg.Trial) // a trial this long confirms a rate
 	trial := func(ctx context.Context, t mlrsearch.Trial) (mlrsearch.Outcome, error) {
 		spec := Spec{Size: size, RatePPS: t.Rate, Duration: t.Duration}
 		o, err := s.trial(ctx, spec)
@@ -97,15 +102,20 @@ func (s *sweeper) multi(ctx context.Context, size int, losses []float64) ([]*res
 		if out.Spoiled && vs[0] == VerdictStall && t.Again >= cfg.StallRetries {
 			untested = min(untested, t.Rate) // mlrsearch's Untested
 		}
-		if v != VerdictPass && v != VerdictStall {
+		switch {
+		case v != VerdictPass && v != VerdictStall:
 			// What the far end delivered, or this host offered
 			// (host-limited): the search jumps under it.
 			out.Delivered = delivered(v, o)
+		case v == VerdictStall && o.ServicePPS > 0:
+			// A reflector timed at its own rate while it held a
+			// queue: that rate, whatever our sender did.
+			out.Delivered = delivered(VerdictLoss, o)
 		}
 		// The strictest criterion's entry last: it is the one the
 		// progress tells, with every criterion's verdict.
 		for i := len(losses) - 1; i >= 0; i-- {
-			rec := s.logTrial(srs[i], spec, o, vs[i], size, 1, n, t.Final, false)
+			rec := s.logTrial(srs[i], spec, o, vs[i], size, rep, n, t.Duration >= final, bisected)
 			rec.Phase, rec.Reused = t.Phase+1, i > 0
 		}
 		if s.told != nil {
@@ -113,19 +123,19 @@ func (s *sweeper) multi(ctx context.Context, size int, losses []float64) ([]*res
 		}
 		return out, nil
 	}
-	mc := mlrsearch.Config{Losses: shares, Min: top / 1000, Max: top, Initial: cfg.Trial, Final: max(cfg.Confirm, cfg.Trial),
+	mc := mlrsearch.Config{Losses: shares, Min: top / 1000, Max: top, Initial: cfg.Trial, Final: final,
 		Phases: Phases, Goal: cfg.Resolution, Retries: cfg.StallRetries, MaxTrials: cfg.MaxTrials,
-		OnTrial: func(_ mlrsearch.Trial, _ mlrsearch.Outcome, st mlrsearch.State) { s.tellMulti(st) }}
+		OnTrial: func(_ mlrsearch.Trial, _ mlrsearch.Outcome, st mlrsearch.State) { s.tellMulti(size, rep, st) }}
 	res, err := mlrsearch.Search(ctx, mc, trial)
-	s.tellMulti(mlrsearch.State{})
+	s.tellMulti(size, rep, mlrsearch.State{})
 	if err != nil {
-		return srs, nil, err
+		return nil, err
 	}
 	found := make([]search, len(losses))
 	for i, b := range res.Bounds {
-		found[i] = settle(b, top, srs[i].TrialLog, n, untested)
+		found[i] = settle(b, top, srs[i].TrialLog[base:], n, untested)
 	}
-	return srs, found, nil
+	return found, nil
 }
 
 // settle is what a multi-rate search found for one criterion, from its
@@ -158,9 +168,9 @@ func settle(b mlrsearch.Bound, top float64, log []result.SweepTrial, n int, unte
 }
 
 // tellMulti tells Config.OnTrial the progress of the latest trial, with
-// the time the multi-rate search standing at st still needs (none at its
-// end: st zero).
-func (s *sweeper) tellMulti(st mlrsearch.State) {
+// the time the multi-rate search of size (repetition rep) standing at st
+// still needs (none at its end: st zero), and the searches after it.
+func (s *sweeper) tellMulti(size, rep int, st mlrsearch.State) {
 	p := s.told
 	if p == nil {
 		return
@@ -171,8 +181,9 @@ func (s *sweeper) tellMulti(st mlrsearch.State) {
 		n, d := st.Left()
 		cur = eta.Part{Class: unitSearch, Trials: n, Nominal: d}
 	}
+	more := float64(s.cfg.Repeat-rep) + (float64(s.sizesLeft)+s.bisectLeft)*float64(s.cfg.Repeat)
 	p.SearchLeft = cur
-	p.Left = s.est.Left(eta.Work{cur})
+	p.Left = s.est.Left(eta.Work{cur, s.est.Expect(unitSearch, unitSearch, s.searchPrior(size)).Scale(more)})
 	s.cfg.OnTrial(*p)
 }
 
