@@ -199,3 +199,25 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestStrictTrialsAreAMinute: with RFC 2544's schedule every throughput
+// trial lasts 60 s (§26.1): the search's phases all use the full length,
+// and the rates still hold within the resolution.
+func TestStrictTrialsAreAMinute(t *testing.T) {
+	d := &fakeDevice{capPPS: 812, queue: 4}
+	cfg := fakeConfig()
+	cfg.Sizes, cfg.Tests, cfg.Schedule = []int{1472}, []string{result.RFC2544TestThroughput}, StrictSchedule()
+	res := NewResult(result.RFC2544Test{})
+	if err := Run(context.Background(), cfg, d, res); err != nil {
+		t.Fatal(err)
+	}
+	sr := res.Sizes[0]
+	for i, tr := range sr.NDR.TrialLog {
+		if tr.TrialS != 60 {
+			t.Errorf("trial %d lasted %v s, want 60", i+1, tr.TrialS)
+		}
+	}
+	if !sr.NDR.Confirmed || sr.NDR.HeldS != 60 || sr.NDRPPS > 812 || sr.NDRPPS < 812*0.99 {
+		t.Errorf("NDR %.1f (confirmed %v, held %v s), want 60 s within 1 %% under 812", sr.NDRPPS, sr.NDR.Confirmed, sr.NDR.HeldS)
+	}
+}
