@@ -98,7 +98,9 @@ func (s *searcher) next() (Trial, bool) {
 
 // rate is the next rate for a criterion standing at b, narrowing to w:
 //
-//   - a pass of a shorter length is measured again first;
+//   - a pass of a shorter length is measured again first, or a rate under
+//     the failure by a step that doubles with every failure of the phase
+//     when the pass lies further under it;
 //   - with no failure yet, Max, or above the pass by a step that doubles
 //     with every pass of the phase;
 //   - with no pass yet, just under what the device delivered in the lowest
@@ -112,6 +114,12 @@ func (s *searcher) next() (Trial, bool) {
 //     doubling step above the pass.
 func (s *searcher) rate(b bounds, w float64) float64 {
 	switch {
+	case b.cand > 0 && !math.IsInf(b.hi, 1):
+		// Not below the failure by more than a step that doubles
+		// with each of the phase's failures: a pass of a shorter
+		// length far under it (a gallop's) would cost as many
+		// trials again to climb back from.
+		return max(b.cand, b.hi*max(0.5, 1-w*math.Pow(2, float64(b.fails))))
 	case b.cand > 0:
 		return b.cand
 	case math.IsInf(b.hi, 1) && b.lo == 0:

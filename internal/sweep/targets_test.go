@@ -59,7 +59,7 @@ func TestTargetsOnePass(t *testing.T) {
 		name  string
 		sr    *result.SweepSize
 		limit float64
-	}{{"0 %", ndr, 8000}, {"0.5 %", pdr, 9000}} {
+	}{{"0 %", ndr, 8000}, {"0.5 %", pdr, 9000 * 0.996 / 0.995}} { // above 9000/s it delivers 0.996 of 9000/s
 		if !c.sr.Confirmed || c.sr.HeldS != 10 || c.sr.TriedPPS > c.limit || c.sr.TriedPPS < c.limit*0.99 {
 			t.Errorf("%s: tried %.0f (confirmed %v, held %v s), want confirmed in 10 s within 1 %% under %.0f", c.name, c.sr.TriedPPS, c.sr.Confirmed, c.sr.HeldS, c.limit)
 		}
