@@ -67,7 +67,7 @@ func TestRecordTrace(t *testing.T) {
 // time really left: what the estimator reaches today, a little rounded
 // down, a floor against making it worse. Recorded again for the
 // multi-rate search (December 2026, 1244 s, on the 2-core host at a load
-// average of 8 to 25, two sweep recordings and other engineers' work at
+// average of 8.5 to 39, two sweep recordings and other engineers' work at
 // once): the host's stalls made every size's search run its 22 trials, so
 // the searches were all of one length and the estimate held (95 % within
 // the bound, against 4 % for the estimate before internal/eta).

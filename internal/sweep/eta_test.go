@@ -56,7 +56,7 @@ func TestRecordTrace(t *testing.T) {
 // time really left. Not all: in a sweep, work appears that nothing before
 // it shows, and no estimate that rises at most 2× per update can follow it
 // at once. Both were recorded again for the multi-rate search (December
-// 2026, on the 2-core host at a load average of 14 to 25, three
+// 2026, on the 2-core host at a load average of 14 to 39, three
 // recordings and other engineers' work at once). In the buffer recording
 // the cliff between 1234 and 1472 B, bisected over 8 sizes that take 56 %
 // of the run, shows only when 1472 B's search ends, 44 % of the way in
