@@ -1,7 +1,10 @@
 // Package eta estimates the time a run of trials has left (sweep, RFC
 // 2544, matrix): the work that remains, counted from the run's structure
-// (the trials a bisection still needs for its interval and resolution,
-// the searches, tests and sizes still to come), times the cost of a trial
+// (the trials a search still needs: for the multi-rate search, the
+// halvings of its phase's intervals and the trials of its later, longer
+// phases, at their lengths (internal/mlrsearch's State.Left); for a plain
+// bisection, its halvings to the resolution; the searches, tests and sizes
+// still to come), times the cost of a trial
 // as this run has measured it (its nominal length plus the overhead around
 // it: the gap, setting up, draining, and the re-runs a stalling host
 // forces). The estimate is smoothed so that it never rises more than 2×

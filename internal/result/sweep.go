@@ -109,14 +109,21 @@ type SweepRTT struct {
 type SweepTrial struct {
 	Repeat  int     `json:"repeat"`
 	RatePPS float64 `json:"rate_pps"`
-	Confirm bool    `json:"confirm,omitempty"`
+	// Confirm marks a confirming trial: the final trial of the full length
+	// (--confirm) that a reported rate held in.
+	Confirm bool `json:"confirm,omitempty"`
+	// Phase is the multi-rate search's phase the trial ran in (1 first,
+	// its trials the shortest; the last one's are the final, confirming
+	// trials); absent for a trial of sweep's own search.
+	Phase int `json:"phase,omitempty"`
 	// TrialS and TrialPackets are the length the trial was asked for:
 	// seconds, or datagrams (with --packets).
 	TrialS       float64 `json:"trial_s,omitempty"`
 	TrialPackets int64   `json:"trial_packets,omitempty"`
 	Verdict      string  `json:"verdict"`
-	// Reused marks a trial of an earlier search (sweep.Config.Prior) judged
-	// again under this search's criterion, not run again.
+	// Reused marks a trial listed under another criterion's search too
+	// (RFC 2544's PDR: the trials of the one search that found the NDR
+	// and the PDR, judged under the PDR's criterion), not run again.
 	Reused bool `json:"reused,omitempty"`
 	// DeliveredPPS is the rate the far end delivered: its count over its
 	// own receive window (see sweep.Config.Verdict).

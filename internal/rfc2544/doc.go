@@ -3,12 +3,13 @@
 // datagram size, against a far end reached through a sweep.Runner (a
 // reflector, a wirebench server, an iperf 2 server).
 //
-// Throughput is sweep's search twice per size: first with no loss allowed
-// (NDR), then with up to Config.PDRPercent lost (PDR), the second search
-// seeded with the first one's trials judged again (sweep.Config.Prior), so
-// that no trial is run twice. The rates are what the far end delivered,
-// under sweep's sustained-rate rules (its queue grew by at most 0.5 % of a
-// trial; a confirming trial of Config.Schedule.Confirm).
+// Throughput is one multi-rate search per size (sweep.SearchTargets over
+// internal/mlrsearch) under two criteria at once: no loss allowed (NDR) and
+// up to Config.PDRPercent lost (PDR); its trials grow from
+// Config.Schedule.Search to Config.Schedule.Confirm as its intervals
+// narrow, and each rate is confirmed by a trial of the full length. The
+// rates are what the far end delivered, under sweep's sustained-rate rules
+// (its queue grew by at most 0.5 % of a trial).
 //
 // Latency is measured at shares of the NDR (10, 50, 90 and 100 %), every
 // datagram's round trip timed from the time stamped in it to its kernel

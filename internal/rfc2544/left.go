@@ -8,12 +8,10 @@ import (
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
-// The time-left estimate's units: the throughput test's two searches, and
-// the other tests of one size (named as the tests are).
-const (
-	unitNDR = "ndr"
-	unitPDR = "pdr"
-)
+// unitThroughput is the time-left estimate's unit of the throughput
+// test's search (NDR and PDR at once); the other tests of one size are
+// units named as the tests are.
+const unitThroughput = "throughput"
 
 // now reads the run's clock.
 func (c *Config) now() time.Time {
@@ -43,18 +41,16 @@ func class(test string) string {
 }
 
 // prior is what the unit of kind is expected to take at size before one
-// has finished: a search's trial at line rate, a bisection from half of it
-// and its confirmation; the PDR's confirmation alone (it starts from the
-// NDR's trials); every latency trial; every loss step; and per burst
-// search the doubling and the bisection up to the longest burst.
+// has finished: the multi-rate search's structure (its trials at their
+// phases' lengths and the final confirmations, sweep.MultiPrior); every
+// latency trial; every loss step; and per burst search the doubling and
+// the bisection up to the longest burst.
 func (b *bench) prior(kind string, size int) eta.Part {
 	s := b.cfg.Schedule
 	switch kind {
-	case unitNDR:
-		n := 1 + eta.Bisect(0.5, 1, searchResolution)
-		return eta.Part{Trials: n + 1, Nominal: time.Duration(n)*s.Search + max(s.Confirm, s.Search)}
-	case unitPDR:
-		return eta.Part{Trials: 1, Nominal: max(s.Confirm, s.Search)}
+	case unitThroughput:
+		n, d := sweep.MultiPrior(b.searchConfig(nil), size, 2)
+		return eta.Part{Trials: n, Nominal: d}
 	case result.RFC2544TestLatency:
 		if b.cfg.Latency == "" {
 			return eta.Part{}
@@ -70,9 +66,6 @@ func (b *bench) prior(kind string, size int) eta.Part {
 	return eta.Part{}
 }
 
-// searchResolution is the throughput search's (sweep's default).
-const searchResolution = 0.01
-
 // lossSteps is how many steps the frame loss test takes at most: 100 %
 // of line down to 10 %.
 const lossSteps = 10
@@ -80,7 +73,7 @@ const lossSteps = 10
 // unitsOf is the eta units test runs as.
 func unitsOf(test string) []string {
 	if test == result.RFC2544TestThroughput {
-		return []string{unitNDR, unitPDR}
+		return []string{unitThroughput}
 	}
 	return []string{test}
 }
@@ -102,9 +95,6 @@ func (b *bench) left(test string, size int, search eta.Part) eta.Work {
 	switch test {
 	case result.RFC2544TestThroughput:
 		w = append(w, search)
-		if b.phase == unitNDR {
-			w = append(w, b.est.Expect(unitPDR, class(test), b.prior(unitPDR, size)))
-		}
 	case result.RFC2544TestLoss:
 		r := b.est.Rest(test, class(test), b.prior(test, size), eta.Part{})
 		if most := float64(lossSteps) - b.est.Started().Trials; r.Trials > most {

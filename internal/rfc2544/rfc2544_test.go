@@ -127,9 +127,11 @@ func TestRunFake(t *testing.T) {
 	}
 }
 
-// TestPDRReusesNDR: against a sharp limit the PDR search runs no trial of
-// its own.
-func TestPDRReusesNDR(t *testing.T) {
+// TestOneSearchForBoth: the NDR and the PDR come from one search: every
+// trial is in both logs (the PDR's marked reused), its trials grow from
+// the search's length to the confirmation's, and each rate reported is
+// what a final trial of the full length delivered.
+func TestOneSearchForBoth(t *testing.T) {
 	d := &fakeDevice{capPPS: 812, queue: 4}
 	cfg := fakeConfig()
 	cfg.Sizes, cfg.Tests = []int{1472}, []string{result.RFC2544TestThroughput}
@@ -138,8 +140,28 @@ func TestPDRReusesNDR(t *testing.T) {
 		t.Fatal(err)
 	}
 	sr := res.Sizes[0]
-	if sr.PDR.Trials != 0 || d.trials != sr.NDR.Trials || sr.PDRPPS != sr.NDRPPS {
-		t.Errorf("PDR ran %d trials (NDR %d, all %d), PDR %.1f NDR %.1f", sr.PDR.Trials, sr.NDR.Trials, d.trials, sr.PDRPPS, sr.NDRPPS)
+	if d.trials != sr.NDR.Trials || len(sr.NDR.TrialLog) != d.trials || len(sr.PDR.TrialLog) != d.trials || d.trials > 12 {
+		t.Errorf("%d trials ran, NDR says %d, logs %d and %d", d.trials, sr.NDR.Trials, len(sr.NDR.TrialLog), len(sr.PDR.TrialLog))
+	}
+	log := sr.NDR.TrialLog
+	if log[0].TrialS != 1 || log[0].Phase != 1 || log[0].RatePPS != cfg.LinePPS(1472) {
+		t.Errorf("first trial %+v, want 1 s at line rate in phase 1", log[0])
+	}
+	for i, tr := range log {
+		if i > 0 && tr.TrialS < log[i-1].TrialS {
+			t.Errorf("trial %d shorter than the one before: %v < %v", i+1, tr.TrialS, log[i-1].TrialS)
+		}
+		if tr.Confirm != (tr.TrialS == 10) || tr.Confirm != (tr.Phase == 3) {
+			t.Errorf("trial %d: confirm %v, %v s, phase %d", i+1, tr.Confirm, tr.TrialS, tr.Phase)
+		}
+		if !sr.PDR.TrialLog[i].Reused || sr.PDR.TrialLog[i].RatePPS != tr.RatePPS {
+			t.Errorf("PDR log entry %d: %+v", i+1, sr.PDR.TrialLog[i])
+		}
+	}
+	for name, r := range map[string]*result.SweepSize{"NDR": sr.NDR, "PDR": sr.PDR} {
+		if !r.Confirmed || r.HeldS != 10 || r.RatePPS > 812 || r.RatePPS < 812*0.99 {
+			t.Errorf("%s: confirmed %v for %v s at %.1f/s, want 10 s within 1 %% under 812", name, r.Confirmed, r.HeldS, r.RatePPS)
+		}
 	}
 }
 
@@ -182,5 +204,27 @@ func TestValidate(t *testing.T) {
 		if err := cfg.Validate(); err == nil {
 			t.Errorf("%+v validated", cfg)
 		}
+	}
+}
+
+// TestStrictTrialsAreAMinute: with RFC 2544's schedule every throughput
+// trial lasts 60 s (§26.1): the search's phases all use the full length,
+// and the rates still hold within the resolution.
+func TestStrictTrialsAreAMinute(t *testing.T) {
+	d := &fakeDevice{capPPS: 812, queue: 4}
+	cfg := fakeConfig()
+	cfg.Sizes, cfg.Tests, cfg.Schedule = []int{1472}, []string{result.RFC2544TestThroughput}, StrictSchedule()
+	res := NewResult(result.RFC2544Test{})
+	if err := Run(context.Background(), cfg, d, res); err != nil {
+		t.Fatal(err)
+	}
+	sr := res.Sizes[0]
+	for i, tr := range sr.NDR.TrialLog {
+		if tr.TrialS != 60 {
+			t.Errorf("trial %d lasted %v s, want 60", i+1, tr.TrialS)
+		}
+	}
+	if !sr.NDR.Confirmed || sr.NDR.HeldS != 60 || sr.NDRPPS > 812 || sr.NDRPPS < 812*0.99 {
+		t.Errorf("NDR %.1f (confirmed %v, held %v s), want 60 s within 1 %% under 812", sr.NDRPPS, sr.NDR.Confirmed, sr.NDR.HeldS)
 	}
 }

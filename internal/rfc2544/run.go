@@ -79,12 +79,10 @@ type bench struct {
 	start   time.Time
 	started bool
 	// The time-left estimate: the trial before (a re-run asks it
-	// again), the throughput search under way (unitNDR, unitPDR) and the
-	// sizes after the one under way.
+	// again) and the sizes after the one under way.
 	est        *eta.Estimator
 	prev       sweep.Spec
 	ran        bool
-	phase      string
 	sizesAfter []int
 }
 

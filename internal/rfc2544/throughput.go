@@ -8,18 +8,16 @@ import (
 	"github.com/wirebench/wirebench/internal/sweep"
 )
 
-// throughput finds a size's NDR, then its PDR from the NDR search's trials
-// onward (sweep.Config.Prior), both confirmed by a long trial.
+// throughput finds a size's NDR and PDR in one multi-rate search
+// (sweep.SearchTargets: every trial judged under both criteria), each
+// confirmed by a trial of the full length.
 func (b *bench) throughput(ctx context.Context, sr *result.RFC2544Size) error {
 	j := &stallJudge{}
-	ndr, err := b.search(ctx, sr.Size, 0, nil, "NDR", j)
-	if err != nil || ndr == nil {
+	found, err := b.search(ctx, sr.Size, j)
+	if err != nil || found == nil {
 		return err
 	}
-	pdr, err := b.search(ctx, sr.Size, b.cfg.PDRPercent, ndr.TrialLog, "PDR", j)
-	if err != nil || pdr == nil {
-		return err
-	}
+	ndr, pdr := found[0], found[1]
 	sr.NDR, sr.PDR = ndr, pdr
 	sr.NDRPPS, sr.NDRBPS = ndr.RatePPS, ndr.RateBPS
 	sr.PDRPPS, sr.PDRBPS = pdr.RatePPS, pdr.RateBPS
@@ -48,39 +46,38 @@ func (b *bench) throughput(ctx context.Context, sr *result.RFC2544Size) error {
 	return nil
 }
 
-// search runs sweep's search for one size under a loss criterion, seeded
-// with prior trials, with j telling the trials this host spoiled. It returns nil when interrupted.
-func (b *bench) search(ctx context.Context, size int, loss float64, prior []result.SweepTrial, name string, j *stallJudge) (*result.SweepSize, error) {
-	s := b.cfg.Schedule
-	cfg := sweep.Config{Sizes: []int{size}, MaxPPS: b.cfg.LinePPS, LinePPS: b.cfg.LinePPS, LossPercent: loss,
-		Trial: s.Search, Confirm: s.Confirm, NoBisect: true, Gap: b.cfg.Gap, BacklogFloor: b.cfg.BacklogFloor,
-		Sleep: b.cfg.Sleep, Now: b.cfg.Now, Spoiled: j.spoiled, StallRetries: stallRetries, MaxTrials: searchTrials}
-	if prior != nil {
-		cfg.Prior = map[int][]result.SweepTrial{size: prior}
-	}
-	b.phase = unitNDR
-	if prior != nil {
-		b.phase = unitPDR
-	}
+// search runs the multi-rate search for one size under the NDR's and the
+// PDR's criteria at once, with j telling the trials this host spoiled. It
+// returns nil when interrupted.
+func (b *bench) search(ctx context.Context, size int, j *stallJudge) ([]*result.SweepSize, error) {
+	cfg := b.searchConfig(j)
 	cfg.OnTrial = func(p sweep.Progress) {
 		b.observe(result.RFC2544TestThroughput, p.Spec)
-		b.progress(result.RFC2544TestThroughput, size, fmt.Sprintf("%s trial %d at %.0f/s: %s (loss %.3f %%)", name, p.Trial, p.RatePPS, p.Verdict, sweep.LossPercent(p.Outcome)), p.SearchLeft)
+		what := fmt.Sprintf("trial %d at %.0f/s for %s", p.Trial, p.RatePPS, p.Spec.Duration)
+		if p.Outcome.Sent > 0 && len(p.Verdicts) == 2 {
+			what += fmt.Sprintf(": NDR %s, PDR %s (loss %.3f %%)", p.Verdicts[0], p.Verdicts[1], sweep.LossPercent(p.Outcome))
+		}
+		b.progress(result.RFC2544TestThroughput, size, what, p.SearchLeft)
 	}
-	res := sweep.NewResult(result.SweepTest{})
-	err := sweep.Run(ctx, cfg, b.r, res)
-	b.est.Unit(b.phase)
+	found, err := sweep.SearchTargets(ctx, cfg, b.r, size, []float64{0, b.cfg.PDRPercent})
+	b.est.Unit(unitThroughput)
 	b.started = true
-	if ctx.Err() != nil {
-		return nil, nil
-	}
-	if err != nil {
+	if ctx.Err() != nil || err != nil {
 		return nil, err
 	}
-	if len(res.Sizes) != 1 {
-		return nil, fmt.Errorf("the %s search gave no result", name)
+	return found, nil
+}
+
+// searchConfig is the throughput search's configuration (without its
+// sizes and progress), with j judging the trials this host spoiled.
+func (b *bench) searchConfig(j *stallJudge) sweep.Config {
+	s := b.cfg.Schedule
+	c := sweep.Config{MaxPPS: b.cfg.LinePPS, LinePPS: b.cfg.LinePPS, Trial: s.Search, Confirm: s.Confirm, NoBisect: true,
+		Gap: b.cfg.Gap, BacklogFloor: b.cfg.BacklogFloor, Sleep: b.cfg.Sleep, Now: b.cfg.Now, StallRetries: stallRetries, MaxTrials: searchTrials}
+	if j != nil {
+		c.Spoiled = j.spoiled
 	}
-	sr := res.Sizes[0]
-	return &sr, nil
+	return c
 }
 
 // lossFreeBacklog says so when the NDR lies below a rate that lost

@@ -35,9 +35,14 @@ func (s *sweeper) observe(spec Spec) {
 }
 
 // searchPrior is what a search is expected to take before one has
-// finished: a trial at the highest rate, a bisection from half of it, and
-// the confirmation.
+// finished: the multi-rate search's structure (MultiPrior); for sweep's
+// own search (--packets) a trial at the highest rate, a bisection from
+// half of it, and the confirmation.
 func (s *sweeper) searchPrior(size int) eta.Part {
+	if s.cfg.Packets == 0 {
+		n, d := MultiPrior(s.cfg, size, 1)
+		return eta.Part{Class: unitSearch, Trials: n, Nominal: d}
+	}
 	top := s.cfg.MaxPPS(size)
 	p := eta.Trials(unitSearch, 1+eta.Bisect(top/2, top, s.cfg.Resolution), s.spec(size, top, false).Nominal())
 	c := s.spec(size, top, true).Nominal()

@@ -82,12 +82,17 @@ func TestErrorKeepsFinishedAndUnfinished(t *testing.T) {
 	calls := 0
 	fail := errors.New("the device (zephyr) failed: no answer")
 	r := RunnerFunc(func(_ context.Context, s Spec) (result.SweepOutcome, error) {
-		calls++
-		if calls == 4 { // 100 B took two trials (pass, confirm), 200 B one
-			return result.SweepOutcome{}, fail
+		if s.Size == 200 {
+			if calls++; calls == 2 { // 100 B took one trial (a pass at the top), 200 B one (a loss)
+				return result.SweepOutcome{}, fail
+			}
 		}
 		n := int64(s.RatePPS * s.Duration.Seconds())
-		return result.SweepOutcome{Sent: n, OfferedPPS: s.RatePPS, Received: n, Total: n, SendSeconds: s.Duration.Seconds()}, nil
+		o := result.SweepOutcome{Sent: n, OfferedPPS: s.RatePPS, Received: n, Total: n, SendSeconds: s.Duration.Seconds()}
+		if s.Size == 200 {
+			o.Received, o.Lost = n/2, n-n/2
+		}
+		return o, nil
 	})
 	cfg := Config{Sizes: []int{100, 200, 300}, MaxPPS: func(int) float64 { return 1000 }, Trial: time.Second,
 		Sleep: func(context.Context, time.Duration) error { return nil }}

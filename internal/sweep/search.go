@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
 )
@@ -170,21 +169,6 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *result.SweepSiz
 		below      float64 // how far under est to jump
 		last       *result.SweepTrial
 	)
-	if prior := cfg.Prior[size]; len(prior) > 0 {
-		p := s.reuse(prior, rep, sr)
-		lo, hi, hostFail, deviceFail = p.lo, p.hi, p.hostFail, p.deviceFail
-		if p.confirm != nil && lo > 0 && (lo >= top || hi <= lo*(1+res)) {
-			f.confirmAt(lo, top, p.confirm, hostFail, deviceFail)
-			return f, nil
-		}
-		switch {
-		case lo > 0 && (lo >= top || hi <= lo*(1+res)):
-			confirming, rate = true, lo
-		case lo == 0 && math.IsInf(hi, 1):
-		default:
-			rate = next(lo, hi, top, step, res, p.est == 0, p.est, res)
-		}
-	}
 	// The progress of a trial is told once its verdict has moved the
 	// bounds: what the search still needs follows from them.
 	defer s.tell(searchState{size: size, ran: cfg.MaxTrials})
@@ -459,78 +443,4 @@ func summarise(sr *result.SweepSize, found []search) {
 			sr.Warnings = append(sr.Warnings, fmt.Sprintf("our own socket dropped %d datagrams in a trial at %.0f/s (host-side, counted as lost)", t.HostDrops, t.RatePPS))
 		}
 	}
-}
-
-// reused is what an earlier search's trials show under this search's
-// criterion (Config.Prior).
-type reused struct {
-	lo, hi               float64 // highest pass, lowest fail (+Inf: none)
-	hostFail, deviceFail float64
-	est                  float64            // the far end's rate, from the lowest failing trial
-	confirm              *result.SweepTrial // a passing confirmation at lo, as long as ours
-}
-
-// reuse judges the trials of an earlier search of the size again under
-// this search's criterion, adds them to the log marked reused, and returns
-// what they show. A trial our sender stalled in is no evidence either way.
-func (s *sweeper) reuse(prior []result.SweepTrial, rep int, sr *result.SweepSize) reused {
-	cfg := &s.cfg
-	p := reused{hi: math.Inf(1), hostFail: math.Inf(1), deviceFail: math.Inf(1)}
-	first := len(sr.TrialLog)
-	heldAt := 0.0 // the highest rate a confirmation passed at
-	for _, t := range prior {
-		if t.Repeat != rep {
-			continue
-		}
-		spec := Spec{Size: sr.Size, RatePPS: t.RatePPS, Duration: time.Duration(t.TrialS * float64(time.Second)), Packets: t.TrialPackets}
-		t.Verdict, t.Reused = cfg.Verdict(spec, t.SweepOutcome), true
-		sr.TrialLog = append(sr.TrialLog, t)
-		if t.Confirm && t.Verdict == VerdictPass {
-			heldAt = max(heldAt, t.RatePPS)
-		}
-	}
-	log := sr.TrialLog[first:]
-	// As in search: short passes above what a failed confirmation
-	// delivered are what a queue hid, and no rate more than PaceTolerance
-	// above that holds. A confirmation that failed at a rate one passed
-	// at (or above) was run again by the search and held: it bounds
-	// nothing.
-	cut, ceil := math.Inf(1), math.Inf(1)
-	for _, t := range log {
-		if t.Confirm && t.RatePPS > heldAt && t.Verdict != VerdictPass && t.Verdict != VerdictStall {
-			d := delivered(t.Verdict, t.SweepOutcome)
-			cut, ceil = min(cut, t.RatePPS, d), min(ceil, d*(1+cfg.PaceTolerance))
-		}
-	}
-	for _, t := range log {
-		if t.Verdict == VerdictPass && t.RatePPS < cut {
-			p.lo = max(p.lo, t.RatePPS)
-		}
-	}
-	// Failures at or below a rate that passed were run again and passed
-	// (a stall, a marginal backlog): the lowest failure above it bounds.
-	for _, t := range log {
-		if t.Verdict == VerdictPass || t.Verdict == VerdictStall || t.RatePPS <= p.lo {
-			continue
-		}
-		if t.RatePPS < p.hi {
-			p.hi, p.est = t.RatePPS, delivered(t.Verdict, t.SweepOutcome)
-		}
-		if t.Verdict == VerdictHost {
-			p.hostFail = min(p.hostFail, t.RatePPS)
-		} else {
-			p.deviceFail = min(p.deviceFail, t.RatePPS)
-		}
-	}
-	if ceil > p.lo && ceil < p.hi {
-		p.hi = ceil
-	}
-	long := s.spec(sr.Size, p.lo, true)
-	for i := range log {
-		t := &log[i]
-		if t.Confirm && t.Verdict == VerdictPass && t.RatePPS == p.lo && t.TrialS >= long.Duration.Seconds() && t.TrialPackets >= long.Packets {
-			p.confirm = t
-		}
-	}
-	return p
 }

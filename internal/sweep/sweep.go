@@ -54,10 +54,13 @@ type Config struct {
 	Trial   time.Duration
 	Packets int64
 	// Confirm is how long the confirming trial at the rate a search found
-	// lasts (RFC 2544 uses 60 s): the rate is reported only when that
-	// trial passes too. 0 confirms with one more trial of the search's
-	// own length; a Confirm shorter than Trial is Trial. With Packets the
-	// confirming trial sends enough datagrams to last Confirm at the rate.
+	// lasts (RFC 2544 uses 60 s): the rate is reported only when a trial
+	// that long passes at it; the multi-rate search's trials grow towards
+	// it (see SearchTargets). 0, or a Confirm no longer than Trial, makes
+	// every trial that long: a pass is its own confirmation. With Packets
+	// (sweep's own search) 0 confirms with one more trial of the search's
+	// own length, and the confirming trial sends enough datagrams to last
+	// Confirm at the rate.
 	Confirm time.Duration
 	// Repeat is how many searches to run per size (default 1).
 	Repeat int
@@ -90,13 +93,6 @@ type Config struct {
 	// CliffDrop is the fall of the byte rate from one size to the next
 	// larger one that counts as a cliff (default 0.2: a fifth).
 	CliffDrop float64
-	// Prior holds, per size, trials already run by a search under another
-	// loss criterion (RFC 2544's NDR before its PDR): the search judges
-	// them again against its own criterion, starts from what they show
-	// and does not run them again (they appear in the trial log marked
-	// reused). A reused confirming trial at the rate the search settles
-	// on confirms it, when it is as long as this search's confirmation.
-	Prior map[int][]result.SweepTrial
 	// Spoiled, when set, is the caller's own test of whether this host
 	// spoiled a trial that failed (its reason, "" when not), beside the
 	// stall rule (see Verdict): RFC 2544 knows the far end's queue from a
@@ -116,14 +112,18 @@ type Config struct {
 
 // Progress is where a sweep is, for a progress line.
 type Progress struct {
-	Size     int
-	Repeat   int // 1-based repetition
-	Trial    int // 1-based trial of this search
-	RatePPS  float64
-	Outcome  result.SweepOutcome
-	Verdict  string // VerdictPass, VerdictLoss, VerdictPace, VerdictHost or VerdictStall
-	Done     int    // searches finished
-	Planned  int    // searches planned so far (grows when a cliff is bisected)
+	Size    int
+	Repeat  int // 1-based repetition
+	Trial   int // 1-based trial of this search
+	RatePPS float64
+	Outcome result.SweepOutcome
+	Verdict string // VerdictPass, VerdictLoss, VerdictPace, VerdictHost or VerdictStall
+	// Verdicts are a multi-rate search's verdicts, one per criterion
+	// (SearchTargets), and Phase its phase (1 first); nil and 0 otherwise.
+	Verdicts []string
+	Phase    int
+	Done     int // searches finished
+	Planned  int // searches planned so far (grows when a cliff is bisected)
 	Elapsed  time.Duration
 	Bisected bool // the size was added by cliff bisection
 	// Spec is the trial that ran.
@@ -357,7 +357,7 @@ func (s *sweeper) size(ctx context.Context, size int, bisected bool) (*result.Sw
 	}
 	var found []search
 	for rep := 1; rep <= s.cfg.Repeat; rep++ {
-		f, err := s.search(ctx, size, rep, sr, bisected)
+		f, err := s.searchOne(ctx, size, rep, sr, bisected)
 		if ctx.Err() != nil {
 			// Stopped (Ctrl-C): the trials that finished are kept,
 			// marked, so that the time they took is not lost.
@@ -379,6 +379,20 @@ func (s *sweeper) size(ctx context.Context, size int, bisected bool) (*result.Sw
 	judge(sr, s.res.Test.Medium)
 	s.done[size] = sr
 	return sr, nil
+}
+
+// searchOne runs repetition rep of size's search: the multi-rate search
+// (SearchTargets's, under the one criterion) for timed trials, sweep's own
+// search for trials of a count of datagrams (--packets).
+func (s *sweeper) searchOne(ctx context.Context, size, rep int, sr *result.SweepSize, bisected bool) (search, error) {
+	if s.cfg.Packets > 0 {
+		return s.search(ctx, size, rep, sr, bisected)
+	}
+	found, err := s.multi(ctx, size, rep, []float64{s.cfg.LossPercent}, []*result.SweepSize{sr}, bisected)
+	if err != nil || len(found) == 0 {
+		return search{}, err
+	}
+	return found[0], nil
 }
 
 // trial runs one trial, after the gap that lets queues drain.

@@ -115,7 +115,9 @@ func TestSweepNoCliffOnPlainLink(t *testing.T) {
 	}
 }
 
-func TestSweepAtLineRateTakesTwoTrials(t *testing.T) {
+// TestSweepAtLineRateTakesOneTrial: a pass at the highest rate of the
+// full length (no longer --confirm) is its own confirmation.
+func TestSweepAtLineRateTakesOneTrial(t *testing.T) {
 	d := &fakeDevice{capPPS: wire}
 	cfg := fastConfig(512, 1470)
 	cfg.MaxPPS = wire
@@ -126,7 +128,7 @@ func TestSweepAtLineRateTakesTwoTrials(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sr := range res.Sizes {
-		if sr.Trials != 2 || !sr.AtMax || sr.PercentOfLine == nil || math.Abs(*sr.PercentOfLine-100) > 1e-9 {
+		if sr.Trials != 1 || !sr.Confirmed || !sr.AtMax || sr.PercentOfLine == nil || math.Abs(*sr.PercentOfLine-100) > 1e-9 {
 			t.Errorf("%d B: %d trials, at max %v, %% of line %v", sr.Size, sr.Trials, sr.AtMax, sr.PercentOfLine)
 		}
 	}
@@ -457,9 +459,14 @@ func TestConfirmRunsTheLongTrial(t *testing.T) {
 	if last.Duration != 10*time.Second || !sr.Confirmed || sr.HeldS != 10 {
 		t.Fatalf("last trial %+v, confirmed %v, held %v s: want a confirmed 10 s trial", last, sr.Confirmed, sr.HeldS)
 	}
-	for i, s := range d.trials[:len(d.trials)-1] {
-		if s.Duration != time.Second {
-			t.Errorf("search trial %d lasted %v, want 1 s", i+1, s.Duration)
+	// The multi-rate search's trials: 1 s first, then √10 s, then the
+	// final 10 s, never shorter than the one before.
+	if d.trials[0].Duration != time.Second {
+		t.Errorf("first trial %v, want 1 s", d.trials[0].Duration)
+	}
+	for i, s := range d.trials[1:] {
+		if s.Duration < d.trials[i].Duration || !slices.Contains([]time.Duration{time.Second, 3162277660, 10 * time.Second}, s.Duration) {
+			t.Errorf("trial %d lasted %v (the one before %v)", i+2, s.Duration, d.trials[i].Duration)
 		}
 	}
 	if tr := sr.TrialLog[len(sr.TrialLog)-1]; !tr.Confirm || tr.TrialS != 10 {
@@ -560,7 +567,7 @@ func TestMarginalConfirmationIsRunOnceMore(t *testing.T) {
 				o.ServicePPS = 5000
 				o.BacklogS = secs * (s.RatePPS/5000 - 1)
 			}
-			if secs == 10 && s.RatePPS <= 5000 {
+			if secs == 10 && s.RatePPS <= 5030 {
 				if n++; n <= fails && s.RatePPS > 4980 {
 					o.ServicePPS = 4960 // timed 0.8 % low
 					o.BacklogS = secs * (s.RatePPS/4960 - 1)
@@ -585,10 +592,20 @@ func TestMarginalConfirmationIsRunOnceMore(t *testing.T) {
 		if fails == 1 && (len(confirms) != 2 || !strings.HasSuffix(confirms[0], VerdictPace) || !strings.HasSuffix(confirms[1], VerdictPass) || sr.RatePPS < 4980) {
 			t.Errorf("one marginal failure: confirmations %v, rate %.0f; want the same rate confirmed on the second run", confirms, sr.RatePPS)
 		}
-		if fails == 2 && (len(confirms) < 3 || sr.RatePPS > 4980 || !sr.Confirmed) {
-			t.Errorf("two marginal failures: confirmations %v, rate %.0f; want the search to go below", confirms, sr.RatePPS)
+		if fails == 2 && (len(confirms) < 3 || confirms[0] != confirms[1] || !strings.HasSuffix(confirms[1], VerdictPace) || !sr.Confirmed || sr.TriedPPS >= firstConfirm(sr)) {
+			t.Errorf("two marginal failures: confirmations %v, tried %.0f; want the search to go below the rate that failed twice", confirms, sr.TriedPPS)
 		}
 	}
+}
+
+// firstConfirm is the rate of a size's first confirming trial.
+func firstConfirm(sr result.SweepSize) float64 {
+	for _, tr := range sr.TrialLog {
+		if tr.Confirm {
+			return tr.RatePPS
+		}
+	}
+	return 0
 }
 
 // A reflector search trial that fails on backlog at a rate no higher than

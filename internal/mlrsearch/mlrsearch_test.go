@@ -1,0 +1,287 @@
+package mlrsearch
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// dut is a simulated device: it carries up to limit per second; above it,
+// what it cannot carry is lost, after a queue that holds queue's worth of
+// the excess (so a short trial may hide a little overload). Stalls spoil
+// every stallEvery-th trial (our sender's, not the device's); noise
+// loses up to that share at random below the limit.
+type dut struct {
+	limit      float64
+	queue      time.Duration
+	noise      float64
+	stallEvery int
+	rng        *rand.Rand
+	n          int
+	trials     []Trial
+}
+
+// criteria: no loss, and at most 0.5 %.
+var losses = []float64{0, 0.005}
+
+func (d *dut) trial(_ context.Context, t Trial) (Outcome, error) {
+	d.n++
+	d.trials = append(d.trials, t)
+	if d.stallEvery > 0 && d.n%d.stallEvery == 0 {
+		return Outcome{Pass: []bool{false, false}, Spoiled: true}, nil
+	}
+	sent := t.Rate * t.Duration.Seconds()
+	carried := d.limit*t.Duration.Seconds() + d.limit*d.queue.Seconds()
+	lost := max(0, sent-carried)
+	if d.noise > 0 && d.rng.Float64() < 0.2 {
+		lost += d.noise * sent * d.rng.Float64()
+	}
+	ratio := lost / sent
+	o := Outcome{Pass: make([]bool, len(losses))}
+	for i, l := range losses {
+		o.Pass[i] = ratio <= l
+	}
+	if lost > 0 {
+		o.Delivered = t.Rate * (1 - ratio)
+	}
+	return o, nil
+}
+
+func cfg() Config {
+	return Config{Losses: losses, Min: 100, Max: 148810, Initial: time.Second, Final: 10 * time.Second}
+}
+
+// TestFindsTheLimit: against a sharp limit, both bounds lie within the goal
+// under the limit, are confirmed by a final trial each, and the search is
+// short: few trials, and only the last of the final length.
+func TestFindsTheLimit(t *testing.T) {
+	for _, limit := range []float64{14881, 8445, 822, 100000, 148810} {
+		d := &dut{limit: limit}
+		res, err := Search(context.Background(), cfg(), d.trial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var long time.Duration
+		final := 0
+		for _, r := range res.Trials {
+			long += r.Duration
+			if r.Final {
+				final++
+				if r.Duration != 10*time.Second {
+					t.Errorf("limit %v: a final trial of %v", limit, r.Duration)
+				}
+			}
+		}
+		for i, b := range res.Bounds {
+			if top := limit / (1 - losses[i]); !b.Confirmed || b.Lower > top || b.Lower < top*0.99 {
+				t.Errorf("limit %v: criterion %d: %+v, want confirmed within 1 %% under %v", limit, i, b, top)
+			}
+			if !res.Trials[b.LowerTrial].Final || res.Trials[b.LowerTrial].Rate != b.Lower {
+				t.Errorf("limit %v: criterion %d: the lower bound's trial %+v is not a final one at it", limit, i, res.Trials[b.LowerTrial])
+			}
+		}
+		if final > 2 || len(res.Trials) > 10 || long > 40*time.Second {
+			t.Errorf("limit %v: %d trials (%d final), %v of trials: %+v", limit, len(res.Trials), final, long, d.trials)
+		}
+	}
+}
+
+// TestDurationsGrow: the trials' lengths never shrink, start at Initial
+// and the phases' lengths lie geometrically between Initial and Final.
+func TestDurationsGrow(t *testing.T) {
+	c := cfg()
+	c.Phases = 3
+	c.defaults()
+	want := []time.Duration{time.Second, 2154434690, 4641588833, 10 * time.Second}
+	for k, w := range want {
+		if got := c.Duration(k); got.Round(time.Millisecond) != w.Round(time.Millisecond) {
+			t.Errorf("phase %d: %v, want %v", k, got, w)
+		}
+	}
+	d := &dut{limit: 30000, queue: 5 * time.Millisecond}
+	res, err := Search(context.Background(), c, d.trial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Trials[0].Rate != c.Max || res.Trials[0].Duration != time.Second {
+		t.Errorf("first trial %+v, want 1 s at Max", res.Trials[0].Trial)
+	}
+	for i := 1; i < len(res.Trials); i++ {
+		if res.Trials[i].Duration < res.Trials[i-1].Duration {
+			t.Errorf("trial %d is shorter than the one before: %+v", i, res.Trials)
+		}
+	}
+	for i, b := range res.Bounds {
+		if top := 30000 / (1 - losses[i]) * 1.0005; !b.Confirmed || b.Lower > top || b.Lower < top*0.99 {
+			t.Errorf("criterion %d: %+v", i, b)
+		}
+	}
+}
+
+// TestQueueHidesLoss: a deep queue lets short trials pass above the
+// limit; the longer phases find the loss and the bounds still end under
+// the limit, confirmed.
+func TestQueueHidesLoss(t *testing.T) {
+	d := &dut{limit: 10000, queue: 100 * time.Millisecond}
+	res, err := Search(context.Background(), cfg(), d.trial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a final trial may carry: the limit for its 10 s and the
+	// queue's 0.1 s (1 %), and the loss each criterion allows.
+	for i, b := range res.Bounds {
+		top := 10000 * 1.01 / (1 - losses[i])
+		if !b.Confirmed || b.Lower > top || b.Lower < top*0.99 {
+			t.Errorf("criterion %d: %+v, want within 1 %% under %v (trials %+v)", i, b, top, d.trials)
+		}
+	}
+	// The short trials' passes above that were measured again.
+	for _, r := range res.Trials {
+		if r.Final && r.Rate > 10000*1.01/(1-losses[1]) && r.Pass[1] {
+			t.Errorf("a final trial at %v passed", r.Rate)
+		}
+	}
+}
+
+// TestStallsRunAgain: a spoiled trial is run again, not counted as the
+// device's failure; the bounds stay where the device's limit is.
+func TestStallsRunAgain(t *testing.T) {
+	d := &dut{limit: 14881, stallEvery: 3}
+	res, err := Search(context.Background(), cfg(), d.trial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spoiled := 0
+	for i, r := range res.Trials {
+		if r.Spoiled {
+			spoiled++
+			if r.Untested || i+1 >= len(res.Trials) || res.Trials[i+1].Rate != r.Rate || res.Trials[i+1].Again != r.Again+1 {
+				t.Errorf("spoiled trial %d not run again: %+v", i, res.Trials)
+			}
+		}
+	}
+	if spoiled == 0 {
+		t.Fatal("the simulation spoiled no trial")
+	}
+	for i, b := range res.Bounds {
+		if top := 14881 / (1 - losses[i]); !b.Confirmed || b.Lower > top || b.Lower < top*0.99 {
+			t.Errorf("criterion %d: %+v", i, b)
+		}
+	}
+}
+
+// TestAlwaysSpoiled: a rate spoiled every time counts as a failure this
+// host could not test, and the search steps down from it, by steps that
+// double, until this host can test.
+func TestAlwaysSpoiled(t *testing.T) {
+	d := &dut{limit: 20000}
+	spoilAbove := 100000.0
+	trial := func(ctx context.Context, tr Trial) (Outcome, error) {
+		if tr.Rate > spoilAbove {
+			return Outcome{Pass: []bool{false, false}, Spoiled: true}, nil
+		}
+		return d.trial(ctx, tr)
+	}
+	res, err := Search(context.Background(), cfg(), trial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Trials[1].Untested || res.Trials[0].Untested || res.Trials[2].Rate >= res.Trials[1].Rate || len(res.Trials) > 30 {
+		t.Errorf("want the top rate run twice, counted untested, then lower, in all few trials: %+v", res.Trials)
+	}
+	for i, b := range res.Bounds {
+		if top := 20000 / (1 - losses[i]); !b.Confirmed || b.Lower > top || b.Lower < top*0.99 {
+			t.Errorf("criterion %d: %+v", i, b)
+		}
+	}
+}
+
+// TestNoisyDevice: random loss under the limit pulls the NDR down but
+// never above the limit, the search ends within its trial budget, and the
+// PDR, which tolerates the noise, lands near the limit.
+func TestNoisyDevice(t *testing.T) {
+	for seed := range uint64(20) {
+		d := &dut{limit: 14881, noise: 0.002, rng: rand.New(rand.NewPCG(seed, 1))}
+		res, err := Search(context.Background(), cfg(), d.trial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ndr, pdr := res.Bounds[0], res.Bounds[1]
+		if ndr.Lower > 14881 || pdr.Lower > 14881/(1-0.005-0.002) || len(res.Trials) > 40 {
+			t.Errorf("seed %d: %+v %+v after %d trials", seed, ndr, pdr, len(res.Trials))
+		}
+		if !pdr.Confirmed || pdr.Lower < 14881*0.99 {
+			t.Errorf("seed %d: PDR %+v, want confirmed within 1 %% of the limit", seed, pdr)
+		}
+	}
+}
+
+// TestNothingPasses: a device that loses at every rate has no bounds.
+func TestNothingPasses(t *testing.T) {
+	trial := func(_ context.Context, tr Trial) (Outcome, error) {
+		return Outcome{Pass: []bool{false, false}, Delivered: tr.Rate / 2}, nil
+	}
+	res, err := Search(context.Background(), cfg(), trial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range res.Bounds {
+		if b.Lower != 0 || b.Confirmed || b.Upper != 100 {
+			t.Errorf("criterion %d: %+v", i, b)
+		}
+	}
+	if len(res.Trials) >= 40 {
+		t.Errorf("%d trials to find nothing passes", len(res.Trials))
+	}
+}
+
+// TestEndsAndFails: a trial's error ends the search with it; a cancelled
+// context ends it before the next trial; MaxTrials bounds it.
+func TestEndsAndFails(t *testing.T) {
+	boom := errors.New("unreachable")
+	_, err := Search(context.Background(), cfg(), func(context.Context, Trial) (Outcome, error) { return Outcome{}, boom })
+	if !errors.Is(err, boom) {
+		t.Errorf("err %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &dut{limit: 1000}
+	res, err := Search(ctx, cfg(), func(ctx context.Context, tr Trial) (Outcome, error) { cancel(); return d.trial(ctx, tr) })
+	if !errors.Is(err, context.Canceled) || len(res.Trials) != 1 {
+		t.Errorf("err %v after %d trials", err, len(res.Trials))
+	}
+	c := cfg()
+	c.MaxTrials = 3
+	res, _ = Search(context.Background(), c, (&dut{limit: 1000}).trial)
+	if len(res.Trials) != 3 || res.Bounds[0].Confirmed {
+		t.Errorf("MaxTrials 3: %d trials, %+v", len(res.Trials), res.Bounds)
+	}
+}
+
+// TestLeftCountsDown: the work left, from the search's state, shrinks as
+// the search goes and is zero at its end.
+func TestLeftCountsDown(t *testing.T) {
+	c := cfg()
+	var lefts []float64
+	var noms []time.Duration
+	c.OnTrial = func(_ Trial, _ Outcome, s State) {
+		n, d := s.Left()
+		lefts, noms = append(lefts, n), append(noms, d)
+	}
+	d := &dut{limit: 14881}
+	if _, err := Search(context.Background(), c, d.trial); err != nil {
+		t.Fatal(err)
+	}
+	last := len(lefts) - 1
+	if lefts[last] != 0 || noms[last] != 0 {
+		t.Errorf("left at the end: %v trials, %v", lefts[last], noms[last])
+	}
+	if lefts[0] < float64(last) || noms[0] < 10*time.Second {
+		t.Errorf("left after the first trial: %v trials (%v), but %d more ran", lefts[0], noms[0], last)
+	}
+	if math.IsNaN(lefts[0]) {
+		t.Error("NaN")
+	}
+}
