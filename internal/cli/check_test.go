@@ -163,7 +163,10 @@ func TestCheckExitCodes(t *testing.T) {
 // figure by its short form (udp.upload.bits_per_second), a client test's
 // loss_percent — and an rfc2544 step, against an in-process server and
 // reflector on loopback. The run becomes the baseline, so every step's
-// printed document must carry its run id.
+// printed document must carry its run id. The back-to-back criterion holds
+// for the result (64, the longest burst tried, none lost) and for the bound
+// a busy host leaves when it sent a burst below line rate (>= 64), as check
+// judges a bound (docs/ci.md).
 func TestCheckShortForms(t *testing.T) {
 	port, refl := startEchoServer(t), plainReflector(t)
 	db := filepath.Join(t.TempDir(), "results.db")
@@ -186,7 +189,7 @@ steps:
     args: ["127.0.0.1", "-p", "%[2]s", "--mode", "reflect", "--medium", "custom:20M,38", "--sizes", "512",
            "--tests", "backtoback", "--max-burst", "64", "--gap", "50ms"]
     criteria:
-      - sizes[size=512].back_to_back_frames <= 64
+      - sizes[size=512].back_to_back_frames >= 32
 `, port, refl))
 	code, out, errOut := cliRun("check", plan, "--db", db, "--update-baseline")
 	t.Logf("check:\n%s", out)
@@ -194,7 +197,7 @@ steps:
 		t.Fatalf("exit %d, want 0 with 4 passed and 1 skipped\n%s%s", code, out, errOut)
 	}
 	for _, want := range []string{"PASS  udp-matrix: udp.upload.bits_per_second = ", "PASS  udp-up: loss_percent = ",
-		"PASS  b2b: sizes[size=512].back_to_back_frames = "} {
+		"PASS  b2b: sizes[size=512].back_to_back_frames"} { // "= 64", or "a bound, not a result: >= 64" where this host slowed a burst
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
 		}

@@ -368,7 +368,7 @@ func TestCompareCSVNamesRuns(t *testing.T) {
 	if err != nil {
 		t.Fatalf("compare --csv is no CSV: %v\n%s", err, out)
 	}
-	want := "baseline,run,metric,unit,a,b,ratio,ratio_ci95,difference,difference_ci95,baseline_name,run_name"
+	want := "baseline,run,metric,unit,a,b,ratio,ratio_ci95,difference,difference_ci95,baseline_name,run_name,a_bound,b_bound"
 	if len(rows) == 0 || strings.Join(rows[0], ",") != want {
 		t.Fatalf("header %q, want %q", rows[0], want)
 	}
@@ -377,8 +377,8 @@ func TestCompareCSVNamesRuns(t *testing.T) {
 	names := map[int64][2]string{b: {"device=pic32,link=eth", "device=pic32,link=usb"}, c: {"device=pic32,link=eth", "fw=2,link=usb"}}
 	seen := map[int64]bool{}
 	for _, r := range rows[1:] {
-		if len(r) != 12 {
-			t.Fatalf("row %q has %d columns, want 12", r, len(r))
+		if len(r) != 14 || r[12] != "" || r[13] != "" {
+			t.Fatalf("row %q has %d columns, want 14 with no bound", r, len(r))
 		}
 		run, _ := strconv.ParseInt(r[1], 10, 64)
 		if r[0] != strconv.FormatInt(a, 10) || [2]string{r[10], r[11]} != names[run] {
