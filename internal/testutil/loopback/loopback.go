@@ -5,6 +5,7 @@ package loopback
 
 import (
 	"bytes"
+	"context"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -72,10 +73,15 @@ func FreePort(t testing.TB) int {
 	return 0
 }
 
-// free says whether port can be bound on 127.0.0.1 for TCP and UDP.
+// free says whether port can be bound on 127.0.0.1 for TCP and UDP. The
+// TCP bind is a client's (no SO_REUSEADDR, where strictBind can say so):
+// tests give FreePort's ports to clients too (--cport), whose bind failed
+// "address already in use" on a port an earlier test's connection still
+// held in TIME_WAIT, which a listener's bind does not see.
 func free(port int) bool {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	ln, err := net.Listen("tcp", addr)
+	lc := net.ListenConfig{Control: strictBind}
+	ln, err := lc.Listen(context.Background(), "tcp", addr)
 	if err != nil {
 		return false
 	}
