@@ -7,7 +7,8 @@ import "time"
 // every second one, every fourth, and so on. When it fills it drops every
 // other pair it holds and doubles its step, so whatever the series' length
 // the pairs held are every Step-th of it, from the first, and never more
-// than Size. It is owned by one goroutine; allocate with NewThinned.
+// than Size; its memory grows with the series up to Size pairs. It is
+// owned by one goroutine; allocate with NewThinned.
 type Thinned struct {
 	size  int
 	step  int64
@@ -29,9 +30,11 @@ func (s *Thinned) Add(v, at time.Duration) {
 	if (s.n-1)%s.step != 0 {
 		return
 	}
-	if s.vals == nil {
-		s.vals = make([]time.Duration, 0, s.size)
-		s.times = make([]time.Duration, 0, s.size)
+	if n := len(s.vals); n == cap(s.vals) && n < s.size {
+		// Grow by doubling up to size: a short series (a sweep trial of a
+		// few thousand datagrams) holds only what it used, not size pairs.
+		c := min(max(2*n, 64), s.size)
+		s.vals, s.times = append(make([]time.Duration, 0, c), s.vals...), append(make([]time.Duration, 0, c), s.times...)
 	}
 	if len(s.vals) == s.size {
 		// Keep the pairs at even positions (series index 0, 2·step, …):
