@@ -4,23 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
 
 // TestProbeClosedPort: probing a port where nothing listens prints a clear
 // "nothing answered" result and exits 0, in text and in JSON.
 func TestProbeClosedPort(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	_ = ln.Close()
+	port := strconv.Itoa(loopback.FreePort(t))
 	tests := []struct {
 		name string
 		args []string

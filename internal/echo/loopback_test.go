@@ -12,6 +12,7 @@ import (
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/session/iperf2"
+	"github.com/wirebench/wirebench/internal/testutil/loopback"
 )
 
 // startServer runs a wirebench server with the echo service on an
@@ -131,12 +132,7 @@ func TestRunErrors(t *testing.T) {
 // TestNoServer checks that a closed port gives counted failures, never a
 // hang: UDP sees ICMP port unreachable, connect sees a refusal.
 func TestNoServer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := loopback.FreePort(t)
 	for _, proto := range []string{ProtoUDP, ProtoConnect} {
 		t.Run(proto, func(t *testing.T) {
 			r, err := Run(context.Background(), Config{Host: "127.0.0.1", Port: port, Proto: proto, Count: 3, Timeout: 200 * time.Millisecond})

@@ -108,8 +108,7 @@ func Listening(port int, done chan struct{}) bool {
 			return false
 		default:
 		}
-		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err != nil {
+		if !probeFree(port) {
 			select {
 			case <-done:
 				return false
@@ -117,7 +116,6 @@ func Listening(port int, done chan struct{}) bool {
 				return true
 			}
 		}
-		ln.Close()
 		time.Sleep(10 * time.Millisecond)
 	}
 	return false
@@ -201,3 +199,16 @@ func SumReceivedBytes(rep *iperf3.Report) int64 {
 // after the port was seen taken, to count as the one that took it: iperf
 // and iperf3 report a failed bind within milliseconds of starting.
 const BindGrace = 100 * time.Millisecond
+
+// probeFree says whether a listener could bind port on 127.0.0.1; the
+// probe is open only while no process can be forked (loopback.NoFork), so
+// that it cannot live on in a child and keep iperf3 from binding.
+func probeFree(port int) bool {
+	defer loopback.NoFork()()
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	ln.Close()
+	return true
+}

@@ -57,15 +57,11 @@ func FreePort(t testing.TB) int {
 		}
 	}
 	for range 50 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		port, err := kernelPort()
 		if err != nil {
 			t.Fatalf("finding a free port: %v", err)
 		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		uc, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		_ = ln.Close()
-		if err == nil {
-			_ = uc.Close()
+		if port > 0 {
 			return port
 		}
 	}
@@ -75,10 +71,16 @@ func FreePort(t testing.TB) int {
 
 // free says whether port can be bound on 127.0.0.1 for TCP and UDP. The
 // TCP bind is a client's (no SO_REUSEADDR, where strictBind can say so):
-// tests give FreePort's ports to clients too (--cport), whose bind failed
-// "address already in use" on a port an earlier test's connection still
-// held in TIME_WAIT, which a listener's bind does not see.
+// tests give FreePort's ports to clients too (--cport), which must not
+// land on a port an earlier test's connection still holds in TIME_WAIT.
+//
+// The probe sockets are open only while no process can be forked (see
+// NoFork): a child forked meanwhile would hold them until it execs, and
+// the caller's bind to the port, a moment after free returned, failed
+// "address already in use" on a probe listener that lived on in a test's
+// `ss` or iperf3 child.
 func free(port int) bool {
+	defer NoFork()()
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	lc := net.ListenConfig{Control: strictBind}
 	ln, err := lc.Listen(context.Background(), "tcp", addr)
@@ -92,6 +94,25 @@ func free(port int) bool {
 	}
 	_ = uc.Close()
 	return true
+}
+
+// kernelPort asks the kernel for a TCP port that is also free for UDP,
+// returning 0 when the UDP bind failed; its probes, too, are open only
+// while no process can be forked.
+func kernelPort() (int, error) {
+	defer NoFork()()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	uc, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return 0, nil
+	}
+	_ = uc.Close()
+	return port, nil
 }
 
 // quietFloor is the lowest port FreePort picks by itself: above the ports

@@ -15,3 +15,15 @@ func strictBind(_, _ string, c syscall.RawConn) error {
 	}
 	return serr
 }
+
+// NoFork keeps this process from forking until the function it returns is
+// called, so that sockets opened and closed meanwhile (a probe of whether
+// a port is free) are not copied into a child, where they would live on
+// until the child execs and keep the port taken. It holds
+// syscall.ForkLock for reading, as os/exec takes it for writing around a
+// fork. Only for short stretches that open sockets with net (on Linux,
+// net opens them close-on-exec without taking the lock itself).
+func NoFork() (release func()) {
+	syscall.ForkLock.RLock()
+	return syscall.ForkLock.RUnlock
+}

@@ -2,7 +2,10 @@ package loopback
 
 import (
 	"net"
+	"os/exec"
 	"strconv"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -48,5 +51,63 @@ func TestFreeSeesTimeWait(t *testing.T) {
 	}
 	if free(port) {
 		t.Errorf("port %d in TIME_WAIT is free, but a client's bind to it fails", port)
+	}
+}
+
+// TestFreePortWhileForking: a port FreePort returns can be bound by a
+// client at once while other goroutines start processes. Before its
+// probes held off forks, a child forked while a probe listener was open
+// kept that listener until it exec'd, and the client's bind failed
+// "address already in use" (a few times in 40 runs of a test that ran
+// `ss` beside its client).
+func TestFreePortWhileForking(t *testing.T) {
+	target, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer target.Close()
+	go func() {
+		for {
+			c, err := target.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 2000; i++ { // bounded: ends with the test at the latest
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_ = exec.Command("true").Run()
+			}
+		}()
+	}
+	defer func() { close(stop); wg.Wait() }()
+	reuse := func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}
+	for i := range 300 {
+		port := FreePort(t)
+		d := net.Dialer{LocalAddr: &net.TCPAddr{Port: port}, Timeout: 5 * time.Second, Control: reuse}
+		c, err := d.Dial("tcp", target.Addr().String())
+		if err != nil {
+			t.Fatalf("run %d: a client's bind to the port FreePort gave: %v", i, err)
+		}
+		c.Close()
 	}
 }
