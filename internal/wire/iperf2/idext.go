@@ -8,19 +8,26 @@ package iperf2
 //
 // Read alone, a 32-bit id is int64(int32(low)): from 2^31 datagrams on
 // (35 minutes at 1 M/s) every data id reads as negative, which is a FIN,
-// and the test ended there with wrong counts. Extended, an id is the value
-// with the same low 32 bits nearest the id expected next. One at or above
-// that is data (in order, or early). One below it is late data, or the
-// FIN: a FIN carries the next id negated (its re-sends the ids after it),
-// so it is the FIN when its bits, negated, give an id at or up to FINReach
-// above the one expected. Until a stream nears 2^31 this reads every id as
-// before. Near each multiple of 2^31 a datagram's bits can mean both:
-// there a datagram reordered across the crossing can still be taken for
-// a FIN, and a FIN sent just below it is taken for data (its re-sends
-// then too, and the test ends at the idle timeout).
+// and the test ended there with wrong counts. Extended, a datagram's bits
+// have two readings: data, the id with those low 32 bits nearest the id
+// expected next, and a FIN, whose count (the bits negated: a FIN carries
+// the next id negated, its re-sends the ids after it) is at or up to
+// FINReach above the one expected. With only one of them it is that one;
+// with both, the nearer to the id expected (data on a tie), and after a
+// FIN, the FIN: the stream sends only FINs after its first, and late data
+// below it. Until a stream nears 2^30 this reads every id as before.
+//
+// Only near each multiple of 2^31 can both readings be near: there a data
+// datagram after a loss of more ids than the FIN's distance, or one
+// reordered across the crossing, is taken for a FIN, and a FIN that lost
+// more of the last ids than the distance to the data reading is taken for
+// data (its re-sends then too, and the test ends at the idle timeout). A
+// sender whose datagrams say their ids' upper half (FlagSeqNo64b) is read
+// without guessing.
 type IDExtender struct {
 	started bool
 	next    int64 // the id expected next: one above the highest data id
+	fin     int64 // the count of the first FIN read (0: none yet)
 }
 
 // FINReach is how far above the id expected next a FIN may carry its
@@ -40,12 +47,19 @@ func (e *IDExtender) Extend(raw int64) int64 {
 		return raw
 	}
 	data := nearest(u, e.next)
-	if data >= e.next {
-		e.next = data + 1
-		return data
+	fin := nearest(-u, e.next)
+	finNear := fin >= e.next && fin-e.next <= FINReach
+	if e.fin != 0 {
+		finNear = fin >= e.fin && fin-e.fin <= FINReach // its re-sends
 	}
-	if fin := nearest(-u, e.next); fin >= e.next && fin-e.next <= FINReach {
+	switch {
+	case finNear && (data < e.next || e.fin != 0 || fin-e.next < data-e.next):
+		if e.fin == 0 {
+			e.fin = fin
+		}
 		return -fin
+	case data >= e.next:
+		e.next = data + 1
 	}
 	return data
 }

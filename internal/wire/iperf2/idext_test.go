@@ -96,3 +96,30 @@ func TestIDExtenderInOrderAtTheCrossing(t *testing.T) {
 		}
 	}
 }
+
+// TestIDExtenderFINWherever: a stream's FIN ends it wherever its count
+// lies: in (2^30, 2^31), where the FIN's bits, read as data, are an id
+// far ahead (at next 1.5×2^30, 2^30 ahead) and were taken for one, and
+// just below 2^31, where they are a few ids ahead (next 2^31−5: the FIN's
+// bits are id 2^31+5). Its re-sends are FINs too, and a datagram lost
+// just before the FIN changes nothing.
+func TestIDExtenderFINWherever(t *testing.T) {
+	for _, next := range []int64{1<<30 + 2, 3 << 29, 1<<31 - 1<<12, 1<<31 - 5, 1<<31 - 1, 3<<31 - 5, 5<<30 + 7} {
+		for _, lost := range []int64{0, 3} {
+			var e IDExtender
+			for id := int64(0); id < next-20; id += 1 << 29 {
+				e.Extend(raw32(id))
+			}
+			for id := next - 20; id < next-lost; id++ {
+				if got := e.Extend(raw32(id)); got != id {
+					t.Fatalf("next %d: data id %d read as %d", next, id, got)
+				}
+			}
+			for k := int64(0); k < 3; k++ {
+				if got := e.Extend(raw32(-(next + k))); got != -(next + k) {
+					t.Errorf("next %d, %d lost before it: FIN %d read as %d", next, lost, -(next + k), got)
+				}
+			}
+		}
+	}
+}
