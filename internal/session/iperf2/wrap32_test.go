@@ -26,8 +26,9 @@ const wrapSent = 40
 // server over loopback with ids starting just below 2^31, forward, -R, -r
 // and -d, with datagrams too short for the client header (18 bytes: ids
 // of 32 bits, extended across the wrap) and long ones (1470 bytes: the
-// header asks for 64-bit ids forward and back; the connect-back stream
-// carries none and is extended). -r and -d with 18 bytes are refused: the
+// header asks for 64-bit ids forward and back, and the connect-back's
+// header does too; in 2.0.5's layout it has none and is extended). -r
+// and -d with 18 bytes are refused: the
 // datagrams cannot carry the header that asks for them. Every stream must count exactly what
 // was sent, nothing lost and nothing late, and end at its FIN, not at the
 // first id past 2^31.
