@@ -147,14 +147,17 @@ func runConnectBack(t *testing.T, l i2wire.Layout, length int, ids idWidth, n in
 			t.Fatal(err)
 		}
 		if id%64 == 0 {
-			time.Sleep(200 * time.Microsecond) // a socket buffer's worth at a time: loopback drops none
+			// The listener's 16 MiB buffer (forced, as root) holds the
+			// whole stream; pauses spread it where it cannot be forced.
+			time.Sleep(200 * time.Microsecond)
 		}
 	}
-	// The FIN, re-sent until the report comes back, as a server does.
+	// The FIN, re-sent until the report comes back, as a 2.1 server does
+	// (up to 200 times; here 100 ms apart, so a slow reader has 20 s).
 	finID := -(first + n)
 	reply := make([]byte, 2048)
 	got := false
-	for k := 0; k < 50 && !got; k++ {
+	for k := 0; k < 200 && !got; k++ {
 		put(dg, l, finID-int64(k), ids)
 		_, _ = c.Write(dg)
 		_ = c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
