@@ -11,6 +11,7 @@ import (
 	"github.com/wirebench/wirebench/internal/engine"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/session"
+	"github.com/wirebench/wirebench/internal/session/iperf2/connectback"
 	"github.com/wirebench/wirebench/internal/session/iperf2/udpstream"
 	"github.com/wirebench/wirebench/internal/sharedcause"
 	"github.com/wirebench/wirebench/internal/stats"
@@ -417,6 +418,9 @@ func (s *server) sendUDP(ctx context.Context, t *udpTest, conn udpio.Conn, dst n
 	}
 	spec := &udpstream.Sender{Layout: i2wire.LayoutModern, Length: length, PPS: pps, Duration: d, Bytes: bytes, Fin: fin,
 		Batch: session.ServerSendBatch(length)}
+	if fin != udpstream.FinReverse { // a connect-back: a new test, which says its ids' width
+		spec.Header = connectback.SenderHeader(h, length, d, bytes, bps)
+	}
 	tmpl := spec.Template(session.FillPattern)
 	snd, err := spec.Send(ctx, conn, dst, tmpl, &t.tx)
 	out, ferr := spec.Finish(ctx, conn, dst, tmpl, snd.Packets)

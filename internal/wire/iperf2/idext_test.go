@@ -96,3 +96,83 @@ func TestIDExtenderInOrderAtTheCrossing(t *testing.T) {
 		}
 	}
 }
+
+// TestIDExtenderFINWherever: a stream's FIN ends it wherever its count
+// lies: in (2^30, 2^31), where the FIN's bits, read as data, are an id
+// far ahead (at next 1.5×2^30, 2^30 ahead) and were taken for one, and
+// just below 2^31, where they are a few ids ahead (next 2^31−5: the FIN's
+// bits are id 2^31+5). Its re-sends are FINs too, and a datagram lost
+// just before the FIN changes nothing.
+func TestIDExtenderFINWherever(t *testing.T) {
+	for _, next := range []int64{1<<30 + 2, 3 << 29, 1<<31 - 1<<12, 1<<31 - 5, 1<<31 - 1, 3<<31 - 5, 5<<30 + 7} {
+		for _, lost := range []int64{0, 3} {
+			var e IDExtender
+			for id := int64(0); id < next-20; id += 1 << 29 {
+				e.Extend(raw32(id))
+			}
+			for id := next - 20; id < next-lost; id++ {
+				if got := e.Extend(raw32(id)); got != id {
+					t.Fatalf("next %d: data id %d read as %d", next, id, got)
+				}
+			}
+			for k := int64(0); k < 3; k++ {
+				if got := e.Extend(raw32(-(next + k))); got != -(next + k) {
+					t.Errorf("next %d, %d lost before it: FIN %d read as %d", next, lost, -(next + k), got)
+				}
+			}
+		}
+	}
+}
+
+// TestIDExtenderUpperWordDecides: where a datagram's two readings are
+// both near (ids lost at 2^31 or 3×2^31), the upper id word an iperf 2.1
+// sender writes unannounced says which one it is: a FIN after a lost
+// tail, which the nearer reading takes for data, and data after a loss
+// that straddles 3×2^31, which it takes for the FIN. A word that is
+// neither (zperf's filler) leaves the nearer reading, and so does 0,
+// which filler can be too: at 2^31 the data's upper half is 0, and such
+// data is still taken for the FIN (the limit IDExtender states). Far from
+// the crossing no word turns a FIN into data.
+func TestIDExtenderUpperWordDecides(t *testing.T) {
+	const zzzz = 0x7a7a7a7a
+	upper := func(id int64) uint32 { return uint32(id >> 32) }
+	for _, cross := range []int64{1 << 31, 3 << 31} {
+		start := func() *IDExtender {
+			e := &IDExtender{}
+			for id := int64(0); id < cross-20; id += 1 << 29 {
+				e.Extend(raw32(id))
+			}
+			for id := cross - 20; id < cross-5; id++ { // next: cross-5
+				e.Extend(raw32(id))
+			}
+			return e
+		}
+		// The FIN, count cross+2 after 7 lost: its data reading, cross-2, is nearer.
+		fin := -(cross + 2)
+		if got := start().ExtendUpper(raw32(fin), upper(fin)); got != fin {
+			t.Errorf("crossing %d: FIN %d after a lost tail, with its upper word, read as %d", cross, fin, got)
+		}
+		if got := start().Extend(raw32(fin)); got != cross-2 {
+			t.Errorf("crossing %d: the premise: without the word, FIN %d reads as data %d, not %d", cross, fin, cross-2, got)
+		}
+		// Data cross+3 after 8 lost: its FIN reading, count cross-3, is nearer.
+		want := cross + 3
+		if cross == 1<<31 {
+			want = -(cross - 3) // upper word 0: no help
+		}
+		if got := start().ExtendUpper(raw32(cross+3), upper(cross+3)); got != want {
+			t.Errorf("crossing %d: data %d after a loss, with its upper word, read as %d, want %d", cross, cross+3, got, want)
+		}
+		if got := start().ExtendUpper(raw32(cross+3), zzzz); got != -(cross - 3) {
+			t.Errorf("crossing %d: with filler, data %d after a loss read as %d, want the nearer reading %d", cross, cross+3, got, -(cross - 3))
+		}
+	}
+	var e IDExtender
+	for id := int64(0); id < 3<<29; id += 1 << 28 {
+		e.Extend(raw32(id))
+	}
+	e.Extend(raw32(3<<29 - 1))
+	if got := e.ExtendUpper(raw32(-(3 << 29)), 0); got != -(3 << 29) {
+		t.Errorf("FIN at 1.5×2^30 with a zero upper word read as %d", got)
+	}
+}

@@ -151,9 +151,19 @@ func (t *Receiver) peekID(b []byte) (int64, bool) {
 	id, _, _, ok := i2wire.ParseDatagram(b, t.layout, t.seq64)
 	if ok && !t.seq64 {
 		ext := t.ext // a copy: peeking moves nothing
-		id = ext.Extend(id)
+		id = t.extend(&ext, id, b)
 	}
 	return id, ok
+}
+
+// extend reads the 32-bit id of datagram b (seq64 false) past its wrap
+// with e, helped by its upper id word in the modern layout, which iperf
+// 2.1 writes even where no header says so (i2wire.IDExtender.ExtendUpper).
+func (t *Receiver) extend(e *i2wire.IDExtender, id int64, b []byte) int64 {
+	if t.layout == i2wire.LayoutModern {
+		return e.ExtendUpper(id, binary.BigEndian.Uint32(b[12:]))
+	}
+	return e.Extend(id)
 }
 
 // Ahead reports whether data datagram b comes after ids not yet seen
@@ -231,7 +241,7 @@ func (t *Receiver) FeedArrived(b []byte, at, arrived time.Time) []byte {
 		return nil
 	}
 	if !t.seq64 {
-		id = t.ext.Extend(id) // past 2^31 a 32-bit id is data, not a FIN
+		id = t.extend(&t.ext, id, b) // past 2^31 a 32-bit id is data, not a FIN
 	}
 	if t.done {
 		if i2wire.IsFIN(id) && t.report != nil && arrived.Before(t.reportAt) {
