@@ -1,0 +1,100 @@
+package rfc2544
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/sweep"
+)
+
+// specLog records the trials a run asked for.
+type specLog struct {
+	r     sweep.Runner
+	specs []sweep.Spec
+}
+
+func (l *specLog) Trial(ctx context.Context, s sweep.Spec) (result.SweepOutcome, error) {
+	l.specs = append(l.specs, s)
+	return l.r.Trial(ctx, s)
+}
+
+// TestDefaultReusesSearchTrials: with the default schedule the latency
+// point at 100 % of the NDR is the NDR's 10 s confirming trial, and the
+// frame loss step at the medium's maximum rate is the search's first 1 s
+// trial at that rate; neither is run again, and the document says so.
+func TestDefaultReusesSearchTrials(t *testing.T) {
+	d := &fakeDevice{capPPS: 812, queue: 4, rtt: 3 * time.Millisecond}
+	l := &specLog{r: d}
+	cfg := fakeConfig()
+	cfg.Sizes = []int{1472}
+	res := NewResult(result.RFC2544Test{Mode: sweep.ModeReflect})
+	if err := Run(context.Background(), cfg, l, res); err != nil {
+		t.Fatal(err)
+	}
+	sr := res.Sizes[0]
+	if s := res.Test.Schedule; !s.LatencyFromConfirm || s.LatencyS != 1 || s.LossS != 1 {
+		t.Errorf("schedule %+v, want 1 s latency and loss trials, the 100 %% latency from the confirming trial", s)
+	}
+	p := sr.Latency[3]
+	if !p.FromThroughput || p.TrialS != 10 || p.RatePPS != sr.NDR.TriedPPS || p.Timed == 0 {
+		t.Errorf("latency at 100 %%: %+v, want the NDR's 10 s confirming trial at %.1f/s", p, sr.NDR.TriedPPS)
+	}
+	for _, p := range sr.Latency[:3] {
+		if p.FromThroughput || p.TrialS != 1 {
+			t.Errorf("latency at %g %%: from throughput %v, %g s, want a 1 s trial of its own", p.LoadPercent, p.FromThroughput, p.TrialS)
+		}
+	}
+	if !sr.LossCurve[0].FromThroughput || sr.LossCurve[0].OfferedPercent != 100 || sr.LossCurve[1].FromThroughput {
+		t.Errorf("loss curve: the 100 %% step from throughput %v, the 90 %% one %v; want only the first", sr.LossCurve[0].FromThroughput, sr.LossCurve[1].FromThroughput)
+	}
+	line, confirm, atLine := sr.LinePPS, 0, 0
+	for _, s := range l.specs {
+		if s.Packets == 0 && s.RatePPS == line {
+			atLine++
+		}
+		if s.Duration == 10*time.Second && s.RatePPS == sr.NDR.TriedPPS {
+			confirm++
+		}
+	}
+	if atLine != 1 || confirm != 1 {
+		t.Errorf("%d trials at line rate and %d 10 s ones at the NDR, want 1 each (reused, not run again)", atLine, confirm)
+	}
+	// Without the search's trials, and RFC 2544's schedule, nothing is
+	// reused: the latency point at 100 % is RFC 2544's 20 trials.
+	cfg.Schedule = StrictSchedule()
+	cfg.Schedule.Search, cfg.Schedule.Confirm, cfg.Schedule.Latency, cfg.Schedule.Loss, cfg.Schedule.LatencyRepeats = time.Second, 2*time.Second, time.Second, 3*time.Second, 2
+	res = NewResult(result.RFC2544Test{Mode: sweep.ModeReflect})
+	if err := Run(context.Background(), cfg, d, res); err != nil {
+		t.Fatal(err)
+	}
+	sr = res.Sizes[0]
+	if p := sr.Latency[3]; p.FromThroughput || p.Repeats != 2 || p.TrialS != 1 || sr.LossCurve[0].FromThroughput {
+		t.Errorf("strict: latency at 100 %% %+v, loss at 100 %% from throughput %v; want trials of their own", p, sr.LossCurve[0].FromThroughput)
+	}
+}
+
+// TestLateWait: four times the slowest round trip of the throughput
+// trials, within 0.1 to 0.5 s, and none without round trips.
+func TestLateWait(t *testing.T) {
+	log := func(maxMS ...float64) *result.SweepSize {
+		s := &result.SweepSize{}
+		for _, m := range maxMS {
+			tr := result.SweepTrial{}
+			if m > 0 {
+				tr.RTT = &result.SweepRTT{Max: m}
+			}
+			s.TrialLog = append(s.TrialLog, tr)
+		}
+		return s
+	}
+	for _, c := range []struct {
+		max  []float64
+		want time.Duration
+	}{{[]float64{5, 6.2, 0}, 100 * time.Millisecond}, {[]float64{30, 60}, 240 * time.Millisecond}, {[]float64{400}, 500 * time.Millisecond}, {[]float64{0}, 0}, {nil, 0}} {
+		if got := lateWait(log(c.max...)); got != c.want {
+			t.Errorf("round trips up to %v ms: wait %v, want %v", c.max, got, c.want)
+		}
+	}
+}
