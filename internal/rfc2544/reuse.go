@@ -86,39 +86,61 @@ func (b *bench) confirmTrial(sr *result.RFC2544Size) (sweep.Spec, result.SweepOu
 }
 
 // The bounds of the wait for late answers after the throughput search
-// (lateWait).
+// (lateWait) and of the gap between the later trials.
 const (
 	lateWaitMin = 100 * time.Millisecond
 	lateWaitMax = 500 * time.Millisecond // reflectrun's own
+	laterGapMin = 50 * time.Millisecond
 )
 
-// lateWait is how long a reflector's later trials at this size listen for
-// late answers: four times the slowest round trip of the size's throughput
-// trials (a queue that overflowed held its answers that long; this host's
-// stalls only lengthen it), from lateWaitMin up to lateWaitMax; 0 when no
-// trial timed a round trip.
-func lateWait(ndr *result.SweepSize) time.Duration {
+// slowest is the slowest round trip of a size's throughput trials (a
+// queue that overflowed held its answers that long; this host's stalls
+// only lengthen it); 0 when no trial timed one.
+func slowest(ndr *result.SweepSize) time.Duration {
 	worst := 0.0 // ms
 	for _, t := range ndr.TrialLog {
 		if t.RTT != nil {
 			worst = max(worst, t.RTT.Max)
 		}
 	}
-	if !(worst > 0) {
-		return 0
-	}
-	return min(max(time.Duration(4*worst*float64(time.Millisecond)), lateWaitMin), lateWaitMax)
+	return time.Duration(worst * float64(time.Millisecond))
 }
 
-// waitLate sets the size's later trials' wait for late answers from its
-// throughput search, where the runner is a reflector's.
+// lateWait is how long a reflector's later trials at a size listen for
+// late answers: four times the slowest round trip, from lateWaitMin up to
+// lateWaitMax; 0 when none was timed.
+func lateWait(slow time.Duration) time.Duration {
+	if slow <= 0 {
+		return 0
+	}
+	return min(max(4*slow, lateWaitMin), lateWaitMax)
+}
+
+// laterGap is the gap before a later trial at a size when no gap was asked
+// for: four times the slowest round trip (the far end's queue has long
+// emptied), from laterGapMin up to gap; gap when none was timed.
+func laterGap(slow, gap time.Duration) time.Duration {
+	if slow <= 0 {
+		return gap
+	}
+	return min(max(4*slow, laterGapMin), gap)
+}
+
+// waitLate sets the size's later trials' wait for late answers and, when
+// no gap was asked for, their gap, from its throughput search, where the
+// runner is a reflector's.
 func (b *bench) waitLate(sr *result.RFC2544Size) {
-	b.later = b.r
+	b.later, b.gap = b.r, b.cfg.Gap
 	rr, ok := b.r.(sweep.ReflectRunner)
 	if !ok || rr.Drain != 0 || sr.NDR == nil {
 		return
 	}
-	if d := lateWait(sr.NDR); d > 0 {
+	slow := slowest(sr.NDR)
+	if d := lateWait(slow); d > 0 {
 		rr.Drain, b.later, sr.LateWaitS = d, rr, d.Seconds()
+	}
+	if !b.cfg.GapAsked {
+		b.gap = laterGap(slow, b.cfg.Gap)
+		sr.GapS = b.gap.Seconds()
 	}
 }

@@ -75,8 +75,9 @@ func TestDefaultReusesSearchTrials(t *testing.T) {
 	}
 }
 
-// TestLateWait: four times the slowest round trip of the throughput
-// trials, within 0.1 to 0.5 s, and none without round trips.
+// TestLateWait: the wait for late answers is four times the slowest round
+// trip of the throughput trials, within 0.1 to 0.5 s, and the later gap
+// the same within 50 ms up to the run's; neither without round trips.
 func TestLateWait(t *testing.T) {
 	log := func(maxMS ...float64) *result.SweepSize {
 		s := &result.SweepSize{}
@@ -89,12 +90,14 @@ func TestLateWait(t *testing.T) {
 		}
 		return s
 	}
+	ms := time.Millisecond
 	for _, c := range []struct {
-		max  []float64
-		want time.Duration
-	}{{[]float64{5, 6.2, 0}, 100 * time.Millisecond}, {[]float64{30, 60}, 240 * time.Millisecond}, {[]float64{400}, 500 * time.Millisecond}, {[]float64{0}, 0}, {nil, 0}} {
-		if got := lateWait(log(c.max...)); got != c.want {
-			t.Errorf("round trips up to %v ms: wait %v, want %v", c.max, got, c.want)
+		max       []float64
+		wait, gap time.Duration
+	}{{[]float64{5, 6.25, 0}, 100 * ms, 50 * ms}, {[]float64{30, 40}, 160 * ms, 160 * ms}, {[]float64{400}, 500 * ms, 200 * ms}, {[]float64{0}, 0, 200 * ms}, {nil, 0, 200 * ms}} {
+		slow := slowest(log(c.max...))
+		if w, g := lateWait(slow), laterGap(slow, 200*ms); w != c.wait || g != c.gap {
+			t.Errorf("round trips up to %v ms: wait %v and gap %v, want %v and %v", c.max, w, g, c.wait, c.gap)
 		}
 	}
 }
