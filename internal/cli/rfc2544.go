@@ -63,10 +63,10 @@ func newRFC2544Cmd(e *env) *cobra.Command {
   backtoback  the longest burst at the medium's line rate carried without
               loss (bisected), in frames and microseconds of line time
 
-Trials: 1 s search trials confirmed by a 10 s one, 5 s latency trials, 2 s
-loss steps, one back-to-back search (--trial and --confirm change the first
-two). --strict uses RFC 2544's: 60 s throughput and loss trials, 20 latency
-trials of 120 s per load, 50 back-to-back searches (many hours for 7 sizes).
+Trials: 1 s search trials confirmed by a 10 s one (the NDR's is its 100 %
+latency point), 1 s latency trials and loss steps, one back-to-back search
+(--trial, --confirm change the first two). --strict: RFC 2544's 60 s trials,
+20 latency trials of 120 s per load, 50 back-to-back searches (many hours).
 
 The far end (--mode): reflect (a UDP reflector: wirebench reflect, a device in
 loopback), wirebench (a wirebench server) or iperf2 (an iperf 2 server). The
