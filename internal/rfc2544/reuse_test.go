@@ -21,7 +21,7 @@ func (l *specLog) Trial(ctx context.Context, s sweep.Spec) (result.SweepOutcome,
 }
 
 // TestDefaultReusesSearchTrials: with the default schedule the latency
-// point at 100 % of the NDR is the NDR's 10 s confirming trial, and the
+// point at 100 % of the NDR is the NDR's confirming trial, and the
 // frame loss step at the medium's maximum rate is the search's first 1 s
 // trial at that rate; neither is run again, and the document says so.
 func TestDefaultReusesSearchTrials(t *testing.T) {
@@ -38,8 +38,8 @@ func TestDefaultReusesSearchTrials(t *testing.T) {
 		t.Errorf("schedule %+v, want 1 s latency and loss trials, the 100 %% latency from the confirming trial", s)
 	}
 	p := sr.Latency[3]
-	if !p.FromThroughput || p.TrialS != 10 || p.RatePPS != sr.NDR.TriedPPS || p.Timed == 0 {
-		t.Errorf("latency at 100 %%: %+v, want the NDR's 10 s confirming trial at %.1f/s", p, sr.NDR.TriedPPS)
+	if !p.FromThroughput || p.TrialS != res.Test.Schedule.ConfirmS || p.RatePPS != sr.NDR.TriedPPS || p.Timed == 0 {
+		t.Errorf("latency at 100 %%: %+v, want the NDR's %g s confirming trial at %.1f/s", p, res.Test.Schedule.ConfirmS, sr.NDR.TriedPPS)
 	}
 	for _, p := range sr.Latency[:3] {
 		if p.FromThroughput || p.TrialS != 1 {
@@ -54,12 +54,12 @@ func TestDefaultReusesSearchTrials(t *testing.T) {
 		if s.Packets == 0 && s.RatePPS == line {
 			atLine++
 		}
-		if s.Duration == 10*time.Second && s.RatePPS == sr.NDR.TriedPPS {
+		if s.Duration == DefaultSchedule().Confirm && s.RatePPS == sr.NDR.TriedPPS {
 			confirm++
 		}
 	}
 	if atLine != 1 || confirm != 1 {
-		t.Errorf("%d trials at line rate and %d 10 s ones at the NDR, want 1 each (reused, not run again)", atLine, confirm)
+		t.Errorf("%d trials at line rate and %d confirming ones at the NDR, want 1 each (reused, not run again)", atLine, confirm)
 	}
 	// Without the search's trials, and RFC 2544's schedule, nothing is
 	// reused: the latency point at 100 % is RFC 2544's 20 trials.
