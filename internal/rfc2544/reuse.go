@@ -137,7 +137,8 @@ func (b *bench) waitLate(sr *result.RFC2544Size) {
 	}
 	slow := slowest(sr.NDR)
 	if d := lateWait(slow); d > 0 {
-		rr.Drain, b.later, sr.LateWaitS = d, rr, d.Seconds()
+		rr.Drain = d
+		b.later, sr.LateWaitS = rr, d.Seconds()
 	}
 	if !b.cfg.GapAsked {
 		b.gap = laterGap(slow, b.cfg.Gap)

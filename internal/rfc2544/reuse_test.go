@@ -101,3 +101,24 @@ func TestLateWait(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitLateSetsTheRunner: a reflector's later trials run with the wait
+// and gap the size's throughput trials gave (the runner a copy with its
+// Drain set), and the size says both.
+func TestWaitLateSetsTheRunner(t *testing.T) {
+	b := &bench{cfg: Config{Gap: 200 * time.Millisecond}, r: sweep.ReflectRunner{Host: "127.0.0.1", Port: 5001}}
+	sr := &result.RFC2544Size{NDR: &result.SweepSize{TrialLog: []result.SweepTrial{{SweepOutcome: result.SweepOutcome{RTT: &result.SweepRTT{Max: 40}}}}}}
+	b.waitLate(sr)
+	rr, ok := b.later.(sweep.ReflectRunner)
+	if !ok || rr.Drain != 160*time.Millisecond || sr.LateWaitS != 0.16 || b.gap != 160*time.Millisecond || sr.GapS != 0.16 {
+		t.Errorf("later runner %+v, gap %v; size late_wait_s %v, gap_s %v: want 160 ms each", b.later, b.gap, sr.LateWaitS, sr.GapS)
+	}
+	if b.r.(sweep.ReflectRunner).Drain != 0 {
+		t.Error("the throughput search's runner was changed too")
+	}
+	b.cfg.GapAsked = true
+	b.waitLate(sr)
+	if b.gap != 200*time.Millisecond {
+		t.Errorf("gap %v with --gap 200ms, want it kept", b.gap)
+	}
+}
