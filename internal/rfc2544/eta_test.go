@@ -82,6 +82,19 @@ var recorded = []struct {
 }{
 	{"rfc2544-eth100-10mbit.json", rfc2544.Options{Mode: sweep.ModeReflect, Sizes: "rfc2544", Tests: strings.Join(rfc2544.Tests, ","), Medium: "eth100", PDR: "0.5%", Loads: "10,50,90,100", MaxBurst: 100000},
 		result.RFC2544Schedule{Search: time.Second, Confirm: 10 * time.Second, Latency: 5 * time.Second, LatencyRepeats: 1, Loss: 2 * time.Second, BurstRepeats: 1, MaxBurst: 100000}, 0.9},
+	// The shorter default schedule (5 s confirmations, 1 s latency trials
+	// with the 100 % point from the NDR's confirmation, 1 s loss steps),
+	// recorded December 2026 in 374 s at a load average of 3.7 falling to
+	// 0.7. The recorder wraps the reflector's runner, so this run kept the
+	// 0.5 s wait for late answers and the 200 ms gap after each search (the
+	// command shortens both against a reflector). The estimate holds worse
+	// here: 51 % within the bound, about 1.4× too high from the second
+	// size on (the first size's is 3 to 4× too high, before any test has
+	// finished); with the other tests this short, the throughput search's
+	// prior, which counts high for a device with a sharp limit, weighs
+	// more. The floor records that, not a goal.
+	{"rfc2544-eth100-10mbit-short.json", rfc2544.Options{Mode: sweep.ModeReflect, Sizes: "rfc2544", Tests: strings.Join(rfc2544.Tests, ","), Medium: "eth100", PDR: "0.5%", Loads: "10,50,90,100", MaxBurst: 100000},
+		rfc2544.DefaultSchedule(), 0.5},
 }
 
 // replay runs the RFC 2544 run recorded in file again, its trials answered
