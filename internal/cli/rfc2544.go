@@ -63,10 +63,10 @@ func newRFC2544Cmd(e *env) *cobra.Command {
   backtoback  the longest burst at the medium's line rate carried without
               loss (bisected), in frames and microseconds of line time
 
-Trials: 1 s search trials confirmed by a 10 s one, 5 s latency trials, 2 s
-loss steps, one back-to-back search (--trial and --confirm change the first
-two). --strict uses RFC 2544's: 60 s throughput and loss trials, 20 latency
-trials of 120 s per load, 50 back-to-back searches (many hours for 7 sizes).
+Trials: 1 s search trials confirmed by a 5 s one (the NDR's is its 100 %
+latency point), 1 s latency trials and loss steps, one back-to-back search
+(--trial, --confirm change the first two). --strict: RFC 2544's 60 s trials,
+20 latency trials of 120 s per load, 50 back-to-back searches (many hours).
 
 The far end (--mode): reflect (a UDP reflector: wirebench reflect, a device in
 loopback), wirebench (a wirebench server) or iperf2 (an iperf 2 server). The
@@ -97,7 +97,7 @@ the schema wirebench/1, kind "rfc2544"; runs are saved in the results store.`,
 	fl.StringVar(&f.loads, "loads", "10,50,90,100", "the latency test's loads, `PERCENTS` of the NDR")
 	fl.BoolVar(&f.strict, "strict", false, "RFC 2544's trial lengths and repetitions (hours)")
 	fl.StringVar(&f.trial, "trial", "", "length of each throughput search trial, a `DUR` (default 1s; 60s with --strict)")
-	fl.StringVar(&f.confirm, "confirm", "", "length of the trial that confirms a rate, a `DUR` (default 10s; 60s with --strict)")
+	fl.StringVar(&f.confirm, "confirm", "", "length of the trial that confirms a rate, a `DUR` (default 5s; 60s with --strict)")
 	fl.Int64Var(&f.maxBurst, "max-burst", 100000, "the longest back-to-back burst to try, in `FRAMES`")
 	fl.StringVar(&f.gap, "gap", "", "pause between trials so that queues drain, a `DUR` (default 200ms; 1s with --mode iperf2)")
 	f.saving.register(cmd)

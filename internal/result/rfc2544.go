@@ -36,7 +36,14 @@ type RFC2544Schedule struct {
 	// load (their figures averaged).
 	Latency        time.Duration `json:"-"`
 	LatencyRepeats int           `json:"latency_repeats"`
-	// Loss is one step of the frame loss test.
+	// LatencyFromConfirm says the latency point at 100 % of the NDR is
+	// the throughput search's confirming trial at the NDR (a Confirm-long
+	// trial at that rate, RFC 2544 §26.2's throughput rate) rather than a
+	// trial of its own; only with one trial per load.
+	LatencyFromConfirm bool `json:"latency_100_from_confirm"`
+	// Loss is one step of the frame loss test. A step at the rate and of
+	// the length of a throughput search trial (the first, at the medium's
+	// maximum rate, when Loss equals Search) is that trial, not run again.
 	Loss time.Duration `json:"-"`
 	// BurstRepeats is how many back-to-back searches run per size (their
 	// lengths averaged); MaxBurst caps a burst's length in frames.
@@ -103,6 +110,16 @@ type RFC2544 struct {
 // its fields zero and its detail absent.
 type RFC2544Size struct {
 	Size int `json:"size"`
+	// LateWaitS is, against a reflector, how long the latency, frame loss
+	// and back-to-back trials listened for late answers after their last
+	// send when something had not come back: four times the slowest round
+	// trip of the size's throughput trials, 0.1 to 0.5 s (absent: the
+	// runner's own, 0.5 s).
+	LateWaitS float64 `json:"late_wait_s,omitempty"`
+	// GapS is, against a reflector and with no --gap, the pause before
+	// each of those trials: four times that round trip, 0.05 s up to the
+	// run's gap (absent: the run's gap).
+	GapS float64 `json:"gap_s,omitempty"`
 	// LinePPS is the medium's maximum packet rate for the size.
 	LinePPS float64 `json:"line_pps"`
 	// NDRPPS and PDRPPS are the no-drop and partial-drop rates (what the
@@ -152,10 +169,16 @@ type RFC2544LatencyPoint struct {
 	RatePPS    float64 `json:"rate_pps"`
 	OfferedPPS float64 `json:"offered_pps"`
 	Kind       string  `json:"kind"`
-	// Repeats is how many trials were averaged (RFC 2544: 20).
-	Repeats int   `json:"repeats"`
-	Sent    int64 `json:"sent"`
-	Lost    int64 `json:"lost"`
+	// Repeats is how many trials were averaged (RFC 2544: 20), TrialS
+	// the length of each.
+	Repeats int     `json:"repeats"`
+	TrialS  float64 `json:"trial_s"`
+	// FromThroughput says the point is the throughput search's confirming
+	// trial at the NDR (RFC2544Schedule.LatencyFromConfirm), not a trial
+	// of its own.
+	FromThroughput bool  `json:"from_throughput,omitempty"`
+	Sent           int64 `json:"sent"`
+	Lost           int64 `json:"lost"`
 	// The statistics in milliseconds: of the one trial, or the average of
 	// the repeats' (each from its own histogram).
 	// MeanMS is absent for the transit kinds: the server's summary has
@@ -194,6 +217,9 @@ type RFC2544LossPoint struct {
 	SenderLagMS float64 `json:"sender_lag_ms"`
 	// HostLimited says this host sent less than 99 % of the rate asked.
 	HostLimited bool `json:"host_limited,omitempty"`
+	// FromThroughput says the step is a throughput search trial of the
+	// same rate and length, not run again.
+	FromThroughput bool `json:"from_throughput,omitempty"`
 }
 
 // RFC2544BackToBack is a size's back-to-back test: the searches for the longest

@@ -70,20 +70,38 @@ func TestRecordTrace(t *testing.T) {
 // average of 8.5 to 39, two sweep recordings and other engineers' work at
 // once): the host's stalls made every size's search run its 22 trials, so
 // the searches were all of one length and the estimate held (95 % within
-// the bound, against 4 % for the estimate before internal/eta).
+// the bound, against 4 % for the estimate before internal/eta). The
+// schedule is the one the run was recorded with (the default before
+// December 2026's shorter one: 5 s latency trials at every load, 2 s loss
+// steps), which the replay must ask again to get the same trials.
 var recorded = []struct {
-	file   string
-	opts   rfc2544.Options
-	within float64
+	file     string
+	opts     rfc2544.Options
+	schedule result.RFC2544Schedule
+	within   float64
 }{
-	{"rfc2544-eth100-10mbit.json", rfc2544.Options{Mode: sweep.ModeReflect, Sizes: "rfc2544", Tests: strings.Join(rfc2544.Tests, ","), Medium: "eth100", PDR: "0.5%", Loads: "10,50,90,100", MaxBurst: 100000}, 0.9},
+	{"rfc2544-eth100-10mbit.json", rfc2544.Options{Mode: sweep.ModeReflect, Sizes: "rfc2544", Tests: strings.Join(rfc2544.Tests, ","), Medium: "eth100", PDR: "0.5%", Loads: "10,50,90,100", MaxBurst: 100000},
+		result.RFC2544Schedule{Search: time.Second, Confirm: 10 * time.Second, Latency: 5 * time.Second, LatencyRepeats: 1, Loss: 2 * time.Second, BurstRepeats: 1, MaxBurst: 100000}, 0.9},
+	// The shorter default schedule (5 s confirmations, 1 s latency trials
+	// with the 100 % point from the NDR's confirmation, 1 s loss steps),
+	// recorded December 2026 in 374 s at a load average of 3.7 falling to
+	// 0.7. The recorder wraps the reflector's runner, so this run kept the
+	// 0.5 s wait for late answers and the 200 ms gap after each search (the
+	// command shortens both against a reflector). The estimate holds worse
+	// here: 51 % within the bound, about 1.4× too high from the second
+	// size on (the first size's is 3 to 4× too high, before any test has
+	// finished); with the other tests this short, the throughput search's
+	// prior, which counts high for a device with a sharp limit, weighs
+	// more. The floor records that, not a goal.
+	{"rfc2544-eth100-10mbit-short.json", rfc2544.Options{Mode: sweep.ModeReflect, Sizes: "rfc2544", Tests: strings.Join(rfc2544.Tests, ","), Medium: "eth100", PDR: "0.5%", Loads: "10,50,90,100", MaxBurst: 100000},
+		rfc2544.DefaultSchedule(), 0.5},
 }
 
 // replay runs the RFC 2544 run recorded in file again, its trials answered
 // from the recording on its clock, and returns its progress updates: the
 // estimate each showed (left) and the time the recorded run really had
 // left.
-func replay(t *testing.T, file string, o rfc2544.Options, left func(rfc2544.Progress) time.Duration) ([]trialtrace.Point, time.Duration) {
+func replay(t *testing.T, file string, o rfc2544.Options, sched result.RFC2544Schedule, left func(rfc2544.Progress) time.Duration) ([]trialtrace.Point, time.Duration) {
 	t.Helper()
 	tr, err := trialtrace.Load(filepath.Join("testdata", "eta", file))
 	if err != nil {
@@ -94,6 +112,7 @@ func replay(t *testing.T, file string, o rfc2544.Options, left func(rfc2544.Prog
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.Config.Schedule = sched
 	rp := trialtrace.NewReplay(tr)
 	s.Config.Sleep, s.Config.Now = rp.Sleep, rp.Now
 	var ps []trialtrace.Point
@@ -158,7 +177,7 @@ func (l *legacy) left(p rfc2544.Progress) time.Duration {
 func TestTimeLeftHolds(t *testing.T) {
 	for _, r := range recorded {
 		t.Run(r.file, func(t *testing.T) {
-			ps, total := replay(t, r.file, r.opts, func(p rfc2544.Progress) time.Duration { return p.Left })
+			ps, total := replay(t, r.file, r.opts, r.schedule, func(p rfc2544.Progress) time.Duration { return p.Left })
 			for _, p := range ps {
 				t.Logf("at %6.1fs: estimated %6.1fs left, really %6.1fs", p.Elapsed.Seconds(), p.Estimate.Seconds(), p.Actual.Seconds())
 			}
@@ -176,9 +195,7 @@ func TestTimeLeftHolds(t *testing.T) {
 				t.Fatal(err)
 			}
 			l := &legacy{cfg: s.Config}
-			if l.cfg.Schedule.Search == 0 {
-				l.cfg.Schedule = rfc2544.DefaultSchedule()
-			}
+			l.cfg.Schedule = r.schedule
 			sizes := map[int]bool{}
 			for _, z := range s.Config.Sizes {
 				sizes[z] = true
@@ -186,7 +203,7 @@ func TestTimeLeftHolds(t *testing.T) {
 			for _, test := range rfc2544.Tests {
 				l.planned += time.Duration(len(sizes)) * l.estimate(test)
 			}
-			old, _ := replay(t, r.file, r.opts, l.left)
+			old, _ := replay(t, r.file, r.opts, r.schedule, l.left)
 			was := trialtrace.Check(old, total, 0.25, 0.35, 2)
 			t.Logf("within 35 %% from a quarter in: %.0f %% of %d estimates, %d rose more than 2× (before internal/eta: %.0f %%, %d rose more than 2×)",
 				100*v.Within(), v.Judged, len(v.Rises), 100*was.Within(), len(was.Rises))

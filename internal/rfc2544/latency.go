@@ -34,17 +34,28 @@ func (b *bench) latency(ctx context.Context, sr *result.RFC2544Size) error {
 // latencyPoint measures one load.
 func (b *bench) latencyPoint(ctx context.Context, sr *result.RFC2544Size, load float64) (result.RFC2544LatencyPoint, error) {
 	reps := max(b.cfg.Schedule.LatencyRepeats, 1)
-	p := result.RFC2544LatencyPoint{LoadPercent: load, RatePPS: sr.NDRPPS * load / 100, Kind: b.cfg.Latency, Repeats: reps, Histogram: []result.RTTBin{}}
+	p := result.RFC2544LatencyPoint{LoadPercent: load, RatePPS: sr.NDRPPS * load / 100, Kind: b.cfg.Latency, Repeats: reps,
+		TrialS: b.cfg.Schedule.Latency.Seconds(), Histogram: []result.RTTBin{}}
+	cs, co, reuse := b.confirmTrial(sr)
+	if reuse = reuse && load == 100; reuse {
+		// The NDR's confirming trial: at the rate it asked (the NDR is
+		// what the far end delivered of it), for its length.
+		p.RatePPS, p.TrialS, p.FromThroughput = cs.RatePPS, cs.Duration.Seconds(), true
+	}
 	all := []result.RTTBin{}
 	var sums [7]float64
 	got := 0 // repeats that gave figures
 	for i := 1; i <= reps; i++ {
-		spec := sweep.Spec{Size: sr.Size, RatePPS: p.RatePPS, Duration: b.cfg.Schedule.Latency}
-		o, err := b.trial(ctx, result.RFC2544TestLatency, spec, func(o result.SweepOutcome) string {
-			return fmt.Sprintf("%.0f %% of NDR (%.0f/s), trial %d of %d: %d timed", load, p.RatePPS, i, reps, timed(o))
-		})
-		if err != nil || ctx.Err() != nil {
-			return p, err
+		o := co
+		if !reuse {
+			spec := sweep.Spec{Size: sr.Size, RatePPS: p.RatePPS, Duration: b.cfg.Schedule.Latency}
+			var err error
+			o, err = b.trial(ctx, result.RFC2544TestLatency, spec, func(o result.SweepOutcome) string {
+				return fmt.Sprintf("%.0f %% of NDR (%.0f/s), trial %d of %d: %d timed", load, p.RatePPS, i, reps, timed(o))
+			})
+			if err != nil || ctx.Err() != nil {
+				return p, err
+			}
 		}
 		p.Sent += o.Sent
 		p.Lost += o.Lost + o.Unreported

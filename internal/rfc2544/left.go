@@ -1,6 +1,7 @@
 package rfc2544
 
 import (
+	"slices"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/eta"
@@ -55,9 +56,13 @@ func (b *bench) prior(kind string, size int) eta.Part {
 		if b.cfg.Latency == "" {
 			return eta.Part{}
 		}
-		return eta.Trials(kind, float64(len(b.cfg.Loads)*max(s.LatencyRepeats, 1)), s.Latency)
+		n := len(b.cfg.Loads) * max(s.LatencyRepeats, 1)
+		if s.LatencyFromConfirm && s.LatencyRepeats <= 1 && slices.Contains(b.cfg.Loads, 100) {
+			n-- // the NDR's confirming trial
+		}
+		return eta.Trials(kind, float64(n), s.Latency)
 	case result.RFC2544TestLoss:
-		return eta.Trials(kind, lossSteps, s.Loss)
+		return eta.Trials(kind, b.lossSteps(), s.Loss)
 	case result.RFC2544TestBackToBack:
 		n := 2 * eta.BisectInt(0, max(s.MaxBurst, 2))
 		burst := time.Duration(float64(s.MaxBurst) / 2 / b.cfg.LinePPS(size) * float64(time.Second))
@@ -69,6 +74,16 @@ func (b *bench) prior(kind string, size int) eta.Part {
 // lossSteps is how many steps the frame loss test takes at most: 100 %
 // of line down to 10 %.
 const lossSteps = 10
+
+// lossSteps is how many steps the frame loss test runs at most: lossSteps
+// but the one at the medium's maximum rate when the throughput search's
+// first trial is it (as long as a step).
+func (b *bench) lossSteps() float64 {
+	if b.cfg.has(result.RFC2544TestThroughput) && b.cfg.Schedule.Search == b.cfg.Schedule.Loss {
+		return lossSteps - 1
+	}
+	return lossSteps
+}
 
 // unitsOf is the eta units test runs as.
 func unitsOf(test string) []string {
@@ -97,7 +112,7 @@ func (b *bench) left(test string, size int, search eta.Part) eta.Work {
 		w = append(w, search)
 	case result.RFC2544TestLoss:
 		r := b.est.Rest(test, class(test), b.prior(test, size), eta.Part{})
-		if most := float64(lossSteps) - b.est.Started().Trials; r.Trials > most {
+		if most := b.lossSteps() - b.est.Started().Trials; r.Trials > most {
 			r = r.Scale(max(most, 0) / r.Trials)
 		}
 		w = append(w, r)

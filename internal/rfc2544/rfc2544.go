@@ -27,11 +27,16 @@ var latencyNotes = map[string]string{
 }
 
 // DefaultSchedule is the short-then-long schedule: 1 s search trials whose
-// result is confirmed by a 10 s trial, 5 s latency trials, 2 s loss steps,
-// one back-to-back search.
+// result is confirmed by a 5 s trial (the search's 1 % resolution holds at
+// any length: a rate 1 % too high fills the backlog rule's 0.5 % of a trial
+// in half of it); 1 s latency trials at the lower
+// loads, the point at 100 % of the NDR being the NDR's confirming trial
+// (RFC 2544 §26.2 times the throughput rate); 1 s loss steps, the one at
+// the medium's maximum rate being the search's first trial; one
+// back-to-back search.
 func DefaultSchedule() result.RFC2544Schedule {
-	return result.RFC2544Schedule{Search: time.Second, Confirm: 10 * time.Second, Latency: 5 * time.Second, LatencyRepeats: 1,
-		Loss: 2 * time.Second, BurstRepeats: 1, MaxBurst: 100000}
+	return result.RFC2544Schedule{Search: time.Second, Confirm: 5 * time.Second, Latency: time.Second, LatencyRepeats: 1,
+		LatencyFromConfirm: true, Loss: time.Second, BurstRepeats: 1, MaxBurst: 100000}
 }
 
 // StrictSchedule is RFC 2544's: 60 s throughput and loss trials (§26.1,
@@ -71,8 +76,12 @@ type Config struct {
 	NoLatency string
 	// BacklogFloor is passed to the throughput search (see sweep.Config).
 	BacklogFloor time.Duration
-	// Gap separates trials so that queues drain (default 200 ms).
-	Gap time.Duration
+	// Gap separates trials so that queues drain (default 200 ms). Unless
+	// GapAsked, a reflector's trials after a size's throughput search are
+	// separated by four times the slowest round trip the search timed
+	// (50 ms up to Gap): the far end's queue has long emptied by then.
+	Gap      time.Duration
+	GapAsked bool
 	// OnProgress, when set, is called after every trial.
 	OnProgress func(Progress)
 	// Sleep waits between trials; nil uses a timer.

@@ -143,7 +143,7 @@ func TestOneSearchForBoth(t *testing.T) {
 	if d.trials != sr.NDR.Trials || len(sr.NDR.TrialLog) != d.trials || len(sr.PDR.TrialLog) != d.trials || d.trials > 12 {
 		t.Errorf("%d trials ran, NDR says %d, logs %d and %d", d.trials, sr.NDR.Trials, len(sr.NDR.TrialLog), len(sr.PDR.TrialLog))
 	}
-	log := sr.NDR.TrialLog
+	log, full := sr.NDR.TrialLog, DefaultSchedule().Confirm.Seconds()
 	if log[0].TrialS != 1 || log[0].Phase != 1 || log[0].RatePPS != cfg.LinePPS(1472) {
 		t.Errorf("first trial %+v, want 1 s at line rate in phase 1", log[0])
 	}
@@ -151,7 +151,7 @@ func TestOneSearchForBoth(t *testing.T) {
 		if i > 0 && tr.TrialS < log[i-1].TrialS {
 			t.Errorf("trial %d shorter than the one before: %v < %v", i+1, tr.TrialS, log[i-1].TrialS)
 		}
-		if tr.Confirm != (tr.TrialS == 10) || tr.Confirm != (tr.Phase == 3) {
+		if tr.Confirm != (tr.TrialS == full) || tr.Confirm != (tr.Phase == 3) {
 			t.Errorf("trial %d: confirm %v, %v s, phase %d", i+1, tr.Confirm, tr.TrialS, tr.Phase)
 		}
 		if !sr.PDR.TrialLog[i].Reused || sr.PDR.TrialLog[i].RatePPS != tr.RatePPS {
@@ -159,8 +159,8 @@ func TestOneSearchForBoth(t *testing.T) {
 		}
 	}
 	for name, r := range map[string]*result.SweepSize{"NDR": sr.NDR, "PDR": sr.PDR} {
-		if !r.Confirmed || r.HeldS != 10 || r.RatePPS > 812 || r.RatePPS < 812*0.99 {
-			t.Errorf("%s: confirmed %v for %v s at %.1f/s, want 10 s within 1 %% under 812", name, r.Confirmed, r.HeldS, r.RatePPS)
+		if !r.Confirmed || r.HeldS != full || r.RatePPS > 812 || r.RatePPS < 812*0.99 {
+			t.Errorf("%s: confirmed %v for %v s at %.1f/s, want %g s within 1 %% under 812", name, r.Confirmed, r.HeldS, r.RatePPS, full)
 		}
 	}
 }

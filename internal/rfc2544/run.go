@@ -43,6 +43,7 @@ func Run(ctx context.Context, cfg Config, r sweep.Runner, res *result.RFC2544) e
 	var err error
 	for i, size := range sizes {
 		b.sizesAfter = sizes[i+1:]
+		b.later, b.kept = nil, nil
 		sr := result.RFC2544Size{Size: size, LinePPS: cfg.LinePPS(size), Latency: []result.RFC2544LatencyPoint{}, LossCurve: []result.RFC2544LossPoint{}, Done: []string{}, Warnings: []string{}}
 		err = b.size(ctx, &sr)
 		if len(sr.Done) > 0 || err == nil {
@@ -84,6 +85,13 @@ type bench struct {
 	prev       sweep.Spec
 	ran        bool
 	sizesAfter []int
+	// kept are the size's throughput search trials its later tests may
+	// take as their own (see keeper).
+	kept *keeper
+	// later runs the size's trials after its throughput search (b.r
+	// with the wait for late answers that search showed, waitLate).
+	later sweep.Runner
+	gap   time.Duration
 }
 
 // size runs every test asked for on one size, in RFC 2544's order.
@@ -118,12 +126,20 @@ func (b *bench) size(ctx context.Context, sr *result.RFC2544Size) error {
 // progress.
 func (b *bench) trial(ctx context.Context, test string, s sweep.Spec, what func(o result.SweepOutcome) string) (result.SweepOutcome, error) {
 	if b.started {
-		if err := b.cfg.Sleep(ctx, b.cfg.Gap); err != nil {
+		gap := b.gap
+		if b.later == nil {
+			gap = b.cfg.Gap
+		}
+		if err := b.cfg.Sleep(ctx, gap); err != nil {
 			return result.SweepOutcome{}, err
 		}
 	}
 	b.started = true
-	o, err := b.r.Trial(ctx, s)
+	r := b.later
+	if r == nil {
+		r = b.r
+	}
+	o, err := r.Trial(ctx, s)
 	if err != nil {
 		return o, fmt.Errorf("trial of %d B at %.0f datagrams/s: %w", s.Size, s.RatePPS, err)
 	}

@@ -19,6 +19,7 @@ func (b *bench) throughput(ctx context.Context, sr *result.RFC2544Size) error {
 	}
 	ndr, pdr := found[0], found[1]
 	sr.NDR, sr.PDR = ndr, pdr
+	b.waitLate(sr)
 	sr.NDRPPS, sr.NDRBPS = ndr.RatePPS, ndr.RateBPS
 	sr.PDRPPS, sr.PDRBPS = pdr.RatePPS, pdr.RateBPS
 	sr.NDRFound, sr.PDRFound = ndr.RatePPS > 0, pdr.RatePPS > 0
@@ -59,7 +60,8 @@ func (b *bench) search(ctx context.Context, size int, j *stallJudge) ([]*result.
 		}
 		b.progress(result.RFC2544TestThroughput, size, what, p.SearchLeft)
 	}
-	found, err := sweep.SearchTargets(ctx, cfg, b.r, size, []float64{0, b.cfg.PDRPercent})
+	b.kept = b.newKeeper(size)
+	found, err := sweep.SearchTargets(ctx, cfg, b.kept, size, []float64{0, b.cfg.PDRPercent})
 	b.est.Unit(unitThroughput)
 	b.started = true
 	if ctx.Err() != nil || err != nil {

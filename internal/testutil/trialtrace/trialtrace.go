@@ -151,6 +151,13 @@ func (p *Replay) Trial(ctx context.Context, s sweep.Spec) (result.SweepOutcome, 
 	p.now = max(p.now, secs(t.EndS))
 	o := t.Outcome
 	o.StallLagsS, o.StallsCut, o.BacklogKnown = t.StallLagsS, t.StallsCut, t.BacklogKnown
+	if o.RTT != nil && t.RTTCount > 0 {
+		// The round trips' summary as recorded, so that a run that takes
+		// a trial's latency from it (RFC 2544's from the NDR's
+		// confirmation) takes the same path; the figures are not what a
+		// replay checks.
+		o.RTTDist = &result.RTTSummary{Count: int64(t.RTTCount), Min: o.RTT.Min, Mean: o.RTT.Mean, Max: o.RTT.Max, P50: o.RTT.P50, P99: o.RTT.P99}
+	}
 	return o, ctx.Err()
 }
 
