@@ -55,9 +55,10 @@ func TestCostLearned(t *testing.T) {
 	}
 }
 
-// TestUnits: a unit's expectation is the mean of those closed, re-runs
-// included, its prior before; Rest is the expectation less what the unit
-// under way has done, never below its floor.
+// TestUnits: a unit's expectation is the recency-weighted mean of those
+// closed (unitWeight on the latest), re-runs included, its prior before;
+// Rest is the expectation less what the unit under way has done, never
+// below its floor.
 func TestUnits(t *testing.T) {
 	t0 := time.Unix(0, 0)
 	e := New(t0)
@@ -72,14 +73,16 @@ func TestUnits(t *testing.T) {
 		e.Trial("search", t0.Add(time.Duration(i*100+n)*time.Second), time.Second, true)
 		e.Unit("ndr")
 	}
-	if got := e.Expect("ndr", "search", prior); got.Trials != 9 || got.Nominal != 9*time.Second || !got.Measured {
-		t.Errorf("mean of 6 and 10 trials of 1 s and a re-run each: %+v", got)
+	// 7 and then 11 trials: 0.85 × 11 + 0.15 × 7 = 10.4.
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
+	if got := e.Expect("ndr", "search", prior); !near(got.Trials, 10.4) || !near(got.Nominal.Seconds(), 10.4) || !got.Measured {
+		t.Errorf("weighted mean of 6 and then 10 trials of 1 s and a re-run each: %+v, want 10.4 trials of 10.4 s", got)
 	}
 	for k := range 5 {
 		e.Trial("search", t0.Add(time.Duration(300+k)*time.Second), time.Second, false)
 	}
-	if got := e.Rest("ndr", "search", prior, Part{Trials: 1, Nominal: 10 * time.Second}); got.Trials != 4 || got.Nominal != 10*time.Second {
-		t.Errorf("9 expected, 5 done, a 10 s confirmation certain: %+v", got)
+	if got := e.Rest("ndr", "search", prior, Part{Trials: 1, Nominal: 10 * time.Second}); !near(got.Trials, 5.4) || got.Nominal != 10*time.Second {
+		t.Errorf("10.4 expected, 5 done, a 10 s confirmation certain: %+v, want 5.4 trials and 10 s", got)
 	}
 }
 

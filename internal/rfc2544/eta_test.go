@@ -88,13 +88,15 @@ var recorded = []struct {
 	// 0.7. The recorder wraps the reflector's runner, so this run kept the
 	// 0.5 s wait for late answers and the 200 ms gap after each search (the
 	// command shortens both against a reflector). The estimate holds worse
-	// here: 51 % within the bound, about 1.4× too high from the second
-	// size on (the first size's is 3 to 4× too high, before any test has
-	// finished); with the other tests this short, the throughput search's
-	// prior, which counts high for a device with a sharp limit, weighs
-	// more. The floor records that, not a goal.
+	// here: the first sizes' tests took half as long again as the later
+	// ones', and with the plain mean of the sizes done the estimate read
+	// about 1.4× high to the end (51 % within the bound); weighted to the
+	// latest size (eta's unitWeight), 58 %. The first size's estimate is 3
+	// to 4× too high, before any test has finished: the priors count high
+	// for a device with a sharp limit (its back-to-back bursts are short).
+	// The floor records that, not a goal.
 	{"rfc2544-eth100-10mbit-short.json", rfc2544.Options{Mode: sweep.ModeReflect, Sizes: "rfc2544", Tests: strings.Join(rfc2544.Tests, ","), Medium: "eth100", PDR: "0.5%", Loads: "10,50,90,100", MaxBurst: 100000},
-		rfc2544.DefaultSchedule(), 0.5},
+		rfc2544.DefaultSchedule(), 0.55},
 }
 
 // replay runs the RFC 2544 run recorded in file again, its trials answered

@@ -65,7 +65,9 @@ func TestRecordTrace(t *testing.T) {
 // kept every search but the first from converging within its 14 trials,
 // and cliffs into 50 and 722 B were bisected (15 searches in 757 s). The
 // estimate before internal/eta was within the bound less often on both
-// (10 % and 14 %). Every estimate of both keeps to the 2× rule. The shares
+// (10 % and 14 %), and with the plain mean of the searches done in place
+// of eta's recency-weighted one 23 % and 27 %. Every estimate of both
+// keeps to the 2× rule. The shares
 // asserted are what the estimator reaches today, a little rounded down: a
 // floor against making it worse, not a claim of the ±35 % bound.
 var recorded = []struct {
@@ -74,8 +76,8 @@ var recorded = []struct {
 	within   float64
 	beatsOld bool // within the bound more often than the estimate before internal/eta
 }{
-	{"sweep-eth100-10mbit.json", sweep.Options{Sizes: "rfc2544", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.2, true},
-	{"sweep-eth100-buffer.json", sweep.Options{Sizes: "466,978,1234,1472", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.25, true},
+	{"sweep-eth100-10mbit.json", sweep.Options{Sizes: "rfc2544", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.3, true},
+	{"sweep-eth100-buffer.json", sweep.Options{Sizes: "466,978,1234,1472", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.6, true},
 }
 
 // replay runs the sweep recorded in file again, its trials answered from
