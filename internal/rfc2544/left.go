@@ -1,6 +1,7 @@
 package rfc2544
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -64,11 +65,37 @@ func (b *bench) prior(kind string, size int) eta.Part {
 	case result.RFC2544TestLoss:
 		return eta.Trials(kind, b.lossSteps(), s.Loss)
 	case result.RFC2544TestBackToBack:
-		n := 2 * eta.BisectInt(0, max(s.MaxBurst, 2))
-		burst := time.Duration(float64(s.MaxBurst) / 2 / b.cfg.LinePPS(size) * float64(time.Second))
-		return eta.Trials(kind, n*float64(max(s.BurstRepeats, 1)), burst)
+		return burstPrior(max(s.MaxBurst, 2), b.ndrShare, b.cfg.LinePPS(size)).Scale(float64(max(s.BurstRepeats, 1)))
 	}
 	return eta.Part{}
+}
+
+// burstPrior is what a burst search (burstSearch) is expected to take
+// before one has finished, at line rate line, with bursts of at most
+// maxN frames, when the latest NDR found was ndr of the line rate (0: none
+// yet). A device that forwards at line rate (an NDR of 99 % of it or more,
+// or none known) takes every burst: the search doubles from 16 frames to
+// the cap and stops there. One that forwards less loses once its queue
+// overflows, at a length nothing measured so far tells; it is taken at
+// the middle of the doublings (the geometric mean of 16 and the cap), and
+// the search bisects between it and its half after the doubling that lost.
+func burstPrior(maxN int64, ndr, line float64) eta.Part {
+	n := maxN
+	if ndr > 0 && ndr < 0.99 {
+		n = int64(math.Sqrt(16 * float64(maxN)))
+	}
+	var trials, frames float64
+	for f := min(int64(16), maxN); ; f = min(2*f, maxN) {
+		trials, frames = trials+1, frames+float64(f)
+		if f >= n {
+			break
+		}
+	}
+	if n < maxN {
+		k := eta.BisectInt(n/2, n)
+		trials, frames = trials+k, frames+k*0.75*float64(n)
+	}
+	return eta.Part{Trials: trials, Nominal: time.Duration(frames / line * float64(time.Second))}
 }
 
 // lossSteps is how many steps the frame loss test takes at most: 100 %

@@ -85,6 +85,9 @@ type bench struct {
 	prev       sweep.Spec
 	ran        bool
 	sizesAfter []int
+	// ndrShare is the latest NDR found, as a share of its size's line
+	// rate (0: none yet): what a burst search is expected to meet.
+	ndrShare float64
 	// kept are the size's throughput search trials its later tests may
 	// take as their own (see keeper).
 	kept *keeper

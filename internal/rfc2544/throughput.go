@@ -23,6 +23,9 @@ func (b *bench) throughput(ctx context.Context, sr *result.RFC2544Size) error {
 	sr.NDRPPS, sr.NDRBPS = ndr.RatePPS, ndr.RateBPS
 	sr.PDRPPS, sr.PDRBPS = pdr.RatePPS, pdr.RateBPS
 	sr.NDRFound, sr.PDRFound = ndr.RatePPS > 0, pdr.RatePPS > 0
+	if sr.NDRFound && sr.LinePPS > 0 {
+		b.ndrShare = ndr.RatePPS / sr.LinePPS
+	}
 	sr.Discounted = append(j.discounted("NDR", ndr), j.discounted("PDR", pdr)...)
 	sr.DiscountedTrials = len(sr.Discounted)
 	if w := discountWarning(sr.Discounted); w != "" {
