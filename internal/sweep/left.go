@@ -102,7 +102,7 @@ func (s *sweeper) tell(st searchState) {
 	}
 	s.told = nil
 	cur := s.searchLeft(st)
-	more := float64(s.cfg.Repeat-p.Repeat) + (float64(s.sizesLeft)+s.bisectLeft)*float64(s.cfg.Repeat)
+	more := float64(s.cfg.Repeat-p.Repeat) + (float64(s.sizesLeft)+s.bisectLeft+s.cliffAhead(st.size))*float64(s.cfg.Repeat)
 	p.SearchLeft = cur
 	p.Left = s.est.Left(eta.Work{cur, s.est.Expect(unitSearch, unitSearch, s.searchPrior(st.size)).Scale(more)})
 	s.cfg.OnTrial(*p)
@@ -139,4 +139,52 @@ func (s *sweeper) cliffSizes(c result.SweepCliff) float64 {
 		n, p = n+p, p*q
 	}
 	return n
+}
+
+// overload is the highest rate a size's trials that failed on the far end
+// saw it deliver: what it forwards when offered more than it takes.
+type overload struct {
+	size int
+	pps  float64
+}
+
+// sawOverload keeps what a trial of a planned size (not one bisecting a
+// cliff) that failed on the far end saw it deliver (see overload).
+func (s *sweeper) sawOverload(size int, bisected bool, v string, o result.SweepOutcome) {
+	if s.overload.size != size {
+		s.overload = overload{size: size}
+	}
+	if bisected || v == VerdictPass || v == VerdictStall || v == VerdictHost {
+		return
+	}
+	s.overload.pps = max(s.overload.pps, delivered(v, o))
+}
+
+// cliffAhead is how many sizes bisecting a cliff below size, the largest
+// size so far whose search is under way, is expected to take, from what
+// its failed trials saw it deliver: a search finds no rate above what the
+// far end forwarded when offered more (its first trial, at the highest
+// rate, measures that), so when that falls from the size below by more
+// than Config.CliffDrop, the cliff the search will end in is known now.
+// Counting it from here, not from the search's end, lets the estimate rise
+// over the search's trials (2× at most each) rather than at once when
+// the bisections begin; a search that ends higher than it forwarded drops
+// the term then. 0 while no such fall shows.
+func (s *sweeper) cliffAhead(size int) float64 {
+	if s.cfg.NoBisect || s.overload.size != size || !(s.overload.pps > 0) {
+		return 0
+	}
+	var below *result.SweepSize
+	for z, sr := range s.done {
+		switch {
+		case z > size:
+			return 0 // a size between two done: bisecting, or out of order
+		case z < size && (below == nil || z > below.Size):
+			below = sr
+		}
+	}
+	if below == nil || !isCliff(below, &result.SweepSize{Size: size, RatePPS: s.overload.pps}, s.cfg.CliffDrop) {
+		return 0
+	}
+	return s.cliffSizes(result.SweepCliff{Below: below.Size, Above: size})
 }

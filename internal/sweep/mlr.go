@@ -181,7 +181,7 @@ func (s *sweeper) tellMulti(size, rep int, st mlrsearch.State) {
 		n, d := st.Left()
 		cur = eta.Part{Class: unitSearch, Trials: n, Nominal: d}
 	}
-	more := float64(s.cfg.Repeat-rep) + (float64(s.sizesLeft)+s.bisectLeft)*float64(s.cfg.Repeat)
+	more := float64(s.cfg.Repeat-rep) + (float64(s.sizesLeft)+s.bisectLeft+s.cliffAhead(size))*float64(s.cfg.Repeat)
 	p.SearchLeft = cur
 	p.Left = s.est.Left(eta.Work{cur, s.est.Expect(unitSearch, unitSearch, s.searchPrior(size)).Scale(more)})
 	s.cfg.OnTrial(*p)

@@ -306,6 +306,7 @@ type sweeper struct {
 	sizesLeft   int
 	bisectLeft  float64
 	laterBisect float64   // of bisectLeft, the cliffs' after the one under way
+	overload    overload  // what the size under way forwarded when it failed
 	told        *Progress // a trial's progress, told once its verdict is weighed
 }
 
