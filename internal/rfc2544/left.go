@@ -82,12 +82,12 @@ func (b *bench) prior(kind string, size int) eta.Part {
 func burstPrior(maxN int64, ndr, line float64) eta.Part {
 	n := maxN
 	if ndr > 0 && ndr < 0.99 {
-		n = int64(math.Sqrt(16 * float64(maxN)))
+		n = min(int64(math.Sqrt(16*float64(maxN))), maxN)
 	}
 	var trials, frames float64
 	for f := min(int64(16), maxN); ; f = min(2*f, maxN) {
 		trials, frames = trials+1, frames+float64(f)
-		if f >= n {
+		if f >= n || f >= maxN {
 			break
 		}
 	}
