@@ -123,22 +123,25 @@ func (e *Estimator) Trial(class string, end time.Time, nominal time.Duration, re
 	}
 }
 
-// Unit closes a unit of work of kind (a search, a test of one size): the
-// trials recorded since the last unit closed, re-runs included, are what a
-// unit of kind takes (see Expect).
-func (e *Estimator) Unit(kind string) {
-	u := e.units[kind]
-	if u == nil {
-		u = &unitMean{}
-		e.units[kind] = u
+// Unit closes a unit of work of each of kinds (a search, a test of one
+// size; one unit may count as several kinds, e.g. a search and a search
+// that ended at its highest rate): the trials recorded since the last unit
+// closed, re-runs included, are what a unit of kind takes (see Expect).
+func (e *Estimator) Unit(kinds ...string) {
+	for _, kind := range kinds {
+		u := e.units[kind]
+		if u == nil {
+			u = &unitMean{}
+			e.units[kind] = u
+		}
+		if u.n == 0 {
+			u.trials, u.nominal = e.unit.Trials, e.unit.Nominal
+		} else {
+			u.trials = unitWeight*e.unit.Trials + (1-unitWeight)*u.trials
+			u.nominal = time.Duration(unitWeight*float64(e.unit.Nominal) + (1-unitWeight)*float64(u.nominal))
+		}
+		u.n++
 	}
-	if u.n == 0 {
-		u.trials, u.nominal = e.unit.Trials, e.unit.Nominal
-	} else {
-		u.trials = unitWeight*e.unit.Trials + (1-unitWeight)*u.trials
-		u.nominal = time.Duration(unitWeight*float64(e.unit.Nominal) + (1-unitWeight)*float64(u.nominal))
-	}
-	u.n++
 	e.unit = Part{}
 }
 

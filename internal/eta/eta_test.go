@@ -119,3 +119,26 @@ func TestMeasuredNoRerunShare(t *testing.T) {
 		t.Errorf("3 trials of 1 s, no overhead, half re-run: structure %v (want 6s), measured %v (want 3s)", structure, measured)
 	}
 }
+
+// TestUnitOfSeveralKinds: a unit closed as several kinds counts in each,
+// and a kind it is not stays at its prior.
+func TestUnitOfSeveralKinds(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	e := New(t0)
+	for k := range 3 {
+		e.Trial("search", t0.Add(time.Duration(k+1)*time.Second), time.Second, false)
+	}
+	e.Unit("search", "search at max")
+	prior := Part{Trials: 9, Nominal: 9 * time.Second}
+	for _, kind := range []string{"search", "search at max"} {
+		if got := e.Expect(kind, "search", prior); got.Trials != 3 || !got.Measured {
+			t.Errorf("%s: %+v, want the 3 trials closed", kind, got)
+		}
+	}
+	if got := e.Expect("search below max", "search", prior); got.Trials != 9 || got.Measured {
+		t.Errorf("a kind not closed: %+v, want its prior", got)
+	}
+	if got := e.Started(); got.Trials != 0 {
+		t.Errorf("after the unit closed: %+v started, want none", got)
+	}
+}

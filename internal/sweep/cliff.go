@@ -43,7 +43,7 @@ func (s *sweeper) bisect(ctx context.Context, c result.SweepCliff) (result.Sweep
 		if !ok {
 			s.planned += s.cfg.Repeat
 			left := result.SweepCliff{Below: below.Size, Above: above.Size, RateBelowPPS: below.RatePPS, RateAbovePPS: above.RatePPS}
-			s.bisectLeft = max(s.laterBisect+s.cliffSizes(left)-1, s.laterBisect)
+			s.bisectLeft = s.laterBisect.plus(s.split(left, max(s.cliffSizes(left)-1, 0)))
 			var err error
 			if sr, err = s.size(ctx, mid, true); err != nil || sr == nil {
 				return c, err

@@ -102,18 +102,64 @@ func (s *sweeper) tell(st searchState) {
 	}
 	s.told = nil
 	cur := s.searchLeft(st)
-	more := float64(s.cfg.Repeat-p.Repeat) + (float64(s.sizesLeft)+s.bisectLeft+s.cliffAhead(st.size))*float64(s.cfg.Repeat)
 	p.SearchLeft = cur
-	p.Left = s.est.Left(eta.Work{cur, s.est.Expect(unitSearch, unitSearch, s.searchPrior(st.size)).Scale(more)})
+	p.Left = s.est.Left(append(eta.Work{cur}, s.after(st.size, p.Repeat)...))
 	s.cfg.OnTrial(*p)
 }
 
-// bisections is how many sizes bisecting the cliffs cs is expected to
-// take (see cliffSizes).
-func (s *sweeper) bisections(cs []result.SweepCliff) float64 {
-	n := 0.0
+// after is the work after the search of size (repetition rep) under
+// way: its size's later repetitions and the later sizes' searches, at what
+// a search takes in this run, and the sizes bisecting the cliffs, each at
+// what a search like those at the ends of its cliff takes (see sides).
+func (s *sweeper) after(size, rep int) eta.Work {
+	r := float64(s.cfg.Repeat)
+	each := s.est.Expect(unitSearch, unitSearch, s.searchPrior(size))
+	cliffs := s.bisectLeft.plus(s.cliffAhead(size))
+	return eta.Work{
+		each.Scale(float64(s.cfg.Repeat-rep) + float64(s.sizesLeft)*r),
+		s.est.Expect(searchKind(true), unitSearch, each).Scale(cliffs.atMax * r),
+		s.est.Expect(searchKind(false), unitSearch, each).Scale(cliffs.below * r),
+	}
+}
+
+// searchKind is the eta unit a search also closes as, by whether it ended
+// at the highest rate (atMax; a search that passes its first trial there
+// takes a few trials, one that fails it takes a bisection and more).
+func searchKind(atMax bool) string {
+	if atMax {
+		return "search at the highest rate"
+	}
+	return "search below the highest rate"
+}
+
+// sides are sizes bisecting cliffs, counted by the search they are
+// expected to take: a size inside a cliff forwards as one of its ends
+// does, so its search takes what a search like that end's takes (atMax:
+// one that ended at the highest rate; below: one that did not).
+type sides struct{ atMax, below float64 }
+
+func (a sides) plus(b sides) sides { return sides{a.atMax + b.atMax, a.below + b.below} }
+
+// split is n sizes bisecting c, half like each of its ends' searches (a
+// bisection's sizes fall on either side of the step alike).
+func (s *sweeper) split(c result.SweepCliff, n float64) sides {
+	var out sides
+	for _, z := range []int{c.Below, c.Above} {
+		if sr := s.done[z]; sr != nil && sr.AtMax {
+			out.atMax += n / 2
+		} else {
+			out.below += n / 2 // the size under way: its search failed a trial
+		}
+	}
+	return out
+}
+
+// bisections is the sizes bisecting the cliffs cs are expected to take
+// (see cliffSizes), by side (see split).
+func (s *sweeper) bisections(cs []result.SweepCliff) sides {
+	var n sides
 	for _, c := range cs {
-		n += s.cliffSizes(c)
+		n = n.plus(s.split(c, s.cliffSizes(c)))
 	}
 	return n
 }
@@ -170,21 +216,22 @@ func (s *sweeper) sawOverload(size int, bisected bool, v string, o result.SweepO
 // over the search's trials (2× at most each) rather than at once when
 // the bisections begin; a search that ends higher than it forwarded drops
 // the term then. 0 while no such fall shows.
-func (s *sweeper) cliffAhead(size int) float64 {
+func (s *sweeper) cliffAhead(size int) sides {
 	if s.cfg.NoBisect || s.overload.size != size || !(s.overload.pps > 0) {
-		return 0
+		return sides{}
 	}
 	var below *result.SweepSize
 	for z, sr := range s.done {
 		switch {
 		case z > size:
-			return 0 // a size between two done: bisecting, or out of order
+			return sides{} // a size between two done: bisecting, or out of order
 		case z < size && (below == nil || z > below.Size):
 			below = sr
 		}
 	}
 	if below == nil || !isCliff(below, &result.SweepSize{Size: size, RatePPS: s.overload.pps}, s.cfg.CliffDrop) {
-		return 0
+		return sides{}
 	}
-	return s.cliffSizes(result.SweepCliff{Below: below.Size, Above: size})
+	c := result.SweepCliff{Below: below.Size, Above: size}
+	return s.split(c, s.cliffSizes(c))
 }

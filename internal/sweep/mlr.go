@@ -181,9 +181,8 @@ func (s *sweeper) tellMulti(size, rep int, st mlrsearch.State) {
 		n, d := st.Left()
 		cur = eta.Part{Class: unitSearch, Trials: n, Nominal: d}
 	}
-	more := float64(s.cfg.Repeat-rep) + (float64(s.sizesLeft)+s.bisectLeft+s.cliffAhead(size))*float64(s.cfg.Repeat)
 	p.SearchLeft = cur
-	p.Left = s.est.Left(eta.Work{cur, s.est.Expect(unitSearch, unitSearch, s.searchPrior(size)).Scale(more)})
+	p.Left = s.est.Left(append(eta.Work{cur}, s.after(size, rep)...))
 	s.cfg.OnTrial(*p)
 }
 

@@ -304,8 +304,8 @@ type sweeper struct {
 	prev        Spec
 	ran         bool
 	sizesLeft   int
-	bisectLeft  float64
-	laterBisect float64   // of bisectLeft, the cliffs' after the one under way
+	bisectLeft  sides
+	laterBisect sides     // of bisectLeft, the cliffs' after the one under way
 	overload    overload  // what the size under way forwarded when it failed
 	told        *Progress // a trial's progress, told once its verdict is weighed
 }
@@ -324,7 +324,7 @@ func (s *sweeper) run(ctx context.Context, sizes []int) error {
 	}
 	cliffs := findCliffs(s.sorted(), s.cfg.CliffDrop)
 	for i, c := range cliffs {
-		s.bisectLeft, s.laterBisect = 0, 0
+		s.bisectLeft, s.laterBisect = sides{}, sides{}
 		if !s.cfg.NoBisect {
 			s.bisectLeft, s.laterBisect = s.bisections(cliffs[i:]), s.bisections(cliffs[i+1:])
 		}
@@ -374,7 +374,7 @@ func (s *sweeper) size(ctx context.Context, size int, bisected bool) (*result.Sw
 		}
 		found = append(found, f)
 		s.fin++
-		s.est.Unit(unitSearch)
+		s.est.Unit(unitSearch, searchKind(f.atMax))
 	}
 	summarise(sr, found)
 	judge(sr, s.res.Test.Medium)
