@@ -69,7 +69,7 @@ func TestRecordTrace(t *testing.T) {
 // multi-rate search (December 2026, 1244 s, on the 2-core host at a load
 // average of 8.5 to 39, two sweep recordings and other engineers' work at
 // once): the host's stalls made every size's search run its 22 trials, so
-// the searches were all of one length and the estimate held (95 % within
+// the searches were all of one length and the estimate held (98 % within
 // the bound, against 4 % for the estimate before internal/eta). The
 // schedule is the one the run was recorded with (the default before
 // December 2026's shorter one: 5 s latency trials at every load, 2 s loss
@@ -81,7 +81,7 @@ var recorded = []struct {
 	within   float64
 }{
 	{"rfc2544-eth100-10mbit.json", rfc2544.Options{Mode: sweep.ModeReflect, Sizes: "rfc2544", Tests: strings.Join(rfc2544.Tests, ","), Medium: "eth100", PDR: "0.5%", Loads: "10,50,90,100", MaxBurst: 100000},
-		result.RFC2544Schedule{Search: time.Second, Confirm: 10 * time.Second, Latency: 5 * time.Second, LatencyRepeats: 1, Loss: 2 * time.Second, BurstRepeats: 1, MaxBurst: 100000}, 0.9},
+		result.RFC2544Schedule{Search: time.Second, Confirm: 10 * time.Second, Latency: 5 * time.Second, LatencyRepeats: 1, Loss: 2 * time.Second, BurstRepeats: 1, MaxBurst: 100000}, 0.95},
 	// The shorter default schedule (5 s confirmations, 1 s latency trials
 	// with the 100 % point from the NDR's confirmation, 1 s loss steps),
 	// recorded December 2026 in 374 s at a load average of 3.7 falling to
@@ -91,10 +91,15 @@ var recorded = []struct {
 	// here: the first sizes' tests took half as long again as the later
 	// ones', and with the plain mean of the sizes done the estimate read
 	// about 1.4× high to the end (51 % within the bound); weighted to the
-	// latest size (eta's unitWeight), 58 %. The first size's estimate is 3
-	// to 4× too high, before any test has finished: the priors count high
-	// for a device with a sharp limit (its back-to-back bursts are short).
-	// The floor records that, not a goal.
+	// latest size (eta's unitWeight), 58 %. Most of the misses are the
+	// 82 B search's: its 5 s trials lost 39 to 439 frames at a rate that
+	// had passed, it took 56 s where the others took 21 to 33, and the
+	// later sizes are expected to search as long until the next one ends
+	// (the estimate reads 1.3 to 1.6× from 93 to 200 s). The first size's
+	// estimate, before any test has finished, was 3 to 4× too high when
+	// the back-to-back prior counted 34 bursts of half the cap each; with
+	// the burst search's structure (burstPrior) it is 1.3 to 2.1×. The
+	// floor records that, not a goal.
 	{"rfc2544-eth100-10mbit-short.json", rfc2544.Options{Mode: sweep.ModeReflect, Sizes: "rfc2544", Tests: strings.Join(rfc2544.Tests, ","), Medium: "eth100", PDR: "0.5%", Loads: "10,50,90,100", MaxBurst: 100000},
 		rfc2544.DefaultSchedule(), 0.55},
 }

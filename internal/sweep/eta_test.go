@@ -66,10 +66,24 @@ func TestRecordTrace(t *testing.T) {
 // and cliffs into 50 and 722 B were bisected (15 searches in 757 s). The
 // estimate before internal/eta was within the bound less often on both
 // (10 % and 14 %), and with the plain mean of the searches done in place
-// of eta's recency-weighted one 23 % and 27 %. Every estimate of both
-// keeps to the 2× rule. The shares
-// asserted are what the estimator reaches today, a little rounded down: a
-// floor against making it worse, not a claim of the ±35 % bound.
+// of eta's recency-weighted one 23 % and 27 %; with it, 31 % and 61 %.
+// Two terms took the buffer recording to 73 %: the cliff under the size
+// being searched counts from the first trial that delivered too little
+// (1472 B's first, at 105 s, not its search's end at 163 s), and a size
+// bisecting a cliff is expected to search like one of the cliff's ends,
+// half the time each (3 trials at the highest rate, 7 to 14 below it).
+// Its estimate still reads about 0.55× until 175 s: the bisection is
+// counted as going on as often as sizes were not host-limited (4 of its
+// 8 steps expected, with 3 sizes done), and all 8 did. In the 10mbit
+// recording every search ran its 14 trials but took 20 to 100 s as the
+// mix of 1, 3.2 and 10 s trials and the host's stalls fell, with nothing
+// before a search that tells which, and the bisections stopped after 5 of
+// 6 and 2 of 9 steps at sizes this host could not send, more often than
+// the share of host-limited sizes before them foretold: no term of the
+// run's structure foresees either, and its share stays 31 %. Every
+// estimate of both keeps to the 2× rule. The shares asserted are what the
+// estimator reaches today, a little rounded down: a floor against making
+// it worse, not a claim of the ±35 % bound.
 var recorded = []struct {
 	file     string
 	opts     sweep.Options
@@ -77,7 +91,7 @@ var recorded = []struct {
 	beatsOld bool // within the bound more often than the estimate before internal/eta
 }{
 	{"sweep-eth100-10mbit.json", sweep.Options{Sizes: "rfc2544", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.3, true},
-	{"sweep-eth100-buffer.json", sweep.Options{Sizes: "466,978,1234,1472", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.6, true},
+	{"sweep-eth100-buffer.json", sweep.Options{Sizes: "466,978,1234,1472", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.7, true},
 }
 
 // replay runs the sweep recorded in file again, its trials answered from
