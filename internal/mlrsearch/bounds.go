@@ -216,14 +216,22 @@ func (s *searcher) state() State {
 // phase's width (two trials more while it has no pass: the jump under the
 // device's rate and one above); in each phase after, per criterion, its
 // pass measured again at the longer length and one halving; in the final
-// phase, per criterion, its confirmation (criteria whose bounds coincide
-// share trials, so this counts high for a device with a sharp limit). It
-// never counts more trials than the search has left (MaxTrials).
+// phase, per criterion, its confirmation. In the phase under way,
+// criteria whose bounds coincide count once: every trial judges every
+// criterion, so the halvings that narrow one narrow the other alike (a
+// device with a sharp limit, whose loss goes from none to much within the
+// resolution). The later phases count each criterion: a longer trial may
+// part them (a rate that lost a few frames fails one and passes the
+// other). It never counts more trials than the search has left
+// (MaxTrials).
 func (st State) Left() (trials float64, nominal time.Duration) {
 	c := st.cfg
 	n := 0.0
 	for i := range st.Lower {
 		lo, hi := st.Lower[i], min(st.Upper[i], c.Max)
+		if st.sameAsBefore(i) {
+			continue
+		}
 		switch {
 		case lo == 0 && hi <= c.Min:
 		case lo == 0:
@@ -249,6 +257,17 @@ func (st State) Left() (trials float64, nominal time.Duration) {
 		}
 	}
 	return trials, nominal
+}
+
+// sameAsBefore says whether criterion i's bounds are those of a criterion
+// before it.
+func (st State) sameAsBefore(i int) bool {
+	for j := range i {
+		if st.Lower[j] == st.Lower[i] && st.Upper[j] == st.Upper[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // halvings is how many geometric halvings take hi within the share w above lo.

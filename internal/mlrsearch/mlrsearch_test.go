@@ -285,3 +285,25 @@ func TestLeftCountsDown(t *testing.T) {
 		t.Error("NaN")
 	}
 }
+
+// TestLeftSharedBounds: in the phase under way, two criteria whose bounds
+// coincide are narrowed by the same trials and count once; bounds apart
+// count each.
+func TestLeftSharedBounds(t *testing.T) {
+	c := cfg()
+	c.defaults()
+	at := func(lo, hi []float64) float64 {
+		n, _ := State{Phase: c.Phases, Lower: lo, Upper: hi, cfg: c}.Left()
+		return n
+	}
+	one := at([]float64{10000}, []float64{12000})
+	if one == 0 {
+		t.Fatal("an interval of 20 % at a 1 % goal needs halvings")
+	}
+	if got := at([]float64{10000, 10000}, []float64{12000, 12000}); got != one {
+		t.Errorf("two criteria with one interval: %v trials, want %v (as one)", got, one)
+	}
+	if got := at([]float64{10000, 11000}, []float64{12000, 12000}); got <= one {
+		t.Errorf("two criteria apart: %v trials, want more than %v", got, one)
+	}
+}
