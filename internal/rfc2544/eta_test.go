@@ -91,7 +91,9 @@ var recorded = []struct {
 	// here: the first sizes' tests took half as long again as the later
 	// ones', and with the plain mean of the sizes done the estimate read
 	// about 1.4× high to the end (51 % within the bound); weighted to the
-	// latest size (eta's unitWeight), 58 %. Most of the misses are the
+	// latest size (eta's unitWeight), 58 %; with the throughput search's
+	// NDR and PDR intervals counted once while they coincide
+	// (mlrsearch's State.Left), 60 %. Most of the misses are the
 	// 82 B search's: its 5 s trials lost 39 to 439 frames at a rate that
 	// had passed, it took 56 s where the others took 21 to 33, and the
 	// later sizes are expected to search as long until the next one ends
@@ -101,7 +103,7 @@ var recorded = []struct {
 	// the burst search's structure (burstPrior) it is 1.3 to 2.1×. The
 	// floor records that, not a goal.
 	{"rfc2544-eth100-10mbit-short.json", rfc2544.Options{Mode: sweep.ModeReflect, Sizes: "rfc2544", Tests: strings.Join(rfc2544.Tests, ","), Medium: "eth100", PDR: "0.5%", Loads: "10,50,90,100", MaxBurst: 100000},
-		rfc2544.DefaultSchedule(), 0.55},
+		rfc2544.DefaultSchedule(), 0.58},
 }
 
 // replay runs the RFC 2544 run recorded in file again, its trials answered
