@@ -26,16 +26,7 @@ if [ -z "$BIN" ]; then
 	BIN="$OUT/wirebench"
 	(cd "$ROOT" && CGO_ENABLED=0 go build -o "$BIN" ./cmd/wirebench)
 fi
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 10000))
-		ss -Hltun "( sport = :$p )" 2>/dev/null | grep -q . || { echo "$p"; return; }
-	done
-}
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
+. "$ROOT/bench/lib.sh" # free_port, pids, cleanup at exit
 port=$(free_port)
 timeout $((SECS + 120)) "$BIN" server -B 127.0.0.1 -p "$port" --iperf3-port 0 --no-save --json \
 	>"$OUT/server.json" 2>"$OUT/server.err" &

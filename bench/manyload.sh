@@ -21,17 +21,7 @@ for tool in go iperf iperf3 jq; do
 	command -v "$tool" >/dev/null || { echo "manyload: $tool not found" >&2; exit 2; }
 done
 (cd "$ROOT" && CGO_ENABLED=0 go build -o "$OUT/wirebench" ./cmd/wirebench && go build -o "$OUT/sidebyside" ./bench/sidebyside)
-# A port in 20000-39999 that no TCP or UDP socket uses now.
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 20000))
-		ss -Hltun "( sport = :$p )" 2>/dev/null | grep -q . || { echo "$p"; return; }
-	done
-}
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
+. "$ROOT/bench/lib.sh" # free_port, pids, cleanup at exit
 if [ "$LOAD" != 0 ]; then
 	# At most an hour each, whatever happens to this script.
 	timeout 3600 bash -c 'while :; do :; done' & pids+=($!)

@@ -34,16 +34,7 @@ if [ $((STREAMS % CLIENTS)) -ne 0 ]; then
 	exit 2
 fi
 PER=$((STREAMS / CLIENTS))
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 20000))
-		ss -Hltun "( sport = :$p )" 2>/dev/null | grep -q . || { echo "$p"; return; }
-	done
-}
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
+. "$ROOT/bench/lib.sh" # free_port, pids, cleanup at exit
 port=$(free_port)
 limit=$((SECONDS_ + 120))
 timeout "$limit" "$BIN" server -B 127.0.0.1 -p "$port" --iperf3-port 0 --no-save \
