@@ -5,9 +5,10 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/sockopt"
 )
 
 // TestFreeSeesTimeWait: a port a server listened on, whose accepted
@@ -92,15 +93,7 @@ func TestFreePortWhileForking(t *testing.T) {
 		}()
 	}
 	defer func() { close(stop); wg.Wait() }()
-	reuse := func(_, _ string, c syscall.RawConn) error {
-		var serr error
-		if err := c.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
-		}); err != nil {
-			return err
-		}
-		return serr
-	}
+	reuse := sockopt.Options{ReuseAddr: true}.Control() // as the client binds its --cport
 	for i := range 300 {
 		port := FreePort(t)
 		d := net.Dialer{LocalAddr: &net.TCPAddr{Port: port}, Timeout: 5 * time.Second, Control: reuse}
