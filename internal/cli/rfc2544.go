@@ -99,7 +99,7 @@ the schema wirebench/1, kind "rfc2544"; runs are saved in the results store.`,
 	fl.StringVar(&f.trial, "trial", "", "length of each throughput search trial, a `DUR` (default 1s; 60s with --strict)")
 	fl.StringVar(&f.confirm, "confirm", "", "length of the trial that confirms a rate, a `DUR` (default 5s; 60s with --strict)")
 	fl.Int64Var(&f.maxBurst, "max-burst", 100000, "the longest back-to-back burst to try, in `FRAMES`")
-	fl.StringVar(&f.gap, "gap", "", "pause between trials so that queues drain, a `DUR` (default 200ms; 1s with --mode iperf2)")
+	fl.StringVar(&f.gap, "gap", "", "pause between trials so that queues drain, a `DUR` (default 200ms; 50ms with --mode reflect; 1s with --mode iperf2)")
 	f.saving.register(cmd)
 	fl.BoolVar(&f.sameClock, "same-clock", false, "with --mode wirebench: the server reads this machine's clock, so the latency test gives one-way latency; without it, loopback, this machine's own addresses and its lab namespaces are found to, and any other address gives delay variation only; --same-clock=false counts none")
 	fl.BoolVar(&f.json, "json", false, "print the result as one JSON document (schema wirebench/1, kind rfc2544)")

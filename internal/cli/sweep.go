@@ -83,7 +83,7 @@ with its error; the sizes finished are printed and saved, and the exit code is 1
 	fl.StringVar(&f.MaxRate, "max-rate", "", "the highest rate to try, a `RATE` like 50M or 20000pps, tried as given even above the medium's maximum (default: the medium's maximum)")
 	fl.IntVar(&f.Repeat, "repeat", 1, "`N` searches per size; above 1 the table shows the mean and a 95 % confidence interval")
 	fl.StringVar(&f.Medium, "medium", "eth1g", "the medium `NAME`, for the starting rate and the % of line column (see wirebench calc)")
-	fl.StringVar(&f.Gap, "gap", "", "pause between trials so that queues drain, a `DUR` (default 200ms; 1s with --mode iperf2, whose 2.1.8 server misses a test that starts within about 0.3 s of the last one's end)")
+	fl.StringVar(&f.Gap, "gap", "", "pause between trials so that queues drain, a `DUR` (default 200ms; 50ms with --mode reflect, whose trials listen until the answers stop; 1s with --mode iperf2, whose 2.1.8 server misses a test that starts within about 0.3 s of the last one's end)")
 	fl.StringVar(&f.dialect, "dialect", "", "our client's wire dialect `NAME` against a server (--mode wirebench or iperf2): iperf2, iperf2-legacy, iperf3 or auto "+
 		"(default: iperf2 on port 5001, iperf3 on 5201, else auto: a short TCP exchange tells an iperf3 server from iperf 2.1+; device dialects are never guessed)")
 	fl.BoolVar(&f.NoBisect, "no-bisect", false, "report cliffs between the sizes asked for, without bisecting to the byte")

@@ -79,7 +79,7 @@ cannot be told, and the diagnosis says so.`,
 	fl.StringVar(&o.Trial, "trial", DefaultTrial, "length of a load run, a `DUR`")
 	fl.StringVar(&o.LowRate, "low-rate", DefaultLowRate, "least length of the low-rate run that tells a loss floor, a `DUR` (0: none)")
 	fl.StringVar(&o.Budget, "budget", DefaultBudget, "the most time the diagnosis takes, a `DUR` (0: no bound)")
-	fl.StringVar(&o.Gap, "gap", "", "pause between runs so that queues drain, a `DUR` (default 200ms; 1s with --mode iperf2)")
+	fl.StringVar(&o.Gap, "gap", "", "pause between runs so that queues drain, a `DUR` (default 200ms; 50ms with --mode reflect; 1s with --mode iperf2)")
 	fl.IntVar(&o.BigSize, "big-size", DefaultBigSize, "`BYTES` of the datagrams checked for arriving at all (0: no size check)")
 	fl.BoolVar(&o.JSON, "json", false, "print the diagnosis as one JSON document (schema wirebench/1, kind diagnosis)")
 	fl.BoolVar(&o.CSV, "csv", false, "print the findings as CSV, one row per figure")

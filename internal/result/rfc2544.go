@@ -116,10 +116,6 @@ type RFC2544Size struct {
 	// trip of the size's throughput trials, 0.1 to 0.5 s (absent: the
 	// runner's own, 0.5 s).
 	LateWaitS float64 `json:"late_wait_s,omitempty"`
-	// GapS is, against a reflector and with no --gap, the pause before
-	// each of those trials: four times that round trip, 0.05 s up to the
-	// run's gap (absent: the run's gap).
-	GapS float64 `json:"gap_s,omitempty"`
 	// LinePPS is the medium's maximum packet rate for the size.
 	LinePPS float64 `json:"line_pps"`
 	// NDRPPS and PDRPPS are the no-drop and partial-drop rates (what the

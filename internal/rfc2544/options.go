@@ -144,6 +144,5 @@ func (o Options) schedule(cfg *Config) error {
 	cfg.Schedule.MaxBurst = o.MaxBurst
 	var err error
 	cfg.Gap, err = sweep.ParseGap(o.Gap, o.Mode)
-	cfg.GapAsked = o.Gap != ""
 	return err
 }

@@ -86,11 +86,10 @@ func (b *bench) confirmTrial(sr *result.RFC2544Size) (sweep.Spec, result.SweepOu
 }
 
 // The bounds of the wait for late answers after the throughput search
-// (lateWait) and of the gap between the later trials.
+// (lateWait).
 const (
 	lateWaitMin = 100 * time.Millisecond
 	lateWaitMax = 500 * time.Millisecond // reflectrun's own
-	laterGapMin = 50 * time.Millisecond
 )
 
 // slowest is the slowest round trip of a size's throughput trials (a
@@ -116,32 +115,16 @@ func lateWait(slow time.Duration) time.Duration {
 	return min(max(4*slow, lateWaitMin), lateWaitMax)
 }
 
-// laterGap is the gap before a later trial at a size when no gap was asked
-// for: four times the slowest round trip (the far end's queue has long
-// emptied), from laterGapMin up to gap; gap when none was timed.
-func laterGap(slow, gap time.Duration) time.Duration {
-	if slow <= 0 {
-		return gap
-	}
-	return min(max(4*slow, laterGapMin), gap)
-}
-
-// waitLate sets the size's later trials' wait for late answers and, when
-// no gap was asked for, their gap, from its throughput search, where the
-// runner is a reflector's.
+// waitLate sets the size's later trials' wait for late answers from its
+// throughput search, where the runner is a reflector's.
 func (b *bench) waitLate(sr *result.RFC2544Size) {
-	b.later, b.gap = b.r, b.cfg.Gap
+	b.later = b.r
 	rr, ok := b.r.(sweep.ReflectRunner)
 	if !ok || rr.Drain != 0 || sr.NDR == nil {
 		return
 	}
-	slow := slowest(sr.NDR)
-	if d := lateWait(slow); d > 0 {
+	if d := lateWait(slowest(sr.NDR)); d > 0 {
 		rr.Drain = d
 		b.later, sr.LateWaitS = rr, d.Seconds()
-	}
-	if !b.cfg.GapAsked {
-		b.gap = laterGap(slow, b.cfg.Gap)
-		sr.GapS = b.gap.Seconds()
 	}
 }

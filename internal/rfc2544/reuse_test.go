@@ -92,33 +92,27 @@ func TestLateWait(t *testing.T) {
 	}
 	ms := time.Millisecond
 	for _, c := range []struct {
-		max       []float64
-		wait, gap time.Duration
-	}{{[]float64{5, 6.25, 0}, 100 * ms, 50 * ms}, {[]float64{30, 40}, 160 * ms, 160 * ms}, {[]float64{400}, 500 * ms, 200 * ms}, {[]float64{0}, 0, 200 * ms}, {nil, 0, 200 * ms}} {
-		slow := slowest(log(c.max...))
-		if w, g := lateWait(slow), laterGap(slow, 200*ms); w != c.wait || g != c.gap {
-			t.Errorf("round trips up to %v ms: wait %v and gap %v, want %v and %v", c.max, w, g, c.wait, c.gap)
+		max  []float64
+		wait time.Duration
+	}{{[]float64{5, 6.25, 0}, 100 * ms}, {[]float64{30, 40}, 160 * ms}, {[]float64{400}, 500 * ms}, {[]float64{0}, 0}, {nil, 0}} {
+		if w := lateWait(slowest(log(c.max...))); w != c.wait {
+			t.Errorf("round trips up to %v ms: wait %v, want %v", c.max, w, c.wait)
 		}
 	}
 }
 
 // TestWaitLateSetsTheRunner: a reflector's later trials run with the wait
-// and gap the size's throughput trials gave (the runner a copy with its
-// Drain set), and the size says both.
+// the size's throughput trials gave (the runner a copy with its Drain
+// set), and the size says it.
 func TestWaitLateSetsTheRunner(t *testing.T) {
 	b := &bench{cfg: Config{Gap: 200 * time.Millisecond}, r: sweep.ReflectRunner{Host: "127.0.0.1", Port: 5001}}
 	sr := &result.RFC2544Size{NDR: &result.SweepSize{TrialLog: []result.SweepTrial{{SweepOutcome: result.SweepOutcome{RTT: &result.SweepRTT{Max: 40}}}}}}
 	b.waitLate(sr)
 	rr, ok := b.later.(sweep.ReflectRunner)
-	if !ok || rr.Drain != 160*time.Millisecond || sr.LateWaitS != 0.16 || b.gap != 160*time.Millisecond || sr.GapS != 0.16 {
-		t.Errorf("later runner %+v, gap %v; size late_wait_s %v, gap_s %v: want 160 ms each", b.later, b.gap, sr.LateWaitS, sr.GapS)
+	if !ok || rr.Drain != 160*time.Millisecond || sr.LateWaitS != 0.16 {
+		t.Errorf("later runner %+v; size late_wait_s %v: want 160 ms each", b.later, sr.LateWaitS)
 	}
 	if b.r.(sweep.ReflectRunner).Drain != 0 {
 		t.Error("the throughput search's runner was changed too")
-	}
-	b.cfg.GapAsked = true
-	b.waitLate(sr)
-	if b.gap != 200*time.Millisecond {
-		t.Errorf("gap %v with --gap 200ms, want it kept", b.gap)
 	}
 }

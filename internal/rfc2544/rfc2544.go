@@ -76,12 +76,9 @@ type Config struct {
 	NoLatency string
 	// BacklogFloor is passed to the throughput search (see sweep.Config).
 	BacklogFloor time.Duration
-	// Gap separates trials so that queues drain (default 200 ms). Unless
-	// GapAsked, a reflector's trials after a size's throughput search are
-	// separated by four times the slowest round trip the search timed
-	// (50 ms up to Gap): the far end's queue has long emptied by then.
-	Gap      time.Duration
-	GapAsked bool
+	// Gap separates trials so that queues drain (default 200 ms; the
+	// options give sweep.DefaultGap of the mode).
+	Gap time.Duration
 	// OnProgress, when set, is called after every trial.
 	OnProgress func(Progress)
 	// Sleep waits between trials; nil uses a timer.

@@ -94,7 +94,6 @@ type bench struct {
 	// later runs the size's trials after its throughput search (b.r
 	// with the wait for late answers that search showed, waitLate).
 	later sweep.Runner
-	gap   time.Duration
 }
 
 // size runs every test asked for on one size, in RFC 2544's order.
@@ -129,11 +128,7 @@ func (b *bench) size(ctx context.Context, sr *result.RFC2544Size) error {
 // progress.
 func (b *bench) trial(ctx context.Context, test string, s sweep.Spec, what func(o result.SweepOutcome) string) (result.SweepOutcome, error) {
 	if b.started {
-		gap := b.gap
-		if b.later == nil {
-			gap = b.cfg.Gap
-		}
-		if err := b.cfg.Sleep(ctx, gap); err != nil {
+		if err := b.cfg.Sleep(ctx, b.cfg.Gap); err != nil {
 			return result.SweepOutcome{}, err
 		}
 	}

@@ -44,10 +44,15 @@ const ServerBacklogFloor = 20 * time.Millisecond
 
 // DefaultGap is the pause between trials against mode: 200 ms; 1 s against
 // an iperf 2 server, whose 2.1.8 server misses a test that starts within
-// about 0.3 s of the last one's end.
+// about 0.3 s of the last one's end; 50 ms against a reflector, where a
+// trial listens until its answers stop (reflectrun.Quiet), so the far
+// end's queues have emptied before the gap begins.
 func DefaultGap(mode string) time.Duration {
-	if mode == ModeIperf2 {
+	switch mode {
+	case ModeIperf2:
 		return time.Second
+	case ModeReflect:
+		return 50 * time.Millisecond
 	}
 	return 200 * time.Millisecond
 }

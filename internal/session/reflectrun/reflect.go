@@ -38,10 +38,27 @@ type Config struct {
 	// Duration or Packets bounds the run (one of them > 0).
 	Duration time.Duration
 	Packets  int64
-	// Drain is how long to keep listening after the last datagram went
-	// out for ones still on their way back (default 500 ms); listening
-	// also ends once every datagram sent came back.
+	// Drain is the longest to keep listening after the last datagram went
+	// out for ones still on their way back (default 500 ms). Listening
+	// ends earlier once every datagram sent came back, or once none came
+	// back for quiet(slowest round trip) (see Quiet): the far end's
+	// queues have emptied, and what did not come back by then was lost.
 	Drain time.Duration
+}
+
+// QuietMin is the shortest silence after which a run stops listening
+// for late answers: longer than a reflector on a busy host is kept off
+// its CPU (tens of milliseconds), so a pause in its answers is not taken
+// for their end.
+const QuietMin = 100 * time.Millisecond
+
+// Quiet is how long a run waits, once sending ended, after the last
+// answer (or the last send) for another: four times the slowest round
+// trip of the run (answers come back in the order sent, so the last one
+// due comes at most that queue's delay after the one before), from
+// QuietMin up to drain.
+func Quiet(slowest, drain time.Duration) time.Duration {
+	return min(max(4*slowest, QuietMin), drain)
 }
 
 // Result is what a reflect run sent and what came back.
@@ -68,6 +85,10 @@ type Result struct {
 	Received, Duplicates, Stray, TooOld int64
 	// ReceiveSeconds spans the first datagram back to the last.
 	ReceiveSeconds float64
+	// Listened is how long the run listened after its last send, and
+	// ListenEnd why it stopped: ListenAllBack, ListenQuiet or ListenDrain.
+	Listened  time.Duration
+	ListenEnd string
 	// RTT is the distribution of the round-trip times (kernel receive
 	// time minus the send time carried) of every datagram that came back:
 	// count, minimum, mean and maximum exact, percentiles from a histogram
@@ -88,6 +109,13 @@ type Result struct {
 	// was full): they came back but were lost here; -1 when unknown.
 	HostDrops int64
 }
+
+// Why a run stopped listening after its last send (Result.ListenEnd).
+const (
+	ListenAllBack = "all_back" // every datagram sent came back
+	ListenQuiet   = "quiet"    // none came back for Quiet(slowest round trip)
+	ListenDrain   = "drain"    // Config.Drain passed
+)
 
 // Lost is what did not come back.
 func (r *Result) Lost() int64 { return max(r.Sent-r.Received, 0) }
@@ -135,14 +163,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if send.Last.After(send.First) {
 		res.SendSeconds = send.Last.Sub(send.First).Seconds()
 	}
+	sentAt := time.Now()
+	res.ListenEnd = ListenAllBack
 	if !rx.sent(send.NextID-1, send.Packets) {
-		// Wait for stragglers; ReceiveUDP ends earlier once all are back.
-		select {
-		case <-time.After(cfg.Drain):
-		case err := <-recvDone:
-			recvDone <- err
-		}
+		res.ListenEnd = waitLate(recvDone, rx, sentAt, cfg.Drain)
 	}
+	res.Listened = time.Since(sentAt)
 	stopRecv()
 	recvErr := <-recvDone
 	rx.finish()
@@ -157,6 +183,34 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, fmt.Errorf("reflect: receiving: %w", recvErr)
 	}
 	return res, nil
+}
+
+// waitLate waits, after the last send at sentAt, for answers still on
+// their way back: until every one came back (ReceiveUDP then ends, and
+// its result goes back into done), none came for Quiet, or drain passed.
+// It says which (Result.ListenEnd).
+func waitLate(done chan error, rx *returns, sentAt time.Time, drain time.Duration) string {
+	end := sentAt.Add(drain)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	<-t.C
+	for {
+		last, slowest := rx.lastAnswer(sentAt)
+		next, why := last.Add(Quiet(slowest, drain)), ListenQuiet
+		if !next.Before(end) {
+			next, why = end, ListenDrain
+		}
+		if !time.Now().Before(next) {
+			return why
+		}
+		t.Reset(time.Until(next))
+		select {
+		case <-t.C:
+		case err := <-done:
+			done <- err
+			return ListenAllBack
+		}
+	}
 }
 
 // checkConfig checks cfg and fills its default drain.
@@ -204,6 +258,10 @@ type returns struct {
 	sentTo  int64 // highest id sent, once sending ended; -1 while sending
 	firstRx time.Time
 	lastRx  time.Time
+	// slowest is the longest round trip so far; lastAt when the latest
+	// answer came, on the monotonic clock, once sending ended.
+	slowest time.Duration
+	lastAt  time.Time
 }
 
 // newReturns counts what comes back into res, for datagrams of length bytes.
@@ -234,6 +292,10 @@ func (rx *returns) take(m *udpio.Message) bool {
 	rx.lastRx = m.Time
 	rtt, at := m.Time.Sub(time.Unix(int64(sec), int64(usec)*1000)), m.Time.Sub(rx.firstRx)
 	rx.rtt.Record(rtt)
+	rx.slowest = max(rx.slowest, rtt)
+	if rx.sentTo >= 0 {
+		rx.lastAt = time.Now()
+	}
 	rx.sample.Add(rtt, at)
 	rx.ticks.Add(at)
 	// Everything came back: stop listening.
@@ -247,6 +309,17 @@ func (rx *returns) sent(last, packets int64) (all bool) {
 	defer rx.mu.Unlock()
 	rx.sentTo = last
 	return rx.seq.Received() >= packets
+}
+
+// lastAnswer is when the latest answer came back after sending ended
+// (sentAt if none did yet) and the slowest round trip so far.
+func (rx *returns) lastAnswer(sentAt time.Time) (time.Time, time.Duration) {
+	rx.mu.Lock()
+	defer rx.mu.Unlock()
+	if rx.lastAt.After(sentAt) {
+		return rx.lastAt, rx.slowest
+	}
+	return sentAt, rx.slowest
 }
 
 // finish puts the counts into res, once receiving ended.
