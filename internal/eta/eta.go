@@ -4,11 +4,13 @@
 // halvings of its phase's intervals and the trials of its later, longer
 // phases, at their lengths (internal/mlrsearch's State.Left); for a plain
 // bisection, its halvings to the resolution; the searches, tests and sizes
-// still to come), times the cost of a trial
-// as this run has measured it (its nominal length plus the overhead around
-// it: the gap, setting up, draining, and the re-runs a stalling host
-// forces). The estimate is smoothed so that it never rises more than 2×
-// from one update to the next. It measures nothing itself and does no I/O;
+// still to come), times the cost of a trial as this run has measured it
+// (its nominal length plus the overhead around it: the gap, setting up,
+// draining), and the re-runs a stalling host forces, as the share of each
+// class's time they took in this run (a unit's length, e.g. a search's, is
+// learned without them, so that one unit a host stall drew out does not
+// set what every later one takes). The estimate is smoothed so that it
+// never rises more than 2× from one update to the next. It measures nothing itself and does no I/O;
 // the caller passes the monotonic clock's readings.
 package eta
 
@@ -19,15 +21,13 @@ import (
 
 // Part is some of the work left: Trials trials (an expectation, so
 // fractional) that are asked to last Nominal in all, of a Class (trials of
-// one class share their measured overhead, e.g. "search", "latency").
-// Measured says the trials are what units of work took in this run, re-runs
-// included; otherwise they are the run's structure, which counts none, and
-// the estimate adds the share of re-runs seen so far.
+// one class share their measured overhead and share of re-runs, e.g.
+// "search", "latency"). Neither the run's structure nor a unit's length
+// learned from the run counts re-runs: the estimate adds their share.
 type Part struct {
-	Class    string
-	Trials   float64
-	Nominal  time.Duration
-	Measured bool
+	Class   string
+	Trials  float64
+	Nominal time.Duration
 }
 
 // Work is all the work left, part by part.
@@ -40,7 +40,7 @@ func Trials(class string, n float64, each time.Duration) Part {
 
 // Scale is p times k: k units of work like p.
 func (p Part) Scale(k float64) Part {
-	return Part{Class: p.Class, Trials: p.Trials * k, Nominal: time.Duration(k * float64(p.Nominal)), Measured: p.Measured}
+	return Part{Class: p.Class, Trials: p.Trials * k, Nominal: time.Duration(k * float64(p.Nominal))}
 }
 
 // Bisect is how many trials a bisection of the rates between lo (passed)
@@ -73,20 +73,26 @@ type Estimator struct {
 	last     time.Time // the latest trial's end (or the run's start)
 	overhead map[string]*mean
 	all      mean
-	trials   int // trials seen
-	reruns   int // of which re-runs of the one before (the same trial again)
 	units    map[string]*unitMean
-	unit     Part // the trials of the unit under way, re-runs included
+	unit     Part // the trials of the unit under way, re-runs left out
 	shown    time.Duration
 	hasShown bool
 }
 
+// mean is what a class's trials cost: the sum and count of their
+// overheads, and the time they took in all and in re-runs.
 type mean struct {
-	sum time.Duration
-	n   int
+	sum          time.Duration
+	n            int
+	spent, rerun time.Duration
 }
 
-func (m *mean) add(d time.Duration) { m.sum, m.n = m.sum+d, m.n+1 }
+func (m *mean) add(over, took time.Duration, rerun bool) {
+	m.sum, m.n, m.spent = m.sum+over, m.n+1, m.spent+took
+	if rerun {
+		m.rerun += took
+	}
+}
 
 type unitMean struct {
 	trials  float64 // the recency-weighted mean (see unitWeight)
@@ -100,33 +106,31 @@ func New(start time.Time) *Estimator {
 }
 
 // Trial records a trial of class that ended at end and was asked to last
-// nominal; rerun says it was the trial before it run again (the same
-// size, rate and length: a host stall's re-run), which the run's
-// structure does not count and the estimate adds as the share of trials
-// so far that were re-runs. Its cost is the time since the trial before
-// it ended.
+// nominal; rerun says it was the trial before it run again because this
+// host spoiled that one (the same size, rate and length: a host stall's
+// re-run), which neither the run's structure nor a unit's length counts:
+// the estimate adds the share of its class's time that re-runs took so
+// far. Its cost is the time since the trial before it ended.
 func (e *Estimator) Trial(class string, end time.Time, nominal time.Duration, rerun bool) {
-	e.unit.Trials++
-	e.unit.Nominal += nominal
-	over := end.Sub(e.last) - nominal
+	if !rerun {
+		e.unit.Trials++
+		e.unit.Nominal += nominal
+	}
+	took := end.Sub(e.last)
 	e.last = end
 	m := e.overhead[class]
 	if m == nil {
 		m = &mean{}
 		e.overhead[class] = m
 	}
-	m.add(over)
-	e.all.add(over)
-	e.trials++
-	if rerun {
-		e.reruns++
-	}
+	m.add(took-nominal, took, rerun)
+	e.all.add(took-nominal, took, rerun)
 }
 
 // Unit closes a unit of work of each of kinds (a search, a test of one
 // size; one unit may count as several kinds, e.g. a search and a search
 // that ended at its highest rate): the trials recorded since the last unit
-// closed, re-runs included, are what a unit of kind takes (see Expect).
+// closed, re-runs left out, are what a unit of kind takes (see Expect).
 func (e *Estimator) Unit(kinds ...string) {
 	for _, kind := range kinds {
 		u := e.units[kind]
@@ -156,23 +160,27 @@ func (e *Estimator) Unit(kinds ...string) {
 // left (from a quarter of the way in) went from 95, 51, 23 and 27 % to
 // 98, 58, 31 and 61 %; the latest unit alone (1.0) did about as well
 // (99, 73, 28, 61 %), but one unit spoiled by a host stall would then set
-// the whole estimate.
+// the whole estimate. With a host stall's re-runs left out of units (their
+// share added per class), the plain mean still does worse (96, 57, 19 and
+// 72 % against 99, 71, 36 and 75 %, in the order of the shares above): the
+// early sizes' searches are longer without their re-runs too (a host
+// stall also makes a search step down and climb back).
 const unitWeight = 0.85
 
 // Started is the part of the unit under way done so far: its trials,
-// re-runs included, and their nominal length.
+// re-runs left out, and their nominal length.
 func (e *Estimator) Started() Part { return e.unit }
 
 // Expect is what a unit of kind takes, as class trials: the
-// recency-weighted mean (unitWeight) of the units of kind closed so far
-// (Measured), or prior when none has.
+// recency-weighted mean (unitWeight) of the units of kind closed so far,
+// or prior when none has; re-runs left out of both.
 func (e *Estimator) Expect(kind, class string, prior Part) Part {
 	u := e.units[kind]
 	if u == nil || u.n == 0 {
 		prior.Class = class
 		return prior
 	}
-	return Part{Class: class, Trials: u.trials, Nominal: u.nominal, Measured: true}
+	return Part{Class: class, Trials: u.trials, Nominal: u.nominal}
 }
 
 // Rest is what is left of the unit under way when a unit of kind takes
@@ -199,25 +207,31 @@ func (e *Estimator) cost(class string) time.Duration {
 	return 0
 }
 
-// Raw is the time w takes at the cost measured so far, unsmoothed: each
-// part's nominal length plus its trials' overhead, and for the parts
-// counted from the structure the re-runs a run with this share of them
-// adds.
-func (e *Estimator) Raw(w Work) time.Duration {
-	rerun := 1.0
-	if e.trials > e.reruns && e.reruns > 0 {
-		rerun = min(float64(e.trials)/float64(e.trials-e.reruns), 3)
+// reruns is how much longer the trials of class take with this run's
+// re-runs than without: the time its trials took over that time less the
+// re-runs' (every trial's while the class has none), at most 3×.
+func (e *Estimator) reruns(class string) float64 {
+	m := e.overhead[class]
+	if m == nil || m.n == 0 {
+		m = &e.all
 	}
+	if m.rerun <= 0 || m.spent <= m.rerun {
+		return 1
+	}
+	return min(float64(m.spent)/float64(m.spent-m.rerun), 3)
+}
+
+// Raw is the time w takes at the cost measured so far, unsmoothed: each
+// part's nominal length plus its trials' overhead, and the re-runs its
+// class's share of them adds.
+func (e *Estimator) Raw(w Work) time.Duration {
 	var d float64
 	for _, p := range w {
 		if p.Trials <= 0 && p.Nominal <= 0 {
 			continue
 		}
 		x := float64(max(p.Nominal, 0)) + max(p.Trials, 0)*float64(e.cost(p.Class))
-		if !p.Measured {
-			x *= rerun
-		}
-		d += x
+		d += x * e.reruns(p.Class)
 	}
 	return time.Duration(d)
 }

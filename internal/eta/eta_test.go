@@ -33,7 +33,7 @@ func TestBisect(t *testing.T) {
 
 // TestCostLearned: trials of 1 s that take 1.5 s from one end to the next
 // cost 0.5 s of overhead each; a class without trials of its own takes
-// every trial's overhead; a re-run adds its share.
+// every trial's overhead; a re-run adds its class's share of time.
 func TestCostLearned(t *testing.T) {
 	t0 := time.Unix(0, 0)
 	e := New(t0)
@@ -49,16 +49,42 @@ func TestCostLearned(t *testing.T) {
 		t.Errorf("2 loss trials of 2 s at the search's overhead: %v, want %v", got, want)
 	}
 	now = now.Add(1500 * time.Millisecond)
-	e.Trial("search", now, time.Second, true) // 1 of 5 a re-run: × 5/4
+	e.Trial("search", now, time.Second, true) // 1.5 s of 7.5 s a re-run: × 7.5/6
 	if got, want := e.Raw(Work{Trials("search", 8, time.Second)}), 15*time.Second; got != want {
 		t.Errorf("8 search trials with a quarter more re-run: %v, want %v", got, want)
 	}
 }
 
+// TestRerunShareByClass: the re-runs' share is its class's time, not the
+// run's: bursts sent again do not draw out the searches, and a class
+// without trials of its own takes every trial's share.
+func TestRerunShareByClass(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	e := New(t0)
+	now := t0
+	for range 2 {
+		now = now.Add(time.Second)
+		e.Trial("search", now, time.Second, false)
+	}
+	for i := range 4 {
+		now = now.Add(time.Second)
+		e.Trial("burst", now, time.Second, i%2 == 1) // half re-runs: × 2
+	}
+	if got, want := e.Raw(Work{Trials("search", 3, time.Second)}), 3*time.Second; got != want {
+		t.Errorf("3 search trials of 1 s, no re-run of a search: %v, want %v", got, want)
+	}
+	if got, want := e.Raw(Work{Trials("burst", 3, time.Second)}), 6*time.Second; got != want {
+		t.Errorf("3 bursts of 1 s, half of their time re-runs: %v, want %v", got, want)
+	}
+	if got, want := e.Raw(Work{Trials("loss", 3, time.Second)}), 4500*time.Millisecond; got != want {
+		t.Errorf("3 loss trials of 1 s, a third of every trial's time re-runs: %v, want %v", got, want)
+	}
+}
+
 // TestUnits: a unit's expectation is the recency-weighted mean of those
-// closed (unitWeight on the latest), re-runs included, its prior before;
-// Rest is the expectation less what the unit under way has done, never
-// below its floor.
+// closed (unitWeight on the latest), re-runs left out (their class's share
+// adds them), its prior before; Rest is the expectation less what the
+// unit under way has done, never below its floor.
 func TestUnits(t *testing.T) {
 	t0 := time.Unix(0, 0)
 	e := New(t0)
@@ -73,16 +99,16 @@ func TestUnits(t *testing.T) {
 		e.Trial("search", t0.Add(time.Duration(i*100+n)*time.Second), time.Second, true)
 		e.Unit("ndr")
 	}
-	// 7 and then 11 trials: 0.85 × 11 + 0.15 × 7 = 10.4.
+	// 6 and then 10 trials (a re-run each left out): 0.85 × 10 + 0.15 × 6 = 9.4.
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
-	if got := e.Expect("ndr", "search", prior); !near(got.Trials, 10.4) || !near(got.Nominal.Seconds(), 10.4) || !got.Measured {
-		t.Errorf("weighted mean of 6 and then 10 trials of 1 s and a re-run each: %+v, want 10.4 trials of 10.4 s", got)
+	if got := e.Expect("ndr", "search", prior); !near(got.Trials, 9.4) || !near(got.Nominal.Seconds(), 9.4) {
+		t.Errorf("weighted mean of 6 and then 10 trials of 1 s and a re-run each: %+v, want 9.4 trials of 9.4 s", got)
 	}
 	for k := range 5 {
 		e.Trial("search", t0.Add(time.Duration(300+k)*time.Second), time.Second, false)
 	}
-	if got := e.Rest("ndr", "search", prior, Part{Trials: 1, Nominal: 10 * time.Second}); !near(got.Trials, 5.4) || got.Nominal != 10*time.Second {
-		t.Errorf("10.4 expected, 5 done, a 10 s confirmation certain: %+v, want 5.4 trials and 10 s", got)
+	if got := e.Rest("ndr", "search", prior, Part{Trials: 1, Nominal: 10 * time.Second}); !near(got.Trials, 4.4) || got.Nominal != 10*time.Second {
+		t.Errorf("9.4 expected, 5 done, a 10 s confirmation certain: %+v, want 4.4 trials and 10 s", got)
 	}
 }
 
@@ -106,17 +132,22 @@ func TestNeverRisesTwofold(t *testing.T) {
 	}
 }
 
-// TestMeasuredNoRerunShare: a part measured from the run's units already
-// holds its re-runs; only the structure's parts get the share on top.
-func TestMeasuredNoRerunShare(t *testing.T) {
+// TestUnitWithoutReruns: a unit drawn out by a host's re-runs is learned
+// without them; what a unit takes gets its class's share of re-runs on
+// top, as the structure's parts do.
+func TestUnitWithoutReruns(t *testing.T) {
 	t0 := time.Unix(0, 0)
 	e := New(t0)
 	e.Trial("search", t0.Add(time.Second), time.Second, false)
 	e.Trial("search", t0.Add(2*time.Second), time.Second, true) // half were re-runs: × 2
+	e.Unit("search")
+	if got := e.Expect("search", "search", Part{Trials: 9}); got.Trials != 1 || got.Nominal != time.Second {
+		t.Errorf("a unit of a trial and its re-run: %+v, want the 1 trial of 1 s", got)
+	}
 	structure := e.Raw(Work{Trials("search", 3, time.Second)})
-	measured := e.Raw(Work{{Class: "search", Trials: 3, Nominal: 3 * time.Second, Measured: true}})
-	if structure != 6*time.Second || measured != 3*time.Second {
-		t.Errorf("3 trials of 1 s, no overhead, half re-run: structure %v (want 6s), measured %v (want 3s)", structure, measured)
+	measured := e.Raw(Work{e.Expect("search", "search", Part{}).Scale(3)})
+	if structure != 6*time.Second || measured != 6*time.Second {
+		t.Errorf("3 trials of 1 s, no overhead, half re-run: structure %v, 3 units of one trial %v (want 6s each)", structure, measured)
 	}
 }
 
@@ -131,11 +162,11 @@ func TestUnitOfSeveralKinds(t *testing.T) {
 	e.Unit("search", "search at max")
 	prior := Part{Trials: 9, Nominal: 9 * time.Second}
 	for _, kind := range []string{"search", "search at max"} {
-		if got := e.Expect(kind, "search", prior); got.Trials != 3 || !got.Measured {
+		if got := e.Expect(kind, "search", prior); got.Trials != 3 {
 			t.Errorf("%s: %+v, want the 3 trials closed", kind, got)
 		}
 	}
-	if got := e.Expect("search below max", "search", prior); got.Trials != 9 || got.Measured {
+	if got := e.Expect("search below max", "search", prior); got.Trials != 9 {
 		t.Errorf("a kind not closed: %+v, want its prior", got)
 	}
 	if got := e.Started(); got.Trials != 0 {

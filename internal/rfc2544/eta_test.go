@@ -81,7 +81,7 @@ var recorded = []struct {
 	within   float64
 }{
 	{"rfc2544-eth100-10mbit.json", rfc2544.Options{Mode: sweep.ModeReflect, Sizes: "rfc2544", Tests: strings.Join(rfc2544.Tests, ","), Medium: "eth100", PDR: "0.5%", Loads: "10,50,90,100", MaxBurst: 100000},
-		result.RFC2544Schedule{Search: time.Second, Confirm: 10 * time.Second, Latency: 5 * time.Second, LatencyRepeats: 1, Loss: 2 * time.Second, BurstRepeats: 1, MaxBurst: 100000}, 0.95},
+		result.RFC2544Schedule{Search: time.Second, Confirm: 10 * time.Second, Latency: 5 * time.Second, LatencyRepeats: 1, Loss: 2 * time.Second, BurstRepeats: 1, MaxBurst: 100000}, 0.97},
 	// The shorter default schedule (5 s confirmations, 1 s latency trials
 	// with the 100 % point from the NDR's confirmation, 1 s loss steps),
 	// recorded December 2026 in 374 s at a load average of 3.7 falling to
@@ -100,10 +100,14 @@ var recorded = []struct {
 	// (the estimate reads 1.3 to 1.6× from 93 to 200 s). The first size's
 	// estimate, before any test has finished, was 3 to 4× too high when
 	// the back-to-back prior counted 34 bursts of half the cap each; with
-	// the burst search's structure (burstPrior) it is 1.3 to 2.1×. The
-	// floor records that, not a goal.
+	// the burst search's structure (burstPrior) it is 1.3 to 2.1×. With a
+	// host stall's re-runs left out of what a test takes, and added as
+	// the share of their class's time they took (the 82 B search's four
+	// re-run 5 s trials no longer make every later search as long; bursts
+	// sent again add to the bursts alone), 71 %. The floor records that,
+	// not a goal.
 	{"rfc2544-eth100-10mbit-short.json", rfc2544.Options{Mode: sweep.ModeReflect, Sizes: "rfc2544", Tests: strings.Join(rfc2544.Tests, ","), Medium: "eth100", PDR: "0.5%", Loads: "10,50,90,100", MaxBurst: 100000},
-		rfc2544.DefaultSchedule(), 0.58},
+		rfc2544.DefaultSchedule(), 0.68},
 }
 
 // replay runs the RFC 2544 run recorded in file again, its trials answered

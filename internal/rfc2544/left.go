@@ -23,14 +23,19 @@ func (c *Config) now() time.Time {
 	return time.Now()
 }
 
-// observe records a trial of test that ran, for the time-left estimate. A
-// trial asked again as the one before it was is a re-run (a host stall's,
-// a spoiled burst's), except a latency test's repeats, which the schedule
-// counts.
-func (b *bench) observe(test string, s sweep.Spec) {
-	rerun := b.ran && s == b.prev && test != result.RFC2544TestLatency
+// observe records a trial of test that ran, for the time-left estimate;
+// stalled says this host spoiled it (a throughput trial judged a host
+// stall under either criterion). A trial asked again as the one before it
+// was is a re-run when this host spoiled that one (a host stall's) or it
+// is a burst (sent again only when this host spoiled or slowed it); a
+// latency test's repeats are the schedule's, and a throughput trial
+// asked again because the far end's own timing failed it by a hair is
+// the search's rule for a reflector: both are part of what their test
+// takes.
+func (b *bench) observe(test string, s sweep.Spec, stalled bool) {
+	rerun := b.ran && s == b.prev && (b.stalled || test == result.RFC2544TestBackToBack)
 	b.est.Trial(class(test), b.cfg.now(), s.Nominal(), rerun)
-	b.prev, b.ran = s, true
+	b.prev, b.ran, b.stalled = s, true, stalled
 }
 
 // class is the eta class of test's trials: the throughput test's are a

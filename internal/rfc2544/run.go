@@ -84,6 +84,7 @@ type bench struct {
 	est        *eta.Estimator
 	prev       sweep.Spec
 	ran        bool
+	stalled    bool // this host spoiled the trial before (see observe)
 	sizesAfter []int
 	// ndrShare is the latest NDR found, as a share of its size's line
 	// rate (0: none yet): what a burst search is expected to meet.
@@ -141,7 +142,7 @@ func (b *bench) trial(ctx context.Context, test string, s sweep.Spec, what func(
 	if err != nil {
 		return o, fmt.Errorf("trial of %d B at %.0f datagrams/s: %w", s.Size, s.RatePPS, err)
 	}
-	b.observe(test, s)
+	b.observe(test, s, false)
 	if ctx.Err() == nil {
 		b.progress(test, s.Size, what(o), eta.Part{})
 	}

@@ -80,7 +80,14 @@ func TestRecordTrace(t *testing.T) {
 // before a search that tells which, and the bisections stopped after 5 of
 // 6 and 2 of 9 steps at sizes this host could not send, more often than
 // the share of host-limited sizes before them foretold: no term of the
-// run's structure foresees either, and its share stays 31 %. Every
+// run's structure foresees either, and its share stayed 31 %. Two
+// terms took it to 36 % and the buffer recording to 75 %: a host
+// stall's re-runs are left out of what a search takes and added as the
+// share of the searches' time they took in the run (one search a stall
+// drew out no longer sets every later one's length), and the cliffs that
+// sizes finding no rate at all will make (its 82, 210, 978 and 1234 B
+// found none at 0 % loss, and 18-82 and 466-978 were bisected) are
+// counted before they show, as often as the sizes done found none. Every
 // estimate of both keeps to the 2× rule. The shares asserted are what the
 // estimator reaches today, a little rounded down: a floor against making
 // it worse, not a claim of the ±35 % bound.
@@ -90,8 +97,8 @@ var recorded = []struct {
 	within   float64
 	beatsOld bool // within the bound more often than the estimate before internal/eta
 }{
-	{"sweep-eth100-10mbit.json", sweep.Options{Sizes: "rfc2544", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.3, true},
-	{"sweep-eth100-buffer.json", sweep.Options{Sizes: "466,978,1234,1472", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.7, true},
+	{"sweep-eth100-10mbit.json", sweep.Options{Sizes: "rfc2544", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.33, true},
+	{"sweep-eth100-buffer.json", sweep.Options{Sizes: "466,978,1234,1472", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.72, true},
 }
 
 // replay runs the sweep recorded in file again, its trials answered from

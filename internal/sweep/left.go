@@ -28,10 +28,13 @@ func (c *Config) now() time.Time {
 }
 
 // observe records a trial that ran for the time-left estimate: a trial
-// asked again as the one before it was is a re-run.
+// asked again as the one before it was, which this host spoiled (judged
+// VerdictStall), is a re-run. (One asked again because the far end's own
+// timing failed it by a hair, the searches' rule for a reflector, is
+// part of what a search of this far end takes, not the host's.)
 func (s *sweeper) observe(spec Spec) {
-	s.est.Trial(unitSearch, s.cfg.now(), spec.Nominal(), s.ran && spec == s.prev)
-	s.prev, s.ran = spec, true
+	s.est.Trial(unitSearch, s.cfg.now(), spec.Nominal(), s.ran && spec == s.prev && s.stalled)
+	s.prev, s.ran, s.stalled = spec, true, false
 }
 
 // searchPrior is what a search is expected to take before one has
@@ -114,7 +117,7 @@ func (s *sweeper) tell(st searchState) {
 func (s *sweeper) after(size, rep int) eta.Work {
 	r := float64(s.cfg.Repeat)
 	each := s.est.Expect(unitSearch, unitSearch, s.searchPrior(size))
-	cliffs := s.bisectLeft.plus(s.cliffAhead(size))
+	cliffs := s.bisectLeft.plus(s.cliffAhead(size)).plus(s.noRateAhead(size))
 	return eta.Work{
 		each.Scale(float64(s.cfg.Repeat-rep) + float64(s.sizesLeft)*r),
 		s.est.Expect(searchKind(true), unitSearch, each).Scale(cliffs.atMax * r),
@@ -185,6 +188,52 @@ func (s *sweeper) cliffSizes(c result.SweepCliff) float64 {
 		n, p = n+p, p*q
 	}
 	return n
+}
+
+// noRateAhead is how many sizes bisecting cliffs not yet seen are
+// expected to take, from the planned sizes whose searches have not ended
+// (size, under way, and those after it): a size whose search finds no
+// rate at all is a cliff from the size below it when that one found a
+// rate (its byte rate falls to nothing), and this run's sizes have found
+// none as often as those done so far did (not at all while none has: a
+// run whose sizes all found a rate expects no such cliff). The size under
+// way counts only while no fall shows in its trials (cliffAhead counts it
+// then), from the size below it as found; a later one as likely to follow
+// a size that found a rate as the run's share says.
+func (s *sweeper) noRateAhead(size int) sides {
+	if s.cfg.NoBisect || len(s.done) == 0 || s.ahead == nil {
+		return sides{}
+	}
+	none := 0
+	var below *result.SweepSize
+	for z, sr := range s.done {
+		if sr.RatePPS <= 0 && !sr.LimitedByHost {
+			none++
+		}
+		if z < size && (below == nil || z > below.Size) {
+			below = sr
+		}
+	}
+	p := float64(none) / float64(len(s.done))
+	if p == 0 {
+		return sides{}
+	}
+	var out sides
+	prev, rated := 0, 0.0 // the size before, and the chance it found a rate
+	if below != nil && below.RatePPS > 0 && !below.LimitedByHost {
+		prev, rated = below.Size, 1
+	}
+	if s.cliffAhead(size) != (sides{}) {
+		rated = 0 // the size under way's cliff is counted already
+	}
+	for _, z := range append([]int{size}, s.ahead...) {
+		if prev > 0 && rated > 0 {
+			c := result.SweepCliff{Below: prev, Above: z}
+			out = out.plus(s.split(c, rated*p*s.cliffSizes(c)))
+		}
+		prev, rated = z, 1-p
+	}
+	return out
 }
 
 // overload is the highest rate a size's trials that failed on the far end

@@ -89,6 +89,7 @@ func (s *sweeper) multi(ctx context.Context, size, rep int, losses []float64, sr
 			out.Pass[i] = vs[i] == VerdictPass
 			out.Spoiled = out.Spoiled || vs[i] == VerdictStall
 		}
+		s.stalled = out.Spoiled
 		v := vs[0]
 		if v == VerdictLoss && o.ServicePPS > 0 {
 			saturated = max(saturated, o.ServicePPS)

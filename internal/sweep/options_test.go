@@ -26,7 +26,7 @@ func TestOptionsSetup(t *testing.T) {
 	}
 	o := okOptions()
 	o.Mode, o.Packets, o.MaxRate = ModeReflect, 1000, "20000pps"
-	if s, err = o.Setup("127.0.0.1"); err != nil || s.Config.Trial != 0 || s.Config.MaxPPS(1470) != 20000 || s.Config.Gap != 200*time.Millisecond {
+	if s, err = o.Setup("127.0.0.1"); err != nil || s.Config.Trial != 0 || s.Config.MaxPPS(1470) != 20000 || s.Config.Gap != 50*time.Millisecond {
 		t.Errorf("--packets --max-rate: %v, %+v", err, s)
 	}
 }

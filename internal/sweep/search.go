@@ -189,6 +189,7 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *result.SweepSiz
 		v := cfg.Verdict(spec, o)
 		last = s.logTrial(sr, spec, o, v, size, rep, f.trials, confirming, bisected)
 		untested := false // the rate stalled every time: no evidence of the far end's limit
+		s.stalled = v == VerdictStall
 		if v == VerdictStall {
 			if stalls++; stalls <= cfg.StallRetries {
 				continue // once more at the same rate

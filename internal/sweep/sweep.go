@@ -303,7 +303,9 @@ type sweeper struct {
 	est         *eta.Estimator
 	prev        Spec
 	ran         bool
+	stalled     bool // this host spoiled the trial before (VerdictStall)
 	sizesLeft   int
+	ahead       []int // the planned sizes after the one under way (none once bisecting)
 	bisectLeft  sides
 	laterBisect sides     // of bisectLeft, the cliffs' after the one under way
 	overload    overload  // what the size under way forwarded when it failed
@@ -312,7 +314,7 @@ type sweeper struct {
 
 func (s *sweeper) run(ctx context.Context, sizes []int) error {
 	for i, size := range sizes {
-		s.sizesLeft = len(sizes) - i - 1
+		s.sizesLeft, s.ahead = len(sizes)-i-1, sizes[i+1:]
 		if _, err := s.size(ctx, size, false); err != nil {
 			return err
 		}
@@ -322,6 +324,7 @@ func (s *sweeper) run(ctx context.Context, sizes []int) error {
 			s.bisectLeft = s.bisections(findCliffs(s.sorted(), s.cfg.CliffDrop))
 		}
 	}
+	s.ahead = nil
 	cliffs := findCliffs(s.sorted(), s.cfg.CliffDrop)
 	for i, c := range cliffs {
 		s.bisectLeft, s.laterBisect = sides{}, sides{}
