@@ -11,15 +11,17 @@ import (
 )
 
 // TestQuiet: the silence that ends listening is four times the slowest
-// round trip, from QuietMin up to the drain.
+// round trip or twice the longest pause between answers, from QuietMin up
+// to the drain; the drain while nothing came back.
 func TestQuiet(t *testing.T) {
 	ms := time.Millisecond
-	for _, c := range []struct{ slow, drain, want time.Duration }{
-		{0, 500 * ms, QuietMin}, {10 * ms, 500 * ms, QuietMin}, {40 * ms, 500 * ms, 160 * ms},
-		{200 * ms, 500 * ms, 500 * ms}, {40 * ms, 120 * ms, 120 * ms}, {40 * ms, 50 * ms, 50 * ms},
+	for _, c := range []struct{ slow, pause, drain, want time.Duration }{
+		{0, 0, 500 * ms, 500 * ms}, {10 * ms, 1 * ms, 500 * ms, QuietMin}, {40 * ms, 5 * ms, 500 * ms, 160 * ms},
+		{10 * ms, 120 * ms, 500 * ms, 240 * ms}, {200 * ms, 0, 500 * ms, 500 * ms}, {40 * ms, 0, 120 * ms, 120 * ms},
+		{40 * ms, 0, 50 * ms, 50 * ms},
 	} {
-		if got := Quiet(c.slow, c.drain); got != c.want {
-			t.Errorf("Quiet(%v, %v) = %v, want %v", c.slow, c.drain, got, c.want)
+		if got := Quiet(c.slow, c.pause, c.drain); got != c.want {
+			t.Errorf("Quiet(%v, %v, %v) = %v, want %v", c.slow, c.pause, c.drain, got, c.want)
 		}
 	}
 }
@@ -31,8 +33,12 @@ func TestWaitLateEnds(t *testing.T) {
 	var res Result
 	rx := newReturns(&res, 64)
 	done := make(chan error, 1)
+	if got := waitLate(done, rx, time.Now(), 50*time.Millisecond); got != ListenDrain {
+		t.Errorf("no answer, so no round trip to go by: %q, want %q", got, ListenDrain)
+	}
+	rx.slowest = time.Millisecond
 	if got := waitLate(done, rx, time.Now(), 10*time.Second); got != ListenQuiet {
-		t.Errorf("no answer and no round trip: %q, want %q (after QuietMin)", got, ListenQuiet)
+		t.Errorf("a round trip of 1 ms: %q, want %q (after QuietMin)", got, ListenQuiet)
 	}
 	rx.slowest = time.Hour
 	start := time.Now()

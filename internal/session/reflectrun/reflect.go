@@ -41,8 +41,9 @@ type Config struct {
 	// Drain is the longest to keep listening after the last datagram went
 	// out for ones still on their way back (default 500 ms). Listening
 	// ends earlier once every datagram sent came back, or once none came
-	// back for quiet(slowest round trip) (see Quiet): the far end's
-	// queues have emptied, and what did not come back by then was lost.
+	// back for longer than any pause of theirs suggests (see Quiet): the
+	// far end's queues have emptied, and what did not come back by then
+	// was lost.
 	Drain time.Duration
 }
 
@@ -53,12 +54,18 @@ type Config struct {
 const QuietMin = 100 * time.Millisecond
 
 // Quiet is how long a run waits, once sending ended, after the last
-// answer (or the last send) for another: four times the slowest round
-// trip of the run (answers come back in the order sent, so the last one
-// due comes at most that queue's delay after the one before), from
-// QuietMin up to drain.
-func Quiet(slowest, drain time.Duration) time.Duration {
-	return min(max(4*slowest, QuietMin), drain)
+// answer (or the last send) for another, given the slowest round trip and
+// the longest pause between two answers so far: four times that round
+// trip (answers come back in the order sent, so the last one due comes at
+// most that queue's delay after the one before) and twice that pause (a
+// reflector on a busy host that paused once may pause again), from
+// QuietMin up to drain; drain itself while nothing came back (there is no
+// round trip to go by).
+func Quiet(slowest, pause, drain time.Duration) time.Duration {
+	if slowest <= 0 {
+		return drain
+	}
+	return min(max(4*slowest, 2*pause, QuietMin), drain)
 }
 
 // Result is what a reflect run sent and what came back.
@@ -113,7 +120,7 @@ type Result struct {
 // Why a run stopped listening after its last send (Result.ListenEnd).
 const (
 	ListenAllBack = "all_back" // every datagram sent came back
-	ListenQuiet   = "quiet"    // none came back for Quiet(slowest round trip)
+	ListenQuiet   = "quiet"    // none came back for Quiet(slowest round trip, longest pause)
 	ListenDrain   = "drain"    // Config.Drain passed
 )
 
@@ -195,8 +202,8 @@ func waitLate(done chan error, rx *returns, sentAt time.Time, drain time.Duratio
 	defer t.Stop()
 	<-t.C
 	for {
-		last, slowest := rx.lastAnswer(sentAt)
-		next, why := last.Add(Quiet(slowest, drain)), ListenQuiet
+		last, slowest, pause := rx.lastAnswer(sentAt)
+		next, why := last.Add(Quiet(slowest, pause, drain)), ListenQuiet
 		if !next.Before(end) {
 			next, why = end, ListenDrain
 		}
@@ -258,10 +265,13 @@ type returns struct {
 	sentTo  int64 // highest id sent, once sending ended; -1 while sending
 	firstRx time.Time
 	lastRx  time.Time
-	// slowest is the longest round trip so far; lastAt when the latest
-	// answer came, on the monotonic clock, once sending ended.
-	slowest time.Duration
-	lastAt  time.Time
+	// slowest is the longest round trip so far and pause the longest time
+	// between two answers (kernel receive times: a clock step can only
+	// make it longer, and the wait it sets is bounded by the drain);
+	// lastAt when the latest answer came, on the monotonic clock, once
+	// sending ended.
+	slowest, pause time.Duration
+	lastAt         time.Time
 }
 
 // newReturns counts what comes back into res, for datagrams of length bytes.
@@ -288,6 +298,8 @@ func (rx *returns) take(m *udpio.Message) bool {
 	}
 	if rx.firstRx.IsZero() {
 		rx.firstRx = m.Time
+	} else {
+		rx.pause = max(rx.pause, m.Time.Sub(rx.lastRx))
 	}
 	rx.lastRx = m.Time
 	rtt, at := m.Time.Sub(time.Unix(int64(sec), int64(usec)*1000)), m.Time.Sub(rx.firstRx)
@@ -312,14 +324,15 @@ func (rx *returns) sent(last, packets int64) (all bool) {
 }
 
 // lastAnswer is when the latest answer came back after sending ended
-// (sentAt if none did yet) and the slowest round trip so far.
-func (rx *returns) lastAnswer(sentAt time.Time) (time.Time, time.Duration) {
+// (sentAt if none did yet), the slowest round trip and the longest pause
+// between answers so far.
+func (rx *returns) lastAnswer(sentAt time.Time) (time.Time, time.Duration, time.Duration) {
 	rx.mu.Lock()
 	defer rx.mu.Unlock()
 	if rx.lastAt.After(sentAt) {
-		return rx.lastAt, rx.slowest
+		return rx.lastAt, rx.slowest, rx.pause
 	}
-	return sentAt, rx.slowest
+	return sentAt, rx.slowest, rx.pause
 }
 
 // finish puts the counts into res, once receiving ended.
