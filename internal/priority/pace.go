@@ -15,7 +15,7 @@ import (
 // link carries: the result then says "limited by this host". A thread in
 // the real-time class (SCHED_FIFO) runs as soon as it wakes.
 //
-// Real time is bounded twice, so that a sender can never starve the
+// Real time is bounded three times, so that senders can never starve the
 // machine:
 //   - a duty-cycle cap: the sender measures its own thread's CPU time and,
 //     once it used more than DutyCapPercent of a core over a window of
@@ -24,7 +24,10 @@ import (
 //     not cure);
 //   - a watchdog: the kernel's real-time throttling (sched_rt_runtime_us)
 //     leaves other threads a share of every second whatever a real-time
-//     thread does; where it is switched off, no thread goes real-time.
+//     thread does; where it is switched off, no thread goes real-time;
+//   - a host-wide count: at most RealTimeSlots senders, over every
+//     wirebench process of the host, are real-time at once (a lock file
+//     each); the others send at normal priority and say why.
 
 // DutyCapPercent is the most of one core a real-time sender may use over
 // a DutyWindow before it goes back to the normal class.
@@ -36,6 +39,12 @@ const DutyWindow = 100 * time.Millisecond
 // rtPriority is the SCHED_FIFO priority a sender runs at: the lowest
 // range, below the kernel's own threads (interrupt threads run at 50).
 const rtPriority = 10
+
+// ErrSlotsTaken says that as many senders as the host allows
+// (RealTimeSlots), in this or other wirebench processes, run in real time
+// already: several clients on one host, each under its own duty-cycle
+// cap, would otherwise take every CPU.
+var ErrSlotsTaken = errors.New("other wirebench senders on this host hold every real-time slot")
 
 // ErrNoWatchdog says the kernel's real-time throttling is switched off
 // (sched_rt_runtime_us is -1): a real-time thread could then take a core

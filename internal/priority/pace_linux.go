@@ -2,19 +2,27 @@ package priority
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// pacerSys is the calling thread's scheduling as it was before real time.
-type pacerSys struct{ nice int }
+// pacerSys is the calling thread's scheduling as it was before real time,
+// and the host's real-time slot it holds meanwhile.
+type pacerSys struct {
+	nice int
+	slot *os.File
+}
 
-// realTime puts the calling thread in SCHED_FIFO. The kernel resets the
-// class of threads it makes (SCHED_RESET_ON_FORK): the Go runtime may
-// start its threads from this one, and they must not inherit it.
+// realTime puts the calling thread in SCHED_FIFO, once it holds one of
+// the host's real-time slots (takeSlot). The kernel resets the class of
+// threads it makes (SCHED_RESET_ON_FORK): the Go runtime may start its
+// threads from this one, and they must not inherit it.
 func realTime() (pacerSys, error) {
 	if b, err := os.ReadFile("/proc/sys/kernel/sched_rt_runtime_us"); err == nil && strings.TrimSpace(string(b)) == "-1" {
 		return pacerSys{}, ErrNoWatchdog
@@ -23,20 +31,71 @@ func realTime() (pacerSys, error) {
 	if err != nil {
 		return pacerSys{}, err
 	}
+	slot, err := takeSlot()
+	if err != nil {
+		return pacerSys{}, err
+	}
 	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Flags: unix.SCHED_FLAG_RESET_ON_FORK, Priority: rtPriority}
 	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+		slot.Close()
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
 			err = ErrNotPermitted
 		}
 		return pacerSys{}, err
 	}
-	return pacerSys{nice: nice}, nil
+	return pacerSys{nice: nice, slot: slot}, nil
 }
 
-// normal puts the calling thread back in the normal class at its nice.
+// normal puts the calling thread back in the normal class at its nice,
+// and gives its real-time slot back.
 func (s pacerSys) normal() {
 	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL, Nice: int32(s.nice)}
 	_ = unix.SchedSetAttr(0, &attr, 0)
+	if s.slot != nil {
+		s.slot.Close() // drops its lock
+	}
+}
+
+// RealTimeSlots is how many paced senders of this host, in every
+// wirebench process, may be in the real-time class at once: one per two
+// CPUs (at least one). Each uses at most DutyCapPercent of a core, so
+// together they take at most a quarter of the CPUs, however many clients
+// run on the host.
+func RealTimeSlots() int { return max(1, runtime.NumCPU()/2) }
+
+// slotDirs are where the slots' lock files go: the first that can be
+// made (tests point it elsewhere).
+var slotDirs = []string{"/run/wirebench", filepath.Join(os.TempDir(), "wirebench")}
+
+// takeSlot takes one of the host's RealTimeSlots: an exclusive lock
+// (flock) on one of as many files, which the kernel drops when the file
+// is closed or the process ends, however it ends.
+func takeSlot() (*os.File, error) {
+	n := RealTimeSlots()
+	var lastErr error
+	for _, dir := range slotDirs {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			lastErr = err
+			continue
+		}
+		opened := 0
+		for i := range n {
+			f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("realtime-slot-%d", i)), os.O_RDWR|os.O_CREATE, 0o644)
+			if err != nil {
+				lastErr = err
+				continue
+			}
+			opened++
+			if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+				return f, nil
+			}
+			f.Close()
+		}
+		if opened > 0 {
+			return nil, fmt.Errorf("%w (%d at once on this host, each at most %d %% of a core)", ErrSlotsTaken, n, DutyCapPercent)
+		}
+	}
+	return nil, fmt.Errorf("making the real-time slots' lock files: %w", lastErr)
 }
 
 // threadCPU is the CPU time the calling thread used so far.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,4 +111,76 @@ func TestPaceThreadKeptNormal(t *testing.T) {
 			t.Errorf("policy %d, want SCHED_NORMAL", got)
 		}
 	})
+}
+
+// TestMain keeps this test binary's real-time slots in a directory of its
+// own, so that a wirebench running beside the tests takes none of them.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "wirebench-slots-test")
+	if err == nil {
+		slotDirs = []string{dir}
+	}
+	code := m.Run()
+	if err == nil {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
+// TestRealTimeSlotsShared: with every slot of the host held (as by other
+// wirebench clients), a paced sender stays in the normal class and says
+// why; once one is given back it runs real-time, and its Release gives
+// the slot back again.
+func TestRealTimeSlotsShared(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("real-time scheduling needs root (or CAP_SYS_NICE); scripts/test runs as root in CI")
+	}
+	restore(t)
+	var held []*os.File
+	defer func() {
+		for _, f := range held {
+			f.Close()
+		}
+	}()
+	for range RealTimeSlots() {
+		f, err := takeSlot()
+		if err != nil {
+			t.Fatalf("taking the %d slots: %v", RealTimeSlots(), err)
+		}
+		held = append(held, f)
+	}
+	if _, err := takeSlot(); !errors.Is(err, ErrSlotsTaken) {
+		t.Fatalf("a slot beyond the %d: %v, want ErrSlotsTaken", RealTimeSlots(), err)
+	}
+	onLockedThread(func() {
+		p := PaceThread(nil)
+		defer p.Release()
+		if p.RealTime || !errors.Is(p.Err, ErrSlotsTaken) || policy(t) != unix.SCHED_NORMAL {
+			t.Errorf("every slot held: PaceThread = %+v, policy %d; want the normal class and ErrSlotsTaken", p.Pacing, policy(t))
+		}
+		if !strings.Contains(p.String(), "normal priority: other wirebench senders on this host hold every real-time slot") {
+			t.Errorf("it says %q", p.String())
+		}
+	})
+	held[len(held)-1].Close()
+	held = held[:len(held)-1]
+	onLockedThread(func() {
+		p := PaceThread(nil)
+		if !p.RealTime {
+			if errors.Is(p.Err, ErrNoWatchdog) {
+				t.Skip(p.Err)
+			}
+			t.Errorf("a slot free: PaceThread = %+v, want real time", p.Pacing)
+			return
+		}
+		if _, err := takeSlot(); !errors.Is(err, ErrSlotsTaken) {
+			t.Errorf("the sender's slot was not held while it ran: %v", err)
+		}
+		p.Release()
+	})
+	f, err := takeSlot()
+	if err != nil {
+		t.Fatalf("Release did not give the slot back: %v", err)
+	}
+	held = append(held, f)
 }
