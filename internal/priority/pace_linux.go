@@ -19,10 +19,12 @@ type pacerSys struct {
 	slot *os.File
 }
 
-// realTime puts the calling thread in SCHED_FIFO, once it holds one of
-// the host's real-time slots (takeSlot). The kernel resets the class of
-// threads it makes (SCHED_RESET_ON_FORK): the Go runtime may start its
-// threads from this one, and they must not inherit it.
+// realTime puts the calling thread in SCHED_FIFO while it holds one of
+// the host's real-time slots (takeSlot; taken once the class is allowed,
+// so that a process without the right makes no lock file). The kernel
+// resets the class of threads it makes (SCHED_RESET_ON_FORK): the Go
+// runtime may start its threads from this one, and they must not inherit
+// it.
 func realTime() (pacerSys, error) {
 	if b, err := os.ReadFile("/proc/sys/kernel/sched_rt_runtime_us"); err == nil && strings.TrimSpace(string(b)) == "-1" {
 		return pacerSys{}, ErrNoWatchdog
@@ -31,16 +33,16 @@ func realTime() (pacerSys, error) {
 	if err != nil {
 		return pacerSys{}, err
 	}
-	slot, err := takeSlot()
-	if err != nil {
-		return pacerSys{}, err
-	}
 	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Flags: unix.SCHED_FLAG_RESET_ON_FORK, Priority: rtPriority}
 	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
-		slot.Close()
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
 			err = ErrNotPermitted
 		}
+		return pacerSys{}, err
+	}
+	slot, err := takeSlot()
+	if err != nil {
+		pacerSys{nice: nice}.normal()
 		return pacerSys{}, err
 	}
 	return pacerSys{nice: nice, slot: slot}, nil
