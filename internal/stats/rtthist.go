@@ -61,6 +61,9 @@ func (r *RTTRecorder) Record(d time.Duration) {
 // Count returns the number of samples.
 func (r *RTTRecorder) Count() int64 { return r.n }
 
+// Max returns the longest RTT recorded (0 before any).
+func (r *RTTRecorder) Max() time.Duration { return r.max }
+
 // Summary returns the distribution recorded so far.
 func (r *RTTRecorder) Summary() result.RTTSummary {
 	s := result.RTTSummary{Count: r.n, Bins: []result.RTTBin{}}

@@ -36,11 +36,11 @@ func TestWaitLateEnds(t *testing.T) {
 	if got := waitLate(done, rx, time.Now(), 50*time.Millisecond); got != ListenDrain {
 		t.Errorf("no answer, so no round trip to go by: %q, want %q", got, ListenDrain)
 	}
-	rx.slowest = time.Millisecond
+	rx.rtt.Record(time.Millisecond)
 	if got := waitLate(done, rx, time.Now(), 10*time.Second); got != ListenQuiet {
 		t.Errorf("a round trip of 1 ms: %q, want %q (after QuietMin)", got, ListenQuiet)
 	}
-	rx.slowest = time.Hour
+	rx.rtt.Record(time.Hour)
 	start := time.Now()
 	if got := waitLate(done, rx, start, 30*time.Millisecond); got != ListenDrain {
 		t.Errorf("a round trip of an hour: %q, want %q", got, ListenDrain)

@@ -198,9 +198,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // It says which (Result.ListenEnd).
 func waitLate(done chan error, rx *returns, sentAt time.Time, drain time.Duration) string {
 	end := sentAt.Add(drain)
-	t := time.NewTimer(0)
+	t := time.NewTimer(drain)
 	defer t.Stop()
-	<-t.C
 	for {
 		last, slowest, pause := rx.lastAnswer(sentAt)
 		next, why := last.Add(Quiet(slowest, pause, drain)), ListenQuiet
@@ -265,13 +264,12 @@ type returns struct {
 	sentTo  int64 // highest id sent, once sending ended; -1 while sending
 	firstRx time.Time
 	lastRx  time.Time
-	// slowest is the longest round trip so far and pause the longest time
-	// between two answers (kernel receive times: a clock step can only
-	// make it longer, and the wait it sets is bounded by the drain);
-	// lastAt when the latest answer came, on the monotonic clock, once
-	// sending ended.
-	slowest, pause time.Duration
-	lastAt         time.Time
+	// pause is the longest time between two answers (kernel receive
+	// times: a clock step can only make it longer, and the wait it sets
+	// is bounded by the drain); lastAt when the latest answer came, on the
+	// monotonic clock, once sending ended.
+	pause  time.Duration
+	lastAt time.Time
 }
 
 // newReturns counts what comes back into res, for datagrams of length bytes.
@@ -304,7 +302,6 @@ func (rx *returns) take(m *udpio.Message) bool {
 	rx.lastRx = m.Time
 	rtt, at := m.Time.Sub(time.Unix(int64(sec), int64(usec)*1000)), m.Time.Sub(rx.firstRx)
 	rx.rtt.Record(rtt)
-	rx.slowest = max(rx.slowest, rtt)
 	if rx.sentTo >= 0 {
 		rx.lastAt = time.Now()
 	}
@@ -330,9 +327,9 @@ func (rx *returns) lastAnswer(sentAt time.Time) (time.Time, time.Duration, time.
 	rx.mu.Lock()
 	defer rx.mu.Unlock()
 	if rx.lastAt.After(sentAt) {
-		return rx.lastAt, rx.slowest, rx.pause
+		return rx.lastAt, rx.rtt.Max(), rx.pause
 	}
-	return sentAt, rx.slowest, rx.pause
+	return sentAt, rx.rtt.Max(), rx.pause
 }
 
 // finish puts the counts into res, once receiving ended.
