@@ -119,7 +119,7 @@ func (s *sweeper) after(size, rep int) eta.Work {
 	each := s.est.Expect(unitSearch, unitSearch, s.searchPrior(size))
 	cliffs := s.bisectLeft.plus(s.cliffAhead(size)).plus(s.noRateAhead(size))
 	return eta.Work{
-		each.Scale(float64(s.cfg.Repeat-rep) + float64(s.sizesLeft)*r),
+		each.Scale(float64(s.cfg.Repeat-rep) + float64(len(s.ahead))*r),
 		s.est.Expect(searchKind(true), unitSearch, each).Scale(cliffs.atMax * r),
 		s.est.Expect(searchKind(false), unitSearch, each).Scale(cliffs.below * r),
 	}

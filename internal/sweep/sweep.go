@@ -303,8 +303,7 @@ type sweeper struct {
 	est         *eta.Estimator
 	prev        Spec
 	ran         bool
-	stalled     bool // this host spoiled the trial before (VerdictStall)
-	sizesLeft   int
+	stalled     bool  // this host spoiled the trial before (VerdictStall)
 	ahead       []int // the planned sizes after the one under way (none once bisecting)
 	bisectLeft  sides
 	laterBisect sides     // of bisectLeft, the cliffs' after the one under way
@@ -314,7 +313,7 @@ type sweeper struct {
 
 func (s *sweeper) run(ctx context.Context, sizes []int) error {
 	for i, size := range sizes {
-		s.sizesLeft, s.ahead = len(sizes)-i-1, sizes[i+1:]
+		s.ahead = sizes[i+1:]
 		if _, err := s.size(ctx, size, false); err != nil {
 			return err
 		}
