@@ -70,13 +70,17 @@ func BisectInt(lo, hi int64) float64 {
 // Estimator learns the cost of trials as a run goes and turns the work
 // left into time. It is not safe for concurrent use.
 type Estimator struct {
-	last     time.Time // the latest trial's end (or the run's start)
-	overhead map[string]*mean
-	all      mean
-	units    map[string]*unitMean
-	unit     Part // the trials of the unit under way, re-runs left out
-	shown    time.Duration
-	hasShown bool
+	// PriorUnits is how many units the prior a unit is expected from
+	// (Expect) counts as beside those seen: 0 sets it aside once one
+	// unit of its kind closed.
+	PriorUnits float64
+	last       time.Time // the latest trial's end (or the run's start)
+	overhead   map[string]*mean
+	all        mean
+	units      map[string]*unitMean
+	unit       Part // the trials of the unit under way, re-runs left out
+	shown      time.Duration
+	hasShown   bool
 }
 
 // mean is what a class's trials cost: the sum and count of their
@@ -167,6 +171,20 @@ func (e *Estimator) Unit(kinds ...string) {
 // stall also makes a search step down and climb back).
 const unitWeight = 0.85
 
+// Aside takes the trials recorded since the last unit closed out of the
+// unit under way: they were run ahead of the units that use them (a
+// sweep's survey runs every size's first trial before the searches), and
+// each such unit counts its own with Reuse. Their cost stays measured.
+func (e *Estimator) Aside() { e.unit = Part{} }
+
+// Reuse counts in the unit under way a trial run ahead of it (see Aside),
+// asked to last nominal: it is part of what the unit takes, but takes no
+// time now.
+func (e *Estimator) Reuse(nominal time.Duration) {
+	e.unit.Trials++
+	e.unit.Nominal += nominal
+}
+
 // Started is the part of the unit under way done so far: its trials,
 // re-runs left out, and their nominal length.
 func (e *Estimator) Started() Part { return e.unit }
@@ -176,11 +194,14 @@ func (e *Estimator) Started() Part { return e.unit }
 // or prior when none has; re-runs left out of both.
 func (e *Estimator) Expect(kind, class string, prior Part) Part {
 	u := e.units[kind]
+	prior.Class = class
 	if u == nil || u.n == 0 {
-		prior.Class = class
 		return prior
 	}
-	return Part{Class: class, Trials: u.trials, Nominal: u.nominal}
+	// The units seen, weighed against the prior as PriorUnits units.
+	w := float64(u.n) / (float64(u.n) + e.PriorUnits)
+	return Part{Class: class, Trials: w*u.trials + (1-w)*prior.Trials,
+		Nominal: time.Duration(w*float64(u.nominal) + (1-w)*float64(prior.Nominal))}
 }
 
 // Rest is what is left of the unit under way when a unit of kind takes

@@ -173,3 +173,48 @@ func TestUnitOfSeveralKinds(t *testing.T) {
 		t.Errorf("after the unit closed: %+v started, want none", got)
 	}
 }
+
+// TestPriorUnits: with PriorUnits the prior counts as that many units
+// beside those seen (one unit of 30 trials against a prior of 10, weighed
+// as 3 units: 15); without, the units seen alone (30).
+func TestPriorUnits(t *testing.T) {
+	for _, c := range []struct{ prior, want float64 }{{0, 30}, {3, 15}} {
+		e := New(time.Unix(0, 0))
+		e.PriorUnits = c.prior
+		for i := range 30 {
+			e.Trial("search", time.Unix(int64(i+1), 0), time.Second, false)
+		}
+		e.Unit("search")
+		got := e.Expect("search", "search", Part{Trials: 10, Nominal: 10 * time.Second})
+		if math.Abs(got.Trials-c.want) > 1e-9 || got.Nominal != time.Duration(c.want)*time.Second {
+			t.Errorf("PriorUnits %v: expect %+v, want %v trials", c.prior, got, c.want)
+		}
+	}
+}
+
+// TestAsideAndReuse: trials run ahead of the units that use them (a
+// sweep's survey) leave the unit under way, keep their cost, and count in
+// each unit that reuses one, at no time.
+func TestAsideAndReuse(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	e := New(t0)
+	e.Trial("search", t0.Add(1500*time.Millisecond), time.Second, false)
+	e.Trial("search", t0.Add(3000*time.Millisecond), time.Second, false)
+	e.Aside()
+	if got := e.Started(); got.Trials != 0 {
+		t.Fatalf("after Aside, the unit under way holds %v trials", got.Trials)
+	}
+	e.Reuse(time.Second)
+	e.Trial("search", t0.Add(4500*time.Millisecond), time.Second, false)
+	if got := e.Started(); got.Trials != 2 || got.Nominal != 2*time.Second {
+		t.Errorf("the unit under way: %+v, want the trial reused and the one run", got)
+	}
+	e.Unit("search")
+	if got := e.Expect("search", "search", Part{}); got.Trials != 2 {
+		t.Errorf("a unit takes %v trials, want 2", got.Trials)
+	}
+	// Every trial cost 0.5 s beside its second, the survey's too.
+	if got := e.Raw(Work{Trials("search", 2, time.Second)}); got != 3*time.Second {
+		t.Errorf("2 trials of 1 s: %v, want 3s", got)
+	}
+}
