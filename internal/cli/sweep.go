@@ -30,7 +30,8 @@ func newSweepCmd(e *env) *cobra.Command {
 		Short: "Find the fastest loss-free rate per packet size, and bisect rate cliffs to the byte",
 		Long: `For each UDP payload size, search the highest rate the far end carries within
 the loss criterion (RFC 2544 throughput, over ordinary sockets): start at the
-medium's maximum packet rate (or --max-rate), jump below what the far end
+medium's maximum packet rate (or --max-rate; a survey first runs that trial
+for every size, so that cliffs show at once), jump below what the far end
 delivered when a trial loses, bisect, and confirm the rate with one longer
 trial (--confirm, 10 s; RFC 2544 uses 60 s): a rate that does not hold for it
 is not reported, and the search goes on below it. A trial passes only when its

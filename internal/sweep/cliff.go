@@ -42,30 +42,42 @@ func (s *sweeper) bisect(ctx context.Context, c result.SweepCliff) (result.Sweep
 		sr, ok := s.done[mid]
 		if !ok {
 			s.planned += s.cfg.Repeat
-			left := result.SweepCliff{Below: below.Size, Above: above.Size, RateBelowPPS: below.RatePPS, RateAbovePPS: above.RatePPS}
-			s.bisectLeft = s.laterBisect.plus(s.split(left, max(s.cliffSizes(left)-1, 0)))
+			s.cut = &cut{below, above}
+			s.bisectLeft = s.laterBisect.plus(s.halves(below.Size, mid, above.Size))
 			var err error
-			if sr, err = s.size(ctx, mid, true); err != nil || sr == nil {
+			sr, err = s.size(ctx, mid, true)
+			s.cut = nil
+			if err != nil || sr == nil {
 				return c, err
 			}
 		}
-		switch {
-		case isCliff(below, sr, s.cfg.CliffDrop):
-			above = sr
-		case isCliff(sr, above, s.cfg.CliffDrop):
-			below = sr
-		case sr.LimitedByHost:
-			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("bisection of the cliff between %d and %d B stopped at %d B: this host could not send its rate, so it tells neither side", below.Size, above.Size, mid))
-			return result.SweepCliff{Below: below.Size, Above: above.Size, RateBelowPPS: below.RatePPS, RateAbovePPS: above.RatePPS}, nil
-		default:
-			// The fall spreads over both halves: the cliff is not one
-			// byte wide; stop here.
-			s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("the fall between %d and %d B is not a single step (%d B lies between the two rates): bisection stopped", below.Size, above.Size, mid))
-			return result.SweepCliff{Below: below.Size, Above: above.Size, RateBelowPPS: below.RatePPS, RateAbovePPS: above.RatePPS}, nil
+		var stop string
+		if below, above, stop = narrow(below, sr, above, s.cfg.CliffDrop); stop != "" {
+			s.res.Warnings = append(s.res.Warnings, stop)
+			break
 		}
 	}
 	return result.SweepCliff{Below: below.Size, Above: above.Size, RateBelowPPS: below.RatePPS, RateAbovePPS: above.RatePPS}, nil
 }
+
+// narrow is where the cliff between below and above lies once mid, a size
+// between them, is searched: the half with the fall, or (stop says why)
+// no further, the bisection ending there.
+func narrow(below, mid, above *result.SweepSize, drop float64) (b, a *result.SweepSize, stop string) {
+	switch {
+	case isCliff(below, mid, drop):
+		return below, mid, ""
+	case isCliff(mid, above, drop):
+		return mid, above, ""
+	case mid.LimitedByHost:
+		return below, above, fmt.Sprintf("bisection of the cliff between %d and %d B stopped at %d B: this host could not send its rate, so it tells neither side", below.Size, above.Size, mid.Size)
+	}
+	// The fall spreads over both halves: the cliff is not one byte wide.
+	return below, above, fmt.Sprintf("the fall between %d and %d B is not a single step (%d B lies between the two rates): bisection stopped", below.Size, above.Size, mid.Size)
+}
+
+// cut is the cliff a bisection is narrowing: the sizes either side of it.
+type cut struct{ below, above *result.SweepSize }
 
 // IP and UDP header bytes over a datagram's payload (IPv4).
 const ipUDPHeaders = 28

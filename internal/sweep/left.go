@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"math"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/eta"
@@ -117,12 +118,66 @@ func (s *sweeper) tell(st searchState) {
 func (s *sweeper) after(size, rep int) eta.Work {
 	r := float64(s.cfg.Repeat)
 	each := s.est.Expect(unitSearch, unitSearch, s.searchPrior(size))
-	cliffs := s.bisectLeft.plus(s.cliffAhead(size)).plus(s.noRateAhead(size))
+	ahead, seen := s.cliffsAhead(size)
+	cliffs := s.bisecting(size).plus(ahead).plus(s.noRateAhead(size, seen))
+	// The later sizes' first searches, each like the searches its survey
+	// trial foretells, less the survey trials already run for them (and
+	// for the size under way, while the survey runs).
+	later := each.Scale(float64(s.cfg.Repeat-rep) + float64(len(s.ahead))*(r-1))
+	for _, z := range s.ahead {
+		x := s.expected(z, each)
+		later.Trials, later.Nominal = later.Trials+x.Trials, later.Nominal+x.Nominal
+	}
+	if n := s.surveyed(append([]int{size}, s.ahead...)); n > 0 {
+		later.Trials = max(later.Trials-n, 0)
+		later.Nominal = max(later.Nominal-time.Duration(n*float64(s.cfg.Trial)), 0)
+	}
 	return eta.Work{
-		each.Scale(float64(s.cfg.Repeat-rep) + float64(len(s.ahead))*r),
+		later,
 		s.est.Expect(searchKind(true), unitSearch, each).Scale(cliffs.atMax * r),
 		s.est.Expect(searchKind(false), unitSearch, each).Scale(cliffs.below * r),
 	}
+}
+
+// bisecting is how many sizes bisecting the cliffs found so far are
+// expected to take after size's search: bisectLeft, but once the middle
+// size of a cliff being bisected is judged (its search ended), from the
+// half it leaves the cliff in, or none when the bisection stops there.
+func (s *sweeper) bisecting(size int) sides {
+	if s.cut == nil {
+		return s.bisectLeft
+	}
+	sr, judged := s.done[size], true
+	if sr == nil && s.overload.size == size && s.overload.pps > 0 {
+		// Its search under way failed a trial: it finds no rate above
+		// what the far end delivered then, which may already tell the
+		// half (the most it delivered stays clear of the size below).
+		sr, judged = &result.SweepSize{Size: size, RatePPS: s.overload.pps}, false
+	}
+	if sr == nil {
+		return s.bisectLeft
+	}
+	b, a, stop := narrow(s.cut.below, sr, s.cut.above, s.cfg.CliffDrop)
+	switch {
+	case stop != "" && judged:
+		return s.laterBisect
+	case stop != "":
+		return s.bisectLeft
+	}
+	c := result.SweepCliff{Below: b.Size, Above: a.Size}
+	return s.laterBisect.plus(s.split(c, s.cliffSizes(c)))
+}
+
+// halves is how many sizes bisecting the cliff between below and above
+// are expected to take after mid, the size being searched: the cliff lies
+// in either half alike, and the bisection goes on past mid as often as a
+// step does (see cliffSizes).
+func (s *sweeper) halves(below, mid, above int) sides {
+	var out sides
+	for _, c := range []result.SweepCliff{{Below: below, Above: mid}, {Below: mid, Above: above}} {
+		out = out.plus(s.split(c, s.goesOn()*s.cliffSizes(c)/2))
+	}
+	return out
 }
 
 // searchKind is the eta unit a search also closes as, by whether it ended
@@ -148,7 +203,7 @@ func (a sides) plus(b sides) sides { return sides{a.atMax + b.atMax, a.below + b
 func (s *sweeper) split(c result.SweepCliff, n float64) sides {
 	var out sides
 	for _, z := range []int{c.Below, c.Above} {
-		if sr := s.done[z]; sr != nil && sr.AtMax {
+		if sr := s.done[z]; (sr != nil && sr.AtMax) || (sr == nil && s.looked[z].atMax) {
 			out.atMax += n / 2
 		} else {
 			out.below += n / 2 // the size under way: its search failed a trial
@@ -170,24 +225,36 @@ func (s *sweeper) bisections(cs []result.SweepCliff) sides {
 // cliffSizes is how many sizes bisecting the cliff c is expected to take.
 // A cliff is taken to be one step (what bisecting it looks for: a buffer
 // that holds one datagram fewer), which keeps the whole fall in one half
-// of the interval every time, down to the byte. But a size this host
+// of the interval every time, down to the byte: log2 of its width in
+// bytes (a bisection of L bytes takes the whole or the next whole number
+// of steps under or over log2 L, as the step lies). But a size this host
 // cannot send at its rate stops the bisection (it tells neither side):
-// each step goes on only as often as the sizes so far were not
-// host-limited (counted with one of each assumed, so that a run without
-// any yet does not take it as certain).
+// each step goes on only as often as goesOn says.
 func (s *sweeper) cliffSizes(c result.SweepCliff) float64 {
+	if c.Above-c.Below <= 1 {
+		return 0
+	}
+	n, q := math.Log2(float64(c.Above-c.Below)), s.goesOn()
+	if q >= 1 {
+		return n
+	}
+	return (1 - math.Pow(q, n)) / (1 - q)
+}
+
+// goesOn is the chance that a bisection goes on past a size: that the
+// size is not limited by this host, as often as the sizes so far were not
+// (with a quarter of one such size assumed, so that a run without any yet
+// does not take it as certain; on a quiet host a bisection that stopped
+// at each size as often as one in five (the Laplace rule, one in two
+// assumed) expected about half of the 8 steps a buffer's cliff takes).
+func (s *sweeper) goesOn() float64 {
 	limited := 0
 	for _, sr := range s.done {
 		if sr.LimitedByHost {
 			limited++
 		}
 	}
-	q := 1 - float64(limited+1)/float64(len(s.done)+2) // a step goes on
-	n, p := 0.0, 1.0
-	for range int(eta.BisectInt(int64(c.Below), int64(c.Above))) {
-		n, p = n+p, p*q
-	}
-	return n
+	return 1 - (float64(limited)+0.25)/(float64(len(s.done))+0.5)
 }
 
 // noRateAhead is how many sizes bisecting cliffs not yet seen are
@@ -197,10 +264,10 @@ func (s *sweeper) cliffSizes(c result.SweepCliff) float64 {
 // rate (its byte rate falls to nothing), and this run's sizes have found
 // none as often as those done so far did (not at all while none has: a
 // run whose sizes all found a rate expects no such cliff). The size under
-// way counts only while no fall shows in its trials (cliffAhead counts it
-// then), from the size below it as found; a later one as likely to follow
-// a size that found a rate as the run's share says.
-func (s *sweeper) noRateAhead(size int) sides {
+// way from the size below it as found; a later one as likely to follow a
+// size that found a rate as the run's share says; neither where a cliff
+// is seen above the size before it (seen: cliffsAhead counts those).
+func (s *sweeper) noRateAhead(size int, seen map[int]bool) sides {
 	if s.cfg.NoBisect || len(s.done) == 0 || s.ahead == nil {
 		return sides{}
 	}
@@ -223,11 +290,8 @@ func (s *sweeper) noRateAhead(size int) sides {
 	if below != nil && below.RatePPS > 0 && !below.LimitedByHost {
 		prev, rated = below.Size, 1
 	}
-	if s.cliffAhead(size) != (sides{}) {
-		rated = 0 // the size under way's cliff is counted already
-	}
 	for _, z := range append([]int{size}, s.ahead...) {
-		if prev > 0 && rated > 0 {
+		if prev > 0 && rated > 0 && !seen[z] { // a cliff seen is counted already
 			c := result.SweepCliff{Below: prev, Above: z}
 			out = out.plus(s.split(c, rated*p*s.cliffSizes(c)))
 		}
@@ -243,44 +307,63 @@ type overload struct {
 	pps  float64
 }
 
-// sawOverload keeps what a trial of a planned size (not one bisecting a
-// cliff) that failed on the far end saw it deliver (see overload).
-func (s *sweeper) sawOverload(size int, bisected bool, v string, o result.SweepOutcome) {
+// sawOverload keeps what a trial of size that failed on the far end saw
+// it deliver (see overload).
+func (s *sweeper) sawOverload(size int, v string, o result.SweepOutcome) {
 	if s.overload.size != size {
 		s.overload = overload{size: size}
 	}
-	if bisected || v == VerdictPass || v == VerdictStall || v == VerdictHost {
+	if v == VerdictPass || v == VerdictStall || v == VerdictHost {
 		return
 	}
 	s.overload.pps = max(s.overload.pps, delivered(v, o))
 }
 
-// cliffAhead is how many sizes bisecting a cliff below size, the largest
-// size so far whose search is under way, is expected to take, from what
-// its failed trials saw it deliver: a search finds no rate above what the
-// far end forwarded when offered more (its first trial, at the highest
-// rate, measures that), so when that falls from the size below by more
-// than Config.CliffDrop, the cliff the search will end in is known now.
-// Counting it from here, not from the search's end, lets the estimate rise
-// over the search's trials (2× at most each) rather than at once when
-// the bisections begin; a search that ends higher than it forwarded drops
-// the term then. 0 while no such fall shows.
-func (s *sweeper) cliffAhead(size int) sides {
-	if s.cfg.NoBisect || s.overload.size != size || !(s.overload.pps > 0) {
-		return sides{}
+// cliffsAhead is how many sizes bisecting the cliffs under the planned
+// sizes not yet done (size, the largest so far, whose search is under
+// way, and those after it) are expected to take, and which sizes are
+// above such a cliff. A search finds no rate above what the far end
+// forwarded when offered more, which its first trial, at the highest
+// rate, measures (the survey ran it for every planned size): where that
+// falls from the size below by more than Config.CliffDrop, the cliff the
+// search will end in is known before the search. The size under way is
+// taken at the most its failed trials saw it deliver (sawOverload), else
+// as its survey trial saw it, a later size as its survey trial saw it (the
+// rate it passed at the highest rate, or what the far end delivered when
+// it failed); a size whose survey trial this host spoiled tells nothing.
+// Counting a cliff from here, not from the search's end, lets the
+// estimate rise early and over several updates (2× at most each); a
+// search that ends higher than it forwarded drops the term then.
+func (s *sweeper) cliffsAhead(size int) (sides, map[int]bool) {
+	if s.cfg.NoBisect {
+		return sides{}, nil
 	}
 	var below *result.SweepSize
 	for z, sr := range s.done {
 		switch {
 		case z > size:
-			return sides{} // a size between two done: bisecting, or out of order
+			return sides{}, nil // a size between two done: bisecting, or out of order
 		case z < size && (below == nil || z > below.Size):
 			below = sr
 		}
 	}
-	if below == nil || !isCliff(below, &result.SweepSize{Size: size, RatePPS: s.overload.pps}, s.cfg.CliffDrop) {
-		return sides{}
+	var out sides
+	seen := map[int]bool{}
+	prev := below
+	for _, z := range append([]int{size}, s.ahead...) {
+		var cur *result.SweepSize
+		if l, ok := s.looked[z]; ok {
+			cur = &result.SweepSize{Size: z, RatePPS: l.pps}
+		}
+		if z == size && s.overload.size == size && s.overload.pps > 0 {
+			cur = &result.SweepSize{Size: z, RatePPS: s.overload.pps}
+		}
+		if prev != nil && cur != nil && isCliff(prev, cur, s.cfg.CliffDrop) {
+			c := result.SweepCliff{Below: prev.Size, Above: z}
+			out = out.plus(s.split(c, s.cliffSizes(c)))
+			seen[z] = true
+		}
+		prev = cur
 	}
-	c := result.SweepCliff{Below: below.Size, Above: size}
-	return s.split(c, s.cliffSizes(c))
+	return out, seen
 }

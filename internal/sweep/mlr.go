@@ -75,7 +75,11 @@ func (s *sweeper) multi(ctx context.Context, size, rep int, losses []float64, sr
 		n         int
 	)
 	final := max(cfg.Confirm, cfg.Trial) // a trial this long confirms a rate
+	var held mlrsearch.State             // where the search stood at the trial whose telling is held
 	trial := func(ctx context.Context, t mlrsearch.Trial) (mlrsearch.Outcome, error) {
+		// A trial after the one held (the search went on past what its
+		// structure counted): tell that one now.
+		s.tellMulti(size, rep, held)
 		spec := Spec{Size: size, RatePPS: t.Rate, Duration: t.Duration}
 		o, err := s.trial(ctx, spec)
 		if err != nil || ctx.Err() != nil {
@@ -126,9 +130,19 @@ func (s *sweeper) multi(ctx context.Context, size, rep int, losses []float64, sr
 	}
 	mc := mlrsearch.Config{Losses: shares, Min: top / 1000, Max: top, Initial: cfg.Trial, Final: final,
 		Phases: Phases, Goal: cfg.Resolution, Retries: cfg.StallRetries, MaxTrials: cfg.MaxTrials,
-		OnTrial: func(_ mlrsearch.Trial, _ mlrsearch.Outcome, st mlrsearch.State) { s.tellMulti(size, rep, st) }}
+		OnTrial: func(_ mlrsearch.Trial, _ mlrsearch.Outcome, st mlrsearch.State) {
+			if n, _ := st.Left(); n == 0 && s.holdTell {
+				// Likely the search's last trial: told once the
+				// size is judged (see size), or before the next.
+				held = st
+				return
+			}
+			s.tellMulti(size, rep, st)
+		}}
 	res, err := mlrsearch.Search(ctx, mc, trial)
-	s.tellMulti(size, rep, mlrsearch.State{})
+	if !s.holdTell || err != nil {
+		s.tellMulti(size, rep, mlrsearch.State{})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -179,8 +193,17 @@ func (s *sweeper) tellMulti(size, rep int, st mlrsearch.State) {
 	s.told = nil
 	var cur eta.Part
 	if st.Lower != nil {
+		// What its structure still needs, or more: what a search of its
+		// kind (as its survey trial foretells) took in this run, less
+		// what this one has run. On a host with two busy loops the
+		// later searches' confirmations failed, and their structure
+		// alone read half of what they took.
 		n, d := st.Left()
-		cur = eta.Part{Class: unitSearch, Trials: n, Nominal: d}
+		kind := unitSearch
+		if l, ok := s.looked[size]; ok {
+			kind = searchKind(l.atMax)
+		}
+		cur = s.est.Rest(kind, unitSearch, s.est.Expect(unitSearch, unitSearch, s.searchPrior(size)), eta.Part{Class: unitSearch, Trials: n, Nominal: d})
 	}
 	p.SearchLeft = cur
 	p.Left = s.est.Left(append(eta.Work{cur}, s.after(size, rep)...))

@@ -16,7 +16,11 @@ func (p Progress) Line() string {
 	if p.Repeat > 1 {
 		what += fmt.Sprintf(" repeat %d", p.Repeat)
 	}
-	line := fmt.Sprintf("%s, trial %d at %.0f/s: %s (sent %d, loss %.3f %%)", what, p.Trial, p.RatePPS, p.Verdict, p.Outcome.Sent, LossPercent(p.Outcome))
+	trial := fmt.Sprintf("trial %d", p.Trial)
+	if p.Survey {
+		trial = "survey trial"
+	}
+	line := fmt.Sprintf("%s, %s at %.0f/s: %s (sent %d, loss %.3f %%)", what, trial, p.RatePPS, p.Verdict, p.Outcome.Sent, LossPercent(p.Outcome))
 	if eta := p.ETA(); eta > 0 {
 		line += fmt.Sprintf(", about %v left", eta.Round(time.Second))
 	}

@@ -306,8 +306,11 @@ func (s *sweeper) logTrial(sr *result.SweepSize, spec Spec, o result.SweepOutcom
 		Verdict: v, DeliveredPPS: delivered(VerdictPass, o), SweepOutcome: o}
 	rec.RTTs = nil // summarised in result.SweepRTT; the log keeps no per-datagram times
 	sr.TrialLog = append(sr.TrialLog, rec)
-	s.sawOverload(size, bisected, v, o)
-	if s.cfg.OnTrial != nil {
+	s.sawOverload(size, v, o)
+	if s.reused {
+		// The survey's trial, told when it ran.
+		s.reused = false
+	} else if s.cfg.OnTrial != nil {
 		s.told = &Progress{Size: size, Repeat: rep, Trial: trial, RatePPS: spec.RatePPS, Outcome: o, Verdict: v,
 			Done: s.fin, Planned: s.planned, Elapsed: s.cfg.now().Sub(s.start), Bisected: bisected, Spec: spec}
 	}

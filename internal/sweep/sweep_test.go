@@ -264,8 +264,14 @@ func TestConfidenceMath(t *testing.T) {
 func TestInterruptKeepsFinishedSizes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &fakeDevice{capPPS: wire}
+	seen := 0
 	r := RunnerFunc(func(c context.Context, s Spec) (result.SweepOutcome, error) {
+		// The survey runs 1000 B's first trial before 100 B's search:
+		// stop in 1000 B's search, after 100 B's.
 		if s.Size == 1000 {
+			if seen++; seen == 1 {
+				return d.Trial(c, s)
+			}
 			cancel()
 			return result.SweepOutcome{}, c.Err()
 		}
@@ -273,9 +279,12 @@ func TestInterruptKeepsFinishedSizes(t *testing.T) {
 	})
 	res := NewResult(result.SweepTest{})
 	cfg := fastConfig(100, 1000)
-	cfg.MaxPPS = wire
+	cfg.MaxPPS = func(z int) float64 { return 2 * wire(z) } // a search of several trials
 	if err := Run(ctx, cfg, r, res); err != nil {
 		t.Fatal(err)
+	}
+	if seen != 2 {
+		t.Errorf("1000 B's trials: %d, want its survey trial and the one interrupted", seen)
 	}
 	if !res.Interrupted || len(res.Sizes) != 1 || res.Sizes[0].Size != 100 {
 		t.Fatalf("interrupted %v, sizes %+v", res.Interrupted, res.Sizes)

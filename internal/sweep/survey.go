@@ -1,0 +1,97 @@
+package sweep
+
+import (
+	"context"
+
+	"github.com/wirebench/wirebench/internal/eta"
+	"github.com/wirebench/wirebench/internal/result"
+)
+
+// survey runs, before any search, the trial every planned size's search
+// starts with (the highest rate, one search trial long), and keeps each
+// outcome for that search to use as its first trial: the same trial, run
+// earlier. What each size forwards when offered more than it takes is then
+// known in the first seconds, so a cliff between two sizes asked for is
+// counted in the time left from the start, not from when the search of the
+// size above it begins (in a sweep of 466, 978, 1234 and 1472 B against a
+// buffer that holds two datagrams of 1262 B, the cliff and its 8 bisected
+// sizes, more than half of the run, showed only a quarter of the way in).
+// A sweep that bisects no cliff (--no-bisect, one size) has no survey.
+func (s *sweeper) survey(ctx context.Context, sizes []int) error {
+	if s.cfg.NoBisect || len(sizes) < 2 {
+		return nil
+	}
+	s.first, s.looked = map[Spec]result.SweepOutcome{}, map[int]look{}
+	s.ahead = sizes[1:]
+	for i, size := range sizes {
+		spec := s.spec(size, s.cfg.MaxPPS(size), false)
+		o, err := s.trial(ctx, spec)
+		if err != nil || ctx.Err() != nil {
+			return err
+		}
+		s.first[spec] = o
+		v := s.cfg.Verdict(spec, o)
+		switch v {
+		case VerdictPass:
+			s.looked[size] = look{pps: spec.RatePPS, atMax: true}
+		case VerdictStall, VerdictHost:
+			// Our sender spoiled it: it tells nothing of the far end.
+		default:
+			s.looked[size] = look{pps: delivered(v, o)}
+		}
+		if s.cfg.OnTrial != nil {
+			p := Progress{Size: size, Trial: i + 1, Survey: true, RatePPS: spec.RatePPS, Outcome: o, Verdict: v,
+				Planned: s.planned, Elapsed: s.cfg.now().Sub(s.start), Spec: spec}
+			p.Left = s.est.Left(s.after(sizes[0], 0))
+			s.cfg.OnTrial(p)
+		}
+	}
+	// The survey's trials count in the searches that reuse them.
+	s.est.Aside()
+	return nil
+}
+
+// look is what the survey saw a size do at the highest rate: the rate it
+// passed (atMax), or what the far end delivered when it failed (a search
+// finds no rate above it).
+type look struct {
+	pps   float64
+	atMax bool
+}
+
+// reuse is the survey's outcome of spec, once: the first trial of its
+// size's search.
+func (s *sweeper) reuse(spec Spec) (result.SweepOutcome, bool) {
+	o, ok := s.first[spec]
+	if !ok {
+		return o, false
+	}
+	delete(s.first, spec)
+	s.est.Reuse(spec.Nominal())
+	s.prev, s.ran, s.stalled, s.reused = spec, true, false, true
+	return o, true
+}
+
+// surveyed is how many of sizes have a survey trial their searches have
+// not used yet: trials the work left no longer needs.
+func (s *sweeper) surveyed(sizes []int) float64 {
+	n := 0
+	for _, z := range sizes {
+		if _, ok := s.first[s.spec(z, s.cfg.MaxPPS(z), false)]; ok {
+			n++
+		}
+	}
+	return float64(n)
+}
+
+// expected is what the search of a planned size not yet searched is
+// expected to take: like the searches that ended at the highest rate when
+// the survey saw it pass there, like those that ended below it when the
+// survey saw it fail, and like any search otherwise.
+func (s *sweeper) expected(size int, each eta.Part) eta.Part {
+	l, ok := s.looked[size]
+	if !ok {
+		return each
+	}
+	return s.est.Expect(searchKind(l.atMax), unitSearch, each)
+}
