@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -53,59 +54,57 @@ func TestRecordTrace(t *testing.T) {
 // recorded are the sweeps recorded against a reflector on loopback (see
 // TestRecordTrace), with the options they ran with and the share of the
 // estimates from a quarter of the way in that must be within 35 % of the
-// time really left. Not all: in a sweep, work appears that nothing before
-// it shows, and no estimate that rises at most 2× per update can follow it
-// at once. Both were recorded again for the multi-rate search (December
-// 2026, on the 2-core host at a load average of 14 to 39, three
-// recordings and other engineers' work at once). In the buffer recording
-// the cliff between 1234 and 1472 B, bisected over 8 sizes that take 56 %
-// of the run, shows only when 1472 B's search ends, 44 % of the way in
-// (163 s of 375 s), and a search takes 3 to 14 trials as its size lies
-// at, below or on the cliff. In the 10mbit recording the host's stalls
-// kept every search but the first from converging within its 14 trials,
-// and cliffs into 50 and 722 B were bisected (15 searches in 757 s). The
-// estimate before internal/eta was within the bound less often on both
-// (10 % and 14 %), and with the plain mean of the searches done in place
-// of eta's recency-weighted one 23 % and 27 %; with it, 31 % and 61 %.
-// Two terms took the buffer recording to 73 %: the cliff under the size
-// being searched counts from the first trial that delivered too little
-// (1472 B's first, at 105 s, not its search's end at 163 s), and a size
-// bisecting a cliff is expected to search like one of the cliff's ends,
-// half the time each (3 trials at the highest rate, 7 to 14 below it).
-// Its estimate still reads about 0.55× until 175 s: the bisection is
-// counted as going on as often as sizes were not host-limited (4 of its
-// 8 steps expected, with 3 sizes done), and all 8 did. In the 10mbit
-// recording every search ran its 14 trials but took 20 to 100 s as the
-// mix of 1, 3.2 and 10 s trials and the host's stalls fell, with nothing
-// before a search that tells which, and the bisections stopped after 5 of
-// 6 and 2 of 9 steps at sizes this host could not send, more often than
-// the share of host-limited sizes before them foretold: no term of the
-// run's structure foresees either, and its share stayed 31 %. Two
-// terms took it to 36 % and the buffer recording to 75 %: a host
-// stall's re-runs are left out of what a search takes and added as the
-// share of the searches' time they took in the run (one search a stall
-// drew out no longer sets every later one's length), and the cliffs that
-// sizes finding no rate at all will make (its 82, 210, 978 and 1234 B
-// found none at 0 % loss, and 18-82 and 466-978 were bisected) are
-// counted before they show, as often as the sizes done found none. Every
-// estimate of both keeps to the 2× rule. The shares asserted are what the
-// estimator reaches today, a little rounded down: a floor against making
-// it worse, not a claim of the ±35 % bound.
+// time really left: what the estimator reaches today, a little rounded
+// down, a floor against making it worse.
+//
+// The quiet and busy recordings are of today's sweep (with its survey),
+// made 7 December 2026 on the 2-core host, quiet (load average 0.5 to 1.5)
+// and beside two busy loops (load 4 to 9), the conditions the issue
+// names: 97 and 96 % of the estimates hold on the quiet ones, 50 and 88 %
+// on the busy ones. What the estimate cannot foresee there:
+//   - a bisection's last steps are one size more or fewer as the cliff
+//     lies (a cliff within 3 bytes takes 1 size when it lies under the
+//     middle one, 2 otherwise): the estimate counts their mean, and with
+//     one search left that is off by half of it;
+//   - beside the busy loops, the 10 s confirmations of the later sizes
+//     (978 to 1472 B, against the 10mbit model) lost a few datagrams and
+//     their searches ran 3 to 5 of them, where those of the sizes before
+//     ran 1: those searches took twice what every search before them
+//     took, and the estimate read about half of what was left until they
+//     had run (no better than the estimate before internal/eta, which
+//     happened to read the first size's long search as the rule).
+//
+// The eth100 recordings were made before the survey (December 2026, at a
+// load average of 14 to 39, three recordings and other engineers' work at
+// once) and are replayed as the sweep would have run them with it
+// (trialtrace.Surveyed): a host that hostile stalls searches into 20 to
+// 100 s and makes sizes find no rate, and the estimate holds for a third
+// and a half of the updates (before the survey 36 and 75 %: the survey's
+// 1472 B trial shows the buffer's cliff at once, but its searches, counted
+// from a structure and a run where the host stalls every few seconds,
+// were long where the estimate expected them short, and the other way).
 var recorded = []struct {
 	file     string
 	opts     sweep.Options
 	within   float64
 	beatsOld bool // within the bound more often than the estimate before internal/eta
+	// beforeSurvey: recorded before the sweep's survey, replayed as it
+	// would have run with one (trialtrace.Surveyed).
+	beforeSurvey bool
 }{
-	{"sweep-eth100-10mbit.json", sweep.Options{Sizes: "rfc2544", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.33, true},
-	{"sweep-eth100-buffer.json", sweep.Options{Sizes: "466,978,1234,1472", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.72, true},
+	{"sweep-eth100-10mbit.json", sweep.Options{Sizes: "rfc2544", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.30, true, true},
+	{"sweep-eth100-buffer.json", sweep.Options{Sizes: "466,978,1234,1472", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.54, true, true},
+	{"sweep-quiet-10mbit.json", sweep.Options{Sizes: "rfc2544", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.95, true, false},
+	{"sweep-quiet-buffer.json", sweep.Options{Sizes: "466,978,1234,1472", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.94, true, false},
+	{"sweep-busy-10mbit.json", sweep.Options{Sizes: "rfc2544", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.48, false, false},
+	{"sweep-busy-buffer.json", sweep.Options{Sizes: "466,978,1234,1472", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.86, true, false},
 }
 
 // replay runs the sweep recorded in file again, its trials answered from
 // the recording on its clock, and returns its progress updates: the
 // estimate each showed (left, when given; otherwise the Line's) and the
 // time the recorded run really had left.
-func replay(t *testing.T, file string, o sweep.Options, left func(sweep.Progress) time.Duration) ([]trialtrace.Point, time.Duration) {
+func replay(t *testing.T, file string, o sweep.Options, before bool, left func(sweep.Progress) time.Duration) ([]trialtrace.Point, time.Duration) {
 	t.Helper()
 	tr, err := trialtrace.Load(filepath.Join("testdata", "eta", file))
 	if err != nil {
@@ -115,6 +114,9 @@ func replay(t *testing.T, file string, o sweep.Options, left func(sweep.Progress
 	s, err := o.Setup("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if before {
+		tr = trialtrace.Surveyed(tr, slices.Sorted(slices.Values(s.Config.Sizes)))
 	}
 	rp := trialtrace.NewReplay(tr)
 	s.Config.Sleep, s.Config.Now = rp.Sleep, rp.Now
@@ -149,7 +151,7 @@ func legacyETA(p sweep.Progress) time.Duration {
 func TestTimeLeftHolds(t *testing.T) {
 	for _, r := range recorded {
 		t.Run(r.file, func(t *testing.T) {
-			ps, total := replay(t, r.file, r.opts, sweep.Progress.ETA)
+			ps, total := replay(t, r.file, r.opts, r.beforeSurvey, sweep.Progress.ETA)
 			for _, p := range ps {
 				t.Logf("at %6.1fs: estimated %6.1fs left, really %6.1fs", p.Elapsed.Seconds(), p.Estimate.Seconds(), p.Actual.Seconds())
 			}
@@ -160,7 +162,7 @@ func TestTimeLeftHolds(t *testing.T) {
 			for _, b := range v.Misses {
 				t.Log("off: " + b)
 			}
-			old, _ := replay(t, r.file, r.opts, legacyETA)
+			old, _ := replay(t, r.file, r.opts, r.beforeSurvey, legacyETA)
 			was := trialtrace.Check(old, total, 0.25, 0.35, 2)
 			t.Logf("within 35 %% from a quarter in: %.0f %% of %d estimates (before internal/eta: %.0f %%, and %d rose more than 2×)",
 				100*v.Within(), v.Judged, 100*was.Within(), len(was.Rises))

@@ -211,3 +211,49 @@ func Check(ps []Point, total time.Duration, from, tol, rise float64) Verdict {
 	}
 	return v
 }
+
+// Surveyed is tr, a sweep recorded before the sweep's survey, as it would
+// have run with one: the first trial of each of sizes (the first of its
+// search: the highest rate, a search trial long) moved ahead of all the
+// others, in the order of sizes, each trial keeping its own length and
+// the pause before it. The outcomes are the recorded ones: a recording
+// made on a host too loaded to record again at will keeps its use.
+func Surveyed(tr *Trace, sizes []int) *Trace {
+	first := map[int]int{}
+	for i, t := range tr.Trials {
+		if _, ok := first[t.Size]; !ok {
+			first[t.Size] = i
+		}
+	}
+	var order []int
+	moved := map[int]bool{}
+	for _, z := range sizes {
+		if i, ok := first[z]; ok {
+			order, moved[i] = append(order, i), true
+		}
+	}
+	for i := range tr.Trials {
+		if !moved[i] {
+			order = append(order, i)
+		}
+	}
+	out := &Trace{Command: tr.Command, Trials: make([]Trial, 0, len(tr.Trials))}
+	var now float64
+	for _, i := range order {
+		t := tr.Trials[i]
+		pause, took := t.StartS, t.EndS-t.StartS
+		if i > 0 {
+			pause = t.StartS - tr.Trials[i-1].EndS
+		}
+		t.StartS = now + pause
+		t.EndS = t.StartS + took
+		now = t.EndS
+		out.Trials = append(out.Trials, t)
+	}
+	tail := 0.0
+	if n := len(tr.Trials); n > 0 {
+		tail = tr.EndS - tr.Trials[n-1].EndS
+	}
+	out.EndS = now + tail
+	return out
+}
