@@ -198,12 +198,16 @@ func (s *sweeper) tellMulti(size, rep int, st mlrsearch.State) {
 		// what this one has run. On a host with two busy loops the
 		// later searches' confirmations failed, and their structure
 		// alone read half of what they took.
+		// (A lone search, SearchTargets's, has no run to learn from.)
 		n, d := st.Left()
-		kind := unitSearch
-		if l, ok := s.looked[size]; ok {
-			kind = searchKind(l.atMax)
+		cur = eta.Part{Class: unitSearch, Trials: n, Nominal: d}
+		if s.ahead != nil || s.fin > 0 {
+			kind := unitSearch
+			if l, ok := s.looked[size]; ok {
+				kind = searchKind(l.atMax)
+			}
+			cur = s.est.Rest(kind, unitSearch, s.est.Expect(unitSearch, unitSearch, s.searchPrior(size)), cur)
 		}
-		cur = s.est.Rest(kind, unitSearch, s.est.Expect(unitSearch, unitSearch, s.searchPrior(size)), eta.Part{Class: unitSearch, Trials: n, Nominal: d})
 	}
 	p.SearchLeft = cur
 	p.Left = s.est.Left(append(eta.Work{cur}, s.after(size, rep)...))

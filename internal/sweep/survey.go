@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/wirebench/wirebench/internal/eta"
 	"github.com/wirebench/wirebench/internal/result"
@@ -27,6 +28,7 @@ func (s *sweeper) survey(ctx context.Context, sizes []int) error {
 		spec := s.spec(size, s.cfg.MaxPPS(size), false)
 		o, err := s.trial(ctx, spec)
 		if err != nil || ctx.Err() != nil {
+			s.keepSurvey(sizes[0], i, ctx.Err() != nil)
 			return err
 		}
 		s.first[spec] = o
@@ -49,6 +51,31 @@ func (s *sweeper) survey(ctx context.Context, sizes []int) error {
 	// The survey's trials count in the searches that reuse them.
 	s.est.Aside()
 	return nil
+}
+
+// keepSurvey keeps, when the survey was stopped (interrupted, or by an
+// error) after n trials, the one of first (the first size searched) as the
+// unfinished search's (its first trial); a warning counts the others,
+// which no search used.
+func (s *sweeper) keepSurvey(first, n int, interrupted bool) {
+	spec := s.spec(first, s.cfg.MaxPPS(first), false)
+	o, ok := s.first[spec]
+	if !ok {
+		return
+	}
+	sr := &result.SweepSize{Size: first, TrialLog: []result.SweepTrial{}, Interrupted: interrupted}
+	if s.cfg.LinePPS != nil {
+		sr.LinePPS = s.cfg.LinePPS(first)
+	}
+	rec := s.logTrial(sr, spec, o, s.cfg.Verdict(spec, o), first, 1, 1, false, false)
+	if s.cfg.Packets == 0 {
+		rec.Phase = 1 // the multi-rate search's first phase
+	}
+	s.told = nil // told when it ran
+	s.res.Unfinished = sr
+	if n > 1 {
+		s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("the survey had run the first trial of %d more sizes; no search used them, and they are not kept", n-1))
+	}
 }
 
 // look is what the survey saw a size do at the highest rate: the rate it
