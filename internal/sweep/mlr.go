@@ -202,11 +202,11 @@ func (s *sweeper) tellMulti(size, rep int, st mlrsearch.State) {
 		n, d := st.Left()
 		cur = eta.Part{Class: unitSearch, Trials: n, Nominal: d}
 		if s.ahead != nil || s.fin > 0 {
-			kind := unitSearch
+			kind, prior := unitSearch, s.est.Expect(unitSearch, unitSearch, s.searchPrior(size))
 			if l, ok := s.looked[size]; ok {
-				kind = searchKind(l.atMax)
+				kind, prior = searchKind(l.atMax), s.kindPrior(l.atMax, size, prior)
 			}
-			cur = s.est.Rest(kind, unitSearch, s.est.Expect(unitSearch, unitSearch, s.searchPrior(size)), cur)
+			cur = s.est.Rest(kind, unitSearch, prior, cur)
 		}
 	}
 	p.SearchLeft = cur
