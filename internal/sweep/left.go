@@ -128,9 +128,9 @@ func (s *sweeper) after(size, rep int) eta.Work {
 		x := s.expected(z, each)
 		later.Trials, later.Nominal = later.Trials+x.Trials, later.Nominal+x.Nominal
 	}
-	if n := s.surveyed(append([]int{size}, s.ahead...)); n > 0 {
-		later.Trials = max(later.Trials-n, 0)
-		later.Nominal = max(later.Nominal-time.Duration(n*float64(s.cfg.Trial)), 0)
+	if u := s.surveyed(append([]int{size}, s.ahead...)); u.Trials > 0 {
+		later.Trials = max(later.Trials-u.Trials, 0)
+		later.Nominal = max(later.Nominal-u.Nominal, 0)
 	}
 	return eta.Work{
 		later,

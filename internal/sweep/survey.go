@@ -25,10 +25,10 @@ func (s *sweeper) survey(ctx context.Context, sizes []int) error {
 	s.first, s.looked = map[Spec]result.SweepOutcome{}, map[int]look{}
 	s.ahead = sizes[1:]
 	for i, size := range sizes {
-		spec := s.spec(size, s.cfg.MaxPPS(size), false)
+		spec := s.surveySpec(size)
 		o, err := s.trial(ctx, spec)
 		if err != nil || ctx.Err() != nil {
-			s.keepSurvey(sizes[0], i, ctx.Err() != nil)
+			s.keepSurvey(sizes[0], ctx.Err() != nil)
 			return err
 		}
 		s.first[spec] = o
@@ -53,12 +53,15 @@ func (s *sweeper) survey(ctx context.Context, sizes []int) error {
 	return nil
 }
 
+// surveySpec is the survey's trial of size: its search's first.
+func (s *sweeper) surveySpec(size int) Spec { return s.spec(size, s.cfg.MaxPPS(size), false) }
+
 // keepSurvey keeps, when the survey was stopped (interrupted, or by an
-// error) after n trials, the one of first (the first size searched) as the
-// unfinished search's (its first trial); a warning counts the others,
-// which no search used.
-func (s *sweeper) keepSurvey(first, n int, interrupted bool) {
-	spec := s.spec(first, s.cfg.MaxPPS(first), false)
+// error), its trial of first (the first size searched) as the unfinished
+// search's (its first trial); a warning counts the others, which no search
+// used.
+func (s *sweeper) keepSurvey(first int, interrupted bool) {
+	spec := s.surveySpec(first)
 	o, ok := s.first[spec]
 	if !ok {
 		return
@@ -73,8 +76,8 @@ func (s *sweeper) keepSurvey(first, n int, interrupted bool) {
 	}
 	s.told = nil // told when it ran
 	s.res.Unfinished = sr
-	if n > 1 {
-		s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("the survey had run the first trial of %d more sizes; no search used them, and they are not kept", n-1))
+	if n := len(s.first) - 1; n > 0 {
+		s.res.Warnings = append(s.res.Warnings, fmt.Sprintf("the survey had run the first trial of %d more sizes; no search used them, and they are not kept", n))
 	}
 }
 
@@ -99,16 +102,18 @@ func (s *sweeper) reuse(spec Spec) (result.SweepOutcome, bool) {
 	return o, true
 }
 
-// surveyed is how many of sizes have a survey trial their searches have
-// not used yet: trials the work left no longer needs.
-func (s *sweeper) surveyed(sizes []int) float64 {
-	n := 0
+// surveyed is the survey's trials of sizes that their searches have not
+// used yet: work the searches left no longer need.
+func (s *sweeper) surveyed(sizes []int) eta.Part {
+	p := eta.Part{Class: unitSearch}
 	for _, z := range sizes {
-		if _, ok := s.first[s.spec(z, s.cfg.MaxPPS(z), false)]; ok {
-			n++
+		spec := s.surveySpec(z)
+		if _, ok := s.first[spec]; ok {
+			p.Trials++
+			p.Nominal += spec.Nominal()
 		}
 	}
-	return float64(n)
+	return p
 }
 
 // expected is what the search of a planned size not yet searched is
