@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/eta"
+	"github.com/wirebench/wirebench/internal/mlrsearch"
 	"github.com/wirebench/wirebench/internal/result"
 )
 
@@ -134,8 +135,8 @@ func (s *sweeper) after(size, rep int) eta.Work {
 	}
 	return eta.Work{
 		later,
-		s.est.Expect(searchKind(true), unitSearch, s.kindPrior(true, size, each)).Scale(cliffs.atMax * r),
-		s.est.Expect(searchKind(false), unitSearch, s.kindPrior(false, size, each)).Scale(cliffs.below * r),
+		s.est.Expect(searchKind(true), unitSearch, s.kindPrior(true, each)).Scale(cliffs.atMax * r),
+		s.est.Expect(searchKind(false), unitSearch, s.kindPrior(false, each)).Scale(cliffs.below * r),
 	}
 }
 
@@ -180,24 +181,24 @@ func (s *sweeper) halves(below, mid, above int) sides {
 	return out
 }
 
-// kindPrior is what a search of size that ends at the highest rate
+// kindPrior is what a search that ends at the highest rate
 // (atMax) or below it is expected to take before one has: one that
 // passes its first trial there measures it once in each later phase, at
 // that phase's length (the structure of the multi-rate search, which
 // each, what any search takes, does not tell apart); one below it as any
 // search.
-func (s *sweeper) kindPrior(atMax bool, size int, each eta.Part) eta.Part {
+func (s *sweeper) kindPrior(atMax bool, each eta.Part) eta.Part {
 	if !atMax || s.cfg.Packets > 0 {
 		return each
 	}
-	t, final := s.cfg.Trial, max(s.cfg.Confirm, s.cfg.Trial)
-	if final <= t {
-		return eta.Trials(unitSearch, 1, t) // a pass is its own confirmation
+	mc := mlrsearch.Config{Initial: s.cfg.Trial, Final: max(s.cfg.Confirm, s.cfg.Trial), Phases: Phases}
+	if mc.Final <= mc.Initial {
+		return eta.Trials(unitSearch, 1, mc.Initial) // a pass is its own confirmation
 	}
 	p := eta.Part{Class: unitSearch}
 	for k := range Phases + 1 {
 		p.Trials++
-		p.Nominal += time.Duration(float64(t) * math.Pow(float64(final)/float64(t), float64(k)/Phases))
+		p.Nominal += mc.Duration(k)
 	}
 	return p
 }

@@ -204,7 +204,7 @@ func (s *sweeper) tellMulti(size, rep int, st mlrsearch.State) {
 		if s.ahead != nil || s.fin > 0 {
 			kind, prior := unitSearch, s.est.Expect(unitSearch, unitSearch, s.searchPrior(size))
 			if l, ok := s.looked[size]; ok {
-				kind, prior = searchKind(l.atMax), s.kindPrior(l.atMax, size, prior)
+				kind, prior = searchKind(l.atMax), s.kindPrior(l.atMax, prior)
 			}
 			cur = s.est.Rest(kind, unitSearch, prior, cur)
 		}

@@ -125,5 +125,5 @@ func (s *sweeper) expected(size int, each eta.Part) eta.Part {
 	if !ok {
 		return each
 	}
-	return s.est.Expect(searchKind(l.atMax), unitSearch, s.kindPrior(l.atMax, size, each))
+	return s.est.Expect(searchKind(l.atMax), unitSearch, s.kindPrior(l.atMax, each))
 }
