@@ -33,7 +33,7 @@ func SearchTargets(ctx context.Context, cfg Config, r Runner, size int, losses [
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &sweeper{cfg: cfg, r: r, res: NewResult(result.SweepTest{}), start: cfg.now(), done: map[int]*result.SweepSize{}, planned: 1}
+	s := &sweeper{cfg: cfg, r: r, res: NewResult(result.SweepTest{}), start: cfg.now(), done: map[int]*result.SweepSize{}, planned: 1, lone: true}
 	s.est = eta.New(s.start)
 	srs := make([]*result.SweepSize, len(losses))
 	for i := range losses {
@@ -132,15 +132,15 @@ func (s *sweeper) multi(ctx context.Context, size, rep int, losses []float64, sr
 		Phases: Phases, Goal: cfg.Resolution, Retries: cfg.StallRetries, MaxTrials: cfg.MaxTrials,
 		OnTrial: func(_ mlrsearch.Trial, _ mlrsearch.Outcome, st mlrsearch.State) {
 			if n, _ := st.Left(); n == 0 && s.holdTell {
-				// Likely the search's last trial: told once the
-				// size is judged (see size), or before the next.
+				// Likely the search's last trial: told by size
+				// once the size is judged, or before the next.
 				held = st
 				return
 			}
 			s.tellMulti(size, rep, st)
 		}}
 	res, err := mlrsearch.Search(ctx, mc, trial)
-	if !s.holdTell || err != nil {
+	if !s.holdTell {
 		s.tellMulti(size, rep, mlrsearch.State{})
 	}
 	if err != nil {
@@ -201,7 +201,7 @@ func (s *sweeper) tellMulti(size, rep int, st mlrsearch.State) {
 		// (A lone search, SearchTargets's, has no run to learn from.)
 		n, d := st.Left()
 		cur = eta.Part{Class: unitSearch, Trials: n, Nominal: d}
-		if s.ahead != nil || s.fin > 0 {
+		if !s.lone {
 			kind, prior := unitSearch, s.est.Expect(unitSearch, unitSearch, s.searchPrior(size))
 			if l, ok := s.looked[size]; ok {
 				kind, prior = searchKind(l.atMax), s.kindPrior(l.atMax, prior)

@@ -334,6 +334,9 @@ type sweeper struct {
 	// size is judged.
 	cut      *cut
 	holdTell bool
+	// lone says the sweeper runs one search (SearchTargets): no run to
+	// learn a search's length from.
+	lone bool
 }
 
 func (s *sweeper) run(ctx context.Context, sizes []int) error {
@@ -389,9 +392,12 @@ func (s *sweeper) size(ctx context.Context, size int, bisected bool) (*result.Sw
 	if s.cfg.LinePPS != nil {
 		sr.LinePPS = s.cfg.LinePPS(size)
 	}
+	// The last search's last trial is told last, on every way out: once
+	// the size is judged, with the time left from what it found (whether
+	// a bisection goes on, and where, is known then).
+	defer s.tellMulti(size, s.cfg.Repeat, mlrsearch.State{})
 	var found []search
 	for rep := 1; rep <= s.cfg.Repeat; rep++ {
-		// The last search's end is told once the size is judged (below).
 		s.holdTell = rep == s.cfg.Repeat
 		f, err := s.searchOne(ctx, size, rep, sr, bisected)
 		s.holdTell = false
@@ -415,9 +421,6 @@ func (s *sweeper) size(ctx context.Context, size int, bisected bool) (*result.Sw
 	summarise(sr, found)
 	judge(sr, s.res.Test.Medium)
 	s.done[size] = sr
-	// Its last trial's progress, with the time left from what the size
-	// found: whether a bisection goes on, and where, is known now.
-	s.tellMulti(size, s.cfg.Repeat, mlrsearch.State{})
 	return sr, nil
 }
 
