@@ -264,12 +264,14 @@ func (s *sweeper) cliffSizes(c result.SweepCliff) float64 {
 	return (1 - math.Pow(q, n)) / (1 - q)
 }
 
-// goesOn is the chance that a bisection goes on past a size: that the
-// size is not limited by this host, as often as the sizes so far were not
-// (with a quarter of one such size assumed, so that a run without any yet
-// does not take it as certain; on a quiet host a bisection that stopped
-// at each size as often as one in five (the Laplace rule, one in two
-// assumed) expected about half of the 8 steps a buffer's cliff takes).
+// goesOn is the chance that a bisection goes on past a size, which it
+// does unless this host could not send that size's rate: the share of the
+// sizes done so far that this host did not limit, counted as if a quarter
+// of a limited size were among half a size more (so that a run with none
+// limited yet does not take it as certain, and one with none done takes it
+// as even). The rule before, one of each assumed (Laplace's), stopped a
+// quiet host's bisection at each size one time in five after three sizes,
+// and so expected about half of the 8 steps a buffer's cliff took.
 func (s *sweeper) goesOn() float64 {
 	limited := 0
 	for _, sr := range s.done {
