@@ -2,7 +2,6 @@ package rfc2544
 
 import (
 	"context"
-	"math"
 	"strings"
 	"testing"
 
@@ -95,59 +94,6 @@ func TestStallEveryTry(t *testing.T) {
 		if tr.RatePPS > 700 && tr.RatePPS <= 812 && tr.Verdict == sweep.VerdictLoss {
 			t.Errorf("a stalled trial at %.1f/s counted as the far end's loss", tr.RatePPS)
 		}
-	}
-}
-
-// TestSpoiled: which failing trials are this host's doing.
-func TestSpoiled(t *testing.T) {
-	rtt := func(min, p50, p99 float64) *result.SweepRTT {
-		return &result.SweepRTT{Min: min, P50: p50, P99: p99, Max: 3 * p99}
-	}
-	spec := sweep.Spec{Size: 1472, RatePPS: 800}
-	for _, c := range []struct {
-		name string
-		o    result.SweepOutcome
-		want string // part of the reason; "" for none
-	}{
-		{"our socket dropped", result.SweepOutcome{Lost: 3, HostDrops: 3}, "our own socket dropped 3"},
-		{"stall past an empty queue", result.SweepOutcome{Lost: 40, OfferedPPS: 800, MaxLagS: 0.012, RTT: rtt(1, 1.2, 6)}, "queue stood empty"},
-		{"one burst holds the loss", result.SweepOutcome{Lost: 5, OfferedPPS: 800, MaxLagS: 0.012, RTT: rtt(1, 5, 6)}, "holds all 5 lost"},
-		{"stall within the queue's room", result.SweepOutcome{Lost: 5, OfferedPPS: 800, MaxLagS: 0.004, RTT: rtt(1, 1.2, 6)}, ""},
-		{"overload: queue full, loss beyond the burst", result.SweepOutcome{Lost: 400, OfferedPPS: 800, MaxLagS: 0.03, RTT: rtt(1, 5.8, 6)}, ""},
-		{"overload: the far end timed at a tenth of our rate", result.SweepOutcome{Lost: 7000, OfferedPPS: 8000, ServicePPS: 800, MaxLagS: 0.16, RTT: rtt(1, 6, 200)}, ""},
-		{"nothing lost (a backlog: sweep's rule)", result.SweepOutcome{OfferedPPS: 800, MaxLagS: 0.02, BacklogS: 0.01, RTT: rtt(1, 1.2, 6)}, ""},
-		{"no round trips (a server's report)", result.SweepOutcome{Lost: 5, OfferedPPS: 800, MaxLagS: 0.03}, ""},
-		// Three stalls past a 5 ms queue (p99 − p50) in a long trial at a rate that
-		// kept it half full: 14 lost, one burst holds 9.6, the three 24.
-		{"several bursts hold the loss", result.SweepOutcome{Lost: 14, OfferedPPS: 800, MaxLagS: 0.012, StallLagsS: []float64{0.012, 0.002, 0.009, 0.009}, RTT: rtt(1, 3, 8)}, "5.0 ms) 3 times (the deepest 12.0 ms), and their catch-up bursts (24 datagrams) hold all 14 lost"},
-		{"a cut list: lower bounds, said so", result.SweepOutcome{Lost: 14, OfferedPPS: 800, MaxLagS: 0.012, StallLagsS: []float64{0.012, 0.002, 0.009, 0.009}, StallsCut: true, RTT: rtt(1, 3, 8)}, "5.0 ms) at least 3 times (the deepest 12.0 ms), and their catch-up bursts (at least 24 datagrams) hold all 14 lost"},
-		{"several bursts, more lost than they hold", result.SweepOutcome{Lost: 25, OfferedPPS: 800, MaxLagS: 0.012, StallLagsS: []float64{0.012, 0.002, 0.009, 0.009}, RTT: rtt(1, 3, 8)}, ""},
-		{"stalls within the queue's room do not count", result.SweepOutcome{Lost: 14, OfferedPPS: 800, MaxLagS: 0.012, StallLagsS: []float64{0.012, 0.004, 0.004, 0.004, 0.004}, RTT: rtt(1, 3, 8)}, ""},
-	} {
-		got := (&stallJudge{}).spoiled(spec, c.o)
-		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
-		}
-	}
-}
-
-// TestSpoiledRemembersRoom: the queue's room is the smallest deep wait of
-// a trial that lost, so a later trial whose round trips this host's
-// stalls held up (a deep wait of 60 ms behind a 4 ms queue) is judged
-// against 4 ms.
-func TestSpoiledRemembersRoom(t *testing.T) {
-	j := &stallJudge{}
-	spec := sweep.Spec{Size: 1472, RatePPS: 400}
-	first := result.SweepOutcome{Lost: 2, OfferedPPS: 400, MaxLagS: 0.002, RTT: &result.SweepRTT{Min: 1, P50: 1.1, P99: 5.1, Max: 9}}
-	if why := j.spoiled(spec, first); why != "" || math.Abs(j.room-0.004) > 1e-9 {
-		t.Fatalf("a 2 ms lag behind a 4 ms queue: %q (room %v)", why, j.room)
-	}
-	held := result.SweepOutcome{Lost: 30, OfferedPPS: 400, MaxLagS: 0.02, RTT: &result.SweepRTT{Min: 1, P50: 1.2, P99: 61.2, Max: 80}}
-	if why := j.spoiled(spec, held); !strings.Contains(why, "room for (4.0 ms)") {
-		t.Errorf("a 20 ms lag, round trips held up to 61 ms: %q, want judged against the 4 ms seen before", why)
-	}
-	if why := (&stallJudge{}).spoiled(spec, held); why != "" {
-		t.Errorf("the same trial first: %q, want not spoiled (60 ms of room seen)", why)
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 // (sweep.SearchTargets: every trial judged under both criteria), each
 // confirmed by a trial of the full length.
 func (b *bench) throughput(ctx context.Context, sr *result.RFC2544Size) error {
-	j := &stallJudge{}
+	j := &sweep.StallJudge{}
 	found, err := b.search(ctx, sr.Size, j)
 	if err != nil || found == nil {
 		return err
@@ -27,7 +27,7 @@ func (b *bench) throughput(ctx context.Context, sr *result.RFC2544Size) error {
 	if sr.NDRFound && sr.LinePPS > 0 {
 		b.ndrShare = ndr.RatePPS / sr.LinePPS
 	}
-	sr.Discounted = append(j.discounted("NDR", ndr), j.discounted("PDR", pdr)...)
+	sr.Discounted = append(discounted(j, "NDR", ndr), discounted(j, "PDR", pdr)...)
 	sr.DiscountedTrials = len(sr.Discounted)
 	if w := discountWarning(sr.Discounted); w != "" {
 		sr.Warnings = append(sr.Warnings, w)
@@ -54,7 +54,7 @@ func (b *bench) throughput(ctx context.Context, sr *result.RFC2544Size) error {
 // search runs the multi-rate search for one size under the NDR's and the
 // PDR's criteria at once, with j telling the trials this host spoiled. It
 // returns nil when interrupted.
-func (b *bench) search(ctx context.Context, size int, j *stallJudge) ([]*result.SweepSize, error) {
+func (b *bench) search(ctx context.Context, size int, j *sweep.StallJudge) ([]*result.SweepSize, error) {
 	cfg := b.searchConfig(j)
 	cfg.OnTrial = func(p sweep.Progress) {
 		b.observe(result.RFC2544TestThroughput, p.Spec, slices.Contains(p.Verdicts, sweep.VerdictStall))
@@ -76,12 +76,12 @@ func (b *bench) search(ctx context.Context, size int, j *stallJudge) ([]*result.
 
 // searchConfig is the throughput search's configuration (without its
 // sizes and progress), with j judging the trials this host spoiled.
-func (b *bench) searchConfig(j *stallJudge) sweep.Config {
+func (b *bench) searchConfig(j *sweep.StallJudge) sweep.Config {
 	s := b.cfg.Schedule
 	c := sweep.Config{MaxPPS: b.cfg.LinePPS, LinePPS: b.cfg.LinePPS, Trial: s.Search, Confirm: s.Confirm, NoBisect: true,
 		Gap: b.cfg.Gap, BacklogFloor: b.cfg.BacklogFloor, Sleep: b.cfg.Sleep, Now: b.cfg.Now, StallRetries: stallRetries, MaxTrials: searchTrials}
 	if j != nil {
-		c.Spoiled = j.spoiled
+		c.Spoiled = j.Spoiled
 	}
 	return c
 }

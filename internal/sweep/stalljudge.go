@@ -1,0 +1,100 @@
+package sweep
+
+import (
+	"fmt"
+
+	"github.com/wirebench/wirebench/internal/result"
+)
+
+// overloadShare is how far our rate must exceed the rate a reflector was timed
+// delivering at (ServicePPS, which a loaded host blurs by some per
+// cent) for a trial to be the far end's overload whatever our sender did.
+const overloadShare = 1.1
+
+// StallJudge tells which failing trials of one size's searches this host
+// spoiled (Config.Spoiled: its Spoiled method), from a reflector's round
+// trips; a search of a sweep whose caller sets no Spoiled of its own gets
+// one per size, and RFC 2544's throughput searches one per size too. It keeps room, the far end's queue room as seen so far: the
+// smallest deep wait of any trial that lost (see queueRoom; a queue that
+// overflowed held datagrams for its whole depth, and this host's stalls,
+// which hold up its reflector and receiver too, only make waits look
+// longer, so the smallest is the closest).
+type StallJudge struct {
+	room float64 // seconds; 0: none seen yet
+}
+
+// Spoiled says why a failing trial was this host's doing rather than the
+// far end's, or "" when nothing shows it was:
+//
+//   - our own socket dropped datagrams that came back (they count as lost);
+//   - our sender fell further behind its schedule than the far end's queue
+//     has room for (from a reflector's round trips), so the burst it
+//     caught up in overflowed a queue a steady sender would not have, and
+//     either the far end's queue stood empty for most of the trial (the
+//     median wait within a quarter of a deep one: it kept up with the
+//     rate, so the loss came from our bursts, however many) or that one
+//     burst holds all that was lost;
+//
+// and never when the far end was timed delivering well below our rate
+// while it held a queue (overload): that loss is the far end's.
+//
+// Without round trips (a server's report) the queue is unknown and only
+// the stall rule of Verdict applies.
+func (j *StallJudge) Spoiled(s Spec, o result.SweepOutcome) string {
+	lost := o.Lost + o.Unreported
+	if o.HostDrops > 0 && lost > 0 {
+		return fmt.Sprintf("our own socket dropped %d of the datagrams that came back (host-side)", o.HostDrops)
+	}
+	room, empty, ok := queueRoom(o)
+	if !ok || lost == 0 {
+		return "" // a backlog alone is sweep's stall rule's to judge
+	}
+	if o.ServicePPS > 0 && o.OfferedPPS > overloadShare*o.ServicePPS {
+		// The far end was timed delivering well below our rate while
+		// it held a queue: it could not carry the rate, stalls or not.
+		return ""
+	}
+	if lost > 0 && (j.room == 0 || room < j.room) {
+		j.room = room
+	}
+	if !(o.MaxLagS > j.room) {
+		return ""
+	}
+	burst := o.MaxLagS * o.OfferedPPS
+	switch {
+	case empty:
+		return fmt.Sprintf("our sender fell %.1f ms behind its schedule, more than the far end's queue has room for (%.1f ms), and its queue stood empty for most of the trial: the loss came from our catch-up bursts", o.MaxLagS*1e3, j.room*1e3)
+	case float64(lost) <= burst:
+		return fmt.Sprintf("our sender fell %.1f ms behind its schedule, more than the far end's queue has room for (%.1f ms), and its catch-up burst (%.0f datagrams) holds all %d lost", o.MaxLagS*1e3, j.room*1e3, burst, lost)
+	}
+	// Several stalls, each judged alone: together their bursts beyond the
+	// queue's room may hold what one does not.
+	// A cut list makes both figures lower bounds: the verdict stands (more
+	// bursts only hold more), and the text says "at least".
+	if n, bursts := StallBursts(o, j.room); n > 1 && float64(lost) <= bursts {
+		atLeast := ""
+		if o.StallsCut {
+			atLeast = "at least "
+		}
+		return fmt.Sprintf("our sender fell behind its schedule by more than the far end's queue has room for (%.1f ms) %s%d times (the deepest %.1f ms), and their catch-up bursts (%s%.0f datagrams) hold all %d lost", j.room*1e3, atLeast, n, o.MaxLagS*1e3, atLeast, bursts, lost)
+	}
+	return ""
+}
+
+// queueRoom is the far end's queue room seen in one reflector trial, in
+// seconds: its deep wait (the 99th percentile round trip) over its median
+// one; empty says the median wait was within a quarter of that deep one
+// above the lowest round trip (the queue stood empty most of the time). ok
+// is false without round trips. The 99th percentile, not the highest:
+// when this host stalls, so do its reflector and its receiver, and the
+// few round trips they hold up would pass for a deep queue.
+func queueRoom(o result.SweepOutcome) (room float64, empty, ok bool) {
+	r := o.RTT
+	if r == nil || !(r.P99 > r.Min) {
+		return 0, false, false
+	}
+	return (r.P99 - r.P50) / 1e3, r.P50-r.Min <= (r.P99-r.Min)/4, true
+}
+
+// Room is the far end's queue room seen so far, in seconds (0: none yet).
+func (j *StallJudge) Room() float64 { return j.room }
