@@ -6,19 +6,20 @@ import (
 	"github.com/wirebench/wirebench/internal/result"
 )
 
-// overloadShare is how far our rate must exceed the rate a reflector was timed
-// delivering at (ServicePPS, which a loaded host blurs by some per
+// overloadShare is how far our rate must exceed the rate a reflector was
+// timed delivering at (ServicePPS, which a loaded host blurs by some per
 // cent) for a trial to be the far end's overload whatever our sender did.
 const overloadShare = 1.1
 
 // StallJudge tells which failing trials of one size's searches this host
-// spoiled (Config.Spoiled: its Spoiled method), from a reflector's round
-// trips; a search of a sweep whose caller sets no Spoiled of its own gets
-// one per size, and RFC 2544's throughput searches one per size too. It keeps room, the far end's queue room as seen so far: the
-// smallest deep wait of any trial that lost (see queueRoom; a queue that
-// overflowed held datagrams for its whole depth, and this host's stalls,
-// which hold up its reflector and receiver too, only make waits look
-// longer, so the smallest is the closest).
+// spoiled (its Spoiled method is a Config.Spoiled), from a reflector's
+// round trips: a sweep whose caller sets no Spoiled of its own judges each
+// size with one (sizeJudges), RFC 2544 each size's throughput search. It
+// keeps room, the far end's queue room as seen so far: the smallest deep
+// wait of any trial that lost (see queueRoom; a queue that overflowed
+// held datagrams for its whole depth, and this host's stalls, which hold
+// up its reflector and receiver too, only make waits look longer, so the
+// smallest is the closest).
 type StallJudge struct {
 	room float64 // seconds; 0: none seen yet
 }
@@ -98,3 +99,18 @@ func queueRoom(o result.SweepOutcome) (room float64, empty, ok bool) {
 
 // Room is the far end's queue room seen so far, in seconds (0: none yet).
 func (j *StallJudge) Room() float64 { return j.room }
+
+// sizeJudges is a Config.Spoiled that judges each size's trials with a
+// StallJudge of that size's own: a queue's room in datagrams is the far
+// end's, its room in time depends on the size.
+func sizeJudges() func(Spec, result.SweepOutcome) string {
+	judges := map[int]*StallJudge{}
+	return func(s Spec, o result.SweepOutcome) string {
+		j := judges[s.Size]
+		if j == nil {
+			j = &StallJudge{}
+			judges[s.Size] = j
+		}
+		return j.Spoiled(s, o)
+	}
+}

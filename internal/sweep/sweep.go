@@ -94,10 +94,12 @@ type Config struct {
 	// CliffDrop is the fall of the byte rate from one size to the next
 	// larger one that counts as a cliff (default 0.2: a fifth).
 	CliffDrop float64
-	// Spoiled, when set, is the caller's own test of whether this host
-	// spoiled a trial that failed (its reason, "" when not), beside the
-	// stall rule (see Verdict): RFC 2544 knows the far end's queue from a
-	// reflector's round trips. A spoiled trial is judged VerdictStall.
+	// Spoiled is the test of whether this host spoiled a trial that
+	// failed (its reason, "" when not), beside the stall rule (see
+	// Verdict); a spoiled trial is judged VerdictStall. Run, when it is
+	// nil, judges each size's trials with a StallJudge of its own (the
+	// far end's queue room from a reflector's round trips), as RFC 2544's
+	// throughput searches do.
 	Spoiled func(s Spec, o result.SweepOutcome) string
 	// StallRetries is how many times a trial judged VerdictStall is run
 	// again at the same rate before it counts as VerdictHost (default 1).
@@ -243,6 +245,9 @@ func Run(ctx context.Context, cfg Config, r Runner, res *result.Sweep) error {
 	cfg.defaults()
 	if err := cfg.Validate(); err != nil {
 		return err
+	}
+	if cfg.Spoiled == nil {
+		cfg.Spoiled = sizeJudges()
 	}
 	pacing := priority.Summary()
 	s := &sweeper{cfg: cfg, r: r, res: res, start: cfg.now(), done: map[int]*result.SweepSize{}}

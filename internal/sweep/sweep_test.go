@@ -649,3 +649,76 @@ func TestBacklogBelowTheTimedRateIsRunOnceMore(t *testing.T) {
 		t.Errorf("rate %.0f: want the backlog at %.0f/s run once more and passed", sr.RatePPS, log[1].RatePPS)
 	}
 }
+
+// stallingReflector is a reflector with a 5 ms queue in front of a far end
+// that carries capPPS: above it the queue stands full and the overflow is
+// lost; at or below it the queue stands empty, except in the first 10 s
+// trial at each rate, where our sender fell 12 ms behind and its catch-up
+// burst overflowed the queue (9 lost), as a loaded host's stalls do in
+// long trials.
+type stallingReflector struct {
+	capPPS float64
+	seen   map[float64]bool // the rates of the 10 s trials run
+}
+
+func (d *stallingReflector) Trial(_ context.Context, s Spec) (result.SweepOutcome, error) {
+	first := s.Duration >= 10*time.Second && !d.seen[s.RatePPS]
+	if s.Duration >= 10*time.Second {
+		d.seen[s.RatePPS] = true
+	}
+	secs := s.Duration.Seconds()
+	sent := int64(math.Round(s.RatePPS * secs))
+	o := result.SweepOutcome{Sent: sent, OfferedPPS: s.RatePPS, Received: sent, Total: sent, SendSeconds: secs, ReceiveSeconds: secs,
+		BacklogKnown: true, RTT: &result.SweepRTT{Min: 1, P50: 1.1, P99: 1.3, Max: 2}}
+	switch {
+	case s.RatePPS > d.capPPS:
+		o.Received = int64(d.capPPS * secs)
+		o.ServicePPS, o.RTT = d.capPPS, &result.SweepRTT{Min: 1, P50: 5.9, P99: 6, Max: 6.1}
+	case first:
+		o.Received, o.MaxLagS = sent-9, 0.012
+		o.RTT = &result.SweepRTT{Min: 1, P50: 1.1, P99: 5, Max: 6}
+	}
+	o.Lost = sent - o.Received
+	return o, nil
+}
+
+// TestReflectorStallsJudgedByItsQueue: against a reflector, a trial our
+// sender's 12 ms stall spoiled (shallower than the 50 ms backlog bound of
+// a 10 s confirmation, deeper than the far end's 4 ms of queue room) is
+// run again, not read as the far end's loss, so the sweep finds the far
+// end's rate; judged by the stall rule alone, the same trials drag it
+// down.
+func TestReflectorStallsJudgedByItsQueue(t *testing.T) {
+	run := func(spoiled func(Spec, result.SweepOutcome) string) result.SweepSize {
+		cfg := fastConfig(1472)
+		cfg.MaxPPS = func(int) float64 { return 1500 }
+		cfg.Confirm, cfg.Spoiled = 10*time.Second, spoiled
+		d := &stallingReflector{capPPS: 812, seen: map[float64]bool{}}
+		res := NewResult(result.SweepTest{})
+		if err := Run(context.Background(), cfg, d, res); err != nil {
+			t.Fatal(err)
+		}
+		return res.Sizes[0]
+	}
+	sr := run(nil)
+	if sr.RatePPS < 812*0.99 || sr.RatePPS > 812 || sr.LimitedByHost || !sr.Confirmed {
+		t.Errorf("rate %.1f (limited by host %v, confirmed %v), want 803.9 to 812, confirmed", sr.RatePPS, sr.LimitedByHost, sr.Confirmed)
+	}
+	stalled := 0
+	for _, tr := range sr.TrialLog {
+		if tr.Verdict == VerdictStall {
+			stalled++
+		}
+		if tr.Verdict == VerdictLoss && tr.RatePPS <= 812 {
+			t.Errorf("a trial at %.1f/s our stall spoiled counted as the far end's loss", tr.RatePPS)
+		}
+	}
+	if stalled == 0 {
+		t.Error("no trial judged host_stalled")
+	}
+	old := run(func(Spec, result.SweepOutcome) string { return "" })
+	t.Logf("new: %.1f/s confirmed %v in %d trials; stall rule alone: %.1f/s confirmed %v in %d trials", sr.RatePPS, sr.Confirmed, len(sr.TrialLog), old.RatePPS, old.Confirmed, len(old.TrialLog))
+	if old.Confirmed && old.RatePPS >= 812*0.99 {
+		t.Errorf("by the stall rule alone: rate %.1f, confirmed, want below 803.9 or unconfirmed (the test tells the two apart)", old.RatePPS)
+	}
+}
