@@ -52,10 +52,11 @@ func WriteRFC2544(w io.Writer, r *result.RFC2544, verbose bool) error {
 }
 
 // writeRFCFindings prints the warnings on a table's figures under it, one
-// line per cause; verbose adds what each sums up.
+// line per cause, and the notes (figures that stand, said for the reader
+// to know); verbose adds what each sums up.
 func writeRFCFindings(w io.Writer, fs []findings.Finding, verbose bool) {
 	for _, f := range fs {
-		fmt.Fprintf(w, "  warning: %s\n", f.Text)
+		fmt.Fprintf(w, "  %s: %s\n", f.Label(), f.Text)
 		if verbose {
 			for _, d := range f.Detail {
 				fmt.Fprintf(w, "      %s\n", d)

@@ -117,3 +117,29 @@ func TestDiscountedAndClockAreSaid(t *testing.T) {
 		t.Errorf("CSV lacks the discounted trials:\n%s", c.String())
 	}
 }
+
+// TestDecidedStallsSaidAsNote: trials this host spoiled, each decided by a
+// clean re-run, are a note under the throughput table, not a warning; a
+// sweep says the same of its own.
+func TestDecidedStallsSaidAsNote(t *testing.T) {
+	r := &result.RFC2544{Test: result.RFC2544Test{Tests: []string{result.RFC2544TestThroughput}}, Sizes: []result.RFC2544Size{
+		{Size: 1472, LinePPS: 8000, NDRPPS: 800, NDRFound: true, NDR: &result.SweepSize{HeldS: 10}, PDRPPS: 800, PDR: &result.SweepSize{HeldS: 10},
+			DiscountedTrials: 2, Discounted: []result.RFC2544Discounted{{Search: "NDR", Then: "run_again"}, {Search: "NDR", Then: "run_again"}},
+			Done: []string{result.RFC2544TestThroughput}}}}
+	var b strings.Builder
+	if err := WriteRFC2544(&b, r, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\n  note: host stalls spoiled 2 throughput trials at 1472 B") || strings.Contains(b.String(), "warning") {
+		t.Errorf("RFC 2544 text:\n%s", b.String())
+	}
+	sw := &result.Sweep{Sizes: []result.SweepSize{{Size: 1472, RatePPS: 800, Found: true, Confirmed: true, TrialLog: []result.SweepTrial{
+		{Repeat: 1, RatePPS: 800, TrialS: 10, Verdict: "host_stalled"}, {Repeat: 1, RatePPS: 800, TrialS: 10, Verdict: "pass"}}}}}
+	b.Reset()
+	if err := WriteSweep(&b, sw); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\nnote: this host spoiled 1 trial at 1472 B") || strings.Contains(b.String(), "warning") {
+		t.Errorf("sweep text:\n%s", b.String())
+	}
+}

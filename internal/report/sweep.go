@@ -94,7 +94,7 @@ func WriteSweepText(w io.Writer, r *result.Sweep, verbose bool) error {
 		fmt.Fprintf(&b, "unfinished: %d B, after %d trials: %s\n", u.Size, len(u.TrialLog), r.Error)
 	}
 	for _, f := range sweepfindings.Of(r) {
-		fmt.Fprintf(&b, "warning: %s\n", f.Text)
+		fmt.Fprintf(&b, "%s: %s\n", f.Label(), f.Text)
 		if verbose {
 			for _, d := range f.Detail {
 				fmt.Fprintf(&b, "    %s\n", d)

@@ -13,6 +13,7 @@ body { font-family: sans-serif; margin: 1.5em auto; max-width: 70em; padding: 0 
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
 .sub { color: #555; margin-top: -0.5em; }
 .warn { background: #fff4e0; border-left: 4px solid #e69500; padding: 0.3em 0.8em; margin: 0.3em 0; }
+.note { background: #eef4fa; border-left: 4px solid #7a9cc0; padding: 0.3em 0.8em; margin: 0.3em 0; }
 figure.chart { margin: 1em 0; background: #fff; }
 figure.chart svg { width: 100%; height: auto; display: block; }
 figcaption { font-size: 0.9em; color: #555; }
@@ -32,6 +33,7 @@ details { margin: 0.5em 0; } summary { cursor: pointer; color: #245; }
 <h2>{{.Name}}</h2>
 {{if .Subtitle}}<p class="sub">{{.Subtitle}}</p>{{end}}
 {{range .Lead}}{{template "table" .}}{{end}}{{range .Warnings}}<p class="warn">warning: {{.}}</p>
+{{end}}{{range .Notes}}<p class="note">note: {{.}}</p>
 {{end}}{{range .Charts}}<figure class="chart" id="{{.ID}}">
 {{svg .}}
 <figcaption>{{.Title}}{{with .Caption}}: {{.}}{{end}}</figcaption>
@@ -50,6 +52,10 @@ details { margin: 0.5em 0; } summary { cursor: pointer; color: #245; }
 {{end}}</table>
 {{with .Warnings}}<details class="warnings" data-warnings="{{len .}}"><summary>{{len .}} warning(s) on these figures</summary>
 {{range .}}<p class="warn">warning: {{.Text}}</p>
+{{with .Detail}}<ul class="detail">{{range .}}<li>{{.}}</li>{{end}}</ul>
+{{end}}{{end}}</details>
+{{end}}{{with .Notes}}<details class="notes" data-notes="{{len .}}"><summary>{{len .}} note(s) on these figures</summary>
+{{range .}}<p class="note">note: {{.Text}}</p>
 {{with .Detail}}<ul class="detail">{{range .}}<li>{{.}}</li>{{end}}</ul>
 {{end}}{{end}}</details>
 {{end}}{{end}}`

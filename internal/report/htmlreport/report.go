@@ -33,7 +33,11 @@ type Section struct {
 	Kind     string
 	Subtitle string
 	Warnings []string
-	Charts   []*Chart
+	// Notes are said of figures that stand (a sweep's trials this host
+	// spoiled, each run again until a clean one decided), after the
+	// warnings.
+	Notes  []string
+	Charts []*Chart
 	// Summary is the section's headline table.
 	Summary *Table
 	// Lead are the tables that open the section, before its warnings and
@@ -55,6 +59,10 @@ type Table struct {
 	Rows        [][]string
 	// Warnings qualify the table's figures: shown under it, collapsed.
 	Warnings []Warning
+	// Notes are said of figures that stand (trials this host spoiled,
+	// each run again until a clean one decided): after the warnings,
+	// collapsed too.
+	Notes []Warning
 }
 
 // Warning is one cause of doubt over a table's figures, and what it sums

@@ -120,7 +120,11 @@ func (r *Report) rfc2544Section(s *Section, d Document) error {
 	s.Lead = rfcTables(&v)
 	for _, tb := range s.Lead {
 		for _, f := range findings.ForTest(fs, tb.Name) {
-			tb.Warnings = append(tb.Warnings, Warning{Text: f.Text, Detail: f.Detail})
+			if f.Note {
+				tb.Notes = append(tb.Notes, Warning{Text: f.Text, Detail: f.Detail})
+			} else {
+				tb.Warnings = append(tb.Warnings, Warning{Text: f.Text, Detail: f.Detail})
+			}
 		}
 	}
 	s.Warnings = findings.RunWarnings(&v, fs)

@@ -285,3 +285,33 @@ func TestRFC2544StallingHostPage(t *testing.T) {
 		t.Error("the recorded run has no size whose back-to-back search both sent slowly and lost in a stall")
 	}
 }
+
+// TestRFC2544DecidedStallsAreANote: throughput trials this host spoiled,
+// each run again until a clean run decided, are said under the table as a
+// note (collapsed, after any warnings), not as a warning on its figures.
+func TestRFC2544DecidedStallsAreANote(t *testing.T) {
+	doc := strings.Replace(handRFC2544, `"done":["throughput","loss"]}`,
+		`"done":["throughput","loss"],"discounted_trials":2,"discounted":[{"search":"NDR","rate_pps":5000,"then":"run_again"},{"search":"PDR","rate_pps":5100,"then":"run_again"}]}`, 1)
+	d, err := Decode("rfc.json", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, page := buildHTML(t, []Document{d})
+	tb := r.Sections[0].Lead[0]
+	if tb.Name != "throughput" || len(tb.Notes) != 1 || !strings.Contains(tb.Notes[0].Text, "host stalls spoiled 2 throughput trials at 64 B") {
+		t.Fatalf("table %s: notes %+v", tb.Name, tb.Notes)
+	}
+	for _, w := range tb.Warnings {
+		if strings.Contains(w.Text, "host stalls") {
+			t.Errorf("the decided stalls are also a warning: %q", w.Text)
+		}
+	}
+	p := `<p class="note">note: ` + template.HTMLEscapeString(tb.Notes[0].Text) + `</p>`
+	i := strings.Index(page, p)
+	if i < 0 || strings.Count(page, p) != 1 {
+		t.Fatalf("the note is shown %d times", strings.Count(page, p))
+	}
+	if open := strings.LastIndex(page[:i], `<details class="notes" data-notes="1">`); open < 0 || strings.Contains(page[open:i], "</details>") {
+		t.Error("the note is not inside a <details> of notes")
+	}
+}

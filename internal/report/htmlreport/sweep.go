@@ -139,7 +139,11 @@ func (r *Report) sweepSection(s *Section, d Document) error {
 	// One line per cause with its count (the sizes' and trials' own
 	// words are in the document), then the run's own warnings.
 	for _, f := range sweepfindings.Of(&sw) {
-		s.Warnings = append(s.Warnings, f.Text)
+		if f.Note {
+			s.Notes = append(s.Notes, f.Text)
+		} else {
+			s.Warnings = append(s.Warnings, f.Text)
+		}
 	}
 	s.Warnings = append(s.Warnings, sweepfindings.RunWarnings(&sw)...)
 	s.Summary = &Table{Head: []string{"size (B)", "packets/s", "Mbit/s", "% of line", "theoretical Mbit/s"}}

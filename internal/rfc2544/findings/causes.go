@@ -43,6 +43,13 @@ func stalls(g *gather, r *result.RFC2544) {
 	c.Detail = append(c.Detail, detail...)
 	s := fmt.Sprintf("host stalls spoiled %s %s: our sender fell behind its schedule by more than the far end's queue holds, or our socket dropped, so none counts as the far end's loss",
 		plural(trials, "throughput trial"), sizesWord(sizes))
+	if again == trials {
+		// Each was run again and a clean run decided (a document that
+		// does not list them all does not show it): the figures
+		// stand, and this is said for the reader to know.
+		c.Text, c.Note = s+"; each was run again at its rate and a clean run decided, so the figures stand (--verbose lists each trial)", true
+		return
+	}
 	if again > 0 {
 		s += fmt.Sprintf("; %d were run again at their rate", again)
 	}
@@ -152,10 +159,15 @@ func bursts(g *gather, r *result.RFC2544) {
 	if len(stall) > 0 {
 		s := fmt.Sprintf("host stalls spoiled %s %s: our sender fell behind the line rate's schedule and caught up faster than the medium, so each was sent again",
 			plural(discounted, "back-to-back burst"), sizesWord(stall))
+		c := g.get(result.RFC2544TestBackToBack, CauseBurstStalls)
 		if len(spoiled) > 0 {
 			s += fmt.Sprintf("; at %s one length lost in every try, so its loss shows nothing", plural(len(spoiled), "size"))
+		} else if tail == "" {
+			// A clean try decided each, and no length is a bound:
+			// the figures stand.
+			s, c.Note = s+", and a clean try decided each, so the figures stand", true
 		}
-		g.get(result.RFC2544TestBackToBack, CauseBurstStalls).Text = s + tail
+		c.Text = s + tail
 	}
 	if len(capped) > 0 {
 		g.get(result.RFC2544TestBackToBack, CauseBurstCapped).Text = fmt.Sprintf("back-to-back: %s no burst up to %d frames was lost: the far end carries at least that (>= in the table); a higher --max-burst finds its limit",

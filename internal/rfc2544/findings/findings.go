@@ -29,6 +29,19 @@ type Finding struct {
 	// Detail is what it sums up, size by size and, for trials this host
 	// spoiled, trial by trial (--verbose prints it).
 	Detail []string
+	// Note says the figures stand as shown: what it tells (trials this
+	// host spoiled, each run again until a clean one decided) is said
+	// for the reader to know, not as a doubt over them; it is shown as a
+	// note, not a warning, and is not among the document's warnings.
+	Note bool
+}
+
+// Label is how the finding is shown: "note" or "warning".
+func (f Finding) Label() string {
+	if f.Note {
+		return "note"
+	}
+	return "warning"
 }
 
 // The causes this package words from the document's own fields.
@@ -198,11 +211,14 @@ func RunWarnings(r *result.RFC2544, fs []Finding) []string {
 	return out
 }
 
-// Texts is the findings' lines, for the document's run-level warnings.
+// Texts is the lines of the findings that are warnings (not notes), for
+// the document's run-level warnings.
 func Texts(fs []Finding) []string {
 	out := make([]string, 0, len(fs))
 	for _, f := range fs {
-		out = append(out, f.Text)
+		if !f.Note {
+			out = append(out, f.Text)
+		}
 	}
 	return out
 }

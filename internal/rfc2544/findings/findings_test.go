@@ -94,3 +94,32 @@ func TestOneLinePerCause(t *testing.T) {
 		t.Errorf("run warnings %q", got)
 	}
 }
+
+// TestDecidedStallsAreANote: throughput trials this host's stalls spoiled,
+// each run again until a clean run decided, leave the figures as they are:
+// that is a note, not a warning (nor among the document's warnings); one
+// rate spoiled in every try makes it a warning that says so, with the
+// advice.
+func TestDecidedStallsAreANote(t *testing.T) {
+	doc := func(then ...string) *result.RFC2544 {
+		var ds []result.RFC2544Discounted
+		for _, th := range then {
+			ds = append(ds, result.RFC2544Discounted{Search: "NDR", Then: th})
+		}
+		return &result.RFC2544{Sizes: []result.RFC2544Size{{Size: 1472, Done: []string{result.RFC2544TestThroughput},
+			DiscountedTrials: len(ds), Discounted: ds}}}
+	}
+	fs := Of(doc("run_again", "run_again"))
+	if len(fs) != 1 || !fs[0].Note || fs[0].Label() != "note" || !strings.Contains(fs[0].Text, "a clean run decided, so the figures stand") ||
+		strings.Contains(fs[0].Text, "quieter host") || len(Texts(fs)) != 0 {
+		t.Errorf("decided: %+v, texts %q", fs, Texts(fs))
+	}
+	fs = Of(doc("run_again", "host_limited"))
+	if len(fs) != 1 || fs[0].Note || fs[0].Label() != "warning" || !strings.Contains(fs[0].Text, "a quieter host tests them") || len(Texts(fs)) != 1 {
+		t.Errorf("one rate spoiled in every try: %+v", fs)
+	}
+	fs = Of(doc("search_ended"))
+	if len(fs) != 1 || fs[0].Note {
+		t.Errorf("a search that ended on a spoiled trial: %+v", fs)
+	}
+}

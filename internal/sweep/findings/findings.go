@@ -25,6 +25,19 @@ type Finding struct {
 	Text string
 	// Detail is what it sums up, size by size or trial by trial.
 	Detail []string
+	// Note says the figures stand as shown: what it tells (trials this
+	// host spoiled, each run again until a clean one decided) is said
+	// for the reader to know, not as a doubt over them; it is shown as a
+	// note, not a warning.
+	Note bool
+}
+
+// Label is how the finding is shown: "note" or "warning".
+func (f Finding) Label() string {
+	if f.Note {
+		return "note"
+	}
+	return "warning"
 }
 
 // The causes worded from the document's fields.
@@ -121,16 +134,53 @@ func spoiled(r *result.Sweep) (Finding, bool) {
 	if stalled+short == 0 {
 		return f, false
 	}
+	if short == 0 && allDecided(r) {
+		f.Text, f.Note = fmt.Sprintf("this host spoiled %s %s: each failed while our sender stalled and caught up in a burst, and was run again at its rate until a clean run decided, so the figures stand (--verbose lists each trial)",
+			plural(stalled, "trial"), sizesWord(sizes)), true
+		return f, true
+	}
 	var what []string
 	if stalled > 0 {
 		what = append(what, fmt.Sprintf("%d failed while our sender stalled and caught up in a burst", stalled))
 	}
 	if short > 0 {
-		what = append(what, fmt.Sprintf("%d were not sent or received at the rate asked", short))
+		verb := "were"
+		if short == 1 {
+			verb = "was"
+		}
+		what = append(what, fmt.Sprintf("%d %s not sent or received at the rate asked", short, verb))
 	}
 	f.Text = fmt.Sprintf("this host spoiled %s %s: %s; none counts as the far end's failure, and the search went on without them; a quieter host tests them (--verbose lists each trial)",
 		plural(stalled+short, "trial"), sizesWord(sizes), strings.Join(what, ", "))
 	return f, true
+}
+
+// allDecided says whether every trial this host's stalls spoiled
+// (host_stalled) was followed, in its search, by a trial of the same rate
+// and length that was not: a clean run decided each rate.
+func allDecided(r *result.Sweep) bool {
+	for _, sr := range r.Sizes {
+		log := sr.TrialLog
+		for i, t := range log {
+			if t.Verdict != verdictStall {
+				continue
+			}
+			j := i + 1
+			for j < len(log) && log[j].Verdict == verdictStall && sameTrial(log[j], t) {
+				j++
+			}
+			if j == len(log) || !sameTrial(log[j], t) || log[j].Verdict == verdictHost {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sameTrial says whether a and b are one search's trials of the same rate
+// and length: a trial and its re-run.
+func sameTrial(a, b result.SweepTrial) bool {
+	return a.Repeat == b.Repeat && a.RatePPS == b.RatePPS && a.TrialS == b.TrialS && a.TrialPackets == b.TrialPackets
 }
 
 // hostDrops words the trials in which our own socket dropped datagrams.

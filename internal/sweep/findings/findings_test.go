@@ -1,0 +1,53 @@
+package findings
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/wirebench/wirebench/internal/result"
+)
+
+// trial is one search trial of a size's log.
+func trial(rate, secs float64, verdict string) result.SweepTrial {
+	return result.SweepTrial{Repeat: 1, RatePPS: rate, TrialS: secs, Verdict: verdict}
+}
+
+// TestDecidedStallsAreANote: a sweep whose trials this host's stalls
+// spoiled, each run again at its rate and length until a clean run
+// decided, says so as a note (the figures stand); a spoiled trial nothing
+// decided (the search ended on it, or the rate stalled in every try and
+// counts as untested) keeps the warning and its advice.
+func TestDecidedStallsAreANote(t *testing.T) {
+	sweep := func(logs ...[]result.SweepTrial) *result.Sweep {
+		r := &result.Sweep{}
+		for i, l := range logs {
+			r.Sizes = append(r.Sizes, result.SweepSize{Size: 466 + 512*i, RatePPS: 800, Found: true, Confirmed: true, TrialLog: l})
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		r    *result.Sweep
+		note bool
+	}{
+		{"each re-run decided", sweep(
+			[]result.SweepTrial{trial(1000, 1, "pass"), trial(1000, 10, "host_stalled"), trial(1000, 10, "pass")},
+			[]result.SweepTrial{trial(900, 10, "host_stalled"), trial(900, 10, "host_stalled"), trial(900, 10, "loss"), trial(850, 10, "pass")}), true},
+		{"the search ended on one", sweep([]result.SweepTrial{trial(1000, 1, "pass"), trial(1000, 10, "host_stalled")}), false},
+		{"a re-run of another length", sweep([]result.SweepTrial{trial(1000, 10, "host_stalled"), trial(1000, 3.16, "pass")}), false},
+		{"a trial not sent at its rate", sweep([]result.SweepTrial{trial(1000, 10, "host_stalled"), trial(1000, 10, "pass"), trial(2000, 1, "host_limited")}), false},
+	} {
+		fs := Of(c.r)
+		if len(fs) != 1 || fs[0].Cause != CauseSpoiled || fs[0].Note != c.note {
+			t.Errorf("%s: %+v, want one finding, a note: %v", c.name, fs, c.note)
+			continue
+		}
+		if !c.note && c.name == "a trial not sent at its rate" && !strings.Contains(fs[0].Text, "1 was not sent") {
+			t.Errorf("%s: %q, want \"1 was not sent\"", c.name, fs[0].Text)
+		}
+		if c.note != strings.Contains(fs[0].Text, "so the figures stand") || c.note == strings.Contains(fs[0].Text, "a quieter host tests them") ||
+			(fs[0].Label() == "note") != c.note {
+			t.Errorf("%s: %s: %q", c.name, fs[0].Label(), fs[0].Text)
+		}
+	}
+}
