@@ -211,3 +211,18 @@ func TestExtremeFiguresRenderQuickly(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepDecidedStallsAreANote: a sweep's trials this host spoiled, each
+// decided by a clean re-run, are a note in its section, not a warning.
+func TestSweepDecidedStallsAreANote(t *testing.T) {
+	d, err := Decode("sweep.json", []byte(`{"schema":"wirebench/1","kind":"sweep","sizes":[{"size":1472,"rate_pps":800,"found":true,"confirmed":true,
+ "trial_log":[{"repeat":1,"rate_pps":800,"trial_s":10,"verdict":"host_stalled"},{"repeat":1,"rate_pps":800,"trial_s":10,"verdict":"pass"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, page := buildHTML(t, []Document{d})
+	s := r.Sections[0]
+	if len(s.Notes) != 1 || len(s.Warnings) != 0 || !strings.Contains(page, `<p class="note">note: this host spoiled 1 trial at 1472 B`) {
+		t.Errorf("notes %q, warnings %q", s.Notes, s.Warnings)
+	}
+}
