@@ -57,6 +57,13 @@ const (
 	verdictStall = "host_stalled"
 )
 
+// Trial verdicts that are the far end's failure (the sweep package's
+// VerdictLoss and VerdictPace).
+const (
+	verdictLoss = "loss"
+	verdictPace = "backlog"
+)
+
 // fieldWords are the size warnings the fields below say: their causes'
 // lines replace them.
 var fieldWords = []string{"limited by this host", "no confirming trial passed", "no rate passed",
@@ -134,9 +141,16 @@ func spoiled(r *result.Sweep) (Finding, bool) {
 	if stalled+short == 0 {
 		return f, false
 	}
-	if short == 0 && allDecided(r) {
-		f.Text, f.Note = fmt.Sprintf("this host spoiled %s %s: each failed while our sender stalled and caught up in a burst, and was run again at its rate until a clean run decided, so the figures stand (--verbose lists each trial)",
-			plural(stalled, "trial"), sizesWord(sizes)), true
+	if allImmaterial(r) {
+		var what []string
+		if stalled > 0 {
+			what = append(what, "each trial our sender's stall spoiled was run again at its rate until a clean run decided")
+		}
+		if short > 0 {
+			what = append(what, "each rate it could not send lay above one the far end failed")
+		}
+		f.Text, f.Note = fmt.Sprintf("this host spoiled %s %s: %s, so the figures stand (--verbose lists each trial)",
+			plural(stalled+short, "trial"), sizesWord(sizes), strings.Join(what, ", and ")), true
 		return f, true
 	}
 	var what []string
@@ -155,15 +169,27 @@ func spoiled(r *result.Sweep) (Finding, bool) {
 	return f, true
 }
 
-// allDecided says whether every trial this host's stalls spoiled
-// (host_stalled) was followed, in its search, by a trial of the same rate
-// and length that was not: a clean run decided each rate.
-func allDecided(r *result.Sweep) bool {
+// allImmaterial says whether none of the trials this host spoiled bears
+// on the figures: each lay above a rate the far end failed in its search
+// (loss or backlog: what this host could not test there is no longer in
+// question), or, spoiled by a stall (host_stalled), was followed in its
+// search by a trial of the same rate and length that was not (a clean run
+// decided the rate).
+func allImmaterial(r *result.Sweep) bool {
 	for _, sr := range r.Sizes {
 		log := sr.TrialLog
+		failed := map[int]float64{} // the lowest rate the far end failed, per repeat
+		for _, t := range log {
+			if (t.Verdict == verdictLoss || t.Verdict == verdictPace) && (failed[t.Repeat] == 0 || t.RatePPS < failed[t.Repeat]) {
+				failed[t.Repeat] = t.RatePPS
+			}
+		}
 		for i, t := range log {
-			if t.Verdict != verdictStall {
+			if t.Verdict != verdictStall && t.Verdict != verdictHost || failed[t.Repeat] > 0 && t.RatePPS > failed[t.Repeat] {
 				continue
+			}
+			if t.Verdict == verdictHost {
+				return false
 			}
 			j := i + 1
 			for j < len(log) && log[j].Verdict == verdictStall && sameTrial(log[j], t) {

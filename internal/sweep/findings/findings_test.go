@@ -36,6 +36,8 @@ func TestDecidedStallsAreANote(t *testing.T) {
 		{"the search ended on one", sweep([]result.SweepTrial{trial(1000, 1, "pass"), trial(1000, 10, "host_stalled")}), false},
 		{"a re-run of another length", sweep([]result.SweepTrial{trial(1000, 10, "host_stalled"), trial(1000, 3.16, "pass")}), false},
 		{"a trial not sent at its rate", sweep([]result.SweepTrial{trial(1000, 10, "host_stalled"), trial(1000, 10, "pass"), trial(2000, 1, "host_limited")}), false},
+		{"not sent at a rate above one the far end failed", sweep([]result.SweepTrial{trial(20000, 1, "host_limited"), trial(10000, 1, "loss"), trial(1000, 10, "host_stalled"), trial(1000, 10, "pass")}), true},
+		{"stalled in every try above one the far end failed", sweep([]result.SweepTrial{trial(1100, 1, "backlog"), trial(1200, 10, "host_stalled"), trial(1200, 10, "host_stalled"), trial(1000, 10, "pass")}), true},
 	} {
 		fs := Of(c.r)
 		if len(fs) != 1 || fs[0].Cause != CauseSpoiled || fs[0].Note != c.note {
