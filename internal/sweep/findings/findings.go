@@ -141,18 +141,6 @@ func spoiled(r *result.Sweep) (Finding, bool) {
 	if stalled+short == 0 {
 		return f, false
 	}
-	if allImmaterial(r) {
-		var what []string
-		if stalled > 0 {
-			what = append(what, "each trial our sender's stall spoiled was run again at its rate until a clean run decided")
-		}
-		if short > 0 {
-			what = append(what, "each rate it could not send lay above one the far end failed")
-		}
-		f.Text, f.Note = fmt.Sprintf("this host spoiled %s %s: %s, so the figures stand (--verbose lists each trial)",
-			plural(stalled+short, "trial"), sizesWord(sizes), strings.Join(what, ", and ")), true
-		return f, true
-	}
 	var what []string
 	if stalled > 0 {
 		what = append(what, fmt.Sprintf("%d failed while our sender stalled and caught up in a burst", stalled))
@@ -163,6 +151,11 @@ func spoiled(r *result.Sweep) (Finding, bool) {
 			verb = "was"
 		}
 		what = append(what, fmt.Sprintf("%d %s not sent or received at the rate asked", short, verb))
+	}
+	if allImmaterial(r) {
+		f.Text, f.Note = fmt.Sprintf("this host spoiled %s %s: %s; each was run again until a clean run decided its rate, or lay above a rate the far end failed, so the figures stand (--verbose lists each trial)",
+			plural(stalled+short, "trial"), sizesWord(sizes), strings.Join(what, ", ")), true
+		return f, true
 	}
 	f.Text = fmt.Sprintf("this host spoiled %s %s: %s; none counts as the far end's failure, and the search went on without them; a quieter host tests them (--verbose lists each trial)",
 		plural(stalled+short, "trial"), sizesWord(sizes), strings.Join(what, ", "))
