@@ -55,7 +55,7 @@ func (j *StallJudge) Spoiled(s Spec, o result.SweepOutcome) string {
 		// it held a queue: it could not carry the rate, stalls or not.
 		return ""
 	}
-	if lost > 0 && (j.room == 0 || room < j.room) {
+	if j.room == 0 || room < j.room {
 		j.room = room
 	}
 	if !(o.MaxLagS > j.room) {
