@@ -54,7 +54,7 @@ func TestSpoiledRemembersRoom(t *testing.T) {
 		t.Fatalf("a 2 ms lag behind a 4 ms queue: %q (room %v)", why, j.Room())
 	}
 	held := result.SweepOutcome{Lost: 30, OfferedPPS: 400, MaxLagS: 0.02, RTT: &result.SweepRTT{Min: 1, P50: 1.2, P99: 61.2, Max: 80}}
-	if why := j.Spoiled(spec, held); !strings.Contains(why, "room for (4.0 ms)") {
+	if why := j.Spoiled(spec, held); !strings.Contains(why, "that lost (4.0 ms)") {
 		t.Errorf("a 20 ms lag, round trips held up to 61 ms: %q, want judged against the 4 ms seen before", why)
 	}
 	if why := (&sweep.StallJudge{}).Spoiled(spec, held); why != "" {
