@@ -194,6 +194,10 @@ type State struct {
 	Lower, Upper []float64
 	Trials       int
 	cfg          Config
+	// at is each criterion's standing: what the next trial's rate is
+	// chosen from (a pass of a shorter phase to measure again, what the
+	// device delivered in the lowest failure).
+	at []bounds
 }
 
 // Start is where a search with c stands before its first trial.
@@ -202,19 +206,36 @@ func (c Config) Start() State {
 	return (&searcher{cfg: c}).state()
 }
 
+// After is where a search with c stands after its first trial (at Max,
+// the first phase's length) showed first: what a caller that ran that
+// trial ahead of the search (a sweep's survey) knows of the search's
+// course before it starts.
+func (c Config) After(first Outcome) State {
+	c.defaults()
+	t := Trial{Rate: c.Max, Duration: c.Duration(0)}
+	s := &searcher{cfg: c, recs: []Record{{Trial: t, Outcome: first}}}
+	return s.state()
+}
+
 func (s *searcher) state() State {
 	st := State{Phase: s.phase, Trials: len(s.recs), cfg: s.cfg}
 	for i := range s.cfg.Losses {
 		b := s.bounds(i, s.phase)
 		st.Lower, st.Upper = append(st.Lower, b.lo), append(st.Upper, b.hi)
+		st.at = append(st.at, b)
 	}
 	return st
 }
 
 // Left is the work the search still needs, from its structure: in the
 // phase under way, per criterion, the halvings of its interval down to the
-// phase's width (two trials more while it has no pass: the jump under the
-// device's rate and one above); in each phase after, per criterion, its
+// phase's width, as the rate rule will run them (while it has no pass:
+// the jump under the device's rate and one above, and no more where a
+// failure saw that rate; a pass of a shorter phase in its interval
+// measured again at this phase's length, which the phase runs first, and
+// the halvings above it; with a pass, where a failure above saw the
+// device's rate, one trial just above that rate and the halvings under
+// it); in each phase after, per criterion, its
 // pass measured again at the longer length and one halving; in the final
 // phase, per criterion, its confirmation. In the phase under way,
 // criteria whose bounds coincide count once: every trial judges every
@@ -232,12 +253,29 @@ func (st State) Left() (trials float64, nominal time.Duration) {
 		if st.sameAsBefore(i) {
 			continue
 		}
+		w, b := c.Width(st.Phase), st.standing(i)
 		switch {
 		case lo == 0 && hi <= c.Min:
+		case lo == 0 && b.cand > 0:
+			// A pass of a shorter phase: measured again at this
+			// phase's length first, then the halvings above it.
+			n += 1 + halvings(b.cand, hi, w)
+		case lo == 0 && !math.IsInf(st.Upper[i], 1) && b.est > 0 && b.est*(1-w/4) <= hi*(1-w/2):
+			// A failure that saw the device's rate: a trial just
+			// under it, which passes, and one just above, which
+			// fails, leave an interval within the width.
+			n += 2
 		case lo == 0:
-			n += 2 + halvings(hi*(1-c.Width(st.Phase)), hi, c.Width(st.Phase))
+			n += 2 + halvings(hi*(1-w), hi, w)
 		case lo < c.Max:
-			n += halvings(lo, hi, c.Width(st.Phase))
+			n += halvings(lo, hi, w)
+			if r := b.est * (1 + w/4); b.cand == 0 && b.est > 0 && r > lo*(1+w/4) && r < hi*(1-w/4) {
+				// The next trial goes just above what the device
+				// delivered (rate): where it fails, as the
+				// device's rate says it will, the halvings are
+				// of what lies under it.
+				n = min(n, 1+halvings(lo, r, w))
+			}
 		}
 	}
 	add := func(k int, m float64) {
@@ -263,11 +301,20 @@ func (st State) Left() (trials float64, nominal time.Duration) {
 // before it.
 func (st State) sameAsBefore(i int) bool {
 	for j := range i {
-		if st.Lower[j] == st.Lower[i] && st.Upper[j] == st.Upper[i] {
+		if st.Lower[j] == st.Lower[i] && st.Upper[j] == st.Upper[i] && st.standing(j) == st.standing(i) {
 			return true
 		}
 	}
 	return false
+}
+
+// standing is criterion i's standing (the zero bounds when the State was
+// not made by a search).
+func (st State) standing(i int) bounds {
+	if i < len(st.at) {
+		return st.at[i]
+	}
+	return bounds{}
 }
 
 // halvings is how many geometric halvings take hi within the share w above lo.

@@ -307,3 +307,59 @@ func TestLeftSharedBounds(t *testing.T) {
 		t.Errorf("two criteria apart: %v trials, want more than %v", got, one)
 	}
 }
+
+// TestLeftFollowsTheRateRule: the work left counts the trials the rate
+// rule will run, not a blind halving: in a phase with no pass of its
+// length yet, a shorter phase's pass in the interval is measured again
+// first (one trial, when the failure above it lies within the goal); with
+// a pass and what the device delivered in a failure well above it, the
+// next trial goes just above that rate, and where it fails (as the
+// device's rate says) nothing is left to halve.
+func TestLeftFollowsTheRateRule(t *testing.T) {
+	c := Config{Losses: []float64{0}, Min: 100, Max: 148810, Initial: time.Second, Final: 10 * time.Second}
+	c.defaults()
+	at := func(phase int, recs ...Record) (State, Trial) {
+		s := &searcher{cfg: c, phase: phase, recs: recs}
+		next, ok := s.next()
+		if !ok {
+			t.Fatal("the search has no next trial")
+		}
+		return s.state(), next
+	}
+	rec := func(rate float64, k int, pass bool, delivered float64) Record {
+		return Record{Trial: Trial{Rate: rate, Duration: c.Duration(k), Phase: k, Final: k == c.Phases},
+			Outcome: Outcome{Pass: []bool{pass}, Delivered: delivered}}
+	}
+
+	// A 10 s confirmation failed 0.5 % above a 3.2 s pass.
+	st, next := at(c.Phases, rec(1000, 1, true, 0), rec(1005, c.Phases, false, 1004))
+	if next.Rate != 1000 || next.Duration != c.Final {
+		t.Fatalf("next trial %+v, want the 3.2 s pass measured again at 10 s", next)
+	}
+	if n, d := st.Left(); n != 1 || d != c.Final {
+		t.Errorf("left after a failed confirmation above a shorter pass: %v trials (%v), want 1 (10s)", n, d)
+	}
+
+	// The first trial, at the highest rate, failed with 1010/s delivered:
+	// one just under that, one just above, and the later phases.
+	st, next = at(0, rec(148810, 0, false, 1010))
+	if want := 1010 * (1 - c.Width(0)/4); math.Abs(next.Rate-want) > 1e-9 {
+		t.Fatalf("next trial at %v, want just under the delivered rate (%v)", next.Rate, want)
+	}
+	if n, _ := st.Left(); n != 2+2+1 {
+		t.Errorf("left after a first trial that saw the device's rate: %v trials, want 5", n)
+	}
+
+	// The first phase: a pass at 1000/s, the highest rate failed with
+	// 1010/s delivered.
+	st, next = at(0, rec(148810, 0, false, 1010), rec(1000, 0, true, 0))
+	if want := 1010 * (1 + c.Width(0)/4); math.Abs(next.Rate-want) > 1e-9 {
+		t.Fatalf("next trial at %v, want just above the delivered rate (%v)", next.Rate, want)
+	}
+	// That trial, then the later phases: the pass measured at 3.2 s and
+	// one halving, and the confirmation.
+	want := 1 + 2 + 1.0
+	if n, _ := st.Left(); n != want {
+		t.Errorf("left with the device's rate known: %v trials, want %v (not the halvings up to the highest rate)", n, want)
+	}
+}
