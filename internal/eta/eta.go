@@ -72,7 +72,8 @@ func BisectInt(lo, hi int64) float64 {
 type Estimator struct {
 	// PriorUnits is how many units the prior a unit is expected from
 	// (Expect) counts as beside those seen: 0 sets it aside once one
-	// unit of its kind closed.
+	// unit of its kind closed. The share of re-runs is learned alike:
+	// beside the time spent, that many units' worth with none.
 	PriorUnits float64
 	last       time.Time // the latest trial's end (or the run's start)
 	overhead   map[string]*mean
@@ -81,6 +82,7 @@ type Estimator struct {
 	unit       Part // the trials of the unit under way, re-runs left out
 	shown      time.Duration
 	hasShown   bool
+	closed     int // units closed (a unit closed as several kinds counts once)
 }
 
 // mean is what a class's trials cost: the sum and count of their
@@ -136,6 +138,7 @@ func (e *Estimator) Trial(class string, end time.Time, nominal time.Duration, re
 // that ended at its highest rate): the trials recorded since the last unit
 // closed, re-runs left out, are what a unit of kind takes (see Expect).
 func (e *Estimator) Unit(kinds ...string) {
+	e.closed++
 	for _, kind := range kinds {
 		u := e.units[kind]
 		if u == nil {
@@ -239,7 +242,15 @@ func (e *Estimator) reruns(class string) float64 {
 	if m.rerun <= 0 || m.spent <= m.rerun {
 		return 1
 	}
-	return min(float64(m.spent)/float64(m.spent-m.rerun), 3)
+	// Beside what this run spent, PriorUnits units' worth of trials
+	// with no re-run (a unit as long as those closed took on the mean):
+	// one search that a host stall drew out does not set the share for
+	// every search after it.
+	spent := float64(m.spent)
+	if e.PriorUnits > 0 {
+		spent += e.PriorUnits * float64(e.all.spent) / float64(max(e.closed, 1))
+	}
+	return min(spent/(spent-float64(m.rerun)), 3)
 }
 
 // Raw is the time w takes at the cost measured so far, unsmoothed: each

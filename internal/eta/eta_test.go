@@ -192,6 +192,26 @@ func TestPriorUnits(t *testing.T) {
 	}
 }
 
+// TestPriorUnitsDilutesReruns: with PriorUnits, the re-runs' share is
+// of what the run spent and that many units' worth of time with none (a
+// unit as long as those closed took on the mean): one unit of 4 trials of
+// 1 s, 2 of them re-runs, against 3 such units clean, adds 2 s in 16
+// (× 8/7), not 2 in 4 (× 2: without PriorUnits, as before).
+func TestPriorUnitsDilutesReruns(t *testing.T) {
+	for _, c := range []struct{ prior, want float64 }{{0, 2}, {3, 16.0 / 14}} {
+		e := New(time.Unix(0, 0))
+		e.PriorUnits = c.prior
+		for i := range 4 {
+			e.Trial("search", time.Unix(int64(i+1), 0), time.Second, i%2 == 1)
+		}
+		e.Unit("search")
+		got := e.Raw(Work{Trials("search", 7, time.Second)})
+		if want := time.Duration(7 * c.want * float64(time.Second)); (got - want).Abs() > time.Microsecond {
+			t.Errorf("PriorUnits %v: 7 trials of 1 s take %v, want %v", c.prior, got, want)
+		}
+	}
+}
+
 // TestAsideAndReuse: trials run ahead of the units that use them (a
 // sweep's survey) leave the unit under way, keep their cost, and count in
 // each unit that reuses one, at no time.
