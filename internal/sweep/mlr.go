@@ -95,6 +95,11 @@ func (s *sweeper) multi(ctx context.Context, size, rep int, losses []float64, sr
 		}
 		s.stalled = out.Spoiled
 		v := vs[0]
+		if _, seen := s.looked[size]; n == 1 && !seen && t.Rate >= top {
+			// A size the survey did not see (one bisecting a
+			// cliff): its own first trial tells its search's kind.
+			s.see(size, spec, v, o)
+		}
 		if v == VerdictLoss && o.ServicePPS > 0 {
 			saturated = max(saturated, o.ServicePPS)
 		}
@@ -204,7 +209,7 @@ func (s *sweeper) tellMulti(size, rep int, st mlrsearch.State) {
 		if !s.lone {
 			kind, prior := unitSearch, s.est.Expect(unitSearch, unitSearch, s.searchPrior(size))
 			if l, ok := s.looked[size]; ok {
-				kind, prior = searchKind(l.atMax), s.kindPrior(l.atMax, prior)
+				kind, prior = s.lookKind(size, l, prior)
 			}
 			cur = s.est.Rest(kind, unitSearch, prior, cur)
 		}
@@ -223,4 +228,20 @@ func MultiPrior(cfg Config, size, n int) (trials float64, nominal time.Duration)
 	mc := mlrsearch.Config{Losses: make([]float64, n), Min: top / 1000, Max: top, Initial: cfg.Trial, Final: max(cfg.Confirm, cfg.Trial),
 		Phases: Phases, Goal: cfg.Resolution, MaxTrials: cfg.MaxTrials}
 	return mc.Start().Left()
+}
+
+// multiAfter is what a multi-rate search of size under one criterion is
+// expected to take when its first trial, at the highest rate, failed with
+// the far end delivering pps (0: unknown): that trial, and its structure's
+// count of the trials after it (mlrsearch's Config.After). With the far
+// end's rate known the search jumps just under it and narrows from there:
+// against a 10 Mbit/s reflector, 6 trials (19 s of trials), where a search
+// that knows nothing counts 11.
+func multiAfter(cfg Config, size int, pps float64) eta.Part {
+	cfg.defaults()
+	top := cfg.MaxPPS(size)
+	mc := mlrsearch.Config{Losses: []float64{cfg.LossPercent / 100}, Min: top / 1000, Max: top, Initial: cfg.Trial,
+		Final: max(cfg.Confirm, cfg.Trial), Phases: Phases, Goal: cfg.Resolution, MaxTrials: cfg.MaxTrials}
+	n, d := mc.After(mlrsearch.Outcome{Pass: []bool{false}, Delivered: pps}).Left()
+	return eta.Part{Class: unitSearch, Trials: n + 1, Nominal: d + cfg.Trial}
 }

@@ -33,14 +33,7 @@ func (s *sweeper) survey(ctx context.Context, sizes []int) error {
 		}
 		s.first[spec] = o
 		v := s.cfg.Verdict(spec, o)
-		switch v {
-		case VerdictPass:
-			s.looked[size] = look{pps: spec.RatePPS, atMax: true}
-		case VerdictStall, VerdictHost:
-			// Our sender spoiled it: it tells nothing of the far end.
-		default:
-			s.looked[size] = look{pps: delivered(v, o)}
-		}
+		s.see(size, spec, v, o)
 		if s.cfg.OnTrial != nil {
 			p := Progress{Size: size, Trial: i + 1, Survey: true, RatePPS: spec.RatePPS, Outcome: o, Verdict: v,
 				Planned: s.planned, Elapsed: s.cfg.now().Sub(s.start), Spec: spec}
@@ -51,6 +44,24 @@ func (s *sweeper) survey(ctx context.Context, sizes []int) error {
 	// The survey's trials count in the searches that reuse them.
 	s.est.Aside()
 	return nil
+}
+
+// see keeps what a trial of size at the highest rate (spec), the first of
+// its search, showed (v, o): the rate it passed, or what the far end
+// delivered when it failed; nothing when our sender spoiled it (it tells
+// nothing of the far end). Only with a survey: a sweep with none counts
+// every search alike.
+func (s *sweeper) see(size int, spec Spec, v string, o result.SweepOutcome) {
+	if s.looked == nil {
+		return
+	}
+	switch v {
+	case VerdictPass:
+		s.looked[size] = look{pps: spec.RatePPS, atMax: true}
+	case VerdictStall, VerdictHost:
+	default:
+		s.looked[size] = look{pps: delivered(v, o)}
+	}
 }
 
 // surveySpec is the survey's trial of size: its search's first.
@@ -125,5 +136,25 @@ func (s *sweeper) expected(size int, each eta.Part) eta.Part {
 	if !ok {
 		return each
 	}
-	return s.est.Expect(searchKind(l.atMax), unitSearch, s.kindPrior(l.atMax, each))
+	kind, prior := s.lookKind(size, l, each)
+	return s.est.Expect(kind, unitSearch, prior)
+}
+
+// unitSeen is the eta unit of a multi-rate search whose first trial (the
+// survey's) failed at the highest rate and saw what the far end
+// delivered: it starts just under that rate, and takes what such searches
+// took in this run, or before one has its structure from there
+// (multiAfter). A search whose first trial this host could not send
+// (the smallest sizes on a slow host) halves from the highest rate and is
+// drawn out by the host's limit: it is not one of these.
+const unitSeen = "search from the rate its survey saw"
+
+// lookKind is the eta unit that the search of size, which the survey saw do l,
+// closes as, and what one is expected to take before one has (each: what
+// any search takes in this run).
+func (s *sweeper) lookKind(size int, l look, each eta.Part) (string, eta.Part) {
+	if l.atMax || s.cfg.Packets > 0 {
+		return searchKind(l.atMax), s.kindPrior(l.atMax, each)
+	}
+	return unitSeen, multiAfter(s.cfg, size, l.pps)
 }

@@ -421,7 +421,13 @@ func (s *sweeper) size(ctx context.Context, size int, bisected bool) (*result.Sw
 		}
 		found = append(found, f)
 		s.fin++
-		s.est.Unit(unitSearch, searchKind(f.atMax))
+		kinds := []string{unitSearch, searchKind(f.atMax)}
+		if l, ok := s.looked[size]; ok {
+			if k, _ := s.lookKind(size, l, eta.Part{}); k != kinds[1] {
+				kinds = append(kinds, k)
+			}
+		}
+		s.est.Unit(kinds...)
 	}
 	summarise(sr, found)
 	judge(sr, s.res.Test.Medium)
