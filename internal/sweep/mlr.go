@@ -209,7 +209,7 @@ func (s *sweeper) tellMulti(size, rep int, st mlrsearch.State) {
 		if !s.lone {
 			kind, prior := unitSearch, s.est.Expect(unitSearch, unitSearch, s.searchPrior(size))
 			if l, ok := s.looked[size]; ok {
-				kind, prior = s.lookKind(size, l, prior)
+				kind, prior = s.lookKind(l), s.lookPrior(size, l, prior)
 			}
 			cur = s.est.Rest(kind, unitSearch, prior, cur)
 		}
@@ -235,8 +235,8 @@ func MultiPrior(cfg Config, size, n int) (trials float64, nominal time.Duration)
 // the far end delivering pps (0: unknown): that trial, and its structure's
 // count of the trials after it (mlrsearch's Config.After). With the far
 // end's rate known the search jumps just under it and narrows from there:
-// against a 10 Mbit/s reflector, 6 trials (19 s of trials), where a search
-// that knows nothing counts 11.
+// against a 10 Mbit/s reflector, with 1 s trials and a 10 s confirmation,
+// 6 trials (19 s of trials), as such a search runs on a quiet host.
 func multiAfter(cfg Config, size int, pps float64) eta.Part {
 	cfg.defaults()
 	top := cfg.MaxPPS(size)

@@ -136,12 +136,11 @@ func (s *sweeper) expected(size int, each eta.Part) eta.Part {
 	if !ok {
 		return each
 	}
-	kind, prior := s.lookKind(size, l, each)
-	return s.est.Expect(kind, unitSearch, prior)
+	return s.est.Expect(s.lookKind(l), unitSearch, s.lookPrior(size, l, each))
 }
 
 // unitSeen is the eta unit of a multi-rate search whose first trial (the
-// survey's) failed at the highest rate and saw what the far end
+// survey's; a bisected size's own) failed at the highest rate and saw what the far end
 // delivered: it starts just under that rate, and takes what such searches
 // took in this run, or before one has its structure from there
 // (multiAfter). A search whose first trial this host could not send
@@ -149,12 +148,21 @@ func (s *sweeper) expected(size int, each eta.Part) eta.Part {
 // drawn out by the host's limit: it is not one of these.
 const unitSeen = "search from the rate its survey saw"
 
-// lookKind is the eta unit that the search of size, which the survey saw do l,
-// closes as, and what one is expected to take before one has (each: what
-// any search takes in this run).
-func (s *sweeper) lookKind(size int, l look, each eta.Part) (string, eta.Part) {
+// lookKind is the eta unit that the search of a size whose first trial
+// was seen doing l (see) closes as, besides unitSearch and its searchKind.
+func (s *sweeper) lookKind(l look) string {
 	if l.atMax || s.cfg.Packets > 0 {
-		return searchKind(l.atMax), s.kindPrior(l.atMax, each)
+		return searchKind(l.atMax)
 	}
-	return unitSeen, multiAfter(s.cfg, size, l.pps)
+	return unitSeen
+}
+
+// lookPrior is what the search of size, whose first trial was seen doing
+// l, is expected to take before a search of its kind (lookKind) has (each: what
+// any search takes in this run).
+func (s *sweeper) lookPrior(size int, l look, each eta.Part) eta.Part {
+	if l.atMax || s.cfg.Packets > 0 {
+		return s.kindPrior(l.atMax, each)
+	}
+	return multiAfter(s.cfg, size, l.pps)
 }

@@ -422,10 +422,8 @@ func (s *sweeper) size(ctx context.Context, size int, bisected bool) (*result.Sw
 		found = append(found, f)
 		s.fin++
 		kinds := []string{unitSearch, searchKind(f.atMax)}
-		if l, ok := s.looked[size]; ok {
-			if k, _ := s.lookKind(size, l, eta.Part{}); k != kinds[1] {
-				kinds = append(kinds, k)
-			}
+		if l, ok := s.looked[size]; ok && s.lookKind(l) != kinds[1] {
+			kinds = append(kinds, s.lookKind(l))
 		}
 		s.est.Unit(kinds...)
 	}
