@@ -15,6 +15,7 @@
 package eta
 
 import (
+	"fmt"
 	"math"
 	"time"
 )
@@ -281,4 +282,15 @@ func (e *Estimator) Left(w Work) time.Duration {
 		e.shown, e.hasShown = d, true
 	}
 	return d
+}
+
+// Phrase is how a progress line says the time left d: "about 1m30s
+// left", to the second; "under 1s left" while some is left that rounds to
+// none (a line that said "about 0s left" while trials still ran would
+// not match the state); "about 0s left" once none is.
+func Phrase(d time.Duration) string {
+	if d > 0 && d < time.Second/2 {
+		return "under 1s left"
+	}
+	return fmt.Sprintf("about %v left", d.Round(time.Second))
 }

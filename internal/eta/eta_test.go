@@ -238,3 +238,22 @@ func TestAsideAndReuse(t *testing.T) {
 		t.Errorf("2 trials of 1 s: %v, want 3s", got)
 	}
 }
+
+// TestPhrase: the time left to the second; under a second but not none,
+// "under 1s left", not "about 0s left" while trials still run.
+func TestPhrase(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{90 * time.Second, "about 1m30s left"},
+		{1400 * time.Millisecond, "about 1s left"},
+		{600 * time.Millisecond, "about 1s left"},
+		{300 * time.Millisecond, "under 1s left"},
+		{0, "about 0s left"},
+	} {
+		if got := Phrase(c.d); got != c.want {
+			t.Errorf("Phrase(%v) = %q, want %q", c.d, got, c.want)
+		}
+	}
+}

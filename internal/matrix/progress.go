@@ -62,7 +62,7 @@ func (p *Progress) Cell(n, total int, c result.MatrixCell) {
 		}
 		left := p.est.Left(w)
 		p.ran++
-		line += fmt.Sprintf(", about %v left", left.Round(time.Second))
+		line += ", " + eta.Phrase(left)
 	}
 	p.show(line)
 }

@@ -2,8 +2,8 @@ package sweep
 
 import (
 	"fmt"
-	"time"
 
+	"github.com/wirebench/wirebench/internal/eta"
 	"github.com/wirebench/wirebench/internal/result"
 )
 
@@ -21,8 +21,8 @@ func (p Progress) Line() string {
 		trial = "survey trial"
 	}
 	line := fmt.Sprintf("%s, %s at %.0f/s: %s (sent %d, loss %.3f %%)", what, trial, p.RatePPS, p.Verdict, p.Outcome.Sent, LossPercent(p.Outcome))
-	if eta := p.ETA(); eta > 0 {
-		line += fmt.Sprintf(", about %v left", eta.Round(time.Second))
+	if left := p.ETA(); left > 0 {
+		line += ", " + eta.Phrase(left)
 	}
 	return line
 }
