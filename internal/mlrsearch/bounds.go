@@ -127,7 +127,7 @@ func (s *searcher) rate(b bounds, w float64) float64 {
 	case math.IsInf(b.hi, 1):
 		return min(s.cfg.Max, b.lo*(1+w*math.Pow(2, float64(b.passes))))
 	case b.lo == 0:
-		if r := b.est * (1 - w/4); b.est > 0 && r <= b.hi*(1-w/2) {
+		if r, ok := underSeen(b, w); ok {
 			return max(s.cfg.Min, r)
 		}
 		if b.est == 0 && !(b.spoilt && b.near) {
@@ -139,10 +139,27 @@ func (s *searcher) rate(b bounds, w float64) float64 {
 		}
 		return max(s.cfg.Min, b.hi*max(0.5, 1-w*math.Pow(2, float64(b.fails))))
 	}
-	if r := b.est * (1 + w/4); b.est > 0 && r > b.lo*(1+w/4) && r < b.hi*(1-w/4) {
+	if r, ok := aboveSeen(b, w); ok {
 		return r
 	}
 	return min(s.mid(b), b.lo*(1+w*math.Pow(2, float64(b.passes))))
+}
+
+// underSeen is the rate just under what the device delivered in the
+// lowest failure (b.est), and whether a search with no pass jumps there:
+// when that lies well under the failure.
+func underSeen(b bounds, w float64) (float64, bool) {
+	r := b.est * (1 - w/4)
+	return r, b.est > 0 && r <= b.hi*(1-w/2)
+}
+
+// aboveSeen is the rate just above what the device delivered in the
+// lowest failure, and whether a search between a pass and that failure
+// tries it next: when it lies between them (a failure there leaves half
+// the width).
+func aboveSeen(b bounds, w float64) (float64, bool) {
+	r := b.est * (1 + w/4)
+	return r, b.est > 0 && r > b.lo*(1+w/4) && r < b.hi*(1-w/4)
 }
 
 // mid is the geometric middle of b's interval (or of what lies under its
@@ -254,13 +271,14 @@ func (st State) Left() (trials float64, nominal time.Duration) {
 			continue
 		}
 		w, b := c.Width(st.Phase), st.standing(i)
+		_, jumps := underSeen(b, w)
 		switch {
 		case lo == 0 && hi <= c.Min:
 		case lo == 0 && b.cand > 0:
 			// A pass of a shorter phase: measured again at this
 			// phase's length first, then the halvings above it.
 			n += 1 + halvings(b.cand, hi, w)
-		case lo == 0 && !math.IsInf(st.Upper[i], 1) && b.est > 0 && b.est*(1-w/4) <= hi*(1-w/2):
+		case lo == 0 && !math.IsInf(b.hi, 1) && jumps:
 			// A failure that saw the device's rate: a trial just
 			// under it, which passes, and one just above, which
 			// fails, leave an interval within the width.
@@ -269,7 +287,7 @@ func (st State) Left() (trials float64, nominal time.Duration) {
 			n += 2 + halvings(hi*(1-w), hi, w)
 		case lo < c.Max:
 			n += halvings(lo, hi, w)
-			if r := b.est * (1 + w/4); b.cand == 0 && b.est > 0 && r > lo*(1+w/4) && r < hi*(1-w/4) {
+			if r, ok := aboveSeen(b, w); ok && b.cand == 0 {
 				// The next trial goes just above what the device
 				// delivered (rate): where it fails, as the
 				// device's rate says it will, the halvings are
