@@ -133,17 +133,16 @@ func (s *sweeper) multi(ctx context.Context, size, rep int, losses []float64, sr
 		}
 		return out, nil
 	}
-	mc := mlrsearch.Config{Losses: shares, Min: top / 1000, Max: top, Initial: cfg.Trial, Final: final,
-		Phases: Phases, Goal: cfg.Resolution, Retries: cfg.StallRetries, MaxTrials: cfg.MaxTrials,
-		OnTrial: func(_ mlrsearch.Trial, _ mlrsearch.Outcome, st mlrsearch.State) {
-			if n, _ := st.Left(); n == 0 && s.holdTell {
-				// Likely the search's last trial: told by size
-				// once the size is judged, or before the next.
-				held = st
-				return
-			}
-			s.tellMulti(size, rep, st)
-		}}
+	mc := cfg.mlrConfig(size, shares)
+	mc.OnTrial = func(_ mlrsearch.Trial, _ mlrsearch.Outcome, st mlrsearch.State) {
+		if n, _ := st.Left(); n == 0 && s.holdTell {
+			// Likely the search's last trial: told by size
+			// once the size is judged, or before the next.
+			held = st
+			return
+		}
+		s.tellMulti(size, rep, st)
+	}
 	res, err := mlrsearch.Search(ctx, mc, trial)
 	if !s.holdTell {
 		s.tellMulti(size, rep, mlrsearch.State{})
@@ -224,10 +223,18 @@ func (s *sweeper) tellMulti(size, rep int, st mlrsearch.State) {
 // and their nominal length (mlrsearch's State.Left before its first trial).
 func MultiPrior(cfg Config, size, n int) (trials float64, nominal time.Duration) {
 	cfg.defaults()
-	top := cfg.MaxPPS(size)
-	mc := mlrsearch.Config{Losses: make([]float64, n), Min: top / 1000, Max: top, Initial: cfg.Trial, Final: max(cfg.Confirm, cfg.Trial),
-		Phases: Phases, Goal: cfg.Resolution, MaxTrials: cfg.MaxTrials}
+	mc := cfg.mlrConfig(size, make([]float64, n))
 	return mc.Start().Left()
+}
+
+// mlrConfig is the multi-rate search of size under the criteria shares
+// (the share of a trial's load each allows lost), with c's trials: from
+// the highest rate down to a thousandth of it, trials of c.Trial growing
+// to the c.Confirm that confirms, intervals narrowed to c.Resolution.
+func (c *Config) mlrConfig(size int, shares []float64) mlrsearch.Config {
+	top := c.MaxPPS(size)
+	return mlrsearch.Config{Losses: shares, Min: top / 1000, Max: top, Initial: c.Trial, Final: max(c.Confirm, c.Trial),
+		Phases: Phases, Goal: c.Resolution, Retries: c.StallRetries, MaxTrials: c.MaxTrials}
 }
 
 // multiAfter is what a multi-rate search of size under one criterion is
@@ -239,9 +246,7 @@ func MultiPrior(cfg Config, size, n int) (trials float64, nominal time.Duration)
 // 6 trials (19 s of trials), as such a search runs on a quiet host.
 func multiAfter(cfg Config, size int, pps float64) eta.Part {
 	cfg.defaults()
-	top := cfg.MaxPPS(size)
-	mc := mlrsearch.Config{Losses: []float64{cfg.LossPercent / 100}, Min: top / 1000, Max: top, Initial: cfg.Trial,
-		Final: max(cfg.Confirm, cfg.Trial), Phases: Phases, Goal: cfg.Resolution, MaxTrials: cfg.MaxTrials}
+	mc := cfg.mlrConfig(size, []float64{cfg.LossPercent / 100})
 	n, d := mc.After(mlrsearch.Outcome{Pass: []bool{false}, Delivered: pps}).Left()
-	return eta.Part{Class: unitSearch, Trials: n + 1, Nominal: d + cfg.Trial}
+	return eta.Part{Class: unitSearch, Trials: n + 1, Nominal: d + mc.Duration(0)}
 }
