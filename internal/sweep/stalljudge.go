@@ -62,11 +62,14 @@ func (j *StallJudge) Spoiled(s Spec, o result.SweepOutcome) string {
 		return ""
 	}
 	burst := o.MaxLagS * o.OfferedPPS
+	// The threshold, for what it is: the least a losing trial of the
+	// size had free above its median wait, not the queue's size.
+	beyond := fmt.Sprintf("more than the far end's queue had free in any trial of this size that lost (%.1f ms)", j.room*1e3)
 	switch {
 	case empty:
-		return fmt.Sprintf("our sender fell %.1f ms behind its schedule, more than the far end's queue had free in any trial of this size that lost (%.1f ms), and its queue stood empty for most of the trial: the loss came from our catch-up bursts", o.MaxLagS*1e3, j.room*1e3)
+		return fmt.Sprintf("our sender fell %.1f ms behind its schedule, %s, and its queue stood empty for most of the trial: the loss came from our catch-up bursts", o.MaxLagS*1e3, beyond)
 	case float64(lost) <= burst:
-		return fmt.Sprintf("our sender fell %.1f ms behind its schedule, more than the far end's queue had free in any trial of this size that lost (%.1f ms), and its catch-up burst (%.0f datagrams) holds all %d lost", o.MaxLagS*1e3, j.room*1e3, burst, lost)
+		return fmt.Sprintf("our sender fell %.1f ms behind its schedule, %s, and its catch-up burst (%.0f datagrams) holds all %d lost", o.MaxLagS*1e3, beyond, burst, lost)
 	}
 	// Several stalls, each judged alone: together their bursts beyond the
 	// queue's room may hold what one does not.
@@ -77,7 +80,7 @@ func (j *StallJudge) Spoiled(s Spec, o result.SweepOutcome) string {
 		if o.StallsCut {
 			atLeast = "at least "
 		}
-		return fmt.Sprintf("our sender fell behind its schedule by more than the far end's queue had free in any trial of this size that lost (%.1f ms) %s%d times (the deepest %.1f ms), and their catch-up bursts (%s%.0f datagrams) hold all %d lost", j.room*1e3, atLeast, n, o.MaxLagS*1e3, atLeast, bursts, lost)
+		return fmt.Sprintf("our sender fell behind its schedule by %s %s%d times (the deepest %.1f ms), and their catch-up bursts (%s%.0f datagrams) hold all %d lost", beyond, atLeast, n, o.MaxLagS*1e3, atLeast, bursts, lost)
 	}
 	return ""
 }
