@@ -14,7 +14,6 @@ import (
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
-	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
 
 // The iperf2 feature probes ask for a 20 ms test, not a byte count: iperf
@@ -26,9 +25,10 @@ const (
 	maxDrain    = 512 << 20 // most bytes read from one feature probe
 )
 
-// readReply reads from c until more(b) is false, the peer closes (ended),
-// max bytes have arrived, or wait passes.
-func readReply(ctx context.Context, c net.Conn, wait time.Duration, more func([]byte) bool, max int) (b []byte, ended bool) {
+// readReply reads from c until more(b) is false, the peer closes (ended;
+// end is then the read's error, io.EOF or a reset), max bytes have
+// arrived, or wait passes.
+func readReply(ctx context.Context, c net.Conn, wait time.Duration, more func([]byte) bool, max int) (b []byte, ended bool, end error) {
 	deadline := time.Now().Add(wait)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -41,10 +41,13 @@ func readReply(ctx context.Context, c net.Conn, wait time.Duration, more func([]
 		m, err := c.Read(buf[n:])
 		n += m
 		if err != nil {
-			return buf[:n], !errors.Is(err, os.ErrDeadlineExceeded)
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return buf[:n], false, nil
+			}
+			return buf[:n], true, err
 		}
 	}
-	return buf[:n], false
+	return buf[:n], false, nil
 }
 
 // closeGracefully half-closes c, reads what the peer still sends (at most
@@ -59,57 +62,6 @@ func closeGracefully(c net.Conn, wait time.Duration) (int64, bool) {
 	_ = c.SetReadDeadline(time.Now().Add(wait))
 	n, err := io.Copy(io.Discard, io.LimitReader(c, maxDrain))
 	return n, err == nil && n < maxDrain
-}
-
-// opening sends the opening cookie (see OpeningCookie) and classifies the
-// answer; for an iperf3 peer it goes on with the tiny test on the same
-// connection.
-func (p *prober) opening(ctx context.Context) OpeningKind {
-	t0 := time.Now()
-	c, err := p.dial(ctx)
-	if err != nil {
-		p.res.TCP.Opening = string(OpeningRefused)
-		p.step("tcp-opening", string(OpeningRefused), err.Error(), t0)
-		return OpeningRefused
-	}
-	ck, err := iperf3.NewCookie(nil)
-	if err != nil {
-		_ = c.Close()
-		p.step("tcp-opening", "error", err.Error(), t0)
-		return OpeningOther
-	}
-	ck = OpeningCookie(ck)
-	if _, err := c.Write(ck.AppendWire(nil)); err != nil {
-		_ = c.Close()
-		p.res.TCP.Opening = string(OpeningClosed)
-		p.step("tcp-opening", string(OpeningClosed), "writing the cookie: "+err.Error(), t0)
-		return OpeningClosed
-	}
-	reply, ended := readReply(ctx, c, p.cfg.Timeout, OpeningNeedsMore, iperf2.ClientHdrAckSizeTS)
-	kind, ver := ClassifyOpening(reply, ended)
-	p.res.TCP.Opening = string(kind)
-	detail := fmt.Sprintf("%d byte(s) back: % x", len(reply), reply[:min(len(reply), 20)])
-	switch kind {
-	case OpeningIperf3:
-		p.res.Iperf3.Answered, p.res.Iperf3.Reverse = true, result.ProbeYes
-		p.step("tcp-opening", string(kind), "PARAM_EXCHANGE", t0)
-		p.iperf3Test(ctx, c, ck)
-		return kind
-	case OpeningIperf3Busy:
-		p.res.Iperf3.Answered, p.res.Iperf3.Busy, p.res.Iperf3.Reverse = true, true, result.ProbeYes
-		_ = c.Close()
-		p.step("tcp-opening", string(kind), "ACCESS_DENIED: a test is running", t0)
-		return kind
-	case OpeningIperf2Ack:
-		p.res.Iperf2.TCP, p.res.Iperf2.Version = true, ver
-		detail = "CLIENTHDRACK, version " + result.ProbeVersionText(ver)
-	case OpeningSilent:
-		p.res.Iperf2.TCPNoAck = true
-		detail = "accepted 37 bytes, no reply within " + p.cfg.Timeout.String()
-	}
-	closeGracefully(c, p.cfg.Timeout)
-	p.step("tcp-opening", string(kind), detail, t0)
-	return kind
 }
 
 // headerProbe sends a plain 2.1 TCP header (EXTEND, 60 bytes) and waits for
@@ -128,7 +80,7 @@ func (p *prober) headerProbe(ctx context.Context) {
 		p.step("iperf2-header", "closed", err.Error(), t0)
 		return
 	}
-	reply, ended := readReply(ctx, c, p.cfg.Timeout, OpeningNeedsMore, iperf2.ClientHdrAckSizeTS)
+	reply, ended, _ := readReply(ctx, c, p.cfg.Timeout, OpeningNeedsMore, iperf2.ClientHdrAckSizeTS)
 	closeGracefully(c, p.cfg.Timeout)
 	if ver, ok := AckVersion(reply); ok {
 		p.res.Iperf2.TCP, p.res.Iperf2.Version = true, ver
@@ -297,7 +249,7 @@ func (p *prober) echoTCP(ctx context.Context) {
 		p.step("echo-tcp", "no", err.Error(), t0)
 		return
 	}
-	reply, _ := readReply(ctx, c, p.cfg.Timeout, func(b []byte) bool { return len(b) < echo.HeaderLen }, echo.HeaderLen)
+	reply, _, _ := readReply(ctx, c, p.cfg.Timeout, func(b []byte) bool { return len(b) < echo.HeaderLen }, echo.HeaderLen)
 	ver, ok := EchoReplyOK(reply, id)
 	if ok {
 		_, _ = c.Write(echo.Append(nil, echo.Message{Kind: echo.KindBye, Len: echo.HeaderLen, ID: id + 1}))
