@@ -41,7 +41,10 @@ func TestIperf3DefaultSendCap(t *testing.T) {
 	f := newAuthFiles(t)
 	auth := startI3Server(t, session.ServerConfig{}, Config{Auth: f.server(t, nil)})
 	t.Setenv("IPERF3_PASSWORD", "secret")
-	if rep, _ := runIperf3Client(t, auth.i3port, "-u", "-R", "-b", "2G", "-n", "300K", "--username", "alice", "--rsa-public-key-path", f.Public); rep == nil {
+	// A timed test: iperf3's client ends a -R -n test only once it has
+	// received all n bytes, so one datagram lost on a loaded host (2 Gbit/s
+	// into its socket buffer) left it waiting until it was killed.
+	if rep, _ := runIperf3Client(t, auth.i3port, "-u", "-R", "-b", "2G", "-t", "1", "--username", "alice", "--rsa-public-key-path", f.Public); rep == nil {
 		t.Error("an authenticated UDP -R test above the default cap did not run")
 	}
 }

@@ -45,7 +45,12 @@ const labDeliveredTol = 0.003
 //
 // Each check may run up to labAttempts times, for the reason given at
 // labAttempts (the emulated wire itself runs short now and then on a
-// loaded two-core VM); every try is logged and faces the same bound.
+// loaded two-core VM); every try is logged and faces the same bound. A
+// capture of each test's data where they arrive, past the shaper, says
+// what the wire really carried (the kernel's stamps and sequence numbers):
+// when that is itself short of the theory, the client's figure must match
+// it instead, to the same 0.3 %. A CI rehearsal beside two busy loops saw
+// iperf 2.1.8's -R 5 s test run 0.4-1.4 % short in five tries in a row.
 func TestLabTCPDelivered(t *testing.T) {
 	requireLab(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -75,20 +80,31 @@ func TestLabTCPDelivered(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					attempt(t, func(try int) error {
 						cfg := session.ClientConfig{Duration: d, Reverse: reverse, Congestion: "cubic"}
-						var cr, sr *result.Result
-						var err error
-						if p.ours {
-							cr, sr, err = ours.runClient(ctx, lab, cfg)
-						} else {
+						if !p.ours {
 							if err := iperf.ensure(t); err != nil {
 								return err
 							}
-							cr, err = runLabClient(ctx, lab, p.port, cfg)
 						}
+						capture, err := wireCapture(lab, reverse, p.port)
 						if err != nil {
 							return err
 						}
-						return checkDelivered(t, try, cr, sr, reverse, want)
+						var cr, sr *result.Result
+						if p.ours {
+							cr, sr, err = ours.runClient(ctx, lab, cfg)
+						} else {
+							cr, err = runLabClient(ctx, lab, p.port, cfg)
+						}
+						pkts := capture.Stop()
+						if err != nil {
+							return err
+						}
+						wire, ok := measureWire(pkts, p.port, reverse)
+						t.Logf("try %d: the wire carried %s (capture: %+v)", try, wire, capture.Stats())
+						if !ok {
+							wire = wireRate{}
+						}
+						return checkDelivered(t, try, cr, sr, reverse, want, wire)
 					})
 				})
 			}
@@ -96,8 +112,10 @@ func TestLabTCPDelivered(t *testing.T) {
 	}
 }
 
-// checkDelivered checks the client's own TCP figure against the theory.
-func checkDelivered(t *testing.T, try int, cr, sr *result.Result, reverse bool, want float64) error {
+// checkDelivered checks the client's own TCP figure against the theory,
+// or, when the wire itself carried less (wire, from a capture; zero when
+// unknown), against what it carried.
+func checkDelivered(t *testing.T, try int, cr, sr *result.Result, reverse bool, want float64, wire wireRate) error {
 	t.Helper()
 	t.Logf("try %d: %s; client warnings %q", try, loadAvg(), cr.Warnings)
 	t.Logf("try %d: client intervals (Mbit/s): %s", try, intervalRates(cr.Intervals))
@@ -129,6 +147,7 @@ func checkDelivered(t *testing.T, try int, cr, sr *result.Result, reverse bool, 
 			}
 		}
 	}
+	fig := got // the figure over the time data flowed
 	if reverse && !within(got, want, labDeliveredTol) && got < want {
 		// The receive's clock starts at the request, so a peer slow to
 		// start sending (iperf's thread on a loaded host) lowers the
@@ -136,18 +155,35 @@ func checkDelivered(t *testing.T, try int, cr, sr *result.Result, reverse bool, 
 		// data flowed must be the wire's.
 		r := cr.Receiver
 		if r.FirstByteSeconds > 0 && r.FirstByteSeconds < r.Seconds {
-			flowing := float64(r.Bytes) * 8 / (r.Seconds - r.FirstByteSeconds)
+			fig = float64(r.Bytes) * 8 / (r.Seconds - r.FirstByteSeconds)
 			t.Logf("try %d: the first byte came %.1f ms after the request; over the %.4f s data flowed: %.3f Mbit/s (%+.3f %%)",
-				try, 1e3*r.FirstByteSeconds, r.Seconds-r.FirstByteSeconds, flowing/1e6, relErr(flowing, want))
-			if within(flowing, want, labDeliveredTol) {
+				try, 1e3*r.FirstByteSeconds, r.Seconds-r.FirstByteSeconds, fig/1e6, relErr(fig, want))
+			if within(fig, want, labDeliveredTol) {
 				return nil
 			}
 		}
 	}
-	if !within(got, want, labDeliveredTol) {
-		return fmt.Errorf("the client's TCP figure %.3f Mbit/s is not within %.1f %% of %.3f", got/1e6, 100*labDeliveredTol, want/1e6)
+	if within(got, want, labDeliveredTol) {
+		return nil
 	}
-	return nil
+	if wire.bps > 0 && !within(wire.bps, want, labDeliveredTol) {
+		// The emulated wire ran short of its nominal rate (tbf's timer
+		// fires late on a loaded host; see labAttempts): the kernel's own
+		// capture says what it carried, and the client's figure must be
+		// that, to the same 0.3 %. The wire's window is from its first
+		// full segment to its last; the client's figure is from the
+		// request (a little longer: the peer's start), or from the first
+		// byte read (a little shorter when the reader woke late), and
+		// either may match.
+		t.Logf("try %d: the wire itself carried %.3f Mbit/s (%+.3f %% of %.3f); the client's %.3f Mbit/s is %+.3f %% of that (over the time data flowed: %+.3f %%)",
+			try, wire.bps/1e6, relErr(wire.bps, want), want/1e6, got/1e6, relErr(got, wire.bps), relErr(fig, wire.bps))
+		if within(got, wire.bps, labDeliveredTol) || within(fig, wire.bps, labDeliveredTol) {
+			return nil
+		}
+		return fmt.Errorf("the client's TCP figure %.3f Mbit/s is not within %.1f %% of the %.3f the wire carried",
+			got/1e6, 100*labDeliveredTol, wire.bps/1e6)
+	}
+	return fmt.Errorf("the client's TCP figure %.3f Mbit/s is not within %.1f %% of %.3f", got/1e6, 100*labDeliveredTol, want/1e6)
 }
 
 // runLabClient runs our client inside A against a server in B.

@@ -8,7 +8,10 @@
 // promptly, and at most MaxPackets headers are kept.
 package wirecap
 
-import "net/netip"
+import (
+	"net/netip"
+	"time"
+)
 
 // MaxPackets is the most packets one capture keeps.
 const MaxPackets = 200000
@@ -21,12 +24,18 @@ type Packet struct {
 	TTL      int // IPv4 TTL or IPv6 hop limit
 	Proto    int // 6 TCP, 17 UDP
 	Src, Dst netip.AddrPort
-	TCPFlags byte // TCP only
-	MSS      int  // the MSS option of a TCP SYN; 0 when absent
-	Payload  int  // transport payload bytes
+	TCPFlags byte   // TCP only
+	Seq      uint32 // TCP only: the segment's sequence number
+	MSS      int    // the MSS option of a TCP SYN; 0 when absent
+	Payload  int    // transport payload bytes
 	// Head is a copy of the first bytes of the transport payload (up to
 	// HeadLen), e.g. an iperf 2 datagram's sequence id.
 	Head []byte
+	// At is when the kernel received the packet (SO_TIMESTAMPNS: the
+	// wall clock, the only clock packet stamps are taken on; a capture
+	// is seconds long, so differences between stamps are durations);
+	// zero where the capture has no stamp.
+	At time.Time
 }
 
 // HeadLen is how many payload bytes a Packet keeps in Head.
@@ -95,6 +104,7 @@ func Parse(pkt []byte) (p Packet, ok bool) {
 			return p, false
 		}
 		p.TCPFlags = l4[13]
+		p.Seq = uint32(l4[4])<<24 | uint32(l4[5])<<16 | uint32(l4[6])<<8 | uint32(l4[7])
 		p.Payload = l4len - off
 		p.Head = head(l4[off:])
 		p.MSS = mssOption(l4[20:off])

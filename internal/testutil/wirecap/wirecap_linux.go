@@ -2,10 +2,12 @@ package wirecap
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
@@ -39,20 +41,33 @@ func Start(t testing.TB, ifname string, ports ...uint16) *Capture {
 	if unix.Geteuid() != 0 {
 		t.Skip("capturing packets needs root (AF_PACKET)")
 	}
+	c, err := Open(ifname, ports...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	return c
+}
+
+// Open is Start without a test: it returns what went wrong instead of
+// failing one, so that it may run where a test cannot stop (inside a
+// lab host's Do), and the caller stops the capture. The socket stays in
+// the network namespace of the thread that opened it.
+func Open(ifname string, ports ...uint16) (*Capture, error) {
 	ifi, err := net.InterfaceByName(ifname)
 	if err != nil {
-		t.Fatalf("wirecap: interface %s: %v", ifname, err)
+		return nil, fmt.Errorf("wirecap: interface %s: %w", ifname, err)
 	}
 	const ethPAll = 0x0003
 	// Protocol 0: the socket receives nothing until it is bound, after
 	// the filter is in place.
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		t.Fatalf("wirecap: packet socket: %v", err)
+		return nil, fmt.Errorf("wirecap: packet socket: %w", err)
 	}
 	if err := attachPortFilter(fd, ports); err != nil {
 		unix.Close(fd)
-		t.Fatalf("wirecap: port filter: %v", err)
+		return nil, fmt.Errorf("wirecap: port filter: %w", err)
 	}
 	// Room for a long burst of the test's own packets (root may exceed
 	// rmem_max). The kernel charges a queued packet its whole original size
@@ -62,19 +77,22 @@ func Start(t testing.TB, ifname string, ports ...uint16) *Capture {
 	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 1<<30)
 	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(ethPAll), Ifindex: ifi.Index}); err != nil {
 		unix.Close(fd)
-		t.Fatalf("wirecap: bind to %s: %v", ifname, err)
+		return nil, fmt.Errorf("wirecap: bind to %s: %w", ifname, err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("wirecap: receive stamps: %w", err)
 	}
 	tv := unix.NsecToTimeval((50 * time.Millisecond).Nanoseconds())
 	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 		unix.Close(fd)
-		t.Fatalf("wirecap: read timeout: %v", err)
+		return nil, fmt.Errorf("wirecap: read timeout: %w", err)
 	}
 	// Reading the statistics resets them: start from zero.
 	_, _ = packetStats(fd)
 	c := &Capture{fd: fd, stop: make(chan struct{}), done: make(chan struct{})}
 	go c.run()
-	t.Cleanup(func() { c.Stop() })
-	return c
+	return c, nil
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
@@ -86,6 +104,7 @@ func htons(v uint16) uint16 { return v<<8 | v>>8 }
 func (c *Capture) run() {
 	defer close(c.done)
 	buf := make([]byte, readBuf)
+	oob := make([]byte, unix.CmsgSpace(16))
 	stopping := false
 	for {
 		if !stopping {
@@ -99,19 +118,35 @@ func (c *Capture) run() {
 		if stopping {
 			flags = unix.MSG_DONTWAIT
 		}
-		n, from, err := unix.Recvfrom(c.fd, buf, flags|unix.MSG_TRUNC)
+		n, oobn, _, from, err := unix.Recvmsg(c.fd, buf, oob, flags|unix.MSG_TRUNC)
 		if err != nil {
 			if stopping && (errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EWOULDBLOCK)) {
 				return // queue drained
 			}
 			continue // timeout or EINTR: check stop again
 		}
-		c.keep(buf, n, from, stopping)
+		c.keep(buf, n, from, stamp(oob[:oobn]), stopping)
 	}
 }
 
+// stamp is the receive time in a read's control message (SCM_TIMESTAMPNS),
+// or the zero time.
+func stamp(oob []byte) time.Time {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return time.Time{}
+	}
+	for _, m := range msgs {
+		if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SCM_TIMESTAMPNS && len(m.Data) >= 16 {
+			ts := (*unix.Timespec)(unsafe.Pointer(&m.Data[0]))
+			return time.Unix(ts.Unix())
+		}
+	}
+	return time.Time{}
+}
+
 // keep parses and stores one read of n bytes (n beyond buf: cut short).
-func (c *Capture) keep(buf []byte, n int, from unix.Sockaddr, drained bool) {
+func (c *Capture) keep(buf []byte, n int, from unix.Sockaddr, at time.Time, drained bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if drained {
@@ -129,6 +164,7 @@ func (c *Capture) keep(buf []byte, n int, from unix.Sockaddr, drained bool) {
 		c.st.Unparsed++
 		return
 	}
+	p.At = at
 	if len(c.pkts) >= MaxPackets {
 		c.st.OverMax++
 		return

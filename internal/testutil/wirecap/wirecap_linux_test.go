@@ -7,7 +7,7 @@ import (
 )
 
 // TestPortFilter: with a port filter only that port's packets arrive, IPv4
-// and IPv6.
+// and IPv6, each stamped with when the kernel received it.
 func TestPortFilter(t *testing.T) {
 	for _, host := range []string{"127.0.0.1", "::1"} {
 		want, err := net.ListenPacket("udp", net.JoinHostPort(host, "0"))
@@ -20,11 +20,13 @@ func TestPortFilter(t *testing.T) {
 		}
 		wantPort := uint16(want.LocalAddr().(*net.UDPAddr).Port)
 		c := Start(t, "lo", wantPort)
+		before := time.Now()
 		for _, dst := range []net.Addr{want.LocalAddr(), other.LocalAddr(), want.LocalAddr()} {
 			if _, err := other.WriteTo([]byte("wirecap"), dst); err != nil {
 				t.Fatal(err)
 			}
 		}
+		after := time.Now()
 		time.Sleep(100 * time.Millisecond)
 		pkts := c.Stop()
 		want.Close()
@@ -35,6 +37,10 @@ func TestPortFilter(t *testing.T) {
 		for _, p := range pkts {
 			if p.Dst.Port() != wantPort || p.Payload != 7 || p.IPv6 != (host == "::1") {
 				t.Errorf("%s: captured %+v", host, p)
+			}
+			// The stamp is the wall clock's, to the kernel's resolution.
+			if p.At.Before(before.Add(-time.Millisecond)) || p.At.After(after.Add(time.Millisecond)) {
+				t.Errorf("%s: stamped %v, sent between %v and %v", host, p.At, before, after)
 			}
 		}
 	}

@@ -3,6 +3,7 @@
 package wirecap
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -14,6 +15,11 @@ type Capture struct{}
 func Start(t testing.TB, ifname string, ports ...uint16) *Capture {
 	t.Skip("capturing packets needs Linux (AF_PACKET)")
 	return nil
+}
+
+// Open returns an error: capturing needs Linux's AF_PACKET.
+func Open(ifname string, ports ...uint16) (*Capture, error) {
+	return nil, errors.New("wirecap: capturing packets needs Linux (AF_PACKET)")
 }
 
 // Stop returns nothing.

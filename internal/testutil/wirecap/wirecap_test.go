@@ -8,7 +8,7 @@ import (
 )
 
 // synV4 is an IPv4 TCP SYN from 127.0.0.1:40000 to 127.0.0.2:5001 with TOS
-// 0x10, TTL 9 and the options NOP, NOP, MSS 536.
+// 0x10, TTL 9, sequence number 1 and the options NOP, NOP, MSS 536.
 var synV4 = []byte{
 	0x45, 0x10, 0, 48, 0, 0, 0x40, 0, 9, 6, 0, 0, 127, 0, 0, 1, 127, 0, 0, 2,
 	0x9c, 0x40, 0x13, 0x89, 0, 0, 0, 1, 0, 0, 0, 0, 0x70, 0x02, 0xff, 0xff, 0, 0, 0, 0,
@@ -21,7 +21,7 @@ func TestParseIPv4SYN(t *testing.T) {
 		t.Fatal("not parsed")
 	}
 	want := Packet{TOS: 0x10, TTL: 9, Proto: 6, Src: netip.MustParseAddrPort("127.0.0.1:40000"),
-		Dst: netip.MustParseAddrPort("127.0.0.2:5001"), TCPFlags: 0x02, MSS: 536}
+		Dst: netip.MustParseAddrPort("127.0.0.2:5001"), TCPFlags: 0x02, Seq: 1, MSS: 536}
 	if !reflect.DeepEqual(p, want) || !p.SYN() {
 		t.Errorf("Parse = %+v, want %+v", p, want)
 	}
