@@ -100,6 +100,14 @@ func setBuffer(fd, forceOpt, plainOpt, n int) (forced bool, err error) {
 // cmsgLenSize is the size of cmsghdr.cmsg_len (size_t on Linux).
 const cmsgLenSize = unix.SizeofCmsghdr - 8
 
+// KernelRxTime is the kernel's receive stamp (SCM_TIMESTAMPNS, on a
+// socket with SO_TIMESTAMPNS set) among the control messages oob of one
+// read, of any socket; false when there is none. It allocates nothing.
+func KernelRxTime(oob []byte) (time.Time, bool) {
+	t := parseOOB(oob).time
+	return t, !t.IsZero()
+}
+
 // parseOOB reads the control messages of one received datagram without
 // allocating. Malformed or unknown messages are skipped; parsing stops at
 // the first header that does not fit.

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
+	"github.com/wirebench/wirebench/internal/udpio"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
@@ -125,24 +125,9 @@ func (c *Capture) run() {
 			}
 			continue // timeout or EINTR: check stop again
 		}
-		c.keep(buf, n, from, stamp(oob[:oobn]), stopping)
+		at, _ := udpio.KernelRxTime(oob[:oobn])
+		c.keep(buf, n, from, at, stopping)
 	}
-}
-
-// stamp is the receive time in a read's control message (SCM_TIMESTAMPNS),
-// or the zero time.
-func stamp(oob []byte) time.Time {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return time.Time{}
-	}
-	for _, m := range msgs {
-		if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SCM_TIMESTAMPNS && len(m.Data) >= 16 {
-			ts := (*unix.Timespec)(unsafe.Pointer(&m.Data[0]))
-			return time.Unix(ts.Unix())
-		}
-	}
-	return time.Time{}
 }
 
 // keep parses and stores one read of n bytes (n beyond buf: cut short).
