@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 	"time"
 
@@ -148,13 +149,11 @@ func (c DialectChoice) Line() string {
 	return "dialect " + c.Dialect + " (" + how + "): " + c.Reason
 }
 
-// retriesAfterProbe and retryPause bound the wait for a peer that answered
-// the probe a moment ago and now refuses the test or says it is busy: an
-// iperf3 server closes and reopens its listening socket after each test.
-const (
-	retriesAfterProbe = 10
-	retryPause        = 300 * time.Millisecond
-)
+// afterProbePauses bound the wait for a peer that answered the probe a
+// moment ago and now refuses the test or says it is busy: an iperf3
+// server closes and reopens its listening socket after each test. Ten
+// more tries, 300 ms apart.
+var afterProbePauses = slices.Repeat([]time.Duration{300 * time.Millisecond}, 10)
 
 // retryable says a test that failed with err never started and the peer
 // may still be winding down the probe.
@@ -167,15 +166,29 @@ func retryable(err error) bool {
 // refuses it (c.Answered; at most 10 times, 300 ms apart, until ctx is
 // done).
 func AfterProbe[T any](ctx context.Context, c DialectChoice, run func() (T, error)) (T, error) {
-	for i := 0; ; i++ {
-		v, err := run()
-		if !c.Answered || i == retriesAfterProbe || !retryable(err) {
-			return v, err
+	var err error
+	v, _ := tryAgain(ctx, afterProbePauses, func() (T, bool) {
+		var v T
+		v, err = run()
+		return v, c.Answered && retryable(err)
+	})
+	return v, err
+}
+
+// tryAgain runs try, and again after each of pauses while it says so and
+// ctx is not done: how the probe and the test after it wait out the gap
+// an iperf3 server leaves between two tests. It returns the last result
+// and how many tries made it.
+func tryAgain[T any](ctx context.Context, pauses []time.Duration, try func() (T, bool)) (T, int) {
+	for n := 1; ; n++ {
+		v, again := try()
+		if !again || n > len(pauses) {
+			return v, n
 		}
 		select {
 		case <-ctx.Done():
-			return v, err
-		case <-time.After(retryPause):
+			return v, n
+		case <-time.After(pauses[n-1]):
 		}
 	}
 }

@@ -31,17 +31,13 @@ var openingPauses = []time.Duration{100 * time.Millisecond, 200 * time.Milliseco
 // connection. It records one tcp-opening step.
 func (p *prober) opening(ctx context.Context) OpeningKind {
 	t0 := time.Now()
-	var last openingTry
-	for try := 0; ; try++ {
-		last = p.openingOnce(ctx)
-		if !last.again {
-			break
-		}
-		if try == len(openingPauses) || !pause(ctx, openingPauses[try]) {
-			last.detail += fmt.Sprintf(" (%d tries over %v; an iperf3 server between two tests answers within that)",
-				try+1, time.Since(t0).Round(time.Millisecond))
-			break
-		}
+	last, tries := tryAgain(ctx, openingPauses, func() (openingTry, bool) {
+		t := p.openingOnce(ctx)
+		return t, t.again
+	})
+	if last.again {
+		last.detail += fmt.Sprintf(" (%d tries over %v; an iperf3 server between two tests answers within that)",
+			tries, time.Since(t0).Round(time.Millisecond))
 	}
 	if last.kind != OpeningRefused {
 		// A refusal before the answer was the gap between two tests, not
@@ -116,14 +112,4 @@ func (p *prober) openingOnce(ctx context.Context) openingTry {
 // isReset says err is the peer's reset of the connection.
 func isReset(err error) bool {
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
-}
-
-// pause waits d, or less when ctx ends first (it then returns false).
-func pause(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
-	}
 }
