@@ -43,12 +43,15 @@ type wireRate struct {
 }
 
 func (w wireRate) String() string {
+	if w.bps == 0 {
+		return fmt.Sprintf("nothing it can tell from (%d captured segments)", w.segments)
+	}
 	return fmt.Sprintf("%d bytes over %.4f s in %d captured segments: %.3f Mbit/s", w.bytes, w.seconds, w.segments, w.bps/1e6)
 }
 
-// measureWire computes wireRate from a stopped capture; ok is false when
-// it holds too little to tell.
-func measureWire(pkts []wirecap.Packet, port int, reverse bool) (w wireRate, ok bool) {
+// measureWire computes wireRate from a stopped capture; its rate is zero
+// when the capture holds too little to tell.
+func measureWire(pkts []wirecap.Packet, port int, reverse bool) (w wireRate) {
 	var first, last *wirecap.Packet
 	for i := range pkts {
 		p := &pkts[i]
@@ -63,14 +66,12 @@ func measureWire(pkts []wirecap.Packet, port int, reverse bool) (w wireRate, ok 
 			last = p
 		}
 	}
-	if first == nil || last == nil || last == first {
-		return w, false
+	if first == nil || last == first {
+		return w
 	}
 	w.bytes = last.Seq + uint32(last.Payload) - (first.Seq + uint32(first.Payload))
-	w.seconds = last.At.Sub(first.At).Seconds()
-	if w.seconds <= 0 {
-		return w, false
+	if w.seconds = last.At.Sub(first.At).Seconds(); w.seconds > 0 {
+		w.bps = float64(w.bytes) * 8 / w.seconds
 	}
-	w.bps = float64(w.bytes) * 8 / w.seconds
-	return w, true
+	return w
 }
