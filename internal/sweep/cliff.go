@@ -12,10 +12,32 @@ import (
 // byteRate is a size's rate in payload bytes per second.
 func byteRate(sr *result.SweepSize) float64 { return sr.RatePPS * float64(sr.Size) }
 
+// unbounded says whether this host's limit hides where sr's far end fails:
+// the size is limited by this host and the far end was seen failing at no
+// rate within 5 % above the rate tried. A size limited by this host whose
+// far end did fail that close is a lower bound within 5 % of its limit,
+// close enough to show a fall of a fifth; an unbounded one shows nothing.
+func unbounded(sr *result.SweepSize) bool {
+	if !sr.LimitedByHost {
+		return false
+	}
+	for _, t := range sr.TrialLog {
+		switch t.Verdict {
+		case VerdictPass, VerdictStall, VerdictHost:
+		default:
+			if t.RatePPS <= sr.TriedPPS*1.05 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // isCliff says whether the byte rate falls from a to b (a smaller size) by
-// more than drop. Sizes limited by this host are no evidence of a cliff.
+// more than drop. Sizes whose far end's limit this host hid (unbounded) are
+// no evidence of a cliff.
 func isCliff(a, b *result.SweepSize, drop float64) bool {
-	if a.LimitedByHost || b.LimitedByHost || a.RatePPS <= 0 {
+	if unbounded(a) || unbounded(b) || a.RatePPS <= 0 {
 		return false
 	}
 	return byteRate(b) < (1-drop)*byteRate(a)
@@ -69,7 +91,7 @@ func narrow(below, mid, above *result.SweepSize, drop float64) (b, a *result.Swe
 		return below, mid, ""
 	case isCliff(mid, above, drop):
 		return mid, above, ""
-	case mid.LimitedByHost:
+	case unbounded(mid):
 		return below, above, fmt.Sprintf("bisection of the cliff between %d and %d B stopped at %d B: this host could not send its rate, so it tells neither side", below.Size, above.Size, mid.Size)
 	}
 	// The fall spreads over both halves: the cliff is not one byte wide.

@@ -275,7 +275,7 @@ func (s *sweeper) cliffSizes(c result.SweepCliff) float64 {
 func (s *sweeper) goesOn() float64 {
 	limited := 0
 	for _, sr := range s.done {
-		if sr.LimitedByHost {
+		if unbounded(sr) {
 			limited++
 		}
 	}
@@ -299,7 +299,7 @@ func (s *sweeper) noRateAhead(size int, seen map[int]bool) sides {
 	none := 0
 	var below *result.SweepSize
 	for z, sr := range s.done {
-		if sr.RatePPS <= 0 && !sr.LimitedByHost {
+		if sr.RatePPS <= 0 && !unbounded(sr) {
 			none++
 		}
 		if z < size && (below == nil || z > below.Size) {
@@ -312,7 +312,7 @@ func (s *sweeper) noRateAhead(size int, seen map[int]bool) sides {
 	}
 	var out sides
 	prev, rated := 0, 0.0 // the size before, and the chance it found a rate
-	if below != nil && below.RatePPS > 0 && !below.LimitedByHost {
+	if below != nil && below.RatePPS > 0 && !unbounded(below) {
 		prev, rated = below.Size, 1
 	}
 	for _, z := range append([]int{size}, s.ahead...) {

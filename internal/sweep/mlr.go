@@ -152,37 +152,37 @@ func (s *sweeper) multi(ctx context.Context, size, rep int, losses []float64, sr
 	}
 	found := make([]search, len(losses))
 	for i, b := range res.Bounds {
-		found[i] = settle(b, top, srs[i].TrialLog[base:], n, untested)
+		found[i] = settle(b, top, srs[i].TrialLog[base:], n, fails{host: untested, device: math.Inf(1), res: s.cfg.Resolution})
 	}
 	return found, nil
 }
 
 // settle is what a multi-rate search found for one criterion, from its
-// bounds and its trial log (one entry per trial, in the search's order).
-func settle(b mlrsearch.Bound, top float64, log []result.SweepTrial, n int, untested float64) search {
+// bounds and its trial log (one entry per trial, in the search's order);
+// fl starts from the rates no trial could test.
+func settle(b mlrsearch.Bound, top float64, log []result.SweepTrial, n int, fl fails) search {
 	f := search{trials: n}
-	hostFail, deviceFail := untested, math.Inf(1)
 	for _, t := range log {
 		switch t.Verdict {
 		case VerdictPass, VerdictStall:
 		case VerdictHost:
-			hostFail = min(hostFail, t.RatePPS)
+			fl.host = min(fl.host, t.RatePPS)
 		default:
-			deviceFail = min(deviceFail, t.RatePPS)
+			fl.device = min(fl.device, t.RatePPS)
 		}
 	}
 	if b.LowerTrial < 0 || b.Lower == 0 {
-		f.tried, f.limited = 0, hostFail < deviceFail
+		f.tried, f.limited = 0, fl.host < fl.device
 		return f
 	}
 	t := &log[b.LowerTrial]
 	if b.Confirmed {
-		f.confirmAt(b.Lower, top, t, hostFail, deviceFail)
+		f.confirmAt(b.Lower, top, t, fl)
 		return f
 	}
 	f.tried, f.atMax = b.Lower, b.Lower >= top
 	f.confirm, f.rate, f.held = t, t.DeliveredPPS, held(t)
-	f.limited = hostLimited(f, hostFail, deviceFail)
+	f.limited = fl.limited(f)
 	return f
 }
 

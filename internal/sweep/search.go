@@ -157,8 +157,6 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *result.SweepSiz
 		f          search
 		lo         float64       // highest pass
 		hi         = math.Inf(1) // lowest fail
-		hostFail   = math.Inf(1) // lowest rate this host could not offer
-		deviceFail = math.Inf(1) // lowest rate the far end failed
 		step       = 4 * res     // gallop step after a pass
 		rate       = top         // next rate to try
 		confirming bool
@@ -169,6 +167,8 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *result.SweepSiz
 		below      float64 // how far under est to jump
 		last       *result.SweepTrial
 	)
+	// The lowest rates this host could not offer and the far end failed.
+	fl := fails{host: math.Inf(1), device: math.Inf(1), res: res}
 	// The progress of a trial is told once its verdict has moved the
 	// bounds: what the search still needs follows from them.
 	defer s.tell(searchState{size: size, ran: cfg.MaxTrials})
@@ -218,7 +218,7 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *result.SweepSiz
 		pass := v == VerdictPass
 		switch {
 		case pass && confirming:
-			f.confirmAt(rate, top, last, hostFail, deviceFail)
+			f.confirmAt(rate, top, last, fl)
 			return f, nil
 		case pass:
 			lo = rate
@@ -226,9 +226,9 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *result.SweepSiz
 		default:
 			hi = min(hi, rate)
 			if v == VerdictHost {
-				hostFail = min(hostFail, rate)
+				fl.host = min(fl.host, rate)
 			} else {
-				deviceFail = min(deviceFail, rate)
+				fl.device = min(fl.device, rate)
 			}
 			if confirming {
 				// The rate did not hold: the new floor is the highest
@@ -269,25 +269,25 @@ func (s *sweeper) search(ctx context.Context, size, rep int, sr *result.SweepSiz
 		}
 		rate = next(lo, hi, top, step, res, pass, est, below)
 	}
-	f.outOfTrials(lo, top, hostFail, deviceFail, sr.TrialLog, rep, last != nil)
+	f.outOfTrials(lo, top, fl, sr.TrialLog, rep, last != nil)
 	return f, nil
 }
 
 // confirmAt settles f on rate, whose trial t confirmed it.
-func (f *search) confirmAt(rate, top float64, t *result.SweepTrial, hostFail, deviceFail float64) {
+func (f *search) confirmAt(rate, top float64, t *result.SweepTrial, fl fails) {
 	f.tried, f.confirm, f.confirmed = rate, t, true
 	f.rate, f.held = t.DeliveredPPS, held(t)
 	f.atMax = rate >= top
-	f.limited = hostLimited(*f, hostFail, deviceFail)
+	f.limited = fl.limited(*f)
 }
 
 // outOfTrials settles f when the trials ran out: on the best rate seen, lo,
 // unconfirmed, with what the far end delivered in the trial (of log, this
 // repeat's, when ran says there was one) it passed and how long it lasted.
-func (f *search) outOfTrials(lo, top, hostFail, deviceFail float64, log []result.SweepTrial, rep int, ran bool) {
+func (f *search) outOfTrials(lo, top float64, fl fails, log []result.SweepTrial, rep int, ran bool) {
 	f.tried = lo
 	f.atMax = lo >= top
-	f.limited = hostLimited(*f, hostFail, deviceFail)
+	f.limited = fl.limited(*f)
 	if ran && lo > 0 {
 		for i := len(log) - 1; i >= 0; i-- {
 			if t := &log[i]; t.Repeat == rep && t.RatePPS == lo && t.Verdict == VerdictPass {
@@ -340,13 +340,20 @@ func held(t *result.SweepTrial) float64 {
 	return t.SendSeconds
 }
 
-// hostLimited says whether a search's result is this host's limit rather
-// than the far end's: it is below the highest rate, this host failed to
-// offer a rate, and the far end was never seen failing within 5 % above the
-// result (a far-end failure that close bounds its limit whatever our
-// sender did elsewhere).
-func hostLimited(f search, hostFail, deviceFail float64) bool {
-	return !f.atMax && hostFail < deviceFail && deviceFail > f.tried*1.05
+// fails are a search's lowest failing rates: the lowest this host could
+// not offer (host) and the lowest the far end failed (device), with the
+// search's resolution (res, Config.Resolution).
+type fails struct{ host, device, res float64 }
+
+// limited says whether a search's result is this host's limit rather than
+// the far end's: it is below the highest rate, this host failed to offer a
+// rate below the far end's lowest failure, and that failure lies more than
+// the resolution above the result. The far end's limit then lies somewhere
+// between, at rates this host could not test, so the result is a lower
+// bound. A far-end failure within the resolution bounds its limit as
+// closely as a search that met no stall.
+func (fl fails) limited(f search) bool {
+	return !f.atMax && fl.host < fl.device && fl.device > f.tried*(1+fl.res)
 }
 
 // passBelow is the highest rate below r that passed in repetition rep.

@@ -655,14 +655,16 @@ func TestBacklogBelowTheTimedRateIsRunOnceMore(t *testing.T) {
 // lost; at or below it the queue stands empty, except in the first 10 s
 // trial at each rate, where our sender fell 12 ms behind and its catch-up
 // burst overflowed the queue (9 lost), as a loaded host's stalls do in
-// long trials.
+// long trials. With stallAbove set, every trial at a rate above it (up to
+// capPPS) is spoiled so, however long.
 type stallingReflector struct {
-	capPPS float64
-	seen   map[float64]bool // the rates of the 10 s trials run
+	capPPS     float64
+	stallAbove float64
+	seen       map[float64]bool // the rates of the 10 s trials run
 }
 
 func (d *stallingReflector) Trial(_ context.Context, s Spec) (result.SweepOutcome, error) {
-	first := s.Duration >= 10*time.Second && !d.seen[s.RatePPS]
+	first := s.Duration >= 10*time.Second && !d.seen[s.RatePPS] || d.stallAbove > 0 && s.RatePPS > d.stallAbove
 	if s.Duration >= 10*time.Second {
 		d.seen[s.RatePPS] = true
 	}
@@ -720,5 +722,59 @@ func TestReflectorStallsJudgedByItsQueue(t *testing.T) {
 	t.Logf("new: %.1f/s confirmed %v in %d trials; stall rule alone: %.1f/s confirmed %v in %d trials", sr.RatePPS, sr.Confirmed, len(sr.TrialLog), old.RatePPS, old.Confirmed, len(old.TrialLog))
 	if old.Confirmed && old.RatePPS >= 812*0.99 {
 		t.Errorf("by the stall rule alone: rate %.1f, confirmed, want below 803.9 or unconfirmed (the test tells the two apart)", old.RatePPS)
+	}
+}
+
+// TestUntestableRatesBelowTheFarEndsLimit: the far end carries 2349.6/s
+// and loses at 2400/s, the first rate tried; every trial between 2310/s
+// and its limit is spoiled by this host's stalls, so the search ends at or
+// below 2310/s, 1.7 % under the far end's limit, with the far end's only
+// failure 2.1 % above it (within the 5 % that once cleared the flag). The
+// result is a lower bound and says so: limited by this host, with a
+// warning. A search whose far-end failure lies within the resolution of
+// its result is not flagged.
+func TestUntestableRatesBelowTheFarEndsLimit(t *testing.T) {
+	run := func(stallAbove float64) result.SweepSize {
+		cfg := fastConfig(466)
+		cfg.MaxPPS = func(int) float64 { return 2400 }
+		d := &stallingReflector{capPPS: 2349.6, stallAbove: stallAbove, seen: map[float64]bool{}}
+		res := NewResult(result.SweepTest{})
+		if err := Run(context.Background(), cfg, d, res); err != nil {
+			t.Fatal(err)
+		}
+		sr := res.Sizes[0]
+		for _, tr := range sr.TrialLog {
+			t.Logf("stalls above %.0f: %.1f/s: %s", stallAbove, tr.RatePPS, tr.Verdict)
+		}
+		return sr
+	}
+	sr := run(2310)
+	if sr.RatePPS > 2310 || !sr.LimitedByHost {
+		t.Errorf("rate %.1f/s, limited by host %v; want at most 2310/s, limited by host", sr.RatePPS, sr.LimitedByHost)
+	}
+	if !strings.Contains(strings.Join(sr.Warnings, "\n"), "limited by this host") {
+		t.Errorf("no warning says the rate is a lower bound: %q", sr.Warnings)
+	}
+	sr = run(0)
+	if sr.RatePPS < 2349.6*0.99 || sr.RatePPS > 2349.6 || sr.LimitedByHost {
+		t.Errorf("with no stalls: rate %.1f/s, limited by host %v; want 2326.1 to 2349.6, not limited", sr.RatePPS, sr.LimitedByHost)
+	}
+}
+
+// TestCliffEvidenceOfAHostLimitedSize: a size limited by this host shows a
+// fall of a fifth when its far end was seen failing within 5 % above the
+// rate it tried (its limit lies that close), and shows none when it was
+// not (its limit could lie anywhere above).
+func TestCliffEvidenceOfAHostLimitedSize(t *testing.T) {
+	below := &result.SweepSize{Size: 1262, RatePPS: 10000, TriedPPS: 10000}
+	above := func(farEnd float64) *result.SweepSize {
+		return &result.SweepSize{Size: 1263, RatePPS: 5000, TriedPPS: 5000, LimitedByHost: true,
+			TrialLog: []result.SweepTrial{{RatePPS: 5100, Verdict: VerdictStall}, {RatePPS: farEnd, Verdict: VerdictLoss}, {RatePPS: 5000, Verdict: VerdictPass}}}
+	}
+	if !isCliff(below, above(5150), 0.2) {
+		t.Error("far end failing 3 % above a host-limited size: no cliff")
+	}
+	if isCliff(below, above(20000), 0.2) {
+		t.Error("far end failing 4× above a host-limited size: a cliff")
 	}
 }
