@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,7 +25,13 @@ func capServer(t *testing.T, cfg session.ServerConfig) (port int, started chan i
 	started, results, logs = make(chan int, 16), make(chan *result.Result, 16), make(chan string, 256)
 	cfg.Bind, cfg.Port = "127.0.0.1", -1
 	cfg.OnTestStart = func(id int, _ *result.Result) { started <- id }
-	cfg.OnResult = func(_ int, r *result.Result) { results <- r }
+	onResult := cfg.OnResult
+	cfg.OnResult = func(id int, r *result.Result) {
+		results <- r
+		if onResult != nil {
+			onResult(id, r)
+		}
+	}
 	cfg.OnLog = func(m string) {
 		select {
 		case logs <- m:
@@ -99,9 +106,16 @@ func closedByServer(c net.Conn) bool {
 // --max-tests; before, only the per-source limit (256) bounded them, so
 // many sources could hold any number of tests and goroutines. A test over
 // the cap is closed without an acknowledgement and logged; a slot given
-// back is taken again.
+// back is taken again, by a client that starts its next test while the
+// result of its last is still being handed on (the server gave the slot
+// back only after, and refused such a client now and then).
 func TestTCPTestsHaveAGlobalCap(t *testing.T) {
-	port, started, results, logs := capServer(t, session.ServerConfig{MaxTests: 2})
+	handing := make(chan struct{})
+	var once sync.Once
+	resume := func() { once.Do(func() { close(handing) }) }
+	port, started, results, logs := capServer(t, session.ServerConfig{MaxTests: 2,
+		OnResult: func(int, *result.Result) { <-handing }})
+	t.Cleanup(resume) // before the server's own cleanup waits for it
 	hdr := header60(1, iperf2.AmountForDuration(30*time.Second))
 	c1 := dialTCP(t, port, hdr)
 	dialTCP(t, port, hdr)
@@ -121,9 +135,16 @@ func TestTCPTestsHaveAGlobalCap(t *testing.T) {
 	default:
 	}
 	c1.Close()
-	waitResult(t, results)
+	waitResult(t, results) // and the server is still handing it on
 	dialTCP(t, port, hdr)
-	waitStart(t, started) // c1's slot is free again
+	select {
+	case <-started: // c1's slot is free again
+	case m := <-logs:
+		t.Errorf("the test after c1's was refused while c1's result was handed on: %s", m)
+	case <-time.After(30 * time.Second):
+		t.Error("no test started within 30 s")
+	}
+	resume()
 }
 
 // TestAcceptClosesConnectionsOverTheCap: connections beyond

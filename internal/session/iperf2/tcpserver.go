@@ -41,6 +41,10 @@ type tcpTest struct {
 	// header would leave out the time the bytes already queued took to
 	// arrive, and read above the wire).
 	accepted time.Time
+	// release gives back its admission slots (its source's and one of
+	// --max-tests) before its result is handed on: a client that starts
+	// its next test the moment it sees the result must find them free.
+	release func()
 }
 
 // tcpModes are the directions a TCP test's header asks for.
@@ -61,6 +65,7 @@ func (s *server) ServeTCP(ctx context.Context, c net.Conn, first []byte, firstEr
 			s.LogPanic("tcp: "+t.peer.String(), v)
 			if t.id != 0 && !t.reported {
 				t.reported = true
+				t.release()
 				t.res.Error = fmt.Sprintf("internal error (panic: %v); see the server log", v)
 				s.streamFinished(t.member, t.id, t.res)
 			}
@@ -70,15 +75,17 @@ func (s *server) ServeTCP(ctx context.Context, c net.Conn, first []byte, firstEr
 		s.Log("tcp-header", fmt.Sprintf("tcp: %s: %v", t.peer, err))
 	}
 	m, bothModes := s.describeTCP(t)
-	release, ok := s.AdmitSource("tcp", t.peer.Addr())
+	source, ok := s.AdmitSource("tcp", t.peer.Addr())
 	if !ok {
 		return
 	}
-	defer release()
-	if release, ok = s.AdmitTCPTest("tcp", t.peer); !ok {
+	defer source()
+	slot, ok := s.AdmitTCPTest("tcp", t.peer)
+	if !ok {
 		return // closed without an acknowledgement, as for a per-source limit
 	}
-	defer release()
+	defer slot()
+	t.release = func() { slot(); source() }
 	if err := s.CheckReverse(t.peer.Addr()); err != nil && m.connectBack {
 		// Closed without an acknowledgement: the client sees its test end.
 		s.Log("refused-reverse", fmt.Sprintf("tcp: %s: refused a -r/-d test: %v", t.peer, err))
@@ -250,6 +257,7 @@ func (s *server) runTCP(ctx context.Context, t *tcpTest, m tcpModes) {
 		t.res.Reverse = back
 	}
 	t.reported = true
+	t.release()
 	s.streamFinished(t.member, t.id, t.res)
 }
 

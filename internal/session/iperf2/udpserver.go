@@ -561,10 +561,12 @@ func (s *server) endUDP(t *udpTest, why string) {
 			r.Warnings = append(r.Warnings, warns...)
 			r.Diagnoses = append(r.Diagnoses, diags...)
 		}
-		s.streamFinished(t.member, t.id, r)
+		// The slot first: a client may start its next test the moment
+		// it sees this one's result.
 		if t.release != nil {
 			t.release()
 		}
+		s.streamFinished(t.member, t.id, r)
 	}
 	if h, ok := t.rx.Header(); ok && h.Flags&i2wire.FlagVersion1 != 0 && t.sendDone == nil && why == "" {
 		// Tradeoff: the connect-back runs after our receive.
