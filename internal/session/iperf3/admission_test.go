@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +33,27 @@ func TestIperf3PerSourceLimit(t *testing.T) {
 	if n := ts.count(); n != 1 {
 		t.Errorf("%d results, want 1 (the refused test starts none)", n)
 	}
+}
+
+// A real iperf3 client that starts its next test the moment its last one
+// ends is admitted under --max-tests 1, while the server is still handing
+// the last result on (printing, saving): the slot is given back first.
+// Before, it was given back after, and such a client was now and then told
+// "the server is busy".
+func TestIperf3NextTestWhileTheLastResultIsHandedOn(t *testing.T) {
+	iperf3Bin(t)
+	handing := make(chan struct{})
+	var first sync.Once
+	ts := startI3Server(t, session.ServerConfig{MaxTests: 1, OnResult: func(int, *result.Result) {
+		first.Do(func() { <-handing }) // the first result's hand-on is still under way
+	}}, Config{})
+	var resume sync.Once
+	defer resume.Do(func() { close(handing) })
+	runIperf3Client(t, ts.i3port, "-t", "1")
+	ts.waitResults(1)
+	runIperf3Client(t, ts.i3port, "-t", "1") // fails the test if told the server is busy
+	resume.Do(func() { close(handing) })
+	ts.waitResults(2)
 }
 
 // --max-rate keeps working for iperf3: an unpaced test measured above it

@@ -95,12 +95,7 @@ func (h *i3Hub) unregister(t *i3Test) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.tests, t.cookie)
-	for i, o := range h.order {
-		if o == t {
-			h.order = append(h.order[:i], h.order[i+1:]...)
-			break
-		}
-	}
+	h.order = slices.DeleteFunc(h.order, func(o *i3Test) bool { return o == t })
 }
 
 // pendingUDP returns the oldest test from addr that waits for UDP streams.
@@ -157,6 +152,7 @@ type i3Test struct {
 	ready     chan struct{} // closed when every stream arrived
 	done      chan struct{} // closed when the test is over
 	ended     atomic.Bool
+	free      func() // gives back its admission (source slot, --max-tests place), once
 
 	// sockWarn holds what went wrong applying the client's socket
 	// options (guarded by hub.mu); sockBufs the buffer sizes the kernel

@@ -99,9 +99,11 @@ type i3ServerTest struct {
 	quiet bool
 }
 
-// finish hands the test's result on.
+// finish hands the test's result on, its admission given back first: a
+// client that starts its next test at once is not told the server is busy.
 func (sv *i3ServerTest) finish() {
 	sv.reported = true
+	sv.t.free()
 	if sv.quiet {
 		return
 	}
@@ -295,8 +297,8 @@ func (h *i3Hub) control(ctx context.Context, c net.Conn, ck i3wire.Cookie, peer 
 		}
 		return
 	}
-	defer release()
-	defer h.unregister(t)
+	t.free = sync.OnceFunc(func() { h.unregister(t); release() })
+	defer t.free()
 	defer func() {
 		t.ended.Store(true)
 		close(t.done)

@@ -47,12 +47,16 @@ func Start(t *testing.T, cfg session.ServerConfig,
 	t.Helper()
 	ts := &Server{t: t, done: make(chan error, 1), changed: make(chan struct{})}
 	cfg.Bind, cfg.Port = "127.0.0.1", -1
+	onResult := cfg.OnResult // the caller's, called after the result is kept
 	cfg.OnResult = func(id int, r *result.Result) {
 		ts.mu.Lock()
 		ts.results = append(ts.results, r)
 		close(ts.changed)
 		ts.changed = make(chan struct{})
 		ts.mu.Unlock()
+		if onResult != nil {
+			onResult(id, r)
+		}
 	}
 	cfg.OnLog = func(msg string) {
 		ts.mu.Lock()
