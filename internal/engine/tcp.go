@@ -45,10 +45,11 @@ type TCPResult struct {
 	Bytes      int64
 	Writes     int64
 	Start, End time.Time
-	// First is when a receiver's first read returned bytes (zero before
-	// any, and for a sender): the peer's start and one trip across the
-	// path after Start, read late by as long as this host was slow to
-	// wake the reader.
+	// First is when a receiver's first byte arrived (zero before any, and
+	// for a sender): the peer's start and one trip across the path after
+	// Start. On Linux it is the kernel's stamp of its arrival; elsewhere,
+	// or without a stamp, the first read, late by as long as this host
+	// was slow to wake the reader.
 	First time.Time
 }
 
@@ -144,7 +145,9 @@ type TCPReceiveConfig struct {
 	// Since, when set, is the receive's start: a time before which no
 	// byte of it can have arrived (the connection accepted, the request
 	// sent). Without it the receive starts when ReceiveTCPWith is
-	// called, which a busy host may reach after bytes already queued.
+	// called, which a busy host may reach after bytes already queued. A
+	// first byte the kernel stamped (First) as arriving before it moves
+	// the start back to that arrival: a busy host's Accept returns late.
 	Since time.Time
 	// Hold, when not nil, can hold the receiver between reads.
 	Hold *Hold
@@ -221,7 +224,7 @@ func ReceiveTCPWith(ctx context.Context, conn net.Conn, cfg TCPReceiveConfig, c 
 		if n > 0 {
 			res.End = time.Now()
 			if res.First.IsZero() {
-				res.First = res.End
+				res.noteFirst(discard)
 			}
 			c.Bytes.Store(res.Bytes)
 			if discard != nil {
@@ -252,6 +255,19 @@ func ReceiveTCPWith(ctx context.Context, conn net.Conn, cfg TCPReceiveConfig, c 
 		return res, ErrIdle
 	}
 	return res, err
+}
+
+// noteFirst sets First from the read that returned the first bytes, at
+// End: the kernel's time of their arrival when d has it (a read late on a
+// busy host is not), which moves Start back if it came before.
+func (r *TCPResult) noteFirst(d *discardReader) {
+	r.First = r.End
+	if at, ok := d.arrival(r.End); ok {
+		r.First = at
+		if at.Before(r.Start) {
+			r.Start = at
+		}
+	}
 }
 
 // readDeadline is the deadline of a receiver's next read: the idle

@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wirebench/wirebench/internal/udpio"
 )
 
 // discardReader reads a TCP connection with recv(MSG_TRUNC): the kernel
@@ -33,6 +35,13 @@ type discardReader struct {
 	n   int
 	err error
 	fn  func(fd uintptr) bool
+
+	// stamping: the next read takes one byte, with the kernel's stamp of
+	// its arrival (arrived, a wall-clock time; zero when the kernel gave
+	// none). Only the first read does.
+	stamping bool
+	arrived  time.Time
+	oob      [64]byte
 
 	lowat, want int       // SO_RCVLOWAT set, and to set at the next read
 	since       time.Time // start of the rate measurement
@@ -83,7 +92,51 @@ func newDiscardReader(conn net.Conn, adapt bool) *discardReader {
 	}
 	d := &discardReader{rc: rc, buf: discardSink, lowat: 1, want: 1, adapt: adapt}
 	d.fn = d.recv
+	_ = rc.Control(func(fd uintptr) {
+		d.stamping = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) == nil
+	})
 	return d
+}
+
+// StampArrivals is a net.ListenConfig.Control that asks the kernel to
+// stamp each received segment's arrival (SO_TIMESTAMPNS), which the
+// connections the listener accepts inherit. Bytes that arrive before
+// a busy host's Accept returns are then still timed from their arrival:
+// a receiver's first read reports the first byte's (arrival). Set on the
+// listener, the kernel stamps from the start; set when a receive begins,
+// only what arrives after.
+func StampArrivals(_, _ string, c syscall.RawConn) error {
+	var err error
+	if cerr := c.Control(func(fd uintptr) { err = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) }); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// arrival is when the first byte read arrived, per the kernel, placed on
+// the monotonic clock by now (read when that read returned); false when
+// the kernel gave no stamp (or d is nil: no discarding reader).
+func (d *discardReader) arrival(now time.Time) (time.Time, bool) {
+	if d == nil || d.arrived.IsZero() {
+		return time.Time{}, false
+	}
+	return now.Add(-max(now.Round(0).Sub(d.arrived), 0)), true
+}
+
+// recvFirst is the first read: one byte, with the kernel's stamp of its
+// arrival (a TCP read reports its last segment's; one byte lies in the
+// first), after which the socket stops asking for stamps.
+func (d *discardReader) recvFirst(fd uintptr) (n int, errno error) {
+	n, oobn, _, _, err := unix.Recvmsg(int(fd), d.buf[:1], d.oob[:], unix.MSG_TRUNC)
+	if err != nil {
+		return 0, err
+	}
+	if t, ok := udpio.KernelRxTime(d.oob[:oobn]); ok && n > 0 {
+		d.arrived = t
+	}
+	d.stamping = false
+	_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 0)
+	return n, nil
 }
 
 // recv is the RawConn.Read callback: one non-blocking recv; false asks the
@@ -93,6 +146,20 @@ func (d *discardReader) recv(fd uintptr) bool {
 		d.setMark(int(fd))
 	}
 	for {
+		if d.stamping {
+			n, err := d.recvFirst(fd)
+			switch {
+			case err == nil:
+				d.n, d.err = n, nil
+				return true
+			case err == unix.EINTR:
+				continue
+			case err == unix.EAGAIN:
+				return false
+			}
+			d.n, d.err = 0, err
+			return true
+		}
 		n, _, errno := unix.Syscall6(unix.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&d.buf[0])), uintptr(len(d.buf)), unix.MSG_TRUNC, 0, 0)
 		switch errno {
 		case 0:

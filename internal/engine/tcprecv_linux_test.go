@@ -211,3 +211,48 @@ func TestReceiveTCPFirstByte(t *testing.T) {
 		t.Fatal("a result with no byte read has a first byte")
 	}
 }
+
+// TestReceiveTCPFromTheFirstBytesArrival: bytes that arrived before a
+// busy host's Accept returned are timed from their arrival, per the
+// kernel's stamp (the listener set with StampArrivals): the receive starts
+// there, not at the Since given after the Accept, which would leave out
+// the time they took to arrive and read above the wire.
+func TestReceiveTCPFromTheFirstBytesArrival(t *testing.T) {
+	lc := net.ListenConfig{Control: StampArrivals}
+	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	d, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	sent := time.Now()
+	if _, err := d.Write(make([]byte, 64<<10)); err != nil {
+		t.Fatal(err)
+	}
+	const late = 100 * time.Millisecond
+	time.Sleep(late) // the Accept of a host busy elsewhere
+	a, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	since := time.Now()
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		_, _ = d.Write(make([]byte, 64<<10))
+		d.Close()
+	}()
+	var c stats.Counters
+	res, err := ReceiveTCPWith(context.Background(), a, TCPReceiveConfig{BufSize: 64 << 10, Since: since}, &c)
+	if err != nil || res.Bytes != 128<<10 {
+		t.Fatalf("received %d, error %v; want %d and none", res.Bytes, err, 128<<10)
+	}
+	if res.Start.Before(sent) || since.Sub(res.Start) < late || !res.First.Equal(res.Start) {
+		t.Errorf("the receive starts %v before the Since given after the Accept (first byte %v after its start, written %v before it); want at least %v, at the first byte, not before it was written",
+			since.Sub(res.Start), res.First.Sub(res.Start), res.Start.Sub(sent), late)
+	}
+}

@@ -4,6 +4,7 @@ package engine
 
 import (
 	"net"
+	"syscall"
 	"time"
 )
 
@@ -23,3 +24,9 @@ func (*discardReader) ticked() bool                                 { return fal
 func (*discardReader) close()                                       {}
 
 func (*discardReader) wantsDeadline() bool { return false }
+
+func (*discardReader) arrival(time.Time) (time.Time, bool) { return time.Time{}, false }
+
+// StampArrivals is a net.ListenConfig.Control that does nothing here:
+// kernel arrival stamps of TCP data are read on Linux only.
+func StampArrivals(string, string, syscall.RawConn) error { return nil }

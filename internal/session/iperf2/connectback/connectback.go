@@ -55,7 +55,9 @@ func Listen(ctx context.Context, cfg *session.ClientConfig, server netip.Addr) (
 		opt.GRO = !cfg.NoGRO
 		b.uc, err = udpio.Listen(ctx, "udp", addr, opt)
 	} else {
-		var lc net.ListenConfig
+		// Stamped: data the server sends before Accept returns on a
+		// busy host is timed from its arrival (engine.StampArrivals).
+		lc := net.ListenConfig{Control: engine.StampArrivals}
 		b.ln, err = lc.Listen(ctx, "tcp", addr)
 	}
 	if err != nil {
@@ -133,7 +135,7 @@ func (b *Listener) serveTCP(ctx context.Context) {
 	defer stop()
 	for {
 		c, err := b.ln.Accept()
-		accepted := time.Now() // no byte arrived before: the receive's start
+		accepted := time.Now() // the receive's start, or the first byte's arrival if that came before
 		if err != nil {
 			return
 		}
