@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/wirebench/wirebench/internal/stats"
@@ -255,6 +256,27 @@ func ReceiveTCPWith(ctx context.Context, conn net.Conn, cfg TCPReceiveConfig, c 
 		return res, ErrIdle
 	}
 	return res, err
+}
+
+// StampArrivals returns a net.ListenConfig.Control that runs then (when
+// not nil: the socket options) and asks the kernel to stamp the arrival
+// of each segment the listener's connections receive, which they inherit.
+// Bytes that arrive before a busy host's Accept returns are then timed
+// from their arrival: a receiver's first read takes the first byte's
+// stamp (TCPResult.First) and starts no later. Only a listener that asks
+// gets stamps: asking when a receive begins would come too late.
+func StampArrivals(then func(network, address string, c syscall.RawConn) error) func(network, address string, c syscall.RawConn) error {
+	return func(network, address string, c syscall.RawConn) error {
+		if then != nil {
+			if err := then(network, address, c); err != nil {
+				return err
+			}
+		}
+		if err := stampOn(c); err != nil {
+			return fmt.Errorf("asking for arrival stamps: %w", err)
+		}
+		return nil
+	}
 }
 
 // noteFirst sets First from the read that returned the first bytes, at

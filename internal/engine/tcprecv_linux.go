@@ -92,20 +92,20 @@ func newDiscardReader(conn net.Conn, adapt bool) *discardReader {
 	}
 	d := &discardReader{rc: rc, buf: discardSink, lowat: 1, want: 1, adapt: adapt}
 	d.fn = d.recv
+	// Only a socket that asks for stamps already (its listener's, from
+	// StampArrivals) is stamped: asking now would come too late for
+	// what is queued, and would switch the kernel's stamping on and off
+	// for every receive.
 	_ = rc.Control(func(fd uintptr) {
-		d.stamping = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) == nil
+		v, err := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS)
+		d.stamping = err == nil && v != 0
 	})
 	return d
 }
 
-// StampArrivals is a net.ListenConfig.Control that asks the kernel to
-// stamp each received segment's arrival (SO_TIMESTAMPNS), which the
-// connections the listener accepts inherit. Bytes that arrive before
-// a busy host's Accept returns are then still timed from their arrival:
-// a receiver's first read reports the first byte's (arrival). Set on the
-// listener, the kernel stamps from the start; set when a receive begins,
-// only what arrives after.
-func StampArrivals(_, _ string, c syscall.RawConn) error {
+// stampOn asks the kernel to stamp the arrival of what socket c receives
+// (SO_TIMESTAMPNS).
+func stampOn(c syscall.RawConn) error {
 	var err error
 	if cerr := c.Control(func(fd uintptr) { err = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) }); cerr != nil {
 		return cerr

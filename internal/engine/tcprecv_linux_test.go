@@ -218,7 +218,7 @@ func TestReceiveTCPFirstByte(t *testing.T) {
 // there, not at the Since given after the Accept, which would leave out
 // the time they took to arrive and read above the wire.
 func TestReceiveTCPFromTheFirstBytesArrival(t *testing.T) {
-	lc := net.ListenConfig{Control: StampArrivals}
+	lc := net.ListenConfig{Control: StampArrivals(nil)}
 	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

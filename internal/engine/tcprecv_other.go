@@ -27,6 +27,6 @@ func (*discardReader) wantsDeadline() bool { return false }
 
 func (*discardReader) arrival(time.Time) (time.Time, bool) { return time.Time{}, false }
 
-// StampArrivals is a net.ListenConfig.Control that does nothing here:
-// kernel arrival stamps of TCP data are read on Linux only.
-func StampArrivals(string, string, syscall.RawConn) error { return nil }
+// stampOn does nothing here: kernel arrival stamps of TCP data are read
+// on Linux only.
+func stampOn(syscall.RawConn) error { return nil }

@@ -152,10 +152,10 @@ func (s *Server) network(base string) string {
 }
 
 // listenTCP opens a TCP listener on port with the server's socket options,
-// which accepted connections inherit (MSS, buffers, TOS, TTL).
+// which accepted connections inherit (MSS, buffers, TOS, TTL, arrival stamps).
 func (s *Server) listenTCP(ctx context.Context, port int) (net.Listener, error) {
 	addr := net.JoinHostPort(s.cfg.Bind, strconv.Itoa(port))
-	lc := net.ListenConfig{Control: s.cfg.Socket.Control()}
+	lc := net.ListenConfig{Control: engine.StampArrivals(s.cfg.Socket.Control())}
 	ln, err := lc.Listen(ctx, s.network("tcp"), addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on tcp %s: %w", addr, err)

@@ -57,7 +57,7 @@ func Listen(ctx context.Context, cfg *session.ClientConfig, server netip.Addr) (
 	} else {
 		// Stamped: data the server sends before Accept returns on a
 		// busy host is timed from its arrival (engine.StampArrivals).
-		lc := net.ListenConfig{Control: engine.StampArrivals}
+		lc := net.ListenConfig{Control: engine.StampArrivals(nil)}
 		b.ln, err = lc.Listen(ctx, "tcp", addr)
 	}
 	if err != nil {
