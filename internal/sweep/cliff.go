@@ -18,19 +18,7 @@ func byteRate(sr *result.SweepSize) float64 { return sr.RatePPS * float64(sr.Siz
 // far end did fail that close is a lower bound within 5 % of its limit,
 // close enough to show a fall of a fifth; an unbounded one shows nothing.
 func unbounded(sr *result.SweepSize) bool {
-	if !sr.LimitedByHost {
-		return false
-	}
-	for _, t := range sr.TrialLog {
-		switch t.Verdict {
-		case VerdictPass, VerdictStall, VerdictHost:
-		default:
-			if t.RatePPS <= sr.TriedPPS*1.05 {
-				return false
-			}
-		}
-	}
-	return true
+	return sr.LimitedByHost && failsIn(sr.TrialLog, 0).device > sr.TriedPPS*1.05
 }
 
 // isCliff says whether the byte rate falls from a to b (a smaller size) by

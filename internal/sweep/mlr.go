@@ -152,25 +152,19 @@ func (s *sweeper) multi(ctx context.Context, size, rep int, losses []float64, sr
 	}
 	found := make([]search, len(losses))
 	for i, b := range res.Bounds {
-		found[i] = settle(b, top, srs[i].TrialLog[base:], n, fails{host: untested, device: math.Inf(1), res: s.cfg.Resolution})
+		found[i] = settle(b, top, srs[i].TrialLog[base:], n, untested, s.cfg.Resolution)
 	}
 	return found, nil
 }
 
 // settle is what a multi-rate search found for one criterion, from its
-// bounds and its trial log (one entry per trial, in the search's order);
-// fl starts from the rates no trial could test.
-func settle(b mlrsearch.Bound, top float64, log []result.SweepTrial, n int, fl fails) search {
+// bounds and its trial log (one entry per trial, in the search's order),
+// with untested the lowest rate no trial could test and res the
+// resolution.
+func settle(b mlrsearch.Bound, top float64, log []result.SweepTrial, n int, untested, res float64) search {
 	f := search{trials: n}
-	for _, t := range log {
-		switch t.Verdict {
-		case VerdictPass, VerdictStall:
-		case VerdictHost:
-			fl.host = min(fl.host, t.RatePPS)
-		default:
-			fl.device = min(fl.device, t.RatePPS)
-		}
-	}
+	fl := failsIn(log, res)
+	fl.host = min(fl.host, untested)
 	if b.LowerTrial < 0 || b.Lower == 0 {
 		f.tried, f.limited = 0, fl.host < fl.device
 		return f

@@ -345,6 +345,23 @@ func held(t *result.SweepTrial) float64 {
 // search's resolution (res, Config.Resolution).
 type fails struct{ host, device, res float64 }
 
+// failsIn are the lowest failing rates among log's trials: this host's
+// (VerdictHost) and the far end's (any other verdict but a pass or a
+// stall run again).
+func failsIn(log []result.SweepTrial, res float64) fails {
+	fl := fails{host: math.Inf(1), device: math.Inf(1), res: res}
+	for _, t := range log {
+		switch t.Verdict {
+		case VerdictPass, VerdictStall:
+		case VerdictHost:
+			fl.host = min(fl.host, t.RatePPS)
+		default:
+			fl.device = min(fl.device, t.RatePPS)
+		}
+	}
+	return fl
+}
+
 // limited says whether a search's result is this host's limit rather than
 // the far end's: it is below the highest rate, this host failed to offer a
 // rate below the far end's lowest failure, and that failure lies more than
