@@ -244,7 +244,16 @@ func (s *Sender) Finish(ctx context.Context, conn udpio.Conn, dst netip.AddrPort
 				}
 				continue
 			}
-			if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, syscall.ECONNREFUSED) {
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				// One of our FINs met a closed port: a one-shot server
+				// that sent its report and stopped. The kernel says so
+				// once, on this read, ahead of a report already queued:
+				// read on. Sending the next FIN at once instead met the
+				// closed port again, and every later read said so too,
+				// so the report was never read.
+				continue
+			}
+			if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 				_ = conn.SetReadDeadline(time.Time{})
 				return out, err
 			}
