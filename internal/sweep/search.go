@@ -373,6 +373,22 @@ func (fl fails) limited(f search) bool {
 	return !f.atMax && fl.host < fl.device && fl.device > f.tried*(1+fl.res)
 }
 
+// bestPass is the trial of log that passed at the highest rate below r,
+// the longest of those at that rate (nil: none).
+func bestPass(log []result.SweepTrial, r float64) *result.SweepTrial {
+	var best *result.SweepTrial
+	for i := range log {
+		t := &log[i]
+		if t.Verdict != VerdictPass || t.RatePPS >= r {
+			continue
+		}
+		if best == nil || t.RatePPS > best.RatePPS || t.RatePPS == best.RatePPS && held(t) > held(best) {
+			best = t
+		}
+	}
+	return best
+}
+
 // passBelow is the highest rate below r that passed in repetition rep.
 func passBelow(log []result.SweepTrial, rep int, r float64) float64 {
 	lo := 0.0

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/sweep/findings"
 )
 
 // fakeDevice is a deterministic far end: it forwards at most capPPS(size)
@@ -661,10 +662,12 @@ type stallingReflector struct {
 	capPPS     float64
 	stallAbove float64
 	seen       map[float64]bool // the rates of the 10 s trials run
+	// stallLong: every trial of 10 s or more is spoiled, each time it runs.
+	stallLong bool
 }
 
 func (d *stallingReflector) Trial(_ context.Context, s Spec) (result.SweepOutcome, error) {
-	first := s.Duration >= 10*time.Second && !d.seen[s.RatePPS] || d.stallAbove > 0 && s.RatePPS > d.stallAbove
+	first := s.Duration >= 10*time.Second && (!d.seen[s.RatePPS] || d.stallLong) || d.stallAbove > 0 && s.RatePPS > d.stallAbove
 	if s.Duration >= 10*time.Second {
 		d.seen[s.RatePPS] = true
 	}
@@ -758,6 +761,40 @@ func TestUntestableRatesBelowTheFarEndsLimit(t *testing.T) {
 	sr = run(0)
 	if sr.RatePPS < 2349.6*0.99 || sr.RatePPS > 2349.6 || sr.LimitedByHost {
 		t.Errorf("with no stalls: rate %.1f/s, limited by host %v; want 2326.1 to 2349.6, not limited", sr.RatePPS, sr.LimitedByHost)
+	}
+}
+
+// TestEveryConfirmationSpoiled: this host spoils every 10 s trial, at any
+// rate, so no rate is confirmed, while the shorter trials pass up to the
+// far end's 2349.6/s. The size is not "no rate passed" (a rate passed in
+// every phase but the last): its figure is the best rate seen, unconfirmed
+// with the length it held for, a lower bound limited by this host, and the
+// findings say that, once.
+func TestEveryConfirmationSpoiled(t *testing.T) {
+	cfg := fastConfig(466)
+	cfg.MaxPPS = func(int) float64 { return 2400 }
+	cfg.Confirm = 10 * time.Second
+	d := &stallingReflector{capPPS: 2349.6, seen: map[float64]bool{}, stallLong: true}
+	res := NewResult(result.SweepTest{})
+	if err := Run(context.Background(), cfg, d, res); err != nil {
+		t.Fatal(err)
+	}
+	sr := res.Sizes[0]
+	for _, tr := range sr.TrialLog {
+		t.Logf("%.1f/s for %.2f s: %s", tr.RatePPS, tr.TrialS, tr.Verdict)
+	}
+	if !sr.Found || sr.Confirmed || !sr.LimitedByHost || sr.RatePPS < 2349.6*0.98 || sr.RatePPS > 2349.6 || sr.HeldS >= 10 {
+		t.Errorf("found %v, confirmed %v, limited by host %v, rate %.1f/s held %.2f s; want found, unconfirmed, limited by host, 2302.6 to 2349.6/s held under 10 s",
+			sr.Found, sr.Confirmed, sr.LimitedByHost, sr.RatePPS, sr.HeldS)
+	}
+	var lines []string
+	for _, f := range findings.Of(res) {
+		lines = append(lines, f.Text)
+	}
+	all := strings.Join(lines, "\n")
+	t.Log(all)
+	if strings.Contains(all, "no rate passed") || !strings.Contains(all, "could not offer a higher rate at 466 B") {
+		t.Errorf("findings:\n%s\nwant the lower bound of 466 B, and no \"no rate passed\"", all)
 	}
 }
 
