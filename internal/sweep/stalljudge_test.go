@@ -61,3 +61,41 @@ func TestSpoiledRemembersRoom(t *testing.T) {
 		t.Errorf("the same trial first: %q, want not spoiled (60 ms of room seen)", why)
 	}
 }
+
+// TestSpoiledNotWhereTheFarEndsRateOverflows: trials of 18 B against a
+// 10 Mbit/s model with a 5 ms queue (14880.95/s), as a quiet host ran
+// them. At 14918/s for 2.24 s a steady sender builds 83 datagrams of
+// backlog where the queue holds 74: the 13 lost are the far end's,
+// although our sender's 1.1 ms lag holds them too (the judge once said a
+// stall, three times, and the search ended flagged as this host's limit).
+// At 14879/s, under the far end's rate, a 9.4 ms lag's burst still spoils
+// the trial. Before any losing trial was timed, nothing is known of the
+// far end's rate, and the lag decides as before.
+func TestSpoiledNotWhereTheFarEndsRateOverflows(t *testing.T) {
+	spec := sweep.Spec{Size: 18}
+	over := result.SweepOutcome{Lost: 13, OfferedPPS: 14918.15, SendSeconds: 2.236, ServicePPS: 14880.950, MaxLagS: 0.0011,
+		RTT: &result.SweepRTT{Min: 0.146, P50: 3.097, P99: 5.071, Max: 5.3}}
+	under := result.SweepOutcome{Lost: 88, OfferedPPS: 14879.5, SendSeconds: 2.236, ServicePPS: 14880.953, MaxLagS: 0.0094,
+		RTT: &result.SweepRTT{Min: 0.096, P50: 1.037, P99: 5.050, Max: 5.3}}
+	// The first failure, 1 % over the far end's rate for 1 s: its queue
+	// stood full (0.18 ms free above the median wait).
+	first := result.SweepOutcome{Lost: 80, OfferedPPS: 15029.04, SendSeconds: 1, ServicePPS: 14880.947, MaxLagS: 0.0001,
+		RTT: &result.SweepRTT{Min: 0.280, P50: 4.948, P99: 5.128, Max: 5.3}}
+	j := &sweep.StallJudge{}
+	if why := j.Spoiled(spec, first); why != "" {
+		t.Errorf("15029/s for 1 s: %q, want the far end's loss", why)
+	}
+	if why := j.Spoiled(spec, under); why == "" {
+		t.Error("a 9.4 ms lag under the far end's rate: not judged a stall")
+	}
+	if why := j.Spoiled(spec, over); why != "" {
+		t.Errorf("14918/s for 2.24 s past a 14881/s far end with a 5 ms queue: %q, want the far end's loss", why)
+	}
+	// A trial short enough to fit its excess in the queue is judged by
+	// the lag.
+	short := over
+	short.SendSeconds = 1
+	if why := j.Spoiled(spec, short); why == "" {
+		t.Error("14918/s for 1 s (37 datagrams of excess in a 74-datagram queue), a 1.1 ms lag: not judged a stall")
+	}
+}
