@@ -27,13 +27,15 @@ func (c *Config) now() time.Time {
 // stalled says this host spoiled it (a throughput trial judged a host
 // stall under either criterion). A trial asked again as the one before it
 // was is a re-run when this host spoiled that one (a host stall's) or it
-// is a burst (sent again only when this host spoiled or slowed it); a
-// latency test's repeats are the schedule's, and a throughput trial
-// asked again because the far end's own timing failed it by a hair is
-// the search's rule for a reflector: both are part of what their test
-// takes.
+// is a burst (sent again only when this host spoiled or slowed it), and
+// so is a throughput trial after a rate this host could not test (as in
+// sweep: the search goes on below it because of this host); a latency
+// test's repeats are the schedule's, and a throughput trial asked again
+// because the far end's own timing failed it by a hair is the search's
+// rule for a reflector: both are part of what their test takes.
 func (b *bench) observe(test string, s sweep.Spec, stalled bool) {
-	rerun := b.ran && s == b.prev && (b.stalled || test == result.RFC2544TestBackToBack)
+	rerun := b.ran && (s == b.prev && (b.stalled || test == result.RFC2544TestBackToBack) ||
+		test == result.RFC2544TestThroughput && b.untested)
 	b.est.Trial(class(test), b.cfg.now(), s.Nominal(), rerun)
 	b.prev, b.ran, b.stalled = s, true, stalled
 }

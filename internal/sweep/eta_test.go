@@ -69,7 +69,9 @@ func TestRecordTrace(t *testing.T) {
 // rate from the far end's down to 2.5 % under it, and the search ran 8
 // trials below the first rate it could not test; counted as what any
 // search takes, they read the later searches 1.5× as long as they were
-// (87 % of the estimates within the bound). The quiet and busy recordings
+// (87 % of the estimates within the bound); counted as this host's, as
+// re-runs are (observe), 97 %: the one that misses is 1472 B's last
+// search, 33 s estimated, 22 s left. The quiet and busy recordings
 // were made the same day before the judge (replayed with the stall rule
 // alone). Since a search's structure counts what its rate rule will run
 // (mlrsearch's State.Left: a shorter phase's pass measured again first,
@@ -107,7 +109,10 @@ func TestRecordTrace(t *testing.T) {
 // once) and are replayed as the sweep would have run them with it
 // (trialtrace.Surveyed): a host that hostile stalls searches into 20 to
 // 100 s and makes sizes find no rate, and the estimate holds for a
-// third and a half of the updates (before the survey 36 and 75 %: the survey's
+// quarter and a half of the updates (36 % against the 10mbit model
+// before the trials after a rate this host could not test counted as its
+// re-runs: there nearly every search runs such trials, and the share they
+// add swings as they come; before the survey 36 and 75 %: the survey's
 // 1472 B trial shows the buffer's cliff at once, but its searches, counted
 // from a structure and a run where the host stalls every few seconds,
 // were long where the estimate expected them short, and the other way).
@@ -125,13 +130,13 @@ var recorded = []struct {
 	// recording has not.
 	beforeJudge bool
 }{
-	{"sweep-eth100-10mbit.json", sweep.Options{Sizes: "rfc2544", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.34, true, true, true},
+	{"sweep-eth100-10mbit.json", sweep.Options{Sizes: "rfc2544", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.27, true, true, true},
 	{"sweep-eth100-buffer.json", sweep.Options{Sizes: "466,978,1234,1472", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.54, true, true, true},
 	{"sweep-quiet-10mbit.json", sweep.Options{Sizes: "rfc2544", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 1, true, false, true},
 	{"sweep-quiet-buffer.json", sweep.Options{Sizes: "466,978,1234,1472", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 1, true, false, true},
 	{"sweep-busy-10mbit.json", sweep.Options{Sizes: "rfc2544", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.40, false, false, true},
 	{"sweep-busy-buffer.json", sweep.Options{Sizes: "466,978,1234,1472", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.94, true, false, true},
-	{"sweep-quiet3-10mbit.json", sweep.Options{Sizes: "rfc2544", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.85, true, false, false},
+	{"sweep-quiet3-10mbit.json", sweep.Options{Sizes: "rfc2544", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.95, true, false, false},
 	{"sweep-quiet2-buffer.json", sweep.Options{Sizes: "466,978,1234,1472", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 1, true, false, false},
 	{"sweep-busy2-10mbit.json", sweep.Options{Sizes: "rfc2544", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 1, true, false, false},
 	{"sweep-busy2-buffer.json", sweep.Options{Sizes: "466,978,1234,1472", Mode: sweep.ModeReflect, Loss: "0", Trial: "1s", Confirm: "10s", Medium: "eth100", Repeat: 1}, 0.72, true, false, false},

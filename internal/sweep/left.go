@@ -31,11 +31,15 @@ func (c *Config) now() time.Time {
 
 // observe records a trial that ran for the time-left estimate: a trial
 // asked again as the one before it was, which this host spoiled (judged
-// VerdictStall), is a re-run. (One asked again because the far end's own
+// VerdictStall), is a re-run, and so is every trial a search runs after a
+// rate this host could not test (it goes on below that rate only because
+// of this host: on a quiet host one 18 B search ran 8 such 10 s trials,
+// and taken as what any search takes, they read the later sizes' searches
+// 1.5× as long as they were). (One asked again because the far end's own
 // timing failed it by a hair, the searches' rule for a reflector, is
 // part of what a search of this far end takes, not the host's.)
 func (s *sweeper) observe(spec Spec) {
-	s.est.Trial(unitSearch, s.cfg.now(), spec.Nominal(), s.ran && spec == s.prev && s.stalled)
+	s.est.Trial(unitSearch, s.cfg.now(), spec.Nominal(), s.ran && (spec == s.prev && s.stalled || s.untested))
 	s.prev, s.ran, s.stalled = spec, true, false
 }
 

@@ -74,6 +74,7 @@ func (s *sweeper) multi(ctx context.Context, size, rep int, losses []float64, sr
 		untested  = math.Inf(1) // the lowest rate stalled in every time it ran
 		n         int
 	)
+	s.untested = false
 	final := max(cfg.Confirm, cfg.Trial) // a trial this long confirms a rate
 	var held mlrsearch.State             // where the search stood at the trial whose telling is held
 	trial := func(ctx context.Context, t mlrsearch.Trial) (mlrsearch.Outcome, error) {
@@ -111,6 +112,7 @@ func (s *sweeper) multi(ctx context.Context, size, rep int, losses []float64, sr
 		}
 		if out.Spoiled && vs[0] == VerdictStall && t.Again >= cfg.StallRetries {
 			untested = min(untested, t.Rate) // mlrsearch's Untested
+			s.untested = true
 		}
 		switch {
 		case v != VerdictPass && v != VerdictStall:
@@ -129,7 +131,7 @@ func (s *sweeper) multi(ctx context.Context, size, rep int, losses []float64, sr
 			rec.Phase, rec.Reused = t.Phase+1, i > 0
 		}
 		if s.told != nil {
-			s.told.Verdicts, s.told.Phase = vs, t.Phase+1
+			s.told.Verdicts, s.told.Phase, s.told.Untested = vs, t.Phase+1, s.untested
 		}
 		return out, nil
 	}
