@@ -187,7 +187,8 @@ func (s *searcher) tried(r float64, k int) bool {
 
 // result is what the search found: per criterion, its bounds in the final
 // phase (Confirmed), or in the latest phase with a pass when the trials ran
-// out first.
+// out first, or else the highest pass below every failure this host could
+// test (untestedPass).
 func (s *searcher) result() Result {
 	res := Result{Trials: s.recs}
 	for i := range s.cfg.Losses {
@@ -198,9 +199,39 @@ func (s *searcher) result() Result {
 				bd.Lower, bd.LowerTrial = e.lo, e.loAt
 			}
 		}
+		if bd.Lower == 0 {
+			bd.Lower, bd.LowerTrial = s.untestedPass(i)
+		}
 		res.Bounds = append(res.Bounds, bd)
 	}
 	return res
+}
+
+// untestedPass is criterion i's highest pass (the longest trial at its
+// rate, and its record) below every failure but those of rates this host
+// could not test, or 0 and -1 when there is none. It matters only when no
+// phase has a pass under its lowest failure: when this host spoiled every
+// trial of a rate under the passes (an untested rate counts as a failure,
+// so that the search goes below it), such as every confirmation of a host
+// that stalls in each long trial. The passes above it are still what the
+// far end did, the highest of them the best rate seen.
+func (s *searcher) untestedPass(i int) (float64, int) {
+	hi := math.Inf(1)
+	for _, r := range s.recs {
+		if r.counts() && !r.Untested && !r.pass(i) {
+			hi = min(hi, r.Rate)
+		}
+	}
+	lo, at := 0.0, -1
+	for j, r := range s.recs {
+		if !r.counts() || !r.pass(i) || r.Rate >= hi {
+			continue
+		}
+		if r.Rate > lo || r.Rate == lo && r.Duration > s.recs[at].Duration {
+			lo, at = r.Rate, j
+		}
+	}
+	return lo, at
 }
 
 // State is where a search stands after a trial, per criterion: its phase,

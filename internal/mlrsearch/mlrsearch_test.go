@@ -199,6 +199,39 @@ func TestAlwaysSpoiled(t *testing.T) {
 	}
 }
 
+// TestEveryFinalTrialSpoiled: this host spoils every trial of the final
+// length, at any rate. No rate is confirmed, and the untested rates lie
+// under every pass; the bounds are still the best rate seen, unconfirmed,
+// from the longest trial that passed at it (not 0, as if nothing had
+// passed).
+func TestEveryFinalTrialSpoiled(t *testing.T) {
+	d := &dut{limit: 20000}
+	c := cfg()
+	c.MaxTrials = 20
+	trial := func(ctx context.Context, tr Trial) (Outcome, error) {
+		if tr.Duration >= c.Final {
+			return Outcome{Pass: []bool{false, false}, Spoiled: true}, nil
+		}
+		return d.trial(ctx, tr)
+	}
+	res, err := Search(context.Background(), c, trial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range res.Bounds {
+		top := 20000 / (1 - losses[i])
+		if b.Confirmed || b.Lower > top || b.Lower < top*0.95 || b.LowerTrial < 0 {
+			t.Fatalf("criterion %d: %+v, want unconfirmed, within 5 %% under %.0f", i, b, top)
+		}
+		lt := res.Trials[b.LowerTrial]
+		for _, r := range res.Trials {
+			if r.Rate == lt.Rate && r.Pass[i] && !r.Spoiled && r.Duration > lt.Duration {
+				t.Errorf("criterion %d: the bound's trial lasted %v, a pass at its rate lasted %v", i, lt.Duration, r.Duration)
+			}
+		}
+	}
+}
+
 // TestNoisyDevice: random loss under the limit pulls the NDR down but
 // never above the limit, the search ends within its trial budget, and the
 // PDR, which tolerates the noise, lands near the limit.

@@ -169,14 +169,6 @@ func settle(b mlrsearch.Bound, top float64, log []result.SweepTrial, n int, unte
 	fl.host = min(fl.host, untested)
 	if b.LowerTrial < 0 || b.Lower == 0 {
 		f.tried, f.limited = 0, fl.host < fl.device
-		if t := bestPass(log, fl.device); f.limited && t != nil {
-			// No rate held for every phase because this host could not
-			// test them (an untested rate lies below every pass), not
-			// because the far end failed: the best rate seen is the
-			// figure, unconfirmed, a lower bound.
-			f.tried, f.atMax = t.RatePPS, t.RatePPS >= top
-			f.confirm, f.rate, f.held = t, t.DeliveredPPS, held(t)
-		}
 		return f
 	}
 	t := &log[b.LowerTrial]

@@ -364,29 +364,19 @@ func failsIn(log []result.SweepTrial, res float64) fails {
 
 // limited says whether a search's result is this host's limit rather than
 // the far end's: it is below the highest rate, this host failed to offer a
-// rate below the far end's lowest failure, and that failure lies more than
-// the resolution above the result. The far end's limit then lies somewhere
-// between, at rates this host could not test, so the result is a lower
-// bound. A far-end failure within the resolution bounds its limit as
-// closely as a search that met no stall.
+// rate below the far end's lowest failure, and either that failure lies
+// more than the resolution above the result (the far end's limit then lies
+// somewhere between, at rates this host could not test; a far-end failure
+// within the resolution bounds its limit as closely as a search that met
+// no stall) or the result is unconfirmed and this host could not offer it
+// or a rate under it (what kept it from being confirmed was this host:
+// a host that stalls in every confirmation). Either way the result is a
+// lower bound.
 func (fl fails) limited(f search) bool {
-	return !f.atMax && fl.host < fl.device && fl.device > f.tried*(1+fl.res)
-}
-
-// bestPass is the trial of log that passed at the highest rate below r,
-// the longest of those at that rate (nil: none).
-func bestPass(log []result.SweepTrial, r float64) *result.SweepTrial {
-	var best *result.SweepTrial
-	for i := range log {
-		t := &log[i]
-		if t.Verdict != VerdictPass || t.RatePPS >= r {
-			continue
-		}
-		if best == nil || t.RatePPS > best.RatePPS || t.RatePPS == best.RatePPS && held(t) > held(best) {
-			best = t
-		}
+	if f.atMax || !(fl.host < fl.device) {
+		return false
 	}
-	return best
+	return fl.device > f.tried*(1+fl.res) || !f.confirmed && f.tried > 0 && fl.host <= f.tried
 }
 
 // passBelow is the highest rate below r that passed in repetition rep.
