@@ -212,6 +212,52 @@ func TestPriorUnitsDilutesReruns(t *testing.T) {
 	}
 }
 
+// TestLatestUnitsWeighMore: a class's overhead and share of re-runs
+// weigh the trials of units closed before the one under way by overKeep
+// and rerunKeep, per unit of the class closed since; a class that a unit
+// did not run keeps its weights.
+func TestLatestUnitsWeighMore(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	e := New(t0)
+	at := t0
+	run := func(class string, n int, over time.Duration, rerun bool) {
+		for range n {
+			at = at.Add(time.Second + over)
+			e.Trial(class, at, time.Second, rerun)
+		}
+	}
+	run("backtoback", 10, 50*time.Millisecond, false) // lossless bursts
+	e.Unit("backtoback")
+	run("latency", 4, 0, false)
+	e.Unit("latency")
+	run("backtoback", 5, 500*time.Millisecond, false) // bursts that lost
+	// Ten trials at 50 ms weighed 0.3 beside five at 500 ms: 331.25 ms,
+	// where every trial alike is 200 ms. The latency unit between them
+	// ran no burst and faded none.
+	want := (0.3*10*0.05 + 5*0.5) / (0.3*10 + 5)
+	if got := e.Raw(Work{Trials("backtoback", 1, 0)}).Seconds(); math.Abs(got-want) > 1e-6 {
+		t.Errorf("a burst's overhead: %.6f s, want %.6f s", got, want)
+	}
+	if got := e.Raw(Work{Trials("latency", 1, 0)}); got != 0 {
+		t.Errorf("a latency trial's overhead: %v, want 0", got)
+	}
+
+	// A unit of 4 trials of 1 s, 2 of them re-runs, then one of 4 with
+	// none: the first unit's time weighs 0.8, so the share is 1.6 s in
+	// 7.2, where alike it would be 2 in 8.
+	e = New(t0)
+	for i := range 8 {
+		e.Trial("search", t0.Add(time.Duration(i+1)*time.Second), time.Second, i < 4 && i%2 == 1)
+		if i == 3 {
+			e.Unit("search")
+		}
+	}
+	wantShare := 7.2 / (7.2 - 1.6)
+	if got := e.Raw(Work{Trials("search", 1, time.Second)}).Seconds(); math.Abs(got-wantShare) > 1e-6 {
+		t.Errorf("a 1 s trial with its share of re-runs: %.6f s, want %.6f s", got, wantShare)
+	}
+}
+
 // TestAsideAndReuse: trials run ahead of the units that use them (a
 // sweep's survey) leave the unit under way, keep their cost, and count in
 // each unit that reuses one, at no time.
