@@ -119,8 +119,17 @@ func TestOffloadOurClientToOurServer(t *testing.T) {
 		}
 		// Loss our own socket's drops explain is this busy host's reader
 		// falling behind 200,000 datagrams/s (said in the result);
-		// loss beyond them would be a counting fault.
-		if unexplained := rv.Lost - rv.HostDrops; unexplained*100 > r.Sender.Packets {
+		// loss beyond them would be a counting fault. Under GRO the
+		// kernel counts a dropped coalesced packet once (one skb), and
+		// our client's GSO packets, which loopback delivers whole, hold
+		// up to 64 datagrams: each drop explains up to 64, the bound the
+		// result states. (CI under the race detector beside other work
+		// once saw 5576 lost to 4280 drops.)
+		perDrop := int64(64)
+		if noGRO {
+			perDrop = 1
+		}
+		if unexplained := rv.Lost - rv.HostDrops*perDrop; unexplained*100 > r.Sender.Packets {
 			t.Errorf("--no-gro %v: lost %d of %d, %d of them our socket's drops", noGRO, rv.Lost, r.Sender.Packets, rv.HostDrops)
 		} else if rv.Lost > 0 {
 			t.Logf("--no-gro %v: lost %d of %d, %d of them our socket's drops", noGRO, rv.Lost, r.Sender.Packets, rv.HostDrops)
