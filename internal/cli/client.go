@@ -80,7 +80,7 @@ The dialect decides what goes on the wire:
 	fl.BoolVarP(&f.Reverse, "reverse", "R", false, "the server sends, on our connection (iperf 2.1)")
 	fl.BoolVarP(&f.Tradeoff, "tradeoff", "r", false, "then the server connects back and sends (legacy)")
 	fl.BoolVarP(&f.Dual, "dualtest", "d", false, "the server connects back and sends at the same time (legacy)")
-	fl.IntVarP(&f.ListenPort, "listenport", "L", 0, "port to listen on for -r/-d (default the server port)")
+	fl.IntVarP(&f.ListenPort, "listenport", "L", 0, "port to listen on for -r/-d (default the server port; a free one when the server is on this host)")
 	fl.BoolVar(&f.FullDuplex, "full-duplex", false, "send and receive on one TCP connection (iperf 2.1)")
 	fl.StringVarP(&f.Congestion, "congestion", "C", "", "TCP congestion control for our connections (Linux: cubic, bbr, reno, ...; default the system's)")
 	fl.StringVar(&f.Dialect, "dialect", "", dialectFlagHelp)

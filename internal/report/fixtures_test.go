@@ -118,12 +118,13 @@ func reverseFlow() scenario {
 	r.Sender = &result.Sender{Bytes: 85 * 1470, BitsPerSecond: 85 * 1470 * 8, Packets: 85, Seconds: 1, PacketsPerSecond: 85}
 	r.Receiver = &result.Receiver{Bytes: 85 * 1470, BitsPerSecond: 85 * 1470 * 8, Packets: 85, Seconds: 1, Total: 85, JitterMS: 0.03, Source: "peer-report"}
 	r.Reverse = &result.Flow{Direction: result.DirReceive,
-		Receiver:  &result.Receiver{Bytes: 84 * 1470, BitsPerSecond: 84 * 1470 * 8, Packets: 84, Lost: 1, Seconds: 1, Total: 85, JitterMS: 0.05, Source: "local", HostDrops: -1},
-		Intervals: []result.Interval{rev},
+		Receiver:   &result.Receiver{Bytes: 84 * 1470, BitsPerSecond: 84 * 1470 * 8, Packets: 84, Lost: 1, Seconds: 1, Total: 85, JitterMS: 0.05, Source: "local", HostDrops: -1},
+		Intervals:  []result.Interval{rev},
+		ListenPort: 40123, // the server is on this host: not its own port 5001
 	}
 	return scenario{name: "reverse-flow", r: r, local: "127.0.0.1:40002", peer: "127.0.0.1:5001",
 		lines:    []line{{id: "1", in: fwd}, {id: "2", in: rev, receiving: true}},
-		mustShow: []string{"Reverse flow (this side: receive)", "1/85 (1.2%)", "mode dual", "reverse"}}
+		mustShow: []string{"Reverse flow (this side: receive, to our port 40123)", "1/85 (1.2%)", "mode dual", "reverse"}}
 }
 
 // bidirStreams is an iperf3 --bidir -P 2 client: streams 1 and 3 send

@@ -44,7 +44,11 @@ func (t *Text) Summary(r *result.Result) {
 	}
 	t.sides(&b, udp, r.Sender, r.Receiver, main, report)
 	if f := r.Reverse; f != nil {
-		fmt.Fprintf(&b, "%s Reverse flow (this side: %s):\n", idText(t.id), orNA(f.Direction))
+		on := ""
+		if f.ListenPort != 0 && f.ListenPort != r.Test.Port {
+			on = fmt.Sprintf(", to our port %d", f.ListenPort)
+		}
+		fmt.Fprintf(&b, "%s Reverse flow (this side: %s%s):\n", idText(t.id), orNA(f.Direction), on)
 		t.sides(&b, udp, f.Sender, f.Receiver, rev, report)
 	}
 	if r.Link != nil {

@@ -422,6 +422,9 @@ type Flow struct {
 	Sender    *Sender    `json:"sender,omitempty"`
 	Receiver  *Receiver  `json:"receiver,omitempty"`
 	Intervals []Interval `json:"intervals,omitempty"`
+	// ListenPort is the port a flow the peer opened towards us (an iperf 2
+	// connect-back, -r/-d) arrived at.
+	ListenPort int `json:"listen_port,omitempty"`
 	// Warnings are those of the test's Warnings that are about this flow
 	// alone (its own counts, its connection), where the session can tell.
 	Warnings []string `json:"warnings,omitempty"`

@@ -10,9 +10,9 @@ import (
 	"github.com/wirebench/wirebench/internal/sharedcause"
 )
 
-// FillCPU sets r.CPU to the process's CPU use since a, and warns when this
-// host's CPU was the limit of the test. Nothing is set when the platform
-// cannot say.
+// FillCPU sets r.CPU to the process's CPU use since a, and warns when this host's CPU was the
+// limit of a test that ran its course (an error says why one ended early). Nothing is set when
+// the platform cannot say.
 func FillCPU(r *result.Result, a cpuuse.Sample) {
 	u, ok := cpuuse.Between(a, cpuuse.Now())
 	if !ok {
@@ -25,7 +25,7 @@ func FillCPU(r *result.Result, a cpuuse.Sample) {
 	}
 	r.CPU = &result.CPU{UserSeconds: u.User.Seconds(), SystemSeconds: u.System.Seconds(),
 		Percent: total, UserPercent: user, SystemPercent: sys, Remote: remote}
-	if w := cpuLimitOf(r, runtime.NumCPU()).warning(); w != "" {
+	if w := cpuLimitOf(r, runtime.NumCPU()).warning(); w != "" && r.Error == "" {
 		r.Warn(w)
 	}
 }

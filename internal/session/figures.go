@@ -9,8 +9,7 @@ import (
 	"github.com/wirebench/wirebench/internal/result"
 )
 
-// Figures every dialect fills alike: rates, sums of streams, the sender's
-// warnings.
+// Figures every dialect fills alike: rates, sums of streams, the sender's warnings.
 
 // WarnSender says when the sender did not offer what was asked. behind,
 // when not nil, is where our paced sender's time behind its schedule went,
@@ -30,7 +29,10 @@ func WarnSender(r *result.Result, cfg *ClientConfig, snd *result.Sender, maxLag 
 	if got == 0 {
 		got = float64(snd.Packets) / snd.Seconds
 	}
-	short, held := got < 0.99*want, false
+	if snd.Packets > 0 { // the writes our host refused were offered on time too
+		got *= float64(snd.Packets+snd.SendErrors) / float64(snd.Packets)
+	}
+	short, held := got < 0.99*want && r.Error == "", false // (an error ended it early and says why)
 	if behind != nil {
 		deficit := time.Duration(float64(span) * max(1-got/want, 0))
 		held = short && behind.QueueHeld(span, deficit) && behind.HeldRate() > 0
@@ -54,14 +56,13 @@ func WarnSender(r *result.Result, cfg *ClientConfig, snd *result.Sender, maxLag 
 	if behind != nil && behind.MaxStall <= StallBound(want) {
 		return // the lag built up in send calls, whose datagrams left at the queue's pace
 	}
-	if maxLag > StallBound(want) {
+	if maxLag > StallBound(want) && r.Error == "" {
 		r.Warn(fmt.Sprintf("the sender fell up to %v behind its schedule and caught up in bursts: the offered load was burstier than the average rate says%s", maxLag.Round(time.Microsecond), advice))
 	}
 }
 
-// pacingAdvice adds to a stall warning how the sender was scheduled when
-// it was not real-time (the priority package's words say why, and how to
-// get it where something can be done).
+// pacingAdvice adds to a stall warning how the sender was scheduled when it was not real-time
+// (the priority package's words say why, and how to get it where something can be done).
 func pacingAdvice(snd *result.Sender) string {
 	if !strings.HasPrefix(snd.Pacing, "normal priority") {
 		return ""
@@ -69,9 +70,8 @@ func pacingAdvice(snd *result.Sender) string {
 	return "; the sender ran at " + snd.Pacing
 }
 
-// StallBound is the lag from which a sender of pps datagrams per second
-// that caught up in a burst gets a warning: 20 ms, or 20 datagrams'
-// intervals when that is longer.
+// StallBound is the lag from which a sender of pps datagrams per second that caught up in
+// a burst gets a warning: 20 ms, or 20 datagrams' intervals when that is longer.
 func StallBound(pps float64) time.Duration {
 	return max(20*time.Millisecond, time.Duration(20*float64(time.Second)/pps))
 }

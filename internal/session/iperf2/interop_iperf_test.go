@@ -239,35 +239,40 @@ func TestInteropUDPClientToIperf(t *testing.T) {
 	})
 
 	for _, mode := range []string{"-r", "-d"} {
-		t.Run(mode+" -L", func(t *testing.T) {
-			t.Parallel()
-			// §3: the server connects back to our -L port and runs a full
-			// UDP test towards us, with our report at the end.
-			p, port := startIperfServer(t, true)
-			cfg := udp(port)
-			cfg.Tradeoff, cfg.Dual = mode == "-r", mode == "-d"
-			cfg.ListenPort = loopback.FreePort(t)
-			r := runOurClient(t, cfg)
-			out := waitLines(t, p, 2, func(l iperfLine) bool { return udpRecvLine(l) || udpRevRecvLine(l) })
-			fwd := findLine(t, out, "the server's receive line", udpRecvLine)
-			if fwd.Lost != 0 || fwd.Total != r.Sender.Packets || fwd.Bytes != r.Sender.Bytes {
-				t.Errorf("iperf printed %v; we sent %d datagrams, %d bytes", fwd, r.Sender.Packets, r.Sender.Bytes)
-			}
-			checkPeerReport(t, r, fwd)
-			if r.Reverse == nil || r.Reverse.Receiver == nil {
-				t.Fatalf("no connect-back flow in our result (warnings %q)", r.Warnings)
-			}
-			back := r.Reverse.Receiver
-			sendLine := findLine(t, out, "the server's connect-back send line", tcpRevLine)
-			repLine := findLine(t, out, "our report as iperf printed it", udpRevRecvLine)
-			if back.Bytes == 0 || back.Bytes != sendLine.Bytes || back.Lost != 0 {
-				t.Errorf("connect-back: we counted %+v; iperf sent %v", *back, sendLine)
-			}
-			if repLine.Total != back.Total || repLine.Bytes != back.Bytes || repLine.Lost != back.Lost {
-				t.Errorf("connect-back: iperf read our report as %v; we counted %+v", repLine, *back)
-			}
-			checkSaneIperfText(t, out)
-		})
+		for _, named := range []bool{true, false} {
+			t.Run(mode+listenCase(named), func(t *testing.T) {
+				t.Parallel()
+				// §3: the server connects back to our -L port and runs a full
+				// UDP test towards us, with our report at the end.
+				p, port := startIperfServer(t, true)
+				cfg := udp(port)
+				cfg.Tradeoff, cfg.Dual = mode == "-r", mode == "-d"
+				if named {
+					cfg.ListenPort = loopback.FreePort(t)
+				}
+				r := runOurClient(t, cfg)
+				checkListenPort(t, r, cfg.ListenPort, port)
+				out := waitLines(t, p, 2, func(l iperfLine) bool { return udpRecvLine(l) || udpRevRecvLine(l) })
+				fwd := findLine(t, out, "the server's receive line", udpRecvLine)
+				if fwd.Lost != 0 || fwd.Total != r.Sender.Packets || fwd.Bytes != r.Sender.Bytes {
+					t.Errorf("iperf printed %v; we sent %d datagrams, %d bytes", fwd, r.Sender.Packets, r.Sender.Bytes)
+				}
+				checkPeerReport(t, r, fwd)
+				if r.Reverse == nil || r.Reverse.Receiver == nil {
+					t.Fatalf("no connect-back flow in our result (warnings %q)", r.Warnings)
+				}
+				back := r.Reverse.Receiver
+				sendLine := findLine(t, out, "the server's connect-back send line", tcpRevLine)
+				repLine := findLine(t, out, "our report as iperf printed it", udpRevRecvLine)
+				if back.Bytes == 0 || back.Bytes != sendLine.Bytes || back.Lost != 0 {
+					t.Errorf("connect-back: we counted %+v; iperf sent %v", *back, sendLine)
+				}
+				if repLine.Total != back.Total || repLine.Bytes != back.Bytes || repLine.Lost != back.Lost {
+					t.Errorf("connect-back: iperf read our report as %v; we counted %+v", repLine, *back)
+				}
+				checkSaneIperfText(t, out)
+			})
+		}
 	}
 }
 
@@ -340,27 +345,84 @@ func TestInteropTCPClientToIperf(t *testing.T) {
 	})
 
 	for _, mode := range []string{"-r", "-d"} {
-		t.Run(mode+" -L", func(t *testing.T) {
-			t.Parallel()
-			// §6.4: the server connects back to our -L port with the
-			// digit pattern and no header, printed as [ *N] … (reverse).
-			p, port := startIperfServer(t, false)
-			cfg := tcp(port)
-			cfg.Tradeoff, cfg.Dual = mode == "-r", mode == "-d"
-			cfg.ListenPort = loopback.FreePort(t)
-			r := runOurClient(t, cfg)
-			out := waitLines(t, p, 2, func(l iperfLine) bool { return tcpFwdLine(l) || tcpRevLine(l) })
-			fwd := findLine(t, out, "the server's receive line", tcpFwdLine)
-			rev := findLine(t, out, "the server's connect-back line", tcpRevLine)
-			if r.Reverse == nil || r.Reverse.Receiver == nil {
-				t.Fatalf("no connect-back flow in our result (warnings %q)", r.Warnings)
-			}
-			checkTCPBytes(t, "forward", fwd.Bytes, resultcheck.SentTCP(t, r, r.Sender), 0)
-			checkTCPBytes(t, "connect-back", rev.Bytes, r.Reverse.Receiver.Bytes, 0)
-			if want := fmt.Sprintf("port %d (reverse)", cfg.ListenPort); !strings.Contains(out, want) {
-				t.Errorf("iperf's output lacks %q", want)
-			}
-		})
+		for _, named := range []bool{true, false} {
+			t.Run(mode+listenCase(named), func(t *testing.T) {
+				t.Parallel()
+				// §6.4: the server connects back to our -L port with the
+				// digit pattern and no header, printed as [ *N] … (reverse).
+				p, port := startIperfServer(t, false)
+				cfg := tcp(port)
+				cfg.Tradeoff, cfg.Dual = mode == "-r", mode == "-d"
+				if named {
+					cfg.ListenPort = loopback.FreePort(t)
+				}
+				r := runOurClient(t, cfg)
+				checkListenPort(t, r, cfg.ListenPort, port)
+				out := waitLines(t, p, 2, func(l iperfLine) bool { return tcpFwdLine(l) || tcpRevLine(l) })
+				fwd := findLine(t, out, "the server's receive line", tcpFwdLine)
+				rev := findLine(t, out, "the server's connect-back line", tcpRevLine)
+				if r.Reverse == nil || r.Reverse.Receiver == nil {
+					t.Fatalf("no connect-back flow in our result (warnings %q)", r.Warnings)
+				}
+				checkTCPBytes(t, "forward", fwd.Bytes, resultcheck.SentTCP(t, r, r.Sender), 0)
+				checkTCPBytes(t, "connect-back", rev.Bytes, r.Reverse.Receiver.Bytes, 0)
+				if want := fmt.Sprintf("port %d (reverse)", r.Reverse.ListenPort); !strings.Contains(out, want) {
+					t.Errorf("iperf's output lacks %q", want)
+				}
+			})
+		}
+	}
+}
+
+// listenCase names a connect-back case: -L named, or left to its default
+// (the server's port, which on this host is the server's own).
+func listenCase(named bool) string {
+	if named {
+		return " -L"
+	}
+	return " on this host"
+}
+
+// checkListenPort checks the port the server connected back to: named,
+// or (0) another than the server's own port, on this host.
+func checkListenPort(t *testing.T, r *result.Result, named, server int) {
+	t.Helper()
+	if r.Reverse == nil {
+		return // the caller says what is missing
+	}
+	got := r.Reverse.ListenPort
+	if named != 0 && got != named || named == 0 && (got == 0 || got == server) {
+		t.Errorf("the connect-back came to port %d (-L %d, the server's port %d): want -L's, or without it another than the server's on this host", got, named, server)
+	}
+}
+
+// TestInteropUDPTradeoffToATCPOnlyIperf runs a UDP -r test against an iperf
+// that listens only on TCP, on this host. Before our connect-back listener
+// moved off the server's port on this host, it took that UDP port, received
+// our own test and answered it: a "server report" of 0 % loss and a reverse
+// flow, all of them ours. The test must fail with the peer's port closed,
+// and say nothing else.
+func TestInteropUDPTradeoffToATCPOnlyIperf(t *testing.T) {
+	iperfBinary(t)
+	t.Parallel()
+	_, port := startIperfServer(t, false)
+	cfg := session.ClientConfig{Host: loHost, Port: port, UDP: true, Rate: units.Rate{Value: 10e6}, Duration: time.Second, Length: udpLen, Tradeoff: true}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r, err := runClient(ctx, cfg)
+	if err != nil {
+		t.Fatalf("RunClient: %v", err)
+	}
+	if !strings.Contains(r.Error, "port is closed") {
+		t.Errorf("the result's error is %q, want the peer's port closed", r.Error)
+	}
+	if r.Receiver != nil || r.Reverse != nil {
+		t.Errorf("a result with a receiver %+v and a reverse flow %+v from a peer that has no UDP port open", r.Receiver, r.Reverse)
+	}
+	for _, w := range r.Warnings {
+		if !strings.HasPrefix(w, "our host refused") {
+			t.Errorf("warning beside the error that says why: %q", w)
+		}
 	}
 }
 

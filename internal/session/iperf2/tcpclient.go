@@ -89,8 +89,9 @@ func runTCPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 	var back *connectback.Listener
 	if cfg.Tradeoff || cfg.Dual {
 		server, _ := netip.ParseAddrPort(conns[0].RemoteAddr().String())
+		local, _ := netip.ParseAddrPort(conns[0].LocalAddr().String())
 		var err error
-		if back, err = connectback.Listen(ctx, cfg, server.Addr()); err != nil {
+		if back, err = connectback.Listen(ctx, cfg, server.Addr(), local.Addr()); err != nil {
 			return nil, err
 		}
 		defer back.Close()

@@ -25,7 +25,7 @@ func runUDPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 	defer closeAll(conns)
 	var back *connectback.Listener
 	if cfg.Tradeoff || cfg.Dual {
-		if back, err = connectback.Listen(ctx, cfg, conns[0].RemoteAddr().Addr()); err != nil {
+		if back, err = connectback.Listen(ctx, cfg, conns[0].RemoteAddr().Addr(), conns[0].LocalAddr().Addr()); err != nil {
 			return nil, err
 		}
 		defer back.Close()
@@ -58,7 +58,7 @@ func runUDPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 		back.Release()
 	}
 	var backFlow *result.Flow
-	if back != nil {
+	if back != nil && !failedUnheard(outs) {
 		backFlow = back.Wait(ctx, cfg.Duration)
 	}
 	end := time.Now()
@@ -71,13 +71,26 @@ func runUDPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 	fillUDPClientResult(r, cfg, outs)
 	localDrops.Apply(r, conns[0].Capabilities().GSO)
 	session.WarnInterrupted(ctx, r)
-	if back != nil {
+	if back != nil && !failedUnheard(outs) {
 		r.AddReverse(backFlow, back.Warnings())
 	}
 	if back != nil && backFlow == nil && r.Receiver == nil && r.Error == "" && ctx.Err() == nil {
 		r.Error = reverseRefused("the server neither reported on our datagrams nor connected back", conns[0].LocalAddr())
 	}
 	return r, nil
+}
+
+// failedUnheard says every stream ended with an error before the server
+// answered (e.g. its port is closed): the error says why, and a server
+// that never had the test will not connect back (-r/-d), so nothing is
+// waited for or warned of beside it.
+func failedUnheard(outs []udpstream.StreamOutcome) bool {
+	for _, o := range outs {
+		if o.Err == nil || o.Fin.Report != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // dialUDPStreams opens the test's sockets, one per stream, and notes the
@@ -198,7 +211,9 @@ func fillUDPClientResult(r *result.Result, cfg *session.ClientConfig, outs []udp
 				rcv = &result.Receiver{}
 			}
 			session.SumReceiver(rcv, rr)
-		} else {
+		} else if o.Err == nil || o.Fin.FINs > 0 {
+			// (A stream that ended with an error before its FIN has
+			// the error to say why it has no report.)
 			noReport++
 			noReportFINs += o.Fin.FINs
 		}

@@ -36,33 +36,48 @@ type Listener struct {
 	flow     *result.Flow
 	warnings []string
 	released time.Time
+	port     int        // the port it listens on
 	mu       sync.Mutex // guards released
 	started  time.Time
 	cancel   context.CancelFunc
 }
 
 // Listen opens the listener on cfg.ListenPort (-L) for the connect-back of
-// a test against server.
-func Listen(ctx context.Context, cfg *session.ClientConfig, server netip.Addr) (*Listener, error) {
+// a test against server, which our test reaches from local. When server
+// is this host and that port is the test's own (the default), our own
+// test would arrive at the listener (a UDP test, where the server holds
+// only the TCP port: wirebench would measure itself) or the port is the
+// server's: the listener takes a free port instead, and cfg.ListenPort
+// says which, for the header that asks the server to connect back.
+func Listen(ctx context.Context, cfg *session.ClientConfig, server, local netip.Addr) (*Listener, error) {
 	b := &Listener{udp: cfg.UDP, allowed: server.Unmap(), length: cfg.Length, done: make(chan struct{})}
-	addr := net.JoinHostPort("", strconv.Itoa(cfg.ListenPort))
+	port := cfg.ListenPort
+	if port == cfg.Port && (server.IsLoopback() || server.Unmap() == local.Unmap()) {
+		port = 0
+	}
+	addr := net.JoinHostPort("", strconv.Itoa(port))
 	if server.Is4() || server.Is4In6() {
-		addr = net.JoinHostPort("0.0.0.0", strconv.Itoa(cfg.ListenPort))
+		addr = net.JoinHostPort("0.0.0.0", strconv.Itoa(port))
 	}
 	var err error
 	if cfg.UDP {
 		opt := session.UDPClientOptions()
 		opt.GRO = !cfg.NoGRO
-		b.uc, err = udpio.Listen(ctx, "udp", addr, opt)
+		if b.uc, err = udpio.Listen(ctx, "udp", addr, opt); err == nil {
+			b.port = int(b.uc.LocalAddr().Port())
+		}
 	} else {
 		// Stamped: data the server sends before Accept returns on a
 		// busy host is timed from its arrival (engine.StampArrivals).
 		lc := net.ListenConfig{Control: engine.StampArrivals(nil)}
-		b.ln, err = lc.Listen(ctx, "tcp", addr)
+		if b.ln, err = lc.Listen(ctx, "tcp", addr); err == nil {
+			b.port = b.ln.Addr().(*net.TCPAddr).Port
+		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("listening on port %d for the server's connect-back (choose another with -L): %w", cfg.ListenPort, err)
+		return nil, fmt.Errorf("listening on port %d for the server's connect-back (choose another with -L): %w", port, err)
 	}
+	cfg.ListenPort = b.port
 	return b, nil
 }
 
@@ -151,7 +166,7 @@ func (b *Listener) serveTCP(ctx context.Context) {
 		if rcv.Seconds > 0 {
 			rcv.BitsPerSecond = float64(rcv.Bytes) * 8 / rcv.Seconds
 		}
-		b.flow = &result.Flow{Direction: result.DirReceive, Receiver: rcv}
+		b.flow = &result.Flow{Direction: result.DirReceive, Receiver: rcv, ListenPort: b.port}
 		if rerr != nil {
 			b.warnings = append(b.warnings, "connect-back stream: "+rerr.Error())
 		}
@@ -198,7 +213,7 @@ func (b *Listener) serveUDP(ctx context.Context, iv *engine.Intervals) {
 	}
 	if t != nil {
 		t.EndIdle()
-		b.flow = &result.Flow{Direction: result.DirReceive, Receiver: t.Summary()}
+		b.flow = &result.Flow{Direction: result.DirReceive, Receiver: t.Summary(), ListenPort: b.port}
 		b.warnings = append(b.warnings, t.Warnings()...)
 	}
 }

@@ -114,7 +114,7 @@ func runConnectBack(t *testing.T, l i2wire.Layout, length int, ids idWidth, n in
 	defer cancel()
 	lo := netip.MustParseAddr("127.0.0.1")
 	cfg := &session.ClientConfig{UDP: true, Length: length, ListenPort: loopback.FreePort(t)}
-	b, err := Listen(ctx, cfg, lo)
+	b, err := Listen(ctx, cfg, lo, lo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,5 +195,42 @@ func put(dg []byte, l i2wire.Layout, id int64, ids idWidth) {
 	i2wire.PutDatagram(dg, l, int64(int32(uint32(id))), time.Now())
 	if l == i2wire.LayoutModern {
 		copy(dg[12:16], "zzzz")
+	}
+}
+
+// TestListenMovesOffTheServersPortOnThisHost: with -L left at the server's
+// port, a server on this host (loopback, or our own address) holds that
+// port, or (a TCP-only server and a UDP test) our own datagrams would
+// arrive at the listener: it takes a free port and says which. A server
+// elsewhere gets the port asked for.
+func TestListenMovesOffTheServersPortOnThisHost(t *testing.T) {
+	lo := netip.MustParseAddr("127.0.0.1")
+	for _, c := range []struct {
+		name          string
+		server, local netip.Addr
+		moves         bool
+	}{
+		{"loopback", lo, lo, true},
+		{"ipv6 loopback", netip.MustParseAddr("::1"), netip.MustParseAddr("::1"), true},
+		{"our own address", netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("198.18.0.1"), true},
+		{"another host", netip.MustParseAddr("198.18.0.2"), netip.MustParseAddr("198.18.0.1"), false},
+	} {
+		for _, udp := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s udp=%v", c.name, udp), func(t *testing.T) {
+				port := loopback.FreePort(t)
+				cfg := &session.ClientConfig{UDP: udp, Length: 1470, Port: port, ListenPort: port}
+				b, err := Listen(context.Background(), cfg, c.server, c.local)
+				if err != nil {
+					if c.name == "ipv6 loopback" {
+						t.Skipf("no IPv6 here: %v", err)
+					}
+					t.Fatal(err)
+				}
+				defer b.Close()
+				if moved := cfg.ListenPort != port; moved != c.moves || cfg.ListenPort == 0 || b.port != cfg.ListenPort {
+					t.Errorf("listening on %d (the listener says %d) for a server at %s port %d: want it moved: %v", cfg.ListenPort, b.port, c.server, port, c.moves)
+				}
+			})
+		}
 	}
 }
