@@ -90,6 +90,8 @@ func writeMatrixGrid(b *strings.Builder, m *result.Matrix) {
 			v := "-"
 			switch {
 			case !ok:
+			case c.Status == "failed": // a partial figure is in its row above, marked so
+				v = c.Status
 			case c.BitsPerSecond != nil:
 				v = fmt.Sprintf("%.2f", *c.BitsPerSecond/1e6)
 				if c.Basis == "sender" {

@@ -44,6 +44,28 @@ func TestWriteMatrix(t *testing.T) {
 	}
 }
 
+// A cell that failed part-way keeps its partial figure in its own row,
+// marked failed, and the grid, which is read as the results, says failed.
+func TestWriteMatrixFailedCellIsNoResultInTheGrid(t *testing.T) {
+	m := matrixFixture()
+	partial := 49.03e6
+	m.Cells[1] = result.MatrixCell{Protocol: "udp", Direction: result.MatrixUpload, Method: "client sends", BitsPerSecond: &partial,
+		Basis: "sender", Status: "failed", Reason: "the test ended early: the peer's port is closed"}
+	var b strings.Builder
+	if err := WriteMatrix(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"UDP      upload             client sends          49.03         -           -        -  failed (sender's count): the test ended early",
+		"upload (we send, peer receives)           93.50         failed\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // The CSV has a row per cell and leaves absent figures empty, never 0.
 func TestWriteMatrixCSV(t *testing.T) {
 	var b strings.Builder

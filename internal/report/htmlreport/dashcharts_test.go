@@ -238,3 +238,24 @@ func TestLegendAboveTheDataKeepsOffTheCliffLabel(t *testing.T) {
 		t.Errorf("legend top %v, left %v; want top left, away from the cliff at 1262 B", l.Top, l.Left)
 	}
 }
+
+// A matrix cell that failed part-way shows its partial figure in the
+// table, marked failed, and no bar beside the cells' results.
+func TestMatrixFailedCellHasNoBar(t *testing.T) {
+	doc := `{"schema":"wirebench/1","kind":"matrix","host":"127.0.0.1","port":5001,"dialect":"iperf2-legacy","duration_s":5,"cells":[
+{"protocol":"tcp","direction":"upload","method":"client sends","bits_per_second":9.4e7,"basis":"receiver","status":"ok"},
+{"protocol":"udp","direction":"upload","method":"client sends","bits_per_second":4.9e7,"basis":"sender","status":"failed","reason":"the test ended early"}]}`
+	d, err := Decode("matrix-failed.json", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	charts, err := DashboardCharts(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, svgs := chartSVGs(t, charts)
+	bars := svgGroups(t, svgs["Goodput per cell"], "wb-bar")
+	if len(bars) != 1 || bars[0]["data-label"] != "TCP up" {
+		t.Errorf("bars %v, want the TCP upload's alone", bars)
+	}
+}

@@ -218,6 +218,8 @@ func (r *Report) matrixSection(s *Section, d Document) error {
 		bpsText := "–"
 		if c.BitsPerSecond != nil {
 			bpsText = mbps(*c.BitsPerSecond)
+		}
+		if c.BitsPerSecond != nil && c.Status != "failed" { // a failed cell's partial figure is no result to compare
 			labels = append(labels, strings.ToUpper(c.Protocol)+" "+shortDir(c))
 			values = append(values, *c.BitsPerSecond/1e6)
 		}
