@@ -24,18 +24,26 @@ func (c *Config) now() time.Time {
 }
 
 // observe records a trial of test that ran, for the time-left estimate;
-// stalled says this host spoiled it (a throughput trial judged a host
-// stall under either criterion). A trial asked again as the one before it
-// was is a re-run when this host spoiled that one (a host stall's) or it
-// is a burst (sent again only when this host spoiled or slowed it), and
-// so is a throughput trial after a rate this host could not test (as in
-// sweep: the search goes on below it because of this host); a latency
-// test's repeats are the schedule's, and a throughput trial asked again
-// because the far end's own timing failed it by a hair is the search's
-// rule for a reflector: both are part of what their test takes.
+// stalled says this host spoiled it. A trial asked again as the one before
+// it was is a re-run when this host spoiled that one (a host stall's) or
+// it is a burst (sent again only when this host spoiled or slowed it); a
+// latency test's repeats are the schedule's, part of what it takes. (A
+// throughput search's trials are the search's to judge: observeSearch.)
 func (b *bench) observe(test string, s sweep.Spec, stalled bool) {
-	rerun := b.ran && (s == b.prev && (b.stalled || test == result.RFC2544TestBackToBack) ||
-		test == result.RFC2544TestThroughput && b.untested)
+	b.record(test, s, stalled, b.ran && s == b.prev && (b.stalled || test == result.RFC2544TestBackToBack))
+}
+
+// observeSearch records a throughput trial that ran: a re-run as the
+// search judged it (sweep's Progress.Rerun: after a host stall, or below a
+// rate this host could not test; a trial asked again because the far
+// end's own timing failed it by a hair is the search's rule for a
+// reflector, part of what it takes).
+func (b *bench) observeSearch(p sweep.Progress) {
+	b.record(result.RFC2544TestThroughput, p.Spec, slices.Contains(p.Verdicts, sweep.VerdictStall), p.Rerun)
+}
+
+// record counts a trial of test in the estimate.
+func (b *bench) record(test string, s sweep.Spec, stalled, rerun bool) {
 	b.est.Trial(class(test), b.cfg.now(), s.Nominal(), rerun)
 	b.prev, b.ran, b.stalled = s, true, stalled
 }

@@ -85,7 +85,6 @@ type bench struct {
 	prev       sweep.Spec
 	ran        bool
 	stalled    bool // this host spoiled the trial before (see observe)
-	untested   bool // the throughput search under way met a rate this host could not test
 	sizesAfter []int
 	// ndrShare is the latest NDR found, as a share of its size's line
 	// rate (0: none yet): what a burst search is expected to meet.

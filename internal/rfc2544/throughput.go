@@ -3,7 +3,6 @@ package rfc2544
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/wirebench/wirebench/internal/result"
 	"github.com/wirebench/wirebench/internal/sweep"
@@ -57,15 +56,14 @@ func (b *bench) throughput(ctx context.Context, sr *result.RFC2544Size) error {
 func (b *bench) search(ctx context.Context, size int, j *sweep.StallJudge) ([]*result.SweepSize, error) {
 	cfg := b.searchConfig(j)
 	cfg.OnTrial = func(p sweep.Progress) {
-		b.observe(result.RFC2544TestThroughput, p.Spec, slices.Contains(p.Verdicts, sweep.VerdictStall))
-		b.untested = p.Untested
+		b.observeSearch(p)
 		what := fmt.Sprintf("trial %d at %.0f/s for %s", p.Trial, p.RatePPS, p.Spec.Duration)
 		if p.Outcome.Sent > 0 && len(p.Verdicts) == 2 {
 			what += fmt.Sprintf(": NDR %s, PDR %s (loss %.3f %%)", p.Verdicts[0], p.Verdicts[1], sweep.LossPercent(p.Outcome))
 		}
 		b.progress(result.RFC2544TestThroughput, size, what, p.SearchLeft)
 	}
-	b.kept, b.untested = b.newKeeper(size), false
+	b.kept = b.newKeeper(size)
 	found, err := sweep.SearchTargets(ctx, cfg, b.kept, size, []float64{0, b.cfg.PDRPercent})
 	b.est.Unit(unitThroughput)
 	b.started = true

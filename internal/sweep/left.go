@@ -38,8 +38,11 @@ func (c *Config) now() time.Time {
 // 1.5× as long as they were). (One asked again because the far end's own
 // timing failed it by a hair, the searches' rule for a reflector, is
 // part of what a search of this far end takes, not the host's.)
+// The verdict is told with the trial (Progress.Rerun), for RFC 2544's
+// estimate of its throughput searches.
 func (s *sweeper) observe(spec Spec) {
-	s.est.Trial(unitSearch, s.cfg.now(), spec.Nominal(), s.ran && (spec == s.prev && s.stalled || s.untested))
+	s.rerun = s.ran && (spec == s.prev && s.stalled || s.untested)
+	s.est.Trial(unitSearch, s.cfg.now(), spec.Nominal(), s.rerun)
 	s.prev, s.ran, s.stalled = spec, true, false
 }
 

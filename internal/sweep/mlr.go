@@ -131,7 +131,7 @@ func (s *sweeper) multi(ctx context.Context, size, rep int, losses []float64, sr
 			rec.Phase, rec.Reused = t.Phase+1, i > 0
 		}
 		if s.told != nil {
-			s.told.Verdicts, s.told.Phase, s.told.Untested = vs, t.Phase+1, s.untested
+			s.told.Verdicts, s.told.Phase = vs, t.Phase+1
 		}
 		return out, nil
 	}

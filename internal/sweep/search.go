@@ -312,7 +312,7 @@ func (s *sweeper) logTrial(sr *result.SweepSize, spec Spec, o result.SweepOutcom
 		s.reused = false
 	} else if s.cfg.OnTrial != nil {
 		s.told = &Progress{Size: size, Repeat: rep, Trial: trial, RatePPS: spec.RatePPS, Outcome: o, Verdict: v,
-			Done: s.fin, Planned: s.planned, Elapsed: s.cfg.now().Sub(s.start), Bisected: bisected, Spec: spec}
+			Done: s.fin, Planned: s.planned, Elapsed: s.cfg.now().Sub(s.start), Bisected: bisected, Spec: spec, Rerun: s.rerun}
 	}
 	return &sr.TrialLog[len(sr.TrialLog)-1]
 }

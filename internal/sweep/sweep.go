@@ -129,10 +129,10 @@ type Progress struct {
 	Planned  int // searches planned so far (grows when a cliff is bisected)
 	Elapsed  time.Duration
 	Bisected bool // the size was added by cliff bisection
-	// Untested says the search under way has met a rate this host could
-	// not test (spoiled every time it ran): the trials it runs after that
-	// one are this host's doing, as a stall's re-runs are.
-	Untested bool
+	// Rerun says the trial was this host's doing (observe): asked again
+	// after this host spoiled the one before, or run after a rate this
+	// host could not test (spoiled every time it ran).
+	Rerun bool
 	// Survey says the trial was the survey's (Trial counts the sizes
 	// surveyed): the first trial of every planned size's search, run
 	// before the searches, which use it as theirs (and do not tell it
@@ -328,6 +328,7 @@ type sweeper struct {
 	ran         bool
 	stalled     bool  // this host spoiled the trial before (VerdictStall)
 	untested    bool  // the search under way met a rate this host could not test
+	rerun       bool  // the latest trial was a re-run this host caused (observe)
 	ahead       []int // the planned sizes after the one under way (none once bisecting)
 	bisectLeft  sides
 	laterBisect sides     // of bisectLeft, the cliffs' after the one under way
