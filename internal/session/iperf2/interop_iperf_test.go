@@ -238,42 +238,29 @@ func TestInteropUDPClientToIperf(t *testing.T) {
 		checkSaneIperfText(t, out)
 	})
 
-	for _, mode := range []string{"-r", "-d"} {
-		for _, named := range []bool{true, false} {
-			t.Run(mode+listenCase(named), func(t *testing.T) {
-				t.Parallel()
-				// §3: the server connects back to our -L port and runs a full
-				// UDP test towards us, with our report at the end.
-				p, port := startIperfServer(t, true)
-				cfg := udp(port)
-				cfg.Tradeoff, cfg.Dual = mode == "-r", mode == "-d"
-				if named {
-					cfg.ListenPort = loopback.FreePort(t)
-				}
-				r := runOurClient(t, cfg)
-				checkListenPort(t, r, cfg.ListenPort, port)
-				out := waitLines(t, p, 2, func(l iperfLine) bool { return udpRecvLine(l) || udpRevRecvLine(l) })
-				fwd := findLine(t, out, "the server's receive line", udpRecvLine)
-				if fwd.Lost != 0 || fwd.Total != r.Sender.Packets || fwd.Bytes != r.Sender.Bytes {
-					t.Errorf("iperf printed %v; we sent %d datagrams, %d bytes", fwd, r.Sender.Packets, r.Sender.Bytes)
-				}
-				checkPeerReport(t, r, fwd)
-				if r.Reverse == nil || r.Reverse.Receiver == nil {
-					t.Fatalf("no connect-back flow in our result (warnings %q)", r.Warnings)
-				}
-				back := r.Reverse.Receiver
-				sendLine := findLine(t, out, "the server's connect-back send line", tcpRevLine)
-				repLine := findLine(t, out, "our report as iperf printed it", udpRevRecvLine)
-				if back.Bytes == 0 || back.Bytes != sendLine.Bytes || back.Lost != 0 {
-					t.Errorf("connect-back: we counted %+v; iperf sent %v", *back, sendLine)
-				}
-				if repLine.Total != back.Total || repLine.Bytes != back.Bytes || repLine.Lost != back.Lost {
-					t.Errorf("connect-back: iperf read our report as %v; we counted %+v", repLine, *back)
-				}
-				checkSaneIperfText(t, out)
-			})
+	// §3: the server connects back to our -L port and runs a full UDP test
+	// towards us, with our report at the end.
+	eachConnectBack(t, true, udp, func(t *testing.T, p *iperfPeer, r *result.Result) {
+		out := waitLines(t, p, 2, func(l iperfLine) bool { return udpRecvLine(l) || udpRevRecvLine(l) })
+		fwd := findLine(t, out, "the server's receive line", udpRecvLine)
+		if fwd.Lost != 0 || fwd.Total != r.Sender.Packets || fwd.Bytes != r.Sender.Bytes {
+			t.Errorf("iperf printed %v; we sent %d datagrams, %d bytes", fwd, r.Sender.Packets, r.Sender.Bytes)
 		}
-	}
+		checkPeerReport(t, r, fwd)
+		if r.Reverse == nil || r.Reverse.Receiver == nil {
+			t.Fatalf("no connect-back flow in our result (warnings %q)", r.Warnings)
+		}
+		back := r.Reverse.Receiver
+		sendLine := findLine(t, out, "the server's connect-back send line", tcpRevLine)
+		repLine := findLine(t, out, "our report as iperf printed it", udpRevRecvLine)
+		if back.Bytes == 0 || back.Bytes != sendLine.Bytes || back.Lost != 0 {
+			t.Errorf("connect-back: we counted %+v; iperf sent %v", *back, sendLine)
+		}
+		if repLine.Total != back.Total || repLine.Bytes != back.Bytes || repLine.Lost != back.Lost {
+			t.Errorf("connect-back: iperf read our report as %v; we counted %+v", repLine, *back)
+		}
+		checkSaneIperfText(t, out)
+	})
 }
 
 // TestInteropTCPClientToIperf: our TCP client against "iperf -s" (§6 case
@@ -344,31 +331,40 @@ func TestInteropTCPClientToIperf(t *testing.T) {
 		checkTCPBytes(t, "reverse", rev.Bytes, r.Receiver.Bytes, 0)
 	})
 
+	// §6.4: the server connects back to our -L port with the digit pattern
+	// and no header, printed as [ *N] … (reverse).
+	eachConnectBack(t, false, tcp, func(t *testing.T, p *iperfPeer, r *result.Result) {
+		out := waitLines(t, p, 2, func(l iperfLine) bool { return tcpFwdLine(l) || tcpRevLine(l) })
+		fwd := findLine(t, out, "the server's receive line", tcpFwdLine)
+		rev := findLine(t, out, "the server's connect-back line", tcpRevLine)
+		if r.Reverse == nil || r.Reverse.Receiver == nil {
+			t.Fatalf("no connect-back flow in our result (warnings %q)", r.Warnings)
+		}
+		checkTCPBytes(t, "forward", fwd.Bytes, resultcheck.SentTCP(t, r, r.Sender), 0)
+		checkTCPBytes(t, "connect-back", rev.Bytes, r.Reverse.Receiver.Bytes, 0)
+		if want := fmt.Sprintf("port %d (reverse)", r.Reverse.ListenPort); !strings.Contains(out, want) {
+			t.Errorf("iperf's output lacks %q", want)
+		}
+	})
+}
+
+// eachConnectBack runs our -r and -d client, each with -L named and left
+// to its default, against an iperf server (UDP when udp) on this host,
+// and hands each result to check with the server.
+func eachConnectBack(t *testing.T, udp bool, cfgOf func(port int) session.ClientConfig, check func(*testing.T, *iperfPeer, *result.Result)) {
 	for _, mode := range []string{"-r", "-d"} {
 		for _, named := range []bool{true, false} {
 			t.Run(mode+listenCase(named), func(t *testing.T) {
 				t.Parallel()
-				// §6.4: the server connects back to our -L port with the
-				// digit pattern and no header, printed as [ *N] … (reverse).
-				p, port := startIperfServer(t, false)
-				cfg := tcp(port)
+				p, port := startIperfServer(t, udp)
+				cfg := cfgOf(port)
 				cfg.Tradeoff, cfg.Dual = mode == "-r", mode == "-d"
 				if named {
 					cfg.ListenPort = loopback.FreePort(t)
 				}
 				r := runOurClient(t, cfg)
 				checkListenPort(t, r, cfg.ListenPort, port)
-				out := waitLines(t, p, 2, func(l iperfLine) bool { return tcpFwdLine(l) || tcpRevLine(l) })
-				fwd := findLine(t, out, "the server's receive line", tcpFwdLine)
-				rev := findLine(t, out, "the server's connect-back line", tcpRevLine)
-				if r.Reverse == nil || r.Reverse.Receiver == nil {
-					t.Fatalf("no connect-back flow in our result (warnings %q)", r.Warnings)
-				}
-				checkTCPBytes(t, "forward", fwd.Bytes, resultcheck.SentTCP(t, r, r.Sender), 0)
-				checkTCPBytes(t, "connect-back", rev.Bytes, r.Reverse.Receiver.Bytes, 0)
-				if want := fmt.Sprintf("port %d (reverse)", r.Reverse.ListenPort); !strings.Contains(out, want) {
-					t.Errorf("iperf's output lacks %q", want)
-				}
+				check(t, p, r)
 			})
 		}
 	}
