@@ -27,6 +27,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/wirebench/wirebench/internal/units"
 )
 
 // Schema names the JSON document --json prints.
@@ -391,7 +393,7 @@ func (m *measuring) tcp() {
 		row := TCPRow{Streams: streams, Tools: map[string]TCPStat{}}
 		for round := 1; round <= m.pl.TCPRounds; round++ {
 			for _, t := range m.tools {
-				m.say("tcp, %d stream(s), round %d, %s", streams, round, t.Name)
+				m.say("tcp, %s, round %d, %s", units.Plural(streams, "stream"), round, t.Name)
 				st := row.Tools[t.Name]
 				r, err := runTest(t, Params{Streams: streams, Seconds: m.pl.TCPSeconds})
 				if err != nil {
@@ -418,7 +420,7 @@ func (m *measuring) tcp() {
 // and over the UDP trials at the highest send rate.
 func (m *measuring) cpu() {
 	for _, row := range m.rep.TCP {
-		m.rep.CPU = append(m.rep.CPU, cpuRow(fmt.Sprintf("tcp, %d stream(s)", row.Streams), row.Tools,
+		m.rep.CPU = append(m.rep.CPU, cpuRow("tcp, "+units.Plural(row.Streams, "stream"), row.Tools,
 			func(st TCPStat) (float64, int64) { return st.CPU, st.Bytes }))
 	}
 	for _, row := range m.rep.MaxSend {

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/wirebench/wirebench/internal/units"
 )
 
 // toolOrder is the column order of the table.
@@ -160,7 +162,7 @@ func writeErrors(out io.Writer, rep *Report) {
 	if len(rep.Errors) == 0 {
 		return
 	}
-	fmt.Fprintf(out, "\n%d test(s) failed (their figures are missing above, never guessed):\n", len(rep.Errors))
+	fmt.Fprintf(out, "\n%s failed (their figures are missing above, never guessed):\n", units.Plural(len(rep.Errors), "test"))
 	for _, e := range rep.Errors {
 		fmt.Fprintln(out, "  "+strings.ReplaceAll(e, "\n", " "))
 	}

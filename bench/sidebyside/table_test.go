@@ -53,7 +53,7 @@ func TestTableShowsFailures(t *testing.T) {
 	var b bytes.Buffer
 	writeTable(&b, rep)
 	out := squash(b.String())
-	for _, want := range []string{"64 1 k - - -", "64 - - - - failed - -", "1 Mbit/s 1 Mbit/s +0.00% failed - - -", "1 test(s) failed", "no UDP report"} {
+	for _, want := range []string{"64 1 k - - -", "64 - - - - failed - -", "1 Mbit/s 1 Mbit/s +0.00% failed - - -", "1 test failed", "no UDP report"} {
 		if !strings.Contains(out, squash(want)) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}

@@ -105,7 +105,7 @@ func (c Options) measured(p *Plan) error {
 func (c Options) mediaNames(args []string) ([]string, error) {
 	switch {
 	case c.Compare && len(args) != 2:
-		return nil, fmt.Errorf("--compare: expected two media, like --compare eth100 usb2-eem, got %d argument(s)", len(args))
+		return nil, fmt.Errorf("--compare: expected two media, like --compare eth100 usb2-eem, got %s", units.Plural(len(args), "argument"))
 	case c.Compare && c.Medium != "":
 		return nil, errors.New("--compare takes the two media as arguments; leave out --medium")
 	case c.Compare:

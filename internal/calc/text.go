@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/linerate"
+	"github.com/wirebench/wirebench/internal/units"
 )
 
 // WriteText prints d as text, as the options asked: one result's figures
@@ -21,7 +22,7 @@ func WriteText(w io.Writer, d Doc, c Options) error {
 	for _, m := range d.Media {
 		fmt.Fprintf(w, "medium %s: %s %s", m.Name, linerate.MediumRate(m.BitRateBPS), m.Kind)
 		if m.Class != "" {
-			fmt.Fprintf(w, " (%s, %d frame(s) per transfer; bus ceiling %s)", m.Class, m.Aggregate, linerate.MediumRate(m.BusCeilingBPS))
+			fmt.Fprintf(w, " (%s, %s per transfer; bus ceiling %s)", m.Class, units.Plural(m.Aggregate, "frame"), linerate.MediumRate(m.BusCeilingBPS))
 		}
 		fmt.Fprintf(w, "\n  %s\n", m.Source)
 	}

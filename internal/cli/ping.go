@@ -9,6 +9,7 @@ import (
 	"github.com/wirebench/wirebench/internal/ping"
 	"github.com/wirebench/wirebench/internal/report"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/units"
 )
 
 // ReassemblyKind is the "kind" of the reassembly probe's JSON document
@@ -103,7 +104,7 @@ func runPing(e *env, p ping.Plan, f pingFlags) error {
 		// Once the socket is open: a run that cannot open one prints only
 		// the error.
 		opts.OnOpen = func(result.PingSocket) {
-			fmt.Fprintf(e.stdout, "PING %s (%s): %d size(s), %d request(s) each\n", p.Host, p.Addr, len(p.Sizes), p.Count)
+			fmt.Fprintf(e.stdout, "PING %s (%s): %s, %s each\n", p.Host, p.Addr, units.Plural(len(p.Sizes), "size"), units.Plural(p.Count, "request"))
 		}
 	}
 	res, err := ping.Run(e.ctx, p.Host, cfg, opts)

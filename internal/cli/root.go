@@ -21,6 +21,7 @@ import (
 	"github.com/wirebench/wirebench/internal/docgen"
 	"github.com/wirebench/wirebench/internal/dut"
 	"github.com/wirebench/wirebench/internal/iperfargs"
+	"github.com/wirebench/wirebench/internal/units"
 )
 
 // Exit codes.
@@ -197,7 +198,7 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 			return usagef("a host is missing: wirebench %s HOST", cmd.Name())
 		}
 		if len(args) != n {
-			return usagef("expected %s, got %d argument(s)", what, len(args))
+			return usagef("expected %s, got %s", what, units.Plural(len(args), "argument"))
 		}
 		return nil
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/store"
 	"github.com/wirebench/wirebench/internal/sweep"
+	"github.com/wirebench/wirebench/internal/units"
 	"github.com/wirebench/wirebench/internal/version"
 )
 
@@ -58,7 +59,7 @@ cannot be told, and the diagnosis says so.`,
   wirebench diagnose 192.0.2.1 --dut serial:/dev/ttyACM0 --dut-shell zephyr --dut-peer 192.0.2.10`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usage(fmt.Errorf("expected one HOST, got %d argument(s)", len(args)))
+				return usage(fmt.Errorf("expected one HOST, got %s", units.Plural(len(args), "argument")))
 			}
 			return nil
 		},

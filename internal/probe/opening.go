@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/units"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
 	"github.com/wirebench/wirebench/internal/wire/iperf3"
 )
@@ -82,7 +83,7 @@ func (p *prober) openingOnce(ctx context.Context) openingTry {
 	}
 	reply, ended, end := readReply(ctx, c, p.cfg.Timeout, OpeningNeedsMore, iperf2.ClientHdrAckSizeTS)
 	kind, ver := ClassifyOpening(reply, ended)
-	t := openingTry{kind: kind, detail: fmt.Sprintf("%d byte(s) back: % x", len(reply), reply[:min(len(reply), 20)])}
+	t := openingTry{kind: kind, detail: fmt.Sprintf("%s back: % x", units.Plural(len(reply), "byte"), reply[:min(len(reply), 20)])}
 	switch kind {
 	case OpeningIperf3:
 		p.res.Iperf3.Answered, p.res.Iperf3.Reverse = true, result.ProbeYes

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/units"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
@@ -92,7 +93,7 @@ func (p *prober) headerProbe(ctx context.Context) {
 		p.step("iperf2-header", "no ack", "60-byte 2.1 header accepted, no CLIENTHDRACK", t0)
 		return
 	}
-	p.step("iperf2-header", "other", fmt.Sprintf("%d byte(s), closed=%v", len(reply), ended), t0)
+	p.step("iperf2-header", "other", fmt.Sprintf("%s, closed=%v", units.Plural(len(reply), "byte"), ended), t0)
 }
 
 // iperf2Gap is the pause before each test step after the first: iperf
@@ -256,7 +257,7 @@ func (p *prober) echoTCP(ctx context.Context) {
 	}
 	closeGracefully(c, p.cfg.Timeout)
 	if !ok {
-		p.step("echo-tcp", "no", fmt.Sprintf("%d byte(s) back, not an echo reply", len(reply)), t0)
+		p.step("echo-tcp", "no", units.Plural(len(reply), "byte")+" back, not an echo reply", t0)
 		return
 	}
 	p.res.Wirebench.EchoTCP, p.res.Wirebench.EchoVersion = true, ver

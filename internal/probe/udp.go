@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/echo"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/units"
 	"github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
@@ -67,8 +68,8 @@ func (p *prober) iperf2UDP(ctx context.Context) {
 		OutOfOrder: r.OutOfOrder, JitterMs: ms(r.Jitter), DurationMs: ms(r.Stop), ReplyLen: v.ReplyLen,
 		SentData: udpDatagrams, SentBytes: (udpDatagrams + 1) * udpLen,
 	}
-	p.step("iperf2-udp", v.Layout.String(), fmt.Sprintf("%d-byte report after %d FIN(s), flags %08x, %d datagrams, %d bytes",
-		v.ReplyLen, tries, r.Flags, r.Datagrams, r.TotalBytes), t0)
+	p.step("iperf2-udp", v.Layout.String(), fmt.Sprintf("%d-byte report after %s, flags %08x, %d datagrams, %d bytes",
+		v.ReplyLen, units.Plural(tries, "FIN"), r.Flags, r.Datagrams, r.TotalBytes), t0)
 }
 
 // noUDPReport records a UDP test that got no report.
@@ -82,7 +83,7 @@ func (p *prober) noUDPReport(err error, replies, tries int, t0 time.Time) {
 	case err != nil:
 		p.step("iperf2-udp", "error", err.Error(), t0)
 	default:
-		p.step("iperf2-udp", "silent", fmt.Sprintf("no reply to %d FIN(s)", tries), t0)
+		p.step("iperf2-udp", "silent", "no reply to "+units.Plural(tries, "FIN"), t0)
 	}
 }
 

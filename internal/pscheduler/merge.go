@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/wirebench/wirebench/internal/units"
 )
 
 // MergeThroughput merges the participants' throughput results into the
@@ -26,7 +28,7 @@ func MergeThroughput(in MergeInput) (ThroughputResult, error) {
 		want = 1
 	}
 	if len(in.Results) != want {
-		return ThroughputResult{}, fmt.Errorf("merged-results: expected %d result(s), got %d", want, len(in.Results))
+		return ThroughputResult{}, fmt.Errorf("merged-results: expected %s, got %d", units.Plural(want, "result"), len(in.Results))
 	}
 	parts := make([]*ThroughputResult, len(in.Results))
 	for i, raw := range in.Results {

@@ -302,8 +302,8 @@ func describeClient(c session.ClientConfig) string {
 	if c.UDP {
 		proto = fmt.Sprintf("UDP at %.0f bit/s", c.Rate.Value)
 	}
-	return fmt.Sprintf("wirebench client: %s to %s port %d, dialect %s, %d stream(s), duration %v, omit %v, reverse %v",
-		proto, c.Host, c.Port, c.Dialect, c.Parallel, c.Duration, c.Omit, c.Reverse)
+	return fmt.Sprintf("wirebench client: %s to %s port %d, dialect %s, %s, duration %v, omit %v, reverse %v",
+		proto, c.Host, c.Port, c.Dialect, units.Plural(c.Parallel, "stream"), c.Duration, c.Omit, c.Reverse)
 }
 
 // describeServer sums up a server's result for diags.

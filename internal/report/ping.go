@@ -10,6 +10,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/linerate"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/units"
 )
 
 // WritePing prints a ping run's summary: the statistics table, the
@@ -59,7 +60,7 @@ func writePingTable(w io.Writer, r *result.PingRun) {
 			fmt.Fprintf(w, "size %d: %s\n", s.Size, result.PingNeedsFragmentation(s.PathMTU))
 		}
 		if s.Error != "" {
-			fmt.Fprintf(w, "size %d: %d send error(s), first: %s\n", s.Size, s.SendErrors, s.Error)
+			fmt.Fprintf(w, "size %d: %s, first: %s\n", s.Size, units.Plural(s.SendErrors, "send error"), s.Error)
 		}
 		if r.Socket.TxTimestamps == result.PingTimestampKernel && s.KernelTx < s.Received {
 			fmt.Fprintf(w, "size %d: %d of %d round trips timed from the send call: no kernel transmit timestamp came for them\n",

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/units"
 )
 
 // Summary prints the final lines of a test: the sender line; the receiver
@@ -304,7 +305,7 @@ func cpuLine(b *strings.Builder, id string, c *result.CPU) {
 	b.WriteString(" of one core")
 	if c.OtherTests > 0 {
 		// The process's figure, not this test's alone: say so beside it.
-		fmt.Fprintf(b, " (this whole process, with %d other test(s) running alongside)", c.OtherTests)
+		fmt.Fprintf(b, " (this whole process, with %s running alongside)", units.Plural(c.OtherTests, "other test"))
 	}
 	b.WriteString("\n")
 }

@@ -34,7 +34,7 @@ func TestSummary(r *result.Result) string {
 		b.WriteString(" (ended early)")
 	}
 	if len(r.Warnings) > 0 {
-		fmt.Fprintf(&b, " [%d warning(s)]", len(r.Warnings))
+		fmt.Fprintf(&b, " [%s]", units.Plural(len(r.Warnings), "warning"))
 	}
 	return b.String()
 }

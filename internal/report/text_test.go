@@ -377,7 +377,7 @@ func TestServerBidirClientReport(t *testing.T) {
 func TestCPULineOtherTests(t *testing.T) {
 	var b strings.Builder
 	cpuLine(&b, "3", &result.CPU{Percent: 50, UserPercent: 10, SystemPercent: 40, OtherTests: 2})
-	if want := "with 2 other test(s) running alongside"; !strings.Contains(b.String(), want) {
+	if want := "with 2 other tests running alongside"; !strings.Contains(b.String(), want) {
 		t.Errorf("cpu line %q does not say %q", b.String(), want)
 	}
 	b.Reset()

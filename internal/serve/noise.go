@@ -42,7 +42,7 @@ type noiseCount struct{ n atomic.Int64 }
 func (c *noiseCount) skipped(logf func(string, ...any)) {
 	n := c.n.Add(1)
 	if logf != nil && isPow10(n) {
-		logf("not saved: %d header-less test(s) that did not look like tests (UDP: under %d datagrams or %g s; TCP: no data), counted here only; --keep-raw saves every one", n, RawMinDatagrams, RawMinSeconds)
+		logf("not saved: header-less tests that did not look like tests (UDP: under %d datagrams or %g s; TCP: no data): %d so far, counted here only; --keep-raw saves every one", RawMinDatagrams, RawMinSeconds, n)
 	}
 }
 

@@ -51,8 +51,8 @@ func SocketDropsWarning(dropped string, shared bool) string {
 // the process used percent of one core with streams streams on cores
 // cores while it fell short as what says.
 func CPULimitWarning(percent float64, streams, cores int, what string) string {
-	return fmt.Sprintf(CPULimitWords+"the process used %.0f%% of one core (%d stream(s), %d cores) while %s; the figures measure this host rather than the network",
-		percent, streams, cores, what)
+	return fmt.Sprintf(CPULimitWords+"the process used %.0f%% of one core (%s, %s) while %s; the figures measure this host rather than the network",
+		percent, plural(streams, "stream"), plural(cores, "core"), what)
 }
 
 // groupStream is the prefix a -P group's result puts before a stream's

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/compare"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/units"
 )
 
 // RunSummary is one finished run as a listing shows it.
@@ -211,7 +212,7 @@ func Summarize(r *result.Result) string {
 	if r.Error != "" {
 		fmt.Fprintf(&b, "; error: %s", r.Error)
 	} else if n := len(r.Warnings); n > 0 {
-		fmt.Fprintf(&b, "; %d warning(s)", n)
+		b.WriteString("; " + units.Plural(n, "warning"))
 	}
 	return b.String()
 }

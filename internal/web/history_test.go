@@ -70,7 +70,7 @@ func TestSummarize(t *testing.T) {
 	r.Link = &result.Link{Medium: "eth100", TheoreticalBPS: 95.7e6, PercentOfTheoretical: 8.36}
 	r.Warn("jitter measured with GRO")
 	got := Summarize(r)
-	want := "udp receive 8.00 Mbit/s, 0.30 % loss (3/1000), jitter 0.250 ms, 8.4 % of eth100; 1 warning(s)"
+	want := "udp receive 8.00 Mbit/s, 0.30 % loss (3/1000), jitter 0.250 ms, 8.4 % of eth100; 1 warning"
 	if got != want {
 		t.Fatalf("Summarize = %q\nwant        %q", got, want)
 	}

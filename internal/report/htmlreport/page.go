@@ -28,7 +28,7 @@ details { margin: 0.5em 0; } summary { cursor: pointer; color: #245; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p class="sub">made by wirebench report at {{.Created.Format "2006-01-02 15:04:05 UTC"}} from {{len .Sections}} section(s)</p>
+<p class="sub">made by wirebench report at {{.Created.Format "2006-01-02 15:04:05 UTC"}} from {{plural (len .Sections) "section"}}</p>
 {{range .Sections}}<section class="doc" data-kind="{{.Kind}}">
 <h2>{{.Name}}</h2>
 {{if .Subtitle}}<p class="sub">{{.Subtitle}}</p>{{end}}
@@ -50,11 +50,11 @@ details { margin: 0.5em 0; } summary { cursor: pointer; color: #245; }
 {{define "table"}}<table class="summary" data-table="{{.Name}}">{{with .Title}}<caption>{{.}}</caption>{{end}}<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>
-{{with .Warnings}}<details class="warnings" data-warnings="{{len .}}"><summary>{{len .}} warning(s) on these figures</summary>
+{{with .Warnings}}<details class="warnings" data-warnings="{{len .}}"><summary>{{plural (len .) "warning"}} on these figures</summary>
 {{range .}}<p class="warn">warning: {{.Text}}</p>
 {{with .Detail}}<ul class="detail">{{range .}}<li>{{.}}</li>{{end}}</ul>
 {{end}}{{end}}</details>
-{{end}}{{with .Notes}}<details class="notes" data-notes="{{len .}}"><summary>{{len .}} note(s) on these figures</summary>
+{{end}}{{with .Notes}}<details class="notes" data-notes="{{len .}}"><summary>{{plural (len .) "note"}} on these figures</summary>
 {{range .}}<p class="note">note: {{.Text}}</p>
 {{with .Detail}}<ul class="detail">{{range .}}<li>{{.}}</li>{{end}}</ul>
 {{end}}{{end}}</details>

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wirebench/wirebench/internal/report/htmltree"
 	"github.com/wirebench/wirebench/internal/result"
+	"github.com/wirebench/wirebench/internal/units"
 )
 
 // Report is a built report: its sections and charts, ready to write as
@@ -375,7 +376,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		}
 		svgs[c] = template.HTML(b) // gonum escapes every text it draws
 	}
-	t, err := template.New("report").Funcs(template.FuncMap{"svg": func(c *Chart) template.HTML { return svgs[c] }}).Parse(pageTemplate)
+	t, err := template.New("report").Funcs(template.FuncMap{"svg": func(c *Chart) template.HTML { return svgs[c] }, "plural": units.Plural[int]}).Parse(pageTemplate)
 	if err != nil {
 		return fmt.Errorf("parsing the page template: %w", err)
 	}

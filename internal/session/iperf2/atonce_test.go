@@ -48,7 +48,7 @@ func TestEndedAtOnceHint(t *testing.T) {
 			tcpStreamOutcome{recv: engine.TCPResult{Bytes: 1 << 10}, recvEnded: time.Millisecond, recvEOF: true}, true, ""},
 		{"-R got one state byte", session.ClientConfig{Duration: 10 * time.Second, Reverse: true},
 			tcpStreamOutcome{recv: engine.TCPResult{Bytes: 1}, recvEnded: 15 * time.Second, recvEOF: true}, true,
-			"the peer sent only 1 byte(s) in the whole test: " + session.Iperf3Hint},
+			"the peer sent only 1 byte in the whole test: " + session.Iperf3Hint},
 		{"-R stopped by us", session.ClientConfig{Duration: 10 * time.Second, Reverse: true},
 			tcpStreamOutcome{recv: engine.TCPResult{Bytes: 5}, recvEnded: time.Millisecond, recvStopped: true}, true, ""},
 	} {

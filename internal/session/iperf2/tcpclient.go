@@ -16,6 +16,7 @@ import (
 	"github.com/wirebench/wirebench/internal/session"
 	"github.com/wirebench/wirebench/internal/session/iperf2/connectback"
 	"github.com/wirebench/wirebench/internal/stats"
+	"github.com/wirebench/wirebench/internal/units"
 	i2wire "github.com/wirebench/wirebench/internal/wire/iperf2"
 )
 
@@ -320,8 +321,8 @@ func fillTCPClientResult(r *result.Result, cfg *session.ClientConfig, outs []tcp
 		case closedAtOnce(cfg, o):
 			r.Error = endedAtOnce("closed", o.recvEnded, o.recv.Bytes, nil)
 		case o.recv.Bytes > 0 && o.recv.Bytes < stateBytesOnly && cfg.Bytes == 0 && !o.recvStopped:
-			r.Error = fmt.Sprintf("the peer sent only %d byte(s) in the whole test: %s (an iperf3 server sends one "+
-				"state byte and waits for parameters that never come)", o.recv.Bytes, session.Iperf3Hint)
+			r.Error = fmt.Sprintf("the peer sent only %s in the whole test: %s (an iperf3 server sends one "+
+				"state byte and waits for parameters that never come)", units.Plural(o.recv.Bytes, "byte"), session.Iperf3Hint)
 		}
 		if cfg.Parallel > 1 {
 			r.Streams = append(r.Streams, st)
