@@ -45,12 +45,15 @@ func TestWriteMatrix(t *testing.T) {
 }
 
 // A cell that failed part-way keeps its partial figure in its own row,
-// marked failed, and the grid, which is read as the results, says failed.
+// marked failed with its reason, and the grid, which is read as the
+// results, says failed; the reason is not said again as a warning (the
+// JSON's warnings keep it).
 func TestWriteMatrixFailedCellIsNoResultInTheGrid(t *testing.T) {
 	m := matrixFixture()
 	partial := 49.03e6
 	m.Cells[1] = result.MatrixCell{Protocol: "udp", Direction: result.MatrixUpload, Method: "client sends", BitsPerSecond: &partial,
 		Basis: "sender", Status: "failed", Reason: "the test ended early: the peer's port is closed"}
+	m.Warnings = append(m.Warnings, m.Cells[1].Name()+": our host refused 5 datagrams", m.Cells[1].Name()+": failed: "+m.Cells[1].Reason)
 	var b strings.Builder
 	if err := WriteMatrix(&b, m); err != nil {
 		t.Fatal(err)
@@ -59,10 +62,14 @@ func TestWriteMatrixFailedCellIsNoResultInTheGrid(t *testing.T) {
 	for _, want := range []string{
 		"UDP      upload             client sends          49.03         -           -        -  failed (sender's count): the test ended early",
 		"upload (we send, peer receives)           93.50         failed\n",
+		"warning: udp upload: our host refused 5 datagrams\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)
 		}
+	}
+	if n := strings.Count(out, "the peer's port is closed"); n != 1 {
+		t.Errorf("the failed cell's reason said %d times, want once (its row):\n%s", n, out)
 	}
 }
 

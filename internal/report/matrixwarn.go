@@ -12,11 +12,16 @@ import (
 // cause, where several cells carry the same one (the JSON keeps a line per
 // cell, each prefixed with the cell), with the count and names of those
 // cells; each line where its cause first came, the cells in table order.
+// A failed cell's reason is said in its row, not again as a warning.
 func matrixWarnings(m *result.Matrix) []string {
 	order := map[string]int{} // cell name → its row in the table
+	said := map[string]bool{} // "cell: failed: reason", as its row says it
 	for i, c := range m.Cells {
 		if _, ok := order[c.Name()]; !ok {
 			order[c.Name()] = i
+		}
+		if c.Status == "failed" {
+			said[c.Name()+": failed: "+c.Reason] = true
 		}
 	}
 	type cause struct {
@@ -26,6 +31,9 @@ func matrixWarnings(m *result.Matrix) []string {
 	var causes []*cause
 	byText := map[string]*cause{}
 	for _, w := range m.Warnings {
+		if said[w] {
+			continue
+		}
 		name, text := cellOf(w, order)
 		if name == "" {
 			causes = append(causes, &cause{text: w})
