@@ -56,7 +56,7 @@ func (o Options) Config(host string, link *calc.Placer) (Config, []string, error
 		base.Rate = r
 	case link != nil:
 		base.Rate = units.Rate{Value: link.Medium.BitRate}
-	default:
+	case o.Proto != result.TCP: // (a TCP-only matrix has no UDP cells to say it of)
 		notes = append(notes, "the UDP cells ran at iperf's default 1 Mbit/s: pass -b (or --medium) to load the link")
 	}
 	if o.Length != "" {

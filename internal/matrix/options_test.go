@@ -22,6 +22,11 @@ func TestOptionsConfig(t *testing.T) {
 	if cfg, notes, err = o.Config("192.0.2.1", nil); err != nil || len(notes) != 1 || cfg.Protocols != nil || cfg.Base.Dialect != session.DialectIperf2Legacy {
 		t.Errorf("defaults: %v %v %+v", err, notes, cfg)
 	}
+	// No UDP cell runs: nothing to say of iperf's default rate.
+	o.Proto = "tcp"
+	if _, notes, err = o.Config("192.0.2.1", nil); err != nil || len(notes) != 0 {
+		t.Errorf("--proto tcp: %v, notes %q, want none", err, notes)
+	}
 	for _, bad := range []Options{{Seconds: 0, Proto: "both"}, {Seconds: 1, Proto: "sctp"}, {Seconds: 1, Proto: "both", Rate: "fast"}} {
 		if _, _, err := bad.Config("192.0.2.1", nil); err == nil {
 			t.Errorf("%+v: no error", bad)
