@@ -562,7 +562,7 @@ func (l *lane) refusal(now time.Time, sent int, err error) error {
 	}
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		if l.refused++; l.refused >= maxRefused {
-			return fmt.Errorf("sending udp: the peer answered %d times that its port is closed (is the server running?): %w", l.refused, err)
+			return fmt.Errorf("sending udp: the peer answered %d times that its UDP port is closed (is the server running and listening for UDP, e.g. iperf -s -u?): %w", l.refused, err)
 		}
 		return nil
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 func TestRefusedAtOnce(t *testing.T) {
-	refusedUDP := &result.Result{Error: "sending udp: the peer answered 5 times that its port is closed (is the server running?): udpio: sendmmsg: connection refused"}
+	refusedUDP := &result.Result{Error: "sending udp: the peer answered 5 times that its UDP port is closed (is the server running and listening for UDP, e.g. iperf -s -u?): udpio: sendmmsg: connection refused"}
 	cases := []struct {
 		r    *result.Result
 		err  error
