@@ -7,8 +7,11 @@
 // kernel's UDP SndbufErrors (per network namespace) is read too, but only
 // reported: it rises for such silent drops and also each time a
 // non-blocking send finds the send buffer full and is retried later, which
-// loses nothing. Reading them is Linux-only; elsewhere every counter says
-// it is not available.
+// loses nothing. When the route to the peer is the loopback interface (the
+// receiver is on this host), UDP RcvbufErrors is read too: the datagrams
+// this host's receive buffers had no room for, the receiver's own socket's
+// among them. Reading them is Linux-only; elsewhere every counter says it
+// is not available.
 package hostdrops
 
 import (
@@ -35,6 +38,11 @@ type Counters struct {
 	QdiscOK    bool
 	Interface  string
 	Qdisc      string
+	// RcvbufErrors is the UDP (IPv4) or UDP6 RcvbufErrors counter of this
+	// network namespace, read when the route to the destination is the
+	// loopback interface (RcvbufOK).
+	RcvbufErrors uint64
+	RcvbufOK     bool
 	// Why says why a counter could not be read ("" when both were).
 	Why string
 }
@@ -46,6 +54,8 @@ func Read(dst netip.Addr) Counters { return read(dst) }
 type Drops struct {
 	SndbufErrors int64
 	SndbufOK     bool
+	RcvbufErrors int64 // the receiver is on this host (RcvbufOK): see Counters
+	RcvbufOK     bool
 	QdiscDrops   int64
 	TxDropped    int64
 	QdiscOK      bool
@@ -65,6 +75,9 @@ func Delta(before, after Counters) Drops {
 	if before.SndbufOK && after.SndbufOK && after.SndbufErrors >= before.SndbufErrors {
 		d.SndbufErrors, d.SndbufOK = int64(after.SndbufErrors-before.SndbufErrors), true
 	}
+	if before.RcvbufOK && after.RcvbufOK && after.RcvbufErrors >= before.RcvbufErrors {
+		d.RcvbufErrors, d.RcvbufOK = int64(after.RcvbufErrors-before.RcvbufErrors), true
+	}
 	if before.QdiscOK && after.QdiscOK && before.Interface == after.Interface &&
 		after.QdiscDrops >= before.QdiscDrops && after.TxDropped >= before.TxDropped {
 		d.QdiscDrops, d.TxDropped, d.QdiscOK = int64(after.QdiscDrops-before.QdiscDrops), int64(after.TxDropped-before.TxDropped), true
@@ -79,6 +92,31 @@ func Delta(before, after Counters) Drops {
 // other programs at the same time is included.
 func (d Drops) Local() (int64, bool) {
 	return d.QdiscDrops + d.TxDropped, d.QdiscOK
+}
+
+// ReceiverDropped is how many of lost datagrams a receiver on this host
+// may have had no buffer for: the rise of RcvbufErrors, at most lost; 0
+// when the receiver is elsewhere or the counter unread.
+func (d Drops) ReceiverDropped(lost int64) int64 {
+	if !d.RcvbufOK || lost <= 0 {
+		return 0
+	}
+	return min(d.RcvbufErrors, lost)
+}
+
+// ReceiverOverflow is the warning that a receiver on this host, which
+// counted lost datagrams lost, may have lost them at its own socket
+// (ReceiverDropped), or "" when none can have been. The counter is
+// host-wide: other sockets' overflows at the same time count too.
+func (d Drops) ReceiverOverflow(lost int64) string {
+	n := d.ReceiverDropped(lost)
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the receiver is on this host, and this host's UDP receive buffers overflowed %d times during the test "+
+		"(RcvbufErrors, host-wide): up to %d of the %d datagrams it counted lost found its socket's buffer full, a receiver "+
+		"that did not keep up rather than loss on a path; give it a larger buffer (iperf -w, wirebench -w) or send slower",
+		d.RcvbufErrors, n, lost)
 }
 
 // Describe says what the counters saw, for a warning: "root qdisc tbf on

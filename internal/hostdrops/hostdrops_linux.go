@@ -26,79 +26,88 @@ func read(dst netip.Addr) Counters {
 	var c Counters
 	var whys []string
 	var err error
-	if dst.Unmap().Is4() {
-		c.SndbufErrors, err = readCounter(snmpPath, parseSNMP)
-	} else {
-		c.SndbufErrors, err = readCounter(snmp6Path, parseSNMP6)
-	}
-	if err == nil {
+	if c.SndbufErrors, err = readUDPCounter(dst, "SndbufErrors"); err == nil {
 		c.SndbufOK = true
 	} else {
 		whys = append(whys, "UDP SndbufErrors: not available: "+err.Error())
 	}
-	if err := readQdisc(dst, &c); err == nil {
+	loopback, err := readQdisc(dst, &c)
+	if err == nil {
 		c.QdiscOK = true
 	} else {
 		whys = append(whys, "egress qdisc drops: not available: "+err.Error())
+	}
+	if loopback {
+		// The receiver is on this host: its socket's overflows are ours
+		// to count (host-wide).
+		c.RcvbufErrors, err = readUDPCounter(dst, "RcvbufErrors")
+		c.RcvbufOK = err == nil
 	}
 	c.Why = strings.Join(whys, "; ")
 	return c
 }
 
-// readCounter reads the file at path and parses one counter from it.
-func readCounter(path string, parse func([]byte) (uint64, error)) (uint64, error) {
+// readUDPCounter reads the UDP counter name (e.g. SndbufErrors) of the
+// family of dst: Udp from /proc/net/snmp, Udp6 from /proc/net/snmp6.
+func readUDPCounter(dst netip.Addr, name string) (uint64, error) {
+	path, parse := snmp6Path, parseSNMP6
+	if dst.Unmap().Is4() {
+		path, parse = snmpPath, parseSNMP
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, err
 	}
-	return parse(b)
+	return parse(b, name)
 }
 
-// parseSNMP reads Udp SndbufErrors from /proc/net/snmp.
-func parseSNMP(b []byte) (uint64, error) {
+// parseSNMP reads the Udp counter name from /proc/net/snmp.
+func parseSNMP(b []byte, name string) (uint64, error) {
 	udp, err := UDPTable(b)
 	if err != nil {
 		return 0, err
 	}
-	v, ok := udp["SndbufErrors"]
+	v, ok := udp[name]
 	if !ok {
-		return 0, fmt.Errorf("no Udp SndbufErrors in the snmp table")
+		return 0, fmt.Errorf("no Udp %s in the snmp table", name)
 	}
 	return v, nil
 }
 
-// parseSNMP6 reads Udp6SndbufErrors from /proc/net/snmp6 (name value
-// lines).
-func parseSNMP6(b []byte) (uint64, error) {
+// parseSNMP6 reads the counter Udp6 + name from /proc/net/snmp6 (name
+// value lines).
+func parseSNMP6(b []byte, name string) (uint64, error) {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) == 2 && f[0] == "Udp6SndbufErrors" {
+		if f := strings.Fields(sc.Text()); len(f) == 2 && f[0] == "Udp6"+name {
 			return strconv.ParseUint(f[1], 10, 64)
 		}
 	}
-	return 0, fmt.Errorf("no Udp6SndbufErrors in the snmp6 table")
+	return 0, fmt.Errorf("no Udp6%s in the snmp6 table", name)
 }
 
 // readQdisc finds the interface the route to dst leaves by and reads the
-// drop counter of its root qdisc and its tx_dropped.
-func readQdisc(dst netip.Addr, c *Counters) error {
+// drop counter of its root qdisc and its tx_dropped; loopback says the
+// interface is the loopback one (dst is this host).
+func readQdisc(dst netip.Addr, c *Counters) (loopback bool, err error) {
 	routes, err := netlink.RouteGet(net.IP(dst.Unmap().AsSlice()))
 	if err != nil || len(routes) == 0 {
-		return fmt.Errorf("no route to %s: %v", dst, err)
+		return false, fmt.Errorf("no route to %s: %v", dst, err)
 	}
 	link, err := netlink.LinkByIndex(routes[0].LinkIndex)
 	if err != nil {
-		return fmt.Errorf("interface %d: %w", routes[0].LinkIndex, err)
+		return false, fmt.Errorf("interface %d: %w", routes[0].LinkIndex, err)
 	}
 	c.Interface = link.Attrs().Name
+	loopback = link.Attrs().Flags&net.FlagLoopback != 0
 	if st := link.Attrs().Statistics; st != nil {
 		c.TxDropped = st.TxDropped
 	} else {
-		return fmt.Errorf("%s has no statistics", c.Interface)
+		return loopback, fmt.Errorf("%s has no statistics", c.Interface)
 	}
 	qs, err := netlink.QdiscList(link)
 	if err != nil {
-		return fmt.Errorf("qdiscs of %s: %w", c.Interface, err)
+		return loopback, fmt.Errorf("qdiscs of %s: %w", c.Interface, err)
 	}
 	for _, q := range qs {
 		a := q.Attrs()
@@ -107,10 +116,10 @@ func readQdisc(dst netip.Addr, c *Counters) error {
 		}
 		c.Qdisc = q.Type()
 		if a.Statistics == nil || a.Statistics.Queue == nil {
-			return fmt.Errorf("root qdisc %s of %s has no statistics", c.Qdisc, c.Interface)
+			return loopback, fmt.Errorf("root qdisc %s of %s has no statistics", c.Qdisc, c.Interface)
 		}
 		c.QdiscDrops = uint64(a.Statistics.Queue.Drops)
-		return nil
+		return loopback, nil
 	}
-	return fmt.Errorf("%s has no root qdisc", c.Interface)
+	return loopback, fmt.Errorf("%s has no root qdisc", c.Interface)
 }

@@ -57,3 +57,27 @@ func TestUDPTable(t *testing.T) {
 		t.Error("no Udp rows: no error")
 	}
 }
+
+// A receiver on this host whose buffers overflowed is said so, with at
+// most the loss it counted; a receiver elsewhere, or no loss, says nothing.
+func TestReceiverOverflow(t *testing.T) {
+	before := Counters{RcvbufErrors: 100, RcvbufOK: true}
+	d := Delta(before, Counters{RcvbufErrors: 2246, RcvbufOK: true})
+	if n := d.ReceiverDropped(2146); n != 2146 {
+		t.Errorf("ReceiverDropped(2146) = %d, want 2146 (at most the loss)", n)
+	}
+	w := d.ReceiverOverflow(2146)
+	for _, want := range []string{"overflowed 2146 times", "up to 2146 of the 2146 datagrams it counted lost", "host-wide", "larger buffer"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warning %q lacks %q", w, want)
+		}
+	}
+	for _, c := range []struct {
+		d    Drops
+		lost int64
+	}{{d, 0}, {Drops{}, 2146}, {Delta(before, Counters{RcvbufErrors: 100, RcvbufOK: true}), 10}, {Delta(before, Counters{RcvbufErrors: 50, RcvbufOK: true}), 10}} {
+		if w := c.d.ReceiverOverflow(c.lost); w != "" || c.d.ReceiverDropped(c.lost) != 0 {
+			t.Errorf("%+v, lost %d: %q, want nothing", c.d, c.lost, w)
+		}
+	}
+}

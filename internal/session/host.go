@@ -167,10 +167,3 @@ func (c *ClientConfig) DialUDP(ctx context.Context, i int) (udpio.Conn, error) {
 func (c *ClientConfig) RecordSocket(r *result.Result, conn net.Conn, caps *udpio.Capabilities) {
 	c.recordSocket(r, conn, caps)
 }
-
-// Done ends the watch and returns what the host dropped meanwhile.
-func (d *SendPathDrops) Done() LocalDrops { return d.done() }
-
-// Apply puts what the host dropped into r (gso: the sender used
-// segmentation offload).
-func (ld LocalDrops) Apply(r *result.Result, gso bool) { ld.apply(r, gso) }

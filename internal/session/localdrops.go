@@ -22,9 +22,9 @@ func WatchSendPathDrops(peer netip.Addr) *SendPathDrops {
 	return &SendPathDrops{peer: peer, before: hostdrops.Read(peer)}
 }
 
-// done reads the counters at the end of the test (after the FINs) and
+// Done reads the counters at the end of the test (after the FINs) and
 // returns what changed.
-func (d *SendPathDrops) done() LocalDrops {
+func (d *SendPathDrops) Done() LocalDrops {
 	return LocalDrops(hostdrops.Delta(d.before, hostdrops.Read(d.peer)))
 }
 
@@ -32,13 +32,15 @@ func (d *SendPathDrops) done() LocalDrops {
 // test.
 type LocalDrops hostdrops.Drops
 
-// apply fills r: the sender's local drops and their counters, the
-// receiver's path loss (its loss minus the local drops), and a warning when
-// this host dropped datagrams, or when there was loss and the counters
-// could not be read. gso says our sockets sent with UDP segmentation
-// offload: a qdisc that drops a whole GSO packet counts it once, however
-// many datagrams it held, so the count is then a lower bound.
-func (ld LocalDrops) apply(r *result.Result, gso bool) {
+// Apply fills r: the sender's local drops and their counters, the
+// receiver's path loss (its loss minus the local drops, and minus a
+// receiver's on this host that had no buffer: hostdrops.ReceiverOverflow,
+// said unless the receiver counted its own), and a warning when this host
+// dropped datagrams, or when there was loss and the counters could not be
+// read. gso says our sockets sent with UDP segmentation offload: a qdisc
+// that drops a whole GSO packet counts it once, however many datagrams it
+// held, so the count is then a lower bound.
+func (ld LocalDrops) Apply(r *result.Result, gso bool) {
 	if r.Sender == nil {
 		return
 	}
@@ -52,6 +54,9 @@ func (ld LocalDrops) apply(r *result.Result, gso bool) {
 	}
 	r.Sender.LocalDropCounters = c
 	rcv := r.Receiver
+	if rcv != nil && rcv.HostDrops <= 0 && dr.ReceiverDropped(rcv.Lost) > 0 {
+		r.Warn(dr.ReceiverOverflow(rcv.Lost))
+	}
 	local, ok := dr.Local()
 	if !ok {
 		if rcv != nil && rcv.Lost > 0 {
@@ -62,7 +67,7 @@ func (ld LocalDrops) apply(r *result.Result, gso bool) {
 	r.Sender.LocalDrops = &local
 	var pathLost int64
 	if rcv != nil {
-		pathLost = max(rcv.Lost-local, 0)
+		pathLost = max(rcv.Lost-local-dr.ReceiverDropped(rcv.Lost-local), 0)
 		rcv.PathLost = &pathLost
 	}
 	if local == 0 {

@@ -805,3 +805,29 @@ func TestInteropIperfTCPClientToServer(t *testing.T) {
 		})
 	}
 }
+
+// TestInteropLossAtALocalReceiversSocketIsSaid: iperf on this host with a
+// socket buffer of a few KB cannot keep up with 2 Gbit/s: what it counts
+// lost overflowed its socket here, not a path. The result says so with the
+// count (UDP RcvbufErrors, read because the route to the peer is the
+// loopback interface) and leaves no loss to the path.
+func TestInteropLossAtALocalReceiversSocketIsSaid(t *testing.T) {
+	iperfBinary(t)
+	t.Parallel()
+	_, port := startIperfServer(t, true, "-w", "4K")
+	cfg := session.ClientConfig{Host: loHost, Port: port, UDP: true, Rate: units.Rate{Value: 2e9}, Duration: time.Second, Length: udpLen}
+	r := runOurClient(t, cfg)
+	if r.Receiver == nil || r.Receiver.Lost == 0 {
+		t.Fatalf("receiver %+v: a 4 KB socket buffer at 2 Gbit/s must overflow, or this test shows nothing", r.Receiver)
+	}
+	said := false
+	for _, w := range r.Warnings {
+		said = said || strings.HasPrefix(w, "the receiver is on this host, and this host's UDP receive buffers overflowed")
+	}
+	if !said {
+		t.Errorf("%d lost at a receiver on this host, and no warning says its buffer overflowed: %q", r.Receiver.Lost, r.Warnings)
+	}
+	if p := r.Receiver.PathLost; p == nil || *p != 0 {
+		t.Errorf("path loss %v, want 0: on loopback the loss is the receiver's socket", p)
+	}
+}
