@@ -48,7 +48,13 @@ const (
 	CauseUnconfirmed = "unconfirmed"
 	CauseUnstable    = "repeats_unstable"
 	CauseNone        = "no_rate_passed"
+	CauseLocalRecv   = "local_receiver_overflow"
 )
+
+// LocalReceiverWords begin a trial's warning that the receiver, on this
+// host, had no room in its socket for datagrams it counted lost (the
+// words of hostdrops.Drops.ReceiverOverflow).
+const LocalReceiverWords = "the receiver is on this host, and this host's UDP receive buffers overflowed"
 
 // Trial verdicts this host spoiled (the sweep package's VerdictHost and
 // VerdictStall).
@@ -75,7 +81,7 @@ var figures = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
 // first, then its sizes' other warnings grouped by their words.
 func Of(r *result.Sweep) []Finding {
 	var out []Finding
-	for _, f := range []func(*result.Sweep) (Finding, bool){spoiled, hostDrops, limited, nonePassed, unconfirmed, unstable} {
+	for _, f := range []func(*result.Sweep) (Finding, bool){spoiled, hostDrops, localReceiver, limited, nonePassed, unconfirmed, unstable} {
 		if f, ok := f(r); ok {
 			out = append(out, f)
 		}
@@ -200,6 +206,39 @@ func allImmaterial(r *result.Sweep) bool {
 // and length: a trial and its re-run.
 func sameTrial(a, b result.SweepTrial) bool {
 	return a.Repeat == b.Repeat && a.RatePPS == b.RatePPS && a.TrialS == b.TrialS && a.TrialPackets == b.TrialPackets
+}
+
+// localReceiver words the trials whose receiver, on this host, had no room
+// in its socket for what it counted lost: the loss is a program of this
+// host falling behind, which the table's rates (or its "none") measure.
+func localReceiver(r *result.Sweep) (Finding, bool) {
+	f := Finding{Cause: CauseLocalRecv}
+	var sizes []int
+	var trials int
+	var lost int64
+	for _, sr := range r.Sizes {
+		n := 0
+		for _, t := range sr.TrialLog {
+			for _, w := range t.Warnings {
+				if strings.HasPrefix(w, LocalReceiverWords) {
+					n, lost = n+1, lost+t.Lost
+					f.Detail = append(f.Detail, fmt.Sprintf("%d B: a trial at %.0f/s: %s", sr.Size, t.RatePPS, w))
+					break
+				}
+			}
+		}
+		if n > 0 {
+			trials += n
+			sizes = append(sizes, sr.Size)
+		}
+	}
+	if trials == 0 {
+		return f, false
+	}
+	f.Text = fmt.Sprintf("the receiver is on this host, and its socket's buffer overflowed in %s %s: the loss there (up to %d datagrams; the counter is host-wide) "+
+		"is this host's receiving program falling behind, not the path's or a far end's limit; give it a larger buffer (iperf -w) or measure a receiver elsewhere",
+		plural(trials, "trial"), sizesWord(sizes), lost)
+	return f, true
 }
 
 // hostDrops words the trials in which our own socket dropped datagrams.

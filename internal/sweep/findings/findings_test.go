@@ -53,3 +53,31 @@ func TestDecidedStallsAreANote(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalReceiverOverflowIsOneFinding: trials whose receiver, on this
+// host, overflowed its socket are one finding, with the trials, the sizes
+// and the loss, before the "no rate passed" they explain.
+func TestLocalReceiverOverflowIsOneFinding(t *testing.T) {
+	over := func(rate float64, lost int64) result.SweepTrial {
+		tr := trial(rate, 1, "loss")
+		tr.Lost = lost
+		tr.Warnings = []string{LocalReceiverWords + " 12 times during the test (RcvbufErrors, host-wide): …"}
+		return tr
+	}
+	r := &result.Sweep{Sizes: []result.SweepSize{
+		{Size: 512, TrialLog: []result.SweepTrial{over(2000, 12), over(1900, 7)}, Warnings: []string{"no rate passed"}},
+		{Size: 1470, TrialLog: []result.SweepTrial{over(800, 3), trial(700, 1, "loss")}, Warnings: []string{"no rate passed"}},
+	}}
+	fs := Of(r)
+	if len(fs) < 2 || fs[0].Cause != CauseLocalRecv || fs[1].Cause != CauseNone {
+		t.Fatalf("findings %+v: want the receiver's overflow first, then no rate passed", fs)
+	}
+	for _, want := range []string{"overflowed in 3 trials at 2 sizes (512, 1470 B)", "up to 22 datagrams", "larger buffer"} {
+		if !strings.Contains(fs[0].Text, want) {
+			t.Errorf("%q lacks %q", fs[0].Text, want)
+		}
+	}
+	if len(fs[0].Detail) != 3 {
+		t.Errorf("detail %q: want a line per trial", fs[0].Detail)
+	}
+}
