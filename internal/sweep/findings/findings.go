@@ -208,65 +208,60 @@ func sameTrial(a, b result.SweepTrial) bool {
 	return a.Repeat == b.Repeat && a.RatePPS == b.RatePPS && a.TrialS == b.TrialS && a.TrialPackets == b.TrialPackets
 }
 
-// localReceiver words the trials whose receiver, on this host, had no room
-// in its socket for what it counted lost: the loss is a program of this
-// host falling behind, which the table's rates (or its "none") measure.
-func localReceiver(r *result.Sweep) (Finding, bool) {
-	f := Finding{Cause: CauseLocalRecv}
-	var sizes []int
-	var trials int
-	var lost int64
+// trialsWhere walks the trial log: detail words a trial of size sr that
+// bears the cause ("" for one that does not), and n is how much of it the
+// trial counts. It returns the finding's detail, the sizes with such a
+// trial, how many trials, and the sum of n.
+func trialsWhere(r *result.Sweep, detail func(sr result.SweepSize, t result.SweepTrial) (string, int64)) (lines []string, sizes []int, trials int, sum int64) {
 	for _, sr := range r.Sizes {
-		n := 0
+		before := trials
 		for _, t := range sr.TrialLog {
-			for _, w := range t.Warnings {
-				if strings.HasPrefix(w, LocalReceiverWords) {
-					n, lost = n+1, lost+t.Lost
-					f.Detail = append(f.Detail, fmt.Sprintf("%d B: a trial at %.0f/s: %s", sr.Size, t.RatePPS, w))
-					break
-				}
+			if d, n := detail(sr, t); d != "" {
+				lines, trials, sum = append(lines, d), trials+1, sum+n
 			}
 		}
-		if n > 0 {
-			trials += n
+		if trials > before {
 			sizes = append(sizes, sr.Size)
 		}
 	}
+	return lines, sizes, trials, sum
+}
+
+// localReceiver words the trials whose receiver, on this host, had no room
+// in its socket for what it counted lost: the loss is a program of this
+// host falling behind, which the table's rates (or its "none") measure.
+// Each trial's own words (the detail) give its counts; the line gives no
+// sum, as the counter is host-wide and bounds each trial's loss apart.
+func localReceiver(r *result.Sweep) (Finding, bool) {
+	detail, sizes, trials, _ := trialsWhere(r, func(sr result.SweepSize, t result.SweepTrial) (string, int64) {
+		for _, w := range t.Warnings {
+			if strings.HasPrefix(w, LocalReceiverWords) {
+				return fmt.Sprintf("%d B: a trial at %.0f/s: %s", sr.Size, t.RatePPS, w), 0
+			}
+		}
+		return "", 0
+	})
 	if trials == 0 {
-		return f, false
+		return Finding{}, false
 	}
-	f.Text = fmt.Sprintf("the receiver is on this host, and its socket's buffer overflowed in %s %s: the loss there (up to %d datagrams; the counter is host-wide) "+
-		"is this host's receiving program falling behind, not the path's or a far end's limit; give it a larger buffer (iperf -w) or measure a receiver elsewhere",
-		plural(trials, "trial"), sizesWord(sizes), lost)
-	return f, true
+	return Finding{Cause: CauseLocalRecv, Detail: detail, Text: fmt.Sprintf("the receiver is on this host, and its socket's buffer overflowed in %s %s "+
+		"(each trial's count with -V): loss there is this host's receiving program falling behind, not the path's or a far end's limit; "+
+		"give it a larger buffer (iperf -w) or measure a receiver elsewhere", plural(trials, "trial"), sizesWord(sizes))}, true
 }
 
 // hostDrops words the trials in which our own socket dropped datagrams.
 func hostDrops(r *result.Sweep) (Finding, bool) {
-	f := Finding{Cause: CauseHostDrops}
-	var sizes []int
-	var trials int
-	var drops int64
-	for _, sr := range r.Sizes {
-		n := 0
-		for _, t := range sr.TrialLog {
-			if t.HostDrops > 0 {
-				n++
-				drops += t.HostDrops
-				f.Detail = append(f.Detail, fmt.Sprintf("%d B: our own socket dropped %d datagrams in a trial at %.0f/s", sr.Size, t.HostDrops, t.RatePPS))
-			}
+	detail, sizes, trials, drops := trialsWhere(r, func(sr result.SweepSize, t result.SweepTrial) (string, int64) {
+		if t.HostDrops <= 0 {
+			return "", 0
 		}
-		if n > 0 {
-			trials += n
-			sizes = append(sizes, sr.Size)
-		}
-	}
+		return fmt.Sprintf("%d B: our own socket dropped %d datagrams in a trial at %.0f/s", sr.Size, t.HostDrops, t.RatePPS), t.HostDrops
+	})
 	if trials == 0 {
-		return f, false
+		return Finding{}, false
 	}
-	f.Text = fmt.Sprintf("our own socket dropped %d datagrams in %s %s (host-side, counted as lost; a trial that lost them counts as this host's failure, not the far end's)",
-		drops, plural(trials, "trial"), sizesWord(sizes))
-	return f, true
+	return Finding{Cause: CauseHostDrops, Detail: detail, Text: fmt.Sprintf("our own socket dropped %d datagrams in %s %s (host-side, counted as lost; a trial that lost them counts as this host's failure, not the far end's)",
+		drops, plural(trials, "trial"), sizesWord(sizes))}, true
 }
 
 // sizesWhere words the sizes where keep holds, one cause: the line is

@@ -72,12 +72,17 @@ func TestLocalReceiverOverflowIsOneFinding(t *testing.T) {
 	if len(fs) < 2 || fs[0].Cause != CauseLocalRecv || fs[1].Cause != CauseNone {
 		t.Fatalf("findings %+v: want the receiver's overflow first, then no rate passed", fs)
 	}
-	for _, want := range []string{"overflowed in 3 trials at 2 sizes (512, 1470 B)", "up to 22 datagrams", "larger buffer"} {
+	// No sum of the trials' loss: the host-wide counter bounds each
+	// trial's apart; each trial's count is in the detail.
+	for _, want := range []string{"overflowed in 3 trials at 2 sizes (512, 1470 B)", "each trial's count with -V", "larger buffer"} {
 		if !strings.Contains(fs[0].Text, want) {
 			t.Errorf("%q lacks %q", fs[0].Text, want)
 		}
 	}
-	if len(fs[0].Detail) != 3 {
-		t.Errorf("detail %q: want a line per trial", fs[0].Detail)
+	if strings.Contains(fs[0].Text, "22") {
+		t.Errorf("%q sums the trials' loss (22), which the counter does not bound", fs[0].Text)
+	}
+	if len(fs[0].Detail) != 3 || !strings.HasPrefix(fs[0].Detail[0], "512 B: a trial at 2000/s: "+LocalReceiverWords+" 12 times") {
+		t.Errorf("detail %q: want a line per trial with its count", fs[0].Detail)
 	}
 }
