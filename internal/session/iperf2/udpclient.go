@@ -58,7 +58,8 @@ func runUDPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 		back.Release()
 	}
 	var backFlow *result.Flow
-	if back != nil && !failedUnheard(outs) {
+	waitBack := back != nil && !failedUnheard(outs)
+	if waitBack {
 		backFlow = back.Wait(ctx, cfg.Duration)
 	}
 	end := time.Now()
@@ -71,7 +72,7 @@ func runUDPClient(ctx context.Context, cfg *session.ClientConfig, r *result.Resu
 	fillUDPClientResult(r, cfg, outs)
 	localDrops.Apply(r, conns[0].Capabilities().GSO)
 	session.WarnInterrupted(ctx, r)
-	if back != nil && !failedUnheard(outs) {
+	if waitBack {
 		r.AddReverse(backFlow, back.Warnings())
 	}
 	if back != nil && backFlow == nil && r.Receiver == nil && r.Error == "" && ctx.Err() == nil {
